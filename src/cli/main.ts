@@ -1,0 +1,166 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { issueToken } from '../auth/tokens.js';
+import { ConfigError, loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { startDaemon } from '../daemon.js';
+import { createLogger } from '../logger.js';
+import { databaseFile, openStore } from '../store/open.js';
+import { SchemaTooNewError } from '../store/store.js';
+import { ROLES, type Role } from '../store/types.js';
+
+// Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration.
+
+const USAGE = `usage: drydock <command> [options]
+
+commands:
+  serve                 start the daemon (HTTP API and scheduler)
+      --config FILE       configuration file (default: $DRYDOCK_CONFIG, else built-in defaults)
+      --port N            listen port (default 8080)
+      --host ADDR         listen address (default 127.0.0.1)
+      --data-dir DIR      where the SQLite database lives (default ./data)
+  migrate               apply pending database migrations and exit
+      --config FILE, --data-dir DIR
+  token create          create an API token and print it once
+      --name NAME         who the token is for (also its identity)
+      --role ROLE         admin | operator | approver | viewer
+      --config FILE, --data-dir DIR
+
+exit codes: 0 success, 1 failure, 2 bad usage or invalid configuration`;
+
+class UsageError extends Error {}
+
+const common = {
+  config: { type: 'string' },
+  'data-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function config(values: {
+  config?: string | undefined;
+  'data-dir'?: string | undefined;
+  port?: string | undefined;
+  host?: string | undefined;
+}): Config {
+  return loadConfig({
+    configPath: values.config,
+    env: process.env,
+    overrides: { port: values.port, host: values.host, data_dir: values['data-dir'] },
+  });
+}
+
+async function serveCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { ...common, port: { type: 'string' }, host: { type: 'string' } },
+  });
+  if (values.help) return help();
+  const cfg = config(values);
+  const logger = createLogger(cfg.log_level);
+  const daemon = await startDaemon({ config: cfg, logger });
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      logger.info({ signal }, 'signal received');
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      daemon.stop().then(resolve, (err) => {
+        logger.error({ err }, 'error while stopping');
+        resolve();
+      });
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  return 0;
+}
+
+async function migrateCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: common });
+  if (values.help) return help();
+  const cfg = config(values);
+  const store = openStore(cfg, Date.now(), false);
+  try {
+    const before = await store.schemaVersion();
+    if (before.current > before.latest) throw new SchemaTooNewError(before.current, before.latest);
+    const applied = store.migrateNow(Date.now());
+    const after = await store.schemaVersion();
+    process.stdout.write(
+      `${databaseFile(cfg)}: schema at version ${after.current}` +
+        (applied.length ? ` (applied ${applied.join(', ')})\n` : ' (up to date)\n'),
+    );
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
+async function tokenCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'create') throw new UsageError(`token: expected "create", got ${sub ? `"${sub}"` : 'nothing'}`);
+  const { values } = parseArgs({
+    args: rest,
+    options: { ...common, name: { type: 'string' }, role: { type: 'string' } },
+  });
+  if (values.help) return help();
+  if (!values.name?.trim()) throw new UsageError('token create: --name is required');
+  if (!ROLES.includes(values.role as Role)) {
+    throw new UsageError(`token create: --role must be one of ${ROLES.join(', ')}`);
+  }
+  const cfg = config(values);
+  const store = openStore(cfg, Date.now());
+  try {
+    const issued = issueToken(values.name.trim(), values.name.trim(), values.role as Role, Date.now());
+    await store.createToken(issued.record);
+    process.stdout.write(`${issued.token}\n`);
+    process.stderr.write(
+      `token for ${values.name.trim()} (${values.role}) created; it is shown only this once\n`,
+    );
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
+function help(): number {
+  process.stdout.write(`${USAGE}\n`);
+  return 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serveCommand(rest);
+      case 'migrate':
+        return await migrateCommand(rest);
+      case 'token':
+        return await tokenCommand(rest);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        return help();
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`drydock: ${err.message}\n`);
+      return 2;
+    }
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`drydock: ${(err as Error).message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    if (err instanceof SchemaTooNewError) {
+      process.stderr.write(`drydock: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`drydock: ${(err as Error).stack ?? String(err)}\n`);
+    return 1;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+process.exitCode = code;

@@ -1,0 +1,257 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { type Config, configSchema, isSecretPath } from './schema.js';
+
+// Precedence, lowest to highest: schema defaults < YAML file < environment < CLI flags.
+// Everything is merged into one raw object first and validated once, so a bad start reports every
+// problem together instead of the first one.
+
+/** Thrown by loadConfig; `problems` has one line per problem, `path: what is wrong`. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export interface LoadOptions {
+  /** From `--config`; wins over DRYDOCK_CONFIG. Without either, no file is read. */
+  configPath?: string;
+  /** Defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** From `drydock serve --port/--data-dir/--host`; win over everything else. */
+  overrides?: { port?: number | string; data_dir?: string; host?: string };
+}
+
+type Kind = 'string' | 'int' | 'list';
+
+export interface Binding {
+  /** Environment variable or CLI flag, named in problems so the reader knows where to look. */
+  source: string;
+  path: readonly string[];
+  kind: Kind;
+}
+
+/** Environment variables that set configuration keys (DRYDOCK_CONFIG, the file path, aside). */
+export const ENV_BINDINGS: readonly Binding[] = [
+  { source: 'DRYDOCK_HOST', path: ['server', 'host'], kind: 'string' },
+  { source: 'DRYDOCK_PORT', path: ['server', 'port'], kind: 'int' },
+  { source: 'DRYDOCK_DATA_DIR', path: ['data_dir'], kind: 'string' },
+  { source: 'DATABASE_URL', path: ['database_url'], kind: 'string' },
+  { source: 'DRYDOCK_ADMIN_TOKEN', path: ['admin_token'], kind: 'string' },
+  { source: 'DRYDOCK_LOG_LEVEL', path: ['log_level'], kind: 'string' },
+  { source: 'DRYDOCK_TIMEZONE', path: ['timezone'], kind: 'string' },
+  { source: 'ANTHROPIC_API_KEY', path: ['anthropic', 'api_key'], kind: 'string' },
+  { source: 'ANTHROPIC_BASE_URL', path: ['anthropic', 'base_url'], kind: 'string' },
+  // One secret, or several separated by commas (to rotate: old,new).
+  { source: 'GITHUB_WEBHOOK_SECRET', path: ['github', 'webhook_secrets'], kind: 'list' },
+];
+
+const OVERRIDE_BINDINGS: Record<keyof NonNullable<LoadOptions['overrides']>, Binding> = {
+  port: { source: '--port', path: ['server', 'port'], kind: 'int' },
+  data_dir: { source: '--data-dir', path: ['data_dir'], kind: 'string' },
+  host: { source: '--host', path: ['server', 'host'], kind: 'string' },
+};
+
+/** Reads, merges and validates the configuration; throws ConfigError listing every problem. */
+export function loadConfig(opts: LoadOptions = {}): Config {
+  const env = opts.env ?? process.env;
+  const problems: string[] = [];
+  const sources = new Map<string, string>();
+
+  let raw: Record<string, unknown> = {};
+  const file = configFile(opts, env);
+  if (file) {
+    const read = readConfigFile(file.path, file.source);
+    problems.push(...read.problems);
+    raw = read.data;
+  }
+
+  for (const binding of ENV_BINDINGS) {
+    const value = env[binding.source];
+    // An empty variable counts as unset: `FOO=` is how compose files and shells clear a value.
+    if (value === undefined || value === '') continue;
+    assign(raw, binding, convert(value, binding.kind), sources);
+  }
+
+  for (const [key, binding] of Object.entries(OVERRIDE_BINDINGS)) {
+    const value = opts.overrides?.[key as keyof typeof OVERRIDE_BINDINGS];
+    if (value === undefined) continue;
+    assign(raw, binding, typeof value === 'string' ? convert(value, binding.kind) : value, sources);
+  }
+
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    for (const issue of result.error.issues) problems.push(...describeIssue(issue, raw, sources));
+  }
+  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
+  return result.data;
+}
+
+/** The configuration with nothing set: every key at its default. */
+export function defaultConfig(): Config {
+  return configSchema.parse({});
+}
+
+/** A copy safe to log: secrets are replaced by '[redacted]' (unset ones stay null / empty). */
+export function redactedConfig(c: Config): unknown {
+  const copy = structuredClone(c);
+  const hide = (value: string | null) => (value === null ? null : '[redacted]');
+  copy.admin_token = hide(copy.admin_token);
+  copy.database_url = hide(copy.database_url);
+  copy.anthropic.api_key = hide(copy.anthropic.api_key);
+  copy.github.webhook_secrets = copy.github.webhook_secrets.map(() => '[redacted]');
+  return copy;
+}
+
+// --- file ------------------------------------------------------------------------------------------
+
+function configFile(opts: LoadOptions, env: NodeJS.ProcessEnv): { path: string; source: string } | undefined {
+  if (opts.configPath !== undefined && opts.configPath !== '') {
+    return { path: resolve(opts.configPath), source: '--config' };
+  }
+  const fromEnv = env.DRYDOCK_CONFIG;
+  if (fromEnv !== undefined && fromEnv !== '') return { path: resolve(fromEnv), source: 'DRYDOCK_CONFIG' };
+  return undefined;
+}
+
+function readConfigFile(path: string, source: string): { data: Record<string, unknown>; problems: string[] } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const problem =
+      code === 'ENOENT'
+        ? `config file not found: ${path} (from ${source})`
+        : code === 'EISDIR'
+          ? `config file is a directory: ${path} (from ${source})`
+          : `config file cannot be read: ${path}: ${code ?? String(err)} (from ${source})`;
+    return { data: {}, problems: [problem] };
+  }
+
+  const doc = parseDocument(text, { prettyErrors: true });
+  // The first line of a yaml error says what and where; the lines after it quote the source, which
+  // may hold a secret, so they are dropped.
+  const yamlProblems = [...doc.errors, ...doc.warnings].map(
+    (e) => `config file ${path}: ${(e.message.split('\n')[0] ?? '').replace(/:$/, '')}`,
+  );
+  if (yamlProblems.length > 0) return { data: {}, problems: yamlProblems };
+
+  let value: unknown;
+  try {
+    value = doc.toJS();
+  } catch (err) {
+    return { data: {}, problems: [`config file ${path}: ${(err as Error).message}`] };
+  }
+  if (value === null || value === undefined) return { data: {}, problems: [] }; // empty or only comments
+  if (!isPlainObject(value)) {
+    return { data: {}, problems: [`config file ${path}: expected a mapping of settings at the top level`] };
+  }
+  return { data: value, problems: [] };
+}
+
+// --- environment and flags -------------------------------------------------------------------------
+
+function convert(value: string, kind: Kind): unknown {
+  switch (kind) {
+    case 'string':
+      return value;
+    case 'int': {
+      // Anything that is not plainly an integer stays a string, so validation reports it verbatim.
+      const trimmed = value.trim();
+      return /^[+-]?\d+$/.test(trimmed) ? Number(trimmed) : value;
+    }
+    case 'list':
+      // Empty items ("a,,b") are kept and fail validation rather than vanish.
+      return value.split(',').map((item) => item.trim());
+  }
+}
+
+function assign(
+  raw: Record<string, unknown>,
+  binding: Binding,
+  value: unknown,
+  sources: Map<string, string>,
+) {
+  let target = raw;
+  for (const key of binding.path.slice(0, -1)) {
+    const next = target[key];
+    if (next === undefined || next === null) {
+      target[key] = {};
+    } else if (!isPlainObject(next)) {
+      return; // the file's section is malformed; validation reports that section
+    }
+    target = target[key] as Record<string, unknown>;
+  }
+  target[binding.path[binding.path.length - 1]!] = value;
+  sources.set(pathKey(binding.path), binding.source);
+}
+
+// --- problems --------------------------------------------------------------------------------------
+
+type Issue = z.ZodError['issues'][number];
+
+function describeIssue(issue: Issue, raw: unknown, sources: Map<string, string>): string[] {
+  const path = issue.path;
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => `${formatPath([...path, key])}: unknown key`);
+  }
+  const from = sourceOf(path, sources);
+  const suffix = from === undefined ? '' : ` (from ${from})`;
+  const showValue = !(issue.code === 'custom' && issue.params?.showValue === false);
+  const got = !showValue
+    ? ''
+    : isSecretPath(path)
+      ? ', got (redacted)'
+      : `, got ${describeValue(valueAt(raw, path))}`;
+  return [`${formatPath(path)}: ${issue.message}${got}${suffix}`];
+}
+
+function sourceOf(path: readonly PropertyKey[], sources: Map<string, string>): string | undefined {
+  for (let length = path.length; length > 0; length--) {
+    const source = sources.get(pathKey(path.slice(0, length)));
+    if (source !== undefined) return source;
+  }
+  return undefined;
+}
+
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let value = raw;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object' && value !== null) return 'a mapping';
+  if (typeof value === 'string') {
+    const shown = value.length > 80 ? `${value.slice(0, 77)}...` : value;
+    return JSON.stringify(shown);
+  }
+  return String(value);
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(top level)';
+  return path
+    .map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i === 0 ? '' : '.'}${String(key)}`))
+    .join('');
+}
+
+function pathKey(path: readonly PropertyKey[]): string {
+  return path.map(String).join('\u0000');
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,235 @@
+import { z } from 'zod';
+
+// The configuration contract. Keys are snake_case, identical in YAML and in the `Config` type, and
+// every key has a default, so `configSchema.parse({})` is the complete default configuration.
+// `config/drydock.example.yaml` documents each key; tests hold it equal to these defaults.
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Paths whose values are credentials: never printed, in errors or in logs. */
+export const SECRET_PATHS: readonly (readonly string[])[] = [
+  ['admin_token'],
+  ['database_url'], // a PostgreSQL URL usually carries a password
+  ['anthropic', 'api_key'],
+  ['github', 'webhook_secrets'],
+];
+
+export function isSecretPath(path: readonly PropertyKey[]): boolean {
+  return SECRET_PATHS.some((secret) => secret.every((key, i) => path[i] === key));
+}
+
+/** The zone of the machine the daemon runs on. */
+export function systemTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+/** True for a zone name the runtime's ICU knows (IANA names such as `Europe/Berlin`, and `UTC`). */
+export function isValidTimeZone(timeZone: string): boolean {
+  // Newer runtimes also accept offsets such as "+01:00"; Node 20 does not. Reject them everywhere so a
+  // config that starts on one machine starts on all of them.
+  if (timeZone === '' || /^[+-]/.test(timeZone)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const POSTGRES_NOT_SUPPORTED =
+  'PostgreSQL is not supported yet; unset it to use the embedded SQLite store';
+
+// --- field builders: one message per field, used for every way the value can be wrong -------------
+
+function int(min: number, max?: number) {
+  const error = max === undefined ? `expected integer >= ${min}` : `expected integer ${min}-${max}`;
+  const schema = z.int({ error }).min(min, { error });
+  return max === undefined ? schema : schema.max(max, { error });
+}
+
+function num(min: number, opts: { max?: number; exclusiveMin?: boolean; unit?: string } = {}) {
+  const range = opts.max !== undefined ? `${min}-${opts.max}` : opts.exclusiveMin ? `> ${min}` : `>= ${min}`;
+  const error = `expected number ${range}${opts.unit ? ` (${opts.unit})` : ''}`;
+  let schema = opts.exclusiveMin
+    ? z.number({ error }).gt(min, { error })
+    : z.number({ error }).min(min, { error });
+  if (opts.max !== undefined) schema = schema.max(opts.max, { error });
+  return schema;
+}
+
+function text(what = 'a non-empty string') {
+  const error = `expected ${what}`;
+  return z.string({ error }).min(1, { error });
+}
+
+function bool() {
+  return z.boolean({ error: 'expected true or false' });
+}
+
+function httpUrl() {
+  const error = 'expected an http(s) URL';
+  return z.string({ error }).refine(
+    (value) => {
+      try {
+        const { protocol } = new URL(value);
+        return protocol === 'http:' || protocol === 'https:';
+      } catch {
+        return false;
+      }
+    },
+    { error },
+  );
+}
+
+/** YAML `section:` with every key commented out reads as null: treat it as an empty section. */
+function nullAsEmpty(value: unknown): unknown {
+  return value === null ? {} : value;
+}
+
+/** A strict (unknown keys are errors) group of settings whose own keys all have defaults. */
+function section<Shape extends z.ZodRawShape>(shape: Shape) {
+  return z
+    .preprocess(nullAsEmpty, z.strictObject(shape, { error: 'expected a mapping of settings' }))
+    .prefault({});
+}
+
+// --- sections --------------------------------------------------------------------------------------
+
+const serverSchema = section({
+  host: text('a host name or IP address').default('127.0.0.1'),
+  port: int(1, 65535).default(8080),
+  body_limit_bytes: int(1).default(1_048_576),
+  webhook_body_limit_bytes: int(1).default(26_214_400),
+  shutdown_grace_ms: int(0).default(10_000),
+});
+
+const approximateShiftSchema = section({
+  min: int(0, 29).default(1),
+  max: int(0, 29).default(6),
+}).refine((shift) => shift.min <= shift.max, { error: 'min must not exceed max' });
+
+const jitterSchema = section({
+  enabled: bool().default(true),
+  recurring_fraction: num(0, { max: 1 }).default(0.1),
+  recurring_cap_ms: int(0).default(900_000),
+  one_shot_early_ms: int(0).default(90_000),
+});
+
+const schedulerSchema = section({
+  max_jobs_per_session: int(1).default(50),
+  // The single timer never sleeps longer than 30 s, whatever this says.
+  max_wait_ms: int(1, 30_000).default(30_000),
+  catchup_window_ms: int(0).default(3_600_000),
+  recurring_expiry_ms: int(1).default(604_800_000),
+  batch_size: int(1).default(500),
+  approximate_shift_minutes: approximateShiftSchema,
+  jitter: jitterSchema,
+});
+
+const anthropicSchema = section({
+  api_key: text('a non-empty string or null').nullable().default(null),
+  base_url: httpUrl().nullable().default(null),
+  model: text('a model id').default('claude-sonnet-4-5'),
+  max_tokens: int(1).default(8192),
+  max_turns: int(1).default(40),
+  max_retries: int(0, 10).default(3),
+  request_timeout_ms: int(1).default(600_000),
+});
+
+const runsSchema = section({
+  max_concurrent: int(1).default(4),
+  question_timeout_ms: int(1).default(86_400_000),
+  default_budget_usd: num(0, { exclusiveMin: true, unit: 'USD' }).default(5),
+});
+
+const githubSchema = section({
+  webhook_secrets: z
+    .array(text('a non-empty secret'), { error: 'expected a list of secrets' })
+    .default(() => []),
+});
+
+const usdPerMTok = () => num(0, { unit: 'USD per million tokens' });
+
+export const modelPriceSchema = z.strictObject(
+  {
+    input: usdPerMTok(),
+    output: usdPerMTok(),
+    cache_write_5m: usdPerMTok(),
+    cache_write_1h: usdPerMTok(),
+    cache_read: usdPerMTok(),
+  },
+  { error: 'expected a mapping of input, output, cache_write_5m, cache_write_1h, cache_read' },
+);
+export type ModelPrice = z.infer<typeof modelPriceSchema>;
+
+function defaultPricing(): Record<string, ModelPrice> {
+  return {
+    'claude-sonnet-4-5': { input: 3, output: 15, cache_write_5m: 3.75, cache_write_1h: 6, cache_read: 0.3 },
+    'claude-opus-4-1': { input: 15, output: 75, cache_write_5m: 18.75, cache_write_1h: 30, cache_read: 1.5 },
+    'claude-haiku-4-5': { input: 1, output: 5, cache_write_5m: 1.25, cache_write_1h: 2, cache_read: 0.1 },
+  };
+}
+
+// Entries from the file are merged over the built-in table (an entry replaces the built-in one for
+// that model), so adding one model does not silently drop the prices of the others.
+const pricingSchema = z
+  .preprocess(
+    nullAsEmpty,
+    z.record(text('a model id'), modelPriceSchema, { error: 'expected a mapping of model id to prices' }),
+  )
+  .prefault({})
+  .transform((entries) => ({ ...defaultPricing(), ...entries }));
+
+const TIME_ZONE_ERROR =
+  'expected an IANA time zone such as "Europe/Berlin" or "UTC", or null for system local';
+
+export const configSchema = z
+  .strictObject(
+    {
+      server: serverSchema,
+      data_dir: text('a directory path').default('./data'),
+      database_url: z
+        .string({ error: 'expected a string or null' })
+        .superRefine((url, ctx) => {
+          // showValue: false: the message is complete, and the URL may hold a password.
+          const message = /^postgres(ql)?:/i.test(url)
+            ? POSTGRES_NOT_SUPPORTED
+            : 'only the embedded SQLite store is supported; unset it (the database lives in data_dir)';
+          ctx.addIssue({ code: 'custom', message, params: { showValue: false } });
+        })
+        .nullable()
+        .default(null),
+      admin_token: z
+        .string({ error: 'expected a string of at least 24 characters or null' })
+        .min(24, { error: 'expected a string of at least 24 characters' })
+        .nullable()
+        .default(null),
+      log_level: z.enum(LOG_LEVELS, { error: `expected one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+      // null (the default) means the zone of the machine, resolved once at load.
+      timezone: z
+        .string({ error: TIME_ZONE_ERROR })
+        .refine(isValidTimeZone, { error: TIME_ZONE_ERROR })
+        .nullable()
+        .default(null)
+        .transform((zone) => zone ?? systemTimeZone()),
+      scheduler: schedulerSchema,
+      anthropic: anthropicSchema,
+      runs: runsSchema,
+      github: githubSchema,
+      pricing: pricingSchema,
+    },
+    { error: 'expected a mapping of settings' },
+  )
+  .superRefine((config, ctx) => {
+    // Budgets are enforced from this table: a default model without a price could never be capped.
+    if (!Object.hasOwn(config.pricing, config.anthropic.model)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['anthropic', 'model'],
+        message: `no entry in pricing for this model; add pricing.${config.anthropic.model}`,
+      });
+    }
+  });
+
+export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,54 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { authenticate } from './auth.js';
+import type { AppDeps, Env } from './deps.js';
+import { errorResponse, HttpError } from './errors.js';
+import { jobRoutes } from './routes/jobs.js';
+import { runRoutes } from './routes/runs.js';
+import { sessionRoutes } from './routes/sessions.js';
+
+/** Builds the HTTP application from its dependencies; no globals, nothing happens at import. */
+export function createApp(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  app.onError((err, c) => errorResponse(err, c, deps.logger));
+  app.notFound((c) =>
+    errorResponse(
+      new HttpError(404, 'not_found', `no route for ${c.req.method} ${c.req.path}`),
+      c,
+      deps.logger,
+    ),
+  );
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    const checks = { store: false, scheduler: deps.scheduler.isRunning };
+    try {
+      const v = await deps.store.schemaVersion();
+      checks.store = v.current === v.latest;
+    } catch {
+      checks.store = false;
+    }
+    const ready = checks.store && checks.scheduler;
+    return c.json({ status: ready ? 'ready' : 'not_ready', checks }, ready ? 200 : 503);
+  });
+
+  const api = new Hono<Env>();
+  api.use(authenticate(deps.store));
+  api.use(
+    bodyLimit({
+      maxSize: deps.config.server.body_limit_bytes,
+      onError: () => {
+        throw new HttpError(
+          413,
+          'payload_too_large',
+          `request body exceeds ${deps.config.server.body_limit_bytes} bytes`,
+        );
+      },
+    }),
+  );
+  api.route('/sessions', sessionRoutes(deps));
+  api.route('/jobs', jobRoutes(deps));
+  api.route('/runs', runRoutes(deps));
+  app.route('/v1', api);
+  return app;
+}

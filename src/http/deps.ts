@@ -1,0 +1,20 @@
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/store.js';
+import type { Run } from '../store/types.js';
+import type { AuthVariables } from './auth.js';
+
+/** What the HTTP app needs from the daemon; tests pass their own. */
+export interface AppDeps {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  /** The scheduler loop: woken when jobs change; its state is part of readiness. */
+  scheduler: { kick(): void; readonly isRunning: boolean };
+  /** Receives runs created by the API (run-now). */
+  submitRun: (run: Run) => void;
+}
+
+export type Env = { Variables: AuthVariables };

@@ -1,0 +1,92 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Hono } from 'hono';
+import { newId } from '../../ids.js';
+import { CronError, isValidTimezone } from '../../scheduler/cron.js';
+import { planJob } from '../../scheduler/plan-job.js';
+import { requires } from '../auth.js';
+import { jsonBody, query } from '../body.js';
+import type { AppDeps, Env } from '../deps.js';
+import { HttpError, notFound } from '../errors.js';
+import { presentJob, presentSession } from '../present.js';
+import { createJobSchema, createSessionSchema, listSessionsQuery } from '../schemas.js';
+
+export function sessionRoutes(deps: AppDeps): Hono<Env> {
+  const { store, clock, config } = deps;
+  const app = new Hono<Env>();
+
+  app.post('/', requires('operate'), async (c) => {
+    const body = await jsonBody(c, createSessionSchema);
+    const workspace = resolve(body.workspace);
+    const info = await stat(workspace).catch(() => null);
+    if (!info?.isDirectory()) {
+      throw new HttpError(422, 'invalid_workspace', `workspace ${workspace} is not an existing directory`);
+    }
+    const id = newId('ses');
+    const session = await store.createSession({
+      id,
+      name: body.name ?? id,
+      workspace,
+      owner: c.get('identity').identity,
+      defaults: body.defaults ?? {},
+      createdAt: clock.now(),
+    });
+    return c.json(presentSession(session), 201);
+  });
+
+  app.get('/', async (c) => {
+    const q = query(c, listSessionsQuery);
+    const page = await store.listSessions({ status: q.status, limit: q.limit, cursor: q.cursor });
+    return c.json({ items: page.items.map(presentSession), next_cursor: page.nextCursor });
+  });
+
+  app.get('/:id', async (c) => {
+    const session = await store.getSession(c.req.param('id'));
+    if (!session) throw notFound('session', c.req.param('id'));
+    return c.json(presentSession(session));
+  });
+
+  app.delete('/:id', requires('operate'), async (c) => {
+    const closed = await store.closeSession(c.req.param('id'), clock.now());
+    if (!closed) throw notFound('session', c.req.param('id'));
+    deps.scheduler.kick();
+    return c.json({ ...presentSession(closed.session), deleted_jobs: closed.deletedJobs });
+  });
+
+  app.post('/:id/jobs', requires('operate'), async (c) => {
+    const sessionId = c.req.param('id');
+    const body = await jsonBody(c, createJobSchema);
+    const session = await store.getSession(sessionId);
+    if (!session) throw notFound('session', sessionId);
+    const timezone = body.timezone ?? config.timezone;
+    if (!isValidTimezone(timezone)) {
+      throw new CronError(`timezone: unknown IANA time zone "${timezone}" (expected e.g. "Europe/Berlin")`);
+    }
+    const job = planJob(
+      {
+        id: newId('job'),
+        sessionId,
+        cron: body.cron,
+        timezone,
+        prompt: body.prompt,
+        recurring: body.recurring,
+        approximate: body.approximate,
+        options: body.options ?? {},
+        createdBy: c.get('identity').identity,
+      },
+      clock.now(),
+      config,
+    );
+    const created = await store.createJob(job, config.scheduler.max_jobs_per_session);
+    deps.scheduler.kick();
+    return c.json(presentJob(created), 201);
+  });
+
+  app.get('/:id/jobs', async (c) => {
+    const sessionId = c.req.param('id');
+    if (!(await store.getSession(sessionId))) throw notFound('session', sessionId);
+    return c.json({ items: (await store.listJobs(sessionId)).map(presentJob) });
+  });
+
+  return app;
+}

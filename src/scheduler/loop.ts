@@ -1,0 +1,163 @@
+import type { Clock } from '../clock.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../logger.js';
+import type { AdvanceResult, Store } from '../store/store.js';
+import type { Run } from '../store/types.js';
+import { decide } from './decide.js';
+import type { JitterOptions } from './jitter.js';
+
+export interface SchedulerOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** Receives every run the scheduler creates. */
+  onRun: (run: Run) => void;
+  catchupWindowMs: number;
+  maxWaitMs: number;
+  batchSize: number;
+  jitter: JitterOptions;
+  /** Observes each fired slot's lateness (ms after its jittered due time). */
+  onLateness?: (ms: number) => void;
+}
+
+export interface TickReport {
+  at: number;
+  fired: number;
+  pending: number;
+  missed: number;
+  coalesced: number;
+  /** How long the loop will sleep before the next tick. */
+  sleepMs: number;
+}
+
+/**
+ * The one timer of the daemon. Due times live in the store (indexed); each tick handles what is due, then
+ * sleeps until the earliest due time, never longer than `maxWaitMs`, and recomputes from the clock on
+ * waking, so a timer that fires early or late only shifts one tick. No timer or cron object per job.
+ */
+export class Scheduler {
+  private cancelTimer: (() => void) | null = null;
+  private running: Promise<TickReport> | null = null;
+  private stopped = true;
+  private again = false;
+  private startedAt = 0;
+  private expectedWakeAt: number | null = null;
+
+  constructor(private readonly opts: SchedulerOptions) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.startedAt = this.opts.clock.now();
+    this.arm(0);
+  }
+
+  /** Stops the timer and waits for a tick in progress to finish. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
+    await this.running?.catch(() => undefined);
+  }
+
+  get isRunning(): boolean {
+    return !this.stopped;
+  }
+
+  /** Something changed (a job was created, a run ended): look again now rather than at the next wake. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.arm(0);
+  }
+
+  /** One pass: fire what is due at the clock's now. Safe to call directly (tests do); ticks never overlap. */
+  async tick(): Promise<TickReport> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    if (this.startedAt === 0) this.startedAt = this.opts.clock.now();
+    this.running = this.pass();
+    try {
+      return await this.running;
+    } finally {
+      this.running = null;
+    }
+  }
+
+  private arm(ms: number): void {
+    this.cancelTimer?.();
+    this.expectedWakeAt = this.opts.clock.now() + ms;
+    this.cancelTimer = this.opts.clock.setTimer(() => {
+      this.cancelTimer = null;
+      void this.wake();
+    }, ms);
+  }
+
+  private async wake(): Promise<void> {
+    if (this.stopped) return;
+    const drift = this.expectedWakeAt === null ? 0 : this.opts.clock.now() - this.expectedWakeAt;
+    if (drift > 1_000) this.opts.logger.warn({ drift_ms: drift }, 'scheduler timer fired late');
+    let report: TickReport | null = null;
+    try {
+      report = await this.tick();
+    } catch (err) {
+      this.opts.logger.error({ err }, 'scheduler tick failed; retrying');
+    }
+    if (this.stopped) return;
+    const again = this.again;
+    this.again = false;
+    this.arm(again ? 0 : (report?.sleepMs ?? 1_000));
+  }
+
+  private async pass(): Promise<TickReport> {
+    const { store, clock, batchSize } = this.opts;
+    const report: TickReport = { at: clock.now(), fired: 0, pending: 0, missed: 0, coalesced: 0, sleepMs: 0 };
+    // Slots that waited for their session to go idle first, then what the clock says is due.
+    for (const list of [
+      () => store.listReadyPendingJobIds(batchSize),
+      () => store.listDueJobIds(clock.now(), batchSize),
+    ]) {
+      for (;;) {
+        const ids = await list();
+        if (ids.length === 0) break;
+        const now = clock.now();
+        const results = await store.advanceJobs(ids, now, (job, busy) =>
+          decide(job, busy, {
+            now,
+            startedAt: this.startedAt,
+            catchupWindowMs: this.opts.catchupWindowMs,
+            jitter: this.opts.jitter,
+            newRunId: () => newId('run'),
+          }),
+        );
+        this.account(results, report, clock.now());
+        if (ids.length < batchSize || results.length === 0) break;
+      }
+    }
+    const earliest = await store.earliestDueAt();
+    const now = clock.now();
+    report.sleepMs = Math.min(
+      this.opts.maxWaitMs,
+      Math.max(0, earliest === null ? Infinity : earliest - now),
+    );
+    return report;
+  }
+
+  private account(results: AdvanceResult[], report: TickReport, firedAt: number): void {
+    for (const { run, transition: t } of results) {
+      report.coalesced += t.coalesce.length;
+      if (t.missed) report.missed += t.missed.slots;
+      if (t.pending && !t.fire) report.pending += 1;
+      if (run) {
+        report.fired += 1;
+        if (t.fire?.dueAt != null) this.opts.onLateness?.(firedAt - t.fire.dueAt);
+        this.opts.onRun(run);
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import type { Config } from '../config/schema.js';
+import type { NewJob } from '../store/store.js';
+import type { RunDefaults } from '../store/types.js';
+import { CronError, validateCron } from './cron.js';
+import { approximateCron, type JitterOptions } from './jitter.js';
+import { nextFire } from './next-fire.js';
+
+export interface JobRequest {
+  id: string;
+  sessionId: string;
+  cron: string;
+  timezone: string;
+  prompt: string;
+  recurring: boolean;
+  approximate: boolean;
+  options: RunDefaults;
+  createdBy: string;
+}
+
+export function jitterOptions(config: Config): JitterOptions {
+  const j = config.scheduler.jitter;
+  return {
+    enabled: j.enabled,
+    recurringFraction: j.recurring_fraction,
+    recurringCapMs: j.recurring_cap_ms,
+    oneShotEarlyMs: j.one_shot_early_ms,
+  };
+}
+
+/**
+ * Turns a job request into the record to store: validated cron, the approximate-minute shift, expiry and the
+ * first slot with its jitter. Throws CronError (for a 422) when the expression or time zone is unusable.
+ */
+export function planJob(req: JobRequest, now: number, config: Config): NewJob {
+  const cron = validateCron(req.cron, req.timezone, now);
+  const { min, max } = config.scheduler.approximate_shift_minutes;
+  const effectiveCron = req.approximate ? approximateCron(cron, req.id, min, max) : cron;
+  const expiresAt = req.recurring ? now + config.scheduler.recurring_expiry_ms : null;
+  const next = nextFire(
+    {
+      id: req.id,
+      expr: effectiveCron,
+      timezone: req.timezone,
+      recurring: req.recurring,
+      createdAt: now,
+      expiresAt,
+    },
+    now,
+    now,
+    jitterOptions(config),
+  );
+  if (!next) throw new CronError(`cron: "${cron}" matches no date in the next year`);
+  return {
+    id: req.id,
+    sessionId: req.sessionId,
+    cron,
+    effectiveCron,
+    timezone: req.timezone,
+    prompt: req.prompt,
+    recurring: req.recurring,
+    approximate: req.approximate,
+    options: req.options,
+    createdBy: req.createdBy,
+    createdAt: now,
+    expiresAt,
+    nextNominalAt: next.nominalAt,
+    nextDueAt: next.dueAt,
+    nextFinal: next.final,
+  };
+}

@@ -1,0 +1,59 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { packageRoot } from '../../paths.js';
+import { SchemaTooNewError } from '../store.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const FILE = /^(\d{6})_([a-z0-9_]+)\.sql$/;
+
+export function loadMigrations(dir = join(packageRoot(), 'migrations')): Migration[] {
+  const migrations = readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .map((file) => {
+      const m = FILE.exec(file);
+      if (!m) throw new Error(`migrations: file name "${file}" must look like 000001_name.sql`);
+      return { version: Number(m[1]), name: m[2]!, sql: readFileSync(join(dir, file), 'utf8') };
+    })
+    .sort((a, b) => a.version - b.version);
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1)
+      throw new Error(`migrations: expected version ${i + 1}, found ${m.version} (${m.name})`);
+  });
+  return migrations;
+}
+
+export function currentVersion(db: Database.Database): number {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+  const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+  return row.v ?? 0;
+}
+
+/**
+ * Applies pending migrations in order, each in its own transaction that records the version first, so a
+ * crash mid-migration leaves the schema at the previous version. Refuses a schema newer than this build.
+ */
+export function migrate(db: Database.Database, migrations: Migration[], now: number): number[] {
+  const latest = migrations.length;
+  const current = currentVersion(db);
+  if (current > latest) throw new SchemaTooNewError(current, latest);
+  const applied: number[] = [];
+  for (const m of migrations.slice(current)) {
+    db.transaction(() => {
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        now,
+      );
+      db.exec(m.sql);
+    }).immediate();
+    applied.push(m.version);
+  }
+  return applied;
+}

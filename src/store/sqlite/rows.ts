@@ -1,0 +1,160 @@
+import type { ApiToken, CronJob, Run, Session, SlotRecord } from '../types.js';
+
+// Row shapes as SQLite returns them, and their mapping to domain records.
+
+export interface TokenRow {
+  id: string;
+  name: string;
+  identity: string;
+  role: ApiToken['role'];
+  secret_hash: Buffer;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface SessionRow {
+  id: string;
+  name: string;
+  workspace: string;
+  owner: string;
+  defaults: string;
+  status: Session['status'];
+  created_at: number;
+  closed_at: number | null;
+}
+
+export interface JobRow {
+  id: string;
+  session_id: string;
+  cron: string;
+  effective_cron: string;
+  timezone: string;
+  prompt: string;
+  recurring: number;
+  approximate: number;
+  options: string;
+  status: CronJob['status'];
+  created_by: string;
+  created_at: number;
+  expires_at: number | null;
+  next_nominal_at: number | null;
+  next_due_at: number | null;
+  next_final: number;
+  pending_slot_at: number | null;
+  pending_count: number;
+  pending_final: number;
+  last_slot_at: number | null;
+  fire_count: number;
+}
+
+export interface RunRow {
+  id: string;
+  session_id: string;
+  job_id: string | null;
+  slot_at: number | null;
+  source: Run['source'];
+  phase: Run['phase'];
+  status: Run['status'];
+  prompt: string;
+  requested_by: string;
+  coalesced_slots: number;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  error: string | null;
+}
+
+export interface SlotRow {
+  job_id: string;
+  slot_at: number;
+  last_slot_at: number;
+  slots: number;
+  outcome: SlotRecord['outcome'];
+  run_id: string | null;
+  recorded_at: number;
+}
+
+export const toToken = (r: TokenRow): ApiToken => ({
+  id: r.id,
+  name: r.name,
+  identity: r.identity,
+  role: r.role,
+  secretHash: r.secret_hash,
+  createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
+
+export const toSession = (r: SessionRow): Session => ({
+  id: r.id,
+  name: r.name,
+  workspace: r.workspace,
+  owner: r.owner,
+  defaults: JSON.parse(r.defaults),
+  status: r.status,
+  createdAt: r.created_at,
+  closedAt: r.closed_at,
+});
+
+export const toJob = (r: JobRow): CronJob => ({
+  id: r.id,
+  sessionId: r.session_id,
+  cron: r.cron,
+  effectiveCron: r.effective_cron,
+  timezone: r.timezone,
+  prompt: r.prompt,
+  recurring: r.recurring === 1,
+  approximate: r.approximate === 1,
+  options: JSON.parse(r.options),
+  status: r.status,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  nextNominalAt: r.next_nominal_at,
+  nextDueAt: r.next_due_at,
+  nextFinal: r.next_final === 1,
+  pendingSlotAt: r.pending_slot_at,
+  pendingFinal: r.pending_final === 1,
+  pendingCoalesced: r.pending_count,
+  lastSlotAt: r.last_slot_at,
+  fireCount: r.fire_count,
+});
+
+export const toRun = (r: RunRow): Run => ({
+  id: r.id,
+  sessionId: r.session_id,
+  jobId: r.job_id,
+  slotAt: r.slot_at,
+  source: r.source,
+  phase: r.phase,
+  status: r.status,
+  prompt: r.prompt,
+  requestedBy: r.requested_by,
+  coalescedSlots: r.coalesced_slots,
+  createdAt: r.created_at,
+  startedAt: r.started_at,
+  finishedAt: r.finished_at,
+  error: r.error,
+});
+
+export const toSlot = (r: SlotRow): SlotRecord => ({
+  jobId: r.job_id,
+  slotAt: r.slot_at,
+  lastSlotAt: r.last_slot_at,
+  slots: r.slots,
+  outcome: r.outcome,
+  runId: r.run_id,
+  recordedAt: r.recorded_at,
+});
+
+/** Opaque keyset cursor over (created_at, id). */
+export function encodeCursor(createdAt: number, id: string): string {
+  return Buffer.from(`${createdAt}:${id}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { createdAt: number; id: string } | null {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const i = text.indexOf(':');
+  const createdAt = Number(text.slice(0, i));
+  if (i <= 0 || !Number.isSafeInteger(createdAt)) return null;
+  return { createdAt, id: text.slice(i + 1) };
+}

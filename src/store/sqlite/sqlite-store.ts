@@ -1,0 +1,485 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  type AdvanceResult,
+  ConflictError,
+  type DecideFn,
+  InvalidCursorError,
+  JobLimitError,
+  type NewJob,
+  type NewRun,
+  type NewSession,
+  NotFoundError,
+  type RunFilter,
+  type SessionFilter,
+  type SlotTransition,
+  type Store,
+} from '../store.js';
+import {
+  ACTIVE_RUN_STATUSES,
+  type ApiToken,
+  type CronJob,
+  type JobStatus,
+  type Page,
+  type Run,
+  type RunStatus,
+  type Session,
+  type SlotRecord,
+} from '../types.js';
+import { currentVersion, loadMigrations, type Migration, migrate } from './migrate.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  type JobRow,
+  type RunRow,
+  type SessionRow,
+  type SlotRow,
+  type TokenRow,
+  toJob,
+  toRun,
+  toSession,
+  toSlot,
+  toToken,
+} from './rows.js';
+
+const ACTIVE = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
+
+export interface SqliteStoreOptions {
+  /** Path of the database file; ':memory:' is not allowed (tests use real files). */
+  file: string;
+  /** Apply pending migrations on open (default true). `drydock migrate` opens with false, then migrates. */
+  migrate?: boolean;
+  now?: () => number;
+  migrations?: Migration[];
+}
+
+/**
+ * The embedded store: one SQLite file in WAL mode. better-sqlite3 is synchronous; the async interface
+ * is kept so a networked store can stand in. Write transactions are IMMEDIATE so that two processes on
+ * one file serialize instead of failing on lock upgrades.
+ */
+export class SqliteStore implements Store {
+  readonly db: Database.Database;
+  private readonly migrations: Migration[];
+
+  constructor(opts: SqliteStoreOptions) {
+    mkdirSync(dirname(opts.file), { recursive: true });
+    this.db = new Database(opts.file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+    this.migrations = opts.migrations ?? loadMigrations();
+    if (opts.migrate !== false) this.migrateNow((opts.now ?? Date.now)());
+  }
+
+  /** Prepared statements are cached: the scheduler and the API run the same few statements many times. */
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private sql(text: string): Database.Statement {
+    let stmt = this.statements.get(text);
+    if (!stmt) {
+      stmt = this.db.prepare(text);
+      this.statements.set(text, stmt);
+    }
+    return stmt;
+  }
+
+  migrateNow(now: number): number[] {
+    return migrate(this.db, this.migrations, now);
+  }
+
+  async schemaVersion(): Promise<{ current: number; latest: number }> {
+    return { current: currentVersion(this.db), latest: this.migrations.length };
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  // ---- tokens
+
+  async createToken(t: ApiToken): Promise<void> {
+    this.sql(
+      `INSERT INTO api_tokens (id, name, identity, role, secret_hash, created_at, revoked_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(t.id, t.name, t.identity, t.role, t.secretHash, t.createdAt, t.revokedAt);
+  }
+
+  async findToken(id: string): Promise<ApiToken | null> {
+    const row = this.sql('SELECT * FROM api_tokens WHERE id = ?').get(id) as TokenRow | undefined;
+    return row ? toToken(row) : null;
+  }
+
+  async countActiveTokens(role?: ApiToken['role']): Promise<number> {
+    const row = (
+      role
+        ? this.sql('SELECT COUNT(*) AS n FROM api_tokens WHERE revoked_at IS NULL AND role = ?').get(role)
+        : this.sql('SELECT COUNT(*) AS n FROM api_tokens WHERE revoked_at IS NULL').get()
+    ) as { n: number };
+    return row.n;
+  }
+
+  // ---- sessions
+
+  async createSession(s: NewSession): Promise<Session> {
+    this.sql(
+      `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at)
+         VALUES (?, ?, ?, ?, ?, 'open', ?)`,
+    ).run(s.id, s.name, s.workspace, s.owner, JSON.stringify(s.defaults), s.createdAt);
+    return (await this.getSession(s.id))!;
+  }
+
+  async getSession(id: string): Promise<Session | null> {
+    const row = this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+    return row ? toSession(row) : null;
+  }
+
+  async listSessions(f: SessionFilter): Promise<Page<Session>> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (f.status) {
+      where.push('status = ?');
+      args.push(f.status);
+    }
+    addCursor(f.cursor, where, args, 'asc');
+    const rows = this.sql(
+      `SELECT * FROM sessions ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ${f.limit + 1}`,
+    ).all(...args) as SessionRow[];
+    return page(rows.map(toSession), f.limit);
+  }
+
+  async closeSession(id: string, now: number): Promise<{ session: Session; deletedJobs: number } | null> {
+    return this.db
+      .transaction(() => {
+        const row = this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+        if (!row) return null;
+        if (row.status === 'open') {
+          this.sql(`UPDATE sessions SET status = 'closed', closed_at = ? WHERE id = ?`).run(now, id);
+        }
+        const deleted = this.sql('DELETE FROM cron_jobs WHERE session_id = ?').run(id).changes;
+        const session = toSession(this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow);
+        return { session, deletedJobs: deleted };
+      })
+      .immediate();
+  }
+
+  // ---- jobs
+
+  async createJob(j: NewJob, maxPerSession: number): Promise<CronJob> {
+    this.db
+      .transaction(() => {
+        const session = this.sql('SELECT status FROM sessions WHERE id = ?').get(j.sessionId) as
+          | { status: string }
+          | undefined;
+        if (!session) throw new NotFoundError(`session ${j.sessionId} not found`);
+        if (session.status !== 'open') throw new ConflictError(`session ${j.sessionId} is closed`);
+        const { n } = this.sql('SELECT COUNT(*) AS n FROM cron_jobs WHERE session_id = ?').get(
+          j.sessionId,
+        ) as {
+          n: number;
+        };
+        if (n >= maxPerSession) throw new JobLimitError(maxPerSession);
+        this.sql(
+          `INSERT INTO cron_jobs (id, session_id, cron, effective_cron, timezone, prompt, recurring, approximate,
+               options, status, created_by, created_at, expires_at, next_nominal_at, next_due_at, next_final)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`,
+        ).run(
+          j.id,
+          j.sessionId,
+          j.cron,
+          j.effectiveCron,
+          j.timezone,
+          j.prompt,
+          j.recurring ? 1 : 0,
+          j.approximate ? 1 : 0,
+          JSON.stringify(j.options),
+          j.createdBy,
+          j.createdAt,
+          j.expiresAt,
+          j.nextNominalAt,
+          j.nextDueAt,
+          j.nextFinal ? 1 : 0,
+        );
+      })
+      .immediate();
+    return (await this.getJob(j.id))!;
+  }
+
+  async getJob(id: string): Promise<CronJob | null> {
+    const row = this.sql('SELECT * FROM cron_jobs WHERE id = ?').get(id) as JobRow | undefined;
+    return row ? toJob(row) : null;
+  }
+
+  async listJobs(sessionId: string): Promise<CronJob[]> {
+    const rows = this.sql('SELECT * FROM cron_jobs WHERE session_id = ? ORDER BY created_at, id').all(
+      sessionId,
+    ) as JobRow[];
+    return rows.map(toJob);
+  }
+
+  async countJobs(): Promise<number> {
+    return (this.sql('SELECT COUNT(*) AS n FROM cron_jobs').get() as { n: number }).n;
+  }
+
+  async deleteJob(id: string): Promise<boolean> {
+    return this.sql('DELETE FROM cron_jobs WHERE id = ?').run(id).changes === 1;
+  }
+
+  async updateJobSchedule(
+    id: string,
+    status: JobStatus,
+    next: { nominalAt: number; dueAt: number; final: boolean } | null,
+  ): Promise<CronJob | null> {
+    this.sql(
+      `UPDATE cron_jobs SET status = ?, next_nominal_at = ?, next_due_at = ?, next_final = ? WHERE id = ?`,
+    ).run(status, next?.nominalAt ?? null, next?.dueAt ?? null, next?.final ? 1 : 0, id);
+    return this.getJob(id);
+  }
+
+  async listDueJobIds(now: number, limit: number): Promise<string[]> {
+    return this.sql(
+      `SELECT id FROM cron_jobs WHERE status = 'active' AND next_due_at IS NOT NULL AND next_due_at <= ?
+         ORDER BY next_due_at LIMIT ?`,
+    )
+      .pluck()
+      .all(now, limit) as string[];
+  }
+
+  async listReadyPendingJobIds(limit: number): Promise<string[]> {
+    return this.sql(
+      `SELECT j.id FROM cron_jobs j WHERE j.pending_slot_at IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = j.session_id AND r.status IN (${ACTIVE}))
+         ORDER BY j.pending_slot_at LIMIT ?`,
+    )
+      .pluck()
+      .all(limit) as string[];
+  }
+
+  async earliestDueAt(): Promise<number | null> {
+    const row = this.sql(
+      `SELECT next_due_at AS t FROM cron_jobs WHERE status = 'active' AND next_due_at IS NOT NULL
+         ORDER BY next_due_at LIMIT 1`,
+    ).get() as { t: number } | undefined;
+    return row?.t ?? null;
+  }
+
+  async advanceJobs(jobIds: string[], now: number, decide: DecideFn): Promise<AdvanceResult[]> {
+    const getJob = this.sql('SELECT * FROM cron_jobs WHERE id = ?');
+    return this.db
+      .transaction(() => {
+        const results: AdvanceResult[] = [];
+        for (const id of jobIds) {
+          const row = getJob.get(id) as JobRow | undefined;
+          if (!row) continue;
+          const job = toJob(row);
+          const t = decide(job, this.sessionBusy(job.sessionId));
+          if (!t) continue;
+          results.push({ jobId: id, run: this.applyTransition(job, t, now), transition: t });
+        }
+        return results;
+      })
+      .immediate();
+  }
+
+  /** Runs inside advanceJobs' transaction. */
+  private applyTransition(job: CronJob, t: SlotTransition, now: number): Run | null {
+    const insertSlot = this.sql(
+      `INSERT INTO job_slots (job_id, slot_at, last_slot_at, slots, outcome, run_id, recorded_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    for (const slot of t.coalesce) insertSlot.run(job.id, slot, slot, 1, 'coalesced', null, now);
+    if (t.missed)
+      insertSlot.run(job.id, t.missed.firstAt, t.missed.lastAt, t.missed.slots, 'missed', null, now);
+    let run: Run | null = null;
+    if (t.fire) {
+      const coalesced = this.sql(
+        `UPDATE job_slots SET run_id = ? WHERE job_id = ? AND outcome = 'coalesced' AND run_id IS NULL`,
+      ).run(t.fire.runId, job.id).changes;
+      run = this.insertRun(
+        {
+          id: t.fire.runId,
+          sessionId: job.sessionId,
+          jobId: job.id,
+          slotAt: t.fire.slotAt,
+          source: 'schedule',
+          prompt: job.prompt,
+          requestedBy: job.createdBy,
+          createdAt: now,
+        },
+        coalesced,
+      );
+      insertSlot.run(job.id, t.fire.slotAt, t.fire.slotAt, 1, 'fired', t.fire.runId, now);
+    }
+    if (t.remove) {
+      this.sql('DELETE FROM cron_jobs WHERE id = ?').run(job.id);
+      return run;
+    }
+    this.sql(
+      `UPDATE cron_jobs SET status = ?, next_nominal_at = ?, next_due_at = ?, next_final = ?,
+           pending_slot_at = ?, pending_count = ?, pending_final = ?,
+           last_slot_at = COALESCE(?, last_slot_at), fire_count = fire_count + ?
+         WHERE id = ?`,
+    ).run(
+      t.status ?? job.status,
+      t.next?.nominalAt ?? null,
+      t.next?.dueAt ?? null,
+      t.next?.final ? 1 : 0,
+      t.pending?.slotAt ?? null,
+      t.pending?.coalesced ?? 0,
+      t.pending?.final ? 1 : 0,
+      t.fire?.slotAt ?? null,
+      t.fire ? 1 : 0,
+      job.id,
+    );
+    return run;
+  }
+
+  async runJobNow(jobId: string, r: NewRun): Promise<Run | null> {
+    return this.db
+      .transaction(() => {
+        const row = this.sql('SELECT * FROM cron_jobs WHERE id = ?').get(jobId) as JobRow | undefined;
+        if (!row) return null;
+        const job = toJob(row);
+        if (job.status === 'missed' && job.nextNominalAt !== null) {
+          // A missed one-shot: a person fires its slot now, exactly once, and the job is done.
+          const run = this.insertRun({ ...r, jobId, slotAt: job.nextNominalAt, source: 'manual' }, 0);
+          this.sql(
+            `INSERT INTO job_slots (job_id, slot_at, last_slot_at, slots, outcome, run_id, recorded_at)
+               VALUES (?, ?, ?, 1, 'fired', ?, ?)`,
+          ).run(jobId, job.nextNominalAt, job.nextNominalAt, run.id, r.createdAt);
+          this.sql('DELETE FROM cron_jobs WHERE id = ?').run(jobId);
+          return run;
+        }
+        return this.insertRun({ ...r, jobId, slotAt: null, source: 'manual' }, 0);
+      })
+      .immediate();
+  }
+
+  async listSlots(jobId: string): Promise<SlotRecord[]> {
+    const rows = this.sql('SELECT * FROM job_slots WHERE job_id = ? ORDER BY slot_at').all(
+      jobId,
+    ) as SlotRow[];
+    return rows.map(toSlot);
+  }
+
+  // ---- runs
+
+  private insertRun(r: NewRun, coalescedSlots: number): Run {
+    this.sql(
+      `INSERT INTO runs (id, session_id, job_id, slot_at, source, phase, status, prompt, requested_by,
+           coalesced_slots, created_at)
+         VALUES (?, ?, ?, ?, ?, 'plan', 'queued', ?, ?, ?, ?)`,
+    ).run(
+      r.id,
+      r.sessionId,
+      r.jobId,
+      r.slotAt,
+      r.source,
+      r.prompt,
+      r.requestedBy,
+      coalescedSlots,
+      r.createdAt,
+    );
+    return toRun(this.sql('SELECT * FROM runs WHERE id = ?').get(r.id) as RunRow);
+  }
+
+  async createRun(r: NewRun): Promise<Run> {
+    return this.insertRun(r, 0);
+  }
+
+  async getRun(id: string): Promise<Run | null> {
+    const row = this.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+    return row ? toRun(row) : null;
+  }
+
+  async listRuns(f: RunFilter): Promise<Page<Run>> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    for (const [col, value] of [
+      ['session_id', f.sessionId],
+      ['job_id', f.jobId],
+      ['status', f.status],
+    ] as const) {
+      if (value !== undefined) {
+        where.push(`${col} = ?`);
+        args.push(value);
+      }
+    }
+    addCursor(f.cursor, where, args, 'desc');
+    const rows = this.sql(
+      `SELECT * FROM runs ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ${f.limit + 1}`,
+    ).all(...args) as RunRow[];
+    return page(rows.map(toRun), f.limit);
+  }
+
+  async transitionRun(
+    id: string,
+    from: readonly RunStatus[],
+    to: RunStatus,
+    fields: { startedAt?: number; finishedAt?: number; error?: string | null } = {},
+  ): Promise<boolean> {
+    const marks = from.map(() => '?').join(', ');
+    return (
+      this.sql(
+        `UPDATE runs SET status = ?, started_at = COALESCE(?, started_at), finished_at = COALESCE(?, finished_at),
+             error = CASE WHEN ? THEN ? ELSE error END
+           WHERE id = ? AND status IN (${marks})`,
+      ).run(
+        to,
+        fields.startedAt ?? null,
+        fields.finishedAt ?? null,
+        fields.error !== undefined ? 1 : 0,
+        fields.error ?? null,
+        id,
+        ...from,
+      ).changes === 1
+    );
+  }
+
+  async isSessionBusy(sessionId: string): Promise<boolean> {
+    return this.sessionBusy(sessionId);
+  }
+
+  private sessionBusy(sessionId: string): boolean {
+    return (
+      this.sql(`SELECT 1 FROM runs WHERE session_id = ? AND status IN (${ACTIVE}) LIMIT 1`).get(sessionId) !==
+      undefined
+    );
+  }
+
+  // ---- state
+
+  async getState(key: string): Promise<string | null> {
+    const row = this.sql('SELECT value FROM scheduler_state WHERE key = ?').get(key) as
+      | { value: string }
+      | undefined;
+    return row?.value ?? null;
+  }
+
+  async setState(key: string, value: string): Promise<void> {
+    this.sql(
+      'INSERT INTO scheduler_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+    ).run(key, value);
+  }
+}
+
+function whereSql(where: string[]): string {
+  return where.length ? `WHERE ${where.join(' AND ')}` : '';
+}
+
+function addCursor(cursor: string | undefined, where: string[], args: unknown[], dir: 'asc' | 'desc'): void {
+  if (!cursor) return;
+  const c = decodeCursor(cursor);
+  if (!c) throw new InvalidCursorError();
+  where.push(dir === 'asc' ? '(created_at, id) > (?, ?)' : '(created_at, id) < (?, ?)');
+  args.push(c.createdAt, c.id);
+}
+
+function page<T extends { createdAt: number; id: string }>(items: T[], limit: number): Page<T> {
+  if (items.length <= limit) return { items, nextCursor: null };
+  const kept = items.slice(0, limit);
+  const last = kept[kept.length - 1]!;
+  return { items: kept, nextCursor: encodeCursor(last.createdAt, last.id) };
+}

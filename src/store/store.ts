@@ -1,0 +1,174 @@
+import type {
+  ApiToken,
+  CronJob,
+  JobStatus,
+  Page,
+  Run,
+  RunSource,
+  RunStatus,
+  Session,
+  SlotRecord,
+} from './types.js';
+
+/**
+ * Everything the scheduler decided about one job at one moment, applied by the store in one transaction.
+ * The scheduler computes it from a fresh copy of the job read inside that transaction (see `advanceJobs`).
+ */
+export interface SlotTransition {
+  /** Slots superseded by a newer one (idle-only coalescing); recorded now, linked to the run that fires. */
+  coalesce: number[];
+  /** Slots that passed while the daemon was down, outside the catch-up window. */
+  missed: { firstAt: number; lastAt: number; slots: number } | null;
+  /** Fire this slot now: one run keyed by (job, slot). `dueAt` is its jittered due time when it fires on
+   *  time (null when it waited for an idle session), for lateness figures. */
+  fire: { slotAt: number; runId: string; dueAt: number | null } | null;
+  /** The slot that waits for the session to become idle (null: nothing waits). */
+  pending: { slotAt: number; final: boolean; coalesced: number } | null;
+  /** The next slot to act on (null: none is left). */
+  next: { nominalAt: number; dueAt: number; final: boolean } | null;
+  /** Set when a one-shot was missed while the daemon was down: it waits for a person. */
+  status?: JobStatus;
+  /** Delete the job after applying (a one-shot fired, or a recurring job's final fire). */
+  remove: boolean;
+}
+
+/** Called inside the store's transaction with the freshest job row; must be pure and synchronous. */
+export type DecideFn = (job: CronJob, sessionBusy: boolean) => SlotTransition | null;
+
+export interface AdvanceResult {
+  jobId: string;
+  /** The run created for a fired slot, if any. */
+  run: Run | null;
+  transition: SlotTransition;
+}
+
+export interface NewSession {
+  id: string;
+  name: string;
+  workspace: string;
+  owner: string;
+  defaults: Session['defaults'];
+  createdAt: number;
+}
+
+export type NewJob = Omit<
+  CronJob,
+  'status' | 'pendingSlotAt' | 'pendingFinal' | 'pendingCoalesced' | 'lastSlotAt' | 'fireCount'
+>;
+
+export interface NewRun {
+  id: string;
+  sessionId: string;
+  jobId: string | null;
+  slotAt: number | null;
+  source: RunSource;
+  prompt: string;
+  requestedBy: string;
+  createdAt: number;
+}
+
+export interface RunFilter {
+  sessionId?: string | undefined;
+  jobId?: string | undefined;
+  status?: RunStatus | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+export interface SessionFilter {
+  status?: Session['status'] | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/**
+ * All persistence goes through this interface. It is async so that a networked database can implement it;
+ * no driver type appears in it.
+ */
+export interface Store {
+  /** Current schema version and the newest one this build knows. */
+  schemaVersion(): Promise<{ current: number; latest: number }>;
+  close(): Promise<void>;
+
+  createToken(token: ApiToken): Promise<void>;
+  findToken(id: string): Promise<ApiToken | null>;
+  countActiveTokens(role?: ApiToken['role']): Promise<number>;
+
+  createSession(session: NewSession): Promise<Session>;
+  getSession(id: string): Promise<Session | null>;
+  listSessions(filter: SessionFilter): Promise<Page<Session>>;
+  /** Marks the session closed and deletes its jobs, atomically. Null when unknown. */
+  closeSession(id: string, now: number): Promise<{ session: Session; deletedJobs: number } | null>;
+
+  /** Inserts the job unless its session already has `maxPerSession` jobs (JobLimitError) or is closed. */
+  createJob(job: NewJob, maxPerSession: number): Promise<CronJob>;
+  getJob(id: string): Promise<CronJob | null>;
+  listJobs(sessionId: string): Promise<CronJob[]>;
+  countJobs(): Promise<number>;
+  deleteJob(id: string): Promise<boolean>;
+  /** Pause, resume (with a freshly computed next slot) or otherwise reschedule a job. */
+  updateJobSchedule(
+    id: string,
+    status: JobStatus,
+    next: { nominalAt: number; dueAt: number; final: boolean } | null,
+  ): Promise<CronJob | null>;
+
+  /** Ids of active jobs whose due time is at or before `now`, earliest first. */
+  listDueJobIds(now: number, limit: number): Promise<string[]>;
+  /** Ids of jobs holding a pending slot whose session has no active run, oldest pending slot first. */
+  listReadyPendingJobIds(limit: number): Promise<string[]>;
+  /** Earliest due time of any active job, or null. */
+  earliestDueAt(): Promise<number | null>;
+  /**
+   * For each job id: in one transaction, re-read the job and whether its session is busy, call `decide`,
+   * and apply the transition. Jobs that vanished or for which `decide` returns null are skipped.
+   */
+  advanceJobs(jobIds: string[], now: number, decide: DecideFn): Promise<AdvanceResult[]>;
+  /** A person runs a job now (POST /v1/jobs/:id/run). A missed one-shot fires its slot and is deleted. */
+  runJobNow(jobId: string, run: NewRun): Promise<Run | null>;
+  listSlots(jobId: string): Promise<SlotRecord[]>;
+
+  createRun(run: NewRun): Promise<Run>;
+  getRun(id: string): Promise<Run | null>;
+  listRuns(filter: RunFilter): Promise<Page<Run>>;
+  /** Moves a run from one of `from` to `to`; false when its status was not in `from` (someone else won). */
+  transitionRun(
+    id: string,
+    from: readonly RunStatus[],
+    to: RunStatus,
+    fields?: { startedAt?: number; finishedAt?: number; error?: string | null },
+  ): Promise<boolean>;
+  isSessionBusy(sessionId: string): Promise<boolean>;
+
+  getState(key: string): Promise<string | null>;
+  setState(key: string, value: string): Promise<void>;
+}
+
+export class NotFoundError extends Error {}
+
+export class ConflictError extends Error {}
+
+export class JobLimitError extends ConflictError {
+  constructor(readonly limit: number) {
+    super(`session already has ${limit} jobs, the most a session may hold`);
+  }
+}
+
+export class SchemaTooNewError extends Error {
+  constructor(
+    readonly current: number,
+    readonly latest: number,
+  ) {
+    super(
+      `the database schema is at version ${current}, newer than this build of drydock knows (${latest}). ` +
+        'Upgrade drydock to a release that includes migration ' +
+        `${String(current).padStart(6, '0')}, or restore a backup taken before the upgrade.`,
+    );
+  }
+}
+
+export class InvalidCursorError extends Error {
+  constructor() {
+    super('cursor is not one this server issued');
+  }
+}

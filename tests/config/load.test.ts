@@ -1,0 +1,483 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  ConfigError,
+  defaultConfig,
+  type LoadOptions,
+  loadConfig,
+  redactedConfig,
+} from '../../src/config/load.js';
+import {
+  type Config,
+  type ModelPrice,
+  POSTGRES_NOT_SUPPORTED,
+  systemTimeZone,
+} from '../../src/config/schema.js';
+
+let dir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'drydock-config-'));
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function writeConfig(yaml: string, name = 'drydock.yaml'): string {
+  const path = join(dir, name);
+  writeFileSync(path, yaml);
+  return path;
+}
+
+/** The problems loadConfig reports; fails the test if it does not throw a ConfigError. */
+function problemsOf(opts: LoadOptions): string[] {
+  try {
+    loadConfig(opts);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    const error = err as ConfigError;
+    expect(error.message).toBe(`invalid configuration:\n${error.problems.map((p) => `  - ${p}`).join('\n')}`);
+    return error.problems;
+  }
+  throw new Error('expected loadConfig to throw a ConfigError');
+}
+
+const TOKEN = 'tok-0123456789abcdefghijklmnop'; // 29 characters
+
+describe('defaults', () => {
+  it('applies every default when no file, env or flag is given', () => {
+    const config = loadConfig({ env: {} });
+    expect(config).toEqual(defaultConfig());
+    expect(config).toEqual({
+      server: {
+        host: '127.0.0.1',
+        port: 8080,
+        body_limit_bytes: 1_048_576,
+        webhook_body_limit_bytes: 26_214_400,
+        shutdown_grace_ms: 10_000,
+      },
+      data_dir: './data',
+      database_url: null,
+      admin_token: null,
+      log_level: 'info',
+      timezone: systemTimeZone(),
+      scheduler: {
+        max_jobs_per_session: 50,
+        max_wait_ms: 30_000,
+        catchup_window_ms: 3_600_000,
+        recurring_expiry_ms: 604_800_000,
+        batch_size: 500,
+        approximate_shift_minutes: { min: 1, max: 6 },
+        jitter: {
+          enabled: true,
+          recurring_fraction: 0.1,
+          recurring_cap_ms: 900_000,
+          one_shot_early_ms: 90_000,
+        },
+      },
+      anthropic: {
+        api_key: null,
+        base_url: null,
+        model: 'claude-sonnet-4-5',
+        max_tokens: 8192,
+        max_turns: 40,
+        max_retries: 3,
+        request_timeout_ms: 600_000,
+      },
+      runs: { max_concurrent: 4, question_timeout_ms: 86_400_000, default_budget_usd: 5 },
+      github: { webhook_secrets: [] },
+      pricing: {
+        'claude-sonnet-4-5': {
+          input: 3,
+          output: 15,
+          cache_write_5m: 3.75,
+          cache_write_1h: 6,
+          cache_read: 0.3,
+        },
+        'claude-opus-4-1': {
+          input: 15,
+          output: 75,
+          cache_write_5m: 18.75,
+          cache_write_1h: 30,
+          cache_read: 1.5,
+        },
+        'claude-haiku-4-5': { input: 1, output: 5, cache_write_5m: 1.25, cache_write_1h: 2, cache_read: 0.1 },
+      },
+    });
+  });
+
+  it('types resolved values, not their inputs', () => {
+    // Checked by tsc: null timezone and omitted sections are resolved by the schema.
+    expectTypeOf<Config['timezone']>().toEqualTypeOf<string>();
+    expectTypeOf<Config['server']['port']>().toEqualTypeOf<number>();
+    expectTypeOf<Config['admin_token']>().toEqualTypeOf<string | null>();
+    expectTypeOf<Config['pricing']>().toEqualTypeOf<Record<string, ModelPrice>>();
+    expectTypeOf<Config['log_level']>().toEqualTypeOf<
+      'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+    >();
+  });
+
+  it('hands out independent copies', () => {
+    const a = defaultConfig();
+    a.github.webhook_secrets.push('x');
+    a.pricing['claude-sonnet-4-5']!.input = 99;
+    const b = defaultConfig();
+    expect(b.github.webhook_secrets).toEqual([]);
+    expect(b.pricing['claude-sonnet-4-5']!.input).toBe(3);
+  });
+});
+
+describe('config file', () => {
+  it('reads the file named by configPath; unset keys keep their defaults', () => {
+    const path = writeConfig(`
+server:
+  port: 9000
+log_level: debug
+timezone: Europe/Berlin
+scheduler:
+  jitter:
+    enabled: false
+github:
+  webhook_secrets: [one, two]
+`);
+    const config = loadConfig({ configPath: path, env: {} });
+    expect(config.server).toEqual({ ...defaultConfig().server, port: 9000 });
+    expect(config.log_level).toBe('debug');
+    expect(config.timezone).toBe('Europe/Berlin');
+    expect(config.scheduler.jitter).toEqual({ ...defaultConfig().scheduler.jitter, enabled: false });
+    expect(config.scheduler.max_wait_ms).toBe(30_000);
+    expect(config.github.webhook_secrets).toEqual(['one', 'two']);
+  });
+
+  it('reads the file named by DRYDOCK_CONFIG, and configPath wins over it', () => {
+    const fromEnv = writeConfig('server:\n  port: 9001\n', 'env.yaml');
+    const fromFlag = writeConfig('server:\n  port: 9002\n', 'flag.yaml');
+    expect(loadConfig({ env: { DRYDOCK_CONFIG: fromEnv } }).server.port).toBe(9001);
+    expect(loadConfig({ configPath: fromFlag, env: { DRYDOCK_CONFIG: fromEnv } }).server.port).toBe(9002);
+  });
+
+  it('treats an empty file and an emptied section as defaults', () => {
+    expect(loadConfig({ configPath: writeConfig('# nothing here\n'), env: {} })).toEqual(defaultConfig());
+    const emptied = writeConfig('server:\n  # port: 9000\nscheduler:\n  jitter:\n', 'emptied.yaml');
+    expect(loadConfig({ configPath: emptied, env: {} })).toEqual(defaultConfig());
+  });
+
+  it('merges pricing entries over the built-in table', () => {
+    const path = writeConfig(`
+anthropic:
+  model: my-model
+pricing:
+  my-model: { input: 1, output: 2, cache_write_5m: 3, cache_write_1h: 4, cache_read: 0.5 }
+  claude-haiku-4-5: { input: 2, output: 10, cache_write_5m: 2.5, cache_write_1h: 4, cache_read: 0.2 }
+`);
+    const config = loadConfig({ configPath: path, env: {} });
+    expect(config.anthropic.model).toBe('my-model');
+    expect(Object.keys(config.pricing).sort()).toEqual([
+      'claude-haiku-4-5',
+      'claude-opus-4-1',
+      'claude-sonnet-4-5',
+      'my-model',
+    ]);
+    expect(config.pricing['claude-haiku-4-5']!.input).toBe(2);
+    expect(config.pricing['claude-sonnet-4-5']).toEqual(defaultConfig().pricing['claude-sonnet-4-5']);
+  });
+
+  it('rejects a default model that has no price', () => {
+    const path = writeConfig('anthropic:\n  model: unpriced-model\n');
+    expect(problemsOf({ configPath: path, env: {} })).toEqual([
+      'anthropic.model: no entry in pricing for this model; add pricing.unpriced-model, got "unpriced-model"',
+    ]);
+  });
+
+  it('rejects an explicitly named file that does not exist, naming its path', () => {
+    const missing = join(dir, 'nope.yaml');
+    expect(problemsOf({ configPath: missing, env: {} })).toEqual([
+      `config file not found: ${missing} (from --config)`,
+    ]);
+    expect(problemsOf({ env: { DRYDOCK_CONFIG: missing } })).toEqual([
+      `config file not found: ${missing} (from DRYDOCK_CONFIG)`,
+    ]);
+  });
+
+  it('reports YAML syntax errors with their position', () => {
+    const problems = problemsOf({ configPath: writeConfig('server:\n  port: 1\n  port: 2\n'), env: {} });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^config file .*drydock\.yaml: Map keys must be unique at line 3, column 3$/);
+  });
+
+  it('rejects a file whose top level is not a mapping', () => {
+    const path = writeConfig('- 1\n- 2\n');
+    expect(problemsOf({ configPath: path, env: {} })).toEqual([
+      `config file ${path}: expected a mapping of settings at the top level`,
+    ]);
+  });
+
+  it('rejects unknown keys, at the top level and inside sections', () => {
+    const path = writeConfig(`
+colour: blue
+server:
+  prot: 8080
+scheduler:
+  jitter:
+    enable: false
+pricing:
+  claude-opus-4-1: { input: 15, output: 75, cache_write_5m: 18.75, cache_write_1h: 30, cache_read: 1.5, extra: 1 }
+`);
+    expect(problemsOf({ configPath: path, env: {} }).sort()).toEqual(
+      [
+        'colour: unknown key',
+        'server.prot: unknown key',
+        'scheduler.jitter.enable: unknown key',
+        'pricing.claude-opus-4-1.extra: unknown key',
+      ].sort(),
+    );
+  });
+
+  it('rejects values of the wrong type without coercing them', () => {
+    const path = writeConfig(`
+server:
+  port: "8080"
+scheduler:
+  jitter:
+    enabled: yes
+pricing:
+  claude-opus-4-1: { input: 15 }
+`);
+    const problems = problemsOf({ configPath: path, env: {} });
+    expect(problems).toContain('server.port: expected integer 1-65535, got "8080"');
+    expect(problems).toContain('scheduler.jitter.enabled: expected true or false, got "yes"');
+    expect(problems).toContain(
+      'pricing.claude-opus-4-1.output: expected number >= 0 (USD per million tokens), got nothing',
+    );
+  });
+});
+
+describe('environment and flags', () => {
+  it('environment variables beat the file', () => {
+    const path = writeConfig(`
+server: { host: 0.0.0.0, port: 9000 }
+data_dir: /from/file
+log_level: warn
+timezone: Europe/Berlin
+anthropic: { base_url: "https://file.example" }
+github: { webhook_secrets: [from-file] }
+`);
+    const config = loadConfig({
+      configPath: path,
+      env: {
+        DRYDOCK_HOST: '10.0.0.1',
+        DRYDOCK_PORT: '9100',
+        DRYDOCK_DATA_DIR: '/from/env',
+        DRYDOCK_ADMIN_TOKEN: TOKEN,
+        DRYDOCK_LOG_LEVEL: 'debug',
+        DRYDOCK_TIMEZONE: 'America/New_York',
+        ANTHROPIC_API_KEY: 'sk-test',
+        ANTHROPIC_BASE_URL: 'http://127.0.0.1:4010',
+        GITHUB_WEBHOOK_SECRET: 'old-secret, new-secret',
+      },
+    });
+    expect(config.server.host).toBe('10.0.0.1');
+    expect(config.server.port).toBe(9100);
+    expect(config.data_dir).toBe('/from/env');
+    expect(config.admin_token).toBe(TOKEN);
+    expect(config.log_level).toBe('debug');
+    expect(config.timezone).toBe('America/New_York');
+    expect(config.anthropic.api_key).toBe('sk-test');
+    expect(config.anthropic.base_url).toBe('http://127.0.0.1:4010');
+    expect(config.github.webhook_secrets).toEqual(['old-secret', 'new-secret']);
+  });
+
+  it('treats an empty environment variable as unset', () => {
+    const path = writeConfig('server:\n  port: 9000\n');
+    const config = loadConfig({ configPath: path, env: { DRYDOCK_PORT: '', ANTHROPIC_API_KEY: '' } });
+    expect(config.server.port).toBe(9000);
+    expect(config.anthropic.api_key).toBeNull();
+  });
+
+  it('flags beat environment variables', () => {
+    const env = { DRYDOCK_PORT: '9100', DRYDOCK_HOST: '10.0.0.1', DRYDOCK_DATA_DIR: '/from/env' };
+    const config = loadConfig({ env, overrides: { port: 9200, host: '::1', data_dir: '/from/flag' } });
+    expect(config.server.port).toBe(9200);
+    expect(config.server.host).toBe('::1');
+    expect(config.data_dir).toBe('/from/flag');
+    expect(loadConfig({ env, overrides: { port: '9300' } }).server.port).toBe(9300);
+  });
+
+  it('names the variable when DRYDOCK_PORT is not a port', () => {
+    expect(problemsOf({ env: { DRYDOCK_PORT: 'abc' } })).toEqual([
+      'server.port: expected integer 1-65535, got "abc" (from DRYDOCK_PORT)',
+    ]);
+    expect(problemsOf({ env: { DRYDOCK_PORT: '70000' } })).toEqual([
+      'server.port: expected integer 1-65535, got 70000 (from DRYDOCK_PORT)',
+    ]);
+    expect(problemsOf({ env: { DRYDOCK_PORT: '80.5' } })).toEqual([
+      'server.port: expected integer 1-65535, got "80.5" (from DRYDOCK_PORT)',
+    ]);
+  });
+
+  it('names the flag when --port is not a port', () => {
+    expect(problemsOf({ env: { DRYDOCK_PORT: '9000' }, overrides: { port: 'http' } })).toEqual([
+      'server.port: expected integer 1-65535, got "http" (from --port)',
+    ]);
+  });
+
+  it('rejects an invalid log level from the environment', () => {
+    expect(problemsOf({ env: { DRYDOCK_LOG_LEVEL: 'verbose' } })).toEqual([
+      'log_level: expected one of fatal, error, warn, info, debug, trace, silent, got "verbose" (from DRYDOCK_LOG_LEVEL)',
+    ]);
+  });
+
+  it('rejects an empty item in GITHUB_WEBHOOK_SECRET', () => {
+    expect(problemsOf({ env: { GITHUB_WEBHOOK_SECRET: 'a,,b' } })).toEqual([
+      'github.webhook_secrets[1]: expected a non-empty secret, got (redacted) (from GITHUB_WEBHOOK_SECRET)',
+    ]);
+  });
+});
+
+describe('timezone', () => {
+  it('accepts IANA zones and UTC', () => {
+    expect(loadConfig({ env: { DRYDOCK_TIMEZONE: 'Asia/Kolkata' } }).timezone).toBe('Asia/Kolkata');
+    expect(loadConfig({ env: { DRYDOCK_TIMEZONE: 'UTC' } }).timezone).toBe('UTC');
+  });
+
+  it('rejects unknown zones and bare offsets', () => {
+    const message = 'expected an IANA time zone such as "Europe/Berlin" or "UTC", or null for system local';
+    expect(problemsOf({ env: { DRYDOCK_TIMEZONE: 'Mars/Olympus_Mons' } })).toEqual([
+      `timezone: ${message}, got "Mars/Olympus_Mons" (from DRYDOCK_TIMEZONE)`,
+    ]);
+    expect(problemsOf({ configPath: writeConfig('timezone: "+01:00"\n'), env: {} })).toEqual([
+      `timezone: ${message}, got "+01:00"`,
+    ]);
+  });
+});
+
+describe('database_url', () => {
+  it('is reserved: a PostgreSQL URL is refused without showing it', () => {
+    const url = 'postgres://drydock:hunter2-password@db.internal:5432/drydock';
+    const problems = problemsOf({ env: { DATABASE_URL: url } });
+    expect(problems).toEqual([`database_url: ${POSTGRES_NOT_SUPPORTED} (from DATABASE_URL)`]);
+    expect(problems[0]).toContain(
+      'database_url: PostgreSQL is not supported yet; unset it to use the embedded SQLite store',
+    );
+    expect(problems.join('\n')).not.toContain('hunter2');
+  });
+
+  it('refuses any other URL too', () => {
+    expect(problemsOf({ env: { DATABASE_URL: 'mysql://x' } })).toEqual([
+      'database_url: only the embedded SQLite store is supported; unset it (the database lives in data_dir) (from DATABASE_URL)',
+    ]);
+  });
+});
+
+describe('every problem at once', () => {
+  it('lists all problems from the file, the environment and the flags in one error', () => {
+    const path = writeConfig(`
+server:
+  port: 0
+  shutdown_grace_ms: -1
+log_level: loud
+scheduler:
+  max_wait_ms: 60000
+  approximate_shift_minutes: { min: 5, max: 2 }
+runs:
+  default_budget_usd: 0
+anthropic:
+  base_url: ftp://example.com
+surprise: true
+`);
+    const problems = problemsOf({
+      configPath: path,
+      env: { DRYDOCK_TIMEZONE: 'Nowhere/Land', DRYDOCK_ADMIN_TOKEN: 'short' },
+      overrides: { data_dir: '' },
+    });
+    expect(problems).toEqual([
+      'server.port: expected integer 1-65535, got 0',
+      'server.shutdown_grace_ms: expected integer >= 0, got -1',
+      'data_dir: expected a directory path, got "" (from --data-dir)',
+      'admin_token: expected a string of at least 24 characters, got (redacted) (from DRYDOCK_ADMIN_TOKEN)',
+      'log_level: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+      'timezone: expected an IANA time zone such as "Europe/Berlin" or "UTC", or null for system local, got "Nowhere/Land" (from DRYDOCK_TIMEZONE)',
+      'scheduler.max_wait_ms: expected integer 1-30000, got 60000',
+      'scheduler.approximate_shift_minutes: min must not exceed max, got a mapping',
+      'anthropic.base_url: expected an http(s) URL, got "ftp://example.com"',
+      'runs.default_budget_usd: expected number > 0 (USD), got 0',
+      'surprise: unknown key',
+    ]);
+  });
+
+  it('still validates the environment when the file is missing', () => {
+    const problems = problemsOf({ configPath: join(dir, 'missing.yaml'), env: { DRYDOCK_PORT: 'abc' } });
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toContain('config file not found');
+    expect(problems[1]).toBe('server.port: expected integer 1-65535, got "abc" (from DRYDOCK_PORT)');
+  });
+});
+
+describe('secrets', () => {
+  const adminToken = 'short-admin-secret';
+  const apiKey = 'sk-ant-api-secret-value';
+  const webhookSecret = 'gh-webhook-secret-value';
+
+  it('never appear in problems, whatever is wrong with them', () => {
+    const path = writeConfig(`
+admin_token: ${adminToken}
+anthropic:
+  api_key: [${apiKey}]
+github:
+  webhook_secrets: ${webhookSecret}
+`);
+    const problems = problemsOf({ configPath: path, env: {} });
+    expect(problems).toEqual([
+      'admin_token: expected a string of at least 24 characters, got (redacted)',
+      'anthropic.api_key: expected a non-empty string or null, got (redacted)',
+      'github.webhook_secrets: expected a list of secrets, got (redacted)',
+    ]);
+    const text = problems.join('\n');
+    for (const secret of [adminToken, apiKey, webhookSecret]) expect(text).not.toContain(secret);
+  });
+
+  it('never appear in YAML syntax errors', () => {
+    const path = writeConfig(`admin_token: "${adminToken}\n`);
+    const error = (() => {
+      try {
+        loadConfig({ configPath: path, env: {} });
+      } catch (err) {
+        return err as ConfigError;
+      }
+      throw new Error('expected a ConfigError');
+    })();
+    expect(error.problems).toHaveLength(1);
+    expect(error.message).not.toContain(adminToken);
+  });
+
+  it('are replaced in the copy meant for logs', () => {
+    const config = loadConfig({
+      env: {
+        DRYDOCK_ADMIN_TOKEN: TOKEN,
+        ANTHROPIC_API_KEY: apiKey,
+        GITHUB_WEBHOOK_SECRET: `${webhookSecret},b`,
+      },
+    });
+    const redacted = redactedConfig(config) as typeof config;
+    expect(redacted.admin_token).toBe('[redacted]');
+    expect(redacted.anthropic.api_key).toBe('[redacted]');
+    expect(redacted.github.webhook_secrets).toEqual(['[redacted]', '[redacted]']);
+    expect(redacted.database_url).toBeNull();
+    expect(redacted.server).toEqual(config.server);
+    const text = JSON.stringify(redacted);
+    for (const secret of [TOKEN, apiKey, webhookSecret]) expect(text).not.toContain(secret);
+    // The original is untouched.
+    expect(config.admin_token).toBe(TOKEN);
+    expect(config.github.webhook_secrets).toEqual([webhookSecret, 'b']);
+  });
+
+  it('unset secrets stay null in the copy meant for logs', () => {
+    const redacted = redactedConfig(defaultConfig()) as ReturnType<typeof defaultConfig>;
+    expect(redacted.admin_token).toBeNull();
+    expect(redacted.anthropic.api_key).toBeNull();
+    expect(redacted.github.webhook_secrets).toEqual([]);
+  });
+});

@@ -1,0 +1,169 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_JITTER, type JitterOptions } from '../../src/scheduler/jitter.js';
+import { type NextFire, nextFire, type ScheduleSpec } from '../../src/scheduler/next-fire.js';
+
+const at = (iso: string): number => Date.parse(iso);
+const MIN = 60_000;
+const DAY = 24 * 60 * MIN;
+const OFF: JitterOptions = { ...DEFAULT_JITTER, enabled: false };
+
+// Computed here from the documented formula, not from the code under test.
+function frac(id: string): number {
+  return createHash('sha256').update(id).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+function spec(overrides: Partial<ScheduleSpec>): ScheduleSpec {
+  return {
+    id: 'job-a', // frac ≈ 0.7283
+    expr: '0 9 * * *',
+    timezone: 'UTC',
+    recurring: true,
+    createdAt: at('2026-01-05T10:00:00Z'),
+    expiresAt: null,
+    ...overrides,
+  };
+}
+
+function show(fire: NextFire | null): { nominalAt: string; dueAt: string; final: boolean } | null {
+  return (
+    fire && {
+      nominalAt: new Date(fire.nominalAt).toISOString(),
+      dueAt: new Date(fire.dueAt).toISOString(),
+      final: fire.final,
+    }
+  );
+}
+
+describe('nextFire, recurring', () => {
+  it('a daily job is delayed by the 15-minute cap', () => {
+    const s = spec({});
+    expect(show(nextFire(s, s.createdAt, s.createdAt, DEFAULT_JITTER))).toEqual({
+      nominalAt: '2026-01-06T09:00:00.000Z',
+      dueAt: '2026-01-06T09:15:00.000Z',
+      final: false,
+    });
+  });
+
+  it('a 10-minute job is delayed by frac * 10% of 10 minutes', () => {
+    const s = spec({ expr: '*/10 * * * *' });
+    const fire = nextFire(s, s.createdAt, s.createdAt, DEFAULT_JITTER)!;
+    expect(fire.nominalAt).toBe(at('2026-01-05T10:10:00Z'));
+    expect(fire.dueAt - fire.nominalAt).toBe(Math.floor(frac('job-a') * 0.1 * 10 * MIN));
+    expect(fire.dueAt - fire.nominalAt).toBe(43_698);
+  });
+
+  it('uses the gap to the following slot, which varies for irregular expressions', () => {
+    // 9:00 is followed by 9:05 (a 5-minute gap), 9:05 by 9:00 the next day (capped).
+    const s = spec({ expr: '0,5 9 * * *', id: 'job-b' });
+    const first = nextFire(s, s.createdAt, s.createdAt, DEFAULT_JITTER)!;
+    expect(first.nominalAt).toBe(at('2026-01-06T09:00:00Z'));
+    expect(first.dueAt - first.nominalAt).toBe(Math.floor(frac('job-b') * 0.1 * 5 * MIN));
+    const second = nextFire(s, first.nominalAt, first.nominalAt, DEFAULT_JITTER)!;
+    expect(second.nominalAt).toBe(at('2026-01-06T09:05:00Z'));
+    expect(second.dueAt - second.nominalAt).toBe(15 * MIN);
+  });
+
+  it('fires on the nominal slot when jitter is off', () => {
+    const s = spec({});
+    expect(show(nextFire(s, s.createdAt, s.createdAt, OFF))).toEqual({
+      nominalAt: '2026-01-06T09:00:00.000Z',
+      dueAt: '2026-01-06T09:00:00.000Z',
+      final: false,
+    });
+  });
+
+  it('expiry: fires one final time at the first slot at or after expiry', () => {
+    const s = spec({ expiresAt: at('2026-01-05T10:00:00Z') + 7 * DAY });
+    const fires: Array<{ nominalAt: string; final: boolean }> = [];
+    let after = s.createdAt;
+    for (let i = 0; i < 20; i++) {
+      const fire = nextFire(s, after, after, DEFAULT_JITTER)!;
+      fires.push({ nominalAt: new Date(fire.nominalAt).toISOString(), final: fire.final });
+      if (fire.final) break;
+      after = fire.nominalAt;
+    }
+    expect(fires).toEqual([
+      { nominalAt: '2026-01-06T09:00:00.000Z', final: false },
+      { nominalAt: '2026-01-07T09:00:00.000Z', final: false },
+      { nominalAt: '2026-01-08T09:00:00.000Z', final: false },
+      { nominalAt: '2026-01-09T09:00:00.000Z', final: false },
+      { nominalAt: '2026-01-10T09:00:00.000Z', final: false },
+      { nominalAt: '2026-01-11T09:00:00.000Z', final: false },
+      { nominalAt: '2026-01-12T09:00:00.000Z', final: false }, // before expiry (10:00)
+      { nominalAt: '2026-01-13T09:00:00.000Z', final: true }, // first slot after expiry
+    ]);
+  });
+
+  it('expiry: a slot exactly at expiry is the final one', () => {
+    const s = spec({ createdAt: at('2026-01-05T09:00:00Z'), expiresAt: at('2026-01-12T09:00:00Z') });
+    const before = nextFire(s, at('2026-01-10T09:00:00Z'), at('2026-01-10T09:00:00Z'), DEFAULT_JITTER)!;
+    expect(before.nominalAt).toBe(at('2026-01-11T09:00:00Z'));
+    expect(before.final).toBe(false);
+    const last = nextFire(s, before.nominalAt, before.nominalAt, DEFAULT_JITTER)!;
+    expect(last.nominalAt).toBe(at('2026-01-12T09:00:00Z'));
+    expect(last.final).toBe(true);
+  });
+
+  it('is null when the expression has no further slot', () => {
+    const s = spec({ expr: '0 0 31 2 *' });
+    expect(nextFire(s, s.createdAt, s.createdAt, DEFAULT_JITTER)).toBeNull();
+  });
+});
+
+describe('nextFire, one-shot', () => {
+  const created = at('2026-01-05T08:00:00Z');
+
+  it('fires up to 90 s early at minute 0, and is final', () => {
+    const s = spec({ recurring: false, createdAt: created });
+    const fire = nextFire(s, created, created, DEFAULT_JITTER)!;
+    expect(fire.nominalAt).toBe(at('2026-01-05T09:00:00Z'));
+    expect(fire.dueAt).toBe(fire.nominalAt - Math.floor(frac('job-a') * 90_000));
+    expect(show(fire)).toEqual({
+      nominalAt: '2026-01-05T09:00:00.000Z',
+      dueAt: '2026-01-05T08:58:54.453Z',
+      final: true,
+    });
+  });
+
+  it('is never due before its creation', () => {
+    const late = at('2026-01-05T08:59:30Z');
+    const s = spec({ recurring: false, createdAt: late });
+    expect(show(nextFire(s, late, late, DEFAULT_JITTER))).toEqual({
+      nominalAt: '2026-01-05T09:00:00.000Z',
+      dueAt: '2026-01-05T08:59:30.000Z',
+      final: true,
+    });
+  });
+
+  it('fires on time when the minute is not 0 or 30', () => {
+    const s = spec({ recurring: false, createdAt: created, expr: '15 9 * * *' });
+    expect(show(nextFire(s, created, created, DEFAULT_JITTER))).toEqual({
+      nominalAt: '2026-01-05T09:15:00.000Z',
+      dueAt: '2026-01-05T09:15:00.000Z',
+      final: true,
+    });
+  });
+
+  it('judges the minute on the wall clock of the job zone', () => {
+    // 09:00 in Kathmandu (+05:45) is 03:15Z: minute 0 locally, so it gets early jitter.
+    const s = spec({ recurring: false, createdAt: created, expr: '0 9 * * *', timezone: 'Asia/Kathmandu' });
+    const fire = nextFire(s, created, created, DEFAULT_JITTER)!;
+    expect(fire.nominalAt).toBe(at('2026-01-06T03:15:00Z'));
+    expect(fire.dueAt).toBe(at('2026-01-06T03:13:54.453Z'));
+    // 08:45 in Kolkata (+05:30) is 03:15Z: minute 45 locally, so it does not, though its UTC minute is 15.
+    const k = spec({ recurring: false, createdAt: created, expr: '45 8 * * *', timezone: 'Asia/Kolkata' });
+    const kFire = nextFire(k, created, created, DEFAULT_JITTER)!;
+    expect(kFire.nominalAt).toBe(at('2026-01-06T03:15:00Z'));
+    expect(kFire.dueAt).toBe(kFire.nominalAt);
+  });
+
+  it('ignores expiresAt', () => {
+    const s = spec({ recurring: false, createdAt: created, expiresAt: created + DAY });
+    expect(nextFire(s, created, created, OFF)).toEqual({
+      nominalAt: at('2026-01-05T09:00:00Z'),
+      dueAt: at('2026-01-05T09:00:00Z'),
+      final: true,
+    });
+  });
+});
