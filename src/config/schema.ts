@@ -98,7 +98,7 @@ function section<Shape extends z.ZodRawShape>(shape: Shape) {
 
 const serverSchema = section({
   host: text('a host name or IP address').default('127.0.0.1'),
-  port: int(1, 65535).default(8080),
+  port: int(0, 65535).default(8080),
   body_limit_bytes: int(1).default(1_048_576),
   webhook_body_limit_bytes: int(1).default(26_214_400),
   shutdown_grace_ms: int(0).default(10_000),

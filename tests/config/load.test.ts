@@ -247,7 +247,7 @@ pricing:
   claude-opus-4-1: { input: 15 }
 `);
     const problems = problemsOf({ configPath: path, env: {} });
-    expect(problems).toContain('server.port: expected integer 1-65535, got "8080"');
+    expect(problems).toContain('server.port: expected integer 0-65535, got "8080"');
     expect(problems).toContain('scheduler.jitter.enabled: expected true or false, got "yes"');
     expect(problems).toContain(
       'pricing.claude-opus-4-1.output: expected number >= 0 (USD per million tokens), got nothing',
@@ -308,19 +308,19 @@ github: { webhook_secrets: [from-file] }
 
   it('names the variable when DRYDOCK_PORT is not a port', () => {
     expect(problemsOf({ env: { DRYDOCK_PORT: 'abc' } })).toEqual([
-      'server.port: expected integer 1-65535, got "abc" (from DRYDOCK_PORT)',
+      'server.port: expected integer 0-65535, got "abc" (from DRYDOCK_PORT)',
     ]);
     expect(problemsOf({ env: { DRYDOCK_PORT: '70000' } })).toEqual([
-      'server.port: expected integer 1-65535, got 70000 (from DRYDOCK_PORT)',
+      'server.port: expected integer 0-65535, got 70000 (from DRYDOCK_PORT)',
     ]);
     expect(problemsOf({ env: { DRYDOCK_PORT: '80.5' } })).toEqual([
-      'server.port: expected integer 1-65535, got "80.5" (from DRYDOCK_PORT)',
+      'server.port: expected integer 0-65535, got "80.5" (from DRYDOCK_PORT)',
     ]);
   });
 
   it('names the flag when --port is not a port', () => {
     expect(problemsOf({ env: { DRYDOCK_PORT: '9000' }, overrides: { port: 'http' } })).toEqual([
-      'server.port: expected integer 1-65535, got "http" (from --port)',
+      'server.port: expected integer 0-65535, got "http" (from --port)',
     ]);
   });
 
@@ -376,7 +376,7 @@ describe('every problem at once', () => {
   it('lists all problems from the file, the environment and the flags in one error', () => {
     const path = writeConfig(`
 server:
-  port: 0
+  port: -1
   shutdown_grace_ms: -1
 log_level: loud
 scheduler:
@@ -394,7 +394,7 @@ surprise: true
       overrides: { data_dir: '' },
     });
     expect(problems).toEqual([
-      'server.port: expected integer 1-65535, got 0',
+      'server.port: expected integer 0-65535, got -1',
       'server.shutdown_grace_ms: expected integer >= 0, got -1',
       'data_dir: expected a directory path, got "" (from --data-dir)',
       'admin_token: expected a string of at least 24 characters, got (redacted) (from DRYDOCK_ADMIN_TOKEN)',
@@ -412,7 +412,7 @@ surprise: true
     const problems = problemsOf({ configPath: join(dir, 'missing.yaml'), env: { DRYDOCK_PORT: 'abc' } });
     expect(problems).toHaveLength(2);
     expect(problems[0]).toContain('config file not found');
-    expect(problems[1]).toBe('server.port: expected integer 1-65535, got "abc" (from DRYDOCK_PORT)');
+    expect(problems[1]).toBe('server.port: expected integer 0-65535, got "abc" (from DRYDOCK_PORT)');
   });
 });
 

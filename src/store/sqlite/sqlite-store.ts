@@ -347,7 +347,9 @@ export class SqliteStore implements Store {
           const run = this.insertRun({ ...r, jobId, slotAt: job.nextNominalAt, source: 'manual' }, 0);
           this.sql(
             `INSERT INTO job_slots (job_id, slot_at, last_slot_at, slots, outcome, run_id, recorded_at)
-               VALUES (?, ?, ?, 1, 'fired', ?, ?)`,
+               VALUES (?, ?, ?, 1, 'fired', ?, ?)
+               ON CONFLICT (job_id, slot_at) DO UPDATE SET outcome = 'fired', run_id = excluded.run_id,
+                 recorded_at = excluded.recorded_at`,
           ).run(jobId, job.nextNominalAt, job.nextNominalAt, run.id, r.createdAt);
           this.sql('DELETE FROM cron_jobs WHERE id = ?').run(jobId);
           return run;

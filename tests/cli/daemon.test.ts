@@ -1,0 +1,160 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/paths.js';
+import { tempDir } from '../support/harness.js';
+
+const CLI = join(packageRoot(), 'dist/src/cli/main.js');
+const children: ChildProcess[] = [];
+const dirs: { remove(): void }[] = [];
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) d.remove();
+});
+
+function dir(): string {
+  const d = tempDir('drydock-cli-');
+  dirs.push(d);
+  return d.path;
+}
+
+const baseEnv = (dataDir: string, extra: Record<string, string> = {}) => ({
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '/tmp',
+  DRYDOCK_DATA_DIR: dataDir,
+  DRYDOCK_PORT: '0',
+  DRYDOCK_LOG_LEVEL: 'info',
+  ...extra,
+});
+
+/** Starts `drydock serve` and resolves once it prints where it listens. */
+function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stderr: () => string; stdout: () => string }> {
+  const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let err = '';
+  let out = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listen line; stderr: ${err}`)), 10_000);
+    child.stderr!.on('data', (d) => {
+      err += d;
+      const m = /drydock listening on (http:\/\/\S+)/.exec(err);
+      if (m && err.includes('admin token')) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, stderr: () => err, stdout: () => out });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
+  });
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+
+describe('drydock serve', () => {
+  it('creates an admin token once, serves the API with it, and exits 0 on SIGTERM', async () => {
+    const data = dir();
+    const first = await serve(baseEnv(data));
+    const token = /admin token \(shown once, keep it safe\): (ddk_\S+)/.exec(first.stderr())?.[1];
+    expect(token).toBeDefined();
+    // The secret never goes to the JSON log.
+    expect(first.stdout()).not.toContain(token!);
+
+    const unauthorized = await fetch(`${first.url}/v1/sessions`);
+    expect(unauthorized.status).toBe(401);
+    const ok = await fetch(`${first.url}/v1/sessions`, { headers: { authorization: `Bearer ${token}` } });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ items: [], next_cursor: null });
+    expect((await fetch(`${first.url}/readyz`)).status).toBe(200);
+
+    first.child.kill('SIGTERM');
+    expect(await exited(first.child)).toBe(0);
+    expect(first.stdout()).toContain('"msg":"drydock stopped"');
+
+    // Second start: no new token is printed, the old one still works.
+    const second = await serve(baseEnv(data));
+    expect(second.stderr()).not.toMatch(/ddk_/);
+    const again = await fetch(`${second.url}/v1/sessions`, { headers: { authorization: `Bearer ${token}` } });
+    expect(again.status).toBe(200);
+    second.child.kill('SIGINT');
+    expect(await exited(second.child)).toBe(0);
+  });
+
+  it('adopts DRYDOCK_ADMIN_TOKEN on first start and never prints it', async () => {
+    const secret = 'operator-chosen-admin-token-0123456789';
+    const d = await serve(baseEnv(dir(), { DRYDOCK_ADMIN_TOKEN: secret }));
+    expect(d.stderr() + d.stdout()).not.toContain(secret);
+    const res = await fetch(`${d.url}/v1/sessions`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(res.status).toBe(200);
+    d.child.kill('SIGTERM');
+    expect(await exited(d.child)).toBe(0);
+  });
+
+  it('lists every configuration problem and exits 2', () => {
+    const r = spawnSync(process.execPath, [CLI, 'serve'], {
+      env: baseEnv(dir(), { DRYDOCK_PORT: 'abc', DRYDOCK_LOG_LEVEL: 'loud', DRYDOCK_TIMEZONE: 'Mars/Base' }),
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('server.port');
+    expect(r.stderr).toContain('DRYDOCK_PORT');
+    expect(r.stderr).toContain('log_level');
+    expect(r.stderr).toContain('timezone');
+  });
+
+  it('refuses to start against a newer schema and says what to do', async () => {
+    const data = dir();
+    const m = spawnSync(process.execPath, [CLI, 'migrate'], { env: baseEnv(data), encoding: 'utf8' });
+    expect(m.status, m.stderr).toBe(0);
+    expect(m.stdout).toMatch(/schema at version 1 \(applied 1\)/);
+    const db = new Database(join(data, 'drydock.db'));
+    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)").run();
+    db.close();
+    const r = spawnSync(process.execPath, [CLI, 'serve'], { env: baseEnv(data), encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/schema is at version 99, newer than this build of drydock knows \(1\)/);
+    expect(r.stderr).toMatch(/Upgrade drydock/);
+  });
+
+  it('token create makes a working token of the given role; bad roles are usage errors', async () => {
+    const data = dir();
+    const bad = spawnSync(process.execPath, [CLI, 'token', 'create', '--name', 'ann', '--role', 'king'], {
+      env: baseEnv(data),
+      encoding: 'utf8',
+    });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--role must be one of admin, operator, approver, viewer/);
+    const made = spawnSync(process.execPath, [CLI, 'token', 'create', '--name', 'ann', '--role', 'viewer'], {
+      env: baseEnv(data),
+      encoding: 'utf8',
+    });
+    expect(made.status, made.stderr).toBe(0);
+    const token = made.stdout.trim();
+    expect(token).toMatch(/^ddk_/);
+    const d = await serve(baseEnv(data));
+    const read = await fetch(`${d.url}/v1/sessions`, { headers: { authorization: `Bearer ${token}` } });
+    expect(read.status).toBe(200);
+    const write = await fetch(`${d.url}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ workspace: data }),
+    });
+    expect(write.status).toBe(403);
+    d.child.kill('SIGTERM');
+    expect(await exited(d.child)).toBe(0);
+  });
+
+  it('prints usage for unknown commands with exit 2', () => {
+    const r = spawnSync(process.execPath, [CLI, 'frobnicate'], { env: baseEnv(dir()), encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('unknown command "frobnicate"');
+    expect(r.stderr).toContain('usage: drydock');
+  });
+});
