@@ -1,0 +1,391 @@
+import { createHash } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHarness, type Harness, T0 } from '../support/harness.js';
+import { createJob, createSession, DAY, expectError, frac, HOUR, iso, jobIds, MIN, recurringDue } from './helpers.js';
+
+const at = (s: string): number => Date.parse(s);
+
+describe('cron jobs API', () => {
+  let h: Harness;
+  let sessionId: string;
+
+  beforeEach(async () => {
+    h = await createHarness();
+    sessionId = (await createSession(h)).id;
+  });
+
+  afterEach(async () => {
+    await h.close();
+  });
+
+  describe('POST /v1/sessions/:id/jobs', () => {
+    it('creates a recurring job: exact nominal next fire, jitter within 15 min, expiry 7 days on', async () => {
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+        body: { cron: '30 9 * * *', timezone: 'UTC', prompt: 'nightly review' },
+      });
+      expect(res.status).toBe(201);
+      const job = res.body;
+      expect(job).toMatchObject({
+        id: expect.stringMatching(/^job_[A-Za-z0-9_-]+$/),
+        session_id: sessionId,
+        cron: '30 9 * * *',
+        effective_cron: '30 9 * * *',
+        timezone: 'UTC',
+        recurring: true,
+        approximate: false,
+        prompt: 'nightly review',
+        status: 'active',
+        created_by: 'operator-user',
+        created_at: iso(T0),
+        expires_at: '2026-06-08T08:00:00.000Z',
+        next_fire_at: '2026-06-01T09:30:00.000Z',
+        next_fire_final: false,
+        fire_count: 0,
+      });
+      const nominal = at(job.next_fire_at);
+      const jittered = at(job.next_fire_jittered_at);
+      expect(jittered).toBeGreaterThanOrEqual(nominal);
+      expect(jittered).toBeLessThanOrEqual(nominal + 15 * MIN);
+      // Exactly the documented formula, with t2 the next day's slot.
+      expect(jittered).toBe(recurringDue(job.id, nominal, nominal + DAY));
+    });
+
+    it('honours an explicit IANA timezone (America/New_York is UTC-4 in June)', async () => {
+      const job = await createJob(h, sessionId, { cron: '30 9 * * *', timezone: 'America/New_York' });
+      expect(job.timezone).toBe('America/New_York');
+      expect(job.next_fire_at).toBe('2026-06-01T13:30:00.000Z');
+    });
+
+    it('defaults the timezone from config (UTC in the harness)', async () => {
+      const job = await createJob(h, sessionId, { cron: '30 9 * * *' });
+      expect(job.timezone).toBe('UTC');
+      expect(job.next_fire_at).toBe('2026-06-01T09:30:00.000Z');
+    });
+
+    it('takes the default timezone from config.timezone when it is not UTC', async () => {
+      const b = await createHarness({ patch: (c) => void (c.timezone = 'Europe/Berlin') });
+      try {
+        const s = await createSession(b);
+        const job = await createJob(b, s.id, { cron: '30 9 * * *' });
+        expect(job.timezone).toBe('Europe/Berlin');
+        // 09:30 CEST = 07:30Z, already past at 08:00Z: the next one is tomorrow.
+        expect(job.next_fire_at).toBe('2026-06-02T07:30:00.000Z');
+      } finally {
+        await b.close();
+      }
+    });
+
+    it('approximate: true moves minute 0 forward by 1-6 minutes, deterministically from the id', async () => {
+      const job = await createJob(h, sessionId, { cron: '0 9 * * *', approximate: true });
+      expect(job.cron).toBe('0 9 * * *');
+      expect(job.approximate).toBe(true);
+      const m = /^(\d+) 9 \* \* \*$/.exec(job.effective_cron);
+      expect(m, job.effective_cron).not.toBeNull();
+      const minute = Number(m![1]);
+      expect(minute).toBeGreaterThanOrEqual(1);
+      expect(minute).toBeLessThanOrEqual(6);
+      // Bits 32-63 of sha256(id) pick the shift (see src/scheduler/jitter.ts).
+      const expected = 1 + (createHash('sha256').update(job.id).digest().readUInt32BE(4) % 6);
+      expect(minute).toBe(expected);
+      expect(job.next_fire_at).toBe(`2026-06-01T09:0${minute}:00.000Z`);
+    });
+
+    it('approximate: true leaves a minute other than 0 or 30 alone', async () => {
+      const job = await createJob(h, sessionId, { cron: '15 9 * * *', approximate: true });
+      expect(job.effective_cron).toBe('15 9 * * *');
+      expect(job.next_fire_at).toBe('2026-06-01T09:15:00.000Z');
+    });
+
+    it('a one-shot has no expiry and, on a half hour, fires up to 90 s early', async () => {
+      const job = await createJob(h, sessionId, { cron: '30 9 * * *', recurring: false });
+      expect(job.recurring).toBe(false);
+      expect(job.expires_at).toBeNull();
+      expect(job.next_fire_at).toBe('2026-06-01T09:30:00.000Z');
+      expect(job.next_fire_final).toBe(true);
+      const nominal = at(job.next_fire_at);
+      expect(at(job.next_fire_jittered_at)).toBe(nominal - Math.floor(frac(job.id) * 90_000));
+    });
+
+    it('accepts nicknames and stores them expanded', async () => {
+      const job = await createJob(h, sessionId, { cron: '@daily' });
+      expect(job.cron).toBe('0 0 * * *');
+      expect(job.next_fire_at).toBe('2026-06-02T00:00:00.000Z');
+    });
+
+    it('echoes per-job options', async () => {
+      const options = { model: 'claude-opus-4-1', execute_mode: 'manual', approvals_required: 1 };
+      const job = await createJob(h, sessionId, { options });
+      expect(job.options).toEqual(options);
+    });
+
+    it('an admin may create a job, and is recorded as its creator', async () => {
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+        role: 'admin',
+        body: { cron: '30 9 * * *', prompt: 'p' },
+      });
+      expect(res.status).toBe(201);
+      expect(res.body.created_by).toBe('admin-user');
+    });
+
+    it('answers 404 for an unknown session and creates nothing', async () => {
+      const res = await h.call('POST', '/v1/sessions/ses_nope/jobs', { body: { cron: '30 9 * * *', prompt: 'p' } });
+      expectError(res, 404, 'not_found');
+      expect(await h.store.countJobs()).toBe(0);
+    });
+  });
+
+  describe('invalid job requests: 422 naming the problem, nothing changes', () => {
+    let existing: string;
+
+    beforeEach(async () => {
+      existing = (await createJob(h, sessionId)).id;
+    });
+
+    afterEach(async () => {
+      expect(await jobIds(h, sessionId)).toEqual([existing]);
+      expect(await h.store.countJobs()).toBe(1);
+    });
+
+    it.each([
+      ['6 fields', '0 9 * * * *', /expected 5 fields.*got 6 fields/],
+      ['4 fields', '0 9 * *', /expected 5 fields.*got 4 fields/],
+      ['1 field', 'daily', /expected 5 fields.*got 1 field\b/],
+      ['minute 60', '60 9 * * *', /minute value 60 is out of range 0-59/],
+      ['hour 24', '0 24 * * *', /hour value 24 is out of range 0-23/],
+      ['day-of-month 32', '0 9 32 * *', /day-of-month value 32 is out of range 1-31/],
+      ['month 13', '0 9 * 13 *', /month value 13 is out of range 1-12/],
+      ['day-of-week 8', '0 9 * * 8', /day-of-week value 8 is out of range 0-7/],
+      ['a backwards range', '0 17-9 * * *', /hour range 17-9 is backwards/],
+      ['step zero', '*/0 * * * *', /minute step 0 is out of range/],
+      ['a month name', '0 9 * JAN *', /month field item "JAN" is not valid/],
+      ['31 February (no date in a year)', '0 0 31 2 *', /"0 0 31 2 \*" matches no date in the next year/],
+      ['30 February (no date in a year)', '0 0 30 2 *', /matches no date in the next year/],
+      ['an unknown nickname', '@fortnightly', /unknown nickname "@fortnightly", expected one of @hourly/],
+    ])('rejects a cron with %s', async (_name, cron, message) => {
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, { body: { cron, prompt: 'p' } });
+      const err = expectError(res, 422, 'invalid_cron');
+      expect(err.message).toMatch(message);
+    });
+
+    it('rejects an unknown timezone, naming it', async () => {
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+        body: { cron: '30 9 * * *', timezone: 'Mars/Olympus', prompt: 'p' },
+      });
+      expectError(res, 422, 'invalid_cron');
+      expect(res.body.error.message).toMatch(/time ?zone/i);
+      expect(res.body.error.message).toContain('Mars/Olympus');
+    });
+
+    it('rejects a UTC offset in place of a zone name', async () => {
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+        body: { cron: '30 9 * * *', timezone: '+02:00', prompt: 'p' },
+      });
+      expectError(res, 422, 'invalid_cron');
+    });
+
+    it.each<[string, Record<string, unknown>, string]>([
+      ['an empty cron', { cron: '', prompt: 'p' }, 'cron'],
+      ['a missing prompt', { cron: '30 9 * * *' }, 'prompt'],
+      ['a non-boolean recurring', { cron: '30 9 * * *', prompt: 'p', recurring: 'yes' }, 'recurring'],
+      ['an unknown option', { cron: '30 9 * * *', prompt: 'p', options: { colour: 'red' } }, 'options'],
+    ])('rejects %s with invalid_request', async (_name, body, path) => {
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, { body });
+      expectError(res, 422, 'invalid_request');
+      expect(res.body.error.message).toContain(path);
+    });
+
+    it('rejects an unknown field', async () => {
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+        body: { cron: '30 9 * * *', prompt: 'p', repeat: 3 },
+      });
+      expectError(res, 422, 'invalid_request');
+      expect(res.body.error.message).toContain('repeat');
+    });
+
+    it('rejects malformed JSON with 400 malformed_json', async () => {
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, { rawBody: '{"cron": "30 9 * * *",' });
+      expectError(res, 400, 'malformed_json');
+    });
+  });
+
+  describe('the 50-job limit', () => {
+    it('the 51st job in a session is refused with 409, leaving exactly 50', async () => {
+      expect(h.config.scheduler.max_jobs_per_session).toBe(50);
+      for (let i = 0; i < 50; i++) {
+        await createJob(h, sessionId, { cron: `${i} 9 * * *`, prompt: `job ${i}` });
+      }
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+        body: { cron: '59 23 * * *', prompt: 'one too many' },
+      });
+      const err = expectError(res, 409, 'conflict');
+      expect(err.message).toContain('50');
+      const ids = await jobIds(h, sessionId);
+      expect(ids).toHaveLength(50);
+      expect(await h.store.countJobs()).toBe(50);
+
+      // The limit is per session: another session still takes jobs.
+      const other = await createSession(h);
+      await createJob(h, other.id);
+
+      // Deleting one makes room again.
+      expect((await h.call('DELETE', `/v1/jobs/${ids[0]}`)).status).toBe(204);
+      await createJob(h, sessionId);
+      expect(await jobIds(h, sessionId)).toHaveLength(50);
+    });
+  });
+
+  describe('reading jobs', () => {
+    it('lists a session’s jobs in creation order', async () => {
+      const a = await createJob(h, sessionId, { cron: '0 9 * * *' });
+      h.clock.advance(1000);
+      const b = await createJob(h, sessionId, { cron: '0 10 * * *' });
+      const res = await h.call('GET', `/v1/sessions/${sessionId}/jobs`);
+      expect(res.status).toBe(200);
+      expect(res.body.items).toEqual([a, b]);
+    });
+
+    it('lists only that session’s jobs', async () => {
+      const other = await createSession(h);
+      await createJob(h, other.id);
+      expect(await jobIds(h, sessionId)).toEqual([]);
+    });
+
+    it('answers 404 when listing jobs of an unknown session', async () => {
+      expectError(await h.call('GET', '/v1/sessions/ses_nope/jobs'), 404, 'not_found');
+    });
+
+    it('gets a job by id', async () => {
+      const job = await createJob(h, sessionId);
+      const res = await h.call('GET', `/v1/jobs/${job.id}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(job);
+    });
+
+    it('answers 404 for an unknown job id, naming it', async () => {
+      const err = expectError(await h.call('GET', '/v1/jobs/job_nope'), 404, 'not_found');
+      expect(err.message).toContain('job_nope');
+    });
+  });
+
+  describe('pause and resume', () => {
+    it('pause clears the next fire; resume recomputes it from the clock, skipping passed slots', async () => {
+      const job = await createJob(h, sessionId, { cron: '30 9 * * *', timezone: 'UTC' });
+      const offset = at(job.next_fire_jittered_at) - at(job.next_fire_at);
+
+      const paused = await h.call('POST', `/v1/jobs/${job.id}/pause`);
+      expect(paused.status).toBe(200);
+      expect(paused.body).toMatchObject({
+        id: job.id,
+        status: 'paused',
+        next_fire_at: null,
+        next_fire_jittered_at: null,
+        next_fire_final: null,
+      });
+      expect((await h.call('GET', `/v1/jobs/${job.id}`)).body.status).toBe('paused');
+
+      // 2026-06-02T10:00Z: both 06-01 09:30 and 06-02 09:30 passed while paused.
+      h.clock.advance(DAY + 2 * HOUR);
+      const resumed = await h.call('POST', `/v1/jobs/${job.id}/resume`);
+      expect(resumed.status).toBe(200);
+      expect(resumed.body).toMatchObject({
+        id: job.id,
+        status: 'active',
+        next_fire_at: '2026-06-03T09:30:00.000Z',
+        next_fire_final: false,
+        expires_at: job.expires_at,
+      });
+      // Jitter is a function of the job id and the slot gap: the same daily offset as before.
+      expect(at(resumed.body.next_fire_jittered_at) - at(resumed.body.next_fire_at)).toBe(offset);
+      expect((await h.call('GET', `/v1/jobs/${job.id}`)).body).toEqual(resumed.body);
+    });
+
+    it('resuming after the expiry schedules the final fire', async () => {
+      const job = await createJob(h, sessionId, { cron: '30 9 * * *' });
+      await h.call('POST', `/v1/jobs/${job.id}/pause`);
+      h.clock.advance(8 * DAY);
+      const resumed = await h.call('POST', `/v1/jobs/${job.id}/resume`);
+      expect(resumed.status).toBe(200);
+      expect(resumed.body).toMatchObject({ next_fire_at: '2026-06-09T09:30:00.000Z', next_fire_final: true });
+    });
+
+    it('resuming a job that is not paused is a 409 and changes nothing', async () => {
+      const job = await createJob(h, sessionId);
+      const err = expectError(await h.call('POST', `/v1/jobs/${job.id}/resume`), 409, 'conflict');
+      expect(err.message).toContain('not paused');
+      expect((await h.call('GET', `/v1/jobs/${job.id}`)).body).toEqual(job);
+    });
+
+    it.each(['pause', 'resume', 'run'])('POST /v1/jobs/:id/%s answers 404 for an unknown job', async (action) => {
+      expectError(await h.call('POST', `/v1/jobs/job_nope/${action}`), 404, 'not_found');
+      expect(h.runs).toEqual([]);
+    });
+  });
+
+  describe('run now', () => {
+    it('creates a manual run that shows up in GET /v1/runs?job_id=', async () => {
+      const job = await createJob(h, sessionId, { prompt: 'look at the flaky tests' });
+      const other = await createJob(h, sessionId, { cron: '0 12 * * *' });
+      await h.call('POST', `/v1/jobs/${other.id}/run`);
+
+      h.clock.advance(MIN);
+      const res = await h.call('POST', `/v1/jobs/${job.id}/run`);
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^run_[A-Za-z0-9_-]+$/),
+        session_id: sessionId,
+        job_id: job.id,
+        slot_at: null,
+        source: 'manual',
+        phase: 'plan',
+        status: 'queued',
+        prompt: 'look at the flaky tests',
+        requested_by: 'operator-user',
+        coalesced_slots: 0,
+        created_at: iso(T0 + MIN),
+        started_at: null,
+        finished_at: null,
+        error: null,
+      });
+      // Handed to the runner.
+      expect(h.runs.map((r) => r.id)).toContain(res.body.id);
+
+      const list = await h.call('GET', `/v1/runs?job_id=${job.id}`);
+      expect(list.status).toBe(200);
+      expect(list.body.items).toEqual([res.body]);
+      expect(list.body.next_cursor).toBeNull();
+
+      const one = await h.call('GET', `/v1/runs/${res.body.id}`);
+      expect(one.status).toBe(200);
+      expect(one.body).toEqual(res.body);
+
+      // The job itself keeps its schedule.
+      const after = await h.call('GET', `/v1/jobs/${job.id}`);
+      expect(after.body).toMatchObject({
+        status: 'active',
+        next_fire_at: job.next_fire_at,
+        next_fire_jittered_at: job.next_fire_jittered_at,
+      });
+    });
+
+    it('answers 404 for an unknown run id', async () => {
+      expectError(await h.call('GET', '/v1/runs/run_nope'), 404, 'not_found');
+    });
+  });
+
+  describe('DELETE /v1/jobs/:id', () => {
+    it('deletes with 204 and an empty body; the job is gone afterwards', async () => {
+      const job = await createJob(h, sessionId);
+      const keep = await createJob(h, sessionId);
+      const res = await h.call('DELETE', `/v1/jobs/${job.id}`);
+      expect(res.status).toBe(204);
+      expect(res.body).toBeNull();
+      expectError(await h.call('GET', `/v1/jobs/${job.id}`), 404, 'not_found');
+      expect(await jobIds(h, sessionId)).toEqual([keep.id]);
+      expectError(await h.call('DELETE', `/v1/jobs/${job.id}`), 404, 'not_found');
+    });
+
+    it('answers 404 for an unknown job', async () => {
+      expectError(await h.call('DELETE', '/v1/jobs/job_nope'), 404, 'not_found');
+    });
+  });
+});
