@@ -30,7 +30,9 @@ const baseEnv = (dataDir: string, extra: Record<string, string> = {}) => ({
 });
 
 /** Starts `drydock serve` and resolves once it prints where it listens. */
-function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stderr: () => string; stdout: () => string }> {
+function serve(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; stderr: () => string; stdout: () => string }> {
   const child = spawn(process.execPath, [CLI, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let err = '';

@@ -6,7 +6,11 @@ const MIN = 60_000;
 let h: Harness;
 beforeEach(async () => {
   // Jitter off: these tests are about which slots fire, not when inside the window.
-  h = await createHarness({ patch: (c) => void (c.scheduler.jitter.enabled = false) });
+  h = await createHarness({
+    patch: (c) => {
+      c.scheduler.jitter.enabled = false;
+    },
+  });
 });
 afterEach(async () => h.close());
 
@@ -22,7 +26,8 @@ async function job(sessionId: string, body: Record<string, unknown>): Promise<an
   return res.body;
 }
 
-const finish = (runId: string) => h.store.transitionRun(runId, ['queued', 'running'], 'completed', { finishedAt: h.clock.now() });
+const finish = (runId: string) =>
+  h.store.transitionRun(runId, ['queued', 'running'], 'completed', { finishedAt: h.clock.now() });
 
 describe('idle-only firing', () => {
   it('waits while the session is busy, coalesces slots, and fires once when idle', async () => {
@@ -44,7 +49,11 @@ describe('idle-only firing', () => {
     report = await h.scheduler.tick();
     expect(report).toMatchObject({ fired: 0, pending: 1, coalesced: 1 });
     const waiting = await h.store.getJob(j.id);
-    expect(waiting).toMatchObject({ pendingSlotAt: T0 + 30 * MIN, pendingCoalesced: 1, nextNominalAt: T0 + 40 * MIN });
+    expect(waiting).toMatchObject({
+      pendingSlotAt: T0 + 30 * MIN,
+      pendingCoalesced: 1,
+      nextNominalAt: T0 + 40 * MIN,
+    });
 
     // Still busy at 30:10: nothing new.
     h.clock.set(T0 + 30 * MIN + 10_000);
@@ -54,7 +63,12 @@ describe('idle-only firing', () => {
     report = await h.scheduler.tick();
     expect(report.fired).toBe(1);
     const second = h.runs[1]!;
-    expect(second).toMatchObject({ slotAt: T0 + 30 * MIN, coalescedSlots: 1, source: 'schedule', status: 'queued' });
+    expect(second).toMatchObject({
+      slotAt: T0 + 30 * MIN,
+      coalescedSlots: 1,
+      source: 'schedule',
+      status: 'queued',
+    });
 
     const slots = await h.store.listSlots(j.id);
     expect(slots.map((x) => [x.slotAt - T0, x.outcome, x.runId])).toEqual([
@@ -63,7 +77,12 @@ describe('idle-only firing', () => {
       [30 * MIN, 'fired', second.id],
     ]);
     const after = await h.store.getJob(j.id);
-    expect(after).toMatchObject({ pendingSlotAt: null, pendingCoalesced: 0, fireCount: 2, nextNominalAt: T0 + 40 * MIN });
+    expect(after).toMatchObject({
+      pendingSlotAt: null,
+      pendingCoalesced: 0,
+      fireCount: 2,
+      nextNominalAt: T0 + 40 * MIN,
+    });
   });
 
   it('fires one job of a session at a time when several fall due together', async () => {

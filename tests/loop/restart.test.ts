@@ -13,7 +13,11 @@ const HOUR = 60 * MIN;
 let h: Harness;
 const extra: { stop(): Promise<void> }[] = [];
 beforeEach(async () => {
-  h = await createHarness({ patch: (c) => void (c.scheduler.jitter.enabled = false) });
+  h = await createHarness({
+    patch: (c) => {
+      c.scheduler.jitter.enabled = false;
+    },
+  });
 });
 afterEach(async () => {
   for (const x of extra.splice(0)) await x.stop();
@@ -44,7 +48,9 @@ function secondScheduler(runs: Run[]): { store: SqliteStore; scheduler: Schedule
 
 async function setup(cron: string, recurring = true): Promise<{ sessionId: string; jobId: string }> {
   const s = await h.call('POST', '/v1/sessions', { body: { workspace: h.workspace } });
-  const j = await h.call('POST', `/v1/sessions/${s.body.id}/jobs`, { body: { cron, prompt: 'p', recurring } });
+  const j = await h.call('POST', `/v1/sessions/${s.body.id}/jobs`, {
+    body: { cron, prompt: 'p', recurring },
+  });
   expect(j.status).toBe(201);
   return { sessionId: s.body.id, jobId: j.body.id };
 }

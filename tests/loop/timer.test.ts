@@ -4,7 +4,11 @@ import { createHarness, type Harness, T0 } from '../support/harness.js';
 const MIN = 60_000;
 let h: Harness;
 beforeEach(async () => {
-  h = await createHarness({ patch: (c) => void (c.scheduler.jitter.enabled = false) });
+  h = await createHarness({
+    patch: (c) => {
+      c.scheduler.jitter.enabled = false;
+    },
+  });
 });
 afterEach(async () => h.close());
 

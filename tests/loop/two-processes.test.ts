@@ -9,7 +9,11 @@ let h: Harness;
 const workers: Worker[] = [];
 
 beforeEach(async () => {
-  h = await createHarness({ patch: (c) => void (c.scheduler.jitter.enabled = false) });
+  h = await createHarness({
+    patch: (c) => {
+      c.scheduler.jitter.enabled = false;
+    },
+  });
 });
 afterEach(async () => {
   for (const w of workers.splice(0)) await w.terminate();
@@ -34,14 +38,15 @@ it('two schedulers in parallel threads on one file never create two runs for one
   }
   const script = join(packageRoot(), 'dist/tests/support/scheduler-worker.js');
   const file = join(h.config.data_dir, 'drydock.db');
-  for (let i = 0; i < 2; i++) workers.push(new Worker(script, { workerData: { file, batchSize: 10 + i * 7 } }));
+  for (let i = 0; i < 2; i++)
+    workers.push(new Worker(script, { workerData: { file, batchSize: 10 + i * 7 } }));
 
   const all: Fired[][] = [[], []];
   const steps = 8;
   for (let step = 1; step <= steps; step++) {
     const now = T0 + step * MIN;
     const results = await Promise.all(workers.map((w) => request(w, { type: 'tick', now })));
-    results.forEach((r, i) => all[i]!.push(...r.fired));
+    for (const [i, r] of results.entries()) all[i]!.push(...r.fired);
   }
   const fired = [...all[0]!, ...all[1]!];
   const keys = fired.map((r) => `${r.jobId}@${r.slotAt}`);
