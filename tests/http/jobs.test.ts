@@ -1,7 +1,18 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHarness, type Harness, T0 } from '../support/harness.js';
-import { createJob, createSession, DAY, expectError, frac, HOUR, iso, jobIds, MIN, recurringDue } from './helpers.js';
+import {
+  createJob,
+  createSession,
+  DAY,
+  expectError,
+  frac,
+  HOUR,
+  iso,
+  jobIds,
+  MIN,
+  recurringDue,
+} from './helpers.js';
 
 const at = (s: string): number => Date.parse(s);
 
@@ -63,13 +74,42 @@ describe('cron jobs API', () => {
     });
 
     it('takes the default timezone from config.timezone when it is not UTC', async () => {
-      const b = await createHarness({ patch: (c) => void (c.timezone = 'Europe/Berlin') });
+      const b = await createHarness({
+        patch: (c) => {
+          c.timezone = 'Europe/Berlin';
+        },
+      });
       try {
         const s = await createSession(b);
         const job = await createJob(b, s.id, { cron: '30 9 * * *' });
         expect(job.timezone).toBe('Europe/Berlin');
         // 09:30 CEST = 07:30Z, already past at 08:00Z: the next one is tomorrow.
         expect(job.next_fire_at).toBe('2026-06-02T07:30:00.000Z');
+      } finally {
+        await b.close();
+      }
+    });
+
+    it('follows the configured jitter switch, expiry and job limit', async () => {
+      const b = await createHarness({
+        patch: (c) => {
+          c.scheduler.jitter.enabled = false;
+          c.scheduler.recurring_expiry_ms = 2 * DAY;
+          c.scheduler.max_jobs_per_session = 2;
+        },
+      });
+      try {
+        const s = await createSession(b);
+        const rec = await createJob(b, s.id, { cron: '30 9 * * *' });
+        expect(rec.next_fire_jittered_at).toBe(rec.next_fire_at);
+        expect(rec.expires_at).toBe(iso(T0 + 2 * DAY));
+        const once = await createJob(b, s.id, { cron: '30 9 * * *', recurring: false });
+        expect(once.next_fire_jittered_at).toBe(once.next_fire_at);
+        const third = await b.call('POST', `/v1/sessions/${s.id}/jobs`, {
+          body: { cron: '0 9 * * *', prompt: 'p' },
+        });
+        expectError(third, 409, 'conflict');
+        expect((await jobIds(b, s.id)).sort()).toEqual([rec.id, once.id].sort());
       } finally {
         await b.close();
       }
@@ -112,6 +152,18 @@ describe('cron jobs API', () => {
       expect(job.next_fire_at).toBe('2026-06-02T00:00:00.000Z');
     });
 
+    it.each([
+      // 2026-06-01 is a Monday.
+      ['day-of-week 7 is Sunday', '0 9 * * 7', '2026-06-07T09:00:00.000Z'],
+      ['day-of-week 0 is Sunday', '0 9 * * 0', '2026-06-07T09:00:00.000Z'],
+      ['both day fields restricted: either matches (vixie)', '0 9 15 * 5', '2026-06-05T09:00:00.000Z'],
+      ['a step in the minutes', '*/20 8 * * *', '2026-06-01T08:20:00.000Z'],
+      ['@hourly', '@hourly', '2026-06-01T09:00:00.000Z'],
+    ])('%s: %s next fires at %s', async (_name, cron, next) => {
+      const job = await createJob(h, sessionId, { cron });
+      expect(job.next_fire_at).toBe(next);
+    });
+
     it('echoes per-job options', async () => {
       const options = { model: 'claude-opus-4-1', execute_mode: 'manual', approvals_required: 1 };
       const job = await createJob(h, sessionId, { options });
@@ -128,7 +180,9 @@ describe('cron jobs API', () => {
     });
 
     it('answers 404 for an unknown session and creates nothing', async () => {
-      const res = await h.call('POST', '/v1/sessions/ses_nope/jobs', { body: { cron: '30 9 * * *', prompt: 'p' } });
+      const res = await h.call('POST', '/v1/sessions/ses_nope/jobs', {
+        body: { cron: '30 9 * * *', prompt: 'p' },
+      });
       expectError(res, 404, 'not_found');
       expect(await h.store.countJobs()).toBe(0);
     });
@@ -171,7 +225,7 @@ describe('cron jobs API', () => {
       const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
         body: { cron: '30 9 * * *', timezone: 'Mars/Olympus', prompt: 'p' },
       });
-      expectError(res, 422, 'invalid_cron');
+      expectError(res, 422, 'invalid_timezone');
       expect(res.body.error.message).toMatch(/time ?zone/i);
       expect(res.body.error.message).toContain('Mars/Olympus');
     });
@@ -180,7 +234,7 @@ describe('cron jobs API', () => {
       const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
         body: { cron: '30 9 * * *', timezone: '+02:00', prompt: 'p' },
       });
-      expectError(res, 422, 'invalid_cron');
+      expectError(res, 422, 'invalid_timezone');
     });
 
     it.each<[string, Record<string, unknown>, string]>([
@@ -203,7 +257,9 @@ describe('cron jobs API', () => {
     });
 
     it('rejects malformed JSON with 400 malformed_json', async () => {
-      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, { rawBody: '{"cron": "30 9 * * *",' });
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+        rawBody: '{"cron": "30 9 * * *",',
+      });
       expectError(res, 400, 'malformed_json');
     });
   });
@@ -232,6 +288,20 @@ describe('cron jobs API', () => {
       await createJob(h, sessionId);
       expect(await jobIds(h, sessionId)).toHaveLength(50);
     });
+  });
+
+  it('concurrent creates cannot overshoot the limit: 55 at once leave exactly 50', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 55 }, (_, i) =>
+        h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+          body: { cron: `${i} 9 * * *`, prompt: `job ${i}` },
+        }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(50);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(5);
+    expect(await jobIds(h, sessionId)).toHaveLength(50);
   });
 
   describe('reading jobs', () => {
@@ -315,10 +385,13 @@ describe('cron jobs API', () => {
       expect((await h.call('GET', `/v1/jobs/${job.id}`)).body).toEqual(job);
     });
 
-    it.each(['pause', 'resume', 'run'])('POST /v1/jobs/:id/%s answers 404 for an unknown job', async (action) => {
-      expectError(await h.call('POST', `/v1/jobs/job_nope/${action}`), 404, 'not_found');
-      expect(h.runs).toEqual([]);
-    });
+    it.each(['pause', 'resume', 'run'])(
+      'POST /v1/jobs/:id/%s answers 404 for an unknown job',
+      async (action) => {
+        expectError(await h.call('POST', `/v1/jobs/job_nope/${action}`), 404, 'not_found');
+        expect(h.runs).toEqual([]);
+      },
+    );
   });
 
   describe('run now', () => {
@@ -369,6 +442,83 @@ describe('cron jobs API', () => {
 
     it('answers 404 for an unknown run id', async () => {
       expectError(await h.call('GET', '/v1/runs/run_nope'), 404, 'not_found');
+    });
+  });
+
+  describe('a one-shot missed while the daemon was down', () => {
+    // The scheduler records the missed slot on its first tick; the job then waits for a person.
+    const missOneShot = async (): Promise<any> => {
+      const job = await createJob(h, sessionId, { cron: '30 9 * * *', recurring: false });
+      h.clock.advance(2 * HOUR); // 10:00Z: the 09:30 slot passed while nothing was running
+      await h.scheduler.tick();
+      const got = await h.call('GET', `/v1/jobs/${job.id}`);
+      expect(got.body).toMatchObject({ status: 'missed', next_fire_at: '2026-06-01T09:30:00.000Z' });
+      expect(h.runs).toEqual([]);
+      const slots = await h.call('GET', `/v1/jobs/${job.id}/slots`);
+      expect(slots.body.items).toEqual([
+        {
+          slot_at: '2026-06-01T09:30:00.000Z',
+          last_slot_at: '2026-06-01T09:30:00.000Z',
+          slots: 1,
+          outcome: 'missed',
+          run_id: null,
+          recorded_at: '2026-06-01T10:00:00.000Z',
+        },
+      ]);
+      return got.body;
+    };
+
+    it('cannot be paused or resumed (409), and stays missed', async () => {
+      const job = await missOneShot();
+      expectError(await h.call('POST', `/v1/jobs/${job.id}/pause`), 409, 'conflict');
+      expectError(await h.call('POST', `/v1/jobs/${job.id}/resume`), 409, 'conflict');
+      expect((await h.call('GET', `/v1/jobs/${job.id}`)).body).toEqual(job);
+    });
+
+    it('run-now fires its missed slot once and removes the job', async () => {
+      const job = await missOneShot();
+      const res = await h.call('POST', `/v1/jobs/${job.id}/run`);
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({
+        job_id: job.id,
+        source: 'manual',
+        slot_at: '2026-06-01T09:30:00.000Z',
+        status: 'queued',
+      });
+      expectError(await h.call('GET', `/v1/jobs/${job.id}`), 404, 'not_found');
+      expectError(await h.call('POST', `/v1/jobs/${job.id}/run`), 404, 'not_found');
+      const runs = await h.call('GET', `/v1/runs?job_id=${job.id}`);
+      expect(runs.body.items.map((r: { id: string }) => r.id)).toEqual([res.body.id]);
+    });
+
+    it('can be deleted', async () => {
+      const job = await missOneShot();
+      expect((await h.call('DELETE', `/v1/jobs/${job.id}`)).status).toBe(204);
+      expect(await jobIds(h, sessionId)).toEqual([]);
+    });
+  });
+
+  describe('GET /v1/runs', () => {
+    it('pages runs newest first', async () => {
+      const job = await createJob(h, sessionId);
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        h.clock.advance(MIN);
+        ids.push((await h.call('POST', `/v1/jobs/${job.id}/run`)).body.id);
+      }
+      const first = await h.call('GET', `/v1/runs?job_id=${job.id}&limit=2`);
+      expect(first.body.items.map((r: { id: string }) => r.id)).toEqual([ids[2], ids[1]]);
+      expect(first.body.next_cursor).toEqual(expect.any(String));
+      const second = await h.call(
+        'GET',
+        `/v1/runs?job_id=${job.id}&limit=2&cursor=${first.body.next_cursor}`,
+      );
+      expect(second.body.items.map((r: { id: string }) => r.id)).toEqual([ids[0]]);
+      expect(second.body.next_cursor).toBeNull();
+      const bySession = await h.call('GET', `/v1/runs?session_id=${sessionId}&status=queued`);
+      expect(bySession.body.items).toHaveLength(3);
+      const none = await h.call('GET', '/v1/runs?session_id=ses_other');
+      expect(none.body.items).toEqual([]);
     });
   });
 

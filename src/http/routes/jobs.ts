@@ -13,6 +13,11 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
   const { store, clock, config } = deps;
   const app = new Hono<Env>();
 
+  const current = (job: CronJob) =>
+    job.nextNominalAt === null || job.nextDueAt === null
+      ? null
+      : { nominalAt: job.nextNominalAt, dueAt: job.nextDueAt, final: job.nextFinal };
+
   const load = async (id: string): Promise<CronJob> => {
     const job = await store.getJob(id);
     if (!job) throw notFound('job', id);
@@ -36,17 +41,30 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
     const job = await load(c.req.param('id'));
     if (job.status === 'missed')
       throw new HttpError(409, 'conflict', 'a missed one-shot cannot be paused; run or delete it');
-    const updated = await store.updateJobSchedule(job.id, 'paused', null);
+    // A one-shot keeps its slot while paused, so resuming can tell whether it passed meanwhile.
+    const keep = job.recurring || job.nextNominalAt === null ? null : current(job);
+    const updated = await store.updateJobSchedule(job.id, 'paused', keep);
     return c.json(presentJob(updated!));
   });
 
   app.post('/:id/resume', requires('operate'), async (c) => {
     const job = await load(c.req.param('id'));
     if (job.status !== 'paused') throw new HttpError(409, 'conflict', `job is ${job.status}, not paused`);
-    // Slots that passed while paused are skipped: resuming schedules the next slot from now.
     const now = clock.now();
-    const next = nextFire(specOf(job), now, now, jitterOptions(config));
-    const updated = await store.updateJobSchedule(job.id, 'active', next);
+    let updated: CronJob | null;
+    if (job.recurring) {
+      // Slots that passed while paused are skipped: resuming schedules the next slot from now.
+      updated = await store.updateJobSchedule(
+        job.id,
+        'active',
+        nextFire(specOf(job), now, now, jitterOptions(config)),
+      );
+    } else if (job.nextNominalAt !== null && job.nextDueAt !== null && job.nextDueAt <= now) {
+      // A one-shot whose time passed while paused is not run behind anyone's back: it waits for a person.
+      updated = await store.updateJobSchedule(job.id, 'missed', current(job));
+    } else {
+      updated = await store.updateJobSchedule(job.id, 'active', current(job));
+    }
     deps.scheduler.kick();
     return c.json(presentJob(updated!));
   });

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Hono } from 'hono';
 import { newId } from '../../ids.js';
-import { CronError, isValidTimezone } from '../../scheduler/cron.js';
+import { isValidTimezone } from '../../scheduler/cron.js';
 import { planJob } from '../../scheduler/plan-job.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
@@ -58,10 +58,16 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const body = await jsonBody(c, createJobSchema);
     const session = await store.getSession(sessionId);
     if (!session) throw notFound('session', sessionId);
-    const timezone = body.timezone ?? config.timezone;
-    if (!isValidTimezone(timezone)) {
-      throw new CronError(`timezone: unknown IANA time zone "${timezone}" (expected e.g. "Europe/Berlin")`);
+    const requested = body.timezone ?? config.timezone;
+    if (!isValidTimezone(requested)) {
+      throw new HttpError(
+        422,
+        'invalid_timezone',
+        `timezone: unknown IANA time zone "${requested}" (expected e.g. "Europe/Berlin" or "UTC")`,
+      );
     }
+    // Store the zone's canonical spelling ("europe/berlin" becomes "Europe/Berlin").
+    const timezone = new Intl.DateTimeFormat('en-US', { timeZone: requested }).resolvedOptions().timeZone;
     const job = planJob(
       {
         id: newId('job'),
