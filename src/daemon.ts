@@ -1,11 +1,16 @@
 import type { AddressInfo } from 'node:net';
+import Anthropic from '@anthropic-ai/sdk';
 import { serve } from '@hono/node-server';
+import { AgentExecutor } from './agent/runner.js';
+import { DEFAULT_TOOL_LIMITS } from './agent/tools/limits.js';
 import { ensureAdminToken } from './auth/bootstrap.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
-import { noAgentExecutor, type RunExecutor, RunQueue } from './runs/queue.js';
+import { RunEvents } from './runs/events.js';
+import { type RunExecutor, RunQueue } from './runs/queue.js';
+import { RunService } from './runs/service.js';
 import { Scheduler } from './scheduler/loop.js';
 import { jitterOptions } from './scheduler/plan-job.js';
 import { openStore } from './store/open.js';
@@ -15,7 +20,10 @@ export interface DaemonOptions {
   config: Config;
   logger: Logger;
   clock?: Clock;
+  /** Replaces the agent (tests of the queue and scheduler). */
   executor?: RunExecutor;
+  /** Replaces the Messages API client built from config.anthropic. */
+  model?: Anthropic;
   /** Where the start banner goes (listen address, a newly created admin token): a terminal, not the log. */
   announce?: (line: string) => void;
 }
@@ -25,6 +33,8 @@ export interface Daemon {
   store: Store;
   scheduler: Scheduler;
   queue: RunQueue;
+  events: RunEvents;
+  runs: RunService;
   stop(): Promise<void>;
 }
 
@@ -36,15 +46,29 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const store = openStore(config, clock.now());
   const admin = await ensureAdminToken(store, config.admin_token, clock.now());
 
+  const events = new RunEvents(store, clock);
+  const model =
+    opts.model ??
+    new Anthropic({
+      apiKey: config.anthropic.api_key,
+      baseURL: config.anthropic.base_url,
+      maxRetries: config.anthropic.max_retries,
+      timeout: config.anthropic.request_timeout_ms,
+    });
+  const executor =
+    opts.executor ??
+    new AgentExecutor({ store, clock, config, logger, events, model, toolLimits: DEFAULT_TOOL_LIMITS });
   let scheduler: Scheduler | undefined;
   const queue = new RunQueue({
     store,
     clock,
     logger,
-    executor: opts.executor ?? noAgentExecutor,
+    events,
+    executor,
     maxConcurrent: config.runs.max_concurrent,
     onSettled: () => scheduler?.kick(),
   });
+  const runs = new RunService({ store, clock, logger, events, queue });
   scheduler = new Scheduler({
     store,
     clock,
@@ -54,9 +78,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     maxWaitMs: config.scheduler.max_wait_ms,
     batchSize: config.scheduler.batch_size,
     jitter: jitterOptions(config),
+    afterTick: (now) => runs.expireQuestions(now),
   });
 
-  const app = createApp({ store, clock, config, logger, scheduler, submitRun: (run) => queue.submit(run) });
+  const app = createApp({
+    store,
+    clock,
+    config,
+    logger,
+    scheduler,
+    events,
+    runs,
+    submitRun: (run) => queue.submit(run),
+  });
   const recovered = await queue.recover();
   scheduler.start();
 
@@ -97,5 +131,5 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { url, store, scheduler, queue, stop };
+  return { url, store, scheduler, queue, events, runs, stop };
 }

@@ -4,6 +4,8 @@ import { authenticate } from './auth.js';
 import type { AppDeps, Env } from './deps.js';
 import { errorResponse, HttpError } from './errors.js';
 import { jobRoutes } from './routes/jobs.js';
+import { planRoutes } from './routes/plans.js';
+import { questionRoutes } from './routes/questions.js';
 import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 
@@ -49,6 +51,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   api.route('/sessions', sessionRoutes(deps));
   api.route('/jobs', jobRoutes(deps));
   api.route('/runs', runRoutes(deps));
+  api.route('/questions', questionRoutes(deps));
+  api.route('/plans', planRoutes(deps));
   app.route('/v1', api);
   return app;
 }

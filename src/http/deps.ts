@@ -1,6 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import type { RunEvents } from '../runs/events.js';
+import type { RunService } from '../runs/service.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/types.js';
 import type { AuthVariables } from './auth.js';
@@ -15,6 +17,8 @@ export interface AppDeps {
   scheduler: { kick(): void; readonly isRunning: boolean };
   /** Receives runs created by the API (run-now). */
   submitRun: (run: Run) => void;
+  events: RunEvents;
+  runs: RunService;
 }
 
 export type Env = { Variables: AuthVariables };

@@ -1,4 +1,4 @@
-import type { CronJob, Run, Session, SlotRecord } from '../store/types.js';
+import type { CronJob, Plan, Question, Run, RunEvent, Session, SlotRecord } from '../store/types.js';
 
 // Domain records to their JSON form: snake_case, ISO-8601 UTC times.
 
@@ -53,7 +53,43 @@ export const presentRun = (r: Run) => ({
   started_at: iso(r.startedAt),
   finished_at: iso(r.finishedAt),
   error: r.error,
+  model: r.model,
+  turns: r.turns,
+  usage: r.usage,
+  cost_usd: r.costUsd,
+  plan_id: r.planId,
+  attempt: r.attempt,
+  duration_ms: r.startedAt !== null && r.finishedAt !== null ? r.finishedAt - r.startedAt : null,
 });
+
+export const presentQuestion = (q: Question) => ({
+  id: q.id,
+  run_id: q.runId,
+  session_id: q.sessionId,
+  status: q.status,
+  questions: (q.questions as { questions?: unknown }).questions ?? q.questions,
+  answers: q.answers,
+  answered_by: q.answeredBy,
+  created_at: iso(q.createdAt),
+  expires_at: iso(q.expiresAt),
+  resolved_at: iso(q.resolvedAt),
+});
+
+export const presentPlan = (p: Plan) => ({
+  id: p.id,
+  run_id: p.runId,
+  session_id: p.sessionId,
+  status: p.status,
+  round: p.round,
+  previous_plan_id: p.previousPlanId,
+  markdown: p.markdown,
+  sha256: p.sha256,
+  workspace_commit: p.workspaceCommit,
+  requested_by: p.requestedBy,
+  created_at: iso(p.createdAt),
+});
+
+export const presentEvent = (e: RunEvent) => ({ seq: e.seq, type: e.type, at: iso(e.at), ...e.data });
 
 export const presentSlot = (s: SlotRecord) => ({
   slot_at: iso(s.slotAt),

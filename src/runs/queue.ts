@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { Run, RunStatus } from '../store/types.js';
+import { RUN_FINISHED, type RunEvents } from './events.js';
 
 export interface RunOutcome {
   status: Exclude<RunStatus, 'queued' | 'running'>;
@@ -20,24 +21,45 @@ export const noAgentExecutor: RunExecutor = {
   },
 };
 
+/** Why a run's signal was aborted: a person canceled it, or the daemon is stopping. */
+export class RunAborted extends Error {
+  constructor(readonly kind: 'cancel' | 'shutdown') {
+    super(kind === 'cancel' ? 'canceled' : 'the daemon stopped while this run was in progress');
+  }
+}
+
 export interface RunQueueOptions {
   store: Store;
   clock: Clock;
   logger: Logger;
+  events: RunEvents;
   executor: RunExecutor;
   maxConcurrent: number;
-  /** Called after each run settles (the scheduler uses it to fire slots that waited for an idle session). */
+  /** Called after each run settles or parks (the scheduler uses it to fire slots that waited). */
   onSettled?: (run: Run) => void;
 }
 
+const TERMINAL: ReadonlySet<RunStatus> = new Set([
+  'planned',
+  'completed',
+  'failed',
+  'canceled',
+  'budget_exceeded',
+  'interrupted',
+]);
+
 /**
- * Hands queued runs to the executor: at most `maxConcurrent` at once, one at a time per session, and fair
- * across sessions (round robin over sessions that have work, so one busy session cannot starve others).
+ * Hands runs to the executor: at most `maxConcurrent` executing at once, one run at a time per session
+ * (a run parked on a question still holds its session), and fair across sessions: round robin over the
+ * sessions that have work, so one busy session cannot starve the others.
  */
 export class RunQueue {
-  private readonly waiting = new Map<string, Run[]>(); // session id -> its queued runs, oldest first
+  private readonly waiting = new Map<string, Run[]>(); // session id -> its runs, oldest first
   private readonly active = new Map<string, { run: Run; abort: AbortController; done: Promise<void> }>();
   private readonly busySessions = new Set<string>();
+  /** Sessions whose run waits for a person (a question); value: that run's id. */
+  private readonly parked = new Map<string, string>();
+  private readonly resumeSoon = new Set<string>();
   private accepting = true;
 
   constructor(private readonly opts: RunQueueOptions) {}
@@ -46,44 +68,67 @@ export class RunQueue {
     return this.active.size;
   }
 
+  /** Queues a run: a new one (status queued) or a parked one to resume (status awaiting_input). */
   submit(run: Run): void {
-    if (!this.accepting) return; // stays queued in the store; picked up by recover() on the next start
+    if (!this.accepting) return; // stays in the store; recover() picks it up on the next start
+    if (this.parked.get(run.sessionId) === run.id) this.parked.delete(run.sessionId);
     const list = this.waiting.get(run.sessionId) ?? [];
     if (list.some((r) => r.id === run.id) || this.active.has(run.id)) return;
-    list.push(run);
+    // A resumed run goes first in its session: it already holds the session.
+    if (run.status === 'awaiting_input') list.unshift(run);
+    else list.push(run);
     this.waiting.set(run.sessionId, list);
     this.pump();
   }
 
   /**
-   * On start: runs left `running` by a process that died are marked interrupted; queued ones are picked up.
+   * On start. Runs left `running` by a process that died are retried once from their stored conversation
+   * (then marked interrupted); parked runs hold their sessions again; queued runs are picked up.
    */
-  async recover(): Promise<{ requeued: number; interrupted: number }> {
-    let interrupted = 0;
-    let requeued = 0;
-    for (const status of ['running', 'queued'] as const) {
-      let cursor: string | undefined;
-      do {
-        const page = await this.opts.store.listRuns({ status, limit: 200, cursor });
-        for (const run of page.items.reverse()) {
-          if (status === 'running') {
-            const ok = await this.opts.store.transitionRun(run.id, ['running'], 'interrupted', {
-              finishedAt: this.opts.clock.now(),
-              error: 'the daemon stopped while this run was in progress',
-            });
-            if (ok) interrupted += 1;
-          } else {
-            this.submit(run);
-            requeued += 1;
+  async recover(): Promise<{ requeued: number; retried: number; interrupted: number; parked: number }> {
+    const { store, clock, events } = this.opts;
+    const tally = { requeued: 0, retried: 0, interrupted: 0, parked: 0 };
+    for (const status of ['running', 'awaiting_input', 'queued'] as const) {
+      for (const run of await this.all(status)) {
+        if (status === 'running') {
+          if (run.attempt < 2 && (await store.transitionRun(run.id, ['running'], 'queued'))) {
+            await store.updateRun(run.id, { attempt: run.attempt + 1 });
+            await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: run.attempt });
+            tally.retried += 1;
+            this.submit({ ...run, status: 'queued', attempt: run.attempt + 1 });
+          } else if (
+            await store.transitionRun(run.id, ['running'], 'interrupted', {
+              finishedAt: clock.now(),
+              error: 'the daemon stopped while this run was in progress (already retried once)',
+            })
+          ) {
+            tally.interrupted += 1;
+            await this.finished(run.id);
           }
+        } else if (status === 'awaiting_input') {
+          await this.park(run);
+          tally.parked += 1;
+        } else {
+          this.submit(run);
+          tally.requeued += 1;
         }
-        cursor = page.nextCursor ?? undefined;
-      } while (cursor);
+      }
     }
-    return { requeued, interrupted };
+    return tally;
   }
 
-  /** Stops taking work; waits up to `graceMs` for active runs, then aborts them (they end interrupted). */
+  private async all(status: RunStatus): Promise<Run[]> {
+    const runs: Run[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.opts.store.listRuns({ status, limit: 200, cursor });
+      runs.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return runs.reverse(); // oldest first
+  }
+
+  /** Stops taking work; waits up to `graceMs` for executing runs, then aborts them (they end interrupted). */
   async drain(graceMs: number): Promise<void> {
     this.accepting = false;
     this.waiting.clear();
@@ -97,16 +142,36 @@ export class RunQueue {
     ]);
     clearTimeout(timer);
     if (timedOut) {
-      for (const a of this.active.values()) a.abort.abort(new Error('daemon shutting down'));
+      for (const a of this.active.values()) a.abort.abort(new RunAborted('shutdown'));
       await all();
     }
   }
 
-  /** Aborts a run that is executing; true when it was active here. */
-  cancel(runId: string, reason: string): boolean {
-    const a = this.active.get(runId);
-    if (!a) return false;
-    a.abort.abort(new Error(reason));
+  /**
+   * Cancels a run wherever it is: executing (its model stream is aborted), waiting in the queue, or
+   * parked on a question. Returns false when the run had already ended.
+   */
+  async cancel(runId: string): Promise<boolean> {
+    const { store, clock } = this.opts;
+    const executing = this.active.get(runId);
+    if (executing) {
+      executing.abort.abort(new RunAborted('cancel'));
+      await executing.done;
+      return true;
+    }
+    for (const [sessionId, list] of this.waiting) {
+      const i = list.findIndex((r) => r.id === runId);
+      if (i >= 0) list.splice(i, 1);
+      if (!list.length) this.waiting.delete(sessionId);
+    }
+    const ok = await store.transitionRun(runId, ['queued', 'awaiting_input'], 'canceled', {
+      finishedAt: clock.now(),
+      error: 'canceled',
+    });
+    if (!ok) return false;
+    for (const [sessionId, parkedRun] of this.parked) if (parkedRun === runId) this.parked.delete(sessionId);
+    await this.finished(runId);
+    this.pump();
     return true;
   }
 
@@ -125,7 +190,10 @@ export class RunQueue {
 
   private nextSession(): string | undefined {
     for (const [sessionId, list] of this.waiting) {
-      if (list.length && !this.busySessions.has(sessionId)) return sessionId;
+      if (!list.length || this.busySessions.has(sessionId)) continue;
+      const parkedRun = this.parked.get(sessionId);
+      if (parkedRun && list[0]!.id !== parkedRun) continue;
+      return sessionId;
     }
     return undefined;
   }
@@ -133,32 +201,88 @@ export class RunQueue {
   private start(run: Run): void {
     const abort = new AbortController();
     this.busySessions.add(run.sessionId);
-    const done = this.execute(run, abort).finally(() => {
-      this.active.delete(run.id);
-      this.busySessions.delete(run.sessionId);
-      this.pump();
-    });
+    const done = this.execute(run, abort)
+      .catch((err) => this.opts.logger.error({ err, run_id: run.id }, 'run bookkeeping failed'))
+      .finally(() => {
+        this.active.delete(run.id);
+        this.busySessions.delete(run.sessionId);
+        if (this.resumeSoon.delete(run.id)) this.submit({ ...run, status: 'awaiting_input' });
+        this.pump();
+      });
     this.active.set(run.id, { run, abort, done });
   }
 
   private async execute(run: Run, abort: AbortController): Promise<void> {
     const { store, clock, logger } = this.opts;
-    const claimed = await store.transitionRun(run.id, ['queued'], 'running', { startedAt: clock.now() });
+    const from = run.status === 'awaiting_input' ? 'awaiting_input' : 'queued';
+    const claimed = await store.transitionRun(run.id, [from], 'running', { startedAt: clock.now() });
     if (!claimed) return; // canceled meanwhile, or another process took it
+    const fresh = (await store.getRun(run.id)) ?? run;
     let outcome: RunOutcome;
     try {
-      outcome = await this.opts.executor.execute(run, abort.signal);
+      outcome = await this.opts.executor.execute(fresh, abort.signal);
     } catch (err) {
-      outcome = abort.signal.aborted
-        ? { status: 'interrupted', error: String((abort.signal.reason as Error)?.message ?? 'aborted') }
-        : { status: 'failed', error: (err as Error).message };
+      const reason = abort.signal.aborted ? abort.signal.reason : null;
+      outcome =
+        reason instanceof RunAborted
+          ? { status: reason.kind === 'cancel' ? 'canceled' : 'interrupted', error: reason.message }
+          : { status: 'failed', error: describe(err) };
     }
-    await store.transitionRun(run.id, ['running', 'awaiting_input'], outcome.status, {
-      finishedAt: clock.now(),
-      error: outcome.error ?? null,
+    const terminal = TERMINAL.has(outcome.status);
+    await store.transitionRun(run.id, ['running'], outcome.status, {
+      ...(terminal ? { finishedAt: clock.now() } : {}),
+      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
     });
-    logger.info({ run_id: run.id, session_id: run.sessionId, status: outcome.status }, 'run finished');
+    if (outcome.status === 'awaiting_input') {
+      await this.park(run);
+    } else {
+      await this.finished(run.id);
+      logger.info({ run_id: run.id, session_id: run.sessionId, status: outcome.status }, 'run finished');
+    }
     const settled = await store.getRun(run.id);
     if (settled) this.opts.onSettled?.(settled);
   }
+
+  /**
+   * The run waits for a person and keeps its session. An answer that arrived while the run was still
+   * executing found it not yet parked: resume at once in that case.
+   */
+  private async park(run: Run): Promise<void> {
+    this.parked.set(run.sessionId, run.id);
+    const pending = await this.opts.store.listQuestions({ runId: run.id, status: 'pending', limit: 1 });
+    if (pending.length > 0) return;
+    // Still executing: resubmit once its slot is released (see start()).
+    if (this.active.has(run.id)) this.resumeSoon.add(run.id);
+    else this.submit({ ...run, status: 'awaiting_input' });
+  }
+
+  /** The receipt that ends every run's event log. */
+  private async finished(runId: string): Promise<void> {
+    const run = await this.opts.store.getRun(runId);
+    if (!run) return;
+    await this.opts.events.emit(runId, RUN_FINISHED, {
+      status: run.status,
+      error: run.error,
+      turns: run.turns,
+      usage: run.usage,
+      cost_usd: run.costUsd,
+      duration_ms: run.startedAt !== null && run.finishedAt !== null ? run.finishedAt - run.startedAt : 0,
+      plan_id: run.planId,
+    });
+  }
+}
+
+/** An error as one line for a run record: the model API's status and type when it has them. */
+export function describe(err: unknown): string {
+  const e = err as {
+    status?: number;
+    error?: { error?: { type?: string; message?: string } };
+    message?: string;
+  };
+  if (typeof e?.status === 'number') {
+    const type = e.error?.error?.type;
+    const message = e.error?.error?.message ?? e.message;
+    return `model request failed: ${e.status}${type ? ` ${type}` : ''}: ${message}`;
+  }
+  return `${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)}`;
 }

@@ -18,6 +18,8 @@ export interface SchedulerOptions {
   jitter: JitterOptions;
   /** Observes each fired slot's lateness (ms after its jittered due time). */
   onLateness?: (ms: number) => void;
+  /** Other timed housekeeping that rides on this one timer (question deadlines); runs after each pass. */
+  afterTick?: (now: number) => Promise<unknown>;
 }
 
 export interface TickReport {
@@ -139,6 +141,7 @@ export class Scheduler {
         if (ids.length < batchSize || results.length === 0) break;
       }
     }
+    await this.opts.afterTick?.(clock.now());
     const earliest = await store.earliestDueAt();
     const now = clock.now();
     report.sleepMs = Math.min(

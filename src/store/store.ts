@@ -1,13 +1,22 @@
 import type {
   ApiToken,
+  ConversationMessage,
   CronJob,
   JobStatus,
   Page,
+  Plan,
+  Question,
+  QuestionStatus,
   Run,
+  RunDefaults,
+  RunEvent,
+  RunPhase,
+  RunSettings,
   RunSource,
   RunStatus,
   Session,
   SlotRecord,
+  TokenUsage,
 } from './types.js';
 
 /**
@@ -65,6 +74,10 @@ export interface NewRun {
   prompt: string;
   requestedBy: string;
   createdAt: number;
+  overrides?: RunDefaults;
+  /** Continue this conversation (a revision round, the execute phase); default: a new one. */
+  conversationId?: string;
+  phase?: RunPhase;
 }
 
 export interface RunFilter {
@@ -139,6 +152,53 @@ export interface Store {
     fields?: { startedAt?: number; finishedAt?: number; error?: string | null },
   ): Promise<boolean>;
   isSessionBusy(sessionId: string): Promise<boolean>;
+  /** Records what a run is carried out with, and its progress after each turn. */
+  updateRun(
+    id: string,
+    patch: {
+      conversationId?: string;
+      model?: string;
+      settings?: RunSettings;
+      turns?: number;
+      usage?: TokenUsage;
+      costUsd?: number;
+      planId?: string;
+      attempt?: number;
+    },
+  ): Promise<void>;
+
+  /** The conversation of a run phase, oldest message first. */
+  loadConversation(conversationId: string): Promise<ConversationMessage[]>;
+  /** Appends messages after the existing ones. */
+  appendMessages(
+    conversationId: string,
+    runId: string,
+    messages: ConversationMessage[],
+    now: number,
+  ): Promise<void>;
+
+  /** Appends one event to a run's log, numbering it after the last. */
+  appendEvent(runId: string, type: string, data: Record<string, unknown>, at: number): Promise<RunEvent>;
+  listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]>;
+
+  createQuestion(q: Omit<Question, 'status' | 'answers' | 'answeredBy' | 'resolvedAt'>): Promise<Question>;
+  getQuestion(id: string): Promise<Question | null>;
+  findQuestion(runId: string, toolUseId: string): Promise<Question | null>;
+  listQuestions(filter: { status?: QuestionStatus; runId?: string; limit: number }): Promise<Question[]>;
+  /** pending -> answered; false when the question is not pending any more (someone else won). */
+  answerQuestion(
+    id: string,
+    answers: Record<string, string | string[]>,
+    by: string,
+    now: number,
+  ): Promise<boolean>;
+  /** pending -> timed_out | canceled; false when not pending. */
+  closeQuestion(id: string, status: 'timed_out' | 'canceled', now: number): Promise<boolean>;
+  listExpiredQuestions(now: number, limit: number): Promise<Question[]>;
+
+  createPlan(plan: Plan): Promise<Plan>;
+  getPlan(id: string): Promise<Plan | null>;
+  findPlan(runId: string, toolUseId: string): Promise<Plan | null>;
 
   getState(key: string): Promise<string | null>;
   setState(key: string, value: string): Promise<void>;

@@ -96,6 +96,95 @@ export interface Run {
   startedAt: number | null;
   finishedAt: number | null;
   error: string | null;
+  conversationId: string | null;
+  model: string | null;
+  /** Run options of the job or trigger that started it (they outlive a deleted job). */
+  overrides: RunDefaults;
+  settings: RunSettings | Record<string, never>;
+  turns: number;
+  usage: TokenUsage;
+  costUsd: number;
+  planId: string | null;
+  attempt: number;
+}
+
+/** What a run was carried out with, resolved from job, session and config when it starts. */
+export interface RunSettings {
+  model: string;
+  maxTokens: number;
+  maxTurns: number;
+  budgetUsd: number;
+  thinking: { enabled: false } | { enabled: true; budgetTokens: number };
+}
+
+/** Tokens by kind, summed over a run's turns. */
+export interface TokenUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_write_5m_tokens?: number;
+  cache_write_1h_tokens?: number;
+  cache_read_tokens?: number;
+}
+
+export interface RunEvent {
+  runId: string;
+  seq: number;
+  type: string;
+  data: Record<string, unknown>;
+  at: number;
+}
+
+export interface ConversationMessage {
+  role: 'user' | 'assistant';
+  /** Content blocks exactly as exchanged with the model (thinking blocks included, unmodified). */
+  content: unknown[];
+}
+
+export type QuestionStatus = 'pending' | 'answered' | 'timed_out' | 'canceled';
+
+export interface Question {
+  id: string;
+  runId: string;
+  sessionId: string;
+  toolUseId: string;
+  questions: unknown;
+  status: QuestionStatus;
+  answers: Record<string, string | string[]> | null;
+  answeredBy: string | null;
+  /** Tool results of the same assistant turn computed before the run parked on this question. */
+  priorResults: unknown[];
+  createdAt: number;
+  expiresAt: number;
+  resolvedAt: number | null;
+}
+
+export const PLAN_STATUSES = [
+  'pending_approval',
+  'approved',
+  'executing',
+  'executed',
+  'execution_failed',
+  'rejected',
+  'revision_requested',
+  'expired',
+  'superseded',
+] as const;
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+
+export interface Plan {
+  id: string;
+  runId: string;
+  sessionId: string;
+  conversationId: string;
+  toolUseId: string;
+  markdown: string;
+  sha256: string;
+  workspaceCommit: string | null;
+  status: PlanStatus;
+  round: number;
+  previousPlanId: string | null;
+  requestedBy: string;
+  createdAt: number;
 }
 
 export type SlotOutcome = 'fired' | 'coalesced' | 'missed';

@@ -418,6 +418,13 @@ describe('cron jobs API', () => {
         started_at: null,
         finished_at: null,
         error: null,
+        model: null,
+        turns: 0,
+        usage: {},
+        cost_usd: 0,
+        plan_id: null,
+        attempt: 1,
+        duration_ms: null,
       });
       // Handed to the runner.
       expect(h.runs.map((r) => r.id)).toContain(res.body.id);

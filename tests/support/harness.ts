@@ -8,6 +8,9 @@ import type { Config } from '../../src/config/schema.js';
 import { createApp } from '../../src/http/app.js';
 import type { Env } from '../../src/http/deps.js';
 import { silentLogger } from '../../src/logger.js';
+import { RunEvents } from '../../src/runs/events.js';
+import { noAgentExecutor, RunQueue } from '../../src/runs/queue.js';
+import { RunService } from '../../src/runs/service.js';
 import { Scheduler } from '../../src/scheduler/loop.js';
 import { jitterOptions } from '../../src/scheduler/plan-job.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -78,7 +81,20 @@ export async function createHarness(
     batchSize: config.scheduler.batch_size,
     jitter: jitterOptions(config),
   });
-  const app = createApp({ store, clock, config, logger, scheduler, submitRun: (run) => runs.push(run) });
+  // Runs are collected in `runs` rather than executed; the queue only serves cancel and resume.
+  const events = new RunEvents(store, clock);
+  const queue = new RunQueue({ store, clock, logger, events, executor: noAgentExecutor, maxConcurrent: 1 });
+  const service = new RunService({ store, clock, logger, events, queue });
+  const app = createApp({
+    store,
+    clock,
+    config,
+    logger,
+    scheduler,
+    events,
+    runs: service,
+    submitRun: (run) => runs.push(run),
+  });
   const tokens = {} as Record<Role, string>;
   for (const role of ['admin', 'operator', 'approver', 'viewer'] as const) {
     const issued = issueToken(`${role}-user`, `${role}-user`, role, clock.now());

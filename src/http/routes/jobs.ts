@@ -80,6 +80,7 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
       prompt: job.prompt,
       requestedBy: c.get('identity').identity,
       createdAt: clock.now(),
+      overrides: job.options,
     });
     if (!run) throw notFound('job', job.id);
     deps.submitRun(run);

@@ -1,16 +1,23 @@
 import { Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { RUN_FINISHED } from '../../runs/events.js';
+import type { RunEvent } from '../../store/types.js';
+import { requires } from '../auth.js';
 import { query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
-import { notFound } from '../errors.js';
-import { presentRun } from '../present.js';
+import { HttpError, notFound } from '../errors.js';
+import { presentEvent, presentRun } from '../present.js';
 import { listRunsQuery } from '../schemas.js';
 
+const TERMINAL = new Set(['planned', 'completed', 'failed', 'canceled', 'budget_exceeded', 'interrupted']);
+
 export function runRoutes(deps: AppDeps): Hono<Env> {
+  const { store } = deps;
   const app = new Hono<Env>();
 
   app.get('/', async (c) => {
     const q = query(c, listRunsQuery);
-    const page = await deps.store.listRuns({
+    const page = await store.listRuns({
       sessionId: q.session_id,
       jobId: q.job_id,
       status: q.status,
@@ -21,9 +28,85 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.get('/:id', async (c) => {
-    const run = await deps.store.getRun(c.req.param('id'));
+    const run = await store.getRun(c.req.param('id'));
     if (!run) throw notFound('run', c.req.param('id'));
     return c.json(presentRun(run));
+  });
+
+  app.post('/:id/cancel', requires('operate'), async (c) => {
+    const id = c.req.param('id');
+    const run = await store.getRun(id);
+    if (!run) throw notFound('run', id);
+    if (!(await deps.runs.cancel(id))) {
+      const now = await store.getRun(id);
+      throw new HttpError(409, 'conflict', `run ${id} already ended (${now?.status})`);
+    }
+    return c.json(presentRun((await store.getRun(id))!));
+  });
+
+  /**
+   * The run's event log as Server-Sent Events: `id:` is the sequence number. Replays what comes after
+   * Last-Event-ID (or ?after=), then follows live, and closes after the run_finished event.
+   */
+  app.get('/:id/events', async (c) => {
+    const id = c.req.param('id');
+    const run = await store.getRun(id);
+    if (!run) throw notFound('run', id);
+    const from = c.req.header('last-event-id') ?? c.req.query('after') ?? '0';
+    const after = Number(from);
+    if (!Number.isSafeInteger(after) || after < 0) {
+      throw new HttpError(400, 'bad_event_id', `Last-Event-ID must be a sequence number, got "${from}"`);
+    }
+    return streamSSE(c, async (stream) => {
+      let last = after;
+      let done = false;
+      const live: RunEvent[] = [];
+      let wake: (() => void) | null = null;
+      // Subscribe before replaying so nothing falls between the two; duplicates are skipped by seq.
+      const unsubscribe = deps.events.subscribe(id, (e) => {
+        live.push(e);
+        wake?.();
+      });
+      const send = async (e: RunEvent) => {
+        if (e.seq <= last) return;
+        last = e.seq;
+        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(presentEvent(e)) });
+        if (e.type === RUN_FINISHED) done = true;
+      };
+      stream.onAbort(() => {
+        done = true;
+        wake?.();
+      });
+      try {
+        for (;;) {
+          const page = await store.listEvents(id, last, 500);
+          for (const e of page) await send(e);
+          if (page.length < 500) break;
+        }
+        while (!done) {
+          if (!live.length) {
+            // A run that already ended writes its receipt right after its status: wait briefly for it.
+            const ended = TERMINAL.has((await store.getRun(id))?.status ?? 'failed');
+            await new Promise<void>((resolve) => {
+              const t = setTimeout(resolve, ended ? 2_000 : 15_000);
+              wake = () => {
+                clearTimeout(t);
+                resolve();
+              };
+            });
+            wake = null;
+            if (!live.length && !done) {
+              if (ended) break;
+              // A comment line keeps proxies from closing an idle stream.
+              await stream.write(': keep-alive\n\n');
+            }
+          }
+          for (const e of live.splice(0)) await send(e);
+        }
+      } finally {
+        unsubscribe();
+      }
+    });
   });
 
   return app;

@@ -1,4 +1,4 @@
-import type { ApiToken, CronJob, Run, Session, SlotRecord } from '../types.js';
+import type { ApiToken, CronJob, Plan, Question, Run, RunEvent, Session, SlotRecord } from '../types.js';
 
 // Row shapes as SQLite returns them, and their mapping to domain records.
 
@@ -62,6 +62,54 @@ export interface RunRow {
   started_at: number | null;
   finished_at: number | null;
   error: string | null;
+  conversation_id: string | null;
+  model: string | null;
+  overrides: string;
+  settings: string;
+  turns: number;
+  usage: string;
+  cost_usd: number;
+  plan_id: string | null;
+  attempt: number;
+}
+
+export interface EventRow {
+  run_id: string;
+  seq: number;
+  type: string;
+  data: string;
+  at: number;
+}
+
+export interface QuestionRow {
+  id: string;
+  run_id: string;
+  session_id: string;
+  tool_use_id: string;
+  questions: string;
+  status: Question['status'];
+  answers: string | null;
+  answered_by: string | null;
+  prior_results: string;
+  created_at: number;
+  expires_at: number;
+  resolved_at: number | null;
+}
+
+export interface PlanRow {
+  id: string;
+  run_id: string;
+  session_id: string;
+  conversation_id: string;
+  tool_use_id: string;
+  markdown: string;
+  sha256: string;
+  workspace_commit: string | null;
+  status: Plan['status'];
+  round: number;
+  previous_plan_id: string | null;
+  requested_by: string;
+  created_at: number;
 }
 
 export interface SlotRow {
@@ -134,6 +182,54 @@ export const toRun = (r: RunRow): Run => ({
   startedAt: r.started_at,
   finishedAt: r.finished_at,
   error: r.error,
+  conversationId: r.conversation_id,
+  model: r.model,
+  overrides: JSON.parse(r.overrides),
+  settings: JSON.parse(r.settings),
+  turns: r.turns,
+  usage: JSON.parse(r.usage),
+  costUsd: r.cost_usd,
+  planId: r.plan_id,
+  attempt: r.attempt,
+});
+
+export const toEvent = (r: EventRow): RunEvent => ({
+  runId: r.run_id,
+  seq: r.seq,
+  type: r.type,
+  data: JSON.parse(r.data),
+  at: r.at,
+});
+
+export const toQuestion = (r: QuestionRow): Question => ({
+  id: r.id,
+  runId: r.run_id,
+  sessionId: r.session_id,
+  toolUseId: r.tool_use_id,
+  questions: JSON.parse(r.questions),
+  status: r.status,
+  answers: r.answers === null ? null : JSON.parse(r.answers),
+  answeredBy: r.answered_by,
+  priorResults: JSON.parse(r.prior_results),
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  resolvedAt: r.resolved_at,
+});
+
+export const toPlan = (r: PlanRow): Plan => ({
+  id: r.id,
+  runId: r.run_id,
+  sessionId: r.session_id,
+  conversationId: r.conversation_id,
+  toolUseId: r.tool_use_id,
+  markdown: r.markdown,
+  sha256: r.sha256,
+  workspaceCommit: r.workspace_commit,
+  status: r.status,
+  round: r.round,
+  previousPlanId: r.previous_plan_id,
+  requestedBy: r.requested_by,
+  createdAt: r.created_at,
 });
 
 export const toSlot = (r: SlotRow): SlotRecord => ({

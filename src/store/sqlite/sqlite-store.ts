@@ -19,10 +19,15 @@ import {
 import {
   ACTIVE_RUN_STATUSES,
   type ApiToken,
+  type ConversationMessage,
   type CronJob,
   type JobStatus,
   type Page,
+  type Plan,
+  type Question,
+  type QuestionStatus,
   type Run,
+  type RunEvent,
   type RunStatus,
   type Session,
   type SlotRecord,
@@ -30,13 +35,19 @@ import {
 import { currentVersion, loadMigrations, type Migration, migrate } from './migrate.js';
 import {
   decodeCursor,
+  type EventRow,
   encodeCursor,
   type JobRow,
+  type PlanRow,
+  type QuestionRow,
   type RunRow,
   type SessionRow,
   type SlotRow,
   type TokenRow,
+  toEvent,
   toJob,
+  toPlan,
+  toQuestion,
   toRun,
   toSession,
   toSlot,
@@ -307,6 +318,7 @@ export class SqliteStore implements Store {
           prompt: job.prompt,
           requestedBy: job.createdBy,
           createdAt: now,
+          overrides: job.options,
         },
         coalesced,
       );
@@ -371,18 +383,21 @@ export class SqliteStore implements Store {
   private insertRun(r: NewRun, coalescedSlots: number): Run {
     this.sql(
       `INSERT INTO runs (id, session_id, job_id, slot_at, source, phase, status, prompt, requested_by,
-           coalesced_slots, created_at)
-         VALUES (?, ?, ?, ?, ?, 'plan', 'queued', ?, ?, ?, ?)`,
+           coalesced_slots, created_at, overrides, conversation_id)
+         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.sessionId,
       r.jobId,
       r.slotAt,
       r.source,
+      r.phase ?? 'plan',
       r.prompt,
       r.requestedBy,
       coalescedSlots,
       r.createdAt,
+      JSON.stringify(r.overrides ?? {}),
+      r.conversationId ?? r.id,
     );
     return toRun(this.sql('SELECT * FROM runs WHERE id = ?').get(r.id) as RunRow);
   }
@@ -449,6 +464,197 @@ export class SqliteStore implements Store {
       this.sql(`SELECT 1 FROM runs WHERE session_id = ? AND status IN (${ACTIVE}) LIMIT 1`).get(sessionId) !==
       undefined
     );
+  }
+
+  async updateRun(id: string, patch: Parameters<Store['updateRun']>[1]): Promise<void> {
+    const sets: string[] = [];
+    const args: unknown[] = [];
+    const put = (col: string, value: unknown) => {
+      sets.push(`${col} = ?`);
+      args.push(value);
+    };
+    if (patch.conversationId !== undefined) put('conversation_id', patch.conversationId);
+    if (patch.model !== undefined) put('model', patch.model);
+    if (patch.settings !== undefined) put('settings', JSON.stringify(patch.settings));
+    if (patch.turns !== undefined) put('turns', patch.turns);
+    if (patch.usage !== undefined) put('usage', JSON.stringify(patch.usage));
+    if (patch.costUsd !== undefined) put('cost_usd', patch.costUsd);
+    if (patch.planId !== undefined) put('plan_id', patch.planId);
+    if (patch.attempt !== undefined) put('attempt', patch.attempt);
+    if (!sets.length) return;
+    this.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
+  }
+
+  // ---- conversations and events
+
+  async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
+    const rows = this.sql(
+      'SELECT role, content FROM conversation_messages WHERE conversation_id = ? ORDER BY seq',
+    ).all(conversationId) as { role: ConversationMessage['role']; content: string }[];
+    return rows.map((r) => ({ role: r.role, content: JSON.parse(r.content) }));
+  }
+
+  async appendMessages(
+    conversationId: string,
+    runId: string,
+    messages: ConversationMessage[],
+    now: number,
+  ): Promise<void> {
+    const insert = this.sql(
+      `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at)
+       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_messages WHERE conversation_id = ?), ?, ?, ?, ?)`,
+    );
+    this.db
+      .transaction(() => {
+        for (const m of messages) {
+          insert.run(conversationId, conversationId, m.role, JSON.stringify(m.content), runId, now);
+        }
+      })
+      .immediate();
+  }
+
+  async appendEvent(
+    runId: string,
+    type: string,
+    data: Record<string, unknown>,
+    at: number,
+  ): Promise<RunEvent> {
+    const row = this.sql(
+      `INSERT INTO run_events (run_id, seq, type, data, at)
+       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?), ?, ?, ?)
+       RETURNING seq`,
+    ).get(runId, runId, type, JSON.stringify(data), at) as { seq: number };
+    return { runId, seq: row.seq, type, data, at };
+  }
+
+  async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
+    const rows = this.sql('SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(
+      runId,
+      afterSeq,
+      limit,
+    ) as EventRow[];
+    return rows.map(toEvent);
+  }
+
+  // ---- questions
+
+  async createQuestion(
+    q: Omit<Question, 'status' | 'answers' | 'answeredBy' | 'resolvedAt'>,
+  ): Promise<Question> {
+    this.sql(
+      `INSERT INTO questions (id, run_id, session_id, tool_use_id, questions, status, prior_results, created_at,
+         expires_at)
+       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+    ).run(
+      q.id,
+      q.runId,
+      q.sessionId,
+      q.toolUseId,
+      JSON.stringify(q.questions),
+      JSON.stringify(q.priorResults),
+      q.createdAt,
+      q.expiresAt,
+    );
+    return (await this.getQuestion(q.id))!;
+  }
+
+  async getQuestion(id: string): Promise<Question | null> {
+    const row = this.sql('SELECT * FROM questions WHERE id = ?').get(id) as QuestionRow | undefined;
+    return row ? toQuestion(row) : null;
+  }
+
+  async findQuestion(runId: string, toolUseId: string): Promise<Question | null> {
+    const row = this.sql('SELECT * FROM questions WHERE run_id = ? AND tool_use_id = ?').get(
+      runId,
+      toolUseId,
+    ) as QuestionRow | undefined;
+    return row ? toQuestion(row) : null;
+  }
+
+  async listQuestions(f: { status?: QuestionStatus; runId?: string; limit: number }): Promise<Question[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (f.status) {
+      where.push('status = ?');
+      args.push(f.status);
+    }
+    if (f.runId) {
+      where.push('run_id = ?');
+      args.push(f.runId);
+    }
+    const rows = this.sql(`SELECT * FROM questions ${whereSql(where)} ORDER BY created_at, id LIMIT ?`).all(
+      ...args,
+      f.limit,
+    ) as QuestionRow[];
+    return rows.map(toQuestion);
+  }
+
+  async answerQuestion(
+    id: string,
+    answers: Record<string, string | string[]>,
+    by: string,
+    now: number,
+  ): Promise<boolean> {
+    return (
+      this.sql(
+        `UPDATE questions SET status = 'answered', answers = ?, answered_by = ?, resolved_at = ?
+         WHERE id = ? AND status = 'pending'`,
+      ).run(JSON.stringify(answers), by, now, id).changes === 1
+    );
+  }
+
+  async closeQuestion(id: string, status: 'timed_out' | 'canceled', now: number): Promise<boolean> {
+    return (
+      this.sql(`UPDATE questions SET status = ?, resolved_at = ? WHERE id = ? AND status = 'pending'`).run(
+        status,
+        now,
+        id,
+      ).changes === 1
+    );
+  }
+
+  async listExpiredQuestions(now: number, limit: number): Promise<Question[]> {
+    const rows = this.sql(
+      `SELECT * FROM questions WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
+    ).all(now, limit) as QuestionRow[];
+    return rows.map(toQuestion);
+  }
+
+  // ---- plans
+
+  async createPlan(p: Plan): Promise<Plan> {
+    this.sql(
+      `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
+         status, round, previous_plan_id, requested_by, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      p.id,
+      p.runId,
+      p.sessionId,
+      p.conversationId,
+      p.toolUseId,
+      p.markdown,
+      p.sha256,
+      p.workspaceCommit,
+      p.status,
+      p.round,
+      p.previousPlanId,
+      p.requestedBy,
+      p.createdAt,
+    );
+    return (await this.getPlan(p.id))!;
+  }
+
+  async getPlan(id: string): Promise<Plan | null> {
+    const row = this.sql('SELECT * FROM plans WHERE id = ?').get(id) as PlanRow | undefined;
+    return row ? toPlan(row) : null;
+  }
+
+  async findPlan(runId: string, toolUseId: string): Promise<Plan | null> {
+    const row = this.sql('SELECT * FROM plans WHERE run_id = ? AND tool_use_id = ?').get(runId, toolUseId) as
+      | PlanRow
+      | undefined;
+    return row ? toPlan(row) : null;
   }
 
   // ---- state

@@ -1,0 +1,87 @@
+// Benchmark options: command-line flags win over environment variables, which win over the defaults of the
+// chosen mode (full, or --quick for a smoke run).
+
+export interface BenchOptions {
+  jobs: number;
+  sessions: number;
+  due: number;
+  idleSeconds: number;
+  quick: boolean;
+  /** Heap ceiling (--max-old-space-size) of the croner baseline: "fits in memory" means fits under this. */
+  baselineHeapMb: number;
+  /** Keep the temporary directory with the database. */
+  keep: boolean;
+}
+
+const FULL = { jobs: 100_000, sessions: 2_000, due: 5_000, idleSeconds: 60 };
+const QUICK = { jobs: 10_000, sessions: 200, due: 500, idleSeconds: 10 };
+const MAX_JOBS_PER_SESSION = 50;
+
+const NUMERIC = {
+  jobs: ['--jobs', 'BENCH_JOBS'],
+  sessions: ['--sessions', 'BENCH_SESSIONS'],
+  due: ['--due', 'BENCH_DUE'],
+  idleSeconds: ['--idle-seconds', 'BENCH_IDLE_SECONDS'],
+  baselineHeapMb: ['--baseline-heap-mb', 'BENCH_BASELINE_HEAP_MB'],
+} as const;
+
+export const USAGE = `usage: npm run bench -- [--quick] [--jobs N] [--sessions N] [--due N] [--idle-seconds S]
+                        [--baseline-heap-mb MB] [--keep]
+  defaults: --jobs ${FULL.jobs} --sessions ${FULL.sessions} --due ${FULL.due} --idle-seconds ${FULL.idleSeconds} --baseline-heap-mb 4096
+  --quick:  --jobs ${QUICK.jobs} --sessions ${QUICK.sessions} --due ${QUICK.due} --idle-seconds ${QUICK.idleSeconds}
+  environment: BENCH_JOBS, BENCH_SESSIONS, BENCH_DUE, BENCH_IDLE_SECONDS, BENCH_BASELINE_HEAP_MB, BENCH_QUICK=1, BENCH_KEEP=1`;
+
+export class OptionsError extends Error {}
+
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    if (eq > 0) {
+      flags.set(arg.slice(0, eq), arg.slice(eq + 1));
+    } else if (arg === '--quick' || arg === '--keep' || arg === '--help') {
+      flags.set(arg, true);
+    } else {
+      const value = argv[i + 1];
+      if (value === undefined) throw new OptionsError(`${arg} needs a value`);
+      flags.set(arg, value);
+      i += 1;
+    }
+  }
+  if (flags.has('--help')) throw new OptionsError('');
+  const known = new Set<string>(['--quick', '--keep', ...Object.values(NUMERIC).map(([flag]) => flag)]);
+  for (const flag of flags.keys()) if (!known.has(flag)) throw new OptionsError(`unknown option ${flag}`);
+
+  const isOn = (v: string | true | undefined) => v === true || v === '1' || v === 'true';
+  const quick = flags.has('--quick') ? isOn(flags.get('--quick')) : isOn(env.BENCH_QUICK);
+  const base = quick ? QUICK : FULL;
+  const number = (key: keyof typeof NUMERIC, fallback: number): number => {
+    const [flag, name] = NUMERIC[key];
+    const raw = flags.get(flag) ?? env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (raw === true || !Number.isInteger(value) || value < 1) {
+      throw new OptionsError(`${flag} (${name}): expected a positive integer, got ${String(raw)}`);
+    }
+    return value;
+  };
+  const options: BenchOptions = {
+    jobs: number('jobs', base.jobs),
+    sessions: number('sessions', base.sessions),
+    due: number('due', base.due),
+    idleSeconds: number('idleSeconds', base.idleSeconds),
+    baselineHeapMb: number('baselineHeapMb', 4096),
+    quick,
+    keep: flags.has('--keep') ? isOn(flags.get('--keep')) : isOn(env.BENCH_KEEP),
+  };
+  if (options.due > options.jobs)
+    throw new OptionsError(`--due ${options.due} exceeds --jobs ${options.jobs}`);
+  if (options.jobs > options.sessions * MAX_JOBS_PER_SESSION) {
+    throw new OptionsError(
+      `--jobs ${options.jobs} over ${options.sessions} sessions exceeds ${MAX_JOBS_PER_SESSION} jobs per session`,
+    );
+  }
+  return options;
+}

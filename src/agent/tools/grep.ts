@@ -1,0 +1,402 @@
+import { constants } from 'node:fs';
+import { type FileHandle, open, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { z } from 'zod';
+import { FILE_TYPES, fileTypeFilter } from './file-types.js';
+import { describeFsError, unexpectedError } from './fs-errors.js';
+import { compileGlob, GlobPatternError, MAX_GLOB_PATTERN_CHARS, normalizeGlob } from './glob-pattern.js';
+import { MAX_REGEX_LINE_CHARS, matchText, RegexTimeoutError, TimeBoundRunner } from './grep-match.js';
+import { parseInput } from './input.js';
+import type { ToolLimits } from './limits.js';
+import { fitLines } from './output.js';
+import { BINARY_SNIFF_BYTES, cutLine, formatBytes, looksBinary } from './text.js';
+import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
+import { FileWalk } from './walk.js';
+import { PathError, type Workspace } from './workspace.js';
+
+const MAX_PATTERN_CHARS = 10_000;
+const MAX_CONTEXT_LINES = 100;
+/** Whole-search caps on top of ToolLimits, so that many mid-sized files cannot add up to minutes of work. */
+const MAX_TOTAL_BYTES = 128 * 1024 * 1024;
+const TIME_BUDGET_MS = 20_000;
+/** A file whose matching takes longer is skipped; after MAX_TIMEOUTS such files the search gives up. */
+const FILE_TIMEOUT_MS = 1_000;
+const MAX_TIMEOUTS = 3;
+
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+const contextLines = z.number().int().min(0).max(MAX_CONTEXT_LINES).optional();
+
+export const grepInput = z
+  .object({
+    pattern: z.string().min(1).max(MAX_PATTERN_CHARS),
+    path: z.string().optional(),
+    glob: z.string().min(1).max(MAX_GLOB_PATTERN_CHARS).optional(),
+    type: z.string().optional(),
+    output_mode: z.enum(['content', 'files_with_matches', 'count']).optional(),
+    '-i': z.boolean().optional(),
+    '-n': z.boolean().optional(),
+    '-A': contextLines,
+    '-B': contextLines,
+    '-C': contextLines,
+    head_limit: z.number().int().min(0).optional(),
+    multiline: z.boolean().optional(),
+  })
+  .strict();
+export type GrepInput = z.infer<typeof grepInput>;
+
+export const grepTool: ToolDefinition = {
+  name: 'Grep',
+  description: [
+    'Searches file contents in the workspace with a regular expression (JavaScript RegExp syntax, e.g. "function\\s+\\w+").',
+    'Filter files with `glob` (e.g. "*.ts", "**/*.{ts,tsx}") or `type` (e.g. "js", "py", "rust").',
+    'output_mode "files_with_matches" (default) lists matching files, most recently modified first;',
+    '"content" shows matching lines (with -n line numbers and -A/-B/-C context); "count" shows matches per file.',
+    'Binary files, files over 1 MiB, .git and node_modules are skipped. Use Glob to find files by name.',
+  ].join(' '),
+  input_schema: {
+    type: 'object',
+    properties: {
+      pattern: { type: 'string', description: 'The regular expression to search for.' },
+      path: {
+        type: 'string',
+        description:
+          'File or directory to search, relative to the workspace. Defaults to the workspace root.',
+      },
+      glob: {
+        type: 'string',
+        description:
+          'Only search files matching this glob, e.g. "*.js" or "src/**/*.{ts,tsx}". Without a "/" it matches file names at any depth.',
+      },
+      type: {
+        type: 'string',
+        description: `Only search files of this type: ${Object.keys(FILE_TYPES).join(', ')}.`,
+      },
+      output_mode: {
+        type: 'string',
+        enum: ['content', 'files_with_matches', 'count'],
+        description: 'What to return; defaults to "files_with_matches".',
+      },
+      '-i': { type: 'boolean', description: 'Case-insensitive search.' },
+      '-n': { type: 'boolean', description: 'Show line numbers (content mode only); defaults to true.' },
+      '-A': { type: 'number', description: 'Lines of context after each match (content mode only).' },
+      '-B': { type: 'number', description: 'Lines of context before each match (content mode only).' },
+      '-C': {
+        type: 'number',
+        description: 'Lines of context before and after each match (content mode only).',
+      },
+      head_limit: {
+        type: 'number',
+        description:
+          'Return only the first N lines or entries of the output, like `| head -N`. 0 means no limit.',
+      },
+      multiline: {
+        type: 'boolean',
+        description: 'Let the pattern span lines: `.` matches newlines too. Defaults to false.',
+      },
+    },
+    required: ['pattern'],
+    additionalProperties: false,
+  },
+};
+
+type ReadOutcome =
+  | { kind: 'text'; text: string; bytes: number; mtimeMs: number }
+  | { kind: 'binary' | 'large' | 'unreadable' };
+
+/** Reads a regular file whole if it is at most `maxBytes` and does not look binary. */
+async function readTextFile(abs: string, maxBytes: number): Promise<ReadOutcome> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(abs, OPEN_FLAGS);
+    const st = await handle.stat();
+    if (!st.isFile()) return { kind: 'unreadable' };
+    if (st.size > maxBytes) return { kind: 'large' };
+    const buf = Buffer.allocUnsafe(st.size);
+    let filled = 0;
+    while (filled < st.size) {
+      const { bytesRead } = await handle.read(buf, filled, st.size - filled, filled);
+      if (bytesRead === 0) break; // the file shrank
+      filled += bytesRead;
+    }
+    const data = buf.subarray(0, filled);
+    if (looksBinary(data.subarray(0, BINARY_SNIFF_BYTES))) return { kind: 'binary' };
+    return { kind: 'text', text: data.toString('utf8'), bytes: filled, mtimeMs: st.mtimeMs };
+  } catch {
+    return { kind: 'unreadable' };
+  } finally {
+    await handle?.close();
+  }
+}
+
+function compileRegex(pattern: string, ignoreCase: boolean, multiline: boolean): RegExp | string {
+  let source = pattern;
+  let caseless = ignoreCase;
+  // ripgrep's inline flag, which models often write; JavaScript (before Node 23) has no inline flags.
+  if (source.startsWith('(?i)')) {
+    source = source.slice(4);
+    caseless = true;
+  }
+  const flags = `${caseless ? 'i' : ''}${multiline ? 'gms' : ''}`;
+  try {
+    return new RegExp(source, flags);
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+export async function runGrep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
+  try {
+    return await grep(ws, input, limits);
+  } catch (err) {
+    return errorResult(unexpectedError('Grep', err));
+  }
+}
+
+async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
+  const parsed = parseInput('Grep', grepInput, input);
+  if (!parsed.ok) return errorResult(parsed.error);
+  const args = parsed.value;
+  const mode = args.output_mode ?? 'files_with_matches';
+  const multiline = args.multiline ?? false;
+
+  const regex = compileRegex(args.pattern, args['-i'] ?? false, multiline);
+  if (typeof regex === 'string') return errorResult(`Grep: invalid regular expression: ${regex}`);
+
+  let globTest: ((rel: string) => boolean) | undefined;
+  if (args.glob !== undefined) {
+    const glob = normalizeGlob(args.glob);
+    try {
+      const { regex: globRegex } = compileGlob(glob);
+      // Like ripgrep: a glob without a "/" matches the file name at any depth.
+      globTest = glob.includes('/') ? (rel) => globRegex.test(rel) : (rel) => globRegex.test(basename(rel));
+    } catch (err) {
+      if (err instanceof GlobPatternError) return errorResult(`Grep: invalid glob: ${err.message}`);
+      throw err;
+    }
+  }
+  let typeTest: ((name: string) => boolean) | undefined;
+  if (args.type !== undefined) {
+    typeTest = fileTypeFilter(args.type);
+    if (typeTest === undefined) {
+      return errorResult(
+        `Grep: unknown type ${JSON.stringify(args.type)}; known types: ${Object.keys(FILE_TYPES).join(', ')}`,
+      );
+    }
+  }
+
+  const path = args.path ?? '.';
+  let target: string;
+  let isDir: boolean;
+  try {
+    target = await ws.resolve(path, { mustExist: true });
+    const st = await stat(target);
+    isDir = st.isDirectory();
+    if (!isDir && !st.isFile())
+      return errorResult(`Grep: ${JSON.stringify(ws.relative(target))} is not a regular file`);
+  } catch (err) {
+    if (err instanceof PathError) return errorResult(`Grep: ${err.message}`);
+    return errorResult(`Grep: ${describeFsError(err, path)}`);
+  }
+  const targetRel = ws.relative(target);
+
+  const walk = isDir ? new FileWalk(target, { maxFiles: limits.maxFilesScanned }) : undefined;
+  async function* candidates(): AsyncGenerator<{ abs: string; shown: string }> {
+    if (walk === undefined) {
+      // An explicitly named file is searched whatever the filters say, as ripgrep does.
+      yield { abs: target, shown: targetRel };
+      return;
+    }
+    for await (const file of walk.files()) {
+      if (globTest !== undefined && !globTest(file.rel)) continue;
+      if (typeTest !== undefined && !typeTest(basename(file.rel))) continue;
+      yield { abs: file.abs, shown: targetRel === '.' ? file.rel : `${targetRel}/${file.rel}` };
+    }
+  }
+
+  const after = args['-A'] ?? args['-C'] ?? 0;
+  const before = args['-B'] ?? args['-C'] ?? 0;
+  const lineNumbers = args['-n'] ?? true;
+  const headLimit =
+    args.head_limit !== undefined && args.head_limit > 0 ? args.head_limit : Number.POSITIVE_INFINITY;
+
+  const runner = new TimeBoundRunner();
+  const startedAt = performance.now();
+  let bytesRead = 0;
+  const skipped = { binary: 0, large: 0, unreadable: 0, slow: 0, failed: 0 };
+  let longLines = 0;
+  let stoppedBy: 'bytes' | 'time' | 'slow' | undefined;
+  let matchCapHit = false;
+  let headCut = false;
+
+  const contentLines: string[] = [];
+  let contentEntries = 0;
+  let matchedLines = 0;
+  const files: { shown: string; count: number; mtimeMs: number }[] = [];
+
+  search: for await (const file of candidates()) {
+    if (bytesRead >= MAX_TOTAL_BYTES) {
+      stoppedBy = 'bytes';
+      break;
+    }
+    const remainingMs = TIME_BUDGET_MS - (performance.now() - startedAt);
+    if (remainingMs <= 0) {
+      stoppedBy = 'time';
+      break;
+    }
+    const outcome = await readTextFile(file.abs, limits.maxFileBytesForGrep);
+    if (outcome.kind !== 'text') {
+      skipped[outcome.kind]++;
+      continue;
+    }
+    bytesRead += outcome.bytes;
+
+    const stopAfter =
+      mode === 'files_with_matches'
+        ? 1
+        : mode === 'count'
+          ? Number.POSITIVE_INFINITY
+          : limits.maxGrepMatches - matchedLines;
+    let found: ReturnType<typeof matchText>;
+    try {
+      found = runner.run(
+        () => matchText(outcome.text, regex, multiline, stopAfter),
+        Math.min(FILE_TIMEOUT_MS, remainingMs),
+      );
+    } catch (err) {
+      if (!(err instanceof RegexTimeoutError)) {
+        // e.g. a RangeError when the regex engine runs out of backtracking stack on this file
+        skipped.failed++;
+        continue;
+      }
+      skipped.slow++;
+      if (skipped.slow >= MAX_TIMEOUTS) {
+        stoppedBy = 'slow';
+        break;
+      }
+      if (performance.now() - startedAt >= TIME_BUDGET_MS) {
+        stoppedBy = 'time';
+        break;
+      }
+      continue;
+    }
+    longLines += found.longLines;
+    if (found.matched.length === 0) continue;
+
+    if (mode !== 'content') {
+      files.push({ shown: file.shown, count: found.matched.length, mtimeMs: outcome.mtimeMs });
+      if (files.length >= limits.maxGrepMatches) {
+        matchCapHit = true;
+        break;
+      }
+      continue;
+    }
+
+    matchedLines += found.matched.length;
+    // Merge each match with its context into runs of consecutive lines, as ripgrep prints them.
+    const isMatch = new Set(found.matched);
+    const runs: [number, number][] = [];
+    for (const m of found.matched) {
+      const from = Math.max(0, m - before);
+      const to = Math.min(found.lines.length - 1, m + after);
+      const last = runs.at(-1);
+      if (last !== undefined && from <= last[1] + 1) last[1] = Math.max(last[1], to);
+      else runs.push([from, to]);
+    }
+    for (const [from, to] of runs) {
+      if ((before > 0 || after > 0) && contentLines.length > 0) contentLines.push('--');
+      for (let i = from; i <= to; i++) {
+        if (contentEntries >= headLimit) {
+          headCut = true;
+          break search;
+        }
+        const line = found.lines[i]!;
+        const sep = isMatch.has(i) ? ':' : '-';
+        const text = cutLine(line, limits.maxLineChars, `${line.length} characters`);
+        contentLines.push(
+          lineNumbers ? `${file.shown}${sep}${i + 1}${sep}${text}` : `${file.shown}${sep}${text}`,
+        );
+        contentEntries++;
+      }
+    }
+    if (matchedLines >= limits.maxGrepMatches) {
+      matchCapHit = true;
+      break;
+    }
+  }
+
+  const notes: string[] = [];
+  let lines: string[];
+  if (mode === 'content') {
+    lines = contentLines;
+    if (contentLines.at(-1) === '--') contentLines.pop();
+    if (headCut) notes.push(`output limited to the first ${headLimit} lines by head_limit`);
+    if (matchCapHit)
+      notes.push(`stopped at ${matchedLines} matching lines; narrow the pattern, path or glob`);
+  } else {
+    if (mode === 'files_with_matches') {
+      files.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
+    }
+    const shown = files.slice(0, Number.isFinite(headLimit) ? headLimit : files.length);
+    headCut = shown.length < files.length;
+    const total = files.reduce((sum, f) => sum + f.count, 0);
+    if (mode === 'files_with_matches') {
+      lines =
+        files.length === 0
+          ? []
+          : [`Found ${files.length} file${files.length === 1 ? '' : 's'}`, ...shown.map((f) => f.shown)];
+    } else {
+      lines = shown.map((f) => `${f.shown}:${f.count}`);
+      if (files.length > 0) {
+        lines.push(
+          '',
+          `Found ${total} matching line${total === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'}`,
+        );
+      }
+    }
+    if (headCut) notes.push(`showing the first ${shown.length} of ${files.length} files (head_limit)`);
+    if (matchCapHit)
+      notes.push(`stopped after ${files.length} matching files; narrow the pattern, path or glob`);
+  }
+  if (lines.length === 0) lines = ['No matches found'];
+
+  if (walk?.truncated) {
+    notes.push(
+      `search stopped after scanning ${walk.scanned} files, so matches may be missing; narrow the path, glob or type`,
+    );
+  }
+  if (stoppedBy === 'bytes')
+    notes.push(`search stopped after reading ${formatBytes(bytesRead)}; narrow the path, glob or type`);
+  if (stoppedBy === 'time')
+    notes.push(`search stopped after ${TIME_BUDGET_MS / 1000} s; narrow the path, glob or type`);
+  if (skipped.slow > 0) {
+    notes.push(
+      `${skipped.slow} file${skipped.slow === 1 ? '' : 's'} skipped because matching took over ${FILE_TIMEOUT_MS} ms${stoppedBy === 'slow' ? ', so the search was abandoned' : ''}; simplify the pattern (nested quantifiers such as (a+)+ backtrack badly)`,
+    );
+  }
+  if (skipped.failed > 0) {
+    notes.push(
+      `${skipped.failed} file${skipped.failed === 1 ? '' : 's'} skipped because the pattern could not be matched on them`,
+    );
+  }
+  if (skipped.binary > 0)
+    notes.push(`${skipped.binary} binary file${skipped.binary === 1 ? '' : 's'} skipped`);
+  if (skipped.large > 0) {
+    notes.push(
+      `${skipped.large} file${skipped.large === 1 ? '' : 's'} larger than ${formatBytes(limits.maxFileBytesForGrep)} skipped; use Read with offset and limit on them`,
+    );
+  }
+  const unreadable = skipped.unreadable + (walk?.unreadableDirs ?? 0);
+  if (unreadable > 0)
+    notes.push(`${unreadable} unreadable file${unreadable === 1 ? '' : 's'} or directories skipped`);
+  if (longLines > 0) {
+    notes.push(
+      `${longLines} line${longLines === 1 ? '' : 's'} longer than ${MAX_REGEX_LINE_CHARS} characters matched on their first ${MAX_REGEX_LINE_CHARS} characters only`,
+    );
+  }
+
+  const fitted = fitLines(lines, notes, limits.maxResultChars);
+  const truncated =
+    fitted.cut || headCut || matchCapHit || stoppedBy !== undefined || walk?.truncated === true;
+  return { content: fitted.content, isError: false, ...(truncated ? { truncated: true } : {}) };
+}

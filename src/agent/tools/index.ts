@@ -1,0 +1,33 @@
+import { globTool } from './glob.js';
+import { grepTool } from './grep.js';
+import { askUserQuestionTool, exitPlanModeTool } from './plan-tools.js';
+import { readTool } from './read.js';
+import type { ToolDefinition } from './types.js';
+
+/** The tools sent in a plan-phase request, in this order (the order is part of the cached prompt prefix). */
+export const PLAN_TOOLS: ToolDefinition[] = [
+  readTool,
+  globTool,
+  grepTool,
+  askUserQuestionTool,
+  exitPlanModeTool,
+];
+
+export { globInput, globTool, runGlob } from './glob.js';
+export { grepInput, grepTool, runGrep } from './grep.js';
+export { DEFAULT_TOOL_LIMITS, type ToolLimits, toolLimits } from './limits.js';
+export {
+  type AskedQuestion,
+  type AskUserQuestionInput,
+  askUserQuestionInput,
+  askUserQuestionTool,
+  checkAnswers,
+  type ExitPlanModeInput,
+  exitPlanModeInput,
+  exitPlanModeTool,
+  validatePlan,
+  validateQuestions,
+} from './plan-tools.js';
+export { readInput, readTool, runRead } from './read.js';
+export type { ToolDefinition, ToolResult } from './types.js';
+export { PathError, Workspace } from './workspace.js';

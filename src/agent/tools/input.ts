@@ -1,0 +1,29 @@
+import type { z } from 'zod';
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Most issues listed in one message; a model that got many things wrong needs the first few to fix. */
+const MAX_ISSUES = 8;
+
+/** One line per problem, naming the field by its path (`questions[0].header: ...`). */
+export function describeIssues(tool: string, error: z.ZodError): string {
+  const lines = error.issues.slice(0, MAX_ISSUES).map((issue) => {
+    const where = issue.path
+      .map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
+      .join('');
+    return `  - ${where === '' ? '(input)' : where}: ${issue.message}`;
+  });
+  const more = error.issues.length > MAX_ISSUES ? `\n  - …and ${error.issues.length - MAX_ISSUES} more` : '';
+  return `${tool}: invalid input\n${lines.join('\n')}${more}`;
+}
+
+/** Validates a tool input with `schema`; on failure the error says what was wrong, for the model to retry. */
+export function parseInput<S extends z.ZodType>(
+  tool: string,
+  schema: S,
+  input: unknown,
+): Parsed<z.output<S>> {
+  const result = schema.safeParse(input);
+  if (result.success) return { ok: true, value: result.data };
+  return { ok: false, error: describeIssues(tool, result.error) };
+}

@@ -1,0 +1,253 @@
+import { constants } from 'node:fs';
+import { type FileHandle, open, stat } from 'node:fs/promises';
+import { z } from 'zod';
+import { describeFsError, unexpectedError } from './fs-errors.js';
+import { parseInput } from './input.js';
+import type { ToolLimits } from './limits.js';
+import { BINARY_SNIFF_BYTES, cutLine, formatBytes, looksBinary } from './text.js';
+import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
+import { PathError, type Workspace } from './workspace.js';
+
+export const readInput = z
+  .object({
+    file_path: z.string().min(1),
+    offset: z.number().int().min(0).optional(),
+    limit: z.number().int().min(1).optional(),
+  })
+  .strict();
+export type ReadInput = z.infer<typeof readInput>;
+
+export const readTool: ToolDefinition = {
+  name: 'Read',
+  description: [
+    'Reads a text file in the workspace and returns its lines numbered like `cat -n` (line number, a tab, the line).',
+    'By default it returns up to 2000 lines from the start; for long files pass `offset` and `limit` to read a part.',
+    'Very long lines are cut. Directories and binary files cannot be read: use Glob to list files.',
+  ].join(' '),
+  input_schema: {
+    type: 'object',
+    properties: {
+      file_path: {
+        type: 'string',
+        description: 'Path of the file, relative to the workspace (an absolute path inside it works too).',
+      },
+      offset: { type: 'number', description: 'Line number to start reading at (1 = the first line).' },
+      limit: { type: 'number', description: 'How many lines to read.' },
+    },
+    required: ['file_path'],
+    additionalProperties: false,
+  },
+};
+
+/** Bytes read from the file per call; only a few chunks are ever in memory. */
+const CHUNK_BYTES = 64 * 1024;
+/** Characters set aside for the note that ends a cut result. */
+const NOTE_RESERVE = 400;
+const NEWLINE = 0x0a;
+
+// O_NOFOLLOW: the path is already a real path, so a symlink there now means it was swapped in since.
+// O_NONBLOCK: never hang on a FIFO that appeared between the stat and the open.
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+
+interface Shown {
+  no: number;
+  text: string;
+}
+
+export async function runRead(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
+  try {
+    return await read(ws, input, limits);
+  } catch (err) {
+    return errorResult(unexpectedError('Read', err));
+  }
+}
+
+async function read(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
+  const parsed = parseInput('Read', readInput, input);
+  if (!parsed.ok) return errorResult(parsed.error);
+  const { file_path } = parsed.value;
+
+  let abs: string;
+  try {
+    abs = await ws.resolve(file_path, { mustExist: true });
+  } catch (err) {
+    if (err instanceof PathError) return errorResult(`Read: ${err.message}`);
+    throw err;
+  }
+  const rel = ws.relative(abs);
+  const name = JSON.stringify(rel);
+
+  let handle: FileHandle | undefined;
+  try {
+    const st = await stat(abs);
+    if (st.isDirectory())
+      return errorResult(`Read: ${name} is a directory, not a file; use Glob to list its files`);
+    if (!st.isFile()) return errorResult(`Read: ${name} is not a regular file`);
+    handle = await open(abs, OPEN_FLAGS);
+    const fst = await handle.stat();
+    if (!fst.isFile()) return errorResult(`Read: ${name} is not a regular file`);
+    return await readLines(handle, fst.size, name, parsed.value, limits);
+  } catch (err) {
+    return errorResult(`Read: ${describeFsError(err, rel)}`);
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * Streams the file chunk by chunk: lines before `offset` are only counted, and reading stops as soon as the
+ * requested lines, `maxReadBytes` from the first requested line on, or the output budget is reached. A line
+ * keeps at most enough bytes to show `maxLineChars` characters, so memory stays bounded whatever the file.
+ */
+async function readLines(
+  handle: FileHandle,
+  size: number,
+  name: string,
+  input: ReadInput,
+  limits: ToolLimits,
+): Promise<ToolResult> {
+  if (size === 0) return { content: `(${name} is empty)`, isError: false };
+
+  const startLine = Math.max(1, input.offset ?? 1);
+  const maxLines = input.limit ?? limits.defaultReadLines;
+  const outputBudget = Math.max(0, limits.maxResultChars - NOTE_RESERVE);
+  // Enough bytes for maxLineChars characters of any UTF-8 text, plus a partial character at the cut.
+  const keepBytes = limits.maxLineChars * 4 + 4;
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+
+  const shown: Shown[] = [];
+  let outputChars = 0;
+  let lineNo = 1; // the line the scan is in
+  let position = 0; // file offset of the next chunk
+  let consumed = 0; // bytes (newlines included) from the start of startLine on
+  let parts: Buffer[] = []; // kept bytes of the line being collected
+  let kept = 0;
+  let lineBytes = 0;
+  let first = true;
+  let lastByte = NEWLINE;
+  // Why the scan stopped before the end of the file, the number of newlines before the stopping point, and
+  // the unscanned bytes of the chunk in memory (counted for the "at least N lines" note).
+  let stop: { why: 'lines' | 'bytes' | 'output'; newlines: number; from: number; to: number } | undefined;
+
+  /** Adds the collected line to the output; false when it does not fit the output budget. */
+  const finishLine = (complete: boolean): boolean => {
+    let text = decoder.decode(Buffer.concat(parts, kept));
+    const partial = lineBytes > kept || !complete;
+    if (!partial && text.endsWith('\r')) text = text.slice(0, -1);
+    if (lineNo === 1 && text.startsWith('\uFEFF')) text = text.slice(1);
+    const total = !partial
+      ? `${text.length} characters`
+      : complete
+        ? formatBytes(lineBytes)
+        : `at least ${formatBytes(lineBytes)}`;
+    let formatted = `${String(lineNo).padStart(6)}\t${cutLine(text, limits.maxLineChars, total, partial)}`;
+    parts = [];
+    kept = 0;
+    lineBytes = 0;
+    if (shown.length > 0 && outputChars + formatted.length + 1 > outputBudget) return false;
+    if (formatted.length > outputBudget) formatted = `${formatted.slice(0, outputBudget)}…`;
+    shown.push({ no: lineNo, text: formatted });
+    outputChars += formatted.length + 1;
+    return true;
+  };
+
+  scan: while (position < size) {
+    const { bytesRead } = await handle.read(chunk, 0, Math.min(CHUNK_BYTES, size - position), position);
+    if (bytesRead === 0) break; // the file shrank
+    if (first) {
+      first = false;
+      if (looksBinary(chunk.subarray(0, Math.min(bytesRead, BINARY_SNIFF_BYTES)))) {
+        return errorResult(
+          `Read: ${name} is a binary file (it has a NUL byte in its first 8 KiB); Read shows text only`,
+        );
+      }
+    }
+    position += bytesRead;
+    lastByte = chunk[bytesRead - 1]!;
+    let from = 0;
+    while (from < bytesRead) {
+      const nl = chunk.indexOf(NEWLINE, from);
+      const end = nl === -1 || nl >= bytesRead ? bytesRead : nl;
+      if (lineNo < startLine) {
+        if (end === bytesRead) break;
+        lineNo++;
+        from = end + 1;
+        continue;
+      }
+      // Collecting: bytes from..end belong to line lineNo, within what is left of maxReadBytes.
+      const room = Math.max(0, limits.maxReadBytes - consumed);
+      const take = Math.min(end - from, room);
+      if (kept < keepBytes && take > 0) {
+        const keep = Math.min(take, keepBytes - kept);
+        parts.push(Buffer.from(chunk.subarray(from, from + keep)));
+        kept += keep;
+      }
+      lineBytes += take;
+      consumed += take;
+      if (take < end - from) {
+        // maxReadBytes ran out inside this line. Show it only if it is a long line anyway (its start is all
+        // a later call could show), or if nothing else is shown (so that the caller always makes progress).
+        const newlines = lineNo - 1;
+        if ((kept >= keepBytes || shown.length === 0) && finishLine(false)) lineNo++;
+        stop = { why: 'bytes', newlines, from: from + take, to: bytesRead };
+        break scan;
+      }
+      if (end === bytesRead) break; // the line goes on in the next chunk
+      consumed += 1;
+      if (!finishLine(true)) {
+        stop = { why: 'output', newlines: lineNo, from: end + 1, to: bytesRead };
+        break scan;
+      }
+      lineNo++;
+      from = end + 1;
+      const more = from < bytesRead || position < size;
+      if (shown.length >= maxLines || consumed >= limits.maxReadBytes) {
+        if (more) {
+          const why = shown.length >= maxLines ? 'lines' : 'bytes';
+          stop = { why, newlines: lineNo - 1, from, to: bytesRead };
+        }
+        break scan;
+      }
+    }
+  }
+
+  if (stop === undefined && lineNo >= startLine && (kept > 0 || lineBytes > 0)) {
+    // The last line has no newline at the end.
+    if (!finishLine(true)) stop = { why: 'output', newlines: lineNo - 1, from: 0, to: 0 };
+  }
+
+  if (shown.length === 0 && stop === undefined) {
+    const lines = lastByte === NEWLINE ? lineNo - 1 : lineNo;
+    return {
+      content: `(${name} has ${lines} line${lines === 1 ? '' : 's'}; offset ${startLine} is past the end)`,
+      isError: false,
+    };
+  }
+
+  const body = shown.map((s) => s.text).join('\n');
+  if (stop === undefined) return { content: body, isError: false };
+
+  // A lower bound on the file's line count from what is already in memory; reading on just to count lines
+  // would defeat the point of stopping.
+  let newlines = stop.newlines;
+  let i = chunk.indexOf(NEWLINE, stop.from);
+  let afterLast = stop.from;
+  while (i !== -1 && i < stop.to) {
+    newlines++;
+    afterLast = i + 1;
+    i = chunk.indexOf(NEWLINE, i + 1);
+  }
+  const atLeast = newlines + (afterLast < stop.to || position < size || stop.to === 0 ? 1 : 0);
+
+  const firstShown = shown[0]?.no ?? startLine;
+  const lastShown = shown.at(-1)?.no ?? startLine - 1;
+  const why =
+    stop.why === 'lines'
+      ? `limit of ${maxLines} lines`
+      : stop.why === 'bytes'
+        ? `read limit of ${formatBytes(limits.maxReadBytes)}`
+        : `output limit of ${limits.maxResultChars} characters`;
+  const note = `[... truncated (${why}): showing lines ${firstShown}-${lastShown} of at least ${atLeast}; the file is ${formatBytes(size)}; use offset=${lastShown + 1} to read more]`;
+  return { content: `${body}\n\n${note}`, isError: false, truncated: true };
+}

@@ -1,0 +1,135 @@
+import { realpathSync, statSync } from 'node:fs';
+import { lstat, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { describeFsError, errorCode } from './fs-errors.js';
+
+/** A path the model supplied that the tools refuse. The message is safe to show the model. */
+export class PathError extends Error {
+  override name = 'PathError';
+}
+
+/** The most characters of a model-supplied path echoed back in an error message. */
+const SHOWN_PATH_CHARS = 200;
+
+function shown(p: string): string {
+  const cut = p.length > SHOWN_PATH_CHARS ? `${p.slice(0, SHOWN_PATH_CHARS)}…` : p;
+  return JSON.stringify(cut);
+}
+
+function isWithin(root: string, abs: string): boolean {
+  if (abs === root) return true;
+  const prefix = root.endsWith(sep) ? root : root + sep;
+  return abs.startsWith(prefix);
+}
+
+/**
+ * The directory an agent run may look at. Every path from the model goes through `resolve`, which returns the
+ * real (symlink-free) path of something inside the workspace or throws a PathError.
+ */
+export class Workspace {
+  /** The real path of the workspace directory. Never shown to the model. */
+  readonly root: string;
+  /** The root as given (absolute), so absolute paths the model copied from it are accepted too. */
+  readonly #givenRoot: string;
+
+  /** Throws if `root` does not exist or is not a directory. Prefer `Workspace.open` in async code. */
+  constructor(root: string) {
+    this.#givenRoot = resolve(root);
+    this.root = realpathSync.native(this.#givenRoot);
+    if (!statSync(this.root).isDirectory()) throw new Error(`Workspace: ${root} is not a directory`);
+  }
+
+  static async open(root: string): Promise<Workspace> {
+    // Checked asynchronously first, so the constructor's synchronous calls find the answers cached.
+    if (!(await stat(await realpath(resolve(root)))).isDirectory()) {
+      throw new Error(`Workspace: ${root} is not a directory`);
+    }
+    return new Workspace(root);
+  }
+
+  /**
+   * Resolves a model-supplied path (relative to the root, or absolute) to a real path inside the workspace.
+   * A lexical check comes first (`..` and absolute paths outside), then the real path of the target, or of
+   * its nearest existing ancestor when it does not exist yet, must be the root or below it, so a symlink
+   * anywhere along the way cannot lead out. `~` has no special meaning: `~/x` is a directory named `~`.
+   */
+  async resolve(p: string, opts: { mustExist?: boolean } = {}): Promise<string> {
+    if (typeof p !== 'string' || p.trim() === '') throw new PathError('path is empty');
+    if (p.includes('\0')) throw new PathError(`path ${shown(p.replaceAll('\0', '\\0'))} contains a NUL byte`);
+
+    const abs = this.#lexical(p);
+    // From here on messages name an absolute path by its workspace-relative form: never show the root.
+    const name = isAbsolute(p) ? this.relative(abs) : p;
+    let real: string;
+    try {
+      real = await realpath(abs);
+    } catch (err) {
+      const code = errorCode(err);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new PathError(describeFsError(err, name));
+      return this.#resolveMissing(name, abs, opts.mustExist === true);
+    }
+    if (!isWithin(this.root, real)) {
+      throw new PathError(`path ${shown(name)} is outside the workspace (it goes through a symbolic link)`);
+    }
+    return real;
+  }
+
+  /** The workspace-relative form of a path `resolve` returned, with `/` separators; the root is `.`. */
+  relative(abs: string): string {
+    const resolved = resolve(abs);
+    if (!isWithin(this.root, resolved)) throw new PathError('path is outside the workspace');
+    const rel = relative(this.root, resolved);
+    if (rel === '') return '.';
+    return sep === '/' ? rel : rel.split(sep).join('/');
+  }
+
+  /** The absolute, normalised form of `p` under the real root, or a PathError if it lies outside lexically. */
+  #lexical(p: string): string {
+    if (!isAbsolute(p)) {
+      const abs = resolve(this.root, p);
+      if (!isWithin(this.root, abs)) throw new PathError(`path ${shown(p)} is outside the workspace`);
+      return abs;
+    }
+    const abs = resolve(p);
+    if (isWithin(this.root, abs)) return abs;
+    // An absolute path under the root as configured (say /tmp/ws when the real root is /private/tmp/ws).
+    if (isWithin(this.#givenRoot, abs)) return join(this.root, relative(this.#givenRoot, abs));
+    throw new PathError(`path ${shown(p)} is outside the workspace`);
+  }
+
+  async #resolveMissing(p: string, abs: string, mustExist: boolean): Promise<string> {
+    // Walk up to the nearest ancestor that exists (as a link or otherwise). If that entry cannot be resolved
+    // it is a dangling or looping symlink: refuse it rather than guess where a later write would land.
+    const rest: string[] = [];
+    let current = abs;
+    for (;;) {
+      try {
+        await lstat(current);
+        break;
+      } catch (err) {
+        const code = errorCode(err);
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new PathError(describeFsError(err, p));
+        const parent = dirname(current);
+        // The root itself exists, so this only triggers if it vanished under us.
+        if (parent === current) throw new PathError(`path ${shown(p)} does not exist`);
+        rest.unshift(basename(current));
+        current = parent;
+      }
+    }
+    let realAncestor: string;
+    try {
+      realAncestor = await realpath(current);
+    } catch (err) {
+      const code = errorCode(err);
+      if (code === 'ENOENT' || code === 'ELOOP') {
+        throw new PathError(`path ${shown(p)} goes through a broken symbolic link`);
+      }
+      throw new PathError(describeFsError(err, p));
+    }
+    if (!isWithin(this.root, realAncestor)) {
+      throw new PathError(`path ${shown(p)} is outside the workspace (it goes through a symbolic link)`);
+    }
+    if (mustExist) throw new PathError(`path ${shown(p)} does not exist`);
+    return join(realAncestor, ...rest);
+  }
+}

@@ -1,0 +1,48 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { QuestionError } from '../../runs/service.js';
+import { requires } from '../auth.js';
+import { jsonBody, query } from '../body.js';
+import type { AppDeps, Env } from '../deps.js';
+import { HttpError, notFound } from '../errors.js';
+import { presentQuestion } from '../present.js';
+
+const listQuery = z.strictObject({
+  status: z.enum(['pending', 'answered', 'timed_out', 'canceled']).optional(),
+  run_id: z.string().max(100).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+const answerBody = z.strictObject({
+  answers: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
+});
+
+export function questionRoutes(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.get('/', async (c) => {
+    const q = query(c, listQuery);
+    const items = await deps.store.listQuestions({ status: q.status, runId: q.run_id, limit: q.limit });
+    return c.json({ items: items.map(presentQuestion) });
+  });
+
+  app.get('/:id', async (c) => {
+    const q = await deps.store.getQuestion(c.req.param('id'));
+    if (!q) throw notFound('question', c.req.param('id'));
+    return c.json(presentQuestion(q));
+  });
+
+  app.post('/:id/answers', requires('decide'), async (c) => {
+    const body = await jsonBody(c, answerBody);
+    try {
+      const q = await deps.runs.answer(c.req.param('id'), body.answers, c.get('identity').identity);
+      return c.json(presentQuestion(q));
+    } catch (err) {
+      if (!(err instanceof QuestionError)) throw err;
+      const status = err.kind === 'not_found' ? 404 : err.kind === 'not_pending' ? 409 : 422;
+      throw new HttpError(status, err.kind === 'invalid' ? 'invalid_answers' : err.kind, err.message);
+    }
+  });
+
+  return app;
+}

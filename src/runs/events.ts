@@ -1,0 +1,34 @@
+import { EventEmitter } from 'node:events';
+import type { Clock } from '../clock.js';
+import type { Store } from '../store/store.js';
+import type { RunEvent } from '../store/types.js';
+
+/**
+ * The per-run event log: every event is appended to the store (numbered) before listeners hear of it, so
+ * a client that reconnects with Last-Event-ID replays exactly what it missed.
+ */
+export class RunEvents {
+  private readonly emitter = new EventEmitter();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {
+    // One listener per open SSE stream; many may watch one run.
+    this.emitter.setMaxListeners(0);
+  }
+
+  async emit(runId: string, type: string, data: Record<string, unknown> = {}): Promise<RunEvent> {
+    const event = await this.store.appendEvent(runId, type, data, this.clock.now());
+    this.emitter.emit(runId, event);
+    return event;
+  }
+
+  subscribe(runId: string, listener: (event: RunEvent) => void): () => void {
+    this.emitter.on(runId, listener);
+    return () => this.emitter.off(runId, listener);
+  }
+}
+
+/** The event that closes a run's stream. */
+export const RUN_FINISHED = 'run_finished';

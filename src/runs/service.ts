@@ -1,0 +1,88 @@
+import type { AskUserQuestionInput } from '../agent/tools/plan-tools.js';
+import { checkAnswers } from '../agent/tools/plan-tools.js';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/store.js';
+import type { Question } from '../store/types.js';
+import type { RunEvents } from './events.js';
+import type { RunQueue } from './queue.js';
+
+export class QuestionError extends Error {
+  constructor(
+    readonly kind: 'not_found' | 'not_pending' | 'invalid',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * What people do to runs in progress: answer their questions, cancel them; and what time does to them:
+ * questions that nobody answered in time. Each resumes or ends the run through the queue.
+ */
+export class RunService {
+  constructor(
+    private readonly deps: { store: Store; clock: Clock; logger: Logger; events: RunEvents; queue: RunQueue },
+  ) {}
+
+  async answer(questionId: string, answers: unknown, by: string): Promise<Question> {
+    const { store, clock, events } = this.deps;
+    const q = await store.getQuestion(questionId);
+    if (!q) throw new QuestionError('not_found', `question ${questionId} not found`);
+    if (q.status !== 'pending')
+      throw new QuestionError('not_pending', `question ${questionId} is ${q.status}`);
+    const checked = checkAnswers(q.questions as AskUserQuestionInput, answers);
+    if (!checked.ok) throw new QuestionError('invalid', checked.error);
+    if (!(await store.answerQuestion(q.id, checked.value, by, clock.now()))) {
+      throw new QuestionError('not_pending', `question ${questionId} was resolved meanwhile`);
+    }
+    await events.emit(q.runId, 'question_resolved', {
+      question_id: q.id,
+      reason: 'answered',
+      answers: checked.value,
+      by,
+    });
+    await this.resume(q.runId);
+    return (await store.getQuestion(q.id))!;
+  }
+
+  /** Questions past their deadline: the model is told that no answer came, and the run goes on. */
+  async expireQuestions(now: number): Promise<number> {
+    const { store, events } = this.deps;
+    let n = 0;
+    for (const q of await store.listExpiredQuestions(now, 100)) {
+      if (!(await store.closeQuestion(q.id, 'timed_out', now))) continue;
+      await events.emit(q.runId, 'question_resolved', {
+        question_id: q.id,
+        reason: 'timeout',
+        answers: null,
+      });
+      await this.resume(q.runId);
+      n += 1;
+    }
+    return n;
+  }
+
+  async cancel(runId: string): Promise<boolean> {
+    const { store, clock, events } = this.deps;
+    // A parked question is released first, so nobody answers a run that is gone.
+    for (const q of await store.listQuestions({ runId, status: 'pending', limit: 10 })) {
+      if (await store.closeQuestion(q.id, 'canceled', clock.now())) {
+        await events.emit(runId, 'question_resolved', {
+          question_id: q.id,
+          reason: 'canceled',
+          answers: null,
+        });
+      }
+    }
+    return this.deps.queue.cancel(runId);
+  }
+
+  /** Hands a parked run back to the queue once none of its questions is pending. */
+  private async resume(runId: string): Promise<void> {
+    const { store } = this.deps;
+    const pending = await store.listQuestions({ runId, status: 'pending', limit: 1 });
+    const run = await store.getRun(runId);
+    if (pending.length === 0 && run?.status === 'awaiting_input') this.deps.queue.submit(run);
+  }
+}

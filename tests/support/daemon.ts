@@ -1,0 +1,140 @@
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import type { Config } from '../../src/config/schema.js';
+import { type Daemon, startDaemon } from '../../src/daemon.js';
+import { silentLogger } from '../../src/logger.js';
+import type { RunExecutor } from '../../src/runs/queue.js';
+import { tempDir, testConfig } from './harness.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+export interface TestDaemon {
+  daemon: Daemon;
+  dir: string;
+  config: Config;
+  /** JSON over real HTTP with the admin token (or another). */
+  api(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }>;
+  stop(): Promise<void>;
+  /** Stops the daemon, keeping its data directory (for restart tests). */
+  halt(): Promise<void>;
+  remove(): void;
+}
+
+/**
+ * The whole daemon on a temp SQLite file and a free loopback port, its model client pointed at a local
+ * Messages API server through the unmodified SDK.
+ */
+export async function startTestDaemon(opts: {
+  modelUrl?: string;
+  patch?: (c: Config) => void;
+  dir?: string;
+  executor?: RunExecutor;
+  maxRetries?: number;
+  timeoutMs?: number;
+}): Promise<TestDaemon> {
+  const tmp = opts.dir ? { path: opts.dir, remove: () => {} } : tempDir('drydock-daemon-');
+  const config = testConfig(join(tmp.path, 'data'), (c) => {
+    c.server.port = 0;
+    c.admin_token = ADMIN_TOKEN;
+    c.server.shutdown_grace_ms = 2_000;
+    opts.patch?.(c);
+  });
+  const model = new Anthropic({
+    apiKey: 'test-key',
+    baseURL: opts.modelUrl ?? 'http://127.0.0.1:9',
+    maxRetries: opts.maxRetries ?? 2,
+    timeout: opts.timeoutMs ?? 10_000,
+  });
+  const daemon = await startDaemon({
+    config,
+    logger: silentLogger(),
+    model,
+    announce: () => {},
+    ...(opts.executor ? { executor: opts.executor } : {}),
+  });
+  let stopped = false;
+  const halt = async () => {
+    if (stopped) return;
+    stopped = true;
+    await daemon.stop();
+  };
+  return {
+    daemon,
+    dir: tmp.path,
+    config,
+    async api(method, path, body, token = ADMIN_TOKEN) {
+      const res = await fetch(`${daemon.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    },
+    stop: async () => {
+      await halt();
+      tmp.remove();
+    },
+    halt,
+    remove: tmp.remove,
+  };
+}
+
+/** Polls until `check` returns a value (not undefined/false), or fails after `ms`. */
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | false>,
+  ms = 10_000,
+  what = 'condition',
+): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export interface SseEvent {
+  id: string;
+  event: string;
+  data: any;
+}
+
+/** Reads a run's SSE stream until the server closes it (or `ms` passes). */
+export async function readSse(
+  url: string,
+  token: string,
+  lastEventId?: string,
+  ms = 15_000,
+): Promise<SseEvent[]> {
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(), ms);
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'text/event-stream' };
+  if (lastEventId) headers['last-event-id'] = lastEventId;
+  try {
+    const res = await fetch(url, { headers, signal: ctrl.signal });
+    if (res.status !== 200) throw new Error(`SSE answered ${res.status}: ${await res.text()}`);
+    if (!res.headers.get('content-type')?.startsWith('text/event-stream'))
+      throw new Error('not an event stream');
+    const text = await res.text();
+    return parseSse(text);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function parseSse(text: string): SseEvent[] {
+  const out: SseEvent[] = [];
+  for (const frame of text.split('\n\n')) {
+    const lines = frame.split('\n').filter((l) => l && !l.startsWith(':'));
+    if (!lines.length) continue;
+    const field = (name: string) =>
+      lines
+        .filter((l) => l.startsWith(`${name}:`))
+        .map((l) => l.slice(name.length + 1).replace(/^ /, ''))
+        .join('\n');
+    out.push({ id: field('id'), event: field('event'), data: JSON.parse(field('data')) });
+  }
+  return out;
+}

@@ -1,0 +1,256 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runGrep } from '../../src/agent/tools/grep.js';
+import { expectNoLeak, type Fixture, makeFixture } from './fixture.js';
+
+let fx: Fixture;
+const T = 1_700_000_000;
+
+beforeEach(async () => {
+  fx = await makeFixture('drydock-grep-');
+  fx.write(
+    'src/app.ts',
+    ['import x from "y";', 'function hello() {', '  return "Hello";', '}', ''].join('\n'),
+    T + 10,
+  );
+  fx.write('src/util.tsx', ['export const HELLO = 1;', 'const other = 2;', ''].join('\n'), T + 30);
+  fx.write('lib/plain.js', ['// nothing here', 'hello world', ''].join('\n'), T + 20);
+  fx.write('docs/notes.md', 'no match\n', T);
+  fx.write('node_modules/dep/index.js', 'hello from a dependency\n');
+  fx.write('.git/HEAD', 'hello ref\n');
+});
+
+afterEach(() => fx.cleanup());
+
+async function grep(input: unknown, limits = fx.limits) {
+  const result = await runGrep(fx.ws, input, limits);
+  expectNoLeak(result.content, fx);
+  return result;
+}
+
+describe('Grep output modes', () => {
+  it('lists files with matches by default, newest first', async () => {
+    expect(await grep({ pattern: 'hello' })).toEqual({
+      content: 'Found 2 files\nlib/plain.js\nsrc/app.ts',
+      isError: false,
+    });
+  });
+
+  it('ignores case with -i', async () => {
+    expect((await grep({ pattern: 'hello', '-i': true })).content).toBe(
+      'Found 3 files\nsrc/util.tsx\nlib/plain.js\nsrc/app.ts',
+    );
+    expect((await grep({ pattern: '(?i)hello' })).content).toBe(
+      'Found 3 files\nsrc/util.tsx\nlib/plain.js\nsrc/app.ts',
+    );
+  });
+
+  it('shows matching lines with line numbers in content mode', async () => {
+    expect((await grep({ pattern: 'hello', output_mode: 'content', '-i': true })).content).toBe(
+      [
+        'lib/plain.js:2:hello world',
+        'src/app.ts:2:function hello() {',
+        'src/app.ts:3:  return "Hello";',
+        'src/util.tsx:1:export const HELLO = 1;',
+      ].join('\n'),
+    );
+    expect((await grep({ pattern: 'world', output_mode: 'content', '-n': false })).content).toBe(
+      'lib/plain.js:hello world',
+    );
+  });
+
+  it('counts matching lines per file', async () => {
+    expect((await grep({ pattern: 'hello', output_mode: 'count', '-i': true })).content).toBe(
+      ['lib/plain.js:1', 'src/app.ts:2', 'src/util.tsx:1', '', 'Found 4 matching lines in 3 files'].join(
+        '\n',
+      ),
+    );
+  });
+
+  it('shows context lines with -A, -B and -C, separating groups', async () => {
+    expect((await grep({ pattern: 'return', output_mode: 'content', '-B': 1 })).content).toBe(
+      ['src/app.ts-2-function hello() {', 'src/app.ts:3:  return "Hello";'].join('\n'),
+    );
+    expect((await grep({ pattern: 'return', output_mode: 'content', '-A': 1 })).content).toBe(
+      ['src/app.ts:3:  return "Hello";', 'src/app.ts-4-}'].join('\n'),
+    );
+    // adjacent context merges into one group
+    expect(
+      (await grep({ pattern: '^import|^}', output_mode: 'content', '-C': 1, path: 'src/app.ts' })).content,
+    ).toBe(
+      [
+        'src/app.ts:1:import x from "y";',
+        'src/app.ts-2-function hello() {',
+        'src/app.ts-3-  return "Hello";',
+        'src/app.ts:4:}',
+      ].join('\n'),
+    );
+    fx.write('seven.txt', 'one\ntwo\nthree\nfour\nfive\nsix\nseven\n');
+    expect(
+      (await grep({ pattern: 'one|seven', output_mode: 'content', '-C': 1, path: 'seven.txt' })).content,
+    ).toBe(['seven.txt:1:one', 'seven.txt-2-two', '--', 'seven.txt-6-six', 'seven.txt:7:seven'].join('\n'));
+    expect((await grep({ pattern: 'hello world|^const', output_mode: 'content', '-A': 1 })).content).toBe(
+      ['lib/plain.js:2:hello world', '--', 'src/util.tsx:2:const other = 2;'].join('\n'),
+    );
+    // -A overrides -C for the lines after
+    expect((await grep({ pattern: 'return', output_mode: 'content', '-C': 1, '-A': 0 })).content).toBe(
+      ['src/app.ts-2-function hello() {', 'src/app.ts:3:  return "Hello";'].join('\n'),
+    );
+  });
+
+  it('matches across lines with multiline', async () => {
+    const input = { pattern: 'hello\\(\\) \\{\\s+return', output_mode: 'content' };
+    expect((await grep(input)).content).toBe('No matches found');
+    expect((await grep({ ...input, multiline: true })).content).toBe(
+      'src/app.ts:2:function hello() {\nsrc/app.ts:3:  return "Hello";',
+    );
+    expect((await grep({ pattern: 'x.*?y', multiline: true, output_mode: 'count' })).content).toMatch(
+      /^src\/app.ts:1$/m,
+    );
+  });
+
+  it('says when nothing matches', async () => {
+    expect(await grep({ pattern: 'zebra' })).toEqual({ content: 'No matches found', isError: false });
+  });
+});
+
+describe('Grep filters and limits', () => {
+  it('filters files by glob, matching names at any depth without a slash', async () => {
+    expect((await grep({ pattern: 'hello', '-i': true, glob: '*.ts' })).content).toBe(
+      'Found 1 file\nsrc/app.ts',
+    );
+    expect((await grep({ pattern: 'hello', '-i': true, glob: '*.{ts,tsx}' })).content).toBe(
+      'Found 2 files\nsrc/util.tsx\nsrc/app.ts',
+    );
+    expect((await grep({ pattern: 'hello', '-i': true, glob: '**/*.{ts,tsx}' })).content).toBe(
+      'Found 2 files\nsrc/util.tsx\nsrc/app.ts',
+    );
+    expect((await grep({ pattern: 'hello', '-i': true, glob: 'lib/*.js' })).content).toBe(
+      'Found 1 file\nlib/plain.js',
+    );
+    expect((await grep({ pattern: 'hello', glob: '[z-a]' })).content).toMatch(/^Grep: invalid glob/);
+  });
+
+  it('filters files by type', async () => {
+    expect((await grep({ pattern: 'hello', '-i': true, type: 'ts' })).content).toBe(
+      'Found 2 files\nsrc/util.tsx\nsrc/app.ts',
+    );
+    expect((await grep({ pattern: 'hello', '-i': true, type: 'js' })).content).toBe(
+      'Found 1 file\nlib/plain.js',
+    );
+    const unknown = await grep({ pattern: 'hello', type: 'cobol' });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.content).toMatch(/unknown type "cobol"; known types: c, cpp/);
+  });
+
+  it('searches a path: a directory below the root, or a single file', async () => {
+    expect((await grep({ pattern: 'hello', '-i': true, path: 'src' })).content).toBe(
+      'Found 2 files\nsrc/util.tsx\nsrc/app.ts',
+    );
+    expect((await grep({ pattern: 'hello', path: 'lib/plain.js', output_mode: 'content' })).content).toBe(
+      'lib/plain.js:2:hello world',
+    );
+    expect((await grep({ pattern: 'hello', path: join(fx.root, 'lib') })).content).toBe(
+      'Found 1 file\nlib/plain.js',
+    );
+    expect((await grep({ pattern: 'hello', path: 'node_modules' })).content).toBe(
+      'Found 1 file\nnode_modules/dep/index.js',
+    );
+  });
+
+  it('refuses an invalid regular expression', async () => {
+    const result = await grep({ pattern: 'foo(bar' });
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/^Grep: invalid regular expression: .*Unterminated group/);
+  });
+
+  it('skips binary and oversized files and says so', async () => {
+    fx.write(
+      'bin/blob.dat',
+      Buffer.concat([Buffer.from('hello'), Buffer.from([0, 1, 2]), Buffer.from('hello')]),
+    );
+    fx.write('big/huge.txt', `hello\n${'x'.repeat(2048)}\n`);
+    const result = await grep({ pattern: 'hello' }, { ...fx.limits, maxFileBytesForGrep: 1024 });
+    expect(result.content).toBe(
+      [
+        'Found 2 files',
+        'lib/plain.js',
+        'src/app.ts',
+        '',
+        '[1 binary file skipped]',
+        '[1 file larger than 1.0 KiB skipped; use Read with offset and limit on them]',
+      ].join('\n'),
+    );
+  });
+
+  it('applies head_limit to output lines and file lists', async () => {
+    for (let i = 0; i < 10; i++) fx.write(`many/m${i}.txt`, 'needle\nneedle\n', T + 100 + i);
+    const content = await grep({ pattern: 'needle', output_mode: 'content', head_limit: 3 });
+    expect(content.content).toBe(
+      'many/m0.txt:1:needle\nmany/m0.txt:2:needle\nmany/m1.txt:1:needle\n\n[output limited to the first 3 lines by head_limit]',
+    );
+    expect(content.truncated).toBe(true);
+    expect((await grep({ pattern: 'needle', head_limit: 2 })).content).toBe(
+      'Found 10 files\nmany/m9.txt\nmany/m8.txt\n\n[showing the first 2 of 10 files (head_limit)]',
+    );
+    expect((await grep({ pattern: 'needle', output_mode: 'count', head_limit: 1 })).content).toBe(
+      'many/m0.txt:2\n\nFound 20 matching lines in 10 files\n\n[showing the first 1 of 10 files (head_limit)]',
+    );
+    expect((await grep({ pattern: 'needle', head_limit: 0 })).content).toMatch(
+      /^Found 10 files\n(many\/m\d\.txt\n){9}many\/m0\.txt$/,
+    );
+  });
+
+  it('caps matching lines at maxGrepMatches and the scan at maxFilesScanned', async () => {
+    fx.write('lots.txt', 'hit\n'.repeat(50));
+    const capped = await grep(
+      { pattern: 'hit', output_mode: 'content' },
+      { ...fx.limits, maxGrepMatches: 5 },
+    );
+    expect(capped.content.split('\n').slice(0, 5)).toEqual(
+      Array.from({ length: 5 }, (_, i) => `lots.txt:${i + 1}:hit`),
+    );
+    expect(capped.content).toMatch(/\[stopped at 5 matching lines; narrow the pattern, path or glob\]$/);
+    expect(capped.truncated).toBe(true);
+    const scanned = await grep({ pattern: 'hello' }, { ...fx.limits, maxFilesScanned: 2 });
+    expect(scanned.content).toContain('[search stopped after scanning 2 files, so matches may be missing');
+  });
+
+  it('cuts long lines in content mode and matches only the start of huge lines', async () => {
+    fx.write('wide.txt', `${'a'.repeat(3000)}needle\n${'b'.repeat(20_000)}needle\n`);
+    const result = await grep({ pattern: 'needle', path: 'wide.txt', output_mode: 'content' });
+    expect(result.content).toBe(
+      `wide.txt:1:${'a'.repeat(2000)}… [line cut after 2000 characters; the whole line is 3006 characters]\n\n[1 line longer than 10000 characters matched on their first 10000 characters only]`,
+    );
+  });
+
+  it('gives up on a catastrophically backtracking pattern instead of hanging', async () => {
+    for (let i = 0; i < 5; i++) fx.write(`redos/${i}.txt`, `${'a'.repeat(40)}!\n`);
+    const started = Date.now();
+    const result = await grep({ pattern: '(a+)+$', path: 'redos' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(result.isError).toBe(false);
+    expect(result.content).toContain(
+      '3 files skipped because matching took over 1000 ms, so the search was abandoned',
+    );
+  });
+
+  it('refuses paths outside the workspace', async () => {
+    fx.link('link', fx.outside);
+    for (const path of ['../outside', '/etc', 'link', 'link/secret.ts', '../../etc/passwd']) {
+      const result = await grep({ pattern: 'SECRET', path, output_mode: 'content' });
+      expect(result.isError).toBe(true);
+      expect(result.content).toMatch(/^Grep: path ".*" is outside the workspace/);
+    }
+    // and a walk from the root does not follow the link
+    expect((await grep({ pattern: 'TOP-SECRET', output_mode: 'content' })).content).toBe('No matches found');
+  });
+
+  it('rejects bad input', async () => {
+    expect((await grep({})).content).toMatch(/^Grep: invalid input\n {2}- pattern:/);
+    expect((await grep({ pattern: 'x', output_mode: 'lines' })).content).toMatch(/output_mode/);
+    expect((await grep({ pattern: 'x', '-C': -1 })).content).toMatch(/-C/);
+    expect((await grep({ pattern: 'x', include: '*.ts' })).content).toMatch(/include/);
+    expect((await grep({ pattern: 'x', '-i': 'yes' })).isError).toBe(true);
+  });
+});
