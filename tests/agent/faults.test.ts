@@ -1,0 +1,280 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, readSse, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
+import { makeRepo } from '../support/git-repo.js';
+import { type ModelServer, type ScriptedResponse, startModelServer } from '../support/model-server.js';
+
+let model: ModelServer;
+let d: TestDaemon;
+
+afterEach(async () => {
+  await d?.stop();
+  await model?.close();
+});
+
+const plan = (id = 'p'): ScriptedResponse => ({
+  kind: 'message',
+  content: [{ type: 'tool_use', id, name: 'ExitPlanMode', input: { plan: '## plan\n- step' } }],
+});
+
+const ask: ScriptedResponse = {
+  kind: 'message',
+  content: [
+    {
+      type: 'tool_use',
+      id: 'ask',
+      name: 'AskUserQuestion',
+      input: {
+        questions: [
+          {
+            question: 'Scope?',
+            header: 'Scope',
+            multiSelect: false,
+            options: [
+              { label: 'Small', description: 'one file' },
+              { label: 'Large', description: 'everything' },
+            ],
+          },
+        ],
+      },
+    },
+  ],
+};
+
+async function setup(
+  opts: Parameters<typeof startTestDaemon>[0] = {},
+  defaults: Record<string, unknown> = {},
+) {
+  model = await startModelServer();
+  d = await startTestDaemon({ modelUrl: model.url, ...opts });
+  const repo = join(d.dir, 'repo');
+  makeRepo(repo, { 'a.txt': 'hello\n' });
+  const s = await d.api('POST', '/v1/sessions', { workspace: repo, defaults });
+  const j = await d.api('POST', `/v1/sessions/${s.body.id}/jobs`, {
+    cron: '0 9 * * *',
+    prompt: 'plan something',
+  });
+  return { sessionId: s.body.id as string, jobId: j.body.id as string, repo };
+}
+
+async function fire(jobId: string): Promise<string> {
+  const r = await d.api('POST', `/v1/jobs/${jobId}/run`);
+  expect(r.status).toBe(201);
+  return r.body.id;
+}
+
+async function settled(runId: string, ms = 10_000): Promise<any> {
+  return waitFor(
+    async () => {
+      const r = await d.api('GET', `/v1/runs/${runId}`);
+      return ['queued', 'running', 'awaiting_input'].includes(r.body.status) ? undefined : r.body;
+    },
+    ms,
+    `run ${runId} to end`,
+  );
+}
+
+describe('model faults', () => {
+  it('429 with retry-after, then success: retried by the SDK, the run goes on', async () => {
+    const { jobId } = await setup();
+    model.enqueue({ kind: 'status', status: 429, retryAfterSeconds: 0.2 }, plan());
+    const run = await settled(await fire(jobId));
+    expect(run.status).toBe('planned');
+    expect(model.requests.map((r) => r.status)).toEqual([429, 200]);
+  });
+
+  it('529 until retries run out: the run fails with the reason, the daemon keeps serving', async () => {
+    const { jobId } = await setup({ maxRetries: 2 });
+    for (let i = 0; i < 3; i++) model.enqueue({ kind: 'status', status: 529, retryAfterSeconds: 0.05 });
+    const run = await settled(await fire(jobId));
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/529/);
+    expect(run.error).toMatch(/overloaded/i);
+    expect(model.requests).toHaveLength(3);
+    // Still serving, and the next run works.
+    expect((await fetch(`${d.daemon.url}/healthz`)).status).toBe(200);
+    model.enqueue(plan());
+    expect((await settled(await fire(jobId))).status).toBe('planned');
+  });
+
+  it('an error in the middle of the stream fails the run with the message', async () => {
+    const { jobId } = await setup();
+    model.enqueue({
+      kind: 'message',
+      content: [
+        { type: 'text', text: 'partial answer' },
+        { type: 'text', text: 'more' },
+      ],
+      midStreamError: { afterBlocks: 1, type: 'overloaded_error', message: 'Overloaded mid-stream' },
+    });
+    const run = await settled(await fire(jobId));
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/Overloaded mid-stream/);
+  });
+
+  it('a model that does not answer in time: the run fails with a timeout', async () => {
+    const { jobId } = await setup({ maxRetries: 0, timeoutMs: 400 });
+    model.enqueue({ kind: 'hang' });
+    const run = await settled(await fire(jobId));
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(/timed out|timeout/i);
+  });
+});
+
+describe('cancel', () => {
+  it('cancels a run parked on a question: the question is released, status canceled', async () => {
+    const { jobId } = await setup();
+    model.enqueue(ask);
+    const runId = await fire(jobId);
+    const q = await waitFor(async () => (await d.api('GET', '/v1/questions?status=pending')).body.items[0]);
+    const res = await d.api('POST', `/v1/runs/${runId}/cancel`);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('canceled');
+    expect((await d.api('GET', `/v1/questions/${q.id}`)).body.status).toBe('canceled');
+    const late = await d.api('POST', `/v1/questions/${q.id}/answers`, { answers: { 'Scope?': 'Small' } });
+    expect(late.status).toBe(409);
+    const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);
+    expect(events.at(-1)).toMatchObject({ event: 'run_finished', data: { status: 'canceled' } });
+    expect((await d.api('POST', `/v1/runs/${runId}/cancel`)).status).toBe(409);
+  });
+
+  it('aborts a run mid-stream promptly', async () => {
+    const { jobId } = await setup();
+    model.enqueue({ kind: 'hang' });
+    const runId = await fire(jobId);
+    await waitFor(async () => model.requests.length === 1);
+    const t0 = Date.now();
+    const res = await d.api('POST', `/v1/runs/${runId}/cancel`);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect(res.body.status).toBe('canceled');
+  });
+});
+
+describe('durability', () => {
+  it('a run parked on a question survives a restart and continues when answered', async () => {
+    const { jobId } = await setup();
+    model.enqueue(ask, plan());
+    const runId = await fire(jobId);
+    const q = await waitFor(async () => (await d.api('GET', '/v1/questions?status=pending')).body.items[0]);
+    await d.halt();
+
+    d = await startTestDaemon({ modelUrl: model.url, dir: d.dir });
+    expect((await d.api('GET', `/v1/runs/${runId}`)).body.status).toBe('awaiting_input');
+    const ok = await d.api('POST', `/v1/questions/${q.id}/answers`, { answers: { 'Scope?': 'Large' } });
+    expect(ok.status).toBe(200);
+    const run = await settled(runId);
+    expect(run.status).toBe('planned');
+    // The model got the answer in the tool result of the same conversation.
+    const last = model.requests.at(-1)!.body.messages.at(-1);
+    expect(last.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'ask' });
+    expect(last.content[0].content).toContain('Large');
+  });
+
+  it('an unanswered question times out and the model is told not to guess', async () => {
+    const { jobId } = await setup({ patch: (c) => void Object.assign(c.runs, { question_timeout_ms: 300 }) });
+    model.enqueue(ask, plan());
+    const runId = await fire(jobId);
+    // The deadline is enforced by the scheduler's timer; nudge it instead of waiting up to 30 s.
+    await waitFor(async () => (await d.api('GET', '/v1/questions?status=pending')).body.items[0]);
+    await new Promise((r) => setTimeout(r, 350));
+    d.daemon.scheduler.kick();
+    const run = await settled(runId);
+    expect(run.status).toBe('planned');
+    const result = model.requests.at(-1)!.body.messages.at(-1).content[0];
+    expect(result.content).toMatch(/Do not guess/);
+    const q = (await d.api('GET', `/v1/questions?run_id=${runId}`)).body.items[0];
+    expect(q.status).toBe('timed_out');
+  });
+
+  it('stops as budget_exceeded when the run would pass its budget', async () => {
+    const { jobId } = await setup({}, { budget_usd: 0.01 });
+    const glob: ScriptedResponse = {
+      kind: 'message',
+      content: [{ type: 'tool_use', id: 'g', name: 'Glob', input: { pattern: '*' } }],
+      usage: { input_tokens: 2000, output_tokens: 100 }, // $0.0075 a turn
+    };
+    model.enqueue(
+      glob,
+      { ...glob, content: [{ type: 'tool_use', id: 'g2', name: 'Glob', input: { pattern: '*' } }] },
+      plan(),
+    );
+    const run = await settled(await fire(jobId));
+    expect(run.status).toBe('budget_exceeded');
+    expect(run.error).toMatch(/budget of \$0.01/);
+    // It stopped before the turn that would have passed the budget.
+    expect(model.requests).toHaveLength(1);
+    expect(run.cost_usd).toBeCloseTo(0.0075, 6);
+  });
+});
+
+describe('request shape', () => {
+  it('thinking on: sent explicitly, deltas logged, blocks passed back unmodified', async () => {
+    const { jobId } = await setup({}, { thinking: { enabled: true, budget_tokens: 2048 } });
+    model.enqueue(
+      {
+        kind: 'message',
+        content: [
+          { type: 'thinking', thinking: 'Let me look at the files first.', signature: 'sig-abc-123' },
+          { type: 'tool_use', id: 'g', name: 'Glob', input: { pattern: '*' } },
+        ],
+      },
+      plan(),
+    );
+    const runId = await fire(jobId);
+    expect((await settled(runId)).status).toBe('planned');
+    const [first, second] = model.requests.map((r) => r.body);
+    expect(first.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(first.max_tokens).toBeGreaterThan(2048);
+    const echoed = second.messages[1].content[0];
+    expect(echoed).toEqual({
+      type: 'thinking',
+      thinking: 'Let me look at the files first.',
+      signature: 'sig-abc-123',
+    });
+    const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);
+    const thought = events
+      .filter((e) => e.event === 'thinking_delta')
+      .map((e) => e.data.text)
+      .join('');
+    expect(thought).toBe('Let me look at the files first.');
+  });
+
+  it('thinking off: sent explicitly as disabled', async () => {
+    const { jobId } = await setup();
+    model.enqueue(plan());
+    await settled(await fire(jobId));
+    expect(model.requests[0]!.body.thinking).toEqual({ type: 'disabled' });
+  });
+
+  it('consecutive requests share a byte-identical prefix up to the cache breakpoint', async () => {
+    const { jobId } = await setup();
+    const glob = (id: string): ScriptedResponse => ({
+      kind: 'message',
+      content: [{ type: 'tool_use', id, name: 'Glob', input: { pattern: '*' } }],
+    });
+    model.enqueue(glob('g1'), glob('g2'), plan());
+    await settled(await fire(jobId));
+    const raws = model.requests.map((r) => r.rawBody);
+    expect(raws).toHaveLength(3);
+    // tools, then the cached base prompt with its breakpoint: the same bytes in every request.
+    const prefixes = model.requests.map((r) =>
+      JSON.stringify({ tools: r.body.tools, system0: r.body.system[0] }),
+    );
+    expect(new Set(prefixes).size).toBe(1);
+    expect(model.requests[0]!.body.system[0].cache_control).toEqual({ type: 'ephemeral' });
+    expect(model.requests[0]!.body.system[1].text).toMatch(/PLAN MODE/);
+    const cut = (raw: string) =>
+      raw.slice(0, raw.indexOf('"cache_control"') + '"cache_control":{"type":"ephemeral"}'.length);
+    expect(cut(raws[1]!)).toBe(cut(raws[0]!));
+    expect(cut(raws[2]!)).toBe(cut(raws[0]!));
+    // Each request's conversation extends the previous one; only the newest message carries a breakpoint.
+    for (let i = 1; i < 3; i++) {
+      const prev = model.requests[i - 1]!.body.messages;
+      const next = model.requests[i]!.body.messages;
+      const strip = (m: any) => JSON.stringify(m).replaceAll(',"cache_control":{"type":"ephemeral"}', '');
+      expect(next.slice(0, prev.length).map(strip)).toEqual(prev.map(strip));
+      expect(JSON.stringify(next.at(-1))).toContain('cache_control');
+      expect(next.slice(0, -1).some((m: any) => JSON.stringify(m).includes('cache_control'))).toBe(false);
+    }
+  });
+});
