@@ -60,6 +60,9 @@ export class RunQueue {
   /** Sessions whose run waits for a person (a question); value: that run's id. */
   private readonly parked = new Map<string, string>();
   private readonly resumeSoon = new Set<string>();
+  /** Session id -> the turn number it last started a run at (for round robin). */
+  private readonly served = new Map<string, number>();
+  private turn = 0;
   private accepting = true;
 
   constructor(private readonly opts: RunQueueOptions) {}
@@ -181,21 +184,30 @@ export class RunQueue {
       if (!sessionId) return;
       const list = this.waiting.get(sessionId)!;
       const run = list.shift()!;
-      // Round robin: a session that just got a turn goes to the back of the line.
-      this.waiting.delete(sessionId);
-      if (list.length) this.waiting.set(sessionId, list);
+      if (!list.length) this.waiting.delete(sessionId);
+      this.served.set(sessionId, ++this.turn);
       this.start(run);
     }
   }
 
+  /**
+   * Round robin: of the sessions that have work and are free, the one whose last turn was longest ago
+   * (never served first, then in order of arrival), so one busy session cannot starve the others.
+   */
   private nextSession(): string | undefined {
+    let best: string | undefined;
+    let bestTurn = Number.POSITIVE_INFINITY;
     for (const [sessionId, list] of this.waiting) {
       if (!list.length || this.busySessions.has(sessionId)) continue;
       const parkedRun = this.parked.get(sessionId);
       if (parkedRun && list[0]!.id !== parkedRun) continue;
-      return sessionId;
+      const turn = this.served.get(sessionId) ?? 0;
+      if (turn < bestTurn) {
+        best = sessionId;
+        bestTurn = turn;
+      }
     }
-    return undefined;
+    return best;
   }
 
   private start(run: Run): void {
