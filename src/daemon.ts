@@ -8,6 +8,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
+import { PlanDecisions } from './plans/decisions.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
 import { RunService } from './runs/service.js';
@@ -35,6 +36,7 @@ export interface Daemon {
   queue: RunQueue;
   events: RunEvents;
   runs: RunService;
+  plans: PlanDecisions;
   stop(): Promise<void>;
 }
 
@@ -69,6 +71,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     onSettled: () => scheduler?.kick(),
   });
   const runs = new RunService({ store, clock, logger, events, queue });
+  const plans = new PlanDecisions({ store, clock, logger, events, queue });
   scheduler = new Scheduler({
     store,
     clock,
@@ -78,7 +81,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     maxWaitMs: config.scheduler.max_wait_ms,
     batchSize: config.scheduler.batch_size,
     jitter: jitterOptions(config),
-    afterTick: (now) => runs.expireQuestions(now),
+    afterTick: (now) => runs.expire(now),
   });
 
   const app = createApp({
@@ -89,6 +92,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     scheduler,
     events,
     runs,
+    plans,
     submitRun: (run) => queue.submit(run),
   });
   const recovered = await queue.recover();
@@ -131,5 +135,5 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { url, store, scheduler, queue, events, runs, stop };
+  return { url, store, scheduler, queue, events, runs, plans, stop };
 }

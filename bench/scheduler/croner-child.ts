@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   t = performance.now();
   for (let i = 0; i < due; i++) {
     const shape = dueShape(i, schedule.dueMinuteAt);
-    const second = Math.floor(dueOffsetMs(benchId('job', i)) / 1000);
+    const second = Math.floor(dueOffsetMs(benchId('job', i), schedule.dueSpreadMs) / 1000);
     const expected = schedule.dueMinuteAt + second * 1000;
     const cron = new Cron(`${second} ${shape.cron}`, { ...OPTIONS, timezone: shape.timezone }, () => {
       const now = Date.now();

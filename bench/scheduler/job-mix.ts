@@ -133,11 +133,11 @@ export function dueShape(index: number, minuteAt: number): JobShape {
 
 /**
  * Where inside the due minute a due job's jittered due time lies: the job's own jitter fraction (first 32
- * bits of sha256(id), what drydock uses) spread over the 60 s, so the 5,000 due times are uniform and
- * reproducible.
+ * bits of sha256(id), what drydock uses) spread over the first `spreadMs` of the minute (60 s by default),
+ * so the due times are uniform and reproducible. A spread of 0 puts them all on the minute (jitter off).
  */
-export function dueOffsetMs(jobId: string): number {
-  return Math.floor(jitterFraction(jobId) * 60_000);
+export function dueOffsetMs(jobId: string, spreadMs: number): number {
+  return Math.floor(jitterFraction(jobId) * spreadMs);
 }
 
 export function ceilMinute(at: number): number {

@@ -6,6 +6,8 @@ export interface BenchOptions {
   sessions: number;
   due: number;
   idleSeconds: number;
+  /** Due times spread over this many seconds from the start of the due minute (0: all on the minute). */
+  dueSpreadSeconds: number;
   quick: boolean;
   /** Heap ceiling (--max-old-space-size) of the croner baseline: "fits in memory" means fits under this. */
   baselineHeapMb: number;
@@ -23,13 +25,15 @@ const NUMERIC = {
   due: ['--due', 'BENCH_DUE'],
   idleSeconds: ['--idle-seconds', 'BENCH_IDLE_SECONDS'],
   baselineHeapMb: ['--baseline-heap-mb', 'BENCH_BASELINE_HEAP_MB'],
+  dueSpreadSeconds: ['--due-spread-seconds', 'BENCH_DUE_SPREAD_SECONDS'],
 } as const;
 
 export const USAGE = `usage: npm run bench -- [--quick] [--jobs N] [--sessions N] [--due N] [--idle-seconds S]
-                        [--baseline-heap-mb MB] [--keep]
-  defaults: --jobs ${FULL.jobs} --sessions ${FULL.sessions} --due ${FULL.due} --idle-seconds ${FULL.idleSeconds} --baseline-heap-mb 4096
+                        [--due-spread-seconds S] [--baseline-heap-mb MB] [--keep]
+  defaults: --jobs ${FULL.jobs} --sessions ${FULL.sessions} --due ${FULL.due} --idle-seconds ${FULL.idleSeconds} --due-spread-seconds 60 --baseline-heap-mb 4096
   --quick:  --jobs ${QUICK.jobs} --sessions ${QUICK.sessions} --due ${QUICK.due} --idle-seconds ${QUICK.idleSeconds}
-  environment: BENCH_JOBS, BENCH_SESSIONS, BENCH_DUE, BENCH_IDLE_SECONDS, BENCH_BASELINE_HEAP_MB, BENCH_QUICK=1, BENCH_KEEP=1`;
+  environment: BENCH_JOBS, BENCH_SESSIONS, BENCH_DUE, BENCH_IDLE_SECONDS, BENCH_DUE_SPREAD_SECONDS, BENCH_BASELINE_HEAP_MB, BENCH_QUICK=1, BENCH_KEEP=1,
+  BENCH_DRYDOCK_NODE_ARGS (extra node flags for the drydock child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
 export class OptionsError extends Error {}
 
@@ -57,13 +61,13 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
   const isOn = (v: string | true | undefined) => v === true || v === '1' || v === 'true';
   const quick = flags.has('--quick') ? isOn(flags.get('--quick')) : isOn(env.BENCH_QUICK);
   const base = quick ? QUICK : FULL;
-  const number = (key: keyof typeof NUMERIC, fallback: number): number => {
+  const number = (key: keyof typeof NUMERIC, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER) => {
     const [flag, name] = NUMERIC[key];
     const raw = flags.get(flag) ?? env[name];
     if (raw === undefined || raw === '') return fallback;
     const value = Number(raw);
-    if (raw === true || !Number.isInteger(value) || value < 1) {
-      throw new OptionsError(`${flag} (${name}): expected a positive integer, got ${String(raw)}`);
+    if (raw === true || !Number.isInteger(value) || value < min || value > max) {
+      throw new OptionsError(`${flag} (${name}): expected an integer ${min}-${max}, got ${String(raw)}`);
     }
     return value;
   };
@@ -72,6 +76,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     sessions: number('sessions', base.sessions),
     due: number('due', base.due),
     idleSeconds: number('idleSeconds', base.idleSeconds),
+    dueSpreadSeconds: number('dueSpreadSeconds', 60, 0, 60),
     baselineHeapMb: number('baselineHeapMb', 4096),
     quick,
     keep: flags.has('--keep') ? isOn(flags.get('--keep')) : isOn(env.BENCH_KEEP),

@@ -11,6 +11,8 @@ export interface SeedParams {
   horizonAt: number;
   /** The due minute starts at least this long after the seeding ends (child start, idle window, margin). */
   dueLeadMs: number;
+  /** Due times spread over the first this-many ms of the due minute. */
+  dueSpreadMs: number;
 }
 
 export interface DueJob {
@@ -125,6 +127,7 @@ export interface BaselineSchedule {
   type: 'schedule';
   dueMinuteAt: number;
   idleMs: number;
+  dueSpreadMs: number;
 }
 
 export interface BaselineReport {

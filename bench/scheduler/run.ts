@@ -281,7 +281,8 @@ function report(
 
   const title =
     `scheduler benchmark: ${int(opts.jobs)} jobs, ${int(opts.sessions)} sessions, ` +
-    `${int(opts.due)} due in one minute, idle ${idleS} s${opts.quick ? ' (quick)' : ''}`;
+    `${int(opts.due)} due in one minute${opts.dueSpreadSeconds === 60 ? '' : ` (within its first ${opts.dueSpreadSeconds} s)`}, ` +
+    `idle ${idleS} s${opts.quick ? ' (quick)' : ''}`;
   const out: string[] = ['', title, table(rows), ''];
 
   if (!dd) out.push(`drydock: ${(drydock as { error: Error }).error.message}`);
@@ -309,7 +310,7 @@ function report(
   );
   out.push(
     'due times: the due jobs nominally fire at minute M (their cron matches M in their own zone); their',
-    'jittered due time is M + frac(id) × 60 s (written with Store.updateJobSchedule). Lateness = the time the',
+    `jittered due time is M + frac(id) × ${opts.dueSpreadSeconds} s (written with Store.updateJobSchedule). Lateness = the time the`,
     'scheduler handed the run over (onRun) − that due time. The croner copies fire at M + whole seconds.',
   );
   process.stdout.write(`${out.join('\n')}\n`);
@@ -345,6 +346,7 @@ async function main(): Promise<number> {
         // Nothing but the due set may fire before the run is over: seeding, two due minutes and margins.
         horizonAt: Date.now() + 20 * 60_000 + 3 * idleMs,
         dueLeadMs: idleMs + 15_000,
+        dueSpreadMs: opts.dueSpreadSeconds * 1000,
       }),
     );
     children.push(seedChild);
@@ -362,6 +364,8 @@ async function main(): Promise<number> {
         due: opts.due,
         spawnedAt,
       }),
+      // e.g. BENCH_DRYDOCK_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where drydock's time goes.
+      (process.env.BENCH_DRYDOCK_NODE_ARGS ?? '').split(' ').filter(Boolean),
     );
     children.push(drydock);
     const drydockReport = settle(drydock.next<DrydockReport>('report'));
@@ -375,7 +379,12 @@ async function main(): Promise<number> {
     if (baseline.child) {
       children.push(baseline.child);
       const dueMinuteAt = Math.max(seed.dueMinuteAt + 60_000, ceilMinute(Date.now() + idleMs + 10_000));
-      baseline.child.send({ type: 'schedule', dueMinuteAt, idleMs });
+      baseline.child.send({
+        type: 'schedule',
+        dueMinuteAt,
+        idleMs,
+        dueSpreadMs: opts.dueSpreadSeconds * 1000,
+      });
       baselineReport = settle(baseline.child.next<BaselineReport>('report'));
       log(
         `croner baseline holds ${int(baseline.ready!.count)} instances; its due minute starts at ${iso(dueMinuteAt)} UTC`,

@@ -100,7 +100,7 @@ async function main(): Promise<void> {
       );
     }
     await store.createJob(job, maxPerSession);
-    const dueAt = dueMinuteAt + dueOffsetMs(id);
+    const dueAt = dueMinuteAt + dueOffsetMs(id, p.dueSpreadMs);
     await store.updateJobSchedule(id, 'active', { nominalAt: dueMinuteAt, dueAt, final: job.nextFinal });
     due.push({ id, sessionIndex: sessionIndexOf(i, p.sessions), dueAt });
     dueSchedules.push(`${job.timezone} ${job.effectiveCron}`);

@@ -38,3 +38,22 @@ export function questionAnswered(answers: Record<string, string | string[]>): st
 
 export const QUESTION_TIMED_OUT =
   'No answer came before the question timed out. Do not guess the answer. Either continue with the parts that do not depend on it, or propose a plan that lists the open question explicitly and offers the alternatives for the reviewer to choose from.';
+
+export const EXECUTE_DIRECTIVE = `Current phase: EXECUTE. A person approved your plan. Carry it out exactly as written: no extra features, no unrelated clean-ups. You may read (Read, Glob, Grep), ask (AskUserQuestion), write files (Write, Edit) and run commands (Bash), all inside the workspace.
+
+Some calls need a person's approval before they run, depending on the execution mode; you will get the result once they decide. If a call is denied, read the reason, do not repeat the same call, and adapt or explain. When the plan is done, end your turn with a short summary of what you changed and what you verified.`;
+
+export const executeKickoff = (approvers: string[]) =>
+  `Your plan was approved by ${approvers.join(', ')}. Implement the plan you proposed, exactly as written.`;
+
+export const reviseKickoff = (by: string, feedback: string) =>
+  `${by} reviewed your plan and asked for changes:\n\n${feedback}\n\nRevise the plan: explore further if you need to, then call ExitPlanMode with the complete revised plan (not only the changes).`;
+
+export const executeToolRefused = (tool: string) =>
+  `The ${tool} tool is not available in the execute phase; nothing was executed. Available: Read, Glob, Grep, AskUserQuestion, Write, Edit, Bash.`;
+
+export const toolDenied = (by: string | null, message: string | null) =>
+  `A person${by ? ` (${by})` : ''} denied this call; it was not executed.${message ? ` Their reason: ${message}` : ''} Do not repeat the same call. Adapt within the approved plan, or stop and explain.`;
+
+export const TOOL_APPROVAL_TIMED_OUT =
+  'Nobody allowed this call in time, so it was not executed. Do not repeat it; continue with what does not need it, or stop and explain.';

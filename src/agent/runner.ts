@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Clock } from '../clock.js';
 import type { Config, ModelPrice } from '../config/schema.js';
@@ -8,23 +7,17 @@ import type { RunEvents } from '../runs/events.js';
 import type { RunExecutor, RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../store/types.js';
-import { headCommit } from './git.js';
+import { ExecutePhase } from './execute-phase.js';
+import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
+import { PlanPhase } from './plan-phase.js';
 import { addUsage, costOf, tokensOf } from './pricing.js';
-import {
-  BASE_SYSTEM_PROMPT,
-  NOT_RUN_AFTER_PLAN,
-  PLAN_CAPTURED,
-  PLAN_MODE_DIRECTIVE,
-  PLAN_REMINDER,
-  planToolRefused,
-  QUESTION_TIMED_OUT,
-  questionAnswered,
-} from './prompt.js';
+import { BASE_SYSTEM_PROMPT, NOT_RUN_AFTER_PLAN, QUESTION_TIMED_OUT, questionAnswered } from './prompt.js';
 import { buildRequest } from './request.js';
 import { resolveSettings } from './settings.js';
-import { PLAN_TOOLS, runGlob, runGrep, runRead, type ToolLimits, Workspace } from './tools/index.js';
-import { validatePlan, validateQuestions } from './tools/plan-tools.js';
+import type { ToolLimits } from './tools/limits.js';
+import { validateQuestions } from './tools/plan-tools.js';
 import type { ToolResult } from './tools/types.js';
+import { Workspace } from './tools/workspace.js';
 
 export interface AgentDeps {
   store: Store;
@@ -37,30 +30,29 @@ export interface AgentDeps {
   toolLimits: ToolLimits;
 }
 
-type ToolUse = { type: 'tool_use'; id: string; name: string; input: unknown };
-type ToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: string; is_error?: boolean };
-
-/** What processing one assistant turn's tool calls led to. */
-type TurnEnd =
-  | { kind: 'continue'; results: ToolResultBlock[] }
-  | { kind: 'parked' }
-  | { kind: 'planned'; results: ToolResultBlock[] };
-
-const PLAN_TOOL_NAMES = new Set(PLAN_TOOLS.map((t) => t.name));
-
 class BudgetExceeded extends Error {}
 
+interface LoopContext {
+  run: Run;
+  phase: Phase;
+  settings: RunSettings;
+  price: ModelPrice;
+  conversationId: string;
+  state: { turns: number; usage: TokenUsage; costUsd: number; lastTurnUsd: number };
+  signal: AbortSignal;
+}
+
 /**
- * The plan-phase agent loop over `messages.stream`. Each turn: build the request (only plan tools), stream
- * the answer into the event log, store the assistant message, run the tool calls through the gate, store
- * the results. The conversation in the store is the state: a run resumed after a restart or an answered
- * question picks up from its last stored message.
+ * drydock's agent loop over `messages.stream`, shared by the plan and the execute phase. Each turn: build
+ * the request (the phase's tools only), stream the answer into the event log, store the assistant
+ * message, run its tool calls through the phase's gate, store the results. The stored conversation is
+ * the state: a run resumed after a restart or an answer picks up from its last stored message.
  */
 export class AgentExecutor implements RunExecutor {
   constructor(private readonly deps: AgentDeps) {}
 
   async execute(run: Run, signal: AbortSignal): Promise<RunOutcome> {
-    const { store, config, events } = this.deps;
+    const { store, config, events, clock } = this.deps;
     const session = await store.getSession(run.sessionId);
     if (!session) return { status: 'failed', error: `session ${run.sessionId} no longer exists` };
     const settings = resolveSettings(run, session, config);
@@ -74,21 +66,28 @@ export class AgentExecutor implements RunExecutor {
     const conversationId = run.conversationId ?? run.id;
     await store.updateRun(run.id, { conversationId, model: settings.model, settings });
 
-    let workspace: Workspace;
-    try {
-      workspace = await Workspace.open(session.workspace);
-    } catch (err) {
-      return {
-        status: 'failed',
-        error: `workspace ${session.workspace} cannot be opened: ${(err as Error).message}`,
-      };
+    let phase: Phase;
+    if (run.phase === 'execute') {
+      const opened = await ExecutePhase.open(this.deps, run, session, signal);
+      if (!(opened instanceof ExecutePhase)) return opened;
+      phase = opened;
+    } else {
+      let workspace: Workspace;
+      try {
+        workspace = await Workspace.open(session.workspace);
+      } catch (err) {
+        return { status: 'failed', error: `workspace cannot be opened: ${(err as Error).message}` };
+      }
+      phase = new PlanPhase(this.deps, run, session, workspace, conversationId);
     }
 
     const messages = await store.loadConversation(conversationId);
-    if (messages.length === 0) {
+    if (!messages.some((m) => m.runId === run.id)) {
+      // This run's instruction: the first message of a new conversation, or the next user message of one
+      // that continues (a revision round, the execute phase), merged after the plan receipt.
       const first: ConversationMessage = { role: 'user', content: [{ type: 'text', text: run.prompt }] };
-      await store.appendMessages(conversationId, run.id, [first], this.deps.clock.now());
-      messages.push(first);
+      await store.appendMessages(conversationId, run.id, [first], clock.now());
+      messages.splice(0, messages.length, ...(await store.loadConversation(conversationId)));
       await events.emit(run.id, 'run_started', {
         phase: run.phase,
         model: settings.model,
@@ -103,13 +102,19 @@ export class AgentExecutor implements RunExecutor {
     }
 
     const state = { turns: run.turns, usage: run.usage as TokenUsage, costUsd: run.costUsd, lastTurnUsd: 0 };
-    const ctx = { run, settings, price, workspace, conversationId, state, signal };
+    const ctx: LoopContext = { run, phase, settings, price, conversationId, state, signal };
+    let outcome: RunOutcome;
     try {
-      return await this.loop(ctx, messages);
+      outcome = await this.loop(ctx, messages);
     } catch (err) {
-      if (err instanceof BudgetExceeded) return { status: 'budget_exceeded', error: err.message };
-      throw err;
+      if (!(err instanceof BudgetExceeded)) {
+        // Aborts and model failures are turned into a status by the queue; the phase still settles.
+        await phase.finish({ status: 'failed', error: (err as Error).message });
+        throw err;
+      }
+      outcome = { status: 'budget_exceeded', error: err.message };
     }
+    return phase.finish(outcome);
   }
 
   private async loop(ctx: LoopContext, messages: ConversationMessage[]): Promise<RunOutcome> {
@@ -123,16 +128,15 @@ export class AgentExecutor implements RunExecutor {
         );
         let next: ConversationMessage;
         if (toolUses.length === 0) {
-          // The model ended its turn without a plan: remind it once, then give up.
-          if (reminded)
-            return { status: 'failed', error: 'the model ended its turn without proposing a plan' };
+          const end = await ctx.phase.endTurn(reminded);
+          if (!('remind' in end)) return end;
           reminded = true;
-          next = { role: 'user', content: [{ type: 'text', text: PLAN_REMINDER }] };
+          next = { role: 'user', content: [{ type: 'text', text: end.remind }] };
         } else {
           const end = await this.runTools(ctx, toolUses);
-          if (end.kind === 'parked') return { status: 'awaiting_input' };
+          if (end === PARKED) return { status: 'awaiting_input' };
           next = { role: 'user', content: end.results };
-          if (end.kind === 'planned') {
+          if (end.planned) {
             await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
             return { status: 'planned' };
           }
@@ -142,20 +146,16 @@ export class AgentExecutor implements RunExecutor {
         continue;
       }
       if (ctx.state.turns >= ctx.settings.maxTurns) {
-        return {
-          status: 'failed',
-          error: `reached the limit of ${ctx.settings.maxTurns} turns without a plan`,
-        };
+        return { status: 'failed', error: `reached the limit of ${ctx.settings.maxTurns} turns` };
       }
       const spent = ctx.state.costUsd;
-      // A turn costs at least about what the previous one did: do not start one that would pass the budget.
+      // A turn costs about what the previous one did: do not start one that would pass the budget.
       if (spent + ctx.state.lastTurnUsd > ctx.settings.budgetUsd) {
         throw new BudgetExceeded(
           `spent $${spent.toFixed(4)}; another turn (about $${ctx.state.lastTurnUsd.toFixed(4)}) would pass the budget of $${ctx.settings.budgetUsd}`,
         );
       }
-      const reply = await this.turn(ctx, messages);
-      messages.push(reply);
+      messages.push(await this.turn(ctx, messages));
       if (ctx.state.costUsd > ctx.settings.budgetUsd) {
         throw new BudgetExceeded(
           `spent $${ctx.state.costUsd.toFixed(4)}, over the budget of $${ctx.settings.budgetUsd}`,
@@ -169,9 +169,9 @@ export class AgentExecutor implements RunExecutor {
     const { store, events, clock, model } = this.deps;
     const params = buildRequest({
       settings: ctx.settings,
-      tools: PLAN_TOOLS,
+      tools: ctx.phase.tools,
       basePrompt: BASE_SYSTEM_PROMPT,
-      directive: PLAN_MODE_DIRECTIVE,
+      directive: ctx.phase.directive,
       messages,
     });
     const stream = model.messages.stream(params, { signal: ctx.signal });
@@ -204,21 +204,25 @@ export class AgentExecutor implements RunExecutor {
     return reply;
   }
 
-  /** Runs one assistant turn's tool calls through the plan-mode gate, in order. */
-  private async runTools(ctx: LoopContext, toolUses: ToolUse[]): Promise<TurnEnd> {
-    const { events } = this.deps;
-    const runId = ctx.run.id;
-    // Resuming after a question: the results gathered before it were saved with it; start after them.
+  /** Runs one assistant turn's tool calls, in order, through the phase; stops at the first that parks. */
+  private async runTools(
+    ctx: LoopContext,
+    toolUses: ToolUse[],
+  ): Promise<{ results: ToolResultBlock[]; planned: boolean } | typeof PARKED> {
+    // Resuming after a parked call: the results gathered before it were saved with it; start there.
     let start = 0;
     let results: ToolResultBlock[] = [];
     for (let i = toolUses.length - 1; i >= 0; i--) {
-      const q =
-        toolUses[i]!.name === 'AskUserQuestion'
-          ? await this.deps.store.findQuestion(runId, toolUses[i]!.id)
-          : null;
-      if (q) {
+      const use = toolUses[i]!;
+      const saved =
+        use.name === 'AskUserQuestion'
+          ? ((await this.deps.store.findQuestion(ctx.run.id, use.id))?.priorResults as
+              | ToolResultBlock[]
+              | undefined)
+          : await ctx.phase.parkedResults(use);
+      if (saved) {
         start = i;
-        results = q.priorResults as ToolResultBlock[];
+        results = [...saved];
         break;
       }
     }
@@ -235,59 +239,27 @@ export class AgentExecutor implements RunExecutor {
         reply({ content: NOT_RUN_AFTER_PLAN, isError: true });
         continue;
       }
-      if (!PLAN_TOOL_NAMES.has(use.name)) {
-        // The gate: whatever the model asks for, only plan tools run in plan mode.
-        await events.emit(runId, 'policy_violation', { tool: use.name, tool_use_id: use.id, phase: 'plan' });
-        reply({ content: planToolRefused(use.name), isError: true });
-        continue;
-      }
-      if (use.name === 'AskUserQuestion') {
-        const answer = await this.question(ctx, use, results);
-        if (answer === null) return { kind: 'parked' };
-        reply(answer);
-        continue;
-      }
-      if (use.name === 'ExitPlanMode') {
-        const r = await this.capturePlan(ctx, use);
+      const r =
+        use.name === 'AskUserQuestion'
+          ? await this.question(ctx, use, results)
+          : await ctx.phase.call(use, results);
+      if (r === PARKED) return PARKED;
+      if ('planned' in r) {
+        reply(r.planned);
+        planned = true;
+      } else {
         reply(r);
-        planned = !r.isError;
-        continue;
       }
-      await events.emit(runId, 'tool_use', { tool: use.name, tool_use_id: use.id, input: use.input });
-      const r = await this.readOnlyTool(ctx.workspace, use);
-      await events.emit(runId, 'tool_result', {
-        tool: use.name,
-        tool_use_id: use.id,
-        is_error: r.isError,
-        truncated: r.truncated ?? false,
-        chars: r.content.length,
-      });
-      reply(r);
     }
-    return planned ? { kind: 'planned', results } : { kind: 'continue', results };
+    return { results, planned };
   }
 
-  private readOnlyTool(ws: Workspace, use: ToolUse): Promise<ToolResult> {
-    const limits = this.deps.toolLimits;
-    switch (use.name) {
-      case 'Read':
-        return runRead(ws, use.input, limits);
-      case 'Glob':
-        return runGlob(ws, use.input, limits);
-      default:
-        return runGrep(ws, use.input, limits);
-    }
-  }
-
-  /**
-   * AskUserQuestion: the first time, park the run on a stored question; once it is answered or timed out,
-   * return what the model reads. Null means: parked, waiting.
-   */
+  /** AskUserQuestion, in either phase: the first time, park the run on a stored question. */
   private async question(
     ctx: LoopContext,
     use: ToolUse,
     prior: ToolResultBlock[],
-  ): Promise<ToolResult | null> {
+  ): Promise<ToolResult | typeof PARKED> {
     const { store, events, clock, config } = this.deps;
     const existing = await store.findQuestion(ctx.run.id, use.id);
     if (existing) return questionResult(existing);
@@ -310,58 +282,12 @@ export class AgentExecutor implements RunExecutor {
       questions: valid.value.questions,
       expires_at: new Date(q.expiresAt).toISOString(),
     });
-    return null;
-  }
-
-  private async capturePlan(ctx: LoopContext, use: ToolUse): Promise<ToolResult> {
-    const { store, events, clock } = this.deps;
-    let plan = await store.findPlan(ctx.run.id, use.id);
-    if (!plan) {
-      const parsed = validatePlan(use.input);
-      if (!parsed.ok) return { content: parsed.error, isError: true };
-      const markdown = parsed.value.plan;
-      plan = await store.createPlan({
-        id: newId('pln'),
-        runId: ctx.run.id,
-        sessionId: ctx.run.sessionId,
-        conversationId: ctx.conversationId,
-        toolUseId: use.id,
-        markdown,
-        sha256: createHash('sha256').update(markdown).digest('hex'),
-        workspaceCommit: await headCommit(ctx.workspace.root),
-        status: 'pending_approval',
-        round: 1,
-        previousPlanId: null,
-        requestedBy: ctx.run.requestedBy,
-        createdAt: clock.now(),
-      });
-      await store.updateRun(ctx.run.id, { planId: plan.id });
-    }
-    await events.emit(ctx.run.id, 'plan_proposed', {
-      plan_id: plan.id,
-      sha256: plan.sha256,
-      workspace_commit: plan.workspaceCommit,
-      markdown: plan.markdown,
-    });
-    return {
-      content: `${PLAN_CAPTURED} (plan ${plan.id}, sha256 ${plan.sha256.slice(0, 12)})`,
-      isError: false,
-    };
+    return PARKED;
   }
 }
 
-interface LoopContext {
-  run: Run;
-  settings: RunSettings;
-  price: ModelPrice;
-  workspace: Workspace;
-  conversationId: string;
-  state: { turns: number; usage: TokenUsage; costUsd: number; lastTurnUsd: number };
-  signal: AbortSignal;
-}
-
-function questionResult(q: Question): ToolResult | null {
-  if (q.status === 'pending') return null;
+function questionResult(q: Question): ToolResult | typeof PARKED {
+  if (q.status === 'pending') return PARKED;
   if (q.status === 'answered' && q.answers) return { content: questionAnswered(q.answers), isError: false };
   return { content: QUESTION_TIMED_OUT, isError: false };
 }

@@ -143,6 +143,28 @@ const runsSchema = section({
   default_budget_usd: num(0, { exclusiveMin: true, unit: 'USD' }).default(5),
 });
 
+const plansSchema = section({
+  ttl_ms: int(1).default(604_800_000),
+  approvals_required: int(1, 10).default(1),
+});
+
+const breakerSchema = section({
+  window_ms: int(1).default(3_600_000),
+  min_executions: int(1).default(5),
+  max_failure_ratio: num(0, { max: 1 }).default(0.5),
+});
+
+const executeSchema = section({
+  bash_allow_list: z
+    .array(text('a command prefix'), { error: 'expected a list of command prefixes' })
+    .default(() => ['git status', 'git diff', 'git log', 'ls', 'npm test', 'npm run lint', 'npm run build']),
+  bash_timeout_ms: int(1, 600_000).default(120_000),
+  bash_max_output_chars: int(1000).default(30_000),
+  tool_approval_timeout_ms: int(1).default(86_400_000),
+  max_write_bytes: int(1).default(5_242_880),
+  breaker: breakerSchema,
+});
+
 const githubSchema = section({
   webhook_secrets: z
     .array(text('a non-empty secret'), { error: 'expected a list of secrets' })
@@ -216,6 +238,8 @@ export const configSchema = z
       scheduler: schedulerSchema,
       anthropic: anthropicSchema,
       runs: runsSchema,
+      plans: plansSchema,
+      execute: executeSchema,
       github: githubSchema,
       pricing: pricingSchema,
     },

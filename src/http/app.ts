@@ -3,11 +3,13 @@ import { bodyLimit } from 'hono/body-limit';
 import { authenticate } from './auth.js';
 import type { AppDeps, Env } from './deps.js';
 import { errorResponse, HttpError } from './errors.js';
+import { adminRoutes } from './routes/admin.js';
 import { jobRoutes } from './routes/jobs.js';
 import { planRoutes } from './routes/plans.js';
 import { questionRoutes } from './routes/questions.js';
 import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { toolApprovalRoutes } from './routes/tool-approvals.js';
 
 /** Builds the HTTP application from its dependencies; no globals, nothing happens at import. */
 export function createApp(deps: AppDeps): Hono<Env> {
@@ -53,6 +55,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   api.route('/runs', runRoutes(deps));
   api.route('/questions', questionRoutes(deps));
   api.route('/plans', planRoutes(deps));
+  api.route('/tool-approvals', toolApprovalRoutes(deps));
+  api.route('/admin', adminRoutes(deps));
   app.route('/v1', api);
   return app;
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import type { PlanDecisions } from '../plans/decisions.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunService } from '../runs/service.js';
 import type { Store } from '../store/store.js';
@@ -19,6 +20,7 @@ export interface AppDeps {
   submitRun: (run: Run) => void;
   events: RunEvents;
   runs: RunService;
+  plans: PlanDecisions;
 }
 
 export type Env = { Variables: AuthVariables };

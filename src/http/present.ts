@@ -1,4 +1,14 @@
-import type { CronJob, Plan, Question, Run, RunEvent, Session, SlotRecord } from '../store/types.js';
+import type {
+  CronJob,
+  Decision,
+  Plan,
+  Question,
+  Run,
+  RunEvent,
+  Session,
+  SlotRecord,
+  ToolApproval,
+} from '../store/types.js';
 
 // Domain records to their JSON form: snake_case, ISO-8601 UTC times.
 
@@ -60,6 +70,12 @@ export const presentRun = (r: Run) => ({
   plan_id: r.planId,
   attempt: r.attempt,
   duration_ms: r.startedAt !== null && r.finishedAt !== null ? r.finishedAt - r.startedAt : null,
+  revises_plan_id: r.revisesPlanId,
+  executes_plan_id: r.executesPlanId,
+  execute_mode: r.executeMode,
+  result_commit: r.resultCommit,
+  diff_stat: r.diffStat,
+  changed_files: r.changedFiles,
 });
 
 export const presentQuestion = (q: Question) => ({
@@ -77,16 +93,50 @@ export const presentQuestion = (q: Question) => ({
 
 export const presentPlan = (p: Plan) => ({
   id: p.id,
-  run_id: p.runId,
-  session_id: p.sessionId,
   status: p.status,
   round: p.round,
   previous_plan_id: p.previousPlanId,
+  session_id: p.sessionId,
+  job_id: p.jobId,
+  trigger_id: p.triggerId,
+  source: p.source,
+  run_id: p.runId,
+  requested_by: p.requestedBy,
+  owner: p.owner,
   markdown: p.markdown,
   sha256: p.sha256,
   workspace_commit: p.workspaceCommit,
-  requested_by: p.requestedBy,
+  approvals_required: p.approvalsRequired,
+  allow_self_approval: p.allowSelfApproval,
+  execute_mode: p.executeMode,
   created_at: iso(p.createdAt),
+  expires_at: iso(p.expiresAt),
+  decided_at: iso(p.decidedAt),
+  failure_reason: p.failureReason,
+});
+
+export const presentDecision = (d: Decision) => ({
+  id: d.id,
+  kind: d.kind,
+  identity: d.identity,
+  comment: d.comment,
+  sha256: d.sha256,
+  created_at: iso(d.createdAt),
+});
+
+export const presentToolApproval = (a: ToolApproval) => ({
+  id: a.id,
+  run_id: a.runId,
+  session_id: a.sessionId,
+  plan_id: a.planId,
+  tool: a.tool,
+  input: a.input,
+  status: a.status,
+  message: a.message,
+  decided_by: a.decidedBy,
+  created_at: iso(a.createdAt),
+  expires_at: iso(a.expiresAt),
+  decided_at: iso(a.decidedAt),
 });
 
 export const presentEvent = (e: RunEvent) => ({ seq: e.seq, type: e.type, at: iso(e.at), ...e.data });

@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { Run, RunStatus } from '../store/types.js';
 import { RUN_FINISHED, type RunEvents } from './events.js';
+import { waitsOnSomeone } from './service.js';
 
 export interface RunOutcome {
   status: Exclude<RunStatus, 'queued' | 'running'>;
@@ -261,8 +262,7 @@ export class RunQueue {
    */
   private async park(run: Run): Promise<void> {
     this.parked.set(run.sessionId, run.id);
-    const pending = await this.opts.store.listQuestions({ runId: run.id, status: 'pending', limit: 1 });
-    if (pending.length > 0) return;
+    if (await waitsOnSomeone(this.opts.store, run.id)) return;
     // Still executing: resubmit once its slot is released (see start()).
     if (this.active.has(run.id)) this.resumeSoon.add(run.id);
     else this.submit({ ...run, status: 'awaiting_input' });

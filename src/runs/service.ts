@@ -3,7 +3,7 @@ import { checkAnswers } from '../agent/tools/plan-tools.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
-import type { Question } from '../store/types.js';
+import type { Question, ToolApproval } from '../store/types.js';
 import type { RunEvents } from './events.js';
 import type { RunQueue } from './queue.js';
 
@@ -63,9 +63,44 @@ export class RunService {
     return n;
   }
 
+  /** A person allows or denies a parked tool call; the model reads a denial's message. */
+  async decideToolApproval(
+    id: string,
+    allow: boolean,
+    message: string | null,
+    by: string,
+  ): Promise<ToolApproval> {
+    const { store, clock, events } = this.deps;
+    const a = await store.getToolApproval(id);
+    if (!a) throw new QuestionError('not_found', `tool approval ${id} not found`);
+    if (!(await store.resolveToolApproval(id, allow ? 'allowed' : 'denied', by, message, clock.now()))) {
+      throw new QuestionError('not_pending', `tool approval ${id} is ${a.status}`);
+    }
+    await events.emit(a.runId, 'tool_approval_resolved', {
+      tool_approval_id: id,
+      decision: allow ? 'allowed' : 'denied',
+      by,
+      message,
+    });
+    await this.resume(a.runId);
+    return (await store.getToolApproval(id))!;
+  }
+
+  /** Everything with a deadline: questions and tool approvals nobody answered, plans nobody decided. */
+  async expire(now: number): Promise<void> {
+    const { store, events } = this.deps;
+    await this.expireQuestions(now);
+    for (const a of await store.listExpiredToolApprovals(now, 100)) {
+      if (!(await store.resolveToolApproval(a.id, 'timed_out', null, null, now))) continue;
+      await events.emit(a.runId, 'tool_approval_resolved', { tool_approval_id: a.id, decision: 'timed_out' });
+      await this.resume(a.runId);
+    }
+    await store.expirePlans(now);
+  }
+
   async cancel(runId: string): Promise<boolean> {
     const { store, clock, events } = this.deps;
-    // A parked question is released first, so nobody answers a run that is gone.
+    // Whatever the run waits on is released first, so nobody answers a run that is gone.
     for (const q of await store.listQuestions({ runId, status: 'pending', limit: 10 })) {
       if (await store.closeQuestion(q.id, 'canceled', clock.now())) {
         await events.emit(runId, 'question_resolved', {
@@ -75,14 +110,33 @@ export class RunService {
         });
       }
     }
-    return this.deps.queue.cancel(runId);
+    for (const a of await store.listToolApprovals({ runId, status: 'pending', limit: 10 })) {
+      if (await store.resolveToolApproval(a.id, 'canceled', null, null, clock.now())) {
+        await events.emit(runId, 'tool_approval_resolved', { tool_approval_id: a.id, decision: 'canceled' });
+      }
+    }
+    const canceled = await this.deps.queue.cancel(runId);
+    const run = await store.getRun(runId);
+    if (canceled && run?.executesPlanId) {
+      await store.transitionPlan(run.executesPlanId, ['approved', 'executing'], 'execution_failed', {
+        failureReason: 'canceled',
+      });
+    }
+    return canceled;
   }
 
-  /** Hands a parked run back to the queue once none of its questions is pending. */
+  /** Hands a parked run back to the queue once nothing it waits on is pending. */
   private async resume(runId: string): Promise<void> {
     const { store } = this.deps;
-    const pending = await store.listQuestions({ runId, status: 'pending', limit: 1 });
+    if (await waitsOnSomeone(store, runId)) return;
     const run = await store.getRun(runId);
-    if (pending.length === 0 && run?.status === 'awaiting_input') this.deps.queue.submit(run);
+    if (run?.status === 'awaiting_input') this.deps.queue.submit(run);
   }
+}
+
+/** True while a run has a question or a tool approval that nobody has resolved. */
+export async function waitsOnSomeone(store: Store, runId: string): Promise<boolean> {
+  const questions = await store.listQuestions({ runId, status: 'pending', limit: 1 });
+  if (questions.length) return true;
+  return (await store.listToolApprovals({ runId, status: 'pending', limit: 1 })).length > 0;
 }

@@ -2,9 +2,12 @@ import type {
   ApiToken,
   ConversationMessage,
   CronJob,
+  Decision,
+  ExecuteMode,
   JobStatus,
   Page,
   Plan,
+  PlanStatus,
   Question,
   QuestionStatus,
   Run,
@@ -17,6 +20,8 @@ import type {
   Session,
   SlotRecord,
   TokenUsage,
+  ToolApproval,
+  ToolApprovalStatus,
 } from './types.js';
 
 /**
@@ -78,6 +83,26 @@ export interface NewRun {
   /** Continue this conversation (a revision round, the execute phase); default: a new one. */
   conversationId?: string;
   phase?: RunPhase;
+  revisesPlanId?: string;
+  executesPlanId?: string;
+}
+
+/** What a decision does, computed inside the store's transaction from the plan's freshest state. */
+export interface DecisionEffect {
+  decision: Decision;
+  /** The plan's new status, if it changes. */
+  planStatus?: PlanStatus;
+  /** A run to create with the decision: the execute run after approval, or the revision round. */
+  run?: NewRun;
+}
+
+export interface PlanFilter {
+  status?: PlanStatus | undefined;
+  sessionId?: string | undefined;
+  jobId?: string | undefined;
+  triggerId?: string | undefined;
+  limit: number;
+  cursor?: string | undefined;
 }
 
 export interface RunFilter {
@@ -164,12 +189,19 @@ export interface Store {
       costUsd?: number;
       planId?: string;
       attempt?: number;
+      executeMode?: ExecuteMode;
+      resultCommit?: string | null;
+      diffStat?: string | null;
+      changedFiles?: string[];
     },
   ): Promise<void>;
 
   /** The conversation of a run phase, oldest message first. */
   loadConversation(conversationId: string): Promise<ConversationMessage[]>;
-  /** Appends messages after the existing ones. */
+  /**
+   * Appends messages after the existing ones. A user message that follows a user message is merged into
+   * it (a revision's feedback after the plan receipt), so the conversation always alternates.
+   */
   appendMessages(
     conversationId: string,
     runId: string,
@@ -199,6 +231,52 @@ export interface Store {
   createPlan(plan: Plan): Promise<Plan>;
   getPlan(id: string): Promise<Plan | null>;
   findPlan(runId: string, toolUseId: string): Promise<Plan | null>;
+  /** The queue: oldest first, keyset-paginated. */
+  listPlans(filter: PlanFilter): Promise<Page<Plan>>;
+  listDecisions(planId: string): Promise<Decision[]>;
+  /** The runs of a plan: the one that proposed it, its revision round, its execution. Oldest first. */
+  listPlanRuns(plan: Plan): Promise<Run[]>;
+  /**
+   * Records a decision atomically: re-reads the plan and its approvals inside one transaction, calls
+   * `decide` (pure, may throw to refuse), then writes the decision, the plan's new status and the run it
+   * starts. Concurrent decisions serialize here; a second execute run for one plan is refused by a
+   * unique index.
+   */
+  decidePlan(
+    planId: string,
+    decide: (plan: Plan, decisions: Decision[]) => DecisionEffect,
+  ): Promise<{ plan: Plan; decision: Decision; run: Run | null }>;
+  /** Moves a plan between statuses; false when it was not in one of `from`. */
+  transitionPlan(
+    id: string,
+    from: readonly PlanStatus[],
+    to: PlanStatus,
+    fields?: { failureReason?: string | null },
+  ): Promise<boolean>;
+  /** Pending plans past their TTL become expired; returns how many. */
+  expirePlans(now: number): Promise<number>;
+  /** Statuses of the newest execute runs that ended since `since` (for the circuit breaker). */
+  recentExecutions(since: number, limit: number): Promise<RunStatus[]>;
+
+  createToolApproval(
+    a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
+  ): Promise<ToolApproval>;
+  getToolApproval(id: string): Promise<ToolApproval | null>;
+  findToolApproval(runId: string, toolUseId: string): Promise<ToolApproval | null>;
+  listToolApprovals(filter: {
+    status?: ToolApprovalStatus;
+    runId?: string;
+    limit: number;
+  }): Promise<ToolApproval[]>;
+  /** pending -> allowed | denied | timed_out | canceled; false when no longer pending. */
+  resolveToolApproval(
+    id: string,
+    status: Exclude<ToolApprovalStatus, 'pending'>,
+    by: string | null,
+    message: string | null,
+    now: number,
+  ): Promise<boolean>;
+  listExpiredToolApprovals(now: number, limit: number): Promise<ToolApproval[]>;
 
   getState(key: string): Promise<string | null>;
   setState(key: string, value: string): Promise<void>;

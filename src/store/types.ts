@@ -106,6 +106,14 @@ export interface Run {
   costUsd: number;
   planId: string | null;
   attempt: number;
+  /** A plan-phase run of a revision round: the plan it revises. */
+  revisesPlanId: string | null;
+  /** An execute run: the approved plan it carries out (at most one per plan). */
+  executesPlanId: string | null;
+  executeMode: ExecuteMode | null;
+  resultCommit: string | null;
+  diffStat: string | null;
+  changedFiles: string[] | null;
 }
 
 /** What a run was carried out with, resolved from job, session and config when it starts. */
@@ -138,6 +146,8 @@ export interface ConversationMessage {
   role: 'user' | 'assistant';
   /** Content blocks exactly as exchanged with the model (thinking blocks included, unmodified). */
   content: unknown[];
+  /** The run that wrote (or last added to) this message; set when loaded. */
+  runId?: string;
 }
 
 export type QuestionStatus = 'pending' | 'answered' | 'timed_out' | 'canceled';
@@ -185,6 +195,49 @@ export interface Plan {
   previousPlanId: string | null;
   requestedBy: string;
   createdAt: number;
+  jobId: string | null;
+  triggerId: string | null;
+  source: RunSource;
+  expiresAt: number;
+  approvalsRequired: number;
+  allowSelfApproval: boolean;
+  executeMode: ExecuteMode;
+  /** The session owner: like the requester, not allowed to approve unless self-approval is allowed. */
+  owner: string;
+  decidedAt: number | null;
+  failureReason: string | null;
+}
+
+export type DecisionKind = 'approve' | 'reject' | 'revise';
+
+export interface Decision {
+  id: string;
+  planId: string;
+  kind: DecisionKind;
+  identity: string;
+  comment: string | null;
+  /** The plan text the person saw. */
+  sha256: string;
+  createdAt: number;
+}
+
+export type ToolApprovalStatus = 'pending' | 'allowed' | 'denied' | 'timed_out' | 'canceled';
+
+export interface ToolApproval {
+  id: string;
+  runId: string;
+  sessionId: string;
+  planId: string | null;
+  toolUseId: string;
+  tool: string;
+  input: unknown;
+  status: ToolApprovalStatus;
+  message: string | null;
+  decidedBy: string | null;
+  priorResults: unknown[];
+  createdAt: number;
+  expiresAt: number;
+  decidedAt: number | null;
 }
 
 export type SlotOutcome = 'fired' | 'coalesced' | 'missed';

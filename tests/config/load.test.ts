@@ -88,6 +88,15 @@ describe('defaults', () => {
         request_timeout_ms: 600_000,
       },
       runs: { max_concurrent: 4, question_timeout_ms: 86_400_000, default_budget_usd: 5 },
+      plans: { ttl_ms: 604_800_000, approvals_required: 1 },
+      execute: {
+        bash_allow_list: ['git status', 'git diff', 'git log', 'ls', 'npm test', 'npm run lint', 'npm run build'],
+        bash_timeout_ms: 120_000,
+        bash_max_output_chars: 30_000,
+        tool_approval_timeout_ms: 86_400_000,
+        max_write_bytes: 5_242_880,
+        breaker: { window_ms: 3_600_000, min_executions: 5, max_failure_ratio: 0.5 },
+      },
       github: { webhook_secrets: [] },
       pricing: {
         'claude-sonnet-4-5': {

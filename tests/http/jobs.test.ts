@@ -425,6 +425,12 @@ describe('cron jobs API', () => {
         plan_id: null,
         attempt: 1,
         duration_ms: null,
+        revises_plan_id: null,
+        executes_plan_id: null,
+        execute_mode: null,
+        result_commit: null,
+        diff_stat: null,
+        changed_files: null,
       });
       // Handed to the runner.
       expect(h.runs.map((r) => r.id)).toContain(res.body.id);

@@ -8,6 +8,7 @@ import type { Config } from '../../src/config/schema.js';
 import { createApp } from '../../src/http/app.js';
 import type { Env } from '../../src/http/deps.js';
 import { silentLogger } from '../../src/logger.js';
+import { PlanDecisions } from '../../src/plans/decisions.js';
 import { RunEvents } from '../../src/runs/events.js';
 import { noAgentExecutor, RunQueue } from '../../src/runs/queue.js';
 import { RunService } from '../../src/runs/service.js';
@@ -85,6 +86,7 @@ export async function createHarness(
   const events = new RunEvents(store, clock);
   const queue = new RunQueue({ store, clock, logger, events, executor: noAgentExecutor, maxConcurrent: 1 });
   const service = new RunService({ store, clock, logger, events, queue });
+  const plans = new PlanDecisions({ store, clock, logger, events, queue });
   const app = createApp({
     store,
     clock,
@@ -93,6 +95,7 @@ export async function createHarness(
     scheduler,
     events,
     runs: service,
+    plans,
     submitRun: (run) => runs.push(run),
   });
   const tokens = {} as Record<Role, string>;

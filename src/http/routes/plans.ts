@@ -1,14 +1,87 @@
 import { Hono } from 'hono';
+import { z } from 'zod';
+import { DecisionError } from '../../plans/decisions.js';
+import { PLAN_STATUSES } from '../../store/types.js';
+import { requires } from '../auth.js';
+import { jsonBody, query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
-import { notFound } from '../errors.js';
-import { presentPlan } from '../present.js';
+import { HttpError, notFound } from '../errors.js';
+import { presentDecision, presentPlan, presentRun } from '../present.js';
+
+const listQuery = z.strictObject({
+  status: z.enum(PLAN_STATUSES).optional(),
+  session_id: z.string().max(100).optional(),
+  job_id: z.string().max(100).optional(),
+  trigger_id: z.string().max(100).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(500).optional(),
+});
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected the plan sha256 (64 hex characters)');
+const approveBody = z.strictObject({ sha256: sha256.optional(), comment: z.string().max(10_000).optional() });
+const rejectBody = z.strictObject({
+  comment: z.string().trim().min(1, 'a rejection needs a comment').max(10_000),
+});
+const reviseBody = z.strictObject({
+  feedback: z.string().trim().min(1, 'a revision needs feedback').max(20_000),
+  sha256: sha256.optional(),
+});
 
 export function planRoutes(deps: AppDeps): Hono<Env> {
+  const { store } = deps;
   const app = new Hono<Env>();
-  app.get('/:id', async (c) => {
-    const plan = await deps.store.getPlan(c.req.param('id'));
-    if (!plan) throw notFound('plan', c.req.param('id'));
-    return c.json(presentPlan(plan));
+
+  /** The queue, oldest first. */
+  app.get('/', async (c) => {
+    const q = query(c, listQuery);
+    await store.expirePlans(deps.clock.now());
+    const page = await store.listPlans({
+      status: q.status,
+      sessionId: q.session_id,
+      jobId: q.job_id,
+      triggerId: q.trigger_id,
+      limit: q.limit,
+      cursor: q.cursor,
+    });
+    return c.json({ items: page.items.map(presentPlan), next_cursor: page.nextCursor });
   });
+
+  app.get('/:id', async (c) => {
+    await store.expirePlans(deps.clock.now());
+    const plan = await store.getPlan(c.req.param('id'));
+    if (!plan) throw notFound('plan', c.req.param('id'));
+    const [decisions, runs] = await Promise.all([store.listDecisions(plan.id), store.listPlanRuns(plan)]);
+    return c.json({
+      ...presentPlan(plan),
+      approvals: decisions.filter((d) => d.kind === 'approve').length,
+      decisions: decisions.map(presentDecision),
+      runs: runs.map(presentRun),
+    });
+  });
+
+  const decide = (kind: 'approve' | 'reject' | 'revise') =>
+    app.post(`/:id/${kind}`, requires('decide'), async (c) => {
+      const identity = c.get('identity').identity;
+      const input =
+        kind === 'approve'
+          ? await jsonBody(c, approveBody)
+          : kind === 'reject'
+            ? await jsonBody(c, rejectBody)
+            : await jsonBody(c, reviseBody).then((b) => ({ comment: b.feedback, sha256: b.sha256 }));
+      try {
+        const out = await deps.plans.decide(c.req.param('id'), kind, { identity, ...input });
+        return c.json({
+          plan: presentPlan(out.plan),
+          decision: presentDecision(out.decision),
+          run: out.run ? presentRun(out.run) : null,
+        });
+      } catch (err) {
+        if (err instanceof DecisionError) throw new HttpError(err.status, err.code, err.message);
+        throw err;
+      }
+    });
+  decide('approve');
+  decide('reject');
+  decide('revise');
   return app;
 }

@@ -1,4 +1,15 @@
-import type { ApiToken, CronJob, Plan, Question, Run, RunEvent, Session, SlotRecord } from '../types.js';
+import type {
+  ApiToken,
+  CronJob,
+  Decision,
+  Plan,
+  Question,
+  Run,
+  RunEvent,
+  Session,
+  SlotRecord,
+  ToolApproval,
+} from '../types.js';
 
 // Row shapes as SQLite returns them, and their mapping to domain records.
 
@@ -71,6 +82,12 @@ export interface RunRow {
   cost_usd: number;
   plan_id: string | null;
   attempt: number;
+  revises_plan_id: string | null;
+  executes_plan_id: string | null;
+  execute_mode: Run['executeMode'];
+  result_commit: string | null;
+  diff_stat: string | null;
+  changed_files: string | null;
 }
 
 export interface EventRow {
@@ -110,6 +127,43 @@ export interface PlanRow {
   previous_plan_id: string | null;
   requested_by: string;
   created_at: number;
+  job_id: string | null;
+  trigger_id: string | null;
+  source: Plan['source'];
+  expires_at: number;
+  approvals_required: number;
+  allow_self_approval: number;
+  execute_mode: Plan['executeMode'];
+  owner: string;
+  decided_at: number | null;
+  failure_reason: string | null;
+}
+
+export interface DecisionRow {
+  id: string;
+  plan_id: string;
+  kind: Decision['kind'];
+  identity: string;
+  comment: string | null;
+  sha256: string;
+  created_at: number;
+}
+
+export interface ToolApprovalRow {
+  id: string;
+  run_id: string;
+  session_id: string;
+  plan_id: string | null;
+  tool_use_id: string;
+  tool: string;
+  input: string;
+  status: ToolApproval['status'];
+  message: string | null;
+  decided_by: string | null;
+  prior_results: string;
+  created_at: number;
+  expires_at: number;
+  decided_at: number | null;
 }
 
 export interface SlotRow {
@@ -191,6 +245,12 @@ export const toRun = (r: RunRow): Run => ({
   costUsd: r.cost_usd,
   planId: r.plan_id,
   attempt: r.attempt,
+  revisesPlanId: r.revises_plan_id,
+  executesPlanId: r.executes_plan_id,
+  executeMode: r.execute_mode,
+  resultCommit: r.result_commit,
+  diffStat: r.diff_stat,
+  changedFiles: r.changed_files === null ? null : JSON.parse(r.changed_files),
 });
 
 export const toEvent = (r: EventRow): RunEvent => ({
@@ -230,6 +290,43 @@ export const toPlan = (r: PlanRow): Plan => ({
   previousPlanId: r.previous_plan_id,
   requestedBy: r.requested_by,
   createdAt: r.created_at,
+  jobId: r.job_id,
+  triggerId: r.trigger_id,
+  source: r.source,
+  expiresAt: r.expires_at,
+  approvalsRequired: r.approvals_required,
+  allowSelfApproval: r.allow_self_approval === 1,
+  executeMode: r.execute_mode,
+  owner: r.owner,
+  decidedAt: r.decided_at,
+  failureReason: r.failure_reason,
+});
+
+export const toDecision = (r: DecisionRow): Decision => ({
+  id: r.id,
+  planId: r.plan_id,
+  kind: r.kind,
+  identity: r.identity,
+  comment: r.comment,
+  sha256: r.sha256,
+  createdAt: r.created_at,
+});
+
+export const toToolApproval = (r: ToolApprovalRow): ToolApproval => ({
+  id: r.id,
+  runId: r.run_id,
+  sessionId: r.session_id,
+  planId: r.plan_id,
+  toolUseId: r.tool_use_id,
+  tool: r.tool,
+  input: JSON.parse(r.input),
+  status: r.status,
+  message: r.message,
+  decidedBy: r.decided_by,
+  priorResults: JSON.parse(r.prior_results),
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  decidedAt: r.decided_at,
 });
 
 export const toSlot = (r: SlotRow): SlotRecord => ({

@@ -5,12 +5,14 @@ import {
   type AdvanceResult,
   ConflictError,
   type DecideFn,
+  type DecisionEffect,
   InvalidCursorError,
   JobLimitError,
   type NewJob,
   type NewRun,
   type NewSession,
   NotFoundError,
+  type PlanFilter,
   type RunFilter,
   type SessionFilter,
   type SlotTransition,
@@ -21,9 +23,11 @@ import {
   type ApiToken,
   type ConversationMessage,
   type CronJob,
+  type Decision,
   type JobStatus,
   type Page,
   type Plan,
+  type PlanStatus,
   type Question,
   type QuestionStatus,
   type Run,
@@ -31,9 +35,12 @@ import {
   type RunStatus,
   type Session,
   type SlotRecord,
+  type ToolApproval,
+  type ToolApprovalStatus,
 } from '../types.js';
 import { currentVersion, loadMigrations, type Migration, migrate } from './migrate.js';
 import {
+  type DecisionRow,
   decodeCursor,
   type EventRow,
   encodeCursor,
@@ -44,6 +51,8 @@ import {
   type SessionRow,
   type SlotRow,
   type TokenRow,
+  type ToolApprovalRow,
+  toDecision,
   toEvent,
   toJob,
   toPlan,
@@ -52,6 +61,7 @@ import {
   toSession,
   toSlot,
   toToken,
+  toToolApproval,
 } from './rows.js';
 
 const ACTIVE = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
@@ -383,8 +393,8 @@ export class SqliteStore implements Store {
   private insertRun(r: NewRun, coalescedSlots: number): Run {
     this.sql(
       `INSERT INTO runs (id, session_id, job_id, slot_at, source, phase, status, prompt, requested_by,
-           coalesced_slots, created_at, overrides, conversation_id)
-         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
+           coalesced_slots, created_at, overrides, conversation_id, revises_plan_id, executes_plan_id)
+         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.sessionId,
@@ -398,6 +408,8 @@ export class SqliteStore implements Store {
       r.createdAt,
       JSON.stringify(r.overrides ?? {}),
       r.conversationId ?? r.id,
+      r.revisesPlanId ?? null,
+      r.executesPlanId ?? null,
     );
     return toRun(this.sql('SELECT * FROM runs WHERE id = ?').get(r.id) as RunRow);
   }
@@ -481,6 +493,10 @@ export class SqliteStore implements Store {
     if (patch.costUsd !== undefined) put('cost_usd', patch.costUsd);
     if (patch.planId !== undefined) put('plan_id', patch.planId);
     if (patch.attempt !== undefined) put('attempt', patch.attempt);
+    if (patch.executeMode !== undefined) put('execute_mode', patch.executeMode);
+    if (patch.resultCommit !== undefined) put('result_commit', patch.resultCommit);
+    if (patch.diffStat !== undefined) put('diff_stat', patch.diffStat);
+    if (patch.changedFiles !== undefined) put('changed_files', JSON.stringify(patch.changedFiles));
     if (!sets.length) return;
     this.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
   }
@@ -489,9 +505,9 @@ export class SqliteStore implements Store {
 
   async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
     const rows = this.sql(
-      'SELECT role, content FROM conversation_messages WHERE conversation_id = ? ORDER BY seq',
-    ).all(conversationId) as { role: ConversationMessage['role']; content: string }[];
-    return rows.map((r) => ({ role: r.role, content: JSON.parse(r.content) }));
+      'SELECT role, content, run_id FROM conversation_messages WHERE conversation_id = ? ORDER BY seq',
+    ).all(conversationId) as { role: ConversationMessage['role']; content: string; run_id: string }[];
+    return rows.map((r) => ({ role: r.role, content: JSON.parse(r.content), runId: r.run_id }));
   }
 
   async appendMessages(
@@ -504,10 +520,26 @@ export class SqliteStore implements Store {
       `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at)
        VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_messages WHERE conversation_id = ?), ?, ?, ?, ?)`,
     );
+    const last = this.sql(
+      'SELECT seq, role, content FROM conversation_messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
+    );
+    const merge = this.sql(
+      'UPDATE conversation_messages SET content = ?, run_id = ? WHERE conversation_id = ? AND seq = ?',
+    );
     this.db
       .transaction(() => {
         for (const m of messages) {
-          insert.run(conversationId, conversationId, m.role, JSON.stringify(m.content), runId, now);
+          const prev = last.get(conversationId) as { seq: number; role: string; content: string } | undefined;
+          if (prev && prev.role === 'user' && m.role === 'user') {
+            merge.run(
+              JSON.stringify([...JSON.parse(prev.content), ...m.content]),
+              runId,
+              conversationId,
+              prev.seq,
+            );
+          } else {
+            insert.run(conversationId, conversationId, m.role, JSON.stringify(m.content), runId, now);
+          }
         }
       })
       .immediate();
@@ -625,8 +657,9 @@ export class SqliteStore implements Store {
   async createPlan(p: Plan): Promise<Plan> {
     this.sql(
       `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
-         status, round, previous_plan_id, requested_by, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
+         approvals_required, allow_self_approval, execute_mode, owner)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       p.id,
       p.runId,
@@ -641,6 +674,14 @@ export class SqliteStore implements Store {
       p.previousPlanId,
       p.requestedBy,
       p.createdAt,
+      p.jobId,
+      p.triggerId,
+      p.source,
+      p.expiresAt,
+      p.approvalsRequired,
+      p.allowSelfApproval ? 1 : 0,
+      p.executeMode,
+      p.owner,
     );
     return (await this.getPlan(p.id))!;
   }
@@ -655,6 +696,184 @@ export class SqliteStore implements Store {
       | PlanRow
       | undefined;
     return row ? toPlan(row) : null;
+  }
+
+  async listPlans(f: PlanFilter): Promise<Page<Plan>> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    for (const [col, value] of [
+      ['status', f.status],
+      ['session_id', f.sessionId],
+      ['job_id', f.jobId],
+      ['trigger_id', f.triggerId],
+    ] as const) {
+      if (value !== undefined) {
+        where.push(`${col} = ?`);
+        args.push(value);
+      }
+    }
+    addCursor(f.cursor, where, args, 'asc');
+    const rows = this.sql(
+      `SELECT * FROM plans ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ${f.limit + 1}`,
+    ).all(...args) as PlanRow[];
+    return page(rows.map(toPlan), f.limit);
+  }
+
+  async listDecisions(planId: string): Promise<Decision[]> {
+    const rows = this.sql('SELECT * FROM decisions WHERE plan_id = ? ORDER BY created_at, id').all(
+      planId,
+    ) as DecisionRow[];
+    return rows.map(toDecision);
+  }
+
+  async listPlanRuns(plan: Plan): Promise<Run[]> {
+    const rows = this.sql(
+      'SELECT * FROM runs WHERE id = ? OR executes_plan_id = ? OR revises_plan_id = ? ORDER BY created_at, id',
+    ).all(plan.runId, plan.id, plan.id) as RunRow[];
+    return rows.map(toRun);
+  }
+
+  async decidePlan(
+    planId: string,
+    decide: (plan: Plan, decisions: Decision[]) => DecisionEffect,
+  ): Promise<{ plan: Plan; decision: Decision; run: Run | null }> {
+    return this.db
+      .transaction(() => {
+        const row = this.sql('SELECT * FROM plans WHERE id = ?').get(planId) as PlanRow | undefined;
+        if (!row) throw new NotFoundError(`plan ${planId} not found`);
+        const decisions = (
+          this.sql('SELECT * FROM decisions WHERE plan_id = ? ORDER BY created_at, id').all(
+            planId,
+          ) as DecisionRow[]
+        ).map(toDecision);
+        const effect = decide(toPlan(row), decisions);
+        const d = effect.decision;
+        this.sql(
+          `INSERT INTO decisions (id, plan_id, kind, identity, comment, sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        ).run(d.id, d.planId, d.kind, d.identity, d.comment, d.sha256, d.createdAt);
+        if (effect.planStatus) {
+          this.sql('UPDATE plans SET status = ?, decided_at = ? WHERE id = ?').run(
+            effect.planStatus,
+            d.createdAt,
+            planId,
+          );
+        }
+        const run = effect.run ? this.insertRun(effect.run, 0) : null;
+        const plan = toPlan(this.sql('SELECT * FROM plans WHERE id = ?').get(planId) as PlanRow);
+        return { plan, decision: d, run };
+      })
+      .immediate();
+  }
+
+  async transitionPlan(
+    id: string,
+    from: readonly PlanStatus[],
+    to: PlanStatus,
+    fields: { failureReason?: string | null } = {},
+  ): Promise<boolean> {
+    const marks = from.map(() => '?').join(', ');
+    return (
+      this.sql(
+        `UPDATE plans SET status = ?, failure_reason = CASE WHEN ? THEN ? ELSE failure_reason END
+         WHERE id = ? AND status IN (${marks})`,
+      ).run(to, fields.failureReason !== undefined ? 1 : 0, fields.failureReason ?? null, id, ...from)
+        .changes === 1
+    );
+  }
+
+  async expirePlans(now: number): Promise<number> {
+    return this.sql(
+      `UPDATE plans SET status = 'expired', decided_at = ? WHERE status = 'pending_approval' AND expires_at <= ?`,
+    ).run(now, now).changes;
+  }
+
+  async recentExecutions(since: number, limit: number): Promise<RunStatus[]> {
+    return this.sql(
+      `SELECT status FROM runs WHERE phase = 'execute' AND finished_at IS NOT NULL AND finished_at >= ?
+       ORDER BY finished_at DESC LIMIT ?`,
+    )
+      .pluck()
+      .all(since, limit) as RunStatus[];
+  }
+
+  // ---- tool approvals
+
+  async createToolApproval(
+    a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
+  ): Promise<ToolApproval> {
+    this.sql(
+      `INSERT INTO tool_approvals (id, run_id, session_id, plan_id, tool_use_id, tool, input, status, prior_results,
+         created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+    ).run(
+      a.id,
+      a.runId,
+      a.sessionId,
+      a.planId,
+      a.toolUseId,
+      a.tool,
+      JSON.stringify(a.input),
+      JSON.stringify(a.priorResults),
+      a.createdAt,
+      a.expiresAt,
+    );
+    return (await this.getToolApproval(a.id))!;
+  }
+
+  async getToolApproval(id: string): Promise<ToolApproval | null> {
+    const row = this.sql('SELECT * FROM tool_approvals WHERE id = ?').get(id) as ToolApprovalRow | undefined;
+    return row ? toToolApproval(row) : null;
+  }
+
+  async findToolApproval(runId: string, toolUseId: string): Promise<ToolApproval | null> {
+    const row = this.sql('SELECT * FROM tool_approvals WHERE run_id = ? AND tool_use_id = ?').get(
+      runId,
+      toolUseId,
+    ) as ToolApprovalRow | undefined;
+    return row ? toToolApproval(row) : null;
+  }
+
+  async listToolApprovals(f: {
+    status?: ToolApprovalStatus;
+    runId?: string;
+    limit: number;
+  }): Promise<ToolApproval[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (f.status) {
+      where.push('status = ?');
+      args.push(f.status);
+    }
+    if (f.runId) {
+      where.push('run_id = ?');
+      args.push(f.runId);
+    }
+    const rows = this.sql(
+      `SELECT * FROM tool_approvals ${whereSql(where)} ORDER BY created_at, id LIMIT ?`,
+    ).all(...args, f.limit) as ToolApprovalRow[];
+    return rows.map(toToolApproval);
+  }
+
+  async resolveToolApproval(
+    id: string,
+    status: Exclude<ToolApprovalStatus, 'pending'>,
+    by: string | null,
+    message: string | null,
+    now: number,
+  ): Promise<boolean> {
+    return (
+      this.sql(
+        `UPDATE tool_approvals SET status = ?, decided_by = ?, message = ?, decided_at = ?
+         WHERE id = ? AND status = 'pending'`,
+      ).run(status, by, message, now, id).changes === 1
+    );
+  }
+
+  async listExpiredToolApprovals(now: number, limit: number): Promise<ToolApproval[]> {
+    const rows = this.sql(
+      `SELECT * FROM tool_approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
+    ).all(now, limit) as ToolApprovalRow[];
+    return rows.map(toToolApproval);
   }
 
   // ---- state

@@ -1,0 +1,101 @@
+// Messages between the orchestrator (run.ts) and its children, over the IPC channel. Each child takes its
+// parameters as one JSON argument. All durations are in milliseconds (performance.now(), fractional).
+
+export interface ServerParams {
+  turns: number;
+}
+
+export interface ServerListening {
+  type: 'listening';
+  url: string;
+}
+
+/** The model server's own cost so far (asked for before and after each measuring child). */
+export interface ServerUsage {
+  type: 'usage';
+  cpuMs: number;
+  served: number;
+}
+
+export type ServerCommand = { type: 'usage' } | { type: 'close' };
+
+export interface SequentialParams {
+  url: string;
+  dir: string;
+  turns: number;
+  runs: number;
+  warmup: number;
+}
+
+/**
+ * Per measured turn (index i: run i / turns, turn i % turns + 1), drydock beside the bare SDK replaying the
+ * very request drydock sent for that turn.
+ */
+export interface SequentialReport {
+  type: 'sequential';
+  workspace: 'git' | 'plain';
+  drydock: {
+    /** turn_finished of the previous turn (run_started for turn 1) to turn_finished of this one. */
+    cycle: number[];
+    /** Start of the cycle to the SDK's fetch() call: the previous turn's tool call, its events, storing the results, building the request, the SDK's request preparation. */
+    beforeFetch: number[];
+    /** fetch() to turn_finished: the round trip, a stored event per text delta, storing the reply and the run's usage. */
+    afterFetch: number[];
+    /** queue.submit() to onSettled, per run. */
+    runWall: number[];
+    /** queue.submit() to run_started, per run. */
+    runStart: number[];
+    /** The last turn_finished to onSettled, per run: the plan (git rev-parse), the last messages, run_finished. */
+    runEnd: number[];
+  };
+  bare: {
+    /** messages.stream(params) to finalMessage() resolved. */
+    total: number[];
+    /** messages.stream(params) to the SDK's fetch() call. */
+    prep: number[];
+    /** fetch() to finalMessage() resolved. */
+    wire: number[];
+    /** Sum of the turns of a run's requests, per run. */
+    runSum: number[];
+  };
+  /** Drydock cycle minus the bare replay of the same request, per turn. */
+  overhead: number[];
+  eventsPerRun: number;
+  textDeltasPerRun: number;
+  requestBytes: { first: number; last: number };
+  failures: string[];
+  cpuMs: number;
+  maxRss: number;
+  dbBytes: number;
+  warnings: number;
+}
+
+export interface ConcurrentParams {
+  url: string;
+  dir: string;
+  turns: number;
+  concurrent: number;
+}
+
+export interface Load {
+  wallMs: number;
+  /** Per turn (drydock: cycle as above) or per request (bare SDK). */
+  perTurn: number[];
+  /** Per run (drydock) or per replayed conversation (bare SDK). */
+  perRun: number[];
+  cpuMs: number;
+  rssBefore: number;
+  /** Highest RSS sampled every 25 ms during the phase. */
+  rssPeak: number;
+  heapPeak: number;
+}
+
+export interface ConcurrentReport {
+  type: 'concurrent';
+  bare: Load;
+  drydock: Load & { meanActive: number; maxActive: number };
+  verification: { ok: boolean; lines: string[] };
+  warnings: number;
+}
+
+export type ChildMessage = ServerListening | ServerUsage | SequentialReport | ConcurrentReport;

@@ -1,0 +1,32 @@
+import type { RunOutcome } from '../runs/queue.js';
+import type { ToolDefinition, ToolResult } from './tools/types.js';
+import type { Workspace } from './tools/workspace.js';
+
+export type ToolUse = { type: 'tool_use'; id: string; name: string; input: unknown };
+export type ToolResultBlock = {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+};
+
+/** A tool call waits for a person (a question, a tool approval). */
+export const PARKED = Symbol('parked');
+
+/** What differs between the plan phase and the execute phase; the loop in runner.ts is shared. */
+export interface Phase {
+  readonly tools: ToolDefinition[];
+  readonly directive: string;
+  readonly workspace: Workspace;
+  /**
+   * One tool call (other than AskUserQuestion, which the loop handles for both phases). `prior` holds the
+   * results of the same turn so far, saved with anything that parks. `planned` ends the run after this turn.
+   */
+  call(use: ToolUse, prior: ToolResultBlock[]): Promise<ToolResult | typeof PARKED | { planned: ToolResult }>;
+  /** Whether a parked record (other than a question) exists for this call, for resuming after it. */
+  parkedResults(use: ToolUse): Promise<ToolResultBlock[] | null>;
+  /** The model ended its turn without calling a tool. */
+  endTurn(reminded: boolean): Promise<RunOutcome | { remind: string }>;
+  /** Last word on the outcome (the execute phase commits and settles its plan here). */
+  finish(outcome: RunOutcome): Promise<RunOutcome>;
+}

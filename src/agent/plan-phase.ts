@@ -1,0 +1,145 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import { newId } from '../ids.js';
+import type { RunEvents } from '../runs/events.js';
+import type { RunOutcome } from '../runs/queue.js';
+import type { Store } from '../store/store.js';
+import type { Run, Session } from '../store/types.js';
+import { headCommit } from './git.js';
+import type { PARKED, Phase, ToolResultBlock, ToolUse } from './phase.js';
+import { PLAN_CAPTURED, PLAN_MODE_DIRECTIVE, PLAN_REMINDER, planToolRefused } from './prompt.js';
+import { PLAN_TOOLS, runGlob, runGrep, runRead, type ToolLimits, type Workspace } from './tools/index.js';
+import { validatePlan } from './tools/plan-tools.js';
+import type { ToolResult } from './tools/types.js';
+
+const READ_ONLY = new Set(['Read', 'Glob', 'Grep']);
+
+interface PlanPhaseDeps {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  events: RunEvents;
+  toolLimits: ToolLimits;
+}
+
+/** Plan mode: read, search, ask; ExitPlanMode captures the plan and ends the run. Nothing else runs. */
+export class PlanPhase implements Phase {
+  readonly tools = PLAN_TOOLS;
+  readonly directive = PLAN_MODE_DIRECTIVE;
+
+  constructor(
+    private readonly deps: PlanPhaseDeps,
+    private readonly run: Run,
+    private readonly session: Session,
+    readonly workspace: Workspace,
+    private readonly conversationId: string,
+  ) {}
+
+  async call(use: ToolUse): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
+    if (READ_ONLY.has(use.name)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
+    if (use.name === 'ExitPlanMode') {
+      const r = await this.capturePlan(use);
+      return r.isError ? r : { planned: r };
+    }
+    // The gate: whatever the model asks for, only plan tools run in plan mode.
+    await this.deps.events.emit(this.run.id, 'policy_violation', {
+      tool: use.name,
+      tool_use_id: use.id,
+      phase: 'plan',
+    });
+    return { content: planToolRefused(use.name), isError: true };
+  }
+
+  async parkedResults(): Promise<ToolResultBlock[] | null> {
+    return null;
+  }
+
+  async endTurn(reminded: boolean): Promise<RunOutcome | { remind: string }> {
+    // The model ended its turn without a plan: remind it once, then give up.
+    if (reminded) return { status: 'failed', error: 'the model ended its turn without proposing a plan' };
+    return { remind: PLAN_REMINDER };
+  }
+
+  async finish(outcome: RunOutcome): Promise<RunOutcome> {
+    return outcome;
+  }
+
+  private async capturePlan(use: ToolUse): Promise<ToolResult> {
+    const { store, events, clock, config } = this.deps;
+    const run = this.run;
+    let plan = await store.findPlan(run.id, use.id);
+    if (!plan) {
+      const parsed = validatePlan(use.input);
+      if (!parsed.ok) return { content: parsed.error, isError: true };
+      const markdown = parsed.value.plan;
+      const previous = run.revisesPlanId ? await store.getPlan(run.revisesPlanId) : null;
+      const o = run.overrides;
+      const d = this.session.defaults;
+      const now = clock.now();
+      plan = await store.createPlan({
+        id: newId('pln'),
+        runId: run.id,
+        sessionId: run.sessionId,
+        conversationId: this.conversationId,
+        toolUseId: use.id,
+        markdown,
+        sha256: createHash('sha256').update(markdown).digest('hex'),
+        workspaceCommit: await headCommit(this.workspace.root),
+        status: 'pending_approval',
+        round: previous ? previous.round + 1 : 1,
+        previousPlanId: previous?.id ?? null,
+        requestedBy: run.requestedBy,
+        createdAt: now,
+        jobId: run.jobId,
+        triggerId: previous?.triggerId ?? null,
+        source: run.source,
+        expiresAt: now + config.plans.ttl_ms,
+        // The approval rules in force when the plan was made travel with it.
+        approvalsRequired: o.approvals_required ?? d.approvals_required ?? config.plans.approvals_required,
+        allowSelfApproval: o.allow_self_approval ?? d.allow_self_approval ?? false,
+        executeMode: o.execute_mode ?? d.execute_mode ?? 'manual',
+        owner: this.session.owner,
+        decidedAt: null,
+        failureReason: null,
+      });
+      await store.updateRun(run.id, { planId: plan.id });
+    }
+    await events.emit(run.id, 'plan_proposed', {
+      plan_id: plan.id,
+      sha256: plan.sha256,
+      workspace_commit: plan.workspaceCommit,
+      round: plan.round,
+      previous_plan_id: plan.previousPlanId,
+      markdown: plan.markdown,
+    });
+    return {
+      content: `${PLAN_CAPTURED} (plan ${plan.id}, sha256 ${plan.sha256.slice(0, 12)})`,
+      isError: false,
+    };
+  }
+}
+
+/** Read, Glob and Grep, with their use and result in the event log. Shared by both phases. */
+export async function readOnlyTool(
+  deps: { events: RunEvents; toolLimits: ToolLimits },
+  runId: string,
+  ws: Workspace,
+  use: ToolUse,
+): Promise<ToolResult> {
+  await deps.events.emit(runId, 'tool_use', { tool: use.name, tool_use_id: use.id, input: use.input });
+  const r =
+    use.name === 'Read'
+      ? await runRead(ws, use.input, deps.toolLimits)
+      : use.name === 'Glob'
+        ? await runGlob(ws, use.input, deps.toolLimits)
+        : await runGrep(ws, use.input, deps.toolLimits);
+  await deps.events.emit(runId, 'tool_result', {
+    tool: use.name,
+    tool_use_id: use.id,
+    is_error: r.isError,
+    truncated: r.truncated ?? false,
+    chars: r.content.length,
+  });
+  return r;
+}

@@ -1,0 +1,34 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { AUTO_MODE_KEY, breakerState } from '../../agent/breaker.js';
+import { requires } from '../auth.js';
+import { jsonBody } from '../body.js';
+import type { AppDeps, Env } from '../deps.js';
+
+const autoModeBody = z.strictObject({ enabled: z.boolean() });
+
+export function adminRoutes(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  const state = async () => {
+    const s = await breakerState(deps.store, deps.config, deps.clock.now());
+    return {
+      enabled: s.autoModeEnabled,
+      breaker: {
+        closed: s.closed,
+        reason: s.reason,
+        recent_executions: s.recentExecutions,
+        recent_failures: s.recentFailures,
+      },
+    };
+  };
+
+  /** The switch for unattended execution (`edits` and `auto` modes), and the breaker's view. */
+  app.get('/auto-mode', async (c) => c.json(await state()));
+  app.post('/auto-mode', requires('admin'), async (c) => {
+    const body = await jsonBody(c, autoModeBody);
+    await deps.store.setState(AUTO_MODE_KEY, body.enabled ? 'on' : 'off');
+    deps.logger.info({ enabled: body.enabled, by: c.get('identity').identity }, 'auto mode switched');
+    return c.json(await state());
+  });
+  return app;
+}

@@ -1,0 +1,53 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { QuestionError } from '../../runs/service.js';
+import { requires } from '../auth.js';
+import { jsonBody, query } from '../body.js';
+import type { AppDeps, Env } from '../deps.js';
+import { HttpError, notFound } from '../errors.js';
+import { presentToolApproval } from '../present.js';
+
+const listQuery = z.strictObject({
+  status: z.enum(['pending', 'allowed', 'denied', 'timed_out', 'canceled']).optional(),
+  run_id: z.string().max(100).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+const decisionBody = z.strictObject({
+  decision: z.enum(['allow', 'deny']),
+  message: z.string().max(10_000).optional(),
+});
+
+export function toolApprovalRoutes(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.get('/', async (c) => {
+    const q = query(c, listQuery);
+    const items = await deps.store.listToolApprovals({ status: q.status, runId: q.run_id, limit: q.limit });
+    return c.json({ items: items.map(presentToolApproval) });
+  });
+
+  app.get('/:id', async (c) => {
+    const a = await deps.store.getToolApproval(c.req.param('id'));
+    if (!a) throw notFound('tool approval', c.req.param('id'));
+    return c.json(presentToolApproval(a));
+  });
+
+  app.post('/:id', requires('decide'), async (c) => {
+    const body = await jsonBody(c, decisionBody);
+    try {
+      const a = await deps.runs.decideToolApproval(
+        c.req.param('id'),
+        body.decision === 'allow',
+        body.message ?? null,
+        c.get('identity').identity,
+      );
+      return c.json(presentToolApproval(a));
+    } catch (err) {
+      if (!(err instanceof QuestionError)) throw err;
+      throw new HttpError(err.kind === 'not_found' ? 404 : 409, err.kind, err.message);
+    }
+  });
+
+  return app;
+}

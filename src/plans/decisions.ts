@@ -1,0 +1,176 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { headCommit } from '../agent/git.js';
+import { executeKickoff, reviseKickoff } from '../agent/prompt.js';
+import type { Clock } from '../clock.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../logger.js';
+import type { RunEvents } from '../runs/events.js';
+import type { RunQueue } from '../runs/queue.js';
+import type { DecisionEffect, NewRun, Store } from '../store/store.js';
+import type { Decision, DecisionKind, Plan, Run, Session } from '../store/types.js';
+
+/** A refused decision, with the HTTP status that says why. */
+export class DecisionError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface DecisionInput {
+  identity: string;
+  comment?: string | undefined;
+  /** The plan text the person saw; when given it must be the plan's current sha256. */
+  sha256?: string | undefined;
+}
+
+export interface DecisionOutcome {
+  plan: Plan;
+  decision: Decision;
+  /** The execute run an approval started, or the revision round a revise started. */
+  run: Run | null;
+}
+
+/**
+ * Approve, reject, revise. Each is recorded with who, when, their comment and the plan sha256 they saw.
+ * The rules (status, expiry, sha256, self-approval, quorum) are checked inside the store's transaction
+ * against the plan's freshest state, so of concurrent decisions exactly one can complete a plan.
+ */
+export class PlanDecisions {
+  constructor(
+    private readonly deps: { store: Store; clock: Clock; logger: Logger; events: RunEvents; queue: RunQueue },
+  ) {}
+
+  async decide(planId: string, kind: DecisionKind, input: DecisionInput): Promise<DecisionOutcome> {
+    const { store, clock, events, queue } = this.deps;
+    await store.expirePlans(clock.now());
+    const plan = await store.getPlan(planId);
+    if (!plan) throw new DecisionError(404, 'not_found', `plan ${planId} not found`);
+    const session = await store.getSession(plan.sessionId);
+    const source = await store.getRun(plan.runId);
+    if (!session || !source)
+      throw new DecisionError(409, 'conflict', `plan ${planId} has lost its session or run`);
+    if (kind === 'approve' && plan.status === 'pending_approval') await this.checkFresh(plan, session);
+
+    const now = clock.now();
+    const result = await store.decidePlan(planId, (fresh, decisions) =>
+      rule(fresh, decisions, kind, input, now, source),
+    );
+    await events.emit(plan.runId, 'plan_decided', {
+      plan_id: plan.id,
+      decision: kind,
+      identity: input.identity,
+      comment: input.comment ?? null,
+      sha256: result.decision.sha256,
+      plan_status: result.plan.status,
+      run_id: result.run?.id ?? null,
+    });
+    if (result.run) queue.submit(result.run);
+    return result;
+  }
+
+  /** A plan made against a git commit is stale once the repository's HEAD moved: approving it is refused. */
+  private async checkFresh(plan: Plan, session: Session): Promise<void> {
+    if (!plan.workspaceCommit) return;
+    const head = await headCommit(session.workspace);
+    if (head !== plan.workspaceCommit) {
+      throw new DecisionError(
+        409,
+        'stale',
+        `plan ${plan.id} is stale: it was made against ${plan.workspaceCommit.slice(0, 12)}, the workspace is now at ${head?.slice(0, 12) ?? 'no commit'}; revise it or plan again`,
+      );
+    }
+  }
+}
+
+/** The decision rules: pure, run inside the store's transaction. Throws DecisionError to refuse. */
+function rule(
+  plan: Plan,
+  decisions: Decision[],
+  kind: DecisionKind,
+  input: DecisionInput,
+  now: number,
+  source: Run,
+): DecisionEffect {
+  if (plan.status === 'expired' || (plan.status === 'pending_approval' && plan.expiresAt <= now)) {
+    throw new DecisionError(
+      410,
+      'expired',
+      `plan ${plan.id} expired at ${new Date(plan.expiresAt).toISOString()}`,
+    );
+  }
+  if (plan.status !== 'pending_approval') {
+    throw new DecisionError(409, 'conflict', `plan ${plan.id} is ${plan.status}, no longer pending approval`);
+  }
+  if (input.sha256 !== undefined && input.sha256 !== plan.sha256) {
+    throw new DecisionError(
+      409,
+      'sha256_mismatch',
+      `plan ${plan.id} is not the text you saw (sha256 differs)`,
+    );
+  }
+  const decision: Decision = {
+    id: newId('dec'),
+    planId: plan.id,
+    kind,
+    identity: input.identity,
+    comment: input.comment ?? null,
+    sha256: plan.sha256,
+    createdAt: now,
+  };
+  if (kind === 'reject') return { decision, planStatus: 'rejected' };
+
+  const continuation: Omit<NewRun, 'id' | 'prompt' | 'phase'> = {
+    sessionId: plan.sessionId,
+    jobId: plan.jobId,
+    slotAt: null,
+    source: plan.source,
+    requestedBy: plan.requestedBy,
+    createdAt: now,
+    overrides: source.overrides,
+    conversationId: plan.conversationId,
+  };
+  if (kind === 'revise') {
+    return {
+      decision,
+      planStatus: 'revision_requested',
+      run: {
+        ...continuation,
+        id: newId('run'),
+        phase: 'plan',
+        prompt: reviseKickoff(input.identity, input.comment ?? ''),
+        revisesPlanId: plan.id,
+      },
+    };
+  }
+
+  // approve
+  const requesters = new Set([plan.requestedBy, plan.owner]);
+  if (requesters.has(input.identity) && !plan.allowSelfApproval) {
+    throw new DecisionError(
+      403,
+      'self_approval',
+      `${input.identity} requested this plan and cannot approve it (allow_self_approval is off); rejecting or revising is allowed`,
+    );
+  }
+  const approvers = decisions.filter((d) => d.kind === 'approve').map((d) => d.identity);
+  if (approvers.includes(input.identity)) {
+    throw new DecisionError(409, 'already_approved', `${input.identity} already approved plan ${plan.id}`);
+  }
+  approvers.push(input.identity);
+  if (approvers.length < plan.approvalsRequired) return { decision };
+  return {
+    decision,
+    planStatus: 'approved',
+    run: {
+      ...continuation,
+      id: newId('run'),
+      phase: 'execute',
+      prompt: executeKickoff(approvers),
+      executesPlanId: plan.id,
+    },
+  };
+}
