@@ -90,7 +90,15 @@ describe('defaults', () => {
       runs: { max_concurrent: 4, question_timeout_ms: 86_400_000, default_budget_usd: 5 },
       plans: { ttl_ms: 604_800_000, approvals_required: 1 },
       execute: {
-        bash_allow_list: ['git status', 'git diff', 'git log', 'ls', 'npm test', 'npm run lint', 'npm run build'],
+        bash_allow_list: [
+          'git status',
+          'git diff',
+          'git log',
+          'ls',
+          'npm test',
+          'npm run lint',
+          'npm run build',
+        ],
         bash_timeout_ms: 120_000,
         bash_max_output_chars: 30_000,
         tool_approval_timeout_ms: 86_400_000,

@@ -1,0 +1,179 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, readSse } from '../support/daemon.js';
+import { git } from '../support/git-repo.js';
+import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { calls, PLAN_MD, planned, proposes, runUntil, says, type World, world } from './helpers.js';
+
+let model: ModelServer;
+let w: World;
+beforeEach(async () => {
+  model = await startModelServer();
+});
+afterEach(async () => {
+  await w?.d.stop();
+  await model.close();
+});
+
+describe('the whole loop on a real git repository', () => {
+  it('a job fires, the plan is revised once, approved, executed in a worktree and committed', async () => {
+    w = await world(model, { execute_mode: 'auto' });
+    const alice = await w.token('alice');
+    const revised = `${PLAN_MD}3. Mention the date in the greeting\n`;
+    model.enqueue(
+      proposes('p1'),
+      // Revision round: continues the same conversation.
+      proposes('p2', revised),
+      // Execute phase: write a file, run an allow-listed command, finish.
+      calls('w1', 'Write', { file_path: 'hello.txt', content: 'hello, world\n' }),
+      calls('b1', 'Bash', { command: 'git status --short' }),
+      says('Created hello.txt and checked git status.'),
+    );
+
+    const first = await planned(w);
+    expect(first.plan).toMatchObject({
+      round: 1,
+      status: 'pending_approval',
+      workspace_commit: w.head,
+      approvals_required: 1,
+    });
+
+    const revise = await w.d.api(
+      'POST',
+      `/v1/plans/${first.plan.id}/revise`,
+      { feedback: 'Also mention the date.' },
+      alice,
+    );
+    expect(revise.status).toBe(200);
+    expect(revise.body.plan.status).toBe('revision_requested');
+    const roundTwoRun = await runUntil(w.d, revise.body.run.id, ['planned', 'failed']);
+    expect(roundTwoRun.status).toBe('planned');
+    const second = (await w.d.api('GET', `/v1/plans/${roundTwoRun.plan_id}`)).body;
+    expect(second).toMatchObject({ round: 2, previous_plan_id: first.plan.id, markdown: revised });
+    // The revision continued the conversation: the feedback reached the model after the plan receipt.
+    const reviseRequest = model.requests[1]!.body;
+    const lastUser = reviseRequest.messages.at(-1);
+    expect(lastUser.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'p1' });
+    expect(lastUser.content[1].text).toContain('Also mention the date.');
+
+    const approve = await w.d.api('POST', `/v1/plans/${second.id}/approve`, { sha256: second.sha256 }, alice);
+    expect(approve.status).toBe(200);
+    expect(approve.body.plan.status).toBe('approved');
+    const exec = await runUntil(w.d, approve.body.run.id, ['completed', 'failed']);
+    expect(exec.status, exec.error).toBe('completed');
+    expect(exec.execute_mode).toBe('auto');
+
+    const plan = (await w.d.api('GET', `/v1/plans/${second.id}`)).body;
+    expect(plan.status).toBe('executed');
+    expect(plan.decisions.map((d: any) => [d.kind, d.identity, d.sha256])).toEqual([
+      ['approve', 'alice', second.sha256],
+    ]);
+
+    // The commit is on drydock/<plan id>, references the plan, and the person's checkout is untouched.
+    const branch = `drydock/${second.id}`;
+    expect(git(w.repo, 'rev-parse', branch)).toBe(exec.result_commit);
+    expect(git(w.repo, 'log', '-1', '--format=%B', branch)).toContain(`Drydock-Plan: ${second.id}`);
+    expect(git(w.repo, 'show', `${branch}:hello.txt`)).toBe('hello, world');
+    expect(existsSync(join(w.repo, 'hello.txt'))).toBe(false);
+    expect(git(w.repo, 'rev-parse', 'HEAD')).toBe(w.head);
+    expect(exec.changed_files).toEqual(['hello.txt']);
+    expect(exec.diff_stat).toMatch(/hello\.txt \| 1 \+/);
+
+    // The allow-listed command ran without asking anyone, in the worktree.
+    const bashResult = model.requests.at(-1)!.body.messages.at(-1).content[0];
+    expect(bashResult).toMatchObject({ tool_use_id: 'b1' });
+    expect(bashResult.content).toContain('?? hello.txt');
+    const pending = await w.d.api('GET', '/v1/tool-approvals?status=pending');
+    expect(pending.body.items).toEqual([]);
+
+    // The execute phase offered the execute tools, not ExitPlanMode.
+    const execRequest = model.requests[2]!.body;
+    expect(execRequest.tools.map((t: any) => t.name)).toEqual([
+      'Read',
+      'Glob',
+      'Grep',
+      'AskUserQuestion',
+      'Write',
+      'Edit',
+      'Bash',
+    ]);
+    expect(execRequest.system[1].text).toMatch(/EXECUTE/);
+    expect(execRequest.messages.at(-1).content.at(-1).text).toMatch(/approved by alice/);
+    const events = await readSse(`${w.d.daemon.url}/v1/runs/${exec.id}/events`, ADMIN_TOKEN);
+    expect(events.map((e) => e.event)).toContain('execution_recorded');
+  });
+});
+
+describe('manual mode', () => {
+  it('a Write parks as a tool approval; allowed, it is written', async () => {
+    w = await world(model, { execute_mode: 'manual' });
+    const alice = await w.token('alice');
+    model.enqueue(proposes(), calls('w1', 'Write', { file_path: 'a.txt', content: 'A\n' }), says('done'));
+    const { plan } = await planned(w);
+    const exec = (await w.d.api('POST', `/v1/plans/${plan.id}/approve`, {}, alice)).body.run;
+    await runUntil(w.d, exec.id, ['awaiting_input']);
+    const pending = (await w.d.api('GET', '/v1/tool-approvals?status=pending')).body.items;
+    expect(pending).toHaveLength(1);
+    expect(pending[0]).toMatchObject({ tool: 'Write', input: { file_path: 'a.txt' }, run_id: exec.id });
+    const decided = await w.d.api(
+      'POST',
+      `/v1/tool-approvals/${pending[0].id}`,
+      { decision: 'allow' },
+      alice,
+    );
+    expect(decided.status).toBe(200);
+    const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
+    expect(done.status).toBe('completed');
+    expect(git(w.repo, 'show', `drydock/${plan.id}:a.txt`)).toBe('A');
+  });
+
+  it('denied, the model reads the denial and nothing is written', async () => {
+    w = await world(model, { execute_mode: 'manual' });
+    const alice = await w.token('alice');
+    model.enqueue(
+      proposes(),
+      calls('w1', 'Write', { file_path: 'a.txt', content: 'A\n' }),
+      says('understood'),
+    );
+    const { plan } = await planned(w);
+    const exec = (await w.d.api('POST', `/v1/plans/${plan.id}/approve`, {}, alice)).body.run;
+    await runUntil(w.d, exec.id, ['awaiting_input']);
+    const [pending] = (await w.d.api('GET', '/v1/tool-approvals?status=pending')).body.items;
+    await w.d.api(
+      'POST',
+      `/v1/tool-approvals/${pending.id}`,
+      { decision: 'deny', message: 'not that file' },
+      alice,
+    );
+    const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
+    expect(done.status).toBe('completed');
+    const result = model.requests.at(-1)!.body.messages.at(-1).content[0];
+    expect(result).toMatchObject({ tool_use_id: 'w1', is_error: true });
+    expect(result.content).toMatch(/denied this call; it was not executed. Their reason: not that file/);
+    expect(existsSync(join(w.d.dir, 'data/worktrees', plan.id, 'a.txt'))).toBe(false);
+    expect(done.changed_files).toEqual([]);
+    expect(done.result_commit).toBeNull();
+  });
+});
+
+describe('non-git workspaces', () => {
+  it('execute in place and record the changed files', async () => {
+    w = await world(model, { execute_mode: 'edits' });
+    const alice = await w.token('alice');
+    // Turn the repository into a plain directory.
+    (await import('node:fs')).rmSync(join(w.repo, '.git'), { recursive: true, force: true });
+    model.enqueue(
+      proposes(),
+      calls('w1', 'Write', { file_path: 'notes/todo.md', content: '- x\n' }),
+      says('done'),
+    );
+    const { plan } = await planned(w);
+    expect(plan.workspace_commit).toBeNull();
+    const exec = (await w.d.api('POST', `/v1/plans/${plan.id}/approve`, {}, alice)).body.run;
+    const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
+    expect(done.status, done.error).toBe('completed');
+    expect(readFileSync(join(w.repo, 'notes/todo.md'), 'utf8')).toBe('- x\n');
+    expect(done.changed_files).toEqual(['notes/todo.md']);
+  });
+});
