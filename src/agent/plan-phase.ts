@@ -6,6 +6,7 @@ import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
 import type { Run, Session } from '../store/types.js';
+import { removeCheckout } from '../triggers/checkout.js';
 import { headCommit } from './git.js';
 import type { PARKED, Phase, ToolResultBlock, ToolUse } from './phase.js';
 import { PLAN_CAPTURED, PLAN_MODE_DIRECTIVE, PLAN_REMINDER, planToolRefused } from './prompt.js';
@@ -62,6 +63,10 @@ export class PlanPhase implements Phase {
   }
 
   async finish(outcome: RunOutcome): Promise<RunOutcome> {
+    // A pull request's planning worktree is only needed while the run can still continue.
+    if (this.run.checkout && outcome.status !== 'awaiting_input') {
+      await removeCheckout(this.run.checkout.clone, this.workspace.root);
+    }
     return outcome;
   }
 
@@ -92,7 +97,7 @@ export class PlanPhase implements Phase {
         requestedBy: run.requestedBy,
         createdAt: now,
         jobId: run.jobId,
-        triggerId: previous?.triggerId ?? null,
+        triggerId: run.triggerId ?? previous?.triggerId ?? null,
         source: run.source,
         expiresAt: now + config.plans.ttl_ms,
         // The approval rules in force when the plan was made travel with it.
@@ -102,6 +107,7 @@ export class PlanPhase implements Phase {
         owner: this.session.owner,
         decidedAt: null,
         failureReason: null,
+        subject: run.subject,
       });
       await store.updateRun(run.id, { planId: plan.id });
     }

@@ -7,13 +7,14 @@ import type { RunEvents } from '../runs/events.js';
 import type { RunExecutor, RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../store/types.js';
+import { checkoutPullRequest } from '../triggers/checkout.js';
 import { ExecutePhase } from './execute-phase.js';
 import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
 import { addUsage, costOf, tokensOf } from './pricing.js';
 import { BASE_SYSTEM_PROMPT, NOT_RUN_AFTER_PLAN, QUESTION_TIMED_OUT, questionAnswered } from './prompt.js';
 import { buildRequest } from './request.js';
-import { resolveSettings } from './settings.js';
+import { checkoutPath, resolveSettings } from './settings.js';
 import type { ToolLimits } from './tools/limits.js';
 import { validateQuestions } from './tools/plan-tools.js';
 import type { ToolResult } from './tools/types.js';
@@ -74,9 +75,13 @@ export class AgentExecutor implements RunExecutor {
     } else {
       let workspace: Workspace;
       try {
-        workspace = await Workspace.open(session.workspace);
+        // A pull request run plans in a worktree at the PR's head, not in the clone's checkout.
+        const root = run.checkout
+          ? await checkoutPullRequest(run.checkout, checkoutPath(config, run.id))
+          : session.workspace;
+        workspace = await Workspace.open(root);
       } catch (err) {
-        return { status: 'failed', error: `workspace cannot be opened: ${(err as Error).message}` };
+        return { status: 'failed', error: `workspace cannot be prepared: ${(err as Error).message}` };
       }
       phase = new PlanPhase(this.deps, run, session, workspace, conversationId);
     }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Run, RunSettings, Session } from '../store/types.js';
 
@@ -22,3 +23,6 @@ export function resolveSettings(run: Run, session: Session, config: Config): Run
     thinking: thinking?.enabled ? { enabled: true, budgetTokens } : { enabled: false },
   };
 }
+
+/** Where a pull request run's worktree lives while it plans. */
+export const checkoutPath = (config: Config, runId: string) => join(config.data_dir, 'checkouts', runId);

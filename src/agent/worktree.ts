@@ -19,7 +19,8 @@ export const branchFor = (planId: string) => `drydock/${planId}`;
 /**
  * The execute phase of a plan made in a git repository works in its own worktree, on branch
  * `drydock/<plan id>`, checked out at the commit the plan was made against: the person's checkout is never
- * touched. Refuses (StaleBaseError) when the repository's HEAD is no longer that commit.
+ * touched. Refuses (StaleBaseError) when the repository's HEAD is no longer that commit. A pull request's
+ * plan is pinned to the PR's head instead (`checkBase` false): a new push supersedes it before it can run.
  */
 export async function prepareWorktree(
   repo: string,

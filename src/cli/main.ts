@@ -8,6 +8,10 @@ import { createLogger } from '../logger.js';
 import { databaseFile, openStore } from '../store/open.js';
 import { SchemaTooNewError } from '../store/store.js';
 import { ROLES, type Role } from '../store/types.js';
+import { plansCommand } from './commands/plans.js';
+import { questionsCommand } from './commands/questions.js';
+import { runsCommand } from './commands/runs.js';
+import { toolApprovalsCommand } from './commands/tool-approvals.js';
 
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration.
 
@@ -26,7 +30,28 @@ commands:
       --role ROLE         admin | operator | approver | viewer
       --config FILE, --data-dir DIR
 
-exit codes: 0 success, 1 failure, 2 bad usage or invalid configuration`;
+remote commands (talk to a running daemon over its HTTP API):
+  plans list [--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]
+  plans show ID [--json]
+  plans approve ID [--sha256 S] [--comment C]
+  plans reject ID --comment C
+  plans revise ID --feedback F [--sha256 S]
+  questions list [--status S] [--run ID] [--json]
+  questions show ID [--json]
+  questions answer ID --answer "Question=Label" [--answer ...]   (multiSelect: "Question=A|B")
+  tool-approvals list [--status S] [--run ID] [--json]
+  tool-approvals show ID [--json]
+  tool-approvals decide ID --allow|--deny [--message M]
+  runs list [--status S] [--session ID] [--job ID] [--json]
+  runs show ID [--json]
+  runs cancel ID
+      --url URL           daemon URL (default: $DRYDOCK_URL, else http://127.0.0.1:8080)
+      --token TOKEN       API token (default: $DRYDOCK_TOKEN, required)
+      --json              print the API's JSON body as received
+  run "drydock <group> <command> --help" for each command's options
+
+exit codes: 0 success; 1 failure (for remote commands: the API refused or failed, printed as
+"drydock: <status> <code>: <message>", or the daemon is unreachable); 2 bad usage or invalid configuration`;
 
 class UsageError extends Error {}
 
@@ -136,6 +161,14 @@ export async function main(argv: string[]): Promise<number> {
         return await migrateCommand(rest);
       case 'token':
         return await tokenCommand(rest);
+      case 'plans':
+        return await plansCommand(rest);
+      case 'questions':
+        return await questionsCommand(rest);
+      case 'tool-approvals':
+        return await toolApprovalsCommand(rest);
+      case 'runs':
+        return await runsCommand(rest);
       case undefined:
       case 'help':
       case '--help':

@@ -50,6 +50,7 @@ export const ENV_BINDINGS: readonly Binding[] = [
   { source: 'ANTHROPIC_BASE_URL', path: ['anthropic', 'base_url'], kind: 'string' },
   // One secret, or several separated by commas (to rotate: old,new).
   { source: 'GITHUB_WEBHOOK_SECRET', path: ['github', 'webhook_secrets'], kind: 'list' },
+  { source: 'GITHUB_TOKEN', path: ['github', 'token'], kind: 'string' },
 ];
 
 const OVERRIDE_BINDINGS: Record<keyof NonNullable<LoadOptions['overrides']>, Binding> = {

@@ -13,6 +13,7 @@ export const SECRET_PATHS: readonly (readonly string[])[] = [
   ['database_url'], // a PostgreSQL URL usually carries a password
   ['anthropic', 'api_key'],
   ['github', 'webhook_secrets'],
+  ['github', 'token'],
 ];
 
 export function isSecretPath(path: readonly PropertyKey[]): boolean {
@@ -130,7 +131,7 @@ const schedulerSchema = section({
 const anthropicSchema = section({
   api_key: text('a non-empty string or null').nullable().default(null),
   base_url: httpUrl().nullable().default(null),
-  model: text('a model id').default('claude-sonnet-4-5'),
+  model: text('a model id').default('claude-sonnet-5-5'),
   max_tokens: int(1).default(8192),
   max_turns: int(1).default(40),
   max_retries: int(0, 10).default(3),
@@ -165,10 +166,37 @@ const executeSchema = section({
   breaker: breakerSchema,
 });
 
+const repositorySchema = z.strictObject(
+  { path: text('the path of a local clone') },
+  { error: 'expected a mapping with path' },
+);
+
 const githubSchema = section({
   webhook_secrets: z
     .array(text('a non-empty secret'), { error: 'expected a list of secrets' })
     .default(() => []),
+  repositories: z
+    .preprocess(
+      nullAsEmpty,
+      z.record(
+        z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, { error: 'expected owner/repo' }),
+        repositorySchema,
+        { error: 'expected a mapping of owner/repo to {path}' },
+      ),
+    )
+    .default(() => ({})),
+  users: z
+    .preprocess(
+      nullAsEmpty,
+      z.record(text('a GitHub login'), text('a drydock identity'), {
+        error: 'expected a mapping of GitHub login to drydock identity',
+      }),
+    )
+    .default(() => ({})),
+  api_url: httpUrl().default('https://api.github.com'),
+  token: text('a non-empty token or null').nullable().default(null),
+  report: bool().default(false),
+  trigger_hourly_cap: int(1).default(30),
 });
 
 const usdPerMTok = () => num(0, { unit: 'USD per million tokens' });
@@ -187,6 +215,7 @@ export type ModelPrice = z.infer<typeof modelPriceSchema>;
 
 function defaultPricing(): Record<string, ModelPrice> {
   return {
+    'claude-sonnet-5-5': { input: 3, output: 15, cache_write_5m: 3.75, cache_write_1h: 6, cache_read: 0.3 },
     'claude-sonnet-4-5': { input: 3, output: 15, cache_write_5m: 3.75, cache_write_1h: 6, cache_read: 0.3 },
     'claude-opus-4-1': { input: 15, output: 75, cache_write_5m: 18.75, cache_write_1h: 30, cache_read: 1.5 },
     'claude-haiku-4-5': { input: 1, output: 5, cache_write_5m: 1.25, cache_write_1h: 2, cache_read: 0.1 },

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { uiRoutes } from '../ui/routes.js';
 import { authenticate } from './auth.js';
 import type { AppDeps, Env } from './deps.js';
 import { errorResponse, HttpError } from './errors.js';
@@ -35,6 +36,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const ready = checks.store && checks.scheduler;
     return c.json({ status: ready ? 'ready' : 'not_ready', checks }, ready ? 200 : 503);
   });
+
+  app.route('/ui', uiRoutes(deps));
 
   const api = new Hono<Env>();
   api.use(authenticate(deps.store));

@@ -3,6 +3,8 @@ import type {
   ConversationMessage,
   CronJob,
   Decision,
+  Delivery,
+  DeliveryOutcome,
   ExecuteMode,
   JobStatus,
   Page,
@@ -11,6 +13,7 @@ import type {
   Question,
   QuestionStatus,
   Run,
+  RunCheckout,
   RunDefaults,
   RunEvent,
   RunPhase,
@@ -22,6 +25,7 @@ import type {
   TokenUsage,
   ToolApproval,
   ToolApprovalStatus,
+  Trigger,
 } from './types.js';
 
 /**
@@ -85,6 +89,20 @@ export interface NewRun {
   phase?: RunPhase;
   revisesPlanId?: string;
   executesPlanId?: string;
+  triggerId?: string;
+  deliveryId?: string;
+  subject?: string;
+  checkout?: RunCheckout;
+}
+
+/** A trigger firing: the session it runs in (found or made by scope key) and the run. */
+export interface TriggerFireInput {
+  triggerId: string;
+  deliveryId: string;
+  hourlyCap: number;
+  now: number;
+  session: Omit<NewSession, 'id' | 'createdAt'> & { scopeKey: string };
+  run: Omit<NewRun, 'sessionId'>;
 }
 
 /** What a decision does, computed inside the store's transaction from the plan's freshest state. */
@@ -277,6 +295,44 @@ export interface Store {
     now: number,
   ): Promise<boolean>;
   listExpiredToolApprovals(now: number, limit: number): Promise<ToolApproval[]>;
+
+  createTrigger(t: Trigger): Promise<Trigger>;
+  getTrigger(id: string): Promise<Trigger | null>;
+  findTriggerByToken(tokenId: string): Promise<Trigger | null>;
+  listTriggers(filter: { kind?: Trigger['kind']; enabled?: boolean }): Promise<Trigger[]>;
+  updateTrigger(
+    id: string,
+    patch: Partial<Omit<Trigger, 'id' | 'kind' | 'createdAt' | 'createdBy'>>,
+  ): Promise<Trigger | null>;
+  deleteTrigger(id: string): Promise<boolean>;
+
+  /** Records a delivery unless one with the same (source, key) exists: then returns that one. */
+  recordDelivery(d: Delivery): Promise<{ delivery: Delivery; duplicate: boolean }>;
+  updateDelivery(
+    id: string,
+    patch: {
+      outcome?: DeliveryOutcome;
+      detail?: string | null;
+      runIds?: string[];
+      triggerId?: string | null;
+      subject?: string | null;
+    },
+  ): Promise<void>;
+  getDelivery(id: string): Promise<Delivery | null>;
+  listDeliveries(filter: { triggerId?: string; limit: number }): Promise<Delivery[]>;
+  /**
+   * In one transaction: unless the trigger already started `hourlyCap` runs in the last hour (then the
+   * fire is recorded as capped), find or make the subject's session and create the run.
+   */
+  fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }>;
+  /** Records that a trigger looked at a delivery and let it pass (filters). */
+  recordTriggerFire(triggerId: string, deliveryId: string, outcome: 'filtered', now: number): Promise<void>;
+  /** Pending plans of a subject become superseded; returns their ids. */
+  supersedePlans(subject: string): Promise<string[]>;
+  /** Active runs of a subject (queued, running, awaiting input). */
+  activeRunsForSubject(subject: string): Promise<Run[]>;
+  /** The newest plan of a subject still pending approval. */
+  pendingPlanForSubject(subject: string): Promise<Plan | null>;
 
   getState(key: string): Promise<string | null>;
   setState(key: string, value: string): Promise<void>;

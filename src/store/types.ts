@@ -39,6 +39,8 @@ export interface Session {
   status: SessionStatus;
   createdAt: number;
   closedAt: number | null;
+  /** Set for sessions a trigger made for one subject (a pull request, or the trigger itself). */
+  scopeKey: string | null;
 }
 
 export type JobStatus = 'active' | 'paused' | 'missed';
@@ -114,6 +116,21 @@ export interface Run {
   resultCommit: string | null;
   diffStat: string | null;
   changedFiles: string[] | null;
+  triggerId: string | null;
+  deliveryId: string | null;
+  /** What the run is about, e.g. `owner/repo#12`: a new push to that pull request supersedes its plans. */
+  subject: string | null;
+  /** A pull request run works in a worktree at the PR's head, prepared when the run starts. */
+  checkout: RunCheckout | null;
+}
+
+export interface RunCheckout {
+  repository: string;
+  clone: string;
+  headSha: string;
+  headRef: string;
+  baseRef: string;
+  number: number;
 }
 
 /** What a run was carried out with, resolved from job, session and config when it starts. */
@@ -206,6 +223,7 @@ export interface Plan {
   owner: string;
   decidedAt: number | null;
   failureReason: string | null;
+  subject: string | null;
 }
 
 export type DecisionKind = 'approve' | 'reject' | 'revise';
@@ -256,4 +274,46 @@ export interface SlotRecord {
 export interface Page<T> {
   items: T[];
   nextCursor: string | null;
+}
+
+export interface TriggerFilters {
+  repositories?: string[] | undefined;
+  base_branches?: string[] | undefined;
+  labels?: string[] | undefined;
+  authors?: string[] | undefined;
+  /** false: skip draft pull requests; true: only drafts; absent: both. */
+  draft?: boolean | undefined;
+}
+
+export interface Trigger {
+  id: string;
+  name: string;
+  kind: 'github' | 'generic';
+  events: string[];
+  filters: TriggerFilters;
+  prompt: string;
+  workspace: string | null;
+  options: RunDefaults;
+  hourlyCap: number;
+  tokenId: string | null;
+  tokenHash: Buffer | null;
+  enabled: boolean;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type DeliveryOutcome = 'accepted' | 'duplicate' | 'filtered' | 'capped' | 'rejected' | 'ignored';
+
+export interface Delivery {
+  id: string;
+  source: 'github' | 'fire';
+  key: string;
+  event: string;
+  triggerId: string | null;
+  outcome: DeliveryOutcome;
+  detail: string | null;
+  subject: string | null;
+  runIds: string[];
+  receivedAt: number;
 }

@@ -140,7 +140,7 @@ describe('a full plan run on a real git repository', () => {
       'the run to be planned',
     );
 
-    // Receipt: turns, tokens by kind, cost from the pricing table (claude-sonnet-4-5: 3 / 15 / 3.75 / 6 / 0.30).
+    // Receipt: turns, tokens by kind, cost from the pricing table (claude-sonnet-5-5: 3 / 15 / 3.75 / 6 / 0.30).
     expect(run.turns).toBe(4);
     expect(run.usage).toEqual({
       input_tokens: 2200,
@@ -151,7 +151,7 @@ describe('a full plan run on a real git repository', () => {
     });
     const expected = (2200 * 3 + 300 * 15 + 900 * 3.75 + 2700 * 0.3) / 1e6;
     expect(run.cost_usd).toBeCloseTo(expected, 6);
-    expect(run.model).toBe('claude-sonnet-4-5');
+    expect(run.model).toBe('claude-sonnet-5-5');
 
     // The plan record: markdown, sha256, the repository's commit, pending approval.
     const plan = await d.api('GET', `/v1/plans/${run.plan_id}`);

@@ -81,7 +81,7 @@ describe('defaults', () => {
       anthropic: {
         api_key: null,
         base_url: null,
-        model: 'claude-sonnet-4-5',
+        model: 'claude-sonnet-5-5',
         max_tokens: 8192,
         max_turns: 40,
         max_retries: 3,
@@ -105,8 +105,23 @@ describe('defaults', () => {
         max_write_bytes: 5_242_880,
         breaker: { window_ms: 3_600_000, min_executions: 5, max_failure_ratio: 0.5 },
       },
-      github: { webhook_secrets: [] },
+      github: {
+        webhook_secrets: [],
+        repositories: {},
+        users: {},
+        api_url: 'https://api.github.com',
+        token: null,
+        report: false,
+        trigger_hourly_cap: 30,
+      },
       pricing: {
+        'claude-sonnet-5-5': {
+          input: 3,
+          output: 15,
+          cache_write_5m: 3.75,
+          cache_write_1h: 6,
+          cache_read: 0.3,
+        },
         'claude-sonnet-4-5': {
           input: 3,
           output: 15,
@@ -196,6 +211,7 @@ pricing:
       'claude-haiku-4-5',
       'claude-opus-4-1',
       'claude-sonnet-4-5',
+      'claude-sonnet-5-5',
       'my-model',
     ]);
     expect(config.pricing['claude-haiku-4-5']!.input).toBe(2);

@@ -14,6 +14,10 @@ import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
 import { FileWalk } from './walk.js';
 import { PathError, type Workspace } from './workspace.js';
 
+/** One vm context for every search: its `run` is synchronous, so searches cannot interleave on it. */
+const RUNNER = new TimeBoundRunner();
+const LITERAL = /^[^\\^$.*+?()[\]{}|]*$/;
+
 const MAX_PATTERN_CHARS = 10_000;
 const MAX_CONTEXT_LINES = 100;
 /** Whole-search caps on top of ToolLimits, so that many mid-sized files cannot add up to minutes of work. */
@@ -220,7 +224,8 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
   const headLimit =
     args.head_limit !== undefined && args.head_limit > 0 ? args.head_limit : Number.POSITIVE_INFINITY;
 
-  const runner = new TimeBoundRunner();
+  // A pattern without regex metacharacters cannot backtrack: match it directly, without the vm timeout.
+  const literal = LITERAL.test(args.pattern);
   const startedAt = performance.now();
   let bytesRead = 0;
   const skipped = { binary: 0, large: 0, unreadable: 0, slow: 0, failed: 0 };
@@ -259,10 +264,12 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
           : limits.maxGrepMatches - matchedLines;
     let found: ReturnType<typeof matchText>;
     try {
-      found = runner.run(
-        () => matchText(outcome.text, regex, multiline, stopAfter),
-        Math.min(FILE_TIMEOUT_MS, remainingMs),
-      );
+      found = literal
+        ? matchText(outcome.text, regex, multiline, stopAfter)
+        : RUNNER.run(
+            () => matchText(outcome.text, regex, multiline, stopAfter),
+            Math.min(FILE_TIMEOUT_MS, remainingMs),
+          );
     } catch (err) {
       if (!(err instanceof RegexTimeoutError)) {
         // e.g. a RangeError when the regex engine runs out of backtracking stack on this file

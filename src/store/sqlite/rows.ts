@@ -2,6 +2,7 @@ import type {
   ApiToken,
   CronJob,
   Decision,
+  Delivery,
   Plan,
   Question,
   Run,
@@ -9,6 +10,7 @@ import type {
   Session,
   SlotRecord,
   ToolApproval,
+  Trigger,
 } from '../types.js';
 
 // Row shapes as SQLite returns them, and their mapping to domain records.
@@ -32,6 +34,7 @@ export interface SessionRow {
   status: Session['status'];
   created_at: number;
   closed_at: number | null;
+  scope_key: string | null;
 }
 
 export interface JobRow {
@@ -88,6 +91,10 @@ export interface RunRow {
   result_commit: string | null;
   diff_stat: string | null;
   changed_files: string | null;
+  trigger_id: string | null;
+  delivery_id: string | null;
+  subject: string | null;
+  checkout: string | null;
 }
 
 export interface EventRow {
@@ -137,6 +144,38 @@ export interface PlanRow {
   owner: string;
   decided_at: number | null;
   failure_reason: string | null;
+  subject: string | null;
+}
+
+export interface TriggerRow {
+  id: string;
+  name: string;
+  kind: Trigger['kind'];
+  events: string;
+  filters: string;
+  prompt: string;
+  workspace: string | null;
+  options: string;
+  hourly_cap: number;
+  token_id: string | null;
+  token_hash: Buffer | null;
+  enabled: number;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DeliveryRow {
+  id: string;
+  source: Delivery['source'];
+  key: string;
+  event: string;
+  trigger_id: string | null;
+  outcome: Delivery['outcome'];
+  detail: string | null;
+  subject: string | null;
+  run_ids: string;
+  received_at: number;
 }
 
 export interface DecisionRow {
@@ -195,6 +234,7 @@ export const toSession = (r: SessionRow): Session => ({
   status: r.status,
   createdAt: r.created_at,
   closedAt: r.closed_at,
+  scopeKey: r.scope_key,
 });
 
 export const toJob = (r: JobRow): CronJob => ({
@@ -251,6 +291,10 @@ export const toRun = (r: RunRow): Run => ({
   resultCommit: r.result_commit,
   diffStat: r.diff_stat,
   changedFiles: r.changed_files === null ? null : JSON.parse(r.changed_files),
+  triggerId: r.trigger_id,
+  deliveryId: r.delivery_id,
+  subject: r.subject,
+  checkout: r.checkout === null ? null : JSON.parse(r.checkout),
 });
 
 export const toEvent = (r: EventRow): RunEvent => ({
@@ -300,6 +344,38 @@ export const toPlan = (r: PlanRow): Plan => ({
   owner: r.owner,
   decidedAt: r.decided_at,
   failureReason: r.failure_reason,
+  subject: r.subject,
+});
+
+export const toTrigger = (r: TriggerRow): Trigger => ({
+  id: r.id,
+  name: r.name,
+  kind: r.kind,
+  events: JSON.parse(r.events),
+  filters: JSON.parse(r.filters),
+  prompt: r.prompt,
+  workspace: r.workspace,
+  options: JSON.parse(r.options),
+  hourlyCap: r.hourly_cap,
+  tokenId: r.token_id,
+  tokenHash: r.token_hash,
+  enabled: r.enabled === 1,
+  createdBy: r.created_by,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export const toDelivery = (r: DeliveryRow): Delivery => ({
+  id: r.id,
+  source: r.source,
+  key: r.key,
+  event: r.event,
+  triggerId: r.trigger_id,
+  outcome: r.outcome,
+  detail: r.detail,
+  subject: r.subject,
+  runIds: JSON.parse(r.run_ids),
+  receivedAt: r.received_at,
 });
 
 export const toDecision = (r: DecisionRow): Decision => ({

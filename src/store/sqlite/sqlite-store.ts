@@ -17,6 +17,7 @@ import {
   type SessionFilter,
   type SlotTransition,
   type Store,
+  type TriggerFireInput,
 } from '../store.js';
 import {
   ACTIVE_RUN_STATUSES,
@@ -24,6 +25,8 @@ import {
   type ConversationMessage,
   type CronJob,
   type Decision,
+  type Delivery,
+  type DeliveryOutcome,
   type JobStatus,
   type Page,
   type Plan,
@@ -37,10 +40,12 @@ import {
   type SlotRecord,
   type ToolApproval,
   type ToolApprovalStatus,
+  type Trigger,
 } from '../types.js';
 import { currentVersion, loadMigrations, type Migration, migrate } from './migrate.js';
 import {
   type DecisionRow,
+  type DeliveryRow,
   decodeCursor,
   type EventRow,
   encodeCursor,
@@ -52,7 +57,9 @@ import {
   type SlotRow,
   type TokenRow,
   type ToolApprovalRow,
+  type TriggerRow,
   toDecision,
+  toDelivery,
   toEvent,
   toJob,
   toPlan,
@@ -62,6 +69,7 @@ import {
   toSlot,
   toToken,
   toToolApproval,
+  toTrigger,
 } from './rows.js';
 
 const ACTIVE = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
@@ -393,8 +401,9 @@ export class SqliteStore implements Store {
   private insertRun(r: NewRun, coalescedSlots: number): Run {
     this.sql(
       `INSERT INTO runs (id, session_id, job_id, slot_at, source, phase, status, prompt, requested_by,
-           coalesced_slots, created_at, overrides, conversation_id, revises_plan_id, executes_plan_id)
-         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)`,
+           coalesced_slots, created_at, overrides, conversation_id, revises_plan_id, executes_plan_id, trigger_id,
+           delivery_id, subject, checkout)
+         VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       r.id,
       r.sessionId,
@@ -410,6 +419,10 @@ export class SqliteStore implements Store {
       r.conversationId ?? r.id,
       r.revisesPlanId ?? null,
       r.executesPlanId ?? null,
+      r.triggerId ?? null,
+      r.deliveryId ?? null,
+      r.subject ?? null,
+      r.checkout ? JSON.stringify(r.checkout) : null,
     );
     return toRun(this.sql('SELECT * FROM runs WHERE id = ?').get(r.id) as RunRow);
   }
@@ -658,8 +671,8 @@ export class SqliteStore implements Store {
     this.sql(
       `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
          status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
-         approvals_required, allow_self_approval, execute_mode, owner)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         approvals_required, allow_self_approval, execute_mode, owner, subject)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       p.id,
       p.runId,
@@ -682,6 +695,7 @@ export class SqliteStore implements Store {
       p.allowSelfApproval ? 1 : 0,
       p.executeMode,
       p.owner,
+      p.subject,
     );
     return (await this.getPlan(p.id))!;
   }
@@ -874,6 +888,236 @@ export class SqliteStore implements Store {
       `SELECT * FROM tool_approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
     ).all(now, limit) as ToolApprovalRow[];
     return rows.map(toToolApproval);
+  }
+
+  // ---- triggers and deliveries
+
+  async createTrigger(t: Trigger): Promise<Trigger> {
+    this.sql(
+      `INSERT INTO triggers (id, name, kind, events, filters, prompt, workspace, options, hourly_cap, token_id,
+         token_hash, enabled, created_by, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      t.id,
+      t.name,
+      t.kind,
+      JSON.stringify(t.events),
+      JSON.stringify(t.filters),
+      t.prompt,
+      t.workspace,
+      JSON.stringify(t.options),
+      t.hourlyCap,
+      t.tokenId,
+      t.tokenHash,
+      t.enabled ? 1 : 0,
+      t.createdBy,
+      t.createdAt,
+      t.updatedAt,
+    );
+    return (await this.getTrigger(t.id))!;
+  }
+
+  async getTrigger(id: string): Promise<Trigger | null> {
+    const row = this.sql('SELECT * FROM triggers WHERE id = ?').get(id) as TriggerRow | undefined;
+    return row ? toTrigger(row) : null;
+  }
+
+  async findTriggerByToken(tokenId: string): Promise<Trigger | null> {
+    const row = this.sql('SELECT * FROM triggers WHERE token_id = ?').get(tokenId) as TriggerRow | undefined;
+    return row ? toTrigger(row) : null;
+  }
+
+  async listTriggers(f: { kind?: Trigger['kind']; enabled?: boolean }): Promise<Trigger[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (f.kind) {
+      where.push('kind = ?');
+      args.push(f.kind);
+    }
+    if (f.enabled !== undefined) {
+      where.push('enabled = ?');
+      args.push(f.enabled ? 1 : 0);
+    }
+    const rows = this.sql(`SELECT * FROM triggers ${whereSql(where)} ORDER BY created_at, id`).all(
+      ...args,
+    ) as TriggerRow[];
+    return rows.map(toTrigger);
+  }
+
+  async updateTrigger(
+    id: string,
+    patch: Partial<Omit<Trigger, 'id' | 'kind' | 'createdAt' | 'createdBy'>>,
+  ): Promise<Trigger | null> {
+    const current = await this.getTrigger(id);
+    if (!current) return null;
+    const t = { ...current, ...patch };
+    this.sql(
+      `UPDATE triggers SET name = ?, events = ?, filters = ?, prompt = ?, workspace = ?, options = ?, hourly_cap = ?,
+         token_id = ?, token_hash = ?, enabled = ?, updated_at = ? WHERE id = ?`,
+    ).run(
+      t.name,
+      JSON.stringify(t.events),
+      JSON.stringify(t.filters),
+      t.prompt,
+      t.workspace,
+      JSON.stringify(t.options),
+      t.hourlyCap,
+      t.tokenId,
+      t.tokenHash,
+      t.enabled ? 1 : 0,
+      t.updatedAt,
+      id,
+    );
+    return this.getTrigger(id);
+  }
+
+  async deleteTrigger(id: string): Promise<boolean> {
+    return this.sql('DELETE FROM triggers WHERE id = ?').run(id).changes === 1;
+  }
+
+  async recordDelivery(d: Delivery): Promise<{ delivery: Delivery; duplicate: boolean }> {
+    const inserted = this.sql(
+      `INSERT INTO deliveries (id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, key) DO NOTHING`,
+    ).run(
+      d.id,
+      d.source,
+      d.key,
+      d.event,
+      d.triggerId,
+      d.outcome,
+      d.detail,
+      d.subject,
+      JSON.stringify(d.runIds),
+      d.receivedAt,
+    ).changes;
+    if (inserted === 1) return { delivery: d, duplicate: false };
+    const row = this.sql('SELECT * FROM deliveries WHERE source = ? AND key = ?').get(
+      d.source,
+      d.key,
+    ) as DeliveryRow;
+    return { delivery: toDelivery(row), duplicate: true };
+  }
+
+  async updateDelivery(
+    id: string,
+    patch: {
+      outcome?: DeliveryOutcome;
+      detail?: string | null;
+      runIds?: string[];
+      triggerId?: string | null;
+      subject?: string | null;
+    },
+  ): Promise<void> {
+    const sets: string[] = [];
+    const args: unknown[] = [];
+    if (patch.outcome !== undefined) {
+      sets.push('outcome = ?');
+      args.push(patch.outcome);
+    }
+    if (patch.detail !== undefined) {
+      sets.push('detail = ?');
+      args.push(patch.detail);
+    }
+    if (patch.runIds !== undefined) {
+      sets.push('run_ids = ?');
+      args.push(JSON.stringify(patch.runIds));
+    }
+    if (patch.triggerId !== undefined) {
+      sets.push('trigger_id = ?');
+      args.push(patch.triggerId);
+    }
+    if (patch.subject !== undefined) {
+      sets.push('subject = ?');
+      args.push(patch.subject);
+    }
+    if (sets.length) this.sql(`UPDATE deliveries SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
+  }
+
+  async getDelivery(id: string): Promise<Delivery | null> {
+    const row = this.sql('SELECT * FROM deliveries WHERE id = ?').get(id) as DeliveryRow | undefined;
+    return row ? toDelivery(row) : null;
+  }
+
+  async listDeliveries(f: { triggerId?: string; limit: number }): Promise<Delivery[]> {
+    const rows = (
+      f.triggerId
+        ? this.sql(
+            `SELECT d.* FROM deliveries d WHERE d.trigger_id = ? OR d.id IN (SELECT delivery_id FROM trigger_fires WHERE trigger_id = ?)
+             ORDER BY d.received_at DESC, d.id DESC LIMIT ?`,
+          ).all(f.triggerId, f.triggerId, f.limit)
+        : this.sql('SELECT * FROM deliveries ORDER BY received_at DESC, id DESC LIMIT ?').all(f.limit)
+    ) as DeliveryRow[];
+    return rows.map(toDelivery);
+  }
+
+  async fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }> {
+    return this.db
+      .transaction(() => {
+        const { n } = this.sql(
+          `SELECT COUNT(*) AS n FROM trigger_fires WHERE trigger_id = ? AND outcome = 'accepted' AND at > ?`,
+        ).get(input.triggerId, input.now - 3_600_000) as { n: number };
+        const fire = this.sql(
+          `INSERT INTO trigger_fires (trigger_id, delivery_id, outcome, run_id, at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (trigger_id, delivery_id) DO NOTHING`,
+        );
+        if (n >= input.hourlyCap) {
+          fire.run(input.triggerId, input.deliveryId, 'capped', null, input.now);
+          return { outcome: 'capped' as const, run: null };
+        }
+        const s = input.session;
+        let session = this.sql('SELECT id, status FROM sessions WHERE scope_key = ?').get(s.scopeKey) as
+          | { id: string; status: string }
+          | undefined;
+        if (!session) {
+          const id = input.run.id.replace(/^run_/, 'ses_');
+          this.sql(
+            `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at, scope_key)
+             VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`,
+          ).run(id, s.name, s.workspace, s.owner, JSON.stringify(s.defaults), input.now, s.scopeKey);
+          session = { id, status: 'open' };
+        } else if (session.status !== 'open') {
+          this.sql(`UPDATE sessions SET status = 'open', closed_at = NULL WHERE id = ?`).run(session.id);
+        }
+        const run = this.insertRun({ ...input.run, sessionId: session.id }, 0);
+        fire.run(input.triggerId, input.deliveryId, 'accepted', run.id, input.now);
+        return { outcome: 'accepted' as const, run };
+      })
+      .immediate();
+  }
+
+  async recordTriggerFire(
+    triggerId: string,
+    deliveryId: string,
+    outcome: 'filtered',
+    now: number,
+  ): Promise<void> {
+    this.sql(
+      `INSERT INTO trigger_fires (trigger_id, delivery_id, outcome, run_id, at) VALUES (?, ?, ?, NULL, ?)
+       ON CONFLICT (trigger_id, delivery_id) DO NOTHING`,
+    ).run(triggerId, deliveryId, outcome, now);
+  }
+
+  async supersedePlans(subject: string): Promise<string[]> {
+    return this.sql(
+      `UPDATE plans SET status = 'superseded', decided_at = ? WHERE subject = ? AND status = 'pending_approval' RETURNING id`,
+    )
+      .pluck()
+      .all(Date.now(), subject) as string[];
+  }
+
+  async activeRunsForSubject(subject: string): Promise<Run[]> {
+    const rows = this.sql(
+      `SELECT * FROM runs WHERE subject = ? AND status IN (${ACTIVE}) ORDER BY created_at`,
+    ).all(subject) as RunRow[];
+    return rows.map(toRun);
+  }
+
+  async pendingPlanForSubject(subject: string): Promise<Plan | null> {
+    const row = this.sql(
+      `SELECT * FROM plans WHERE subject = ? AND status = 'pending_approval' ORDER BY created_at DESC LIMIT 1`,
+    ).get(subject) as PlanRow | undefined;
+    return row ? toPlan(row) : null;
   }
 
   // ---- state

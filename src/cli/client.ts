@@ -1,0 +1,110 @@
+// A tiny client for the daemon's HTTP API: one base URL, one bearer token, JSON in and out. It never puts
+// the token in an error message.
+
+/** The API answered with an error status: `{"error": {"code", "message"}}`, or something unexpected. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** No HTTP answer at all: connection refused, unknown host, timeout. */
+export class UnreachableError extends Error {
+  constructor(
+    readonly url: string,
+    readonly reason: string,
+  ) {
+    super(`cannot reach the drydock daemon at ${url} (${reason}); is it running? (set DRYDOCK_URL or --url)`);
+  }
+}
+
+export interface ApiResponse {
+  status: number;
+  /** The parsed JSON body (null for an empty one). */
+  body: unknown;
+  /** The body exactly as received. */
+  text: string;
+}
+
+export class ApiClient {
+  readonly baseUrl: string;
+
+  constructor(
+    baseUrl: string,
+    private readonly token: string,
+    private readonly timeoutMs = 30_000,
+  ) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+  }
+
+  /** Sends one request; resolves for 2xx, throws ApiError for any other status, UnreachableError without one. */
+  async request(method: string, path: string, body?: unknown): Promise<ApiResponse> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.token}`,
+      accept: 'application/json',
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+        redirect: 'manual',
+      });
+      text = await res.text();
+    } catch (err) {
+      throw new UnreachableError(displayUrl(this.baseUrl), reasonOf(err, this.timeoutMs));
+    }
+    let parsed: unknown = null;
+    let json = text === '';
+    if (!json) {
+      try {
+        parsed = JSON.parse(text);
+        json = true;
+      } catch {
+        // handled below
+      }
+    }
+    if (res.status >= 200 && res.status < 300) {
+      if (!json)
+        throw new ApiError(res.status, 'bad_response', `expected JSON from ${displayUrl(this.baseUrl)}`);
+      return { status: res.status, body: parsed, text };
+    }
+    const error = (parsed as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+    if (error && typeof error.code === 'string' && typeof error.message === 'string') {
+      throw new ApiError(res.status, error.code, error.message);
+    }
+    throw new ApiError(
+      res.status,
+      'http_error',
+      res.statusText || `unexpected answer from ${displayUrl(this.baseUrl)}`,
+    );
+  }
+}
+
+/** The URL without user information, safe to print. */
+export function displayUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return url;
+  }
+}
+
+function reasonOf(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return `no answer within ${timeoutMs / 1000}s`;
+  const code = e.cause?.code;
+  if (typeof code === 'string') return code;
+  return e.cause?.message ?? (err as Error).message ?? 'request failed';
+}

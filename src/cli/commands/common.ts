@@ -1,0 +1,317 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { ApiClient, ApiError, UnreachableError } from '../client.js';
+
+// What every command that talks to a running daemon shares: connection flags, argument parsing, help,
+// error reporting with exit codes (0 ok, 1 the API refused or failed or is unreachable, 2 bad usage), and
+// plain-text formatting for terminals.
+
+export const DEFAULT_URL = 'http://127.0.0.1:8080';
+
+export class RemoteUsageError extends Error {}
+
+export type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+
+export type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+export interface Context {
+  client: ApiClient;
+  values: Values;
+  /** The positional arguments after the subcommand (an id, when the command takes one). */
+  args: string[];
+}
+
+export interface Subcommand {
+  /** The synopsis line after `drydock <group> `, e.g. `show ID [--json]`. */
+  synopsis: string;
+  /** What it does and its options, shown by --help. */
+  help: string;
+  options: OptionsConfig;
+  /** How many positional arguments it takes, and how to call them in errors. */
+  positionals: string[];
+  run(ctx: Context): Promise<void>;
+}
+
+export interface Group {
+  name: string;
+  summary: string;
+  commands: Record<string, Subcommand>;
+}
+
+export const CONNECTION_HELP = `connection options (every remote command):
+  --url URL             daemon URL (default: $DRYDOCK_URL, else ${DEFAULT_URL})
+  --token TOKEN         API token (default: $DRYDOCK_TOKEN, which is better: flags show up in ps)
+  -h, --help            print this help
+
+exit codes: 0 success; 1 the API refused or failed, or the daemon is unreachable; 2 bad usage`;
+
+const connectionOptions = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies OptionsConfig;
+
+export const jsonOption = { json: { type: 'boolean' } } as const satisfies OptionsConfig;
+
+/** A list of allowed values for help texts, wrapped under an option's description column. */
+export function choices(values: readonly string[]): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const v of values) {
+    const next = line ? `${line} | ${v}` : v;
+    if (next.length > 80 && line) {
+      lines.push(`${line} |`);
+      line = v;
+    } else line = next;
+  }
+  lines.push(line);
+  return lines.join(`\n${' '.repeat(24)}`);
+}
+
+export const out = (text: string): void => {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+};
+
+export function groupHelp(group: Group): string {
+  const lines = Object.entries(group.commands).map(
+    ([name, c]) => `  drydock ${group.name} ${name} ${c.synopsis}`,
+  );
+  return `${group.summary}\n\nusage:\n${lines.join('\n')}\n\nrun "drydock ${group.name} <command> --help" for details\n\n${CONNECTION_HELP}`;
+}
+
+export function commandHelp(group: Group, name: string, c: Subcommand): string {
+  return `usage: drydock ${group.name} ${name} ${c.synopsis}\n\n${c.help}\n\n${CONNECTION_HELP}`;
+}
+
+/** Runs `drydock <group> <command> ...` and returns its exit code; prints errors, never the token. */
+export async function runGroup(group: Group, argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    if (name === undefined) {
+      process.stderr.write(`drydock: ${group.name}: expected a command\n\n${groupHelp(group)}\n`);
+      return 2;
+    }
+    out(groupHelp(group));
+    return 0;
+  }
+  const command = Object.hasOwn(group.commands, name) ? group.commands[name] : undefined;
+  if (!command) {
+    process.stderr.write(`drydock: ${group.name}: unknown command "${name}"\n\n${groupHelp(group)}\n`);
+    return 2;
+  }
+  const secrets = knownTokens(rest);
+  try {
+    const parsed = parseArgs({
+      args: rest,
+      options: { ...command.options, ...connectionOptions },
+      allowPositionals: true,
+      strict: true,
+    });
+    const values = parsed.values as Values;
+    const positionals = parsed.positionals;
+    if (values.help) {
+      out(commandHelp(group, name, command));
+      return 0;
+    }
+    if (positionals.length !== command.positionals.length) {
+      const wanted = command.positionals.length
+        ? `expects ${command.positionals.join(' ')}`
+        : 'takes no arguments';
+      throw new RemoteUsageError(`${group.name} ${name} ${wanted}, got ${positionals.length} argument(s)`);
+    }
+    const conn = connection(values);
+    await command.run({ client: new ApiClient(conn.url, conn.token), values, args: positionals });
+    return 0;
+  } catch (err) {
+    const say = (msg: string) => process.stderr.write(`drydock: ${redact(msg, secrets)}\n`);
+    if (err instanceof RemoteUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      say(
+        `${(err as Error).message}\nusage: drydock ${group.name} ${name} ${command.synopsis}\n` +
+          `(run "drydock ${group.name} ${name} --help" for details)`,
+      );
+      return 2;
+    }
+    if (err instanceof ApiError) {
+      say(`${err.status} ${err.code}: ${err.message}`);
+      return 1;
+    }
+    if (err instanceof UnreachableError) {
+      say(err.message);
+      return 1;
+    }
+    say((err as Error).stack ?? String(err));
+    return 1;
+  }
+}
+
+/** The daemon URL and token from --url/--token, else DRYDOCK_URL/DRYDOCK_TOKEN. */
+function connection(values: Values): { url: string; token: string } {
+  const url = str(values, 'url') ?? (process.env.DRYDOCK_URL?.trim() || DEFAULT_URL);
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new RemoteUsageError(`the daemon URL must be an http:// or https:// URL, got "${url}"`);
+  }
+  const token = (str(values, 'token') ?? process.env.DRYDOCK_TOKEN ?? '').trim();
+  if (!token) {
+    throw new RemoteUsageError(
+      'no API token: set DRYDOCK_TOKEN (or pass --token); create one with `drydock token create`',
+    );
+  }
+  // A header value cannot hold these; fetch would echo the value in its error.
+  if (/[\s\p{Cc}]/u.test(token) || [...token].some((ch) => ch.codePointAt(0)! > 0x7e)) {
+    throw new RemoteUsageError('the API token contains spaces, control or non-ASCII characters');
+  }
+  return { url, token };
+}
+
+/** The token values this invocation may hold (from the environment and --token), to keep out of errors. */
+function knownTokens(args: string[]): string[] {
+  const found = [process.env.DRYDOCK_TOKEN ?? ''];
+  args.forEach((a, i) => {
+    if (a === '--token') found.push(args[i + 1] ?? '');
+    else if (a.startsWith('--token=')) found.push(a.slice('--token='.length));
+  });
+  return found.map((t) => t.trim()).filter((t) => t.length >= 4);
+}
+
+function redact(text: string, secrets: string[]): string {
+  return secrets.reduce((t, s) => t.replaceAll(s, '[token]'), text);
+}
+
+export function str(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function strs(values: Values, name: string): string[] {
+  const v = values[name];
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+export const flag = (values: Values, name: string): boolean => values[name] === true;
+
+/** A required, non-blank string option. */
+export function required(values: Values, name: string, why: string): string {
+  const v = str(values, name);
+  if (v === undefined || !v.trim()) throw new RemoteUsageError(`--${name} is required: ${why}`);
+  return v;
+}
+
+/** One of `allowed`, or undefined when the option is absent. */
+export function oneOf(values: Values, name: string, allowed: readonly string[]): string | undefined {
+  const v = str(values, name);
+  if (v !== undefined && !allowed.includes(v)) {
+    throw new RemoteUsageError(`--${name} must be one of ${allowed.join(', ')}, got "${v}"`);
+  }
+  return v;
+}
+
+/** A positive integer option, as the string the API takes. */
+export function positiveInt(values: Values, name: string): string | undefined {
+  const v = str(values, name);
+  if (v !== undefined && !/^[1-9][0-9]{0,8}$/.test(v)) {
+    throw new RemoteUsageError(`--${name} must be a positive integer, got "${v}"`);
+  }
+  return v;
+}
+
+/** `?a=1&b=2` from the defined entries, or ''. */
+export function queryString(params: Record<string, string | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, v);
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export const idPath = (id: string): string => encodeURIComponent(id);
+
+// --- formatting ---
+
+/** Text from the API (some of it written by a model) made safe for a terminal: no escape sequences. */
+export function clean(text: string): string {
+  // C0 controls other than tab and newline, DEL, and C1 controls.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
+  return text.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
+}
+
+/** One line of at most `max` characters. */
+export function oneLine(text: string, max = 60): string {
+  const line = clean(text).replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** The first non-blank line of a markdown text, without its heading marks. */
+export function firstLine(markdown: string, max = 60): string {
+  const line = clean(markdown)
+    .split('\n')
+    .map((l) => l.replace(/^\s*#+\s*/, '').trim())
+    .find((l) => l);
+  return oneLine(line ?? '', max);
+}
+
+/** Columns padded to their widest cell; the last column is not padded. */
+export function table(headers: string[], rows: string[][]): string {
+  const cells = [headers, ...rows.map((r) => r.map((c) => oneLine(c, 200)))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => [...(r[i] ?? '')].length)));
+  return cells
+    .map((r) =>
+      r
+        .map((c, i) => (i === r.length - 1 ? c : c + ' '.repeat(widths[i]! - [...c].length)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** Aligned `key  value` lines; null and undefined values show as '-'. */
+export function fields(entries: [string, unknown][]): string {
+  const width = Math.max(...entries.map(([k]) => k.length));
+  return entries
+    .map(
+      ([k, v]) =>
+        `${k.padEnd(width)}  ${v === null || v === undefined || v === '' ? '-' : oneLine(String(v), 500)}`,
+    )
+    .join('\n');
+}
+
+function span(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86_400)}d`;
+}
+
+/** How long ago an ISO time was ("5m"), or '-'. */
+export function age(iso: unknown, now = Date.now()): string {
+  if (typeof iso !== 'string') return '-';
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? '-' : span(now - t);
+}
+
+/** How far an ISO time is from now: "5m ago" or "in 2h"; '-' when absent. */
+export function relative(iso: unknown, now = Date.now()): string {
+  if (typeof iso !== 'string') return '-';
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return '-';
+  return t <= now ? `${span(now - t)} ago` : `in ${span(t - now)}`;
+}
+
+/** An ISO time with how far it is from now: "2025-01-02T03:04:05.000Z (5m ago)" or "(in 2h)". */
+export function when(iso: unknown, now = Date.now()): string | null {
+  if (typeof iso !== 'string') return null;
+  return Number.isNaN(Date.parse(iso)) ? iso : `${iso} (${relative(iso, now)})`;
+}
+
+export const dash = (v: unknown): string => (v === null || v === undefined || v === '' ? '-' : String(v));
+
+/** Prints the raw JSON body when --json is given; returns whether it did. */
+export function printedJson(values: Values, text: string): boolean {
+  if (!flag(values, 'json')) return false;
+  out(text);
+  return true;
+}

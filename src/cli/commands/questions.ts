@@ -1,0 +1,194 @@
+import {
+  age,
+  choices,
+  clean,
+  type Group,
+  idPath,
+  jsonOption,
+  oneLine,
+  oneOf,
+  out,
+  positiveInt,
+  printedJson,
+  queryString,
+  RemoteUsageError,
+  relative,
+  runGroup,
+  str,
+  strs,
+} from './common.js';
+
+// drydock questions list|show|answer: what agents asked (AskUserQuestion) over /v1/questions.
+
+const STATUSES = ['pending', 'answered', 'timed_out', 'canceled'] as const;
+
+interface Asked {
+  question: string;
+  header: string;
+  options: { label: string; description: string }[];
+  multiSelect: boolean;
+}
+
+interface QuestionJson {
+  id: string;
+  run_id: string;
+  session_id: string;
+  status: string;
+  questions: unknown;
+  answers: Record<string, string | string[]> | null;
+  answered_by: string | null;
+  created_at: string;
+  expires_at: string;
+  resolved_at: string | null;
+}
+
+const askedOf = (q: QuestionJson): Asked[] => (Array.isArray(q.questions) ? (q.questions as Asked[]) : []);
+
+function render(q: QuestionJson, now: number): string {
+  const head = [
+    q.id,
+    q.status,
+    `run ${q.run_id}`,
+    `asked ${age(q.created_at, now)} ago`,
+    q.status === 'pending'
+      ? `expires ${relative(q.expires_at, now)}`
+      : `resolved ${relative(q.resolved_at, now)}`,
+  ].join('  ');
+  const lines = [head];
+  askedOf(q).forEach((a, i) => {
+    const how = a.multiSelect ? 'choose any, separated by |' : 'choose one';
+    lines.push(`  ${i + 1}. [${oneLine(a.header, 20)}] ${oneLine(a.question, 300)} (${how})`);
+    for (const o of a.options) {
+      lines.push(
+        `       - ${oneLine(o.label, 200)}${o.description ? `: ${oneLine(o.description, 300)}` : ''}`,
+      );
+    }
+  });
+  if (q.answers) {
+    lines.push(`  answered by ${q.answered_by ?? '-'}:`);
+    for (const [text, answer] of Object.entries(q.answers)) {
+      lines.push(
+        `    ${oneLine(text, 200)} = ${oneLine(Array.isArray(answer) ? answer.join(' | ') : answer, 300)}`,
+      );
+    }
+  }
+  return lines.map(clean).join('\n');
+}
+
+/**
+ * Turns `--answer KEY=VALUE` strings into the API's answers, keyed by question text. KEY is the question
+ * text, its header, or its number (1-based); a multiSelect VALUE separates labels with `|`.
+ */
+export function parseAnswers(asked: Asked[], raw: string[]): Record<string, string | string[]> {
+  if (!raw.length) throw new RemoteUsageError('give at least one --answer "Question text=Label"');
+  const answers: Record<string, string | string[]> = {};
+  const known = asked.map((a, i) => `${i + 1}. ${JSON.stringify(a.question)} [${a.header}]`).join(', ');
+  for (const entry of raw) {
+    // The longest question text that prefixes the entry wins (question texts may contain '=').
+    let target = asked
+      .filter((a) => entry.startsWith(`${a.question}=`))
+      .sort((x, y) => y.question.length - x.question.length)[0];
+    let value = target ? entry.slice(target.question.length + 1) : '';
+    if (!target) {
+      const eq = entry.indexOf('=');
+      if (eq < 0) throw new RemoteUsageError(`--answer takes "Question=Label", got ${JSON.stringify(entry)}`);
+      const key = entry.slice(0, eq).trim();
+      value = entry.slice(eq + 1);
+      const byHeader = asked.filter((a) => a.header.toLowerCase() === key.toLowerCase());
+      target =
+        byHeader.length === 1 ? byHeader[0] : /^[1-9][0-9]*$/.test(key) ? asked[Number(key) - 1] : undefined;
+      if (!target) {
+        throw new RemoteUsageError(
+          `--answer ${JSON.stringify(key)} names no question of this request; questions: ${known || 'none'}`,
+        );
+      }
+    }
+    if (Object.hasOwn(answers, target.question)) {
+      throw new RemoteUsageError(`question ${JSON.stringify(target.question)} is answered twice`);
+    }
+    const labels = new Set(target.options.map((o) => o.label));
+    if (target.multiSelect) {
+      answers[target.question] = labels.has(value.trim())
+        ? [value.trim()]
+        : value
+            .split('|')
+            .map((l) => l.trim())
+            .filter((l) => l);
+    } else {
+      answers[target.question] = value.trim();
+    }
+  }
+  return answers;
+}
+
+export const questionsGroup: Group = {
+  name: 'questions',
+  summary: 'Questions agents asked while planning: list them, read one, answer one to resume its run.',
+  commands: {
+    list: {
+      synopsis: '[--status S] [--run ID] [--limit N] [--json]',
+      help: `Lists questions with their options and answers.
+
+  --status S            ${choices(STATUSES)} (default: all)
+  --run ID              only this run's questions
+  --limit N             at most N (API default 50, max 200)
+  --json                print the API's JSON body`,
+      options: {
+        status: { type: 'string' },
+        run: { type: 'string' },
+        limit: { type: 'string' },
+        ...jsonOption,
+      },
+      positionals: [],
+      async run({ client, values }) {
+        const q = queryString({
+          status: oneOf(values, 'status', STATUSES),
+          run_id: str(values, 'run'),
+          limit: positiveInt(values, 'limit'),
+        });
+        const res = await client.request('GET', `/v1/questions${q}`);
+        if (printedJson(values, res.text)) return;
+        const items = (res.body as { items: QuestionJson[] }).items;
+        const now = Date.now();
+        out(items.length ? items.map((item) => render(item, now)).join('\n\n') : 'no questions');
+      },
+    },
+
+    show: {
+      synopsis: 'ID [--json]',
+      help: `Shows one question request: its questions, options, status and answers.
+
+  --json                print the API's JSON body`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('GET', `/v1/questions/${idPath(args[0]!)}`);
+        if (!printedJson(values, res.text)) out(render(res.body as QuestionJson, Date.now()));
+      },
+    },
+
+    answer: {
+      synopsis: 'ID --answer "Question=Label" [--answer ...] [--json]',
+      help: `Answers a pending question request (every question in it); its run then resumes.
+
+  --answer Q=LABEL      one per question; Q is the question text, its header or its number (1, 2, ...);
+                        for a multiSelect question give several labels separated by |, e.g. "Tests=Unit|E2E"
+  --json                print the API's JSON body`,
+      options: { answer: { type: 'string', multiple: true }, ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const raw = strs(values, 'answer');
+        if (!raw.length) throw new RemoteUsageError('--answer is required: give one per question');
+        const path = `/v1/questions/${idPath(args[0]!)}`;
+        const current = (await client.request('GET', path)).body as QuestionJson;
+        const answers = parseAnswers(askedOf(current), raw);
+        const res = await client.request('POST', `${path}/answers`, { answers });
+        if (printedJson(values, res.text)) return;
+        const q = res.body as QuestionJson;
+        out(`question ${q.id} ${q.status}, by ${q.answered_by ?? '-'} (run ${q.run_id})`);
+      },
+    },
+  },
+};
+
+export const questionsCommand = (argv: string[]): Promise<number> => runGroup(questionsGroup, argv);

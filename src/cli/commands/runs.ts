@@ -1,0 +1,189 @@
+import {
+  age,
+  choices,
+  clean,
+  dash,
+  fields,
+  type Group,
+  idPath,
+  jsonOption,
+  oneOf,
+  out,
+  positiveInt,
+  printedJson,
+  queryString,
+  runGroup,
+  str,
+  table,
+  when,
+} from './common.js';
+
+// drydock runs list|show|cancel: agent runs over /v1/runs.
+
+const STATUSES = [
+  'queued',
+  'running',
+  'awaiting_input',
+  'planned',
+  'completed',
+  'failed',
+  'canceled',
+  'budget_exceeded',
+  'interrupted',
+] as const;
+
+interface RunJson {
+  id: string;
+  session_id: string;
+  job_id: string | null;
+  slot_at: string | null;
+  source: string;
+  phase: string;
+  status: string;
+  prompt: string;
+  requested_by: string;
+  coalesced_slots: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  error: string | null;
+  model: string | null;
+  turns: number;
+  usage: Record<string, number>;
+  cost_usd: number;
+  plan_id: string | null;
+  attempt: number;
+  duration_ms: number | null;
+  revises_plan_id: string | null;
+  executes_plan_id: string | null;
+  execute_mode: string | null;
+  result_commit: string | null;
+  diff_stat: string | null;
+  changed_files: string[] | null;
+}
+
+const duration = (ms: number | null): string => (ms === null ? '-' : `${(ms / 1000).toFixed(1)}s`);
+const cost = (usd: number): string => `$${usd.toFixed(4)}`;
+
+export const runsGroup: Group = {
+  name: 'runs',
+  summary: 'Agent runs: list them, read one, cancel one.',
+  commands: {
+    list: {
+      synopsis: '[--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]',
+      help: `Lists runs, newest first: id, phase, status, source, session, age, duration, cost, plan.
+
+  --status S            ${choices(STATUSES)}
+  --session ID          only this session's runs
+  --job ID              only this job's runs
+  --limit N             at most N (API default 50, max 200)
+  --cursor C            the next page (from a previous listing)
+  --json                print the API's JSON body`,
+      options: {
+        status: { type: 'string' },
+        session: { type: 'string' },
+        job: { type: 'string' },
+        limit: { type: 'string' },
+        cursor: { type: 'string' },
+        ...jsonOption,
+      },
+      positionals: [],
+      async run({ client, values }) {
+        const q = queryString({
+          status: oneOf(values, 'status', STATUSES),
+          session_id: str(values, 'session'),
+          job_id: str(values, 'job'),
+          limit: positiveInt(values, 'limit'),
+          cursor: str(values, 'cursor'),
+        });
+        const res = await client.request('GET', `/v1/runs${q}`);
+        if (printedJson(values, res.text)) return;
+        const page = res.body as { items: RunJson[]; next_cursor: string | null };
+        if (!page.items.length) {
+          out('no runs');
+          return;
+        }
+        const now = Date.now();
+        out(
+          table(
+            ['ID', 'PHASE', 'STATUS', 'SOURCE', 'SESSION', 'AGE', 'DURATION', 'COST', 'PLAN'],
+            page.items.map((r) => [
+              r.id,
+              r.phase,
+              r.status,
+              r.source,
+              r.session_id,
+              age(r.created_at, now),
+              duration(r.duration_ms),
+              cost(r.cost_usd),
+              dash(r.plan_id ?? r.executes_plan_id),
+            ]),
+          ),
+        );
+        if (page.next_cursor) out(`\nmore: drydock runs list --cursor ${page.next_cursor}`);
+      },
+    },
+
+    show: {
+      synopsis: 'ID [--json]',
+      help: `Shows one run: status, phase, model, turns, tokens, cost, timing, error, plan and result.
+
+  --json                print the API's JSON body`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('GET', `/v1/runs/${idPath(args[0]!)}`);
+        if (printedJson(values, res.text)) return;
+        const r = res.body as RunJson;
+        const now = Date.now();
+        const usage = Object.entries(r.usage ?? {})
+          .map(([k, v]) => `${k.replace(/_tokens$/, '')} ${v}`)
+          .join(', ');
+        out(
+          `${fields([
+            ['run', r.id],
+            ['status', r.status],
+            ['phase', r.phase],
+            ['source', r.source],
+            ['session', r.session_id],
+            ['job', r.job_id],
+            ['requested_by', r.requested_by],
+            ['model', r.model],
+            ['turns', r.turns],
+            ['tokens', usage],
+            ['cost', cost(r.cost_usd)],
+            ['attempt', r.attempt],
+            ['created', when(r.created_at, now)],
+            ['started', when(r.started_at, now)],
+            ['finished', when(r.finished_at, now)],
+            ['duration', r.duration_ms === null ? null : duration(r.duration_ms)],
+            ['error', r.error],
+            ['plan', r.plan_id],
+            ['revises_plan', r.revises_plan_id],
+            ['executes_plan', r.executes_plan_id],
+            ['execute_mode', r.execute_mode],
+            ['result_commit', r.result_commit],
+            ['changed_files', r.changed_files?.join(', ')],
+          ])}${r.diff_stat ? `\n\ndiff:\n${clean(r.diff_stat).trimEnd()}` : ''}\n\nprompt:\n${clean(r.prompt).trimEnd()}`,
+        );
+      },
+    },
+
+    cancel: {
+      synopsis: 'ID [--json]',
+      help: `Cancels a queued, running or waiting run (409 when it already ended).
+
+  --json                print the API's JSON body`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('POST', `/v1/runs/${idPath(args[0]!)}/cancel`);
+        if (printedJson(values, res.text)) return;
+        const r = res.body as RunJson;
+        out(`run ${r.id} ${r.status}`);
+      },
+    },
+  },
+};
+
+export const runsCommand = (argv: string[]): Promise<number> => runGroup(runsGroup, argv);

@@ -1,0 +1,159 @@
+import {
+  age,
+  choices,
+  clean,
+  dash,
+  fields,
+  flag,
+  type Group,
+  idPath,
+  jsonOption,
+  oneLine,
+  oneOf,
+  out,
+  positiveInt,
+  printedJson,
+  queryString,
+  RemoteUsageError,
+  relative,
+  runGroup,
+  str,
+  table,
+  when,
+} from './common.js';
+
+// drydock tool-approvals list|show|decide: tool calls an execute run parked for a person, over
+// /v1/tool-approvals.
+
+const STATUSES = ['pending', 'allowed', 'denied', 'timed_out', 'canceled'] as const;
+
+interface ToolApprovalJson {
+  id: string;
+  run_id: string;
+  session_id: string;
+  plan_id: string | null;
+  tool: string;
+  input: unknown;
+  status: string;
+  message: string | null;
+  decided_by: string | null;
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+}
+
+const inputText = (input: unknown): string => JSON.stringify(input) ?? 'null';
+
+export const toolApprovalsGroup: Group = {
+  name: 'tool-approvals',
+  summary: 'Tool calls waiting for a person during execution: list them, read one, allow or deny it.',
+  commands: {
+    list: {
+      synopsis: '[--status S] [--run ID] [--limit N] [--json]',
+      help: `Lists tool approvals: id, status, tool, run, plan, age, deadline and the call's input.
+
+  --status S            ${choices(STATUSES)} (default: all)
+  --run ID              only this run's
+  --limit N             at most N (API default 50, max 200)
+  --json                print the API's JSON body`,
+      options: {
+        status: { type: 'string' },
+        run: { type: 'string' },
+        limit: { type: 'string' },
+        ...jsonOption,
+      },
+      positionals: [],
+      async run({ client, values }) {
+        const q = queryString({
+          status: oneOf(values, 'status', STATUSES),
+          run_id: str(values, 'run'),
+          limit: positiveInt(values, 'limit'),
+        });
+        const res = await client.request('GET', `/v1/tool-approvals${q}`);
+        if (printedJson(values, res.text)) return;
+        const items = (res.body as { items: ToolApprovalJson[] }).items;
+        if (!items.length) {
+          out('no tool approvals');
+          return;
+        }
+        const now = Date.now();
+        out(
+          table(
+            ['ID', 'STATUS', 'TOOL', 'RUN', 'PLAN', 'AGE', 'EXPIRES', 'INPUT'],
+            items.map((a) => [
+              a.id,
+              a.status,
+              a.tool,
+              a.run_id,
+              dash(a.plan_id),
+              age(a.created_at, now),
+              a.status === 'pending' ? relative(a.expires_at, now) : '-',
+              oneLine(inputText(a.input), 80),
+            ]),
+          ),
+        );
+      },
+    },
+
+    show: {
+      synopsis: 'ID [--json]',
+      help: `Shows one tool approval, with the call's full input.
+
+  --json                print the API's JSON body`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('GET', `/v1/tool-approvals/${idPath(args[0]!)}`);
+        if (printedJson(values, res.text)) return;
+        const a = res.body as ToolApprovalJson;
+        const now = Date.now();
+        out(
+          `${fields([
+            ['tool approval', a.id],
+            ['status', a.status],
+            ['tool', a.tool],
+            ['run', a.run_id],
+            ['session', a.session_id],
+            ['plan', a.plan_id],
+            ['created', when(a.created_at, now)],
+            ['expires', when(a.expires_at, now)],
+            ['decided', when(a.decided_at, now)],
+            ['decided_by', a.decided_by],
+            ['message', a.message],
+          ])}\n\ninput:\n${clean(JSON.stringify(a.input, null, 2) ?? 'null')}`,
+        );
+      },
+    },
+
+    decide: {
+      synopsis: 'ID --allow|--deny [--message M] [--json]',
+      help: `Allows or denies a pending tool call; the run then resumes.
+
+  --allow               let the tool call run
+  --deny                refuse it (the agent reads --message)
+  --message M           a note recorded with the decision, shown to the agent
+  --json                print the API's JSON body`,
+      options: {
+        allow: { type: 'boolean' },
+        deny: { type: 'boolean' },
+        message: { type: 'string' },
+        ...jsonOption,
+      },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const allow = flag(values, 'allow');
+        if (allow === flag(values, 'deny'))
+          throw new RemoteUsageError('give exactly one of --allow and --deny');
+        const res = await client.request('POST', `/v1/tool-approvals/${idPath(args[0]!)}`, {
+          decision: allow ? 'allow' : 'deny',
+          message: str(values, 'message'),
+        });
+        if (printedJson(values, res.text)) return;
+        const a = res.body as ToolApprovalJson;
+        out(`tool approval ${a.id} ${a.status} (${a.tool}, run ${a.run_id})`);
+      },
+    },
+  },
+};
+
+export const toolApprovalsCommand = (argv: string[]): Promise<number> => runGroup(toolApprovalsGroup, argv);

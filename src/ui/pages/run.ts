@@ -1,0 +1,43 @@
+import { html } from '../html.js';
+import { alertBox, time, uiPath, usd } from '../layout.js';
+import { signedIn, type UiContext } from './context.js';
+
+/** GET /ui/runs/:id: the run's record; app.js follows its event log live from /ui/runs/:id/events. */
+export function runRoutes({ app, deps, guard }: UiContext): void {
+  app.get('/runs/:id', guard, async (c) => {
+    const id = c.req.param('id');
+    const run = await deps.store.getRun(id);
+    if (!run) {
+      const body = html`<h1>Run not found</h1>${alertBox(`There is no run ${id}.`)}<p><a href="/ui">Back to the queue</a></p>`;
+      return c.html(signedIn(c, null, 'Run not found', body), 404);
+    }
+    const plan = run.planId ?? run.executesPlanId ?? run.revisesPlanId;
+    const u = run.usage;
+    const duration =
+      run.startedAt !== null && run.finishedAt !== null
+        ? `${((run.finishedAt - run.startedAt) / 1000).toFixed(1)} s`
+        : '—';
+    const body = html`<h1>${run.phase === 'execute' ? 'Execute' : 'Plan'} run <code>${run.id}</code></h1>
+<dl class="facts">
+  <dt>Status</dt><dd id="run-status">${run.status}</dd>
+  <dt>Phase</dt><dd>${run.phase}${run.executeMode ? ` (mode ${run.executeMode})` : ''}</dd>
+  ${plan && html`<dt>Plan</dt><dd><a href="${uiPath('plans', plan)}">${plan}</a></dd>`}
+  <dt>Requested by</dt><dd>${run.requestedBy} (${run.source})</dd>
+  <dt>Model</dt><dd>${run.model ?? '—'}</dd>
+  <dt>Turns</dt><dd>${run.turns}</dd>
+  <dt>Tokens</dt><dd>input ${u.input_tokens ?? 0}, output ${u.output_tokens ?? 0}, cache read ${u.cache_read_tokens ?? 0}, cache write ${(u.cache_write_5m_tokens ?? 0) + (u.cache_write_1h_tokens ?? 0)}</dd>
+  <dt>Cost</dt><dd>${usd(run.costUsd)}</dd>
+  <dt>Started</dt><dd>${time(run.startedAt)}</dd>
+  <dt>Finished</dt><dd>${time(run.finishedAt)} (${duration})</dd>
+  ${run.error && html`<dt>Error</dt><dd>${run.error}</dd>`}
+  ${run.resultCommit && html`<dt>Result commit</dt><dd><code>${run.resultCommit}</code></dd>`}
+  ${run.changedFiles && run.changedFiles.length > 0 && html`<dt>Changed files</dt><dd><ul>${run.changedFiles.map((f) => html`<li><code>${f}</code></li>`)}</ul></dd>`}
+  ${run.diffStat && html`<dt>Diff stat</dt><dd><pre>${run.diffStat}</pre></dd>`}
+</dl>
+<h2 id="events-heading">Events</h2>
+<p id="run-events-state" role="status">Loading the event log…</p>
+<noscript><p>The live event log needs JavaScript. Reload the page to see the run's latest status.</p></noscript>
+<div id="run-events" class="events" aria-labelledby="events-heading" data-events-url="/ui/runs/${encodeURIComponent(run.id)}/events"></div>`;
+    return c.html(signedIn(c, null, `Run ${run.id}`, body));
+  });
+}

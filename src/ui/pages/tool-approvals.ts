@@ -1,0 +1,97 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { allows } from '../../auth/tokens.js';
+import { QuestionError } from '../../runs/service.js';
+import type { ToolApproval } from '../../store/types.js';
+import type { UiEnv } from '../env.js';
+import { field } from '../form.js';
+import { html } from '../html.js';
+import { alertBox, csrfField, time, uiPath } from '../layout.js';
+import { signedIn, type UiContext } from './context.js';
+
+const MESSAGE_LIMIT = 10_000;
+const DONE: Record<string, string> = {
+  allow: 'The tool call was allowed; the run continues.',
+  deny: 'The tool call was denied; the run continues without it.',
+};
+
+function pretty(input: unknown): string {
+  try {
+    return JSON.stringify(input, null, 2) ?? String(input);
+  } catch {
+    return String(input);
+  }
+}
+
+/** GET /ui/tool-approvals and the allow / deny forms. */
+export function toolApprovalRoutes({ app, deps, guard }: UiContext): void {
+  const { store } = deps;
+
+  async function show(
+    c: Context<UiEnv>,
+    shown: { status?: ContentfulStatusCode; error?: string; notice?: string } = {},
+  ): Promise<Response> {
+    const pending = await store.listToolApprovals({ status: 'pending', limit: 100 });
+    const canDecide = allows(c.get('viewer').role, 'decide');
+    const body = html`<h1>Pending tool approvals</h1>
+${alertBox(shown.error, shown.notice)}
+${!canDecide && html`<p class="hint">Your role (${c.get('viewer').role}) may read tool calls but not decide them.</p>`}
+${pending.length ? pending.map((a) => approvalForm(c, a, canDecide)) : html`<p>No tool calls are waiting for a decision.</p>`}`;
+    return c.html(signedIn(c, 'tool-approvals', 'Tool approvals', body), shown.status ?? 200);
+  }
+
+  app.get('/tool-approvals', guard, (c) => {
+    const done = c.req.query('done');
+    return show(c, { notice: done ? DONE[done] : undefined });
+  });
+
+  app.post('/tool-approvals/:id', guard, async (c) => {
+    const viewer = c.get('viewer');
+    if (!allows(viewer.role, 'decide')) {
+      return show(c, { status: 403, error: `Your role (${viewer.role}) may not decide tool calls.` });
+    }
+    const form = c.get('form');
+    const decision = field(form, 'decision');
+    const message = (field(form, 'message') ?? '').trim();
+    if (decision !== 'allow' && decision !== 'deny') {
+      return show(c, { status: 422, error: 'Choose allow or deny.' });
+    }
+    if (message.length > MESSAGE_LIMIT) {
+      return show(c, {
+        status: 422,
+        error: `The message is too long (at most ${MESSAGE_LIMIT} characters).`,
+      });
+    }
+    try {
+      await deps.runs.decideToolApproval(
+        c.req.param('id'),
+        decision === 'allow',
+        message || null,
+        viewer.identity,
+      );
+    } catch (err) {
+      if (!(err instanceof QuestionError)) throw err;
+      return show(c, { status: err.kind === 'not_found' ? 404 : 409, error: err.message });
+    }
+    return c.redirect(`/ui/tool-approvals?done=${decision}`, 303);
+  });
+}
+
+function approvalForm(c: Context<UiEnv>, a: ToolApproval, canDecide: boolean) {
+  const messageId = `msg-${a.id}`;
+  return html`<section class="tool-approval" aria-labelledby="h-${a.id}">
+<h2 id="h-${a.id}"><code>${a.tool}</code> in run <a href="${uiPath('runs', a.runId)}">${a.runId}</a></h2>
+<p class="muted">${a.planId && html`Carrying out plan <a href="${uiPath('plans', a.planId)}">${a.planId}</a>. `}Asked ${time(a.createdAt)}; expires ${time(a.expiresAt)}</p>
+<pre aria-label="Tool input">${pretty(a.input)}</pre>
+${
+  canDecide &&
+  html`<form method="post" action="/ui/tool-approvals/${encodeURIComponent(a.id)}" class="tool">
+  ${csrfField(c.get('csrf'))}
+  <label for="${messageId}">Message to the agent (optional; read when you deny)</label>
+  <textarea id="${messageId}" name="message" rows="2" maxlength="${MESSAGE_LIMIT}"></textarea>
+  <button type="submit" name="decision" value="allow">Allow</button>
+  <button type="submit" name="decision" value="deny">Deny</button>
+</form>`
+}
+</section>`;
+}
