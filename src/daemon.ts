@@ -16,6 +16,7 @@ import { Scheduler } from './scheduler/loop.js';
 import { jitterOptions } from './scheduler/plan-job.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
+import { type PullRequestLookup, TriggerService } from './triggers/service.js';
 
 export interface DaemonOptions {
   config: Config;
@@ -25,6 +26,8 @@ export interface DaemonOptions {
   executor?: RunExecutor;
   /** Replaces the Messages API client built from config.anthropic. */
   model?: Anthropic;
+  /** Reads a pull request for `/drydock plan` comments (the GitHub reporter provides one when configured). */
+  lookupPullRequest?: PullRequestLookup;
   /** Where the start banner goes (listen address, a newly created admin token): a terminal, not the log. */
   announce?: (line: string) => void;
 }
@@ -37,6 +40,7 @@ export interface Daemon {
   events: RunEvents;
   runs: RunService;
   plans: PlanDecisions;
+  triggers: TriggerService;
   stop(): Promise<void>;
 }
 
@@ -72,6 +76,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   });
   const runs = new RunService({ store, clock, logger, events, queue });
   const plans = new PlanDecisions({ store, clock, logger, events, queue });
+  const triggers = new TriggerService({
+    store,
+    clock,
+    config,
+    logger,
+    queue,
+    runs,
+    plans,
+    ...(opts.lookupPullRequest ? { lookupPullRequest: opts.lookupPullRequest } : {}),
+  });
   scheduler = new Scheduler({
     store,
     clock,
@@ -93,6 +107,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     events,
     runs,
     plans,
+    triggers,
     submitRun: (run) => queue.submit(run),
   });
   const recovered = await queue.recover();
@@ -135,5 +150,5 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { url, store, scheduler, queue, events, runs, plans, stop };
+  return { url, store, scheduler, queue, events, runs, plans, triggers, stop };
 }

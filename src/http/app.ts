@@ -11,6 +11,8 @@ import { questionRoutes } from './routes/questions.js';
 import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolApprovalRoutes } from './routes/tool-approvals.js';
+import { fireRoute, triggerRoutes } from './routes/triggers.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 /** Builds the HTTP application from its dependencies; no globals, nothing happens at import. */
 export function createApp(deps: AppDeps): Hono<Env> {
@@ -39,6 +41,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   app.route('/ui', uiRoutes(deps));
 
+  // Authenticated by their own secrets (a webhook signature, a trigger token), not by API tokens.
+  app.route('/webhooks', webhookRoutes(deps));
+  app.route('/v1/triggers', fireRoute(deps));
+
   const api = new Hono<Env>();
   api.use(authenticate(deps.store));
   api.use(
@@ -60,6 +66,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   api.route('/plans', planRoutes(deps));
   api.route('/tool-approvals', toolApprovalRoutes(deps));
   api.route('/admin', adminRoutes(deps));
+  api.route('/triggers', triggerRoutes(deps));
   app.route('/v1', api);
   return app;
 }

@@ -6,6 +6,7 @@ import type { RunEvents } from '../runs/events.js';
 import type { RunService } from '../runs/service.js';
 import type { Store } from '../store/store.js';
 import type { Run } from '../store/types.js';
+import type { TriggerService } from '../triggers/service.js';
 import type { AuthVariables } from './auth.js';
 
 /** What the HTTP app needs from the daemon; tests pass their own. */
@@ -21,6 +22,7 @@ export interface AppDeps {
   events: RunEvents;
   runs: RunService;
   plans: PlanDecisions;
+  triggers: TriggerService;
 }
 
 export type Env = { Variables: AuthVariables };

@@ -21,7 +21,14 @@ export class RunEvents {
   async emit(runId: string, type: string, data: Record<string, unknown> = {}): Promise<RunEvent> {
     const event = await this.store.appendEvent(runId, type, data, this.clock.now());
     this.emitter.emit(runId, event);
+    this.emitter.emit(ALL, event);
     return event;
+  }
+
+  /** Every event of every run (reporting back to GitHub, metrics). Listeners must not throw. */
+  subscribeAll(listener: (event: RunEvent) => void): () => void {
+    this.emitter.on(ALL, listener);
+    return () => this.emitter.off(ALL, listener);
   }
 
   subscribe(runId: string, listener: (event: RunEvent) => void): () => void {
@@ -29,6 +36,8 @@ export class RunEvents {
     return () => this.emitter.off(runId, listener);
   }
 }
+
+const ALL = Symbol('all runs');
 
 /** The event that closes a run's stream. */
 export const RUN_FINISHED = 'run_finished';

@@ -16,6 +16,7 @@ import { Scheduler } from '../../src/scheduler/loop.js';
 import { jitterOptions } from '../../src/scheduler/plan-job.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Role, Run } from '../../src/store/types.js';
+import { TriggerService } from '../../src/triggers/service.js';
 import { FakeClock } from './fake-clock.js';
 
 export const T0 = Date.parse('2026-06-01T08:00:00.000Z');
@@ -87,6 +88,7 @@ export async function createHarness(
   const queue = new RunQueue({ store, clock, logger, events, executor: noAgentExecutor, maxConcurrent: 1 });
   const service = new RunService({ store, clock, logger, events, queue });
   const plans = new PlanDecisions({ store, clock, logger, events, queue });
+  const triggers = new TriggerService({ store, clock, config, logger, queue, runs: service, plans });
   const app = createApp({
     store,
     clock,
@@ -96,6 +98,7 @@ export async function createHarness(
     events,
     runs: service,
     plans,
+    triggers,
     submitRun: (run) => runs.push(run),
   });
   const tokens = {} as Record<Role, string>;

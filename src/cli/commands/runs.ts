@@ -62,7 +62,8 @@ interface RunJson {
   changed_files: string[] | null;
 }
 
-const duration = (ms: number | null): string => (ms === null ? '-' : `${(ms / 1000).toFixed(1)}s`);
+const duration = (ms: number | null): string =>
+  ms === null ? '-' : ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`;
 const cost = (usd: number): string => `$${usd.toFixed(4)}`;
 
 export const runsGroup: Group = {

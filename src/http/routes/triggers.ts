@@ -1,0 +1,271 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { z } from 'zod';
+import { newId } from '../../ids.js';
+import type { Trigger } from '../../store/types.js';
+import { TEMPLATE_FIELDS, unknownPlaceholders } from '../../triggers/template.js';
+import { issueTriggerToken, parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
+import { requires } from '../auth.js';
+import { jsonBody, query } from '../body.js';
+import type { AppDeps, Env } from '../deps.js';
+import { HttpError, notFound } from '../errors.js';
+import { iso, presentRun } from '../present.js';
+import { runDefaultsSchema } from '../schemas.js';
+
+const EVENT = /^pull_request(\.[a-z_]+)?$/;
+
+const filtersSchema = z.strictObject({
+  repositories: z
+    .array(z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/repo'))
+    .max(100)
+    .optional(),
+  base_branches: z.array(z.string().min(1).max(255)).max(100).optional(),
+  labels: z.array(z.string().min(1).max(100)).max(100).optional(),
+  authors: z.array(z.string().min(1).max(100)).max(1000).optional(),
+  draft: z.boolean().optional(),
+});
+
+const triggerFields = {
+  name: z.string().trim().min(1).max(200),
+  events: z
+    .array(
+      z.string().regex(EVENT, 'expected pull_request or pull_request.<action>, e.g. pull_request.opened'),
+    )
+    .max(20),
+  filters: filtersSchema,
+  prompt: z.string().min(1).max(65_536),
+  workspace: z.string().min(1).max(4096),
+  options: runDefaultsSchema,
+  hourly_cap: z.int().min(1).max(10_000),
+  enabled: z.boolean(),
+};
+
+const createSchema = z.strictObject({
+  kind: z.enum(['github', 'generic']),
+  name: triggerFields.name,
+  events: triggerFields.events.optional(),
+  filters: triggerFields.filters.optional(),
+  prompt: triggerFields.prompt,
+  workspace: triggerFields.workspace.optional(),
+  options: triggerFields.options.optional(),
+  hourly_cap: triggerFields.hourly_cap.optional(),
+  enabled: triggerFields.enabled.optional(),
+});
+
+const patchSchema = z.strictObject({
+  name: triggerFields.name.optional(),
+  events: triggerFields.events.optional(),
+  filters: triggerFields.filters.optional(),
+  prompt: triggerFields.prompt.optional(),
+  workspace: triggerFields.workspace.optional(),
+  options: triggerFields.options.optional(),
+  hourly_cap: triggerFields.hourly_cap.optional(),
+  enabled: triggerFields.enabled.optional(),
+  rotate_token: z.boolean().optional(),
+});
+
+const fireSchema = z.strictObject({
+  idempotency_key: z.string().min(1).max(200).optional(),
+  text: z.string().optional(),
+});
+
+/** The largest `text` a fire may carry: it reaches the model as untrusted data. */
+export const FIRE_TEXT_LIMIT = 65_536;
+
+export const presentTrigger = (t: Trigger) => ({
+  id: t.id,
+  name: t.name,
+  kind: t.kind,
+  events: t.events,
+  filters: t.filters,
+  prompt: t.prompt,
+  workspace: t.workspace,
+  options: t.options,
+  hourly_cap: t.hourlyCap,
+  enabled: t.enabled,
+  created_by: t.createdBy,
+  created_at: iso(t.createdAt),
+  updated_at: iso(t.updatedAt),
+});
+
+function checkPrompt(prompt: string): void {
+  const unknown = unknownPlaceholders(prompt);
+  if (unknown.length) {
+    throw new HttpError(
+      422,
+      'invalid_prompt',
+      `prompt names unknown placeholders ${unknown.map((u) => `{{${u}}}`).join(', ')}; available: ${TEMPLATE_FIELDS.map((f) => `{{${f}}}`).join(', ')} (titles, bodies and fired text are passed separately, as untrusted data)`,
+    );
+  }
+}
+
+async function checkWorkspace(path: string): Promise<string> {
+  const abs = resolve(path);
+  if (!(await stat(abs).catch(() => null))?.isDirectory()) {
+    throw new HttpError(422, 'invalid_workspace', `workspace ${abs} is not an existing directory`);
+  }
+  return abs;
+}
+
+/** Trigger management, under the bearer-authenticated /v1 API. */
+export function triggerRoutes(deps: AppDeps): Hono<Env> {
+  const { store, clock, config } = deps;
+  const app = new Hono<Env>();
+
+  app.post('/', requires('operate'), async (c) => {
+    const body = await jsonBody(c, createSchema);
+    checkPrompt(body.prompt);
+    if (body.kind === 'github' && !body.events?.length) {
+      throw new HttpError(
+        422,
+        'invalid_request',
+        'a github trigger needs events, e.g. ["pull_request.opened"]',
+      );
+    }
+    if (body.kind === 'generic' && !body.workspace) {
+      throw new HttpError(422, 'invalid_request', 'a generic trigger needs a workspace directory');
+    }
+    const workspace = body.workspace ? await checkWorkspace(body.workspace) : null;
+    const token = body.kind === 'generic' ? issueTriggerToken() : null;
+    const now = clock.now();
+    const trigger = await store.createTrigger({
+      id: newId('trg'),
+      name: body.name,
+      kind: body.kind,
+      events: body.events ?? [],
+      filters: body.filters ?? {},
+      prompt: body.prompt,
+      workspace,
+      options: body.options ?? {},
+      hourlyCap: body.hourly_cap ?? config.github.trigger_hourly_cap,
+      tokenId: token?.tokenId ?? null,
+      tokenHash: token?.tokenHash ?? null,
+      enabled: body.enabled ?? true,
+      createdBy: c.get('identity').identity,
+      createdAt: now,
+      updatedAt: now,
+    });
+    // The token is shown this once; only its hash is kept.
+    return c.json({ ...presentTrigger(trigger), ...(token ? { token: token.token } : {}) }, 201);
+  });
+
+  app.get('/', async (c) => c.json({ items: (await store.listTriggers({})).map(presentTrigger) }));
+
+  app.get('/:id', async (c) => {
+    const t = await store.getTrigger(c.req.param('id'));
+    if (!t) throw notFound('trigger', c.req.param('id'));
+    return c.json(presentTrigger(t));
+  });
+
+  app.get('/:id/deliveries', async (c) => {
+    const t = await store.getTrigger(c.req.param('id'));
+    if (!t) throw notFound('trigger', c.req.param('id'));
+    const q = query(c, z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(50) }));
+    const items = await store.listDeliveries({ triggerId: t.id, limit: q.limit });
+    return c.json({
+      items: items.map((d) => ({
+        id: d.id,
+        source: d.source,
+        event: d.event,
+        outcome: d.outcome,
+        detail: d.detail,
+        subject: d.subject,
+        run_ids: d.runIds,
+        received_at: iso(d.receivedAt),
+      })),
+    });
+  });
+
+  app.patch('/:id', requires('operate'), async (c) => {
+    const current = await store.getTrigger(c.req.param('id'));
+    if (!current) throw notFound('trigger', c.req.param('id'));
+    const body = await jsonBody(c, patchSchema);
+    if (body.prompt !== undefined) checkPrompt(body.prompt);
+    if (body.rotate_token && current.kind !== 'generic') {
+      throw new HttpError(422, 'invalid_request', 'only generic triggers have a token');
+    }
+    const token = body.rotate_token ? issueTriggerToken() : null;
+    const updated = await store.updateTrigger(current.id, {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.events !== undefined ? { events: body.events } : {}),
+      ...(body.filters !== undefined ? { filters: body.filters } : {}),
+      ...(body.prompt !== undefined ? { prompt: body.prompt } : {}),
+      ...(body.workspace !== undefined ? { workspace: await checkWorkspace(body.workspace) } : {}),
+      ...(body.options !== undefined ? { options: body.options } : {}),
+      ...(body.hourly_cap !== undefined ? { hourlyCap: body.hourly_cap } : {}),
+      ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
+      ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),
+      updatedAt: clock.now(),
+    });
+    return c.json({ ...presentTrigger(updated!), ...(token ? { token: token.token } : {}) });
+  });
+
+  app.delete('/:id', requires('operate'), async (c) => {
+    if (!(await store.deleteTrigger(c.req.param('id')))) throw notFound('trigger', c.req.param('id'));
+    return c.body(null, 204);
+  });
+
+  return app;
+}
+
+/**
+ * POST /v1/triggers/:id/fire, authenticated by the trigger's own token (not an API token), so it is mounted
+ * before the /v1 API's bearer check.
+ */
+export function fireRoute(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+  app.post(
+    '/:id/fire',
+    bodyLimit({
+      maxSize: FIRE_TEXT_LIMIT + 4096,
+      onError: () => {
+        throw new HttpError(
+          413,
+          'payload_too_large',
+          `a fire carries at most ${FIRE_TEXT_LIMIT} bytes of text`,
+        );
+      },
+    }),
+    async (c) => {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+      const parsed = m ? parseTriggerToken(m[1]!) : null;
+      const trigger = parsed ? await deps.store.findTriggerByToken(parsed.tokenId) : null;
+      // The same answer whether the token is unknown, wrong, or another trigger's.
+      if (
+        !parsed ||
+        !trigger ||
+        trigger.id !== c.req.param('id') ||
+        !secretMatches(parsed.secret, trigger.tokenHash)
+      ) {
+        throw new HttpError(
+          401,
+          'unauthorized',
+          "missing or invalid trigger token (Authorization: Bearer <the trigger's token>)",
+        );
+      }
+      if (!trigger.enabled) throw new HttpError(409, 'conflict', `trigger ${trigger.id} is disabled`);
+      const body = await jsonBody(c, fireSchema);
+      if (body.text !== undefined && Buffer.byteLength(body.text) > FIRE_TEXT_LIMIT) {
+        throw new HttpError(413, 'payload_too_large', `text is over ${FIRE_TEXT_LIMIT} bytes`);
+      }
+      const out = await deps.triggers.fire(trigger, {
+        idempotencyKey: body.idempotency_key,
+        text: body.text,
+      });
+      if (out.status === 429) {
+        throw new HttpError(
+          429,
+          'capped',
+          `trigger ${trigger.name} reached its hourly cap of ${trigger.hourlyCap} runs`,
+        );
+      }
+      return c.json(
+        { delivery_id: out.delivery.id, duplicate: out.duplicate, run: out.run ? presentRun(out.run) : null },
+        out.status,
+      );
+    },
+  );
+  return app;
+}
