@@ -5,9 +5,11 @@ import { AgentExecutor } from './agent/runner.js';
 import { DEFAULT_TOOL_LIMITS } from './agent/tools/limits.js';
 import { ensureAdminToken } from './auth/bootstrap.js';
 import { type Clock, systemClock } from './clock.js';
+import { redactedConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
+import { Metrics } from './metrics/metrics.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
@@ -53,6 +55,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const admin = await ensureAdminToken(store, config.admin_token, clock.now());
 
   const events = new RunEvents(store, clock);
+  const metrics = new Metrics(store);
   const model =
     opts.model ??
     new Anthropic({
@@ -96,6 +99,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     batchSize: config.scheduler.batch_size,
     jitter: jitterOptions(config),
     afterTick: (now) => runs.expire(now),
+    onLateness: (ms) => metrics.lateness.observe(Math.max(0, ms) / 1000),
+    onReport: (r) => {
+      for (const outcome of ['fired', 'pending', 'coalesced', 'missed'] as const) {
+        if (r[outcome]) metrics.fires.inc({ outcome }, r[outcome]);
+      }
+    },
   });
 
   const app = createApp({
@@ -108,6 +117,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     runs,
     plans,
     triggers,
+    metrics,
     submitRun: (run) => queue.submit(run),
   });
   const recovered = await queue.recover();
@@ -123,6 +133,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const url = `http://${host}:${address.port}`;
 
   logger.info({ url, jobs: await store.countJobs(), ...recovered }, 'drydock started');
+  logger.debug({ config: redactedConfig(config) }, 'effective configuration');
   announce(`drydock listening on ${url}`);
   if (admin.kind === 'created') {
     announce(`admin token (shown once, keep it safe): ${admin.token}`);

@@ -2,6 +2,25 @@ import { pino } from 'pino';
 
 export type Logger = pino.Logger;
 
+/** Keys whose values are credentials, wherever they sit (up to three levels deep). */
+const SECRET_KEYS = [
+  'token',
+  'authorization',
+  'api_key',
+  'apiKey',
+  'admin_token',
+  'secret',
+  'webhook_secrets',
+  'password',
+  'database_url',
+  'x-hub-signature-256',
+];
+const REDACTED_PATHS = SECRET_KEYS.flatMap((k) => {
+  const key = /^[A-Za-z_$][\w$]*$/.test(k) ? k : `["${k}"]`;
+  const join = (prefix: string) => (key.startsWith('[') ? `${prefix}${key}` : `${prefix}.${key}`);
+  return [key.startsWith('[') ? key : k, join('*'), join('*.*'), join('*.*.*')];
+});
+
 /**
  * Structured JSON logs. Anything that looks like a credential is redacted by key, wherever it sits, so a
  * token that ends up in a logged object never reaches the output.
@@ -13,22 +32,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       base: { name: 'drydock' },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: [
-          'token',
-          '*.token',
-          'authorization',
-          '*.authorization',
-          'headers.authorization',
-          'req.headers.authorization',
-          'api_key',
-          '*.api_key',
-          'admin_token',
-          '*.admin_token',
-          'secret',
-          '*.secret',
-          'webhook_secrets',
-          '*.webhook_secrets',
-        ],
+        paths: REDACTED_PATHS,
         censor: '[redacted]',
       },
     },

@@ -23,3 +23,8 @@ export function packageRoot(): string {
     dir = parent;
   }
 }
+
+/** The version in package.json. */
+export function packageVersion(): string {
+  return JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')).version;
+}

@@ -60,6 +60,8 @@ export interface SequentialReport {
   };
   /** Drydock cycle minus the bare replay of the same request, per turn. */
   overhead: number[];
+  /** The tool called within each turn's cycle (the previous turn's call; 'none' for turn 1). */
+  cycleTool: string[];
   eventsPerRun: number;
   textDeltasPerRun: number;
   requestBytes: { first: number; last: number };

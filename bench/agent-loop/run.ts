@@ -112,10 +112,16 @@ function sequentialSection(opts: BenchOptions, s: SequentialReport, server: Serv
     ],
     ['turns measured', int(bare.count), int(cycle.count), '', ''],
   ];
+  const tools = [...new Set(s.cycleTool)];
+  const byTool = tools.map((tool) => {
+    const o = summarize(s.overhead.filter((_, i) => s.cycleTool[i] === tool));
+    return `${tool} ${ms(o.p50)} / ${ms(o.p99)}`;
+  });
   const lines = [
     `Sequential: ${opts.runs} runs × ${n} turns, one at a time (+ ${opts.warmup} warm-up runs); the bare SDK replays each run's own requests, interleaved`,
     table(rows),
     '',
+    `overhead p50 / p99 by the tool called in the turn: ${byTool.join(', ')}`,
     `per run: ${int(s.eventsPerRun)} events (${int(s.textDeltasPerRun)} text deltas), ${2 * n + 1} conversation messages; ` +
       `request body ${kb(s.requestBytes.first)} (turn 1) → ${kb(s.requestBytes.last)} (turn ${n}); ` +
       `workspace: ${s.workspace === 'git' ? 'git repository' : 'plain directory (git not available)'}`,

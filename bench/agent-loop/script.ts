@@ -50,6 +50,11 @@ function countToolResults(body: any): number {
   return n;
 }
 
+/** The tool whose call and result fall in the cycle that ends with turn `turn` (1-based): the previous turn's. */
+export function toolBeforeTurn(turn: number): string {
+  return turn <= 1 ? 'none' : TOOL_CALLS[(turn - 2) % TOOL_CALLS.length]!.name;
+}
+
 export function turnResponse(body: any, turns: number): ScriptedMessage {
   const turn = countToolResults(body) + 1;
   const text = { type: 'text' as const, text: narration(turn) };

@@ -11,6 +11,7 @@ import {
   paramsOf,
 } from './harness.js';
 import type { SequentialParams, SequentialReport } from './protocol.js';
+import { toolBeforeTurn } from './script.js';
 
 // Child: one run at a time, each beside a bare SDK replay of the very requests it sent. Odd iterations
 // replay first (the previous run's requests, which have the same sizes), even ones after, so neither side
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
     drydock: { cycle: [], beforeFetch: [], afterFetch: [], runWall: [], runStart: [], runEnd: [] },
     bare: { total: [], prep: [], wire: [], runSum: [] },
     overhead: [],
+    cycleTool: [],
     eventsPerRun: 0,
     textDeltasPerRun: 0,
     requestBytes: { first: 0, last: 0 },
@@ -106,6 +108,7 @@ async function main(): Promise<void> {
       r.bare.prep.push(samples[k]!.prep);
       r.bare.wire.push(samples[k]!.wire);
       r.overhead.push(cycle - samples[k]!.total);
+      r.cycleTool.push(toolBeforeTurn(k + 1));
       from = end;
     }
     r.drydock.runWall.push(settled.settledAt - settled.submittedAt);

@@ -1,9 +1,11 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { packageVersion } from '../paths.js';
 import { uiRoutes } from '../ui/routes.js';
 import { authenticate } from './auth.js';
 import type { AppDeps, Env } from './deps.js';
 import { errorResponse, HttpError } from './errors.js';
+import { openApiDocument } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
 import { jobRoutes } from './routes/jobs.js';
 import { planRoutes } from './routes/plans.js';
@@ -18,6 +20,15 @@ import { webhookRoutes } from './routes/webhooks.js';
 export function createApp(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
   app.onError((err, c) => errorResponse(err, c, deps.logger));
+  const metrics = deps.metrics;
+  if (metrics) {
+    // Latency by matched route pattern (not raw path), so ids do not explode the label set.
+    app.use(async (c, next) => {
+      const end = metrics.http.startTimer();
+      await next();
+      end({ method: c.req.method, route: c.req.routePath || 'unmatched', status: String(c.res.status) });
+    });
+  }
   app.notFound((c) =>
     errorResponse(
       new HttpError(404, 'not_found', `no route for ${c.req.method} ${c.req.path}`),
@@ -27,6 +38,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
   );
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  let openapi: Record<string, unknown> | null = null;
+  app.get('/openapi.json', (c) => c.json((openapi ??= openApiDocument(packageVersion()))));
   app.get('/readyz', async (c) => {
     const checks = { store: false, scheduler: deps.scheduler.isRunning };
     try {
@@ -44,6 +57,12 @@ export function createApp(deps: AppDeps): Hono<Env> {
   // Authenticated by their own secrets (a webhook signature, a trigger token), not by API tokens.
   app.route('/webhooks', webhookRoutes(deps));
   app.route('/v1/triggers', fireRoute(deps));
+
+  // Prometheus scrapes with a bearer token like any API client (any role).
+  app.get('/metrics', authenticate(deps.store), async (c) => {
+    if (!metrics) throw new HttpError(404, 'not_found', 'metrics are not enabled');
+    return c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType });
+  });
 
   const api = new Hono<Env>();
   api.use(authenticate(deps.store));

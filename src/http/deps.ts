@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { PlanDecisions } from '../plans/decisions.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunService } from '../runs/service.js';
@@ -23,6 +24,8 @@ export interface AppDeps {
   runs: RunService;
   plans: PlanDecisions;
   triggers: TriggerService;
+  /** Prometheus metrics; /metrics answers 404 without them. */
+  metrics?: Metrics;
 }
 
 export type Env = { Variables: AuthVariables };

@@ -18,6 +18,8 @@ export interface SchedulerOptions {
   jitter: JitterOptions;
   /** Observes each fired slot's lateness (ms after its jittered due time). */
   onLateness?: (ms: number) => void;
+  /** Receives each pass's tally (metrics). */
+  onReport?: (report: TickReport) => void;
   /** Other timed housekeeping that rides on this one timer (question deadlines); runs after each pass. */
   afterTick?: (now: number) => Promise<unknown>;
 }

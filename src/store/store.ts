@@ -334,6 +334,9 @@ export interface Store {
   /** The newest plan of a subject still pending approval. */
   pendingPlanForSubject(subject: string): Promise<Plan | null>;
 
+  /** Totals for /metrics: counts by status and outcome, tokens and cost over all runs. */
+  stats(): Promise<StoreStats>;
+
   getState(key: string): Promise<string | null>;
   setState(key: string, value: string): Promise<void>;
 }
@@ -365,4 +368,23 @@ export class InvalidCursorError extends Error {
   constructor() {
     super('cursor is not one this server issued');
   }
+}
+
+export interface StoreStats {
+  runsByStatus: Record<string, number>;
+  runsByPhase: Record<string, number>;
+  plansByStatus: Record<string, number>;
+  deliveriesByOutcome: Record<string, number>;
+  slotsByOutcome: Record<string, number>;
+  pendingQuestions: number;
+  pendingToolApprovals: number;
+  activeJobs: number;
+  tokens: {
+    input: number;
+    output: number;
+    cache_write_5m: number;
+    cache_write_1h: number;
+    cache_read: number;
+  };
+  costUsd: number;
 }

@@ -5,7 +5,7 @@ import { requires } from '../auth.js';
 import { jsonBody } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
 
-const autoModeBody = z.strictObject({ enabled: z.boolean() });
+export const autoModeBody = z.strictObject({ enabled: z.boolean() });
 
 export function adminRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();

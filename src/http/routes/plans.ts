@@ -8,7 +8,7 @@ import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentDecision, presentPlan, presentRun } from '../present.js';
 
-const listQuery = z.strictObject({
+export const planListQuery = z.strictObject({
   status: z.enum(PLAN_STATUSES).optional(),
   session_id: z.string().max(100).optional(),
   job_id: z.string().max(100).optional(),
@@ -18,11 +18,14 @@ const listQuery = z.strictObject({
 });
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected the plan sha256 (64 hex characters)');
-const approveBody = z.strictObject({ sha256: sha256.optional(), comment: z.string().max(10_000).optional() });
-const rejectBody = z.strictObject({
+export const approveBody = z.strictObject({
+  sha256: sha256.optional(),
+  comment: z.string().max(10_000).optional(),
+});
+export const rejectBody = z.strictObject({
   comment: z.string().trim().min(1, 'a rejection needs a comment').max(10_000),
 });
-const reviseBody = z.strictObject({
+export const reviseBody = z.strictObject({
   feedback: z.string().trim().min(1, 'a revision needs feedback').max(20_000),
   sha256: sha256.optional(),
 });
@@ -33,7 +36,7 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
 
   /** The queue, oldest first. */
   app.get('/', async (c) => {
-    const q = query(c, listQuery);
+    const q = query(c, planListQuery);
     await store.expirePlans(deps.clock.now());
     const page = await store.listPlans({
       status: q.status,

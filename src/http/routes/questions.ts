@@ -7,13 +7,13 @@ import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentQuestion } from '../present.js';
 
-const listQuery = z.strictObject({
+export const questionListQuery = z.strictObject({
   status: z.enum(['pending', 'answered', 'timed_out', 'canceled']).optional(),
   run_id: z.string().max(100).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
-const answerBody = z.strictObject({
+export const answerBody = z.strictObject({
   answers: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
 });
 
@@ -21,7 +21,7 @@ export function questionRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
   app.get('/', async (c) => {
-    const q = query(c, listQuery);
+    const q = query(c, questionListQuery);
     const items = await deps.store.listQuestions({ status: q.status, runId: q.run_id, limit: q.limit });
     return c.json({ items: items.map(presentQuestion) });
   });

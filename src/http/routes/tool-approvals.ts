@@ -7,13 +7,13 @@ import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentToolApproval } from '../present.js';
 
-const listQuery = z.strictObject({
+export const toolApprovalListQuery = z.strictObject({
   status: z.enum(['pending', 'allowed', 'denied', 'timed_out', 'canceled']).optional(),
   run_id: z.string().max(100).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
-const decisionBody = z.strictObject({
+export const toolDecisionBody = z.strictObject({
   decision: z.enum(['allow', 'deny']),
   message: z.string().max(10_000).optional(),
 });
@@ -22,7 +22,7 @@ export function toolApprovalRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
   app.get('/', async (c) => {
-    const q = query(c, listQuery);
+    const q = query(c, toolApprovalListQuery);
     const items = await deps.store.listToolApprovals({ status: q.status, runId: q.run_id, limit: q.limit });
     return c.json({ items: items.map(presentToolApproval) });
   });
@@ -34,7 +34,7 @@ export function toolApprovalRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.post('/:id', requires('decide'), async (c) => {
-    const body = await jsonBody(c, decisionBody);
+    const body = await jsonBody(c, toolDecisionBody);
     try {
       const a = await deps.runs.decideToolApproval(
         c.req.param('id'),

@@ -42,7 +42,7 @@ const triggerFields = {
   enabled: z.boolean(),
 };
 
-const createSchema = z.strictObject({
+export const createTriggerSchema = z.strictObject({
   kind: z.enum(['github', 'generic']),
   name: triggerFields.name,
   events: triggerFields.events.optional(),
@@ -54,7 +54,7 @@ const createSchema = z.strictObject({
   enabled: triggerFields.enabled.optional(),
 });
 
-const patchSchema = z.strictObject({
+export const patchTriggerSchema = z.strictObject({
   name: triggerFields.name.optional(),
   events: triggerFields.events.optional(),
   filters: triggerFields.filters.optional(),
@@ -66,7 +66,7 @@ const patchSchema = z.strictObject({
   rotate_token: z.boolean().optional(),
 });
 
-const fireSchema = z.strictObject({
+export const fireSchema = z.strictObject({
   idempotency_key: z.string().min(1).max(200).optional(),
   text: z.string().optional(),
 });
@@ -115,7 +115,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
   app.post('/', requires('operate'), async (c) => {
-    const body = await jsonBody(c, createSchema);
+    const body = await jsonBody(c, createTriggerSchema);
     checkPrompt(body.prompt);
     if (body.kind === 'github' && !body.events?.length) {
       throw new HttpError(
@@ -181,7 +181,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
   app.patch('/:id', requires('operate'), async (c) => {
     const current = await store.getTrigger(c.req.param('id'));
     if (!current) throw notFound('trigger', c.req.param('id'));
-    const body = await jsonBody(c, patchSchema);
+    const body = await jsonBody(c, patchTriggerSchema);
     if (body.prompt !== undefined) checkPrompt(body.prompt);
     if (body.rotate_token && current.kind !== 'generic') {
       throw new HttpError(422, 'invalid_request', 'only generic triggers have a token');

@@ -17,6 +17,7 @@ import {
   type SessionFilter,
   type SlotTransition,
   type Store,
+  type StoreStats,
   type TriggerFireInput,
 } from '../store.js';
 import {
@@ -1118,6 +1119,34 @@ export class SqliteStore implements Store {
       `SELECT * FROM plans WHERE subject = ? AND status = 'pending_approval' ORDER BY created_at DESC LIMIT 1`,
     ).get(subject) as PlanRow | undefined;
     return row ? toPlan(row) : null;
+  }
+
+  async stats(): Promise<StoreStats> {
+    const group = (sql: string) =>
+      Object.fromEntries((this.sql(sql).all() as { k: string; n: number }[]).map((r) => [r.k, r.n]));
+    const tokens = this.sql(
+      `SELECT COALESCE(SUM(json_extract(usage, '$.input_tokens')), 0) AS input,
+              COALESCE(SUM(json_extract(usage, '$.output_tokens')), 0) AS output,
+              COALESCE(SUM(json_extract(usage, '$.cache_write_5m_tokens')), 0) AS cache_write_5m,
+              COALESCE(SUM(json_extract(usage, '$.cache_write_1h_tokens')), 0) AS cache_write_1h,
+              COALESCE(SUM(json_extract(usage, '$.cache_read_tokens')), 0) AS cache_read,
+              COALESCE(SUM(cost_usd), 0) AS cost
+       FROM runs`,
+    ).get() as StoreStats['tokens'] & { cost: number };
+    const count = (sql: string) => (this.sql(sql).get() as { n: number }).n;
+    const { cost, ...tokenTotals } = tokens;
+    return {
+      runsByStatus: group('SELECT status AS k, COUNT(*) AS n FROM runs GROUP BY status'),
+      runsByPhase: group('SELECT phase AS k, COUNT(*) AS n FROM runs GROUP BY phase'),
+      plansByStatus: group('SELECT status AS k, COUNT(*) AS n FROM plans GROUP BY status'),
+      deliveriesByOutcome: group('SELECT outcome AS k, COUNT(*) AS n FROM deliveries GROUP BY outcome'),
+      slotsByOutcome: group('SELECT outcome AS k, SUM(slots) AS n FROM job_slots GROUP BY outcome'),
+      pendingQuestions: count(`SELECT COUNT(*) AS n FROM questions WHERE status = 'pending'`),
+      pendingToolApprovals: count(`SELECT COUNT(*) AS n FROM tool_approvals WHERE status = 'pending'`),
+      activeJobs: count(`SELECT COUNT(*) AS n FROM cron_jobs WHERE status = 'active'`),
+      tokens: tokenTotals,
+      costUsd: cost,
+    };
   }
 
   // ---- state
