@@ -1,0 +1,230 @@
+/**
+ * `npm run demo`: drydock end to end, offline. Starts the daemon on a temporary SQLite directory with a
+ * scripted stand-in for the Messages API (a local server that replays a fixed conversation; no model and no
+ * network is involved), creates a session on a sample git repository, fires a job, shows the plan in the
+ * queue, approves it, and prints the execution result and the receipts.
+ *
+ *   npm run demo              approve from this script
+ *   npm run demo -- --wait    wait (up to 10 minutes) for a person to approve in the web page instead
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { issueToken } from '../src/auth/tokens.js';
+import { defaultConfig } from '../src/config/load.js';
+import { startDaemon } from '../src/daemon.js';
+import { silentLogger } from '../src/logger.js';
+import { startModelServer } from '../tests/support/model-server.js';
+
+const wait = process.argv.includes('--wait');
+const say = (line = '') => process.stdout.write(`${line}\n`);
+
+const PLAN = `## Add a CONTRIBUTING guide
+
+1. Create \`CONTRIBUTING.md\` describing how to run the tests (\`npm test\`) and the review rule.
+2. Check the working tree with \`git status\`.
+
+Risk: low, documentation only.`;
+
+async function main(): Promise<number> {
+  const root = mkdtempSync(join(tmpdir(), 'drydock-demo-'));
+  const repo = join(root, 'sample-repo');
+  mkdirSync(join(repo, 'src'), { recursive: true });
+  writeFileSync(join(repo, 'README.md'), '# sample\n\nA tiny service.\n');
+  writeFileSync(join(repo, 'src/app.js'), 'export const answer = () => 42;\n');
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', repo, ...args], {
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'demo',
+        GIT_AUTHOR_EMAIL: 'demo@localhost',
+        GIT_COMMITTER_NAME: 'demo',
+        GIT_COMMITTER_EMAIL: 'demo@localhost',
+        GIT_CONFIG_NOSYSTEM: '1',
+        HOME: repo,
+      },
+      encoding: 'utf8',
+    }).trim();
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'initial');
+
+  // The scripted stand-in: plan phase (look around, propose), execute phase (write, check, summarize).
+  const model = await startModelServer();
+  model.enqueue(
+    {
+      kind: 'message',
+      content: [
+        { type: 'text', text: 'Let me look at the repository.' },
+        { type: 'tool_use', id: 'toolu_glob', name: 'Glob', input: { pattern: '**/*' } },
+      ],
+      usage: { input_tokens: 1800, output_tokens: 60, cache_creation_input_tokens: 1500 },
+    },
+    {
+      kind: 'message',
+      content: [{ type: 'tool_use', id: 'toolu_read', name: 'Read', input: { file_path: 'README.md' } }],
+      usage: { input_tokens: 250, output_tokens: 40, cache_read_input_tokens: 1500 },
+    },
+    {
+      kind: 'message',
+      content: [
+        { type: 'text', text: 'Here is my plan.' },
+        { type: 'tool_use', id: 'toolu_plan', name: 'ExitPlanMode', input: { plan: PLAN } },
+      ],
+      usage: { input_tokens: 300, output_tokens: 180, cache_read_input_tokens: 1500 },
+    },
+    {
+      kind: 'message',
+      content: [
+        {
+          type: 'tool_use',
+          id: 'toolu_write',
+          name: 'Write',
+          input: {
+            file_path: 'CONTRIBUTING.md',
+            content: '# Contributing\n\nRun `npm test` before you push. Every change needs one review.\n',
+          },
+        },
+      ],
+      usage: { input_tokens: 400, output_tokens: 90, cache_read_input_tokens: 1500 },
+    },
+    {
+      kind: 'message',
+      content: [
+        { type: 'tool_use', id: 'toolu_bash', name: 'Bash', input: { command: 'git status --short' } },
+      ],
+      usage: { input_tokens: 150, output_tokens: 30, cache_read_input_tokens: 1500 },
+    },
+    {
+      kind: 'message',
+      content: [{ type: 'text', text: 'Added CONTRIBUTING.md; git status shows the new file.' }],
+      usage: { input_tokens: 120, output_tokens: 25, cache_read_input_tokens: 1500 },
+    },
+  );
+
+  const config = defaultConfig();
+  config.data_dir = join(root, 'data');
+  config.server.port = Number(process.env.DRYDOCK_PORT ?? 0);
+  config.log_level = 'silent';
+  const admin = issueToken('admin', 'admin', 'admin', Date.now());
+  const approver = issueToken('reviewer', 'reviewer', 'approver', Date.now());
+  const daemon = await startDaemon({
+    config: { ...config, admin_token: admin.token },
+    logger: silentLogger(),
+    model: new Anthropic({ apiKey: 'demo', baseURL: model.url, maxRetries: 0 }),
+    announce: () => {},
+  });
+  await daemon.store.createToken(approver.record);
+  const api = async (method: string, path: string, body?: unknown, token = admin.token) => {
+    const res = await fetch(`${daemon.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as any;
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const until = async (runId: string, statuses: string[], ms: number) => {
+    const end = Date.now() + ms;
+    for (;;) {
+      const run = await api('GET', `/v1/runs/${runId}`);
+      if (statuses.includes(run.status)) return run;
+      if (Date.now() > end) throw new Error(`run ${runId} is still ${run.status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  try {
+    say(`drydock demo (scripted stand-in model at ${model.url}; nothing leaves this machine)`);
+    say(`daemon:   ${daemon.url}   web page: ${daemon.url}/ui   data: ${config.data_dir}`);
+    say(`tokens:   admin ${admin.token}`);
+    say(`          approver (log in to /ui with this one) ${approver.token}`);
+    const session = await api('POST', '/v1/sessions', {
+      workspace: repo,
+      name: 'sample-repo',
+      defaults: { execute_mode: 'auto' },
+    });
+    const job = await api('POST', `/v1/sessions/${session.id}/jobs`, {
+      cron: '0 9 * * 1-5',
+      timezone: 'UTC',
+      approximate: true,
+      prompt: 'Add a short contributing guide.',
+    });
+    say(`\nsession ${session.id} on ${repo}`);
+    say(
+      `job      ${job.id}: "${job.cron}" → effective "${job.effective_cron}", next ${job.next_fire_at} (jittered ${job.next_fire_jittered_at}), expires ${job.expires_at}`,
+    );
+    const fired = await api('POST', `/v1/jobs/${job.id}/run`);
+    say(`fired    run ${fired.id} (plan mode)`);
+    const planRun = await until(fired.id, ['planned', 'failed'], 30_000);
+    if (planRun.status !== 'planned') throw new Error(`plan run ${planRun.status}: ${planRun.error}`);
+
+    const queue = await api('GET', '/v1/plans?status=pending_approval');
+    say('\nthe plan queue:');
+    for (const p of queue.items)
+      say(`  ${p.id}  round ${p.round}  requested by ${p.requested_by}  sha256 ${p.sha256.slice(0, 12)}…`);
+    const plan = await api('GET', `/v1/plans/${planRun.plan_id}`);
+    say(`\n${plan.markdown.replace(/^/gm, '  | ')}`);
+
+    let execRunId: string;
+    if (wait) {
+      say(
+        `\nwaiting for a person: open ${daemon.url}/ui/plans/${plan.id}, log in with the approver token, approve.`,
+      );
+      const end = Date.now() + 600_000;
+      for (;;) {
+        const p = await api('GET', `/v1/plans/${plan.id}`);
+        const exec = p.runs.find((r: any) => r.phase === 'execute');
+        if (exec) {
+          execRunId = exec.id;
+          break;
+        }
+        if (p.status !== 'pending_approval') throw new Error(`the plan was ${p.status}`);
+        if (Date.now() > end) throw new Error('nobody approved within 10 minutes');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    } else {
+      const approved = await api(
+        'POST',
+        `/v1/plans/${plan.id}/approve`,
+        { sha256: plan.sha256, comment: 'looks good' },
+        approver.token,
+      );
+      say(`\napproved by reviewer → execute run ${approved.run.id} (mode ${session.defaults.execute_mode})`);
+      execRunId = approved.run.id;
+    }
+    const exec = await until(execRunId, ['completed', 'failed', 'canceled', 'budget_exceeded'], 60_000);
+    if (exec.status !== 'completed') throw new Error(`execute run ${exec.status}: ${exec.error}`);
+    say(`\nexecution: ${exec.status} on branch drydock/${plan.id}, commit ${exec.result_commit}`);
+    say(`  ${exec.diff_stat.replace(/\n/g, '\n  ')}`);
+    say(
+      `  your checkout is untouched: HEAD ${git('rev-parse', '--short', 'HEAD')}; the work is on the branch:`,
+    );
+    say(`  ${git('log', '--oneline', '-1', `drydock/${plan.id}`)}`);
+
+    say('\nreceipts:');
+    for (const r of [planRun, exec]) {
+      const u = r.usage;
+      say(
+        `  ${r.phase.padEnd(8)} ${r.id}  ${r.turns} turns  in ${u.input_tokens} / out ${u.output_tokens} / cache write ${u.cache_write_5m_tokens} / cache read ${u.cache_read_tokens} tokens  $${r.cost_usd.toFixed(6)}  ${r.duration_ms} ms`,
+      );
+    }
+    say('\ndemo finished.');
+    return 0;
+  } finally {
+    await daemon.stop();
+    await model.close();
+    if (!process.env.DRYDOCK_DEMO_KEEP) rmSync(root, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`demo failed: ${(err as Error).message}\n`);
+    process.exit(1);
+  },
+);
