@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Run } from '../../src/store/types.js';
@@ -34,6 +34,9 @@ import { int, kb, latency, mb, ms, type Summary, summarize, table } from './stat
 const TARGETS = { rssBytes: 300e6, startMs: 3_000, p99Ms: 1_000 };
 
 const startedAt = Date.now();
+/** 1-minute load averages: at start and right after each due minute. Lateness is real time: it suffers when
+ *  other processes want the same cores. */
+const loads: number[] = [loadavg()[0]!];
 const log = (line: string) =>
   process.stderr.write(`[bench +${((Date.now() - startedAt) / 1000).toFixed(0).padStart(3)} s] ${line}\n`);
 const iso = (t: number) => new Date(t).toISOString().slice(11, 19);
@@ -291,7 +294,7 @@ function report(
       `drydock: ${verdict(rssPass)} RSS ${mb(Math.max(dd.started.rssAfterStart, dd.maxRss))} (peak) <= 300 MB; ` +
         `${verdict(startPass)} start ${ms(dd.started.startMs)} <= 3 s; ` +
         `${verdict(latePass)} lateness p99 ${ms(all.p99)} <= 1 s (all ${int(opts.due)} due jobs, ` +
-        'fire = the scheduler hands the run over)',
+        `fire = the scheduler hands the run over; the ${int(whenDue.count)} fired when due: p99 ${ms(whenDue.p99)})`,
     );
     if (dd.warnings) out.push(`drydock logged ${dd.warnings} warnings or errors (see stderr)`);
     if (!dd.httpOk) out.push('drydock: GET /healthz did not answer 200');
@@ -304,6 +307,13 @@ function report(
   if (!baseline.child) out.push('baseline: no instance count fitted');
   if (bl?.unexpectedFires)
     out.push(`baseline: ${bl.unexpectedFires} background instances fired (should be 0)`);
+  const cores = availableParallelism();
+  const busy = Math.max(...loads) > cores;
+  out.push(
+    `machine: ${cores} cores; 1-min load average ${loads.map((l) => l.toFixed(1)).join(' → ')} ` +
+      '(start, after drydock, after the baseline)' +
+      (busy ? ': other processes competed for the cores, so the lateness figures are pessimistic' : ''),
+  );
   out.push(
     `seeding: ${ms(seed.seedMs)}, ${int(seed.distinctSchedules)} distinct schedules (expression + zone), ` +
       `${int(seed.rerolls)} candidates rolled again for firing inside the run, database ${mb(seed.fileBytes)}`,
@@ -395,8 +405,10 @@ async function main(): Promise<number> {
     );
 
     const dd = await drydockReport;
+    loads.push(loadavg()[0]!);
     log(dd.ok ? 'drydock done' : `drydock failed: ${dd.error.message}`);
     const bl = baselineReport ? await baselineReport : null;
+    if (bl) loads.push(loadavg()[0]!);
     if (bl) log(bl.ok ? 'croner baseline done' : `croner baseline failed: ${bl.error.message}`);
     const verification = dd.ok ? await verify(file, seed, opts) : null;
     return report(opts, seed, dd, baseline, bl, verification) ? 0 : 1;

@@ -44,14 +44,18 @@ const ITEM = /^(?:(\*)|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/;
 
 /** A valid IANA zone name as the runtime's Intl knows it. UTC offsets ("+05:30") are not zone names. */
 export function isValidTimezone(tz: string): boolean {
+  if (validZones.has(tz)) return true;
   if (tz === '' || /^[+-]/.test(tz)) return false;
   try {
+    // Building a formatter costs ~50 µs; the zones in use are few, so remember the good ones.
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    if (validZones.size < 1_000) validZones.add(tz);
     return true;
   } catch {
     return false;
   }
 }
+const validZones = new Set<string>();
 
 function assertTimezone(tz: string): void {
   if (!isValidTimezone(tz)) throw new CronError(`timezone: unknown IANA time zone "${tz}"`);
@@ -185,10 +189,20 @@ function cronFor(expr: string, timezone: string): Cron {
  * job both; a fixed-time slot inside a skipped hour moves to the end of the gap.
  */
 export function nextMatch(expr: string, timezone: string, after: number): number | null {
+  // Pure in its arguments, so results are memoized: a burst of jobs sharing a schedule asks the same
+  // question many times (the same slot, the same next slot). Bounded: the oldest answers are dropped.
+  const key = `${timezone}\u0000${expr}\u0000${after}`;
+  const known = matchMemo.get(key);
+  if (known !== undefined) return known;
   // croner passes a given reference straight through; it reads the clock only when none is given.
   const next = cronFor(expr, timezone).nextRun(new Date(after));
-  return next === null ? null : next.getTime();
+  const result = next === null ? null : next.getTime();
+  if (matchMemo.size >= MATCH_MEMO_SIZE) matchMemo.delete(matchMemo.keys().next().value!);
+  matchMemo.set(key, result);
+  return result;
 }
+const MATCH_MEMO_SIZE = 20_000;
+const matchMemo = new Map<string, number | null>();
 
 /** Slots in (fromExclusive, toInclusive], oldest first, at most `limit` of them. */
 export function matchesBetween(
