@@ -123,6 +123,7 @@ async function main(): Promise<number> {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
+    // biome-ignore lint/suspicious/noExplicitAny: the demo reads API answers loosely
     const json = (await res.json()) as any;
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json;
@@ -177,7 +178,7 @@ async function main(): Promise<number> {
       const end = Date.now() + 600_000;
       for (;;) {
         const p = await api('GET', `/v1/plans/${plan.id}`);
-        const exec = p.runs.find((r: any) => r.phase === 'execute');
+        const exec = p.runs.find((r: { phase: string }) => r.phase === 'execute');
         if (exec) {
           execRunId = exec.id;
           break;

@@ -18,6 +18,8 @@ import { Scheduler } from './scheduler/loop.js';
 import { jitterOptions } from './scheduler/plan-job.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
+import { GithubApi } from './triggers/github-api.js';
+import { GithubReporter } from './triggers/report.js';
 import { type PullRequestLookup, TriggerService } from './triggers/service.js';
 
 export interface DaemonOptions {
@@ -79,6 +81,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   });
   const runs = new RunService({ store, clock, logger, events, queue });
   const plans = new PlanDecisions({ store, clock, logger, events, queue });
+  // GitHub: github.token lets `/drydock plan` comments read the pull request; github.report also posts
+  // each pull request's plans to it and keeps a drydock/plan commit status in step with their decisions.
+  const github = config.github.token
+    ? new GithubApi({ token: config.github.token, baseUrl: config.github.api_url, logger })
+    : null;
+  const reporter = github && config.github.report ? new GithubReporter({ github, store, logger }) : null;
+  const unsubscribeReporter = reporter ? events.subscribeAll(reporter.onEvent) : () => {};
+  const lookupPullRequest = opts.lookupPullRequest ?? github?.lookupPullRequest;
   const triggers = new TriggerService({
     store,
     clock,
@@ -87,7 +97,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     queue,
     runs,
     plans,
-    ...(opts.lookupPullRequest ? { lookupPullRequest: opts.lookupPullRequest } : {}),
+    ...(lookupPullRequest ? { lookupPullRequest } : {}),
   });
   scheduler = new Scheduler({
     store,
@@ -152,10 +162,20 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       await scheduler.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        // Idle keep-alive connections would hold close() open; requests in flight still finish.
-        (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+        // Idle keep-alive connections would hold close() open; requests in flight get a moment to finish,
+        // then long-lived ones (event streams of runs still going) are closed too.
+        const s = server as unknown as {
+          closeIdleConnections?: () => void;
+          closeAllConnections?: () => void;
+        };
+        s.closeIdleConnections?.();
+        setTimeout(() => s.closeAllConnections?.(), 2_000).unref();
       });
       await queue.drain(config.server.shutdown_grace_ms);
+      // After the runs (their last plans still get reported), before the store the reporter reads.
+      unsubscribeReporter();
+      await reporter?.close(config.server.shutdown_grace_ms);
+      github?.close();
       await store.close();
       logger.info('drydock stopped');
     })();

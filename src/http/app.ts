@@ -39,7 +39,10 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   let openapi: Record<string, unknown> | null = null;
-  app.get('/openapi.json', (c) => c.json((openapi ??= openApiDocument(packageVersion()))));
+  app.get('/openapi.json', (c) => {
+    openapi ??= openApiDocument(packageVersion());
+    return c.json(openapi);
+  });
   app.get('/readyz', async (c) => {
     const checks = { store: false, scheduler: deps.scheduler.isRunning };
     try {

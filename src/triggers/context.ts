@@ -40,20 +40,20 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
  * never an exception. Identifiers that end up in commands or paths must match strict patterns.
  */
 export function pullRequestContext(event: string, payload: unknown): PullRequestContext | null {
-  const p = payload as Record<string, any> | null;
-  const pr = p?.pull_request;
-  const repository = str(p?.repository?.full_name);
-  const action = str(p?.action);
+  const pr = at(payload, 'pull_request');
+  const repository = str(at(payload, 'repository', 'full_name'));
+  const action = str(at(payload, 'action'));
   if (!pr || typeof pr !== 'object' || !repository || !REPO.test(repository) || !action) return null;
-  const headSha = str(pr.head?.sha);
-  const headRef = str(pr.head?.ref);
-  const baseRef = str(pr.base?.ref);
-  const number = pr.number;
+  const headSha = str(at(pr, 'head', 'sha'));
+  const headRef = str(at(pr, 'head', 'ref'));
+  const baseRef = str(at(pr, 'base', 'ref'));
+  const number = at(pr, 'number');
   if (!headSha || !SHA.test(headSha) || !headRef || !REF.test(headRef) || !baseRef || !REF.test(baseRef))
     return null;
-  if (!Number.isSafeInteger(number) || number <= 0) return null;
-  const labels = Array.isArray(pr.labels)
-    ? pr.labels.map((l: any) => str(l?.name)).filter((l: string | null): l is string => !!l)
+  if (typeof number !== 'number' || !Number.isSafeInteger(number) || number <= 0) return null;
+  const rawLabels = at(pr, 'labels');
+  const labels = Array.isArray(rawLabels)
+    ? rawLabels.map((l) => str(at(l, 'name'))).filter((l): l is string => !!l)
     : [];
   return {
     kind: 'pull_request',
@@ -63,13 +63,23 @@ export function pullRequestContext(event: string, payload: unknown): PullRequest
     headSha,
     headRef,
     baseRef,
-    draft: pr.draft === true,
+    draft: at(pr, 'draft') === true,
     labels,
-    author: str(pr.user?.login) ?? 'unknown',
-    url: str(pr.html_url),
-    title: str(pr.title) ?? '',
-    body: str(pr.body) ?? '',
+    author: str(at(pr, 'user', 'login')) ?? 'unknown',
+    url: str(at(pr, 'html_url')),
+    title: str(at(pr, 'title')) ?? '',
+    body: str(at(pr, 'body')) ?? '',
   };
+}
+
+/** A value inside untyped JSON, or undefined when any step of the path is missing or not an object. */
+export function at(value: unknown, ...path: string[]): unknown {
+  let v = value;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, key)) return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
 }
 
 /** The subject a pull request's runs and plans belong to; a new push to it supersedes their plans. */

@@ -8,7 +8,7 @@ import type { RunService } from '../runs/service.js';
 import type { Store } from '../store/store.js';
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../store/types.js';
 import { parseCommand } from './commands.js';
-import { type PullRequestContext, prSubject, pullRequestContext } from './context.js';
+import { at, type PullRequestContext, prSubject, pullRequestContext } from './context.js';
 import { mismatch } from './match.js';
 import { renderPrompt } from './template.js';
 
@@ -41,7 +41,8 @@ export class TriggerService {
 
   async handleGithub(event: string, deliveryId: string, payload: unknown): Promise<WebhookAnswer> {
     const { store, clock } = this.deps;
-    const action = typeof (payload as any)?.action === 'string' ? `.${(payload as any).action}` : '';
+    const rawAction = at(payload, 'action');
+    const action = typeof rawAction === 'string' ? `.${rawAction}` : '';
     const recorded = await store.recordDelivery({
       id: newId('dlv'),
       source: 'github',
@@ -226,17 +227,23 @@ export class TriggerService {
     payload: unknown,
     settle: (o: DeliveryOutcome, d: string | null, runs?: string[]) => Promise<WebhookAnswer>,
   ): Promise<WebhookAnswer> {
-    const p = payload as Record<string, any>;
-    if (p?.action !== 'created') return settle('ignored', 'only new comments carry commands');
-    const command = parseCommand(typeof p.comment?.body === 'string' ? p.comment.body : '');
+    if (at(payload, 'action') !== 'created') return settle('ignored', 'only new comments carry commands');
+    const text = at(payload, 'comment', 'body');
+    const command = parseCommand(typeof text === 'string' ? text : '');
     if (!command) return settle('ignored', 'no /drydock command');
-    const repository = typeof p.repository?.full_name === 'string' ? p.repository.full_name : null;
-    const number = p.issue?.number;
-    if (!repository || !p.issue?.pull_request || !Number.isSafeInteger(number)) {
+    const repository = at(payload, 'repository', 'full_name');
+    const number = at(payload, 'issue', 'number');
+    if (
+      typeof repository !== 'string' ||
+      !at(payload, 'issue', 'pull_request') ||
+      typeof number !== 'number' ||
+      !Number.isSafeInteger(number)
+    ) {
       return settle('ignored', '/drydock commands work on pull requests only');
     }
     if (command.kind === 'invalid') return settle('rejected', command.message);
-    const login = typeof p.comment?.user?.login === 'string' ? p.comment.user.login : '';
+    const rawLogin = at(payload, 'comment', 'user', 'login');
+    const login = typeof rawLogin === 'string' ? rawLogin : '';
     const identity = this.deps.config.github.users[login];
     if (!identity)
       return settle(
@@ -248,7 +255,11 @@ export class TriggerService {
     if (command.kind === 'plan') {
       const pr = await this.deps.lookupPullRequest?.(repository, number).catch(() => null);
       const ctx = pr
-        ? pullRequestContext('pull_request', { action: 'opened', pull_request: pr, repository: p.repository })
+        ? pullRequestContext('pull_request', {
+            action: 'opened',
+            pull_request: pr,
+            repository: at(payload, 'repository'),
+          })
         : null;
       if (!ctx) return settle('rejected', `cannot read ${subject} to plan it (is github.token set?)`);
       const result = await this.fireMatching(delivery, ctx, true);

@@ -28,15 +28,20 @@ export function securityHeaders(): MiddlewareHandler {
  * False for a request a browser marks as coming from another site: `Sec-Fetch-Site` other than
  * same-origin (or none: typed by the user), or an `Origin` whose host is not ours. Requests without
  * either header (older browsers, scripts) pass here and still need the CSRF token.
+ *
+ * `Origin: null` is read as "no information", not as cross-site: under our own `Referrer-Policy:
+ * no-referrer` Chromium sends exactly that on every same-origin form POST. Cross-site requests that carry
+ * it (sandboxed frames) are still marked by Sec-Fetch-Site, and have neither the SameSite=Strict session
+ * cookie nor the CSRF token.
  */
 export function sameOrigin(c: Context): boolean {
   const site = c.req.header('sec-fetch-site');
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
   const origin = c.req.header('origin');
-  if (origin === undefined) return true;
+  if (origin === undefined || origin === 'null') return true;
   let host: string;
   try {
-    host = new URL(origin).host; // "null" (sandboxed frames, some redirects) throws and is refused
+    host = new URL(origin).host;
   } catch {
     return false;
   }

@@ -64,7 +64,12 @@ it('logs are JSON lines with levels; tokens, keys and secrets never appear in th
   // The logger's own redaction, whatever a caller hands it.
   const logger = createLogger(
     'info',
-    new Writable({ write: (c, _e, cb) => (lines.push(String(c).trim()), cb()) }),
+    new Writable({
+      write: (c, _e, cb) => {
+        lines.push(String(c).trim());
+        cb();
+      },
+    }),
   );
   logger.info(
     {

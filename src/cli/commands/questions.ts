@@ -79,7 +79,7 @@ function render(q: QuestionJson, now: number): string {
  * Turns `--answer KEY=VALUE` strings into the API's answers, keyed by question text. KEY is the question
  * text, its header, or its number (1-based); a multiSelect VALUE separates labels with `|`.
  */
-export function parseAnswers(asked: Asked[], raw: string[]): Record<string, string | string[]> {
+function parseAnswers(asked: Asked[], raw: string[]): Record<string, string | string[]> {
   if (!raw.length) throw new RemoteUsageError('give at least one --answer "Question text=Label"');
   const answers: Record<string, string | string[]> = {};
   const known = asked.map((a, i) => `${i + 1}. ${JSON.stringify(a.question)} [${a.header}]`).join(', ');

@@ -96,7 +96,7 @@ ${
 
   app.get('/plans/:id', guard, (c) => {
     const done = c.req.query('done');
-    return show(c, c.req.param('id'), { notice: done ? DONE[done] : undefined });
+    return show(c, c.req.param('id'), { notice: done && Object.hasOwn(DONE, done) ? DONE[done] : undefined });
   });
 
   const decide = (kind: DecisionKind) =>

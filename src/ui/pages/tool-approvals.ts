@@ -42,7 +42,7 @@ ${pending.length ? pending.map((a) => approvalForm(c, a, canDecide)) : html`<p>N
 
   app.get('/tool-approvals', guard, (c) => {
     const done = c.req.query('done');
-    return show(c, { notice: done ? DONE[done] : undefined });
+    return show(c, { notice: done && Object.hasOwn(DONE, done) ? DONE[done] : undefined });
   });
 
   app.post('/tool-approvals/:id', guard, async (c) => {

@@ -1,0 +1,227 @@
+import { Octokit } from '@octokit/rest';
+import type { Logger } from '../logger.js';
+import type { PullRequestLookup } from './service.js';
+
+/** How often and how long a GitHub call is tried. */
+export interface RetryPolicy {
+  /** Tries in all, the first included. */
+  attempts: number;
+  /** First backoff when GitHub names no wait; doubled per try, with jitter. */
+  baseDelayMs: number;
+  /** The longest wait drydock accepts; GitHub asking for longer (retry-after, rate-limit reset) ends the tries. */
+  maxDelayMs: number;
+  /** Per try. */
+  timeoutMs: number;
+}
+
+/** Reporting runs off the event path: a few tries, waiting as long as GitHub asks within a minute. */
+export const REPORT_RETRY: RetryPolicy = {
+  attempts: 4,
+  baseDelayMs: 1_000,
+  maxDelayMs: 60_000,
+  timeoutMs: 30_000,
+};
+/** A lookup answers a webhook, which GitHub wants answered within 10 s: one quick retry at most. */
+export const LOOKUP_RETRY: RetryPolicy = {
+  attempts: 2,
+  baseDelayMs: 500,
+  maxDelayMs: 2_000,
+  timeoutMs: 3_000,
+};
+
+export type CommitState = 'pending' | 'success' | 'failure' | 'error';
+
+export interface GithubApiOptions {
+  token: string;
+  /** github.api_url, e.g. https://api.github.com */
+  baseUrl: string;
+  logger: Logger;
+  reportRetry?: Partial<RetryPolicy>;
+  lookupRetry?: Partial<RetryPolicy>;
+}
+
+/** A failed GitHub call as it may be logged: status and message, never the token or the request. */
+export class GithubCallError extends Error {
+  constructor(
+    readonly call: string,
+    readonly status: number | null,
+    message: string,
+  ) {
+    super(`${call}: ${status ?? 'no response'} ${message}`);
+  }
+}
+
+const noop = () => {};
+
+/**
+ * The few GitHub REST calls drydock makes (comment, commit status, read a pull request), through Octokit,
+ * with bounded retries on 5xx, timeouts and rate limits (retry-after and the rate-limit reset are obeyed
+ * up to a cap). Errors come out as GithubCallError, scrubbed of the token.
+ */
+export class GithubApi {
+  private readonly octokit: Octokit;
+  private readonly closed = new AbortController();
+  private readonly report: RetryPolicy;
+  private readonly lookup: RetryPolicy;
+
+  constructor(private readonly opts: GithubApiOptions) {
+    this.report = { ...REPORT_RETRY, ...opts.reportRetry };
+    this.lookup = { ...LOOKUP_RETRY, ...opts.lookupRetry };
+    this.octokit = new Octokit({
+      auth: opts.token,
+      baseUrl: opts.baseUrl.replace(/\/+$/, ''),
+      userAgent: 'drydock',
+      // Octokit's own request log would print request options; drydock logs its calls itself.
+      log: { debug: noop, info: noop, warn: noop, error: noop },
+    });
+  }
+
+  async createComment(repository: string, number: number, body: string): Promise<{ id: number }> {
+    const { owner, repo } = split(repository);
+    const res = await this.call(`POST comment on ${repository}#${number}`, this.report, (signal) =>
+      this.octokit.rest.issues.createComment({
+        owner,
+        repo,
+        issue_number: number,
+        body,
+        request: { signal },
+      }),
+    );
+    return { id: res.data.id };
+  }
+
+  async createStatus(
+    repository: string,
+    sha: string,
+    status: { state: CommitState; context: string; description: string },
+  ): Promise<void> {
+    const { owner, repo } = split(repository);
+    await this.call(
+      `POST status ${status.state} on ${repository}@${sha.slice(0, 12)}`,
+      this.report,
+      (signal) =>
+        this.octokit.rest.repos.createCommitStatus({ owner, repo, sha, ...status, request: { signal } }),
+    );
+  }
+
+  /** The pull request as GitHub returns it, or null when it does not exist or cannot be read. */
+  readonly lookupPullRequest: PullRequestLookup = async (repository, number) => {
+    let parts: { owner: string; repo: string };
+    try {
+      parts = split(repository);
+    } catch {
+      return null;
+    }
+    try {
+      const res = await this.call(`GET pull request ${repository}#${number}`, this.lookup, (signal) =>
+        this.octokit.rest.pulls.get({ ...parts, pull_number: number, request: { signal } }),
+      );
+      return res.data;
+    } catch (err) {
+      const e = err as GithubCallError;
+      if (e.status !== 404) this.opts.logger.warn({ github: e.message }, 'GitHub pull request lookup failed');
+      return null;
+    }
+  };
+
+  /** Ends waits and calls in flight; later calls fail at once. */
+  close(): void {
+    this.closed.abort();
+  }
+
+  private async call<T>(
+    what: string,
+    policy: RetryPolicy,
+    fn: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.closed.signal.aborted) throw new GithubCallError(what, null, 'drydock is stopping');
+      const signal = AbortSignal.any([this.closed.signal, AbortSignal.timeout(policy.timeoutMs)]);
+      try {
+        return await fn(signal);
+      } catch (err) {
+        const failure = this.describe(what, err);
+        const wait = this.closed.signal.aborted ? null : retryDelay(err, attempt, policy, Date.now());
+        if (wait === null || attempt >= policy.attempts) throw failure;
+        this.opts.logger.warn(
+          { github: failure.message, attempt, retry_in_ms: wait },
+          'GitHub call failed; retrying',
+        );
+        await sleep(wait, this.closed.signal);
+      }
+    }
+  }
+
+  private describe(what: string, err: unknown): GithubCallError {
+    const status = statusOf(err);
+    const raw = err instanceof Error ? err.message : String(err);
+    // The message comes from GitHub's answer or the network stack; make sure the token cannot ride along.
+    const message = raw.split(this.opts.token).join('[redacted]').slice(0, 300);
+    return new GithubCallError(what, status, message);
+  }
+}
+
+function split(repository: string): { owner: string; repo: string } {
+  const m = /^([A-Za-z0-9_.-]+)\/([A-Za-z0-9_.-]+)$/.exec(repository);
+  if (!m) throw new Error(`not an owner/repo: ${repository}`);
+  return { owner: m[1]!, repo: m[2]! };
+}
+
+function statusOf(err: unknown): number | null {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status > 0 ? status : null;
+}
+
+function headersOf(err: unknown): Record<string, string | undefined> {
+  const headers = (err as { response?: { headers?: unknown } } | null)?.response?.headers;
+  return headers && typeof headers === 'object' ? (headers as Record<string, string | undefined>) : {};
+}
+
+/**
+ * How long to wait before trying again, or null not to: 5xx and network failures (Octokit reports both as
+ * 5xx), 429, and 403 rate limits (secondary: retry-after or the documented message; primary: remaining 0).
+ * A wait GitHub names (retry-after, x-ratelimit-reset) is obeyed; longer than the policy's cap, it ends
+ * the tries rather than calling early.
+ */
+export function retryDelay(err: unknown, attempt: number, policy: RetryPolicy, now: number): number | null {
+  const status = statusOf(err);
+  if (status === null) return null;
+  const headers = headersOf(err);
+  const message = err instanceof Error ? err.message : '';
+  const exhausted = headers['x-ratelimit-remaining'] === '0';
+  const secondary = /secondary rate limit|abuse detection/i.test(message);
+  const retryable =
+    status >= 500 ||
+    status === 429 ||
+    (status === 403 && (!!headers['retry-after'] || exhausted || secondary));
+  if (!retryable) return null;
+
+  let named: number | null = null;
+  const after = headers['retry-after'];
+  if (after !== undefined) {
+    const seconds = Number(after);
+    named = Number.isFinite(seconds) ? Math.max(0, seconds * 1000) : Math.max(0, Date.parse(after) - now);
+    if (Number.isNaN(named)) named = null;
+  } else if (exhausted && headers['x-ratelimit-reset']) {
+    const reset = Number(headers['x-ratelimit-reset']) * 1000;
+    if (Number.isFinite(reset)) named = Math.max(0, reset - now);
+  } else if (secondary) {
+    named = 60_000; // GitHub: without retry-after, wait at least a minute after a secondary rate limit
+  }
+  if (named !== null) return named <= policy.maxDelayMs ? named : null;
+  const backoff = policy.baseDelayMs * 2 ** (attempt - 1);
+  return Math.min(policy.maxDelayMs, Math.round(backoff * (0.5 + Math.random() / 2)));
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,190 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueToken } from '../../src/auth/tokens.js';
+import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
+import { git, makeRepo } from '../support/git-repo.js';
+import { type ModelServer, startModelServer } from '../support/model-server.js';
+
+// A real daemon, a real git repository, the scripted model and Debian's chromium (installed by .ci/run;
+// never a downloaded browser). The plan is hostile model output: none of it may run in the page.
+
+const CHROMIUM = process.env.DRYDOCK_CHROMIUM ?? '/usr/bin/chromium';
+
+const PLAN = [
+  '# Tidy up the README',
+  '',
+  '<script>window.__pwned = 1</script>',
+  '',
+  'Do not [click](javascript:window.__pwned=2) here.',
+  '',
+  'See [the guide](https://example.com/guide).',
+  '',
+  '<img src=x onerror="window.__pwned=3">',
+  '',
+  '1. Add NOTES.md with a short summary.',
+].join('\n');
+
+let model: ModelServer;
+let d: TestDaemon;
+let browser: Browser | null = null;
+let repo: string;
+let approverToken: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `chromium not found at ${CHROMIUM}: install Debian's chromium (see .ci/run) or set DRYDOCK_CHROMIUM`,
+    );
+  }
+  model = await startModelServer();
+  d = await startTestDaemon({ modelUrl: model.url });
+  repo = join(d.dir, 'repo');
+  makeRepo(repo, { 'README.md': '# demo\n' });
+  // The admin requested the plan and may not approve it: a separate approver signs in.
+  const issued = issueToken('alice', 'alice', 'approver', Date.now());
+  await d.daemon.store.createToken(issued.record);
+  approverToken = issued.token;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+});
+
+afterAll(async () => {
+  // The browser first: an open EventSource would otherwise hold the daemon's server open.
+  await browser?.close();
+  await d?.stop();
+  await model?.close();
+});
+
+async function pwned(page: Page): Promise<unknown> {
+  // A string expression: the tests compile without the DOM library.
+  return page.evaluate('window.__pwned');
+}
+
+describe('the approver page in a browser', () => {
+  it('signs in, shows the queue, renders a hostile plan inert, approves it and follows the execution', async () => {
+    model.enqueue(
+      {
+        kind: 'message',
+        content: [
+          { type: 'text', text: 'Here is my plan.' },
+          { type: 'tool_use', id: 'toolu_plan', name: 'ExitPlanMode', input: { plan: PLAN } },
+        ],
+      },
+      // The execute phase: one Write, then a closing text reply.
+      {
+        kind: 'message',
+        content: [
+          { type: 'text', text: 'Writing the notes.' },
+          {
+            type: 'tool_use',
+            id: 'toolu_write',
+            name: 'Write',
+            input: { file_path: 'NOTES.md', content: '# Notes\n\nThe README is tidy.\n' },
+          },
+        ],
+      },
+      { kind: 'message', content: [{ type: 'text', text: 'Done: NOTES.md is written.' }] },
+    );
+    const session = await d.api('POST', '/v1/sessions', {
+      workspace: repo,
+      defaults: { execute_mode: 'edits' },
+    });
+    expect(session.status).toBe(201);
+    const job = await d.api('POST', `/v1/sessions/${session.body.id}/jobs`, {
+      cron: '0 9 * * *',
+      prompt: 'Tidy up the README',
+    });
+    expect(job.status).toBe(201);
+    expect((await d.api('POST', `/v1/jobs/${job.body.id}/run`)).status).toBe(201);
+    const plan = await waitFor(
+      async () => (await d.api('GET', '/v1/plans?status=pending_approval')).body.items[0],
+      10_000,
+      'a pending plan',
+    );
+
+    const page = await browser!.newPage();
+    const dialogs: string[] = [];
+    const cspViolations: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    page.on('console', (msg) => {
+      if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
+    });
+
+    // Not signed in: the queue sends us to the sign-in form.
+    await page.goto(`${d.daemon.url}/ui`);
+    expect(new URL(page.url()).pathname).toBe('/ui/login');
+    await page.getByLabel('API token').fill(approverToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${d.daemon.url}/ui`);
+    const cookies = await page.context().cookies();
+    const session_ = cookies.find((c) => c.name === 'drydock_ui')!;
+    expect(session_).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/ui' });
+    expect(session_.value).not.toContain(approverToken);
+    expect(await page.evaluate<string>('document.cookie')).not.toContain('drydock_ui=');
+
+    // The queue shows the plan; open it.
+    const row = page.getByRole('row', { name: /Tidy up the README/ });
+    await expect.poll(() => row.count()).toBe(1);
+    expect(await row.textContent()).toContain('admin');
+    expect(await row.textContent()).toContain('0 / 1');
+    await page.getByRole('link', { name: 'Tidy up the README' }).click();
+    await page.waitForURL(`${d.daemon.url}/ui/plans/${plan.id}`);
+
+    // Hostile markdown: shown as text, never run.
+    const article = page.locator('article.plan-body');
+    expect(await article.textContent()).toContain('<script>window.__pwned = 1</script>');
+    expect(await article.textContent()).toContain('<img src=x onerror="window.__pwned=3">');
+    expect(await article.locator('script, img, [onerror]').count()).toBe(0);
+    expect(await article.locator('a[href^="javascript"]').count()).toBe(0);
+    expect(await article.locator('a').getAttribute('href')).toBe('https://example.com/guide');
+    expect(await article.locator('a').getAttribute('rel')).toBe('noopener noreferrer nofollow');
+    expect(await pwned(page)).toBeUndefined();
+    await article.getByText('[click](javascript:window.__pwned=2)', { exact: false }).click();
+    expect(await pwned(page)).toBeUndefined();
+    expect(page.url()).toBe(`${d.daemon.url}/ui/plans/${plan.id}`);
+    expect(await page.locator('#plan-sha256').textContent()).toBe(plan.sha256);
+
+    // Approve the text shown.
+    await page.getByRole('button', { name: /Approve this text/ }).click();
+    await page.waitForURL(`${d.daemon.url}/ui/plans/${plan.id}?done=approve`);
+    expect(await page.getByRole('status').first().textContent()).toContain('Your approval was recorded.');
+
+    // The execute run: its page follows the event log live until the receipt.
+    await page.getByRole('link', { name: /^execute run / }).click();
+    await page.waitForURL(/\/ui\/runs\/run_/);
+    const receipt = page.locator('.ev-receipt');
+    await receipt.waitFor({ timeout: 10_000 });
+    expect(await receipt.getAttribute('data-status')).toBe('completed');
+    expect(await receipt.textContent()).toContain('Run finished: completed');
+    expect(await receipt.textContent()).toMatch(/Cost: \$\d+\.\d{4}/);
+    const log = page.locator('#run-events');
+    expect(await log.textContent()).toContain('Done: NOTES.md is written.');
+    expect(await log.locator('.ev-tool').first().textContent()).toContain('→ Write');
+    expect(await page.locator('#run-status').textContent()).toBe('completed');
+    expect(await page.locator('#run-events-state').textContent()).toBe('The run has finished.');
+
+    // The plan was executed: NOTES.md is committed on the plan's branch.
+    const executed = await waitFor(
+      async () => {
+        const p = (await d.api('GET', `/v1/plans/${plan.id}`)).body;
+        return p.status === 'executed' ? p : undefined;
+      },
+      5_000,
+      'the plan to be executed',
+    );
+    expect(executed.status).toBe('executed');
+    expect(git(repo, 'show', `drydock/${plan.id}:NOTES.md`)).toContain('The README is tidy.');
+
+    expect(await pwned(page)).toBeUndefined();
+    expect(dialogs).toEqual([]);
+    expect(cspViolations).toEqual([]);
+    await page.close();
+  }, 30_000);
+});
