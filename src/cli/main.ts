@@ -3,7 +3,6 @@ import { parseArgs } from 'node:util';
 import { issueToken } from '../auth/tokens.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { startDaemon } from '../daemon.js';
 import { createLogger } from '../logger.js';
 import { databaseFile, openStore } from '../store/open.js';
 import { SchemaTooNewError } from '../store/store.js';
@@ -82,6 +81,8 @@ async function serveCommand(args: string[]): Promise<number> {
   if (values.help) return help();
   const cfg = config(values);
   const logger = createLogger(cfg.log_level);
+  // Loaded here, not at the top: the remote commands should not pay for the daemon's imports.
+  const { startDaemon } = await import('../daemon.js');
   const daemon = await startDaemon({ config: cfg, logger });
   await new Promise<void>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {

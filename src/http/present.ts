@@ -107,6 +107,7 @@ export const presentPlan = (p: Plan) => ({
   sha256: p.sha256,
   workspace_commit: p.workspaceCommit,
   approvals_required: p.approvalsRequired,
+  approvals: p.approvals ?? 0,
   allow_self_approval: p.allowSelfApproval,
   execute_mode: p.executeMode,
   created_at: iso(p.createdAt),

@@ -132,6 +132,9 @@ function rule(
     createdAt: now,
     overrides: source.overrides,
     conversationId: plan.conversationId,
+    // A pull request's later rounds and execution stay tied to it (supersede, reporting back).
+    ...(plan.subject ? { subject: plan.subject } : {}),
+    ...(source.triggerId ? { triggerId: source.triggerId } : {}),
   };
   if (kind === 'revise') {
     return {
@@ -143,6 +146,8 @@ function rule(
         phase: 'plan',
         prompt: reviseKickoff(input.identity, input.comment ?? ''),
         revisesPlanId: plan.id,
+        // A revision of a pull request's plan explores the same head commit again.
+        ...(source.checkout ? { checkout: source.checkout } : {}),
       },
     };
   }

@@ -224,6 +224,8 @@ export interface Plan {
   decidedAt: number | null;
   failureReason: string | null;
   subject: string | null;
+  /** Distinct approvals so far (read from the decisions; ignored when a plan is created). */
+  approvals?: number;
 }
 
 export type DecisionKind = 'approve' | 'reject' | 'revise';

@@ -219,7 +219,13 @@ export class TriggerService {
 
   /** GitHub logins act as the drydock identity config maps them to; others are `github:<login>`. */
   private identityOf(login: string): string {
-    return this.deps.config.github.users[login] ?? `github:${login}`;
+    return this.mapped(login) ?? `github:${login}`;
+  }
+
+  /** The identity config maps a GitHub login to (own keys only: "constructor" is no one). */
+  private mapped(login: string): string | undefined {
+    const users = this.deps.config.github.users;
+    return Object.hasOwn(users, login) ? users[login] : undefined;
   }
 
   private async comment(
@@ -244,7 +250,9 @@ export class TriggerService {
     if (command.kind === 'invalid') return settle('rejected', command.message);
     const rawLogin = at(payload, 'comment', 'user', 'login');
     const login = typeof rawLogin === 'string' ? rawLogin : '';
-    const identity = this.deps.config.github.users[login];
+    // Comments by bots (drydock's own reports among them) never carry commands.
+    if (at(payload, 'comment', 'user', 'type') === 'Bot') return settle('ignored', 'comment by a bot');
+    const identity = this.mapped(login);
     if (!identity)
       return settle(
         'rejected',

@@ -56,7 +56,6 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
     const [decisions, runs] = await Promise.all([store.listDecisions(plan.id), store.listPlanRuns(plan)]);
     return c.json({
       ...presentPlan(plan),
-      approvals: decisions.filter((d) => d.kind === 'approve').length,
       decisions: decisions.map(presentDecision),
       runs: runs.map(presentRun),
     });

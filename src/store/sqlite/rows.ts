@@ -145,6 +145,7 @@ export interface PlanRow {
   decided_at: number | null;
   failure_reason: string | null;
   subject: string | null;
+  approvals: number;
 }
 
 export interface TriggerRow {
@@ -345,6 +346,7 @@ export const toPlan = (r: PlanRow): Plan => ({
   decidedAt: r.decided_at,
   failureReason: r.failure_reason,
   subject: r.subject,
+  approvals: r.approvals ?? 0,
 });
 
 export const toTrigger = (r: TriggerRow): Trigger => ({

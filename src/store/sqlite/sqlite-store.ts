@@ -73,6 +73,8 @@ import {
   toTrigger,
 } from './rows.js';
 
+/** Each plan row comes with how many distinct people approved it so far. */
+const APPROVALS = `(SELECT COUNT(*) FROM decisions d WHERE d.plan_id = plans.id AND d.kind = 'approve') AS approvals`;
 const ACTIVE = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
 
 export interface SqliteStoreOptions {
@@ -702,14 +704,17 @@ export class SqliteStore implements Store {
   }
 
   async getPlan(id: string): Promise<Plan | null> {
-    const row = this.sql('SELECT * FROM plans WHERE id = ?').get(id) as PlanRow | undefined;
+    const row = this.sql(`SELECT plans.*, ${APPROVALS} FROM plans WHERE id = ?`).get(id) as
+      | PlanRow
+      | undefined;
     return row ? toPlan(row) : null;
   }
 
   async findPlan(runId: string, toolUseId: string): Promise<Plan | null> {
-    const row = this.sql('SELECT * FROM plans WHERE run_id = ? AND tool_use_id = ?').get(runId, toolUseId) as
-      | PlanRow
-      | undefined;
+    const row = this.sql(`SELECT plans.*, ${APPROVALS} FROM plans WHERE run_id = ? AND tool_use_id = ?`).get(
+      runId,
+      toolUseId,
+    ) as PlanRow | undefined;
     return row ? toPlan(row) : null;
   }
 
@@ -729,7 +734,7 @@ export class SqliteStore implements Store {
     }
     addCursor(f.cursor, where, args, 'asc');
     const rows = this.sql(
-      `SELECT * FROM plans ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ${f.limit + 1}`,
+      `SELECT plans.*, ${APPROVALS} FROM plans ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ${f.limit + 1}`,
     ).all(...args) as PlanRow[];
     return page(rows.map(toPlan), f.limit);
   }
@@ -754,7 +759,9 @@ export class SqliteStore implements Store {
   ): Promise<{ plan: Plan; decision: Decision; run: Run | null }> {
     return this.db
       .transaction(() => {
-        const row = this.sql('SELECT * FROM plans WHERE id = ?').get(planId) as PlanRow | undefined;
+        const row = this.sql(`SELECT plans.*, ${APPROVALS} FROM plans WHERE id = ?`).get(planId) as
+          | PlanRow
+          | undefined;
         if (!row) throw new NotFoundError(`plan ${planId} not found`);
         const decisions = (
           this.sql('SELECT * FROM decisions WHERE plan_id = ? ORDER BY created_at, id').all(
@@ -774,7 +781,9 @@ export class SqliteStore implements Store {
           );
         }
         const run = effect.run ? this.insertRun(effect.run, 0) : null;
-        const plan = toPlan(this.sql('SELECT * FROM plans WHERE id = ?').get(planId) as PlanRow);
+        const plan = toPlan(
+          this.sql(`SELECT plans.*, ${APPROVALS} FROM plans WHERE id = ?`).get(planId) as PlanRow,
+        );
         return { plan, decision: d, run };
       })
       .immediate();
@@ -1116,7 +1125,7 @@ export class SqliteStore implements Store {
 
   async pendingPlanForSubject(subject: string): Promise<Plan | null> {
     const row = this.sql(
-      `SELECT * FROM plans WHERE subject = ? AND status = 'pending_approval' ORDER BY created_at DESC LIMIT 1`,
+      `SELECT plans.*, ${APPROVALS} FROM plans WHERE subject = ? AND status = 'pending_approval' ORDER BY created_at DESC LIMIT 1`,
     ).get(subject) as PlanRow | undefined;
     return row ? toPlan(row) : null;
   }
