@@ -74,7 +74,8 @@ export class PlanDecisions {
 
   /** A plan made against a git commit is stale once the repository's HEAD moved: approving it is refused. */
   private async checkFresh(plan: Plan, session: Session): Promise<void> {
-    if (!plan.workspaceCommit) return;
+    // A pull request's plan is pinned to the PR head, not to the clone's HEAD: new pushes supersede it.
+    if (!plan.workspaceCommit || plan.subject) return;
     const head = await headCommit(session.workspace);
     if (head !== plan.workspaceCommit) {
       throw new DecisionError(

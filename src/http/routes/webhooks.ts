@@ -28,6 +28,9 @@ export function webhookRoutes(deps: AppDeps): Hono<Env> {
       },
     }),
     async (c) => {
+      // Read the (size-capped) body before answering anything: a reply sent while the client is still
+      // uploading would make Node drop the connection instead of delivering the error.
+      const raw = await c.req.text();
       const signature = c.req.header('x-hub-signature-256');
       if (!signature) throw new HttpError(401, 'unauthorized', 'missing X-Hub-Signature-256');
       const event = c.req.header('x-github-event');
@@ -36,7 +39,6 @@ export function webhookRoutes(deps: AppDeps): Hono<Env> {
         throw new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Event');
       if (!delivery || !DELIVERY.test(delivery))
         throw new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Delivery');
-      const raw = await c.req.text();
       if (!verifiers.length) {
         deps.logger.warn('webhook refused: no github.webhook_secrets configured');
         throw new HttpError(
