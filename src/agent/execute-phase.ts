@@ -95,6 +95,8 @@ export class ExecutePhase implements Phase {
           plan.id,
           plan.workspaceCommit,
           join(config.data_dir, 'worktrees'),
+          // A pull request's plan is pinned to the PR head (the clone's HEAD is another branch).
+          plan.subject === null,
         );
       } catch (err) {
         const reason =

@@ -27,11 +27,14 @@ export async function prepareWorktree(
   planId: string,
   base: string,
   root: string,
+  checkBase = true,
 ): Promise<string> {
   const path = join(root, planId);
   if (existsSync(path)) return path; // resumed after a restart: the worktree is already there
-  const head = await headCommit(repo);
-  if (head !== base) throw new StaleBaseError(base, head);
+  if (checkBase) {
+    const head = await headCommit(repo);
+    if (head !== base) throw new StaleBaseError(base, head);
+  }
   await mkdir(dirname(path), { recursive: true });
   await git(repo, ['worktree', 'add', '-q', '-b', branchFor(planId), path, base]);
   return path;
