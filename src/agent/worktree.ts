@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { git, headCommit } from './git.js';
+import { git, headCommit, withRepoLock } from './git.js';
 
 export class StaleBaseError extends Error {
   constructor(
@@ -36,7 +36,7 @@ export async function prepareWorktree(
     if (head !== base) throw new StaleBaseError(base, head);
   }
   await mkdir(dirname(path), { recursive: true });
-  await git(repo, ['worktree', 'add', '-q', '-b', branchFor(planId), path, base]);
+  await withRepoLock(repo, () => git(repo, ['worktree', 'add', '-q', '-b', branchFor(planId), path, base]));
   return path;
 }
 

@@ -7,10 +7,13 @@ import { createLogger } from '../logger.js';
 import { databaseFile, openStore } from '../store/open.js';
 import { SchemaTooNewError } from '../store/store.js';
 import { ROLES, type Role } from '../store/types.js';
+import { jobsCommand } from './commands/jobs.js';
 import { plansCommand } from './commands/plans.js';
 import { questionsCommand } from './commands/questions.js';
 import { runsCommand } from './commands/runs.js';
+import { sessionsCommand } from './commands/sessions.js';
 import { toolApprovalsCommand } from './commands/tool-approvals.js';
+import { triggersCommand } from './commands/triggers.js';
 
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration.
 
@@ -30,6 +33,31 @@ commands:
       --config FILE, --data-dir DIR
 
 remote commands (talk to a running daemon over its HTTP API):
+  sessions list [--status open|closed] [--limit N] [--cursor C] [--json]
+  sessions show ID [--json]
+  sessions create --workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N]
+      [--allow-self-approval] [--budget-usd X] [--thinking-budget N] [--max-turns N] [--json]   (prints the id)
+  sessions close ID [--json]
+  jobs list --session ID [--json]
+  jobs show ID [--json]
+  jobs create --session ID --cron EXPR --prompt TEXT [--timezone TZ] [--one-shot] [--approximate]
+      [--execute-mode M] [--json]   (prints the id)
+  jobs delete ID
+  jobs pause ID
+  jobs resume ID
+  jobs run ID [--json]   (prints the run id)
+  jobs slots ID [--json]
+  triggers list [--json]
+  triggers show ID [--json]
+  triggers create --kind github|generic --name N --prompt TEXT [--event E ...] [--repository owner/repo ...]
+      [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR]
+      [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--json]   (a generic trigger's token
+      is printed once)
+  triggers update ID [the create options but --kind] [--enable|--disable] [--rotate-token] [--json]
+  triggers delete ID
+  triggers deliveries ID [--limit N] [--json]
+  triggers fire ID --trigger-token T [--idempotency-key K] [--text TEXT | --text-file F] [--json]
+      (authenticates with the trigger's token, or $DRYDOCK_TRIGGER_TOKEN, instead of DRYDOCK_TOKEN)
   plans list [--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]
   plans show ID [--json]
   plans approve ID [--sha256 S] [--comment C]
@@ -170,6 +198,12 @@ export async function main(argv: string[]): Promise<number> {
         return await toolApprovalsCommand(rest);
       case 'runs':
         return await runsCommand(rest);
+      case 'sessions':
+        return await sessionsCommand(rest);
+      case 'jobs':
+        return await jobsCommand(rest);
+      case 'triggers':
+        return await triggersCommand(rest);
       case undefined:
       case 'help':
       case '--help':

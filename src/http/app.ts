@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { packageVersion } from '../paths.js';
 import { uiRoutes } from '../ui/routes.js';
 import { authenticate } from './auth.js';
+import { bodyCap } from './body-cap.js';
 import type { AppDeps, Env } from './deps.js';
 import { errorResponse, HttpError } from './errors.js';
 import { openApiDocument } from './openapi.js';
@@ -69,18 +69,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
   const api = new Hono<Env>();
   api.use(authenticate(deps.store));
-  api.use(
-    bodyLimit({
-      maxSize: deps.config.server.body_limit_bytes,
-      onError: () => {
-        throw new HttpError(
-          413,
-          'payload_too_large',
-          `request body exceeds ${deps.config.server.body_limit_bytes} bytes`,
-        );
-      },
-    }),
-  );
+  api.use(bodyCap(deps.config.server.body_limit_bytes, 'request body'));
   api.route('/sessions', sessionRoutes(deps));
   api.route('/jobs', jobRoutes(deps));
   api.route('/runs', runRoutes(deps));

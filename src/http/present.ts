@@ -91,9 +91,27 @@ export const presentQuestion = (q: Question) => ({
   resolved_at: iso(q.resolvedAt),
 });
 
-export const presentPlan = (p: Plan) => ({
+/** A pending plan past its expiry is expired, even before the sweep has written it so. */
+export const planStatus = (p: Plan, now: number) =>
+  p.status === 'pending_approval' && p.expiresAt <= now ? 'expired' : p.status;
+
+/** The first line of a plan, without heading marks: its title in lists. */
+export const planTitleOf = (markdown: string) => {
+  const line = markdown.split('\n').find((l) => l.trim() !== '') ?? '';
+  return line
+    .replace(/^#+\s*/, '')
+    .trim()
+    .slice(0, 200);
+};
+
+export const presentPlanSummary = (p: Plan, now: number) => {
+  const { markdown: _markdown, ...rest } = presentPlan(p, now);
+  return { ...rest, title: planTitleOf(p.markdown) };
+};
+
+export const presentPlan = (p: Plan, now: number) => ({
   id: p.id,
-  status: p.status,
+  status: planStatus(p, now),
   round: p.round,
   previous_plan_id: p.previousPlanId,
   session_id: p.sessionId,

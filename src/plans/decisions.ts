@@ -46,7 +46,6 @@ export class PlanDecisions {
 
   async decide(planId: string, kind: DecisionKind, input: DecisionInput): Promise<DecisionOutcome> {
     const { store, clock, events, queue } = this.deps;
-    await store.expirePlans(clock.now());
     const plan = await store.getPlan(planId);
     if (!plan) throw new DecisionError(404, 'not_found', `plan ${planId} not found`);
     const session = await store.getSession(plan.sessionId);

@@ -116,6 +116,10 @@ export interface DecisionEffect {
 
 export interface PlanFilter {
   status?: PlanStatus | undefined;
+  /** With status pending_approval: only plans still decidable at this time (not past their expiry). */
+  activeAt?: number | undefined;
+  /** Rows for a listing: the markdown is cut to its first 300 characters. */
+  summary?: boolean | undefined;
   sessionId?: string | undefined;
   jobId?: string | undefined;
   triggerId?: string | undefined;
@@ -319,6 +323,8 @@ export interface Store {
     },
   ): Promise<void>;
   getDelivery(id: string): Promise<Delivery | null>;
+  /** Forgets a delivery whose processing failed, so that a redelivery is processed instead of deduplicated. */
+  deleteDelivery(id: string): Promise<void>;
   listDeliveries(filter: { triggerId?: string; limit: number }): Promise<Delivery[]>;
   /**
    * In one transaction: unless the trigger already started `hourlyCap` runs in the last hour (then the

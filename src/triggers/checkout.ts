@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { git } from '../agent/git.js';
+import { git, withRepoLock } from '../agent/git.js';
 import type { RunCheckout } from '../store/types.js';
 
 export class CheckoutError extends Error {}
@@ -20,7 +20,11 @@ async function hasCommit(clone: string, sha: string): Promise<boolean> {
  * that commit yet it is fetched from the clone's remote (by sha, then by the PR's head ref); when that fails
  * too, the run fails with a clear error instead of planning against the wrong code.
  */
-export async function checkoutPullRequest(c: RunCheckout, path: string): Promise<string> {
+export function checkoutPullRequest(c: RunCheckout, path: string): Promise<string> {
+  return withRepoLock(c.clone, () => checkout(c, path));
+}
+
+async function checkout(c: RunCheckout, path: string): Promise<string> {
   if (existsSync(path)) return path;
   if (!existsSync(join(c.clone, '.git')) && !existsSync(join(c.clone, 'HEAD'))) {
     throw new CheckoutError(`the clone of ${c.repository} at ${c.clone} is not a git repository`);
@@ -51,5 +55,5 @@ export async function checkoutPullRequest(c: RunCheckout, path: string): Promise
 
 export async function removeCheckout(clone: string, path: string): Promise<void> {
   if (!existsSync(path)) return;
-  await git(clone, ['worktree', 'remove', '--force', path]).catch(() => undefined);
+  await withRepoLock(clone, () => git(clone, ['worktree', 'remove', '--force', path]).catch(() => undefined));
 }

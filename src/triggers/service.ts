@@ -77,6 +77,27 @@ export class TriggerService {
       return { status: 202 as const, body: { delivery_id: delivery.id, outcome, detail, run_ids: runIds } };
     };
 
+    try {
+      return await this.route(event, payload, delivery, settle);
+    } catch (err) {
+      // Not recorded as handled: GitHub's redelivery of this id must be processed, not deduplicated.
+      await store.deleteDelivery(delivery.id).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async route(
+    event: string,
+    payload: unknown,
+    delivery: Delivery,
+    settle: (
+      o: DeliveryOutcome,
+      d: string | null,
+      runs?: string[],
+      subject?: string,
+    ) => Promise<WebhookAnswer>,
+  ): Promise<WebhookAnswer> {
+    const { store } = this.deps;
     if (event === 'ping') {
       await store.updateDelivery(delivery.id, { outcome: 'ignored', detail: 'ping' });
       return { status: 200, body: { pong: true, delivery_id: delivery.id } };

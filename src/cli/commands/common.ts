@@ -28,7 +28,19 @@ export interface Subcommand {
   options: OptionsConfig;
   /** How many positional arguments it takes, and how to call them in errors. */
   positionals: string[];
+  /**
+   * Authenticates with another credential instead of the API token (--token/DRYDOCK_TOKEN), e.g. a
+   * trigger's own token: the option `--<option>` (which must be among `options`), else the variable `env`.
+   */
+  credential?: Credential;
   run(ctx: Context): Promise<void>;
+}
+
+export interface Credential {
+  option: string;
+  env: string;
+  /** What it is, for messages: "trigger token". */
+  name: string;
 }
 
 export interface Group {
@@ -98,7 +110,7 @@ export async function runGroup(group: Group, argv: string[]): Promise<number> {
     process.stderr.write(`drydock: ${group.name}: unknown command "${name}"\n\n${groupHelp(group)}\n`);
     return 2;
   }
-  const secrets = knownTokens(rest);
+  const secrets = knownTokens(rest, command.credential);
   try {
     const parsed = parseArgs({
       args: rest,
@@ -118,7 +130,7 @@ export async function runGroup(group: Group, argv: string[]): Promise<number> {
         : 'takes no arguments';
       throw new RemoteUsageError(`${group.name} ${name} ${wanted}, got ${positionals.length} argument(s)`);
     }
-    const conn = connection(values);
+    const conn = connection(values, command.credential);
     await command.run({ client: new ApiClient(conn.url, conn.token), values, args: positionals });
     return 0;
   } catch (err) {
@@ -143,8 +155,11 @@ export async function runGroup(group: Group, argv: string[]): Promise<number> {
   }
 }
 
-/** The daemon URL and token from --url/--token, else DRYDOCK_URL/DRYDOCK_TOKEN. */
-function connection(values: Values): { url: string; token: string } {
+/**
+ * The daemon URL and token from --url/--token, else DRYDOCK_URL/DRYDOCK_TOKEN; the token from the
+ * command's own credential option or variable instead when it has one.
+ */
+function connection(values: Values, credential?: Credential): { url: string; token: string } {
   const url = str(values, 'url') ?? (process.env.DRYDOCK_URL?.trim() || DEFAULT_URL);
   let parsed: URL | null = null;
   try {
@@ -155,25 +170,41 @@ function connection(values: Values): { url: string; token: string } {
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
     throw new RemoteUsageError(`the daemon URL must be an http:// or https:// URL, got "${url}"`);
   }
-  const token = (str(values, 'token') ?? process.env.DRYDOCK_TOKEN ?? '').trim();
+  const token = credential
+    ? (str(values, credential.option) ?? process.env[credential.env] ?? '').trim()
+    : (str(values, 'token') ?? process.env.DRYDOCK_TOKEN ?? '').trim();
   if (!token) {
     throw new RemoteUsageError(
-      'no API token: set DRYDOCK_TOKEN (or pass --token); create one with `drydock token create`',
+      credential
+        ? `no ${credential.name}: pass --${credential.option} (or set ${credential.env})`
+        : 'no API token: set DRYDOCK_TOKEN (or pass --token); create one with `drydock token create`',
     );
   }
   // A header value cannot hold these; fetch would echo the value in its error.
   if (/[\s\p{Cc}]/u.test(token) || [...token].some((ch) => ch.codePointAt(0)! > 0x7e)) {
-    throw new RemoteUsageError('the API token contains spaces, control or non-ASCII characters');
+    throw new RemoteUsageError(
+      `the ${credential?.name ?? 'API token'} contains spaces, control or non-ASCII characters`,
+    );
   }
   return { url, token };
 }
 
-/** The token values this invocation may hold (from the environment and --token), to keep out of errors. */
-function knownTokens(args: string[]): string[] {
+/**
+ * The token values this invocation may hold (from the environment, --token and the command's credential
+ * option), to keep out of errors.
+ */
+function knownTokens(args: string[], credential?: Credential): string[] {
   const found = [process.env.DRYDOCK_TOKEN ?? ''];
+  const names = ['token'];
+  if (credential) {
+    found.push(process.env[credential.env] ?? '');
+    names.push(credential.option);
+  }
   args.forEach((a, i) => {
-    if (a === '--token') found.push(args[i + 1] ?? '');
-    else if (a.startsWith('--token=')) found.push(a.slice('--token='.length));
+    for (const name of names) {
+      if (a === `--${name}`) found.push(args[i + 1] ?? '');
+      else if (a.startsWith(`--${name}=`)) found.push(a.slice(`--${name}=`.length));
+    }
   });
   return found.map((t) => t.trim()).filter((t) => t.length >= 4);
 }

@@ -38,6 +38,7 @@ interface PlanJson {
   requested_by: string;
   owner: string;
   markdown: string;
+  title?: string;
   sha256: string;
   workspace_commit: string | null;
   approvals_required: number;
@@ -166,7 +167,7 @@ first line of the plan.
               `${counts.get(p.id) ?? '?'}/${p.approvals_required}`,
               p.requested_by,
               age(p.created_at, now),
-              firstLine(p.markdown),
+              p.title ?? firstLine(p.markdown ?? ''),
             ]),
           ),
         );

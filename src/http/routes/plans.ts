@@ -6,7 +6,7 @@ import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
-import { presentDecision, presentPlan, presentRun } from '../present.js';
+import { presentDecision, presentPlan, presentPlanSummary, presentRun } from '../present.js';
 
 export const planListQuery = z.strictObject({
   status: z.enum(PLAN_STATUSES).optional(),
@@ -15,6 +15,8 @@ export const planListQuery = z.strictObject({
   trigger_id: z.string().max(100).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(500).optional(),
+  /** List items carry a title; `include=markdown` adds each plan's full text. */
+  include: z.enum(['markdown']).optional(),
 });
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected the plan sha256 (64 hex characters)');
@@ -37,25 +39,27 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
   /** The queue, oldest first. */
   app.get('/', async (c) => {
     const q = query(c, planListQuery);
-    await store.expirePlans(deps.clock.now());
+    const now = deps.clock.now();
     const page = await store.listPlans({
       status: q.status,
+      activeAt: now,
+      summary: q.include !== 'markdown',
       sessionId: q.session_id,
       jobId: q.job_id,
       triggerId: q.trigger_id,
       limit: q.limit,
       cursor: q.cursor,
     });
-    return c.json({ items: page.items.map(presentPlan), next_cursor: page.nextCursor });
+    const present = q.include === 'markdown' ? presentPlan : presentPlanSummary;
+    return c.json({ items: page.items.map((p) => present(p, now)), next_cursor: page.nextCursor });
   });
 
   app.get('/:id', async (c) => {
-    await store.expirePlans(deps.clock.now());
     const plan = await store.getPlan(c.req.param('id'));
     if (!plan) throw notFound('plan', c.req.param('id'));
     const [decisions, runs] = await Promise.all([store.listDecisions(plan.id), store.listPlanRuns(plan)]);
     return c.json({
-      ...presentPlan(plan),
+      ...presentPlan(plan, deps.clock.now()),
       decisions: decisions.map(presentDecision),
       runs: runs.map(presentRun),
     });
@@ -73,7 +77,7 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
       try {
         const out = await deps.plans.decide(c.req.param('id'), kind, { identity, ...input });
         return c.json({
-          plan: presentPlan(out.plan),
+          plan: presentPlan(out.plan, deps.clock.now()),
           decision: presentDecision(out.decision),
           run: out.run ? presentRun(out.run) : null,
         });

@@ -1,7 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import { newId } from '../../ids.js';
 import type { Trigger } from '../../store/types.js';
@@ -9,6 +8,7 @@ import { TEMPLATE_FIELDS, unknownPlaceholders } from '../../triggers/template.js
 import { issueTriggerToken, parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
+import { bodyCap } from '../body-cap.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { iso, presentRun } from '../present.js';
@@ -216,56 +216,43 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
  */
 export function fireRoute(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
-  app.post(
-    '/:id/fire',
-    bodyLimit({
-      maxSize: FIRE_TEXT_LIMIT + 4096,
-      onError: () => {
-        throw new HttpError(
-          413,
-          'payload_too_large',
-          `a fire carries at most ${FIRE_TEXT_LIMIT} bytes of text`,
-        );
-      },
-    }),
-    async (c) => {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
-      const parsed = m ? parseTriggerToken(m[1]!) : null;
-      const trigger = parsed ? await deps.store.findTriggerByToken(parsed.tokenId) : null;
-      // The same answer whether the token is unknown, wrong, or another trigger's.
-      if (
-        !parsed ||
-        !trigger ||
-        trigger.id !== c.req.param('id') ||
-        !secretMatches(parsed.secret, trigger.tokenHash)
-      ) {
-        throw new HttpError(
-          401,
-          'unauthorized',
-          "missing or invalid trigger token (Authorization: Bearer <the trigger's token>)",
-        );
-      }
-      if (!trigger.enabled) throw new HttpError(409, 'conflict', `trigger ${trigger.id} is disabled`);
-      const body = await jsonBody(c, fireSchema);
-      if (body.text !== undefined && Buffer.byteLength(body.text) > FIRE_TEXT_LIMIT) {
-        throw new HttpError(413, 'payload_too_large', `text is over ${FIRE_TEXT_LIMIT} bytes`);
-      }
-      const out = await deps.triggers.fire(trigger, {
-        idempotencyKey: body.idempotency_key,
-        text: body.text,
-      });
-      if (out.status === 429) {
-        throw new HttpError(
-          429,
-          'capped',
-          `trigger ${trigger.name} reached its hourly cap of ${trigger.hourlyCap} runs`,
-        );
-      }
-      return c.json(
-        { delivery_id: out.delivery.id, duplicate: out.duplicate, run: out.run ? presentRun(out.run) : null },
-        out.status,
+  app.post('/:id/fire', bodyCap(FIRE_TEXT_LIMIT + 4096, 'a fire'), async (c) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+    const parsed = m ? parseTriggerToken(m[1]!) : null;
+    const trigger = parsed ? await deps.store.findTriggerByToken(parsed.tokenId) : null;
+    // The same answer whether the token is unknown, wrong, or another trigger's.
+    if (
+      !parsed ||
+      !trigger ||
+      trigger.id !== c.req.param('id') ||
+      !secretMatches(parsed.secret, trigger.tokenHash)
+    ) {
+      throw new HttpError(
+        401,
+        'unauthorized',
+        "missing or invalid trigger token (Authorization: Bearer <the trigger's token>)",
       );
-    },
-  );
+    }
+    if (!trigger.enabled) throw new HttpError(409, 'conflict', `trigger ${trigger.id} is disabled`);
+    const body = await jsonBody(c, fireSchema);
+    if (body.text !== undefined && Buffer.byteLength(body.text) > FIRE_TEXT_LIMIT) {
+      throw new HttpError(413, 'payload_too_large', `text is over ${FIRE_TEXT_LIMIT} bytes`);
+    }
+    const out = await deps.triggers.fire(trigger, {
+      idempotencyKey: body.idempotency_key,
+      text: body.text,
+    });
+    if (out.status === 429) {
+      throw new HttpError(
+        429,
+        'capped',
+        `trigger ${trigger.name} reached its hourly cap of ${trigger.hourlyCap} runs`,
+      );
+    }
+    return c.json(
+      { delivery_id: out.delivery.id, duplicate: out.duplicate, run: out.run ? presentRun(out.run) : null },
+      out.status,
+    );
+  });
   return app;
 }

@@ -1,6 +1,6 @@
 import { Webhooks } from '@octokit/webhooks';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { bodyCap } from '../body-cap.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError } from '../errors.js';
 
@@ -15,56 +15,43 @@ const EVENT = /^[a-z_]{1,64}$/;
 export function webhookRoutes(deps: AppDeps): Hono<Env> {
   const verifiers = deps.config.github.webhook_secrets.map((secret) => new Webhooks({ secret }));
   const app = new Hono<Env>();
-  app.post(
-    '/github',
-    bodyLimit({
-      maxSize: deps.config.server.webhook_body_limit_bytes,
-      onError: () => {
-        throw new HttpError(
-          413,
-          'payload_too_large',
-          `webhook body exceeds ${deps.config.server.webhook_body_limit_bytes} bytes`,
-        );
-      },
-    }),
-    async (c) => {
-      // Read the (size-capped) body before answering anything: a reply sent while the client is still
-      // uploading would make Node drop the connection instead of delivering the error.
-      const raw = await c.req.text();
-      const signature = c.req.header('x-hub-signature-256');
-      if (!signature) throw new HttpError(401, 'unauthorized', 'missing X-Hub-Signature-256');
-      const event = c.req.header('x-github-event');
-      const delivery = c.req.header('x-github-delivery');
-      if (!event || !EVENT.test(event))
-        throw new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Event');
-      if (!delivery || !DELIVERY.test(delivery))
-        throw new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Delivery');
-      if (!verifiers.length) {
-        deps.logger.warn('webhook refused: no github.webhook_secrets configured');
-        throw new HttpError(
-          401,
-          'unauthorized',
-          'webhook signature cannot be verified: no secret is configured',
-        );
+  app.post('/github', bodyCap(deps.config.server.webhook_body_limit_bytes, 'webhook body'), async (c) => {
+    // Read the (size-capped) body before answering anything: a reply sent while the client is still
+    // uploading would make Node drop the connection instead of delivering the error.
+    const raw = await c.req.text();
+    const signature = c.req.header('x-hub-signature-256');
+    if (!signature) throw new HttpError(401, 'unauthorized', 'missing X-Hub-Signature-256');
+    const event = c.req.header('x-github-event');
+    const delivery = c.req.header('x-github-delivery');
+    if (!event || !EVENT.test(event))
+      throw new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Event');
+    if (!delivery || !DELIVERY.test(delivery))
+      throw new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Delivery');
+    if (!verifiers.length) {
+      deps.logger.warn('webhook refused: no github.webhook_secrets configured');
+      throw new HttpError(
+        401,
+        'unauthorized',
+        'webhook signature cannot be verified: no secret is configured',
+      );
+    }
+    let ok = false;
+    for (const v of verifiers) {
+      if (raw.length > 0 && (await v.verify(raw, signature).catch(() => false))) {
+        ok = true;
+        break;
       }
-      let ok = false;
-      for (const v of verifiers) {
-        if (raw.length > 0 && (await v.verify(raw, signature).catch(() => false))) {
-          ok = true;
-          break;
-        }
-      }
-      if (!ok) throw new HttpError(401, 'unauthorized', 'webhook signature does not match');
-      let payload: unknown;
-      try {
-        payload = JSON.parse(raw);
-      } catch {
-        throw new HttpError(400, 'malformed_json', 'webhook body is not valid JSON');
-      }
-      const answer = await deps.triggers.handleGithub(event, delivery, payload);
-      deps.logger.info({ event, delivery, outcome: answer.body.outcome ?? 'duplicate' }, 'webhook received');
-      return c.json(answer.body, answer.status);
-    },
-  );
+    }
+    if (!ok) throw new HttpError(401, 'unauthorized', 'webhook signature does not match');
+    let payload: unknown;
+    try {
+      payload = JSON.parse(raw);
+    } catch {
+      throw new HttpError(400, 'malformed_json', 'webhook body is not valid JSON');
+    }
+    const answer = await deps.triggers.handleGithub(event, delivery, payload);
+    deps.logger.debug({ event, delivery, outcome: answer.body.outcome ?? 'duplicate' }, 'webhook received');
+    return c.json(answer.body, answer.status);
+  });
   return app;
 }

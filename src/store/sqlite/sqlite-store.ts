@@ -732,9 +732,14 @@ export class SqliteStore implements Store {
         args.push(value);
       }
     }
+    if (f.activeAt !== undefined && f.status === 'pending_approval') {
+      where.push('expires_at > ?');
+      args.push(f.activeAt);
+    }
     addCursor(f.cursor, where, args, 'asc');
+    const columns = f.summary ? 'plans.*, substr(markdown, 1, 300) AS markdown' : 'plans.*';
     const rows = this.sql(
-      `SELECT plans.*, ${APPROVALS} FROM plans ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ${f.limit + 1}`,
+      `SELECT ${columns}, ${APPROVALS} FROM plans ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ${f.limit + 1}`,
     ).all(...args) as PlanRow[];
     return page(rows.map(toPlan), f.limit);
   }
@@ -1049,6 +1054,10 @@ export class SqliteStore implements Store {
     return row ? toDelivery(row) : null;
   }
 
+  async deleteDelivery(id: string): Promise<void> {
+    this.sql('DELETE FROM deliveries WHERE id = ?').run(id);
+  }
+
   async listDeliveries(f: { triggerId?: string; limit: number }): Promise<Delivery[]> {
     const rows = (
       f.triggerId
@@ -1064,9 +1073,23 @@ export class SqliteStore implements Store {
   async fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }> {
     return this.db
       .transaction(() => {
+        // Counting stops at the cap: the cost stays bounded however busy the trigger is.
         const { n } = this.sql(
-          `SELECT COUNT(*) AS n FROM trigger_fires WHERE trigger_id = ? AND outcome = 'accepted' AND at > ?`,
-        ).get(input.triggerId, input.now - 3_600_000) as { n: number };
+          `SELECT COUNT(*) AS n FROM (SELECT 1 FROM trigger_fires
+             WHERE trigger_id = ? AND outcome = 'accepted' AND at > ? LIMIT ?)`,
+        ).get(input.triggerId, input.now - 3_600_000, input.hourlyCap) as { n: number };
+        // A delivery processed again (redelivered after a failure) fires each trigger at most once.
+        const earlier = this.sql(
+          `SELECT outcome, run_id FROM trigger_fires WHERE trigger_id = ? AND delivery_id = ? AND outcome <> 'filtered'`,
+        ).get(input.triggerId, input.deliveryId) as
+          | { outcome: 'accepted' | 'capped'; run_id: string | null }
+          | undefined;
+        if (earlier) {
+          const row = earlier.run_id
+            ? (this.sql('SELECT * FROM runs WHERE id = ?').get(earlier.run_id) as RunRow)
+            : null;
+          return { outcome: earlier.outcome, run: row ? toRun(row) : null };
+        }
         const fire = this.sql(
           `INSERT INTO trigger_fires (trigger_id, delivery_id, outcome, run_id, at) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (trigger_id, delivery_id) DO NOTHING`,

@@ -1,0 +1,307 @@
+import { EXECUTE_MODES } from '../../store/types.js';
+import {
+  choices,
+  clean,
+  dash,
+  fields,
+  flag,
+  type Group,
+  idPath,
+  jsonOption,
+  oneLine,
+  oneOf,
+  out,
+  printedJson,
+  RemoteUsageError,
+  relative,
+  required,
+  runGroup,
+  str,
+  table,
+  when,
+} from './common.js';
+
+// drydock jobs list|show|create|delete|pause|resume|run|slots: cron jobs over /v1/sessions/:id/jobs and
+// /v1/jobs.
+
+interface JobJson {
+  id: string;
+  session_id: string;
+  cron: string;
+  effective_cron: string;
+  timezone: string;
+  recurring: boolean;
+  approximate: boolean;
+  prompt: string;
+  options: Record<string, unknown>;
+  status: string;
+  created_by: string;
+  created_at: string;
+  expires_at: string | null;
+  next_fire_at: string | null;
+  next_fire_jittered_at: string | null;
+  next_fire_final: boolean | null;
+  pending_slot_at: string | null;
+  pending_coalesced: number;
+  last_slot_at: string | null;
+  fire_count: number;
+}
+
+interface SlotJson {
+  slot_at: string;
+  last_slot_at: string;
+  slots: number;
+  outcome: string;
+  run_id: string | null;
+  recorded_at: string;
+}
+
+/** An ISO time to the second: `2025-01-02T09:00:00Z`. */
+const short = (iso: string | null): string => (iso === null ? '-' : iso.replace(/\.\d{3}Z$/, 'Z'));
+
+const cronText = (j: JobJson): string =>
+  j.cron === j.effective_cron ? j.cron : `${j.cron} → ${j.effective_cron}`;
+
+const yesNo = (b: boolean): string => (b ? 'yes' : 'no');
+
+/** What `pause`, `resume` and `run` print about a job's next fire. */
+function nextFire(j: JobJson): string {
+  if (!j.next_fire_at) return 'no next fire';
+  const jittered =
+    j.next_fire_jittered_at && j.next_fire_jittered_at !== j.next_fire_at
+      ? `, jittered to ${short(j.next_fire_jittered_at)}`
+      : '';
+  return `next fire ${short(j.next_fire_at)}${jittered} (${relative(j.next_fire_jittered_at ?? j.next_fire_at)})${j.next_fire_final ? ', the final one' : ''}`;
+}
+
+const ID_HELP = `  --json                print the API's JSON body`;
+
+export const jobsGroup: Group = {
+  name: 'jobs',
+  summary:
+    "Cron jobs: list a session's jobs, read one, create, delete, pause, resume or run one now, and see what became of its slots.",
+  commands: {
+    list: {
+      synopsis: '--session ID [--json]',
+      help: `Lists a session's jobs: id, cron (→ the effective cron when --approximate moved it), time zone,
+recurring, status, next fire (nominal and jittered), expiry and the prompt.
+
+  --session ID          the session (required)
+${ID_HELP}`,
+      options: { session: { type: 'string' }, ...jsonOption },
+      positionals: [],
+      async run({ client, values }) {
+        const session = required(values, 'session', "jobs belong to a session (see 'drydock sessions list')");
+        const res = await client.request('GET', `/v1/sessions/${idPath(session)}/jobs`);
+        if (printedJson(values, res.text)) return;
+        const items = (res.body as { items: JobJson[] }).items;
+        if (!items.length) {
+          out('no jobs');
+          return;
+        }
+        const now = Date.now();
+        out(
+          table(
+            ['ID', 'CRON', 'TZ', 'RECURRING', 'STATUS', 'NEXT_FIRE', 'JITTERED', 'EXPIRES', 'PROMPT'],
+            items.map((j) => [
+              j.id,
+              cronText(j),
+              j.timezone,
+              yesNo(j.recurring),
+              j.status,
+              `${short(j.next_fire_at)}${j.next_fire_final ? ' (final)' : ''}`,
+              short(j.next_fire_jittered_at),
+              relative(j.expires_at, now),
+              oneLine(j.prompt, 40),
+            ]),
+          ),
+        );
+      },
+    },
+
+    show: {
+      synopsis: 'ID [--json]',
+      help: `Shows one job: its schedule, next fire (nominal and jittered), expiry, pending slot, fire count,
+run options and prompt.
+
+${ID_HELP}`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('GET', `/v1/jobs/${idPath(args[0]!)}`);
+        if (printedJson(values, res.text)) return;
+        const j = res.body as JobJson;
+        const now = Date.now();
+        const options = Object.keys(j.options ?? {}).length ? JSON.stringify(j.options) : null;
+        out(
+          `${fields([
+            ['job', j.id],
+            ['session', j.session_id],
+            ['status', j.status],
+            ['cron', j.cron],
+            ['effective_cron', j.effective_cron],
+            ['timezone', j.timezone],
+            ['recurring', yesNo(j.recurring)],
+            ['approximate', yesNo(j.approximate)],
+            ['next_fire', when(j.next_fire_at, now)],
+            ['next_fire_jittered', when(j.next_fire_jittered_at, now)],
+            ['next_fire_final', j.next_fire_final === null ? null : yesNo(j.next_fire_final)],
+            ['expires', when(j.expires_at, now)],
+            [
+              'pending_slot',
+              j.pending_slot_at
+                ? `${j.pending_slot_at} (${j.pending_coalesced} slot(s) waiting for the session to be idle)`
+                : null,
+            ],
+            ['last_slot', when(j.last_slot_at, now)],
+            ['fire_count', j.fire_count],
+            ['options', options],
+            ['created_by', j.created_by],
+            ['created', when(j.created_at, now)],
+          ])}\n\nprompt:\n${clean(j.prompt).trimEnd()}`,
+        );
+      },
+    },
+
+    create: {
+      synopsis:
+        '--session ID --cron EXPR --prompt TEXT [--timezone TZ] [--one-shot] [--approximate] [--execute-mode M] [--json]',
+      help: `Creates a cron job in a session and prints its id.
+
+  --session ID          the session (required)
+  --cron EXPR           5 fields "minute hour day-of-month month day-of-week", or @hourly, @daily,
+                        @weekly, @monthly, @yearly (required)
+  --prompt TEXT         what the run is asked to plan (required)
+  --timezone TZ         an IANA time zone, e.g. Europe/Berlin (default: the daemon's)
+  --one-shot            fire once, then delete the job (default: recurring, expiring after 7 days)
+  --approximate         move a minute of exactly 0 or 30 forward 1-6 minutes, so that many jobs do not
+                        start in the same second
+  --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
+                        (default: the session's)
+  --json                print the API's JSON body instead of the id`,
+      options: {
+        session: { type: 'string' },
+        cron: { type: 'string' },
+        prompt: { type: 'string' },
+        timezone: { type: 'string' },
+        'one-shot': { type: 'boolean' },
+        approximate: { type: 'boolean' },
+        'execute-mode': { type: 'string' },
+        ...jsonOption,
+      },
+      positionals: [],
+      async run({ client, values }) {
+        const session = required(values, 'session', "jobs belong to a session (see 'drydock sessions list')");
+        const cron = required(values, 'cron', 'when the job fires, e.g. "0 9 * * 1-5"');
+        const prompt = required(values, 'prompt', 'what the run is asked to plan');
+        const timezone = str(values, 'timezone');
+        if (timezone !== undefined && !timezone.trim()) {
+          throw new RemoteUsageError('--timezone must not be blank');
+        }
+        const executeMode = oneOf(values, 'execute-mode', EXECUTE_MODES);
+        const res = await client.request('POST', `/v1/sessions/${idPath(session)}/jobs`, {
+          cron,
+          prompt,
+          timezone,
+          recurring: !flag(values, 'one-shot'),
+          approximate: flag(values, 'approximate'),
+          options: executeMode ? { execute_mode: executeMode } : undefined,
+        });
+        if (printedJson(values, res.text)) return;
+        out((res.body as JobJson).id);
+      },
+    },
+
+    delete: {
+      synopsis: 'ID',
+      help: 'Deletes a job: it fires no more. Its runs and slot history stay.',
+      options: {},
+      positionals: ['ID'],
+      async run({ client, args }) {
+        await client.request('DELETE', `/v1/jobs/${idPath(args[0]!)}`);
+        out(`job ${args[0]} deleted`);
+      },
+    },
+
+    pause: {
+      synopsis: 'ID [--json]',
+      help: `Pauses a job: it stops firing until resumed.
+
+${ID_HELP}`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('POST', `/v1/jobs/${idPath(args[0]!)}/pause`);
+        if (printedJson(values, res.text)) return;
+        const j = res.body as JobJson;
+        out(`job ${j.id} ${j.status}`);
+      },
+    },
+
+    resume: {
+      synopsis: 'ID [--json]',
+      help: `Resumes a paused job. A recurring job's next slot is computed from now (slots that passed while
+it was paused are skipped); a one-shot whose time passed becomes missed and waits for 'drydock jobs run'.
+
+${ID_HELP}`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('POST', `/v1/jobs/${idPath(args[0]!)}/resume`);
+        if (printedJson(values, res.text)) return;
+        const j = res.body as JobJson;
+        out(`job ${j.id} ${j.status}; ${nextFire(j)}`);
+      },
+    },
+
+    run: {
+      synopsis: 'ID [--json]',
+      help: `Runs a job now and prints the new run's id. For a missed one-shot this fires its slot and deletes
+the job.
+
+  --json                print the API's JSON body (the run) instead of its id`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('POST', `/v1/jobs/${idPath(args[0]!)}/run`);
+        if (printedJson(values, res.text)) return;
+        out((res.body as { id: string }).id);
+      },
+    },
+
+    slots: {
+      synopsis: 'ID [--json]',
+      help: `Shows what became of each of a job's slots (nominal fire times): fired (with its run), coalesced
+into a later fire's run, or missed (a range, while the daemon was down).
+
+${ID_HELP}`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('GET', `/v1/jobs/${idPath(args[0]!)}/slots`);
+        if (printedJson(values, res.text)) return;
+        const items = (res.body as { items: SlotJson[] }).items;
+        if (!items.length) {
+          out('no slots recorded yet');
+          return;
+        }
+        out(
+          table(
+            ['SLOT', 'OUTCOME', 'SLOTS', 'RUN', 'RECORDED'],
+            items.map((s) => [
+              s.last_slot_at && s.last_slot_at !== s.slot_at
+                ? `${short(s.slot_at)} … ${short(s.last_slot_at)}`
+                : short(s.slot_at),
+              s.outcome,
+              String(s.slots),
+              dash(s.run_id),
+              short(s.recorded_at),
+            ]),
+          ),
+        );
+      },
+    },
+  },
+};
+
+export const jobsCommand = (argv: string[]): Promise<number> => runGroup(jobsGroup, argv);

@@ -1,0 +1,228 @@
+import { resolve } from 'node:path';
+import { EXECUTE_MODES } from '../../store/types.js';
+import {
+  age,
+  choices,
+  fields,
+  flag,
+  type Group,
+  idPath,
+  jsonOption,
+  oneOf,
+  out,
+  positiveInt,
+  printedJson,
+  queryString,
+  RemoteUsageError,
+  runGroup,
+  str,
+  table,
+  type Values,
+  when,
+} from './common.js';
+
+// drydock sessions list|show|create|close: the scopes of cron jobs, over /v1/sessions.
+
+const STATUSES = ['open', 'closed'] as const;
+
+interface SessionDefaultsJson {
+  model?: string;
+  thinking?: { enabled: boolean; budget_tokens?: number };
+  budget_usd?: number;
+  max_turns?: number;
+  approvals_required?: number;
+  allow_self_approval?: boolean;
+  execute_mode?: string;
+}
+
+interface SessionJson {
+  id: string;
+  name: string;
+  workspace: string;
+  owner: string;
+  status: string;
+  defaults: SessionDefaultsJson;
+  created_at: string;
+  closed_at: string | null;
+}
+
+/** A positive decimal number option (e.g. dollars), or undefined when absent. */
+function positiveNumber(values: Values, name: string): number | undefined {
+  const v = str(values, name);
+  if (v === undefined) return undefined;
+  const n = /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(v.trim()) ? Number(v) : Number.NaN;
+  if (!(n > 0) || !Number.isFinite(n)) {
+    throw new RemoteUsageError(`--${name} must be a positive number, got "${v}"`);
+  }
+  return n;
+}
+
+const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
+
+function defaultsSummary(d: SessionDefaultsJson): [string, unknown][] {
+  const thinking = d.thinking
+    ? d.thinking.enabled
+      ? `on${d.thinking.budget_tokens ? ` (budget ${d.thinking.budget_tokens} tokens)` : ''}`
+      : 'off'
+    : undefined;
+  return [
+    ['model', d.model],
+    ['thinking', thinking],
+    ['budget_usd', d.budget_usd],
+    ['max_turns', d.max_turns],
+    ['approvals_required', d.approvals_required],
+    ['allow_self_approval', d.allow_self_approval],
+    ['execute_mode', d.execute_mode],
+  ];
+}
+
+export const sessionsGroup: Group = {
+  name: 'sessions',
+  summary: 'Sessions, the scopes of cron jobs: list them, read one, create one, close one.',
+  commands: {
+    list: {
+      synopsis: '[--status open|closed] [--limit N] [--cursor C] [--json]',
+      help: `Lists sessions: id, name, status, owner, age and workspace.
+
+  --status S            ${choices(STATUSES)} (default: both)
+  --limit N             at most N sessions (API default 50, max 200)
+  --cursor C            the next page (from a previous listing)
+  --json                print the API's JSON body`,
+      options: {
+        status: { type: 'string' },
+        limit: { type: 'string' },
+        cursor: { type: 'string' },
+        ...jsonOption,
+      },
+      positionals: [],
+      async run({ client, values }) {
+        const q = queryString({
+          status: oneOf(values, 'status', STATUSES),
+          limit: positiveInt(values, 'limit'),
+          cursor: str(values, 'cursor'),
+        });
+        const res = await client.request('GET', `/v1/sessions${q}`);
+        if (printedJson(values, res.text)) return;
+        const page = res.body as { items: SessionJson[]; next_cursor: string | null };
+        if (!page.items.length) {
+          out('no sessions');
+          return;
+        }
+        const now = Date.now();
+        out(
+          table(
+            ['ID', 'NAME', 'STATUS', 'OWNER', 'AGE', 'WORKSPACE'],
+            page.items.map((s) => [s.id, s.name, s.status, s.owner, age(s.created_at, now), s.workspace]),
+          ),
+        );
+        if (page.next_cursor) out(`\nmore: drydock sessions list --cursor ${page.next_cursor}`);
+      },
+    },
+
+    show: {
+      synopsis: 'ID [--json]',
+      help: `Shows one session: name, status, workspace, owner, times and the defaults of its runs.
+
+  --json                print the API's JSON body`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('GET', `/v1/sessions/${idPath(args[0]!)}`);
+        if (printedJson(values, res.text)) return;
+        const s = res.body as SessionJson;
+        const now = Date.now();
+        const defaults = defaultsSummary(s.defaults ?? {}).filter(([, v]) => v !== undefined);
+        out(
+          `${fields([
+            ['session', s.id],
+            ['name', s.name],
+            ['status', s.status],
+            ['workspace', s.workspace],
+            ['owner', s.owner],
+            ['created', when(s.created_at, now)],
+            ['closed', when(s.closed_at, now)],
+          ])}\n\ndefaults:\n${
+            defaults.length ? fields(defaults).replace(/^/gm, '  ') : "  none (the daemon's apply)"
+          }\n\njobs: drydock jobs list --session ${s.id}`,
+        );
+      },
+    },
+
+    create: {
+      synopsis:
+        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--budget-usd X] [--thinking-budget N] [--max-turns N] [--json]',
+      help: `Creates a session and prints its id. Options other than --workspace and --name set the defaults of
+the session's runs; unset ones are the daemon's.
+
+  --workspace DIR       the directory its runs work in, usually a git repository (required; a relative
+                        path is resolved against the current directory, and the daemon must see the same
+                        path)
+  --name N              a name (default: the id)
+  --model M             the model its runs use
+  --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
+  --approvals-required N
+                        approvals a plan needs (1-10)
+  --allow-self-approval let the person who requested a plan approve it
+  --budget-usd X        the most a run may cost, in US dollars
+  --thinking-budget N   turn on extended thinking with this many tokens (at least 1024)
+  --max-turns N         the most model turns a run may take
+  --json                print the API's JSON body instead of the id`,
+      options: {
+        workspace: { type: 'string' },
+        name: { type: 'string' },
+        model: { type: 'string' },
+        'execute-mode': { type: 'string' },
+        'approvals-required': { type: 'string' },
+        'allow-self-approval': { type: 'boolean' },
+        'budget-usd': { type: 'string' },
+        'thinking-budget': { type: 'string' },
+        'max-turns': { type: 'string' },
+        ...jsonOption,
+      },
+      positionals: [],
+      async run({ client, values }) {
+        const workspace = str(values, 'workspace');
+        if (workspace === undefined || !workspace.trim()) {
+          throw new RemoteUsageError('--workspace is required: the directory the runs work in');
+        }
+        const name = str(values, 'name');
+        if (name !== undefined && !name.trim()) throw new RemoteUsageError('--name must not be blank');
+        const thinking = num(positiveInt(values, 'thinking-budget'));
+        const defaults: SessionDefaultsJson = {
+          model: str(values, 'model'),
+          execute_mode: oneOf(values, 'execute-mode', EXECUTE_MODES),
+          approvals_required: num(positiveInt(values, 'approvals-required')),
+          allow_self_approval: flag(values, 'allow-self-approval') ? true : undefined,
+          budget_usd: positiveNumber(values, 'budget-usd'),
+          thinking: thinking === undefined ? undefined : { enabled: true, budget_tokens: thinking },
+          max_turns: num(positiveInt(values, 'max-turns')),
+        };
+        const given = Object.values(defaults).some((v) => v !== undefined);
+        const res = await client.request('POST', '/v1/sessions', {
+          workspace: resolve(workspace),
+          name,
+          defaults: given ? defaults : undefined,
+        });
+        if (printedJson(values, res.text)) return;
+        out((res.body as SessionJson).id);
+      },
+    },
+
+    close: {
+      synopsis: 'ID [--json]',
+      help: `Closes a session: its cron jobs are deleted; its runs, plans and history stay.
+
+  --json                print the API's JSON body`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('DELETE', `/v1/sessions/${idPath(args[0]!)}`);
+        if (printedJson(values, res.text)) return;
+        const s = res.body as SessionJson & { deleted_jobs: number };
+        out(`session ${s.id} closed; ${s.deleted_jobs} job${s.deleted_jobs === 1 ? '' : 's'} deleted`);
+      },
+    },
+  },
+};
+
+export const sessionsCommand = (argv: string[]): Promise<number> => runGroup(sessionsGroup, argv);

@@ -1,0 +1,482 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { EXECUTE_MODES } from '../../store/types.js';
+import type { ApiClient } from '../client.js';
+import {
+  age,
+  choices,
+  clean,
+  dash,
+  fields,
+  flag,
+  type Group,
+  idPath,
+  jsonOption,
+  type OptionsConfig,
+  oneLine,
+  oneOf,
+  out,
+  positiveInt,
+  printedJson,
+  queryString,
+  RemoteUsageError,
+  runGroup,
+  str,
+  strs,
+  table,
+  type Values,
+  when,
+} from './common.js';
+
+// drydock triggers list|show|create|update|delete|deliveries|fire: remote triggers over /v1/triggers.
+
+const KINDS = ['github', 'generic'] as const;
+
+interface FiltersJson {
+  repositories?: string[];
+  base_branches?: string[];
+  labels?: string[];
+  authors?: string[];
+  draft?: boolean;
+}
+
+interface TriggerJson {
+  id: string;
+  name: string;
+  kind: string;
+  events: string[];
+  filters: FiltersJson;
+  prompt: string;
+  workspace: string | null;
+  options: Record<string, unknown>;
+  hourly_cap: number;
+  enabled: boolean;
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+  /** Only when it was just issued (a generic trigger's creation, or a rotation). */
+  token?: string;
+}
+
+interface DeliveryJson {
+  id: string;
+  source: string;
+  event: string;
+  outcome: string;
+  detail: string | null;
+  subject: string | null;
+  run_ids: string[];
+  received_at: string;
+}
+
+interface FireJson {
+  delivery_id: string;
+  duplicate: boolean;
+  run: { id: string; status: string } | null;
+}
+
+/** The filter options: option name → the filter it sets. */
+const FILTERS = {
+  repository: 'repositories',
+  'base-branch': 'base_branches',
+  label: 'labels',
+  author: 'authors',
+} as const satisfies Record<string, keyof FiltersJson>;
+
+/** What create and update share. */
+const definitionOptions = {
+  name: { type: 'string' },
+  prompt: { type: 'string' },
+  event: { type: 'string', multiple: true },
+  repository: { type: 'string', multiple: true },
+  'base-branch': { type: 'string', multiple: true },
+  label: { type: 'string', multiple: true },
+  author: { type: 'string', multiple: true },
+  draft: { type: 'string' },
+  workspace: { type: 'string' },
+  'hourly-cap': { type: 'string' },
+  'execute-mode': { type: 'string' },
+  'approvals-required': { type: 'string' },
+  ...jsonOption,
+} as const satisfies OptionsConfig;
+
+const definitionHelp = (draft: string) => `  --name N              a name, shown in runs and plans
+  --prompt TEXT         the prompt template; it may name {{repository}}, {{number}}, {{head_sha}},
+                        {{head_ref}}, {{base_ref}}, {{event}}, {{author}}, {{trigger}}
+  --event E             github: an event to fire on, pull_request or pull_request.<action>, e.g.
+                        pull_request.opened (repeat for several)
+  --repository R        github: only pull requests in owner/repo R (repeatable)
+  --base-branch B       github: only pull requests into branch B (repeatable)
+  --label L             github: only pull requests with label L (repeatable)
+  --author A            github: only pull requests by GitHub user A (repeatable)
+  ${draft}
+  --workspace DIR       the directory a generic trigger's runs work in (a relative path is resolved
+                        against the current directory; the daemon must see the same path)
+  --hourly-cap N        at most N runs an hour
+  --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
+  --approvals-required N
+                        approvals a plan needs (1-10)`;
+
+const TOKEN_NOTE = 'shown only this once: store it now';
+
+const list = (xs: string[] | undefined): string | null => (xs?.length ? xs.join(', ') : null);
+
+/** The options of runs (`options`), merged over `current`; undefined when no option was given. */
+function runOptions(values: Values, current: Record<string, unknown> = {}) {
+  const executeMode = oneOf(values, 'execute-mode', EXECUTE_MODES);
+  const approvals = positiveInt(values, 'approvals-required');
+  if (executeMode === undefined && approvals === undefined) return undefined;
+  return {
+    ...current,
+    ...(executeMode !== undefined ? { execute_mode: executeMode } : {}),
+    ...(approvals !== undefined ? { approvals_required: Number(approvals) } : {}),
+  };
+}
+
+/** Whether any option that only a github trigger uses (--event or a filter) was given. */
+const githubOnlyGiven = (values: Values): boolean =>
+  strs(values, 'event').length > 0 ||
+  Object.keys(FILTERS).some((o) => strs(values, o).length > 0) ||
+  str(values, 'draft') !== undefined;
+
+/** The filters from the options, over `base`; undefined when no filter option was given. */
+function filters(values: Values, base: FiltersJson, draftChoices: readonly string[]) {
+  const draft = oneOf(values, 'draft', draftChoices);
+  const given = Object.entries(FILTERS).filter(([o]) => strs(values, o).length > 0);
+  if (!given.length && draft === undefined) return undefined;
+  const next: FiltersJson = { ...base };
+  for (const [option, key] of given) next[key] = strs(values, option);
+  if (draft === 'any') delete next.draft;
+  else if (draft !== undefined) next.draft = draft === 'true';
+  return next;
+}
+
+/** A non-blank string option, or undefined when absent. */
+function nonBlank(values: Values, name: string): string | undefined {
+  const v = str(values, name);
+  if (v !== undefined && !v.trim()) throw new RemoteUsageError(`--${name} must not be blank`);
+  return v;
+}
+
+/** Prints a token the API just issued, labelled, with what to do with it. */
+function printToken(t: TriggerJson): void {
+  if (!t.token) return;
+  out(
+    `token: ${t.token}\n  (${TOKEN_NOTE}; it cannot be shown again, only replaced with ` +
+      `"drydock triggers update ${t.id} --rotate-token")\n` +
+      `  fire with: drydock triggers fire ${t.id} --trigger-token <token> --text "..."` +
+      ` (or DRYDOCK_TRIGGER_TOKEN=<token>)`,
+  );
+}
+
+async function readText(path: string): Promise<string> {
+  try {
+    if (path === '-') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    }
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? (err as Error).message;
+    throw new RemoteUsageError(`cannot read --text-file ${path}: ${code}`);
+  }
+}
+
+const getTrigger = async (client: ApiClient, id: string): Promise<TriggerJson> =>
+  (await client.request('GET', `/v1/triggers/${idPath(id)}`)).body as TriggerJson;
+
+export const triggersGroup: Group = {
+  name: 'triggers',
+  summary:
+    'Remote triggers: list them, read one, create, change or delete one, see its deliveries, fire a generic one.',
+  commands: {
+    list: {
+      synopsis: '[--json]',
+      help: `Lists triggers: id, kind, name, enabled, events, hourly cap and age.
+
+  --json                print the API's JSON body`,
+      options: { ...jsonOption },
+      positionals: [],
+      async run({ client, values }) {
+        const res = await client.request('GET', '/v1/triggers');
+        if (printedJson(values, res.text)) return;
+        const items = (res.body as { items: TriggerJson[] }).items;
+        if (!items.length) {
+          out('no triggers');
+          return;
+        }
+        const now = Date.now();
+        out(
+          table(
+            ['ID', 'KIND', 'NAME', 'ENABLED', 'CAP', 'AGE', 'EVENTS'],
+            items.map((t) => [
+              t.id,
+              t.kind,
+              t.name,
+              t.enabled ? 'yes' : 'no',
+              String(t.hourly_cap),
+              age(t.created_at, now),
+              dash(list(t.events)),
+            ]),
+          ),
+        );
+      },
+    },
+
+    show: {
+      synopsis: 'ID [--json]',
+      help: `Shows one trigger: kind, events, filters, workspace, run options, cap and its prompt template.
+
+  --json                print the API's JSON body`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('GET', `/v1/triggers/${idPath(args[0]!)}`);
+        if (printedJson(values, res.text)) return;
+        const t = res.body as TriggerJson;
+        const now = Date.now();
+        const f = t.filters ?? {};
+        out(
+          `${fields([
+            ['trigger', t.id],
+            ['name', t.name],
+            ['kind', t.kind],
+            ['enabled', t.enabled ? 'yes' : 'no'],
+            ['events', list(t.events)],
+            ['repositories', list(f.repositories)],
+            ['base_branches', list(f.base_branches)],
+            ['labels', list(f.labels)],
+            ['authors', list(f.authors)],
+            ['draft', f.draft === undefined ? null : String(f.draft)],
+            ['workspace', t.workspace],
+            ['hourly_cap', t.hourly_cap],
+            ['options', Object.keys(t.options ?? {}).length ? JSON.stringify(t.options) : null],
+            ['created_by', t.created_by],
+            ['created', when(t.created_at, now)],
+            ['updated', when(t.updated_at, now)],
+          ])}\n\nprompt:\n${clean(t.prompt).trimEnd()}\n\ndeliveries: drydock triggers deliveries ${t.id}`,
+        );
+      },
+    },
+
+    create: {
+      synopsis:
+        '--kind github|generic --name N --prompt TEXT [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--json]',
+      help: `Creates a trigger and prints its id. A github trigger fires on the webhook events it names (at least
+one --event), filtered by the filter options; a generic trigger (it needs --workspace) fires on
+'drydock triggers fire' with its own token, which is printed here, once, labelled "token:".
+
+  --kind K              ${choices(KINDS)} (required)
+${definitionHelp('--draft true|false    github: only draft or only ready pull requests')}
+  --json                print the API's JSON body (a generic trigger's token is its "token" field)`,
+      options: { kind: { type: 'string' }, ...definitionOptions },
+      positionals: [],
+      async run({ client, values }) {
+        const kind = oneOf(values, 'kind', KINDS);
+        if (kind === undefined) throw new RemoteUsageError(`--kind is required: ${KINDS.join(' or ')}`);
+        const name = nonBlank(values, 'name');
+        if (name === undefined) throw new RemoteUsageError('--name is required: what to call the trigger');
+        const prompt = nonBlank(values, 'prompt');
+        if (prompt === undefined) throw new RemoteUsageError('--prompt is required: the prompt template');
+        const workspace = nonBlank(values, 'workspace');
+        const events = strs(values, 'event');
+        if (kind === 'github' && !events.length) {
+          throw new RemoteUsageError('a github trigger needs at least one --event, e.g. pull_request.opened');
+        }
+        if (kind === 'generic') {
+          if (githubOnlyGiven(values)) {
+            throw new RemoteUsageError(
+              '--event, --repository, --base-branch, --label, --author and --draft apply to github triggers only',
+            );
+          }
+          if (workspace === undefined) {
+            throw new RemoteUsageError('a generic trigger needs --workspace: the directory its runs work in');
+          }
+        }
+        const cap = positiveInt(values, 'hourly-cap');
+        const res = await client.request('POST', '/v1/triggers', {
+          kind,
+          name,
+          prompt,
+          events: events.length ? events : undefined,
+          filters: filters(values, {}, ['true', 'false']),
+          workspace: workspace === undefined ? undefined : resolve(workspace),
+          hourly_cap: cap === undefined ? undefined : Number(cap),
+          options: runOptions(values),
+        });
+        if (printedJson(values, res.text)) return;
+        const t = res.body as TriggerJson;
+        out(`trigger ${t.id} created (${t.kind}, "${oneLine(t.name)}")`);
+        printToken(t);
+      },
+    },
+
+    update: {
+      synopsis:
+        'ID [--name N] [--prompt TEXT] [--event E ...] [--repository R ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--enable|--disable] [--rotate-token] [--json]',
+      help: `Changes a trigger; what is not given stays as it is. --event replaces the events. Each filter option
+replaces that filter's values and keeps the others (--clear-filters starts from none; --draft any drops
+the draft filter). --execute-mode and --approvals-required keep the other run options.
+--rotate-token replaces a generic trigger's token and prints the new one, once, labelled "token:".
+
+${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, only ready, or any pull requests`)}
+  --clear-filters       drop every filter not given in this command
+  --enable, --disable   let it fire again, or make it refuse deliveries and fires
+  --rotate-token        issue a new token (generic triggers); the old one stops working
+  --json                print the API's JSON body (a new token is its "token" field)`,
+      options: {
+        ...definitionOptions,
+        draft: { type: 'string' },
+        'clear-filters': { type: 'boolean' },
+        enable: { type: 'boolean' },
+        disable: { type: 'boolean' },
+        'rotate-token': { type: 'boolean' },
+      },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const id = args[0]!;
+        if (flag(values, 'enable') && flag(values, 'disable')) {
+          throw new RemoteUsageError('give at most one of --enable and --disable');
+        }
+        const name = nonBlank(values, 'name');
+        const prompt = nonBlank(values, 'prompt');
+        const workspace = nonBlank(values, 'workspace');
+        const cap = positiveInt(values, 'hourly-cap');
+        const draft = oneOf(values, 'draft', ['true', 'false', 'any']);
+        const events = strs(values, 'event');
+        const clearFilters = flag(values, 'clear-filters');
+        const filterGiven = clearFilters || draft !== undefined || githubOnlyGiven(values);
+        const optionsGiven =
+          str(values, 'execute-mode') !== undefined || str(values, 'approvals-required') !== undefined;
+        // Validate before any request.
+        oneOf(values, 'execute-mode', EXECUTE_MODES);
+        positiveInt(values, 'approvals-required');
+        const body: Record<string, unknown> = {
+          name,
+          prompt,
+          workspace: workspace === undefined ? undefined : resolve(workspace),
+          hourly_cap: cap === undefined ? undefined : Number(cap),
+          events: events.length ? events : undefined,
+          enabled: flag(values, 'enable') ? true : flag(values, 'disable') ? false : undefined,
+          rotate_token: flag(values, 'rotate-token') ? true : undefined,
+        };
+        if (filterGiven || optionsGiven) {
+          // Filters and options are replaced whole by the API: merge over what the trigger has.
+          const current = await getTrigger(client, id);
+          if (current.kind !== 'github' && githubOnlyGiven(values)) {
+            throw new RemoteUsageError(
+              '--event, --repository, --base-branch, --label, --author and --draft apply to github triggers only',
+            );
+          }
+          if (filterGiven) {
+            body.filters =
+              filters(values, clearFilters ? {} : (current.filters ?? {}), ['true', 'false', 'any']) ?? {};
+          }
+          if (optionsGiven) body.options = runOptions(values, current.options ?? {});
+        }
+        if (Object.values(body).every((v) => v === undefined)) {
+          throw new RemoteUsageError('nothing to change: give at least one option');
+        }
+        const res = await client.request('PATCH', `/v1/triggers/${idPath(id)}`, body);
+        if (printedJson(values, res.text)) return;
+        const t = res.body as TriggerJson;
+        out(`trigger ${t.id} updated (${t.enabled ? 'enabled' : 'disabled'})`);
+        printToken(t);
+      },
+    },
+
+    delete: {
+      synopsis: 'ID',
+      help: 'Deletes a trigger: webhooks no longer match it and its token stops working. Its runs stay.',
+      options: {},
+      positionals: ['ID'],
+      async run({ client, args }) {
+        await client.request('DELETE', `/v1/triggers/${idPath(args[0]!)}`);
+        out(`trigger ${args[0]} deleted`);
+      },
+    },
+
+    deliveries: {
+      synopsis: 'ID [--limit N] [--json]',
+      help: `Lists a trigger's recent deliveries (webhook deliveries and fires), newest first: id, when, source,
+event, outcome (accepted, duplicate, filtered, capped, rejected, ignored), subject, runs and detail.
+
+  --limit N             at most N (API default 50, max 200)
+  --json                print the API's JSON body`,
+      options: { limit: { type: 'string' }, ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const q = queryString({ limit: positiveInt(values, 'limit') });
+        const res = await client.request('GET', `/v1/triggers/${idPath(args[0]!)}/deliveries${q}`);
+        if (printedJson(values, res.text)) return;
+        const items = (res.body as { items: DeliveryJson[] }).items;
+        if (!items.length) {
+          out('no deliveries');
+          return;
+        }
+        const now = Date.now();
+        out(
+          table(
+            ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'SUBJECT', 'RUNS', 'DETAIL'],
+            items.map((x) => [
+              x.id,
+              age(x.received_at, now),
+              x.source,
+              x.event,
+              x.outcome,
+              dash(x.subject),
+              dash(x.run_ids.join(',')),
+              dash(x.detail),
+            ]),
+          ),
+        );
+      },
+    },
+
+    fire: {
+      synopsis: 'ID --trigger-token T [--idempotency-key K] [--text TEXT | --text-file F] [--json]',
+      help: `Fires a generic trigger: starts a run of its prompt, with the text as untrusted data. This
+authenticates with the trigger's own token (shown when it was created or rotated), not with --token or
+DRYDOCK_TOKEN. Prints the run: a new one, or the one an earlier fire with the same idempotency key started.
+
+  --trigger-token T     the trigger's token (default: $DRYDOCK_TRIGGER_TOKEN, which is better: flags
+                        show up in ps)
+  --idempotency-key K   fire at most once for K: the same key again answers the same run
+  --text TEXT           text passed to the run (at most 64 KB)
+  --text-file F         the text from file F ("-" for standard input)
+  --json                print the API's JSON body`,
+      options: {
+        'trigger-token': { type: 'string' },
+        'idempotency-key': { type: 'string' },
+        text: { type: 'string' },
+        'text-file': { type: 'string' },
+        ...jsonOption,
+      },
+      credential: { option: 'trigger-token', env: 'DRYDOCK_TRIGGER_TOKEN', name: 'trigger token' },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const file = str(values, 'text-file');
+        if (file !== undefined && str(values, 'text') !== undefined) {
+          throw new RemoteUsageError('give at most one of --text and --text-file');
+        }
+        const key = nonBlank(values, 'idempotency-key');
+        const text = file !== undefined ? await readText(file) : str(values, 'text');
+        const res = await client.request('POST', `/v1/triggers/${idPath(args[0]!)}/fire`, {
+          idempotency_key: key,
+          text,
+        });
+        if (printedJson(values, res.text)) return;
+        const f = res.body as FireJson;
+        const run = f.run ? `run ${f.run.id}` : 'no run';
+        out(
+          f.duplicate
+            ? `${run} (already started by an earlier fire with this idempotency key; delivery ${f.delivery_id})`
+            : `${run} started (delivery ${f.delivery_id})`,
+        );
+      },
+    },
+  },
+};
+
+export const triggersCommand = (argv: string[]): Promise<number> => runGroup(triggersGroup, argv);
