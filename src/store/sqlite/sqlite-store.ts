@@ -733,7 +733,9 @@ export class SqliteStore implements Store {
       }
     }
     if (f.activeAt !== undefined && f.status === 'pending_approval') {
-      where.push('expires_at > ?');
+      // The unary + keeps the planner on plans_queue (status, created_at, id), which serves the order: an
+      // index on expires_at would have it read every pending plan and sort them.
+      where.push('+expires_at > ?');
       args.push(f.activeAt);
     }
     addCursor(f.cursor, where, args, 'asc');
