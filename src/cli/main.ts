@@ -43,8 +43,8 @@ remote commands (talk to a running daemon over its HTTP API):
   jobs create --session ID --cron EXPR --prompt TEXT [--timezone TZ] [--one-shot] [--approximate]
       [--execute-mode M] [--json]   (prints the id)
   jobs delete ID
-  jobs pause ID
-  jobs resume ID
+  jobs pause ID [--json]
+  jobs resume ID [--json]
   jobs run ID [--json]   (prints the run id)
   jobs slots ID [--json]
   triggers list [--json]

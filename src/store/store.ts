@@ -153,6 +153,8 @@ export interface Store {
   createToken(token: ApiToken): Promise<void>;
   findToken(id: string): Promise<ApiToken | null>;
   countActiveTokens(role?: ApiToken['role']): Promise<number>;
+  /** The roles of an identity's active tokens (an identity may hold several). */
+  rolesOf(identity: string): Promise<ApiToken['role'][]>;
 
   createSession(session: NewSession): Promise<Session>;
   getSession(id: string): Promise<Session | null>;
@@ -326,6 +328,13 @@ export interface Store {
   /** Forgets a delivery whose processing failed, so that a redelivery is processed instead of deduplicated. */
   deleteDelivery(id: string): Promise<void>;
   listDeliveries(filter: { triggerId?: string; limit: number }): Promise<Delivery[]>;
+  /** What one trigger made of its recent deliveries: its own outcome and run, newest first. */
+  listTriggerFires(
+    triggerId: string,
+    limit: number,
+  ): Promise<
+    { delivery: Delivery; outcome: 'accepted' | 'filtered' | 'capped'; runId: string | null; at: number }[]
+  >;
   /**
    * In one transaction: unless the trigger already started `hourlyCap` runs in the last hour (then the
    * fire is recorded as capped), find or make the subject's session and create the run.

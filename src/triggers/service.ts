@@ -294,6 +294,14 @@ export class TriggerService {
       const result = await this.fireMatching(delivery, ctx, true);
       return settle(result.outcome, result.detail, result.runIds);
     }
+    // A mapped login acts with its identity's roles: deciding needs an approver, operator or admin token.
+    const roles = await this.deps.store.rolesOf(identity);
+    if (!roles.some((r) => r !== 'viewer')) {
+      return settle(
+        'rejected',
+        `${identity} holds no token that may decide plans (approver, operator or admin)`,
+      );
+    }
     const plan = await this.deps.store.pendingPlanForSubject(subject);
     if (!plan) return settle('rejected', `no plan of ${subject} is pending approval`);
     try {

@@ -164,7 +164,7 @@ describe('POST /v1/triggers/:id/fire', () => {
     expect(capped.status).toBe(429);
     expect(capped.body.error.code).toBe('capped');
     const deliveries = await d.api('GET', `/v1/triggers/${t.id}/deliveries`);
-    expect(deliveries.body.items[0]).toMatchObject({ outcome: 'capped', run_ids: [] });
+    expect(deliveries.body.items[0]).toMatchObject({ outcome: 'capped', run_id: null });
 
     const u = await createGeneric();
     const rotated = await d.api('PATCH', `/v1/triggers/${u.id}`, { rotate_token: true });

@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import examples from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
+import { issueToken } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config/schema.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { git } from '../support/git-repo.js';
@@ -237,6 +238,10 @@ export async function triggerWorld(
     await model.close();
     repo.remove();
     throw err;
+  }
+  // Mapped GitHub users act as drydock identities; to decide plans those identities need an approver token.
+  for (const identity of new Set(Object.values(opts.users ?? {}))) {
+    await d.daemon.store.createToken(issueToken(identity, identity, 'approver', Date.now()).record);
   }
   return {
     model,

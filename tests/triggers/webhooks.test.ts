@@ -225,7 +225,8 @@ describe('POST /webhooks/github with real payloads', () => {
     const listed = await deliveriesOf(capped.id);
     expect(listed.find((x) => x.id === three.body.delivery_id)).toMatchObject({
       outcome: 'capped',
-      run_ids: [],
+      run_id: null,
+      delivery_outcome: 'capped',
     });
     expect((await settled(w.d)).length).toBe(3);
   });

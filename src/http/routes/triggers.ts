@@ -163,17 +163,19 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
     const t = await store.getTrigger(c.req.param('id'));
     if (!t) throw notFound('trigger', c.req.param('id'));
     const q = query(c, z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(50) }));
-    const items = await store.listDeliveries({ triggerId: t.id, limit: q.limit });
+    const fires = await store.listTriggerFires(t.id, q.limit);
     return c.json({
-      items: items.map((d) => ({
-        id: d.id,
-        source: d.source,
-        event: d.event,
-        outcome: d.outcome,
-        detail: d.detail,
-        subject: d.subject,
-        run_ids: d.runIds,
-        received_at: iso(d.receivedAt),
+      items: fires.map((f) => ({
+        id: f.delivery.id,
+        source: f.delivery.source,
+        event: f.delivery.event,
+        // What this trigger made of the delivery, and the delivery's overall outcome across triggers.
+        outcome: f.outcome,
+        run_id: f.runId,
+        delivery_outcome: f.delivery.outcome,
+        detail: f.delivery.detail,
+        subject: f.delivery.subject,
+        received_at: iso(f.delivery.receivedAt),
       })),
     });
   });

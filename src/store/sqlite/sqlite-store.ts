@@ -144,6 +144,12 @@ export class SqliteStore implements Store {
     return row ? toToken(row) : null;
   }
 
+  async rolesOf(identity: string): Promise<ApiToken['role'][]> {
+    return this.sql('SELECT DISTINCT role FROM api_tokens WHERE identity = ? AND revoked_at IS NULL')
+      .pluck()
+      .all(identity) as ApiToken['role'][];
+  }
+
   async countActiveTokens(role?: ApiToken['role']): Promise<number> {
     const row = (
       role
@@ -1054,6 +1060,29 @@ export class SqliteStore implements Store {
   async getDelivery(id: string): Promise<Delivery | null> {
     const row = this.sql('SELECT * FROM deliveries WHERE id = ?').get(id) as DeliveryRow | undefined;
     return row ? toDelivery(row) : null;
+  }
+
+  async listTriggerFires(
+    triggerId: string,
+    limit: number,
+  ): Promise<
+    { delivery: Delivery; outcome: 'accepted' | 'filtered' | 'capped'; runId: string | null; at: number }[]
+  > {
+    const rows = this.sql(
+      `SELECT d.*, f.outcome AS fire_outcome, f.run_id AS fire_run_id, f.at AS fire_at
+       FROM trigger_fires f JOIN deliveries d ON d.id = f.delivery_id
+       WHERE f.trigger_id = ? ORDER BY f.at DESC, d.id DESC LIMIT ?`,
+    ).all(triggerId, limit) as (DeliveryRow & {
+      fire_outcome: 'accepted' | 'filtered' | 'capped';
+      fire_run_id: string | null;
+      fire_at: number;
+    })[];
+    return rows.map((r) => ({
+      delivery: toDelivery(r),
+      outcome: r.fire_outcome,
+      runId: r.fire_run_id,
+      at: r.fire_at,
+    }));
   }
 
   async deleteDelivery(id: string): Promise<void> {
