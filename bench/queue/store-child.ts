@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { systemClock } from '../../src/clock.js';
+import { silentLogger } from '../../src/logger.js';
+import { PlanDecisions } from '../../src/plans/decisions.js';
+import { RunEvents } from '../../src/runs/events.js';
+import type { RunQueue } from '../../src/runs/queue.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Run } from '../../src/store/types.js';
+import { childParams, fail, finish } from './child-io.js';
+import { approveRule, CREATE_EXPIRY_INDEX, DROP_EXPIRY_INDEX, EXPIRE_SQL } from './fixtures.js';
+import type { Loop, PoolPlan, Pools, StoreParams, StoreReport } from './protocol.js';
+
+// Child: the baselines, in-process on the seeded file while no daemon has it open. Each call is timed
+// on its own (performance.now() around the awaited call):
+//   - bare Store.listPlans of the first pending page of 50, as GET /v1/plans asks for it;
+//   - what the GET handler asks of the store: expirePlans(now) and then that listPlans;
+//   - the same with a what-if partial index on pending plans' expires_at, created here and dropped again;
+//   - bare Store.decidePlan with the approve rule, one distinct pending plan per call;
+//   - PlanDecisions.decide(id, 'approve'): what the approve handler runs (expiry sweep, plan/session/run
+//     reads, the git HEAD check, decidePlan, the plan_decided event), with a queue that only collects.
+// The execute runs the approvals made are then marked completed, so the daemon does not recover them.
+
+const p = childParams<StoreParams>();
+const pools = JSON.parse(readFileSync(p.poolsFile, 'utf8')) as Pools;
+const store = new SqliteStore({ file: p.file });
+const filter = { status: 'pending_approval', limit: 50 } as const;
+
+/** Calls `fn` back to back: `warmup` calls untimed, then timed ones for `seconds` (or until `limit`). */
+async function loop(seconds: number, warmup: number, fn: (i: number) => Promise<unknown>, limit = Infinity) {
+  let i = 0;
+  for (; i < Math.min(warmup, limit); i++) await fn(i);
+  const out: Loop = { durations: [], wallMs: 0, errors: 0, firstError: null };
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  for (; i < limit; i++) {
+    const t0 = performance.now();
+    if (t0 >= end) break;
+    try {
+      await fn(i);
+    } catch (err) {
+      out.errors += 1;
+      out.firstError ??= (err as Error).message;
+    }
+    out.durations.push(performance.now() - t0);
+  }
+  out.wallMs = performance.now() - start;
+  return out;
+}
+
+function explain(): string {
+  const rows = store.db.prepare(`EXPLAIN QUERY PLAN ${EXPIRE_SQL}`).all(0, 0) as { detail: string }[];
+  return rows.map((r) => r.detail).join('; ');
+}
+
+async function main(): Promise<StoreReport> {
+  const first = await store.listPlans(filter);
+  const list = await loop(p.seconds, 200, () => store.listPlans(filter));
+  const handler = await loop(p.seconds, 50, async () => {
+    await store.expirePlans(Date.now());
+    return store.listPlans(filter);
+  });
+  const expirePlan = explain();
+
+  let handlerIndexed: Loop | null = null;
+  let expirePlanIndexed: string | null = null;
+  if (!p.expiryIndex) {
+    store.db.exec(CREATE_EXPIRY_INDEX);
+    try {
+      expirePlanIndexed = explain();
+      handlerIndexed = await loop(p.seconds, 200, async () => {
+        await store.expirePlans(Date.now());
+        return store.listPlans(filter);
+      });
+    } finally {
+      store.db.exec(DROP_EXPIRY_INDEX);
+    }
+  }
+
+  const approved: string[] = [];
+  const executeRuns: Run[] = [];
+  const approve = (pool: PoolPlan[], act: (plan: PoolPlan) => Promise<{ run: Run | null }>) => {
+    return async (i: number) => {
+      const plan = pool[i]!;
+      const out = await act(plan);
+      approved.push(plan[0]);
+      if (out.run) executeRuns.push(out.run);
+    };
+  };
+  const decide = await loop(
+    p.seconds,
+    50,
+    approve(pools.store, ([id, sha]) => store.decidePlan(id, approveRule(p.approver, sha, Date.now()))),
+    pools.store.length,
+  );
+
+  const queue = { submit: () => {} } as unknown as RunQueue;
+  const decisions = new PlanDecisions({
+    store,
+    clock: systemClock,
+    logger: silentLogger(),
+    events: new RunEvents(store, systemClock),
+    queue,
+  });
+  const service = await loop(
+    p.seconds,
+    20,
+    approve(pools.service, ([id, sha]) =>
+      decisions.decide(id, 'approve', { identity: p.approver, sha256: sha }),
+    ),
+    pools.service.length,
+  );
+
+  // As if executed: the daemon's recovery would otherwise pick these up while HTTP is being measured.
+  const now = Date.now();
+  for (const run of executeRuns) {
+    await store.transitionRun(run.id, ['queued'], 'completed', { startedAt: now, finishedAt: now });
+  }
+  await store.close();
+  return {
+    type: 'store',
+    list,
+    handler,
+    handlerIndexed,
+    decide,
+    service,
+    pageItems: first.items.length,
+    approved,
+    expirePlan,
+    expirePlanIndexed,
+  };
+}
+
+main().then(finish, fail);

@@ -1,0 +1,230 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import Anthropic from '@anthropic-ai/sdk';
+import { Webhooks } from '@octokit/webhooks';
+import { defaultConfig } from '../../src/config/load.js';
+import { type Daemon, startDaemon } from '../../src/daemon.js';
+import { createLogger } from '../../src/logger.js';
+import type { RunExecutor } from '../../src/runs/queue.js';
+import { childParams, cpuMs, fail, maxRssBytes, onOrders, report } from './child-io.js';
+import { ACTION, PrefixSigner, payloadTemplate } from './payload.js';
+import type { DrydockParams, MethodTime, Micro, Started, Usage } from './protocol.js';
+
+// Child: the real daemon, startDaemon() (store, run queue, scheduler, HTTP server) on a fresh data directory,
+// a free loopback port and the real clock, configured as a user would: one webhook secret, the payload's
+// repository mapped to a local git clone, and one github trigger on pull_request.opened created over
+// POST /v1/triggers. Not the defaults:
+//   - the executor: it returns { status: 'planned' } at once (startDaemon's `executor` option), so no agent,
+//     model or git worktree is measured; the runs still go through the real queue and store;
+//   - the trigger's hourly cap is raised to `hourlyCap` through the store after it was created (the API
+//     accepts at most 10,000 and the bench sends more in an hour's worth of seconds);
+//   - the logger is pino at info, as in production, counting lines instead of writing them (warnings and
+//     errors go to stderr).
+// Instrumentation lives only here: every public store method, TriggerService.handleGithub and
+// RunQueue.submit are wrapped on the instances with a wall-clock and a CPU timer (outermost calls; the store
+// and submit are synchronous inside; handleGithub awaits, so it gets wall time only).
+
+const p = childParams<DrydockParams>();
+
+let executed = 0;
+const planned: RunExecutor = {
+  async execute() {
+    executed += 1;
+    return { status: 'planned' };
+  },
+};
+
+let logLines = 0;
+let warnings = 0;
+const logger = createLogger('info', {
+  write(line: string) {
+    logLines += 1;
+    // pino levels: 40 warn, 50 error, 60 fatal.
+    if (/"level":(40|50|60)/.test(line)) {
+      warnings += 1;
+      process.stderr.write(`drydock: ${line}`);
+    }
+  },
+});
+
+const timing = (): MethodTime => ({ calls: 0, wallMs: 0, cpuMs: 0, maxWallMs: 0 });
+const add = (t: MethodTime, wallMs: number, cpuMs = 0) => {
+  t.calls += 1;
+  t.wallMs += wallMs;
+  t.cpuMs += cpuMs;
+  if (wallMs > t.maxWallMs) t.maxWallMs = wallMs;
+};
+const cpuSince = (c0: NodeJS.CpuUsage) => {
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000;
+};
+/** Store CPU spent inside RunQueue.submit (its claim of a free slot), counted once: under the store. */
+let submitting = 0;
+let storeCpuInSubmit = 0;
+
+/** Wraps the store's public methods on the instance; nested calls (a method calling another) count once. */
+function instrumentStore(store: object, times: Record<string, MethodTime>): void {
+  const target = store as Record<string, unknown>;
+  let depth = 0;
+  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(store))) {
+    const fn = target[name];
+    if (name === 'constructor' || name === 'sql' || typeof fn !== 'function') continue;
+    const t = timing();
+    times[name] = t;
+    target[name] = (...args: unknown[]) => {
+      depth += 1;
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      try {
+        return fn.apply(store, args);
+      } finally {
+        depth -= 1;
+        if (depth === 0) {
+          const cpu = cpuSince(c0);
+          add(t, performance.now() - t0, cpu);
+          if (submitting > 0) storeCpuInSubmit += cpu;
+        }
+      }
+    };
+  }
+}
+
+/**
+ * Wraps TriggerService.handleGithub (wall) and RunQueue.submit (wall and CPU, less the store calls it makes
+ * when a slot is free: the queue's claim runs synchronously inside it) on the daemon's instances.
+ */
+function instrument(
+  daemon: Daemon,
+  store: Record<string, MethodTime>,
+  handler: MethodTime,
+  submit: MethodTime,
+) {
+  instrumentStore(daemon.store, store);
+  const triggers = daemon.triggers as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+  const handleGithub = triggers.handleGithub!.bind(daemon.triggers);
+  triggers.handleGithub = async (...args: unknown[]) => {
+    const t = performance.now();
+    try {
+      return await handleGithub(...args);
+    } finally {
+      add(handler, performance.now() - t);
+    }
+  };
+  const queue = daemon.queue as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const submitRun = queue.submit!.bind(daemon.queue);
+  queue.submit = (...args: unknown[]) => {
+    const nested = storeCpuInSubmit;
+    submitting += 1;
+    const c0 = process.cpuUsage();
+    const t = performance.now();
+    try {
+      return submitRun(...args);
+    } finally {
+      submitting -= 1;
+      add(submit, performance.now() - t, cpuSince(c0) - (storeCpuInSubmit - nested));
+    }
+  };
+}
+
+/** Median of `n` timings of `fn`, in µs. */
+async function micro(n: number, fn: () => unknown): Promise<number> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn();
+    out.push((performance.now() - t0) * 1000);
+  }
+  out.sort((a, b) => a - b);
+  return out[Math.floor(n / 2)]!;
+}
+
+async function main(): Promise<void> {
+  const config = defaultConfig();
+  config.data_dir = p.dataDir;
+  config.timezone = 'UTC';
+  config.log_level = 'info';
+  config.server.host = '127.0.0.1';
+  config.server.port = 0;
+  config.server.shutdown_grace_ms = 5_000;
+  config.admin_token = p.adminToken;
+  config.runs.max_concurrent = p.maxConcurrent;
+  config.github.webhook_secrets = [p.secret];
+  config.github.repositories = { [p.repository]: { path: p.repoDir } };
+  const model = new Anthropic({ apiKey: 'bench-key', baseURL: 'http://127.0.0.1:9', maxRetries: 0 });
+
+  const t0 = performance.now();
+  const daemon = await startDaemon({ config, logger, model, executor: planned, announce: () => {} });
+  const startMs = performance.now() - t0;
+
+  const created = await fetch(`${daemon.url}/v1/triggers`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${p.adminToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      kind: 'github',
+      name: 'plan new pull requests',
+      events: [`pull_request.${ACTION}`],
+      filters: { repositories: [p.repository] },
+      prompt: 'Plan a review of {{repository}}#{{number}} ({{head_ref}} into {{base_ref}} at {{head_sha}}).',
+      hourly_cap: 10_000,
+    }),
+  });
+  const trigger = (await created.json()) as { id?: string };
+  if (created.status !== 201 || !trigger.id) {
+    throw new Error(`POST /v1/triggers answered ${created.status}: ${JSON.stringify(trigger)}`);
+  }
+  await daemon.store.updateTrigger(trigger.id, { hourlyCap: p.hourlyCap, updatedAt: Date.now() });
+
+  // The route's steps outside the store, on the bench body: verify (as the route calls it) and JSON.parse.
+  const tpl = payloadTemplate();
+  const body = tpl.body(424_242).toString('utf8');
+  const signature = new PrefixSigner(p.secret, tpl.prefix).sign(tpl.tail(424_242));
+  const verifier = new Webhooks({ secret: p.secret });
+  await micro(500, () => verifier.verify(body, signature));
+  const m: Micro = {
+    verifyUs: await micro(2_000, () => verifier.verify(body, signature)),
+    parseUs: await micro(2_000, () => JSON.parse(body)),
+  };
+
+  const storeTimes: Record<string, MethodTime> = {};
+  const handler = timing();
+  const submit = timing();
+  if (p.instrument) instrument(daemon, storeTimes, handler, submit);
+
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const usage = (): Usage => {
+    const u: Usage = {
+      type: 'usage',
+      cpuMs: cpuMs(),
+      rss: process.memoryUsage.rss(),
+      executed,
+      logLines,
+      warnings,
+      store: storeTimes,
+      handler,
+      submit,
+      loopDelayP99Ms: delay.percentile(99) / 1e6,
+      loopDelayMaxMs: delay.max / 1e6,
+    };
+    delay.reset();
+    return u;
+  };
+  onOrders<{ type: 'usage' | 'stop' }>(async (order) => {
+    if (order.type === 'usage') {
+      await report(usage());
+      return;
+    }
+    const last = usage();
+    await daemon.stop();
+    await report({ type: 'stopped', usage: last, maxRss: maxRssBytes() });
+    process.exit(0);
+  });
+  await report({
+    type: 'started',
+    url: daemon.url,
+    startMs,
+    triggerId: trigger.id,
+    micro: m,
+  } satisfies Started);
+}
+
+main().catch(fail);

@@ -1,0 +1,92 @@
+// Benchmark options: command-line flags win over environment variables, which win over the defaults of the
+// chosen mode (full, or --quick for a smoke run).
+
+export interface BenchOptions {
+  /** Measured seconds against each target (after the warm-up). */
+  seconds: number;
+  /** Warm-up seconds against each target (counted in the deliveries, not in the figures). */
+  warmupSeconds: number;
+  /** Keep-alive connections of the load process. */
+  concurrency: number;
+  /** Deliveries drydock accepted that are sent again, with the same X-GitHub-Delivery, afterwards. */
+  redeliveries: number;
+  /** drydock's runs.max_concurrent (the executor returns at once, so this only bounds the queue's work). */
+  maxConcurrent: number;
+  /** Time drydock's store calls, handleGithub and submit in its process (costs a few µs per call). */
+  breakdown: boolean;
+  quick: boolean;
+  /** Keep the temporary directory (both databases, the clone). */
+  keep: boolean;
+}
+
+const FULL = { seconds: 15, warmupSeconds: 2 };
+const QUICK = { seconds: 4, warmupSeconds: 1 };
+
+const NUMERIC = {
+  seconds: ['--seconds', 'BENCH_SECONDS'],
+  warmupSeconds: ['--warmup-seconds', 'BENCH_WARMUP_SECONDS'],
+  concurrency: ['--concurrency', 'BENCH_CONCURRENCY'],
+  redeliveries: ['--redeliveries', 'BENCH_REDELIVERIES'],
+  maxConcurrent: ['--max-concurrent', 'BENCH_MAX_CONCURRENT'],
+} as const;
+
+const SWITCHES = ['--quick', '--keep', '--help', '--no-breakdown'] as const;
+
+export const USAGE = `usage: npm run bench:webhooks -- [--quick] [--seconds S] [--warmup-seconds S] [--concurrency N]
+                                 [--redeliveries N] [--max-concurrent N] [--no-breakdown] [--keep]
+  defaults: --seconds ${FULL.seconds} --warmup-seconds ${FULL.warmupSeconds} --concurrency 50 --redeliveries 200 --max-concurrent 2
+  --quick:  --seconds ${QUICK.seconds} --warmup-seconds ${QUICK.warmupSeconds}
+  --no-breakdown: no timers around drydock's store calls, handleGithub and submit (they cost a few µs a call)
+  environment: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONCURRENCY, BENCH_REDELIVERIES, BENCH_MAX_CONCURRENT,
+               BENCH_QUICK=1, BENCH_KEEP=1, BENCH_NO_BREAKDOWN=1,
+               BENCH_DRYDOCK_NODE_ARGS / BENCH_BARE_NODE_ARGS (extra node flags for
+               that child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
+
+export class OptionsError extends Error {}
+
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    if (eq > 0) {
+      flags.set(arg.slice(0, eq), arg.slice(eq + 1));
+    } else if ((SWITCHES as readonly string[]).includes(arg)) {
+      flags.set(arg, true);
+    } else {
+      const value = argv[i + 1];
+      if (value === undefined) throw new OptionsError(`${arg} needs a value`);
+      flags.set(arg, value);
+      i += 1;
+    }
+  }
+  if (flags.has('--help')) throw new OptionsError('');
+  const known = new Set<string>([...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
+  for (const flag of flags.keys()) if (!known.has(flag)) throw new OptionsError(`unknown option ${flag}`);
+
+  const isOn = (v: string | true | undefined) => v === true || v === '1' || v === 'true';
+  const toggle = (flag: string, name: string) => (flags.has(flag) ? isOn(flags.get(flag)) : isOn(env[name]));
+  const quick = toggle('--quick', 'BENCH_QUICK');
+  const base = quick ? QUICK : FULL;
+  const number = (key: keyof typeof NUMERIC, fallback: number, min: number, max: number) => {
+    const [flag, name] = NUMERIC[key];
+    const raw = flags.get(flag) ?? env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (raw === true || !Number.isInteger(value) || value < min || value > max) {
+      throw new OptionsError(`${flag} (${name}): expected an integer ${min}-${max}, got ${String(raw)}`);
+    }
+    return value;
+  };
+  return {
+    seconds: number('seconds', base.seconds, 1, 600),
+    warmupSeconds: number('warmupSeconds', base.warmupSeconds, 0, 60),
+    concurrency: number('concurrency', 50, 1, 1_000),
+    redeliveries: number('redeliveries', 200, 0, 100_000),
+    maxConcurrent: number('maxConcurrent', 2, 1, 1_000),
+    breakdown: !toggle('--no-breakdown', 'BENCH_NO_BREAKDOWN'),
+    quick,
+    keep: toggle('--keep', 'BENCH_KEEP'),
+  };
+}

@@ -1,0 +1,135 @@
+// Messages between the orchestrator (run.ts) and its children, over the IPC channel. Each child takes its
+// parameters as one JSON argument.
+
+export type Target = 'bare' | 'drydock';
+
+export interface DrydockParams {
+  dataDir: string;
+  /** A git repository standing in for the local clone of the payload's repository. */
+  repoDir: string;
+  repository: string;
+  secret: string;
+  adminToken: string;
+  maxConcurrent: number;
+  /** Set on the trigger through the store after it is created over HTTP (the API allows at most 10,000). */
+  hourlyCap: number;
+  /** Wrap the store, handleGithub and submit with timers (the breakdown). */
+  instrument: boolean;
+}
+
+export interface BareParams {
+  file: string;
+  secret: string;
+}
+
+/** In-process costs of the steps outside the store, timed once at start on the bench body. */
+export interface Micro {
+  verifyUs: number;
+  parseUs: number;
+}
+
+export interface Started {
+  type: 'started';
+  url: string;
+  startMs: number;
+  /** drydock only: the trigger created over POST /v1/triggers. */
+  triggerId: string | null;
+  micro: Micro;
+}
+
+/**
+ * Time spent in one method (outermost calls only; the synchronous part, which is all of it for the store):
+ * wall time, and the process's CPU time over the call (process.cpuUsage, so preemption by other processes on
+ * a busy machine does not count).
+ */
+export interface MethodTime {
+  calls: number;
+  wallMs: number;
+  cpuMs: number;
+  maxWallMs: number;
+}
+
+export interface Usage {
+  type: 'usage';
+  cpuMs: number;
+  rss: number;
+  /** drydock: runs its no-op executor was handed. bare: rows inserted. */
+  executed: number;
+  logLines: number;
+  warnings: number;
+  /** drydock: store method -> time, cumulative since start. */
+  store: Record<string, MethodTime>;
+  /** drydock: TriggerService.handleGithub (wall only: it awaits) and RunQueue.submit, cumulative since start. */
+  handler: MethodTime;
+  submit: MethodTime;
+  /** Event-loop delay percentiles since the last usage report (ms). */
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+}
+
+export interface Stopped {
+  type: 'stopped';
+  usage: Usage;
+  maxRss: number;
+}
+
+export interface LoadReady {
+  type: 'ready';
+  bodyBytes: number;
+  /** Load process: building a body and signing it, per request (µs), timed once at start. */
+  prepareUs: number;
+}
+
+export interface PhaseRequest {
+  type: 'phase';
+  target: Target;
+  url: string;
+  concurrency: number;
+  warmupMs: number;
+  measureMs: number;
+}
+
+export interface PhaseReport {
+  type: 'phase-done';
+  target: Target;
+  concurrency: number;
+  /** Per-request latency (ms) of the measured window: request written to response fully read. */
+  latencies: number[];
+  /** First measured request sent to last measured response read. */
+  wallMs: number;
+  /** Responses of the measured window completed in each whole second of it. */
+  perSecond: number[];
+  warmupRequests: number;
+  /** Requests written, warm-up included (each a distinct delivery id and pull request number). */
+  sent: number;
+  /** HTTP status -> count, measured window and warm-up together. */
+  statuses: Record<string, number>;
+  /** Answers that were not what the target promises (drydock: 202, accepted, exactly one run). */
+  bad: number;
+  firstBad: string | null;
+  /** Connection errors (no answer). */
+  errors: number;
+  firstError: string | null;
+  cpuMs: number;
+}
+
+export interface RedeliverRequest {
+  type: 'redeliver';
+  url: string;
+  count: number;
+  concurrency: number;
+}
+
+export interface RedeliverReport {
+  type: 'redeliver-done';
+  concurrency: number;
+  sent: number;
+  statuses: Record<string, number>;
+  /** Answered 200 duplicate:true naming the same delivery and run as the first answer. */
+  sameRun: number;
+  bad: number;
+  firstBad: string | null;
+  latencies: number[];
+}
+
+export type ChildMessage = Started | Usage | Stopped | LoadReady | PhaseReport | RedeliverReport;
