@@ -53,7 +53,8 @@ remote commands (talk to a running daemon over its HTTP API):
       [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR]
       [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--json]   (a generic trigger's token
       is printed once)
-  triggers update ID [the create options but --kind] [--enable|--disable] [--rotate-token] [--json]
+  triggers update ID [the create options but --kind] [--draft any] [--clear-filters] [--enable|--disable]
+      [--rotate-token] [--json]
   triggers delete ID
   triggers deliveries ID [--limit N] [--json]
   triggers fire ID --trigger-token T [--idempotency-key K] [--text TEXT | --text-file F] [--json]

@@ -258,6 +258,8 @@ export interface Store {
   /** The queue: oldest first, keyset-paginated. */
   listPlans(filter: PlanFilter): Promise<Page<Plan>>;
   listDecisions(planId: string): Promise<Decision[]>;
+  /** Moves whenever any plan or decision is written, by any process on this database. */
+  plansVersion(): Promise<number>;
   /** The runs of a plan: the one that proposed it, its revision round, its execution. Oldest first. */
   listPlanRuns(plan: Plan): Promise<Run[]>;
   /**

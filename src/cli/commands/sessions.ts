@@ -142,7 +142,7 @@ export const sessionsGroup: Group = {
             ['created', when(s.created_at, now)],
             ['closed', when(s.closed_at, now)],
           ])}\n\ndefaults:\n${
-            defaults.length ? fields(defaults).replace(/^/gm, '  ') : "  none (the daemon's apply)"
+            defaults.length ? fields(defaults).replace(/^/gm, '  ') : "  none (the daemon's defaults apply)"
           }\n\njobs: drydock jobs list --session ${s.id}`,
         );
       },

@@ -62,10 +62,13 @@ interface DeliveryJson {
   id: string;
   source: string;
   event: string;
+  /** What this trigger made of the delivery. */
   outcome: string;
+  run_id: string | null;
+  /** The delivery's outcome across all triggers. */
+  delivery_outcome: string;
   detail: string | null;
   subject: string | null;
-  run_ids: string[];
   received_at: string;
 }
 
@@ -399,8 +402,9 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
 
     deliveries: {
       synopsis: 'ID [--limit N] [--json]',
-      help: `Lists a trigger's recent deliveries (webhook deliveries and fires), newest first: id, when, source,
-event, outcome (accepted, duplicate, filtered, capped, rejected, ignored), subject, runs and detail.
+      help: `Lists a trigger's recent deliveries (webhook deliveries and fires), newest first: id, age, source,
+event, what this trigger made of it (accepted, filtered, capped, ...; and the delivery's overall outcome
+when that differs), its run, subject and detail.
 
   --limit N             at most N (API default 50, max 200)
   --json                print the API's JSON body`,
@@ -418,15 +422,17 @@ event, outcome (accepted, duplicate, filtered, capped, rejected, ignored), subje
         const now = Date.now();
         out(
           table(
-            ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'SUBJECT', 'RUNS', 'DETAIL'],
+            ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUN', 'SUBJECT', 'DETAIL'],
             items.map((x) => [
               x.id,
               age(x.received_at, now),
               x.source,
               x.event,
-              x.outcome,
+              x.delivery_outcome && x.delivery_outcome !== x.outcome
+                ? `${x.outcome} (delivery: ${x.delivery_outcome})`
+                : x.outcome,
+              dash(x.run_id),
               dash(x.subject),
-              dash(x.run_ids.join(',')),
               dash(x.detail),
             ]),
           ),

@@ -37,9 +37,20 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
   /** The queue, oldest first. */
+  // The queue's pages are read far more often than the queue changes. A page is kept for up to a second
+  // and only while the plans version (moved by every plan or decision write, from any process) is the one
+  // it was built at.
+  const pages = new Map<string, { version: number; at: number; body: string }>();
+
   app.get('/', async (c) => {
     const q = query(c, planListQuery);
     const now = deps.clock.now();
+    const key = new URL(c.req.url).search;
+    const version = await store.plansVersion();
+    const cached = pages.get(key);
+    if (cached && cached.version === version && now - cached.at < 1_000 && now >= cached.at) {
+      return c.body(cached.body, 200, { 'content-type': 'application/json' });
+    }
     const page = await store.listPlans({
       status: q.status,
       activeAt: now,
@@ -51,7 +62,13 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
       cursor: q.cursor,
     });
     const present = q.include === 'markdown' ? presentPlan : presentPlanSummary;
-    return c.json({ items: page.items.map((p) => present(p, now)), next_cursor: page.nextCursor });
+    const body = JSON.stringify({
+      items: page.items.map((p) => present(p, now)),
+      next_cursor: page.nextCursor,
+    });
+    if (pages.size >= 200) pages.delete(pages.keys().next().value!);
+    pages.set(key, { version, at: now, body });
+    return c.body(body, 200, { 'content-type': 'application/json' });
   });
 
   app.get('/:id', async (c) => {

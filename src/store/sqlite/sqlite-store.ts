@@ -752,6 +752,10 @@ export class SqliteStore implements Store {
     return page(rows.map(toPlan), f.limit);
   }
 
+  async plansVersion(): Promise<number> {
+    return this.sql(`SELECT value FROM change_counters WHERE name = 'plans'`).pluck().get() as number;
+  }
+
   async listDecisions(planId: string): Promise<Decision[]> {
     const rows = this.sql('SELECT * FROM decisions WHERE plan_id = ? ORDER BY created_at, id').all(
       planId,
