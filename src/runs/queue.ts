@@ -95,8 +95,11 @@ export class RunQueue {
     for (const status of ['running', 'awaiting_input', 'queued'] as const) {
       for (const run of await this.all(status)) {
         if (status === 'running') {
-          if (run.attempt < 2 && (await store.transitionRun(run.id, ['running'], 'queued'))) {
-            await store.updateRun(run.id, { attempt: run.attempt + 1 });
+          // Status and attempt change in one statement: a crash in between must not grant another retry.
+          if (
+            run.attempt < 2 &&
+            (await store.transitionRun(run.id, ['running'], 'queued', { attempt: run.attempt + 1 }))
+          ) {
             await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: run.attempt });
             tally.retried += 1;
             this.submit({ ...run, status: 'queued', attempt: run.attempt + 1 });

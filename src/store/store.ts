@@ -198,7 +198,7 @@ export interface Store {
     id: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    fields?: { startedAt?: number; finishedAt?: number; error?: string | null },
+    fields?: { startedAt?: number; finishedAt?: number; error?: string | null; attempt?: number },
   ): Promise<boolean>;
   isSessionBusy(sessionId: string): Promise<boolean>;
   /** Records what a run is carried out with, and its progress after each turn. */

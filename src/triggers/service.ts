@@ -55,7 +55,7 @@ export class TriggerService {
       runIds: [],
       receivedAt: clock.now(),
     });
-    if (recorded.duplicate) {
+    if (recorded.duplicate && !abandoned(recorded.delivery, clock.now())) {
       return {
         status: 200,
         body: {
@@ -66,6 +66,8 @@ export class TriggerService {
         },
       };
     }
+    // A delivery recorded but never settled by a process that died is processed again on redelivery;
+    // trigger fires are idempotent per (trigger, delivery), so no run is started twice.
     const delivery = recorded.delivery;
     const settle = async (
       outcome: DeliveryOutcome,
@@ -345,7 +347,7 @@ export class TriggerService {
       runIds: [],
       receivedAt: clock.now(),
     });
-    if (recorded.duplicate) {
+    if (recorded.duplicate && !abandoned(recorded.delivery, clock.now())) {
       const runId = recorded.delivery.runIds[0];
       return {
         status: 200,
@@ -395,4 +397,14 @@ export class TriggerService {
     const delivery = (await store.getDelivery(recorded.delivery.id))!;
     return { status: result.run ? 201 : 429, delivery, run: result.run, duplicate: false };
   }
+}
+
+/**
+ * Recorded as accepted, yet never settled (no run ids, no detail) for longer than any processing takes: the
+ * process that received it died in between.
+ */
+function abandoned(d: Delivery, now: number): boolean {
+  return (
+    d.outcome === 'accepted' && d.runIds.length === 0 && d.detail === null && now - d.receivedAt > 30_000
+  );
 }

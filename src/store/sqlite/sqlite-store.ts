@@ -469,13 +469,13 @@ export class SqliteStore implements Store {
     id: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    fields: { startedAt?: number; finishedAt?: number; error?: string | null } = {},
+    fields: { startedAt?: number; finishedAt?: number; error?: string | null; attempt?: number } = {},
   ): Promise<boolean> {
     const marks = from.map(() => '?').join(', ');
     return (
       this.sql(
         `UPDATE runs SET status = ?, started_at = COALESCE(?, started_at), finished_at = COALESCE(?, finished_at),
-             error = CASE WHEN ? THEN ? ELSE error END
+             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt)
            WHERE id = ? AND status IN (${marks})`,
       ).run(
         to,
@@ -483,6 +483,7 @@ export class SqliteStore implements Store {
         fields.finishedAt ?? null,
         fields.error !== undefined ? 1 : 0,
         fields.error ?? null,
+        fields.attempt ?? null,
         id,
         ...from,
       ).changes === 1

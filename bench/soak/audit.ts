@@ -1,0 +1,565 @@
+import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import Database from 'better-sqlite3';
+import type { AckedAnswer, AckedDecision, CreatedJob, DeliveryRecord } from './load.js';
+import { bump } from './stats.js';
+
+// The audit: the SQLite file read directly (read-only, after the daemon exited), held to what the scheduling
+// semantics promise and to everything the API acknowledged during the soak.
+
+const MINUTE = 60_000;
+/** Default jitter of a recurring job: up to 10 % of the gap to its next slot, at most 15 minutes. */
+const JITTER_FRACTION = 0.1;
+const JITTER_CAP_MS = 15 * MINUTE;
+
+/** Computed here, independently of src/scheduler: first 32 bits of sha256(id) / 2^32. */
+export function jitterDelay(jobId: string, gapMs = MINUTE): number {
+  const frac = createHash('sha256').update(jobId, 'utf8').digest().readUInt32BE(0) / 2 ** 32;
+  return Math.floor(Math.min(frac * JITTER_FRACTION * gapMs, JITTER_CAP_MS));
+}
+
+export interface AuditInput {
+  dbFile: string;
+  jobs: CreatedJob[];
+  decisions: AckedDecision[];
+  answers: AckedAnswer[];
+  deliveries: DeliveryRecord[];
+  triggerId: string;
+  approver: string;
+  /** Date.now() when SIGTERM was sent: slots due after it are not owed. */
+  stopAt: number;
+  /** Slots due in (stopAt - edgeMs, stopAt] may be covered or not. */
+  edgeMs: number;
+}
+
+export interface SlotTally {
+  jobs: number;
+  /** Due (jittered due time <= stopAt - edgeMs): must be covered exactly once. */
+  due: number;
+  fired: number;
+  coalesced: number;
+  missed: number;
+  /** Waiting in cron_jobs.pending_slot_at for their session to go idle. */
+  pendingAtStop: number;
+  uncovered: number;
+  doublyCovered: number;
+  /** Due within the edge window before the stop: covered or not, both fine. */
+  edgeCovered: number;
+  edgeUncovered: number;
+  /** Covered although not yet due at the stop, or not a slot of the job at all. */
+  coveredEarly: number;
+  stray: number;
+  duplicateRuns: number;
+  /** job_slots 'fired' rows and schedule runs that do not match one to one. */
+  firedRowMismatches: number;
+  coalescedCountMismatches: number;
+  missedRangeMismatches: number;
+  jitterMismatches: number;
+  jobsMissingInStore: number;
+}
+
+export interface AuditResult {
+  slots: SlotTally;
+  runsByStatus: Record<string, number>;
+  runsBySourcePhase: Record<string, number>;
+  attempts: Record<string, number>;
+  plansByStatus: Record<string, number>;
+  questionsByStatus: Record<string, number>;
+  deliveriesByOutcome: Record<string, number>;
+  plans: {
+    plannedRunsWithoutPlan: number;
+    runsWithSeveralPlans: number;
+    plansNotLinked: number;
+    /** Informational: revision rounds of pull request plans that lost their pull request (subject). */
+    revisedPullRequestPlansWithoutSubject: number;
+    revisedPullRequestPlans: number;
+  };
+  decisions: {
+    acknowledged: number;
+    found: number;
+    mismatched: number;
+    byKind: Record<string, number>;
+    /** In the store by the approver but never acknowledged (the answer was lost to a kill). */
+    unacknowledgedInStore: number;
+    approveWithoutOneExecuteRun: number;
+    reviseWithoutOneRound: number;
+    planStatusWrong: number;
+  };
+  answers: { acknowledged: number; found: number; mismatched: number; unacknowledgedInStore: number };
+  deliveries: {
+    sent: number;
+    acknowledged: number;
+    acknowledged202: number;
+    acknowledgedDuplicate: number;
+    neverAcknowledged: number;
+    refused: number;
+    found: number;
+    withOneRun: number;
+    acknowledgedWithoutRun: number;
+    severalRunsPerTrigger: number;
+    notAccepted: number;
+  };
+  activeAtStop: number;
+  /** run_interrupted events with retrying: a run cut off by a kill, retried on the next start. */
+  retriedAfterKill: number;
+  /** Failed runs by error (ids and paths folded): the scripted model never fails, so each is the daemon's. */
+  failedRuns: Record<string, number>;
+  /** Every check that failed, one line each (capped per check). */
+  failures: string[];
+}
+
+interface SlotRow {
+  job_id: string;
+  slot_at: number;
+  last_slot_at: number;
+  slots: number;
+  outcome: 'fired' | 'coalesced' | 'missed';
+  run_id: string | null;
+}
+
+export function audit(input: AuditInput): AuditResult {
+  const db = new Database(input.dbFile, { readonly: true, fileMustExist: true });
+  try {
+    return auditDb(db, input);
+  } finally {
+    db.close();
+  }
+}
+
+function auditDb(db: Database.Database, input: AuditInput): AuditResult {
+  const failures: string[] = [];
+  const shown = new Map<string, number>();
+  const fail = (check: string, detail: string) => {
+    const n = (shown.get(check) ?? 0) + 1;
+    shown.set(check, n);
+    if (n <= 5) failures.push(`${check}: ${detail}`);
+    else if (n === 6) failures.push(`${check}: ... (more)`);
+  };
+  const group = (sql: string) =>
+    Object.fromEntries((db.prepare(sql).all() as { k: string; n: number }[]).map((r) => [String(r.k), r.n]));
+  const count = (sql: string, ...args: unknown[]) => (db.prepare(sql).get(...args) as { n: number }).n;
+
+  // ---- slots -------------------------------------------------------------------------------------------
+  const s: SlotTally = {
+    jobs: 0,
+    due: 0,
+    fired: 0,
+    coalesced: 0,
+    missed: 0,
+    pendingAtStop: 0,
+    uncovered: 0,
+    doublyCovered: 0,
+    edgeCovered: 0,
+    edgeUncovered: 0,
+    coveredEarly: 0,
+    stray: 0,
+    duplicateRuns: 0,
+    firedRowMismatches: 0,
+    coalescedCountMismatches: 0,
+    missedRangeMismatches: 0,
+    jitterMismatches: 0,
+    jobsMissingInStore: 0,
+  };
+  const storeJobs = new Map(
+    (
+      db.prepare('SELECT id, created_at, effective_cron, timezone, pending_slot_at FROM cron_jobs').all() as {
+        id: string;
+        created_at: number;
+        effective_cron: string;
+        timezone: string;
+        pending_slot_at: number | null;
+      }[]
+    ).map((j) => [j.id, j]),
+  );
+  const runsBySlot = new Map<string, Map<number, number>>();
+  for (const r of db
+    .prepare(
+      `SELECT job_id, slot_at, COUNT(*) AS n FROM runs WHERE job_id IS NOT NULL AND slot_at IS NOT NULL
+       GROUP BY job_id, slot_at`,
+    )
+    .all() as { job_id: string; slot_at: number; n: number }[]) {
+    const m = runsBySlot.get(r.job_id) ?? new Map<number, number>();
+    runsBySlot.set(r.job_id, m);
+    m.set(r.slot_at, r.n);
+  }
+  const dupes = db
+    .prepare(
+      `SELECT job_id, slot_at, COUNT(*) AS n FROM runs WHERE job_id IS NOT NULL AND slot_at IS NOT NULL
+       GROUP BY job_id, slot_at HAVING COUNT(*) > 1`,
+    )
+    .all() as { job_id: string; slot_at: number; n: number }[];
+  s.duplicateRuns = dupes.length;
+  for (const d of dupes) fail('duplicate runs', `${d.job_id} slot ${iso(d.slot_at)}: ${d.n} runs`);
+
+  const slotRows = new Map<string, SlotRow[]>();
+  for (const row of db.prepare('SELECT * FROM job_slots').all() as SlotRow[]) {
+    const list = slotRows.get(row.job_id) ?? [];
+    slotRows.set(row.job_id, list);
+    list.push(row);
+  }
+
+  // fired rows <-> schedule runs, one to one.
+  const firedWithoutRun = db
+    .prepare(
+      `SELECT s.job_id, s.slot_at FROM job_slots s LEFT JOIN runs r ON r.id = s.run_id
+       WHERE s.outcome = 'fired' AND (r.id IS NULL OR r.job_id IS NOT s.job_id OR r.slot_at IS NOT s.slot_at)`,
+    )
+    .all() as { job_id: string; slot_at: number }[];
+  const runWithoutFired = db
+    .prepare(
+      `SELECT r.id, r.job_id, r.slot_at FROM runs r WHERE r.source = 'schedule' AND r.slot_at IS NOT NULL
+       AND NOT EXISTS (SELECT 1 FROM job_slots s WHERE s.job_id = r.job_id AND s.slot_at = r.slot_at
+                       AND s.outcome = 'fired' AND s.run_id = r.id)`,
+    )
+    .all() as { id: string; job_id: string; slot_at: number }[];
+  s.firedRowMismatches = firedWithoutRun.length + runWithoutFired.length;
+  for (const f of firedWithoutRun) fail('fired row without its run', `${f.job_id} ${iso(f.slot_at)}`);
+  for (const r of runWithoutFired)
+    fail('schedule run without fired row', `${r.id} (${r.job_id} ${iso(r.slot_at)})`);
+
+  // A fire's coalesced_slots equals the coalesced rows that point at it.
+  const coalescedMismatch = db
+    .prepare(
+      `SELECT r.id, r.coalesced_slots AS c,
+         (SELECT COUNT(*) FROM job_slots s WHERE s.run_id = r.id AND s.outcome = 'coalesced') AS rows
+       FROM runs r WHERE r.source = 'schedule'
+         AND r.coalesced_slots != (SELECT COUNT(*) FROM job_slots s WHERE s.run_id = r.id AND s.outcome = 'coalesced')`,
+    )
+    .all() as { id: string; c: number; rows: number }[];
+  s.coalescedCountMismatches = coalescedMismatch.length;
+  for (const m of coalescedMismatch) fail('coalesced_slots mismatch', `${m.id}: ${m.c} vs ${m.rows} rows`);
+
+  const jobsById = new Map(input.jobs.map((j) => [j.id, j]));
+  s.jobs = input.jobs.length;
+  for (const id of storeJobs.keys()) {
+    if (!jobsById.has(id)) fail('job in store not created by the soak', id);
+  }
+  for (const job of input.jobs) {
+    const stored = storeJobs.get(job.id);
+    if (!stored) {
+      s.jobsMissingInStore += 1;
+      fail('job missing in store', job.id);
+    } else if (stored.created_at !== job.createdAt) {
+      fail('job created_at differs from the API answer', `${job.id}`);
+    }
+    const delay = jitterDelay(job.id);
+    const first = Math.floor(job.createdAt / MINUTE) * MINUTE + MINUTE;
+    if (first !== job.firstSlotAt || first + delay !== job.firstDueAt) {
+      s.jitterMismatches += 1;
+      fail(
+        'first slot / due time differs from the API answer',
+        `${job.id}: computed ${iso(first)} due ${iso(first + delay)}, API ${iso(job.firstSlotAt)} due ${iso(job.firstDueAt)}`,
+      );
+    }
+    // Coverage of each nominal minute.
+    const cover = new Map<number, string[]>();
+    const add = (slot: number, how: string) => {
+      const l = cover.get(slot) ?? [];
+      cover.set(slot, l);
+      l.push(how);
+    };
+    for (const [slot, n] of runsBySlot.get(job.id) ?? []) for (let i = 0; i < n; i++) add(slot, 'run');
+    for (const row of slotRows.get(job.id) ?? []) {
+      if (row.outcome === 'coalesced') add(row.slot_at, 'coalesced');
+      else if (row.outcome === 'missed') {
+        let k = 0;
+        for (let t = row.slot_at; t <= row.last_slot_at; t += MINUTE) {
+          add(t, 'missed');
+          k += 1;
+        }
+        if (k !== row.slots || (row.last_slot_at - row.slot_at) % MINUTE !== 0) {
+          s.missedRangeMismatches += 1;
+          fail(
+            'missed range',
+            `${job.id} ${iso(row.slot_at)}..${iso(row.last_slot_at)} says ${row.slots} slots`,
+          );
+        }
+      }
+    }
+    if (stored?.pending_slot_at != null) add(stored.pending_slot_at, 'pending');
+
+    const last = input.stopAt + 2 * MINUTE;
+    const seen = new Set<number>();
+    for (let slot = first; slot + delay <= last; slot += MINUTE) {
+      seen.add(slot);
+      const due = slot + delay;
+      const how = cover.get(slot) ?? [];
+      if (due > input.stopAt) {
+        if (how.length) {
+          s.coveredEarly += 1;
+          fail('covered before due', `${job.id} ${iso(slot)} (due ${iso(due)}): ${how.join('+')}`);
+        }
+        continue;
+      }
+      const edge = due > input.stopAt - input.edgeMs;
+      if (how.length > 1) {
+        s.doublyCovered += 1;
+        fail('slot covered twice', `${job.id} ${iso(slot)}: ${how.join('+')}`);
+      } else if (how.length === 0) {
+        if (edge) s.edgeUncovered += 1;
+        else {
+          s.uncovered += 1;
+          fail('slot not covered', `${job.id} ${iso(slot)} (due ${iso(due)})`);
+        }
+        continue;
+      }
+      if (edge) s.edgeCovered += 1;
+      else s.due += 1;
+      const kind = how[0];
+      if (kind === 'run') s.fired += 1;
+      else if (kind === 'coalesced') s.coalesced += 1;
+      else if (kind === 'missed') s.missed += 1;
+      else s.pendingAtStop += 1;
+    }
+    for (const [slot, how] of cover) {
+      if (!seen.has(slot)) {
+        s.stray += 1;
+        fail('covered slot is no slot of the job', `${job.id} ${iso(slot)}: ${how.join('+')}`);
+      }
+    }
+  }
+  // `due` counts every owed slot, whatever covered it (or not).
+  s.due += s.uncovered;
+
+  // ---- runs, plans, questions ------------------------------------------------------------------------
+  const runsByStatus = group('SELECT status AS k, COUNT(*) AS n FROM runs GROUP BY status');
+  const runsBySourcePhase = group(`SELECT source || ' ' || phase AS k, COUNT(*) AS n FROM runs GROUP BY k`);
+  const attempts = group(`SELECT 'attempt ' || attempt AS k, COUNT(*) AS n FROM runs GROUP BY attempt`);
+  const plansByStatus = group('SELECT status AS k, COUNT(*) AS n FROM plans GROUP BY status');
+  const questionsByStatus = group('SELECT status AS k, COUNT(*) AS n FROM questions GROUP BY status');
+  const deliveriesByOutcome = group('SELECT outcome AS k, COUNT(*) AS n FROM deliveries GROUP BY outcome');
+  const activeAtStop = runsByStatus.running ?? 0;
+  if (activeAtStop) fail('runs still running after a clean stop', `${activeAtStop}`);
+
+  const failedRuns: Record<string, number> = {};
+  for (const r of db.prepare(`SELECT id, phase, error FROM runs WHERE status = 'failed'`).all() as {
+    id: string;
+    phase: string;
+    error: string | null;
+  }[]) {
+    const folded = `${r.phase}: ${(r.error ?? '')
+      .replace(/\/[^\s:]+/g, '<path>')
+      .replace(/\b(pln|run|ses|job|dlv)_[\w-]+/g, '$1_…')
+      .replace(/\b[0-9a-f]{40}\b/g, '<sha>')
+      .replace(/\s+/g, ' ')
+      .slice(0, 200)}`;
+    bump(failedRuns, folded);
+    fail('run failed', `${r.id} ${folded}`);
+  }
+  const plannedRunsWithoutPlan = count(
+    `SELECT COUNT(*) AS n FROM runs r WHERE r.phase = 'plan' AND r.status = 'planned'
+       AND NOT EXISTS (SELECT 1 FROM plans p WHERE p.run_id = r.id)`,
+  );
+  const runsWithSeveralPlans = count(
+    'SELECT COUNT(*) AS n FROM (SELECT run_id FROM plans GROUP BY run_id HAVING COUNT(*) > 1)',
+  );
+  const plansNotLinked = count(
+    `SELECT COUNT(*) AS n FROM plans p LEFT JOIN runs r ON r.id = p.run_id WHERE r.id IS NULL OR r.plan_id IS NOT p.id`,
+  );
+  const revisedPullRequestPlans = count(
+    `SELECT COUNT(*) AS n FROM plans WHERE source = 'delivery' AND round > 1`,
+  );
+  const revisedPullRequestPlansWithoutSubject = count(
+    `SELECT COUNT(*) AS n FROM plans WHERE source = 'delivery' AND round > 1 AND subject IS NULL`,
+  );
+  if (plannedRunsWithoutPlan) fail('planned runs without a plan (lost plan)', `${plannedRunsWithoutPlan}`);
+  if (runsWithSeveralPlans) fail('runs with more than one plan', `${runsWithSeveralPlans}`);
+  if (plansNotLinked) fail('plans whose run does not name them', `${plansNotLinked}`);
+
+  // ---- decisions -------------------------------------------------------------------------------------
+  const getDecision = db.prepare('SELECT * FROM decisions WHERE id = ?');
+  const getPlan = db.prepare('SELECT id, status FROM plans WHERE id = ?');
+  const executeRuns = db.prepare('SELECT COUNT(*) AS n FROM runs WHERE executes_plan_id = ?');
+  const reviseRuns = db.prepare('SELECT COUNT(*) AS n FROM runs WHERE revises_plan_id = ?');
+  const dec = {
+    acknowledged: input.decisions.length,
+    found: 0,
+    mismatched: 0,
+    byKind: {} as Record<string, number>,
+    unacknowledgedInStore: 0,
+    approveWithoutOneExecuteRun: 0,
+    reviseWithoutOneRound: 0,
+    planStatusWrong: 0,
+  };
+  const ackedIds = new Set<string>();
+  for (const d of input.decisions) {
+    bump(dec.byKind, d.kind);
+    ackedIds.add(d.id);
+    const row = getDecision.get(d.id) as
+      | { plan_id: string; kind: string; identity: string; comment: string | null; sha256: string }
+      | undefined;
+    if (!row) {
+      fail('acknowledged decision missing (lost decision)', `${d.id} ${d.kind} of ${d.planId}`);
+      continue;
+    }
+    dec.found += 1;
+    if (
+      row.plan_id !== d.planId ||
+      row.kind !== d.kind ||
+      row.identity !== d.identity ||
+      (row.comment ?? null) !== d.comment ||
+      row.sha256 !== d.sha256
+    ) {
+      dec.mismatched += 1;
+      fail('decision differs from what was acknowledged', `${d.id}`);
+    }
+    const plan = getPlan.get(d.planId) as { status: string } | undefined;
+    const ok =
+      d.kind === 'approve'
+        ? ['approved', 'executing', 'executed', 'execution_failed'].includes(plan?.status ?? '')
+        : d.kind === 'reject'
+          ? plan?.status === 'rejected'
+          : plan?.status === 'revision_requested';
+    if (!ok) {
+      dec.planStatusWrong += 1;
+      fail('plan status after an acknowledged decision', `${d.kind} of ${d.planId}: plan is ${plan?.status}`);
+    }
+    if (d.kind === 'approve' && (executeRuns.get(d.planId) as { n: number }).n !== 1) {
+      dec.approveWithoutOneExecuteRun += 1;
+      fail('approved plan without exactly one execute run', d.planId);
+    }
+    if (d.kind === 'revise' && (reviseRuns.get(d.planId) as { n: number }).n !== 1) {
+      dec.reviseWithoutOneRound += 1;
+      fail('revised plan without exactly one revision run', d.planId);
+    }
+  }
+  for (const r of db.prepare('SELECT id FROM decisions WHERE identity = ?').all(input.approver) as {
+    id: string;
+  }[]) {
+    if (!ackedIds.has(r.id)) dec.unacknowledgedInStore += 1;
+  }
+
+  // ---- answers ---------------------------------------------------------------------------------------
+  const getQuestion = db.prepare('SELECT status, answers, answered_by FROM questions WHERE id = ?');
+  const ans = { acknowledged: input.answers.length, found: 0, mismatched: 0, unacknowledgedInStore: 0 };
+  const ackedQuestions = new Set<string>();
+  for (const a of input.answers) {
+    ackedQuestions.add(a.questionId);
+    const row = getQuestion.get(a.questionId) as
+      | { status: string; answers: string | null; answered_by: string | null }
+      | undefined;
+    if (!row) {
+      fail('acknowledged answer: question missing', a.questionId);
+      continue;
+    }
+    if (row.status !== 'answered' || !row.answers) {
+      fail('acknowledged answer lost', `${a.questionId} is ${row.status}`);
+      continue;
+    }
+    ans.found += 1;
+    if (!isDeepStrictEqual(JSON.parse(row.answers), a.answers) || row.answered_by !== a.by) {
+      ans.mismatched += 1;
+      fail('stored answers differ from the acknowledged ones', `${a.questionId}: ${row.answers}`);
+    }
+  }
+  for (const r of db
+    .prepare(`SELECT id FROM questions WHERE status = 'answered' AND answered_by = ?`)
+    .all(input.approver) as { id: string }[]) {
+    if (!ackedQuestions.has(r.id)) ans.unacknowledgedInStore += 1;
+  }
+
+  // ---- deliveries ------------------------------------------------------------------------------------
+  const getDelivery = db.prepare(`SELECT * FROM deliveries WHERE source = 'github' AND key = ?`);
+  const getRun = db.prepare('SELECT id, delivery_id, trigger_id FROM runs WHERE id = ?');
+  const fires = db.prepare(
+    `SELECT outcome, run_id FROM trigger_fires WHERE trigger_id = ? AND delivery_id = ?`,
+  );
+  const del = {
+    sent: input.deliveries.length,
+    acknowledged: 0,
+    acknowledged202: 0,
+    acknowledgedDuplicate: 0,
+    neverAcknowledged: 0,
+    refused: 0,
+    found: 0,
+    withOneRun: 0,
+    acknowledgedWithoutRun: 0,
+    severalRunsPerTrigger: 0,
+    notAccepted: 0,
+  };
+  for (const d of input.deliveries) {
+    if (d.refusedWith !== null) {
+      del.refused += 1;
+      fail('delivery refused', `${d.key}: HTTP ${d.refusedWith}`);
+      continue;
+    }
+    if (!d.ack) {
+      del.neverAcknowledged += 1;
+      continue;
+    }
+    del.acknowledged += 1;
+    if (d.ack.status === 202) del.acknowledged202 += 1;
+    else del.acknowledgedDuplicate += 1;
+    const row = getDelivery.get(d.key) as { id: string; outcome: string; run_ids: string } | undefined;
+    if (!row) {
+      fail('acknowledged delivery missing (lost delivery)', d.key);
+      continue;
+    }
+    del.found += 1;
+    if (d.ack.status === 202 && row.id !== d.ack.deliveryId) fail('delivery id differs', d.key);
+    if (row.outcome !== 'accepted') {
+      del.notAccepted += 1;
+      fail('acknowledged delivery not accepted', `${d.key} (#${d.number}): ${row.outcome}`);
+    }
+    const runIds = JSON.parse(row.run_ids) as string[];
+    const fire = fires.get(input.triggerId, row.id) as { outcome: string; run_id: string | null } | undefined;
+    const run =
+      runIds.length === 1
+        ? (getRun.get(runIds[0]) as { delivery_id: string; trigger_id: string } | undefined)
+        : undefined;
+    if (
+      runIds.length === 1 &&
+      run?.delivery_id === row.id &&
+      run.trigger_id === input.triggerId &&
+      fire?.outcome === 'accepted' &&
+      fire.run_id === runIds[0]
+    ) {
+      del.withOneRun += 1;
+    } else {
+      del.acknowledgedWithoutRun += 1;
+      fail(
+        'acknowledged delivery without its one run',
+        `${d.key} (#${d.number}, ack ${d.ack.status}${d.ack.duplicate ? ' duplicate' : ''}): outcome ${row.outcome}, run_ids ${row.run_ids}, trigger_fires ${fire ? `${fire.outcome} ${fire.run_id}` : 'none'}`,
+      );
+    }
+  }
+  const several = db
+    .prepare(
+      `SELECT delivery_id, trigger_id, COUNT(*) AS n FROM runs WHERE delivery_id IS NOT NULL
+       GROUP BY delivery_id, trigger_id HAVING COUNT(*) > 1`,
+    )
+    .all() as { delivery_id: string; trigger_id: string; n: number }[];
+  del.severalRunsPerTrigger = several.length;
+  for (const r of several)
+    fail('delivery with several runs for one trigger', `${r.delivery_id}: ${r.n} runs`);
+
+  return {
+    slots: s,
+    runsByStatus,
+    runsBySourcePhase,
+    attempts,
+    plansByStatus,
+    questionsByStatus,
+    deliveriesByOutcome,
+    plans: {
+      plannedRunsWithoutPlan,
+      runsWithSeveralPlans,
+      plansNotLinked,
+      revisedPullRequestPlans,
+      revisedPullRequestPlansWithoutSubject,
+    },
+    decisions: dec,
+    answers: ans,
+    deliveries: del,
+    activeAtStop,
+    retriedAfterKill: count(
+      `SELECT COUNT(*) AS n FROM run_events WHERE type = 'run_interrupted' AND json_extract(data, '$.retrying') = 1`,
+    ),
+    failedRuns,
+    failures,
+  };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 23);
+}

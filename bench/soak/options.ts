@@ -1,0 +1,169 @@
+// Soak options: command-line flags win over environment variables, which win over the defaults of the chosen
+// mode (full, or --quick for a smoke run).
+
+export interface SoakOptions {
+  /** Minutes of load, from the moment every job exists to the final SIGTERM. */
+  minutes: number;
+  /** `* * * * *` jobs, spread over `sessions` sessions (at most 50 each). */
+  jobs: number;
+  sessions: number;
+  /** SIGKILLs at random moments (not in the first or last minute), each followed by a restart. */
+  kills: number;
+  /** Pause between a SIGKILL and the restart, in seconds: uniform in [min, max]. */
+  pauseMinS: number;
+  pauseMaxS: number;
+  /** Signed pull_request.opened deliveries per second. */
+  webhookRate: number;
+  /** One decision tick (a few approve / reject / revise calls) every this many ms. */
+  decideEveryMs: number;
+  /** Decisions per tick. */
+  decisionsPerTick: number;
+  /** Answer every pending question every this many ms. */
+  answerEveryMs: number;
+  /** Every other question (by its id) is answered only once it is this old, so its session stays busy past
+   *  the next slot and that session's other jobs coalesce. */
+  lateAnswerMs: number;
+  /** Every `askEvery`-th job's prompt (and every PR whose number % askEvery == 3) asks a question first. */
+  askEvery: number;
+  /** runs.max_concurrent of the daemon. */
+  maxConcurrent: number;
+  /** scheduler.catchup_window_ms of the daemon: short, so a long pause also produces missed ranges. */
+  catchupMs: number;
+  /** Delay of every scripted model answer before its first byte, ms (so kills land mid-run). */
+  modelDelayMs: number;
+  /** Slots due within this many ms before the final stop may be covered or not (scheduler lag). */
+  edgeMs: number;
+  /** Memory is "flat" when the RSS slope of the judged lifetime is below this, MB per minute. */
+  slopeLimitMbPerMin: number;
+  /** Seed of the random choices (kill moments, pauses, decisions); printed so a run can be repeated. */
+  seed: number;
+  quick: boolean;
+  /** Kill at a uniformly random moment of its window (default: moved to 2-10 s after the next minute, while
+   *  that minute's burst of fires is running, so kills cut runs and requests off mid-flight). */
+  uniformKills: boolean;
+  /** Preload heap-probe.js into the daemon: a forced full GC every 30 s and the live heap after it (default on). */
+  heap: boolean;
+  /** The live heap is "flat" when its slope is below this, MB per minute. */
+  heapSlopeLimitMbPerMin: number;
+  /** Keep the temporary directory (database, repositories, daemon log). */
+  keep: boolean;
+}
+
+const FULL = { minutes: 10, jobs: 1000, kills: 3 };
+const QUICK = { minutes: 2, jobs: 200, kills: 1 };
+
+const NUMERIC = {
+  minutes: ['--minutes', 'SOAK_MINUTES'],
+  jobs: ['--jobs', 'SOAK_JOBS'],
+  sessions: ['--sessions', 'SOAK_SESSIONS'],
+  kills: ['--kills', 'SOAK_KILLS'],
+  pauseMinS: ['--pause-min', 'SOAK_PAUSE_MIN'],
+  pauseMaxS: ['--pause-max', 'SOAK_PAUSE_MAX'],
+  webhookRate: ['--webhook-rate', 'SOAK_WEBHOOK_RATE'],
+  decideEveryMs: ['--decide-every-ms', 'SOAK_DECIDE_EVERY_MS'],
+  decisionsPerTick: ['--decisions-per-tick', 'SOAK_DECISIONS_PER_TICK'],
+  answerEveryMs: ['--answer-every-ms', 'SOAK_ANSWER_EVERY_MS'],
+  askEvery: ['--ask-every', 'SOAK_ASK_EVERY'],
+  lateAnswerMs: ['--late-answer-ms', 'SOAK_LATE_ANSWER_MS'],
+  maxConcurrent: ['--max-concurrent', 'SOAK_MAX_CONCURRENT'],
+  catchupMs: ['--catchup-ms', 'SOAK_CATCHUP_MS'],
+  modelDelayMs: ['--model-delay-ms', 'SOAK_MODEL_DELAY_MS'],
+  edgeMs: ['--edge-ms', 'SOAK_EDGE_MS'],
+  slopeLimitMbPerMin: ['--slope-limit', 'SOAK_SLOPE_LIMIT'],
+  heapSlopeLimitMbPerMin: ['--heap-slope-limit', 'SOAK_HEAP_SLOPE_LIMIT'],
+  seed: ['--seed', 'SOAK_SEED'],
+} as const;
+
+const SWITCHES = ['--quick', '--keep', '--no-heap', '--uniform-kills', '--help'] as const;
+
+export const USAGE = `usage: npm run bench:soak -- [--quick] [--minutes N] [--jobs N] [--sessions N] [--kills N]
+                             [--pause-min S] [--pause-max S] [--webhook-rate R] [--decide-every-ms MS]
+                             [--decisions-per-tick N] [--answer-every-ms MS] [--ask-every N] [--late-answer-ms MS]
+                             [--max-concurrent N] [--catchup-ms MS] [--model-delay-ms MS] [--edge-ms MS]
+                             [--slope-limit MB_PER_MIN] [--heap-slope-limit MB_PER_MIN] [--seed N]
+                             [--uniform-kills] [--no-heap] [--keep]
+  defaults: --minutes ${FULL.minutes} --jobs ${FULL.jobs} --kills ${FULL.kills} --sessions max(20, jobs/50) --pause-min 2 --pause-max 20
+            --webhook-rate 1 --decide-every-ms 1000 --decisions-per-tick 2 --answer-every-ms 2000 --ask-every 50
+            --late-answer-ms 75000 --max-concurrent 8 --catchup-ms 15000 --model-delay-ms 20 --edge-ms 5000 --slope-limit 2
+            --heap-slope-limit 0.5
+  kills: a random moment in each of N equal windows between the first and the last minute, moved to 2-10 s
+         after the next minute (the burst of fires), unless --uniform-kills
+  --no-heap: do not preload heap-probe.js into the daemon (node --expose-gc --import): by default it forces a
+             full GC every 30 s and records the live heap after it, judged next to RSS
+  --quick:  --minutes ${QUICK.minutes} --jobs ${QUICK.jobs} --kills ${QUICK.kills}
+  environment: SOAK_MINUTES, SOAK_JOBS, ... (the flag's name in capitals), SOAK_QUICK=1, SOAK_KEEP=1,
+               SOAK_DAEMON_NODE_ARGS (extra node flags for the daemon, e.g. "--max-old-space-size=256")`;
+
+export class OptionsError extends Error {}
+
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): SoakOptions {
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    if (eq > 0) {
+      flags.set(arg.slice(0, eq), arg.slice(eq + 1));
+    } else if ((SWITCHES as readonly string[]).includes(arg)) {
+      flags.set(arg, true);
+    } else {
+      const value = argv[i + 1];
+      if (value === undefined) throw new OptionsError(`${arg} needs a value`);
+      flags.set(arg, value);
+      i += 1;
+    }
+  }
+  if (flags.has('--help')) throw new OptionsError('');
+  const known = new Set<string>([...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
+  for (const flag of flags.keys()) if (!known.has(flag)) throw new OptionsError(`unknown option ${flag}`);
+
+  const quick = flags.has('--quick') || env.SOAK_QUICK === '1';
+  const keep = flags.has('--keep') || env.SOAK_KEEP === '1';
+  const base = quick ? QUICK : FULL;
+  const num = (key: keyof typeof NUMERIC): number | undefined => {
+    const [flag, variable] = NUMERIC[key];
+    const raw = flags.get(flag) ?? env[variable];
+    if (raw === undefined || raw === '' || raw === true) return undefined;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 0) throw new OptionsError(`${flag}: expected a number >= 0`);
+    return value;
+  };
+  const minutes = num('minutes') ?? base.minutes;
+  const jobs = Math.round(num('jobs') ?? base.jobs);
+  const sessions = Math.round(num('sessions') ?? Math.max(20, Math.ceil(jobs / 50)));
+  const o: SoakOptions = {
+    minutes,
+    jobs,
+    sessions,
+    kills: Math.round(num('kills') ?? base.kills),
+    pauseMinS: num('pauseMinS') ?? 2,
+    pauseMaxS: num('pauseMaxS') ?? 20,
+    webhookRate: num('webhookRate') ?? 1,
+    decideEveryMs: num('decideEveryMs') ?? 1000,
+    decisionsPerTick: Math.round(num('decisionsPerTick') ?? 2),
+    answerEveryMs: num('answerEveryMs') ?? 2000,
+    askEvery: Math.round(num('askEvery') ?? 50),
+    lateAnswerMs: Math.round(num('lateAnswerMs') ?? 75_000),
+    maxConcurrent: Math.round(num('maxConcurrent') ?? 8),
+    catchupMs: Math.round(num('catchupMs') ?? 15_000),
+    modelDelayMs: Math.round(num('modelDelayMs') ?? 20),
+    edgeMs: Math.round(num('edgeMs') ?? 5_000),
+    slopeLimitMbPerMin: num('slopeLimitMbPerMin') ?? 2,
+    seed: Math.round(num('seed') ?? Math.floor(Math.random() * 2 ** 31)),
+    quick,
+    uniformKills: flags.has('--uniform-kills') || env.SOAK_UNIFORM_KILLS === '1',
+    heap: !(flags.has('--no-heap') || env.SOAK_NO_HEAP === '1'),
+    heapSlopeLimitMbPerMin: num('heapSlopeLimitMbPerMin') ?? 0.5,
+    keep,
+  };
+  if (o.minutes < 1) throw new OptionsError('--minutes: at least 1');
+  if (o.jobs < 1) throw new OptionsError('--jobs: at least 1');
+  if (o.sessions < 1 || o.jobs > o.sessions * 50)
+    throw new OptionsError(
+      `--sessions: ${o.jobs} jobs need at least ${Math.ceil(o.jobs / 50)} (50 per session)`,
+    );
+  if (o.pauseMaxS < o.pauseMinS) throw new OptionsError('--pause-max must not be below --pause-min');
+  if (o.maxConcurrent < 1) throw new OptionsError('--max-concurrent: at least 1');
+  if (o.askEvery < 1) throw new OptionsError('--ask-every: at least 1');
+  return o;
+}

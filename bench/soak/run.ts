@@ -1,0 +1,621 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { packageRoot } from '../../src/paths.js';
+import { type AuditResult, audit } from './audit.js';
+import { Daemon, type Lifetime } from './daemon.js';
+import { DECISION_IDENTITY, Load } from './load.js';
+import { startScriptedModel } from './model.js';
+import { OptionsError, parseOptions, type SoakOptions, USAGE } from './options.js';
+import { pullRequestPayloads } from './payload.js';
+import { clock, counts, int, mb, rng, secs, sleep, slope, table } from './stats.js';
+
+// The soak: the daemon as a user runs it (`drydock serve` in a child process) under steady load for N minutes,
+// killed with SIGKILL at random moments and restarted, then stopped with SIGTERM; the SQLite file is then
+// audited against the scheduling semantics and against everything the API acknowledged. See README.md.
+
+const MINUTE = 60_000;
+/** better-sqlite3's compiled SQLITE_DEFAULT_CACHE_SIZE=-16000: 16,000 KiB of page cache per connection. */
+const SQLITE_CACHE_MB = (16_000 * 1024) / 1e6;
+const RSS_EVERY_MS = 5_000;
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: 'Soak',
+  GIT_AUTHOR_EMAIL: 'soak@example.invalid',
+  GIT_COMMITTER_NAME: 'Soak',
+  GIT_COMMITTER_EMAIL: 'soak@example.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
+
+function log(line: string): void {
+  process.stderr.write(`soak: ${line}\n`);
+}
+
+function git(dir: string, ...args: string[]): string {
+  return execFileSync('git', ['-C', dir, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...GIT_ENV, HOME: dir },
+  }).trim();
+}
+
+function makeRepo(dir: string, files: Record<string, string>): string {
+  mkdirSync(dir, { recursive: true });
+  git(dir, 'init', '-q', '-b', 'main');
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  return git(dir, 'rev-parse', 'HEAD');
+}
+
+const FILES = {
+  'README.md':
+    '# shop\n\nA small service with users and orders.\n\nSee the [wiki](https://example.invalid).\n',
+  'CONTRIBUTING.md': '# Contributing\n\nRun `npm test` before you push.\n',
+  'src/users.ts': 'export function listUsers() {\n  return [];\n}\n',
+};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface KillRecord {
+  index: number;
+  plannedAt: number;
+  killedAt: number;
+  pauseMs: number;
+  restartedAt: number;
+  readyMs: number;
+}
+
+interface MemoryLine {
+  life: Lifetime;
+  start: number;
+  peak: number;
+  end: number;
+  /** MB per minute over the samples after the warm-up; NaN with too few. */
+  slope: number;
+  /** Seconds covered by the post-warm-up samples. */
+  spanS: number;
+}
+
+function memory(life: Lifetime, warmupMs: number): MemoryLine {
+  const samples = life.samples;
+  const after = samples.filter((p) => p.at >= life.readyAt + warmupMs);
+  return {
+    life,
+    start: samples[0]?.bytes ?? Number.NaN,
+    peak: samples.reduce((m, p) => Math.max(m, p.bytes), 0),
+    end: samples.at(-1)?.bytes ?? Number.NaN,
+    slope: slope(after.map((p) => ({ x: p.at / MINUTE, y: p.bytes / 1e6 }))),
+    spanS: after.length > 1 ? (after.at(-1)!.at - after[0]!.at) / 1000 : 0,
+  };
+}
+
+interface HeapLine {
+  index: number;
+  n: number;
+  /** Samples after the warm-up (the slope's). */
+  after: number;
+  first: number;
+  last: number;
+  max: number;
+  external: number;
+  slope: number;
+}
+
+/** heap-probe.js lines by daemon lifetime (matched by pid); slope after the warm-up, MB per minute. */
+function heapByLifetime(file: string, lifetimes: Lifetime[], origin: number, warmupMs: number): HeapLine[] {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const rows = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { at: number; pid: number; heapUsed: number; external: number });
+  return lifetimes.map((life) => {
+    const mine = rows.filter((r) => r.pid === life.pid);
+    const after = mine.filter((r) => r.at - origin >= life.readyAt + warmupMs);
+    return {
+      index: life.index,
+      n: mine.length,
+      after: after.length,
+      first: mine[0]?.heapUsed ?? Number.NaN,
+      last: mine.at(-1)?.heapUsed ?? Number.NaN,
+      max: mine.reduce((m, r) => Math.max(m, r.heapUsed), 0),
+      external: mine.at(-1)?.external ?? Number.NaN,
+      slope: slope(after.map((r) => ({ x: (r.at - origin) / MINUTE, y: r.heapUsed / 1e6 }))),
+    };
+  });
+}
+
+function logLevels(file: string): { warn: number; error: number; top: string[] } {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return { warn: 0, error: 0, top: [] };
+  }
+  let warn = 0;
+  let error = 0;
+  const messages = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let entry: { level?: number; msg?: string; err?: { message?: string } } | null = null;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      // banner lines (stderr) and anything else that is not a log record
+      if (
+        /error|exception/i.test(line) &&
+        !line.startsWith('drydock listening') &&
+        !line.startsWith('admin token')
+      ) {
+        error += 1;
+        messages.set(
+          `stderr: ${line.slice(0, 120)}`,
+          (messages.get(`stderr: ${line.slice(0, 120)}`) ?? 0) + 1,
+        );
+      }
+      continue;
+    }
+    const level = entry?.level ?? 0;
+    if (level >= 50) error += 1;
+    else if (level >= 40) warn += 1;
+    else continue;
+    const key = `${level >= 50 ? 'error' : 'warn'}: ${entry?.msg ?? ''}${entry?.err?.message ? ` (${entry.err.message.slice(0, 100)})` : ''}`;
+    messages.set(key, (messages.get(key) ?? 0) + 1);
+  }
+  const top = [...messages.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([m, n]) => `${int(n)} x ${m}`);
+  return { warn, error, top };
+}
+
+async function main(): Promise<number> {
+  let opts: SoakOptions;
+  try {
+    opts = parseOptions(process.argv.slice(2), process.env);
+  } catch (err) {
+    if (err instanceof OptionsError) {
+      process.stderr.write(`${err.message ? `soak: ${err.message}\n` : ''}${USAGE}\n`);
+      return err.message ? 2 : 0;
+    }
+    throw err;
+  }
+  const random = rng(opts.seed);
+  const root = packageRoot();
+  const cli = join(root, 'dist/src/cli/main.js');
+  const dir = mkdtempSync(join(tmpdir(), 'drydock-soak-'));
+  const origin = Date.now();
+  const at = () => Date.now() - origin;
+  let daemon: Daemon | null = null;
+  let model: Awaited<ReturnType<typeof startScriptedModel>> | null = null;
+  try {
+    // ---- fixtures: two git repositories, the model, the configuration, an approver token -------------
+    const workspace = join(dir, 'workspace');
+    const clone = join(dir, 'clone');
+    makeRepo(workspace, FILES);
+    const head = makeRepo(clone, FILES);
+    const secret = randomBytes(24).toString('hex');
+    const payloads = pullRequestPayloads(head, secret);
+    model = await startScriptedModel(opts.askEvery, opts.modelDelayMs);
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const dataDir = join(dir, 'data');
+    const configFile = join(dir, 'drydock.json');
+    writeFileSync(
+      configFile,
+      JSON.stringify(
+        {
+          timezone: 'UTC',
+          server: { shutdown_grace_ms: 10_000 },
+          scheduler: { catchup_window_ms: opts.catchupMs },
+          runs: { max_concurrent: opts.maxConcurrent },
+          github: { repositories: { [payloads.repository]: { path: clone } } },
+        },
+        null,
+        2,
+      ),
+    );
+    const adminToken = `soak-admin-${randomBytes(16).toString('hex')}`;
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: dir,
+      DRYDOCK_CONFIG: configFile,
+      DRYDOCK_DATA_DIR: dataDir,
+      DRYDOCK_PORT: String(port),
+      DRYDOCK_ADMIN_TOKEN: adminToken,
+      DRYDOCK_LOG_LEVEL: 'warn',
+      ANTHROPIC_API_KEY: 'soak-key',
+      ANTHROPIC_BASE_URL: model.server.url,
+      GITHUB_WEBHOOK_SECRET: secret,
+    };
+    const approverToken = execFileSync(
+      process.execPath,
+      [cli, 'token', 'create', '--name', DECISION_IDENTITY, '--role', 'approver'],
+      { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    ).trim();
+    const nodeArgs = (process.env.SOAK_DAEMON_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+    const heapFile = join(dir, 'heap.jsonl');
+    if (opts.heap) {
+      nodeArgs.push('--expose-gc', `--import=${new URL('./heap-probe.js', import.meta.url).href}`);
+      env.SOAK_HEAP_FILE = heapFile;
+      env.SOAK_HEAP_EVERY_MS = String(opts.quick ? 10_000 : 30_000);
+    }
+    const logFile = join(dir, 'daemon.log');
+    daemon = new Daemon({ cli, url, env, logFile, nodeArgs, origin, sampleEveryMs: RSS_EVERY_MS });
+
+    log(
+      `seed ${opts.seed}; ${opts.minutes} min, ${int(opts.jobs)} jobs in ${opts.sessions} sessions, ${opts.kills} kills; ` +
+        `data in ${dir}`,
+    );
+    const first = await daemon.start();
+    log(`daemon up (pid ${first.pid}) on ${url} in ${secs(first.readyAt - first.spawnedAt)}`);
+
+    // ---- setup over the API --------------------------------------------------------------------------
+    const load = new Load(
+      url,
+      { admin: adminToken, approver: approverToken },
+      opts,
+      random,
+      payloads,
+      workspace,
+    );
+    const setupT0 = Date.now();
+    await load.setup();
+    log(
+      `created ${int(load.jobs.length)} jobs and trigger ${load.triggerId} in ${secs(Date.now() - setupT0)}`,
+    );
+
+    // ---- the soak ------------------------------------------------------------------------------------
+    const loadStart = at();
+    const duration = opts.minutes * MINUTE;
+    const end = loadStart + duration;
+    const margin = Math.min(MINUTE, duration / 4);
+    const span = (duration - 2 * margin) / Math.max(1, opts.kills);
+    const planned = Array.from({ length: opts.kills }, (_, i) => {
+      const uniform = loadStart + margin + span * (i + random());
+      if (opts.uniformKills) return uniform;
+      // 2-10 s after the next wall-clock minute: the minute's slots fall due in its first 6 s, so runs (and
+      // the requests around them) are in flight. Kept out of the last minute.
+      const minute = Math.ceil((origin + uniform) / MINUTE) * MINUTE - origin;
+      const busy = minute + (2 + random() * 8) * 1000;
+      return busy <= end - margin ? busy : uniform;
+    });
+    const pauses = planned.map(() => (opts.pauseMinS + random() * (opts.pauseMaxS - opts.pauseMinS)) * 1000);
+    load.start();
+    log(
+      `load started: ${opts.webhookRate} webhook/s, decisions every ${opts.decideEveryMs} ms, answers every ${opts.answerEveryMs} ms`,
+    );
+    log(`kills planned at ${planned.map((t) => clock(t - loadStart)).join(', ')} (m:ss into the load)`);
+
+    // A daemon that exits on its own is restarted (and fails the soak).
+    let busy = false;
+    const watchdog = setInterval(() => {
+      if (busy || daemon!.up) return;
+      busy = true;
+      log('daemon exited unexpectedly; restarting');
+      daemon!.start().then(
+        () => {
+          busy = false;
+        },
+        (err) => {
+          log(`restart failed: ${(err as Error).message}`);
+          busy = false;
+        },
+      );
+    }, 1_000);
+
+    const kills: KillRecord[] = [];
+    let lastReady = at();
+    for (let i = 0; i < planned.length; i++) {
+      const target = Math.max(planned[i]!, lastReady + 15_000);
+      while (at() < target) await sleep(Math.min(1_000, target - at()));
+      while (busy) await sleep(100);
+      busy = true;
+      const killedAt = at();
+      if (daemon.up) await daemon.stop('SIGKILL');
+      log(`SIGKILL ${i + 1} at ${clock(killedAt - loadStart)}; restart in ${secs(pauses[i]!)}`);
+      await sleep(pauses[i]!);
+      const life = await daemon.start();
+      busy = false;
+      lastReady = at();
+      kills.push({
+        index: i + 1,
+        plannedAt: planned[i]! - loadStart,
+        killedAt: killedAt - loadStart,
+        pauseMs: pauses[i]!,
+        restartedAt: life.spawnedAt - loadStart,
+        readyMs: life.readyAt - life.spawnedAt,
+      });
+      log(`restarted (pid ${life.pid}), ready in ${secs(life.readyAt - life.spawnedAt)}`);
+    }
+    let lastProgress = 0;
+    while (at() < end) {
+      await sleep(Math.min(1_000, end - at()));
+      const minute = Math.floor((at() - loadStart) / MINUTE);
+      if (minute > lastProgress) {
+        lastProgress = minute;
+        log(
+          `${minute} min: ${int(model.tally.served)} model answers, ${int(load.deliveries.length)} deliveries, ` +
+            `${int(load.decisions.length)} decisions, ${int(load.answers.length)} answers acknowledged`,
+        );
+      }
+    }
+    clearInterval(watchdog);
+    while (busy) await sleep(100);
+
+    // ---- stop ----------------------------------------------------------------------------------------
+    log('load stopping (unacknowledged deliveries get 15 s more)');
+    await load.stop(15_000);
+    const stopAt = Date.now();
+    const stopT0 = at();
+    const last = await daemon.stop('SIGTERM');
+    const stopMs = at() - stopT0;
+    daemon.close();
+    log(
+      `SIGTERM: exit code ${last.exitCode}${last.exitSignal ? ` (signal ${last.exitSignal})` : ''} after ${secs(stopMs)}`,
+    );
+
+    // ---- audit ---------------------------------------------------------------------------------------
+    const a: AuditResult = audit({
+      dbFile: join(dataDir, 'drydock.db'),
+      jobs: load.jobs,
+      decisions: load.decisions,
+      answers: load.answers,
+      deliveries: load.deliveries,
+      triggerId: load.triggerId,
+      approver: DECISION_IDENTITY,
+      stopAt,
+      edgeMs: opts.edgeMs,
+    });
+
+    // ---- memory --------------------------------------------------------------------------------------
+    const warmupMs = opts.quick ? 30_000 : MINUTE;
+    const dbBytes = ['drydock.db', 'drydock.db-wal'].reduce((n, f) => {
+      try {
+        return n + statSync(join(dataDir, f)).size;
+      } catch {
+        return n;
+      }
+    }, 0);
+    const lines = daemon.lifetimes.map((l) => memory(l, warmupMs));
+    const lastLine = lines.at(-1)!;
+    const longest = [...lines].sort((x, y) => y.spanS - x.spanS)[0]!;
+    const heapLines = opts.heap ? heapByLifetime(heapFile, daemon.lifetimes, origin, warmupMs) : [];
+    const judged = lastLine.spanS >= 90 || longest === lastLine ? lastLine : longest;
+    // The daemon's SQLite connection keeps up to 16,000 KiB of pages (better-sqlite3's compiled default
+    // cache_size; drydock sets none). A new process starts with it empty and fills it as the database grows, so
+    // RSS may rise by that much over a lifetime without anything leaking: the RSS limit allows it on top of the
+    // base slope, spread over the judged window. The live heap after a forced full GC has no such cache.
+    // The cache cannot hold more than the database, so the allowance is the smaller of the two.
+    const cacheMb = Math.min(SQLITE_CACHE_MB, dbBytes / 1e6);
+    const rssLimit = opts.slopeLimitMbPerMin + cacheMb / Math.max(judged.spanS / 60, 1);
+    // Under 90 s of post-warm-up samples (a --quick run) a slope says little: reported, not judged.
+    const judgeable = judged.spanS >= 90;
+    const rssOk = !judgeable || (Number.isFinite(judged.slope) && judged.slope < rssLimit);
+    const judgedHeap = heapLines.find((h) => h.index === judged.life.index);
+    const heapJudgeable = judgeable && judgedHeap !== undefined && judgedHeap.after >= 3;
+    const heapOk = !opts.heap || !heapJudgeable || judgedHeap.slope < opts.heapSlopeLimitMbPerMin;
+    const memoryOk = rssOk && heapOk;
+    const levels = logLevels(logFile);
+    writeFileSync(
+      join(dir, 'rss.csv'),
+      `lifetime,pid,ms_into_load,rss_bytes\n${daemon.lifetimes
+        .flatMap((l) => l.samples.map((p) => `${l.index},${l.pid},${p.at - loadStart},${p.bytes}`))
+        .join('\n')}\n`,
+    );
+
+    // ---- the tally -----------------------------------------------------------------------------------
+    const s = a.slots;
+    const d = a.decisions;
+    const q = a.answers;
+    const dl = a.deliveries;
+    const verdict = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+    const slotsOk =
+      s.uncovered === 0 &&
+      s.doublyCovered === 0 &&
+      s.coveredEarly === 0 &&
+      s.stray === 0 &&
+      s.duplicateRuns === 0 &&
+      s.firedRowMismatches === 0 &&
+      s.coalescedCountMismatches === 0 &&
+      s.missedRangeMismatches === 0 &&
+      s.jitterMismatches === 0 &&
+      s.jobsMissingInStore === 0 &&
+      s.due > 0;
+    const plansOk =
+      a.plans.plannedRunsWithoutPlan === 0 &&
+      a.plans.runsWithSeveralPlans === 0 &&
+      a.plans.plansNotLinked === 0;
+    const decisionsOk =
+      d.acknowledged > 0 &&
+      d.found === d.acknowledged &&
+      d.mismatched === 0 &&
+      d.planStatusWrong === 0 &&
+      d.approveWithoutOneExecuteRun === 0 &&
+      d.reviseWithoutOneRound === 0;
+    const answersOk = q.acknowledged > 0 && q.found === q.acknowledged && q.mismatched === 0;
+    const deliveriesOk =
+      dl.acknowledged > 0 &&
+      dl.found === dl.acknowledged &&
+      dl.acknowledgedWithoutRun === 0 &&
+      dl.severalRunsPerTrigger === 0 &&
+      dl.neverAcknowledged === 0 &&
+      dl.refused === 0 &&
+      dl.notAccepted === 0;
+    const lifecycleOk =
+      last.end === 'SIGTERM' &&
+      last.exitCode === 0 &&
+      daemon.unexpectedExits === 0 &&
+      kills.length === opts.kills &&
+      a.activeAtStop === 0;
+    const pass =
+      slotsOk &&
+      plansOk &&
+      decisionsOk &&
+      answersOk &&
+      deliveriesOk &&
+      lifecycleOk &&
+      memoryOk &&
+      a.failures.length === 0;
+
+    const out: string[] = [
+      '',
+      `soak: drydock serve under load for ${opts.minutes} min, killed with SIGKILL ${opts.kills}x and restarted${opts.quick ? ' (quick)' : ''}`,
+      `node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} CPUs; seed ${opts.seed}`,
+      `load: ${int(load.jobs.length)} "* * * * *" jobs (UTC) in ${opts.sessions} sessions, every ${opts.askEvery}th asks a question ` +
+        `(every other question answered after ${secs(opts.lateAnswerMs)}); ` +
+        `${opts.webhookRate} pull_request.opened/s; ${opts.decisionsPerTick} decisions every ${opts.decideEveryMs} ms; ` +
+        `answers every ${opts.answerEveryMs} ms; runs.max_concurrent ${opts.maxConcurrent}, catch-up window ${secs(opts.catchupMs)}`,
+      `model: ${int(model.tally.served)} answers (${int(model.tally.plans)} plans, ${int(model.tally.questions)} questions, ` +
+        `${int(model.tally.executes)} execute turns), ${opts.modelDelayMs} ms before each`,
+      '',
+      'lifecycle (m:ss into the load)',
+      ...table([
+        ['kill', 'planned', 'SIGKILL', 'pause', 'restarted', 'ready after'],
+        ...kills.map((k) => [
+          String(k.index),
+          clock(k.plannedAt),
+          clock(k.killedAt),
+          secs(k.pauseMs),
+          clock(k.restartedAt),
+          secs(k.readyMs),
+        ]),
+      ]),
+      `  final SIGTERM at ${clock(stopT0 - loadStart)}: exit code ${last.exitCode}${last.exitSignal ? ` signal ${last.exitSignal}` : ''} after ${secs(stopMs)}; ` +
+        `unexpected exits ${daemon.unexpectedExits}; runs left running ${a.activeAtStop}  ${verdict(lifecycleOk)}`,
+      `  daemon log: ${int(levels.warn)} warnings, ${int(levels.error)} errors`,
+      ...levels.top.map((m) => `    ${m}`),
+      '',
+      `slots (nominal minutes from each job's creation; due = jittered due time <= SIGTERM - ${secs(opts.edgeMs)})`,
+      ...table([
+        ['due', 'fired', 'coalesced', 'missed', 'pending at stop', 'uncovered', 'doubly covered'],
+        [
+          int(s.due),
+          int(s.fired),
+          int(s.coalesced),
+          int(s.missed),
+          int(s.pendingAtStop),
+          int(s.uncovered),
+          int(s.doublyCovered),
+        ],
+      ]),
+      `  edge (due in the last ${secs(opts.edgeMs)}): ${int(s.edgeCovered)} covered, ${int(s.edgeUncovered)} not yet; ` +
+        `covered before due ${s.coveredEarly}; stray ${s.stray}; duplicate (job, slot) runs ${s.duplicateRuns}; ` +
+        `fired rows vs runs ${s.firedRowMismatches}; coalesced_slots vs rows ${s.coalescedCountMismatches}; ` +
+        `missed ranges ${s.missedRangeMismatches}; jitter vs API ${s.jitterMismatches}  ${verdict(slotsOk)}`,
+      '',
+      `runs by status: ${counts(a.runsByStatus)}`,
+      `failed runs (the scripted model never fails): ${counts(a.failedRuns)}`,
+      `runs by source and phase: ${counts(a.runsBySourcePhase)}; ${counts(a.attempts)}`,
+      `runs cut off by a kill and retried from their stored conversation: ${int(a.retriedAfterKill)}; ` +
+        `interrupted (cut off a second time): ${int(a.runsByStatus.interrupted ?? 0)}`,
+      `plans by status: ${counts(a.plansByStatus)}`,
+      `  planned runs without a plan ${a.plans.plannedRunsWithoutPlan}, runs with several plans ${a.plans.runsWithSeveralPlans}, ` +
+        `plans their run does not name ${a.plans.plansNotLinked}  ${verdict(plansOk)}`,
+      `  revised pull request plans: ${a.plans.revisedPullRequestPlans}, of them without their pull request (subject): ` +
+        `${a.plans.revisedPullRequestPlansWithoutSubject}`,
+      `questions by status: ${counts(a.questionsByStatus)}`,
+      '',
+      `decisions: ${int(d.acknowledged)} acknowledged (${counts(d.byKind)}), ${int(d.found)} found, ${d.mismatched} differ; ` +
+        `plan status wrong ${d.planStatusWrong}; approvals without one execute run ${d.approveWithoutOneExecuteRun}; ` +
+        `revisions without one round ${d.reviseWithoutOneRound}; in store but unacknowledged ${d.unacknowledgedInStore}  ${verdict(decisionsOk)}`,
+      `  calls: ${counts(load.tally.decisionCalls)}`,
+      `answers: ${int(q.acknowledged)} acknowledged, ${int(q.found)} found answered as sent, ${q.mismatched} differ; ` +
+        `in store but unacknowledged ${q.unacknowledgedInStore}  ${verdict(answersOk)}`,
+      `  calls: ${counts(load.tally.answerCalls)}; lists: ${counts(load.tally.listCalls)}`,
+      `deliveries: ${int(dl.sent)} sent, ${int(dl.acknowledged)} acknowledged (${int(dl.acknowledged202)} with 202, ` +
+        `${int(dl.acknowledgedDuplicate)} with 200 as a redelivery), ${int(dl.found)} found, ${int(dl.withOneRun)} with their one run; ` +
+        `never acknowledged ${dl.neverAcknowledged}, refused ${dl.refused}, not accepted ${dl.notAccepted}, ` +
+        `acknowledged without a run ${dl.acknowledgedWithoutRun}, several runs per trigger ${dl.severalRunsPerTrigger}  ${verdict(deliveriesOk)}`,
+      `  attempts: ${counts(load.tally.deliveryAttempts)}; in store by outcome: ${counts(a.deliveriesByOutcome)}`,
+      '',
+      `memory (VmRSS of the daemon every ${RSS_EVERY_MS / 1000} s; slope: least squares after ${warmupMs / 1000} s of warm-up)`,
+      ...table([
+        ['lifetime', 'pid', 'from', 'to', 'ended by', 'samples', 'start', 'peak', 'end', 'slope'],
+        ...lines.map((m) => [
+          String(m.life.index),
+          String(m.life.pid),
+          clock(m.life.spawnedAt - loadStart),
+          m.life.endedAt === null ? '-' : clock(m.life.endedAt - loadStart),
+          m.life.end ?? '-',
+          String(m.life.samples.length),
+          mb(m.start),
+          mb(m.peak),
+          mb(m.end),
+          Number.isFinite(m.slope)
+            ? `${m.slope >= 0 ? '+' : ''}${m.slope.toFixed(2)} MB/min over ${Math.round(m.spanS)} s`
+            : 'n/a',
+        ]),
+      ]),
+      ...(heapLines.length
+        ? [
+            `  live heap after a forced full GC every ${opts.quick ? 10 : 30} s (heap-probe.js):`,
+            ...table(
+              [
+                ['lifetime', 'samples', 'first', 'last', 'max', 'external (last)', 'slope'],
+                ...heapLines.map((h) => [
+                  String(h.index),
+                  String(h.n),
+                  mb(h.first),
+                  mb(h.last),
+                  mb(h.max),
+                  mb(h.external),
+                  Number.isFinite(h.slope) ? `${h.slope >= 0 ? '+' : ''}${h.slope.toFixed(2)} MB/min` : 'n/a',
+                ]),
+              ],
+              2,
+              '    ',
+            ),
+          ]
+        : []),
+      `  judged: lifetime ${judged.life.index}${judged === lastLine ? ' (the last)' : ' (the longest; the last is too short)'}: ` +
+        `RSS ${Number.isFinite(judged.slope) ? judged.slope.toFixed(2) : 'n/a'} MB/min, limit ${rssLimit.toFixed(2)} MB/min ` +
+        `(${opts.slopeLimitMbPerMin} + ${cacheMb.toFixed(1)} MB of SQLite page cache filling over ${Math.round(judged.spanS)} s) ` +
+        `${judgeable ? verdict(rssOk) : 'not judged: under 90 s after warm-up'}` +
+        (opts.heap
+          ? `; live heap ${judgedHeap && Number.isFinite(judgedHeap.slope) ? judgedHeap.slope.toFixed(2) : 'n/a'} MB/min, ` +
+            `limit ${opts.heapSlopeLimitMbPerMin} MB/min ${heapJudgeable ? verdict(heapOk) : 'not judged: too few samples'}`
+          : '; live heap not probed (--no-heap)'),
+      `  database at the end: ${mb(dbBytes)}; its page cache holds at most ${SQLITE_CACHE_MB.toFixed(1)} MB  ` +
+        `${judgeable ? verdict(memoryOk) : 'not judged'}`,
+      '',
+    ];
+    if (a.failures.length) out.push('failures:', ...a.failures.map((f) => `  ${f}`), '');
+    out.push(`overall: ${verdict(pass)}`);
+    process.stdout.write(`${out.join('\n')}\n`);
+    return pass ? 0 : 1;
+  } finally {
+    daemon?.close();
+    await model?.server.close();
+    if (opts.keep) log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`soak: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
