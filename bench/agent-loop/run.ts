@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Child, type Settled, settle } from './children.js';
+import { Child, type Settled, settle } from '../shared/children.js';
 import { type BenchOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import type {
   ConcurrentParams,
@@ -205,7 +205,9 @@ async function main(): Promise<number> {
   }
   const children: Child[] = [];
   try {
-    const server = new Child('model server', 'server-child.js', { turns: opts.turns } satisfies ServerParams);
+    const server = new Child('model server', new URL('server-child.js', import.meta.url), {
+      turns: opts.turns,
+    } satisfies ServerParams);
     children.push(server);
     const { url } = await server.next<ServerListening>('listening');
     log(`zero-latency model server at ${url} (its own process)`);
@@ -216,7 +218,7 @@ async function main(): Promise<number> {
     const u0 = await serverUsage(server);
     const seqChild = new Child(
       'sequential',
-      'sequential-child.js',
+      new URL('sequential-child.js', import.meta.url),
       { url, dir, turns: opts.turns, runs: opts.runs, warmup: opts.warmup } satisfies SequentialParams,
       profile,
     );
@@ -231,7 +233,7 @@ async function main(): Promise<number> {
     );
     const conChild = new Child(
       'concurrent',
-      'concurrent-child.js',
+      new URL('concurrent-child.js', import.meta.url),
       { url, dir, turns: opts.turns, concurrent: opts.concurrent } satisfies ConcurrentParams,
       ['--expose-gc', ...profile],
     );

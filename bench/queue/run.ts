@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { Child, type Settled, settle } from './children.js';
+import { Child, type Settled, settle } from '../shared/children.js';
+import { int, kb, mb, ms, perSecond, rate, summarize, table } from '../shared/stats.js';
 import { ADMIN_TOKEN } from './fixtures.js';
 import { type BenchOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import type {
@@ -22,7 +23,6 @@ import type {
   StoreParams,
   StoreReport,
 } from './protocol.js';
-import { int, kb, mb, ms, perSecond, rate, summarize, table } from './stats.js';
 
 // Queue benchmark (figures, not a test): N plans in one drydock on SQLite; the first pending page of 50 and
 // approvals, over HTTP from a second process, beside the bare store calls in the same run. See
@@ -271,7 +271,7 @@ async function main(): Promise<number> {
     log(
       `seeding ${int(opts.plans)} plans (${opts.pendingPct} % pending) over ${int(opts.sessions)} sessions in ${dir}`,
     );
-    const seedChild = new Child('seed', 'seed-child.js', {
+    const seedChild = new Child('seed', new URL('seed-child.js', import.meta.url), {
       dir,
       file,
       poolsFile,
@@ -289,7 +289,7 @@ async function main(): Promise<number> {
     log(`seeded in ${ms(seed.seedMs)}: ${mb(seed.fileBytes)}, ${int(seed.runs)} runs`);
 
     log(`bare store: ${opts.storeSeconds} s per loop, in-process on the same file`);
-    const storeChild = new Child('store baseline', 'store-child.js', {
+    const storeChild = new Child('store baseline', new URL('store-child.js', import.meta.url), {
       file,
       poolsFile,
       seconds: opts.storeSeconds,
@@ -304,14 +304,14 @@ async function main(): Promise<number> {
     const daemonArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
     const daemon = new Child(
       'daemon',
-      'daemon-child.js',
+      new URL('daemon-child.js', import.meta.url),
       { dataDir, adminToken: ADMIN_TOKEN } satisfies DaemonParams,
       daemonArgs,
     );
     children.push(daemon);
     const started = await daemon.next<DaemonStarted>('started');
     log(`daemon listening on ${started.url} (startDaemon ${ms(started.startMs)})`);
-    const load = new Child('load', 'load-child.js', {
+    const load = new Child('load', new URL('load-child.js', import.meta.url), {
       url: started.url,
       poolsFile,
       viewerToken: seed.tokens.viewer,

@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Child } from './children.js';
+import { Child } from '../shared/children.js';
+import { int, kb, mb, ms, perSecond, rate, type Summary, summarize, table, wrap } from '../shared/stats.js';
 import { type BenchOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import { BODY_BYTES, payloadTemplate } from './payload.js';
 import type {
@@ -21,7 +22,6 @@ import type {
   Target,
   Usage,
 } from './protocol.js';
-import { int, kb, mb, ms, perSecond, rate, type Summary, summarize, table, wrap } from './stats.js';
 
 // Webhook benchmark (figures, not a test): signed 8 KB pull_request.opened deliveries, each with its own
 // X-GitHub-Delivery and pull request number, at 50 keep-alive connections from a second process, against
@@ -478,13 +478,13 @@ async function main(): Promise<number> {
   try {
     const bareChild = new Child(
       'bare',
-      'bare-child.js',
+      new URL('bare-child.js', import.meta.url),
       { file: bareFile, secret } satisfies BareParams,
       nodeArgs('BENCH_BARE_NODE_ARGS'),
     );
     const drydockChild = new Child(
       'drydock',
-      'drydock-child.js',
+      new URL('drydock-child.js', import.meta.url),
       {
         dataDir,
         repoDir,
@@ -497,7 +497,7 @@ async function main(): Promise<number> {
       } satisfies DrydockParams,
       nodeArgs('BENCH_DRYDOCK_NODE_ARGS'),
     );
-    const load = new Child('load', 'load-child.js', { secret });
+    const load = new Child('load', new URL('load-child.js', import.meta.url), { secret });
     children.push(bareChild, drydockChild, load);
     const [bareStarted, drydockStarted, ready] = await Promise.all([
       bareChild.next<Started>('started'),

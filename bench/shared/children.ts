@@ -1,10 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { ChildMessage } from './protocol.js';
+
+/** What a benchmark child reports over IPC: each benchmark's protocol.ts defines its own union. */
+type ChildMessage = { type: string };
 
 /**
- * One part of the benchmark in its own process: `node <execArgv> <script> <params as JSON>`, reporting over
- * IPC. Messages are buffered, so a message that arrives before anyone waits for it is not lost.
+ * One part of a benchmark in its own process: `node <execArgv> <script> <params as JSON>`, reporting over
+ * IPC. Messages are buffered, so a message that arrives before anyone waits for it is not lost. Shared by
+ * the benchmarks; each passes the URL of its own child script.
  */
 export class Child {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -19,11 +22,11 @@ export class Child {
 
   constructor(
     readonly name: string,
-    script: string,
+    script: URL,
     params: object,
     execArgv: readonly string[] = [],
   ) {
-    const path = fileURLToPath(new URL(script, import.meta.url));
+    const path = fileURLToPath(script);
     this.proc = spawn(process.execPath, [...execArgv, path, JSON.stringify(params)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
