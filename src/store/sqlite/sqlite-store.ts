@@ -175,12 +175,7 @@ export class SqliteStore implements Store {
   }
 
   async listSessions(f: SessionFilter): Promise<Page<Session>> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (f.status) {
-      where.push('status = ?');
-      args.push(f.status);
-    }
+    const { where, args } = equalities([['status', f.status]]);
     addCursor(f.cursor, where, args, 'asc');
     const rows = this.sql(
       `SELECT * FROM sessions ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ${f.limit + 1}`,
@@ -446,18 +441,11 @@ export class SqliteStore implements Store {
   }
 
   async listRuns(f: RunFilter): Promise<Page<Run>> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    for (const [col, value] of [
+    const { where, args } = equalities([
       ['session_id', f.sessionId],
       ['job_id', f.jobId],
       ['status', f.status],
-    ] as const) {
-      if (value !== undefined) {
-        where.push(`${col} = ?`);
-        args.push(value);
-      }
-    }
+    ]);
     addCursor(f.cursor, where, args, 'desc');
     const rows = this.sql(
       `SELECT * FROM runs ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ${f.limit + 1}`,
@@ -627,16 +615,10 @@ export class SqliteStore implements Store {
   }
 
   async listQuestions(f: { status?: QuestionStatus; runId?: string; limit: number }): Promise<Question[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (f.status) {
-      where.push('status = ?');
-      args.push(f.status);
-    }
-    if (f.runId) {
-      where.push('run_id = ?');
-      args.push(f.runId);
-    }
+    const { where, args } = equalities([
+      ['status', f.status],
+      ['run_id', f.runId],
+    ]);
     const rows = this.sql(`SELECT * FROM questions ${whereSql(where)} ORDER BY created_at, id LIMIT ?`).all(
       ...args,
       f.limit,
@@ -726,19 +708,12 @@ export class SqliteStore implements Store {
   }
 
   async listPlans(f: PlanFilter): Promise<Page<Plan>> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    for (const [col, value] of [
+    const { where, args } = equalities([
       ['status', f.status],
       ['session_id', f.sessionId],
       ['job_id', f.jobId],
       ['trigger_id', f.triggerId],
-    ] as const) {
-      if (value !== undefined) {
-        where.push(`${col} = ?`);
-        args.push(value);
-      }
-    }
+    ]);
     if (f.activeAt !== undefined && f.status === 'pending_approval') {
       // The unary + keeps the planner on plans_queue (status, created_at, id), which serves the order: an
       // index on expires_at would have it read every pending plan and sort them.
@@ -880,16 +855,10 @@ export class SqliteStore implements Store {
     runId?: string;
     limit: number;
   }): Promise<ToolApproval[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (f.status) {
-      where.push('status = ?');
-      args.push(f.status);
-    }
-    if (f.runId) {
-      where.push('run_id = ?');
-      args.push(f.runId);
-    }
+    const { where, args } = equalities([
+      ['status', f.status],
+      ['run_id', f.runId],
+    ]);
     const rows = this.sql(
       `SELECT * FROM tool_approvals ${whereSql(where)} ORDER BY created_at, id LIMIT ?`,
     ).all(...args, f.limit) as ToolApprovalRow[];
@@ -956,16 +925,10 @@ export class SqliteStore implements Store {
   }
 
   async listTriggers(f: { kind?: Trigger['kind']; enabled?: boolean }): Promise<Trigger[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (f.kind) {
-      where.push('kind = ?');
-      args.push(f.kind);
-    }
-    if (f.enabled !== undefined) {
-      where.push('enabled = ?');
-      args.push(f.enabled ? 1 : 0);
-    }
+    const { where, args } = equalities([
+      ['kind', f.kind],
+      ['enabled', f.enabled === undefined ? undefined : f.enabled ? 1 : 0],
+    ]);
     const rows = this.sql(`SELECT * FROM triggers ${whereSql(where)} ORDER BY created_at, id`).all(
       ...args,
     ) as TriggerRow[];
@@ -1231,6 +1194,12 @@ export class SqliteStore implements Store {
       'INSERT INTO scheduler_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     ).run(key, value);
   }
+}
+
+/** `col = ?` conditions for the filters that are set (undefined means: not filtered). */
+function equalities(filters: [string, unknown][]): { where: string[]; args: unknown[] } {
+  const set = filters.filter(([, value]) => value !== undefined);
+  return { where: set.map(([col]) => `${col} = ?`), args: set.map(([, value]) => value) };
 }
 
 function whereSql(where: string[]): string {
