@@ -98,6 +98,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     runs,
     plans,
     ...(lookupPullRequest ? { lookupPullRequest } : {}),
+    onProcessed: (ms) => metrics.deliveryWait.observe(Math.max(0, ms) / 1000),
   });
   scheduler = new Scheduler({
     store,
@@ -132,6 +133,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   });
   const recovered = await queue.recover();
   scheduler.start();
+  triggers.startInbox();
 
   const server = serve({ fetch: app.fetch, hostname: config.server.host, port: config.server.port });
   await new Promise<void>((resolve, reject) => {
@@ -171,6 +173,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         s.closeIdleConnections?.();
         setTimeout(() => s.closeAllConnections?.(), 2_000).unref();
       });
+      // Deliveries still in the inbox get the grace period; their runs stay queued for the next start.
+      queue.pause();
+      await triggers.stopInbox(config.server.shutdown_grace_ms);
       await queue.drain(config.server.shutdown_grace_ms);
       // After the runs (their last plans still get reported), before the store the reporter reads.
       unsubscribeReporter();

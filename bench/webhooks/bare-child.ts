@@ -89,6 +89,7 @@ async function main(): Promise<void> {
       cpuMs: cpuMs(),
       rss: process.memoryUsage.rss(),
       executed: inserted,
+      queued: 0,
       logLines: 0,
       warnings: 0,
       store: {},

@@ -13,21 +13,28 @@ import type { DrydockParams, MethodTime, Micro, Started, Usage } from './protoco
 // a free loopback port and the real clock, configured as a user would: one webhook secret, the payload's
 // repository mapped to a local git clone, and one github trigger on pull_request.opened created over
 // POST /v1/triggers. Not the defaults:
-//   - the executor: it returns { status: 'planned' } at once (startDaemon's `executor` option), so no agent,
-//     model or git worktree is measured; the runs still go through the real queue and store;
+//   - the executor (startDaemon's `executor` option): no agent, model or git worktree is measured; the runs
+//     still go through the real queue and store. `held` (the default) keeps the runs it is handed until the
+//     orchestrator sends `release`, as agent runs minutes long keep a burst's runs queued; `instant` returns
+//     { status: 'planned' } at once;
 //   - the trigger's hourly cap is raised to `hourlyCap` through the store after it was created (the API
 //     accepts at most 10,000 and the bench sends more in an hour's worth of seconds);
 //   - the logger is pino at info, as in production, counting lines instead of writing them (warnings and
 //     errors go to stderr).
-// Instrumentation lives only here: every public store method, TriggerService.handleGithub and
+// Instrumentation lives only here: every public store method, TriggerService.receiveGithub and
 // RunQueue.submit are wrapped on the instances with a wall-clock and a CPU timer (outermost calls; the store
-// and submit are synchronous inside; handleGithub awaits, so it gets wall time only).
+// and submit are synchronous inside; receiveGithub awaits, so it gets wall time only).
 
 const p = childParams<DrydockParams>();
 
 let executed = 0;
+let release: () => void = () => {};
+const released = new Promise<void>((resolve) => {
+  release = resolve;
+});
 const planned: RunExecutor = {
   async execute() {
+    if (p.executor === 'held') await released;
     executed += 1;
     return { status: 'planned' };
   },
@@ -89,7 +96,7 @@ function instrumentStore(store: object, times: Record<string, MethodTime>): void
 }
 
 /**
- * Wraps TriggerService.handleGithub (wall) and RunQueue.submit (wall and CPU, less the store calls it makes
+ * Wraps TriggerService.receiveGithub (wall) and RunQueue.submit (wall and CPU, less the store calls it makes
  * when a slot is free: the queue's claim runs synchronously inside it) on the daemon's instances.
  */
 function instrument(
@@ -100,11 +107,11 @@ function instrument(
 ) {
   instrumentStore(daemon.store, store);
   const triggers = daemon.triggers as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
-  const handleGithub = triggers.handleGithub!.bind(daemon.triggers);
-  triggers.handleGithub = async (...args: unknown[]) => {
+  const receiveGithub = triggers.receiveGithub!.bind(daemon.triggers);
+  triggers.receiveGithub = async (...args: unknown[]) => {
     const t = performance.now();
     try {
-      return await handleGithub(...args);
+      return await receiveGithub(...args);
     } finally {
       add(handler, performance.now() - t);
     }
@@ -189,6 +196,13 @@ async function main(): Promise<void> {
   const submit = timing();
   if (p.instrument) instrument(daemon, storeTimes, handler, submit);
 
+  // The inbox's depth, read on the store's own connection through its partial index (stats() would group
+  // every delivery and run, too slow to poll while the inbox drains).
+  const db = (daemon.store as unknown as { db: { prepare(sql: string): { pluck(): { get(): unknown } } } })
+    .db;
+  const queuedCount = db.prepare(`SELECT COUNT(*) FROM deliveries WHERE outcome = 'queued'`).pluck();
+  const countQueued = () => queuedCount.get() as number;
+
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
   const usage = (): Usage => {
@@ -197,6 +211,7 @@ async function main(): Promise<void> {
       cpuMs: cpuMs(),
       rss: process.memoryUsage.rss(),
       executed,
+      queued: countQueued(),
       logLines,
       warnings,
       store: storeTimes,
@@ -208,9 +223,13 @@ async function main(): Promise<void> {
     delay.reset();
     return u;
   };
-  onOrders<{ type: 'usage' | 'stop' }>(async (order) => {
+  onOrders<{ type: 'usage' | 'release' | 'stop' }>(async (order) => {
     if (order.type === 'usage') {
       await report(usage());
+      return;
+    }
+    if (order.type === 'release') {
+      release();
       return;
     }
     const last = usage();

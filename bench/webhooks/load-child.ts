@@ -12,7 +12,7 @@ import type { PhaseReport, PhaseRequest, RedeliverReport, RedeliverRequest } fro
 // Every delivery is a pull_request.opened body of BODY_BYTES with its own X-GitHub-Delivery (a UUID, as
 // GitHub sends) and its own pull request number, signed with the shared secret. The body and signature are
 // made before the request's clock starts (prefix + tail, HMAC continued from the prefix; see payload.ts).
-// Every drydock answer is parsed and checked: 202, outcome accepted, exactly one run.
+// Every drydock answer is parsed and checked: 202, outcome queued (its inbox works out the run afterwards).
 
 const { secret } = childParams<{ secret: string }>();
 const tpl = payloadTemplate();
@@ -21,7 +21,7 @@ const signer = new PrefixSigner(secret, tpl.prefix);
 let nextNumber = 100_000;
 
 /** What drydock answered to each first delivery: the redelivery check sends the same ones again. */
-const delivered: { key: string; n: number; deliveryId: string; runId: string }[] = [];
+const delivered: { key: string; n: number; deliveryId: string }[] = [];
 
 interface Answer {
   status: number;
@@ -93,11 +93,10 @@ function check(target: PhaseRequest['target'], d: Delivery, a: Answer): string |
   if (a.status !== 202) return `HTTP ${a.status}: ${a.text.slice(0, 200)}`;
   if (target === 'bare') return null;
   const body = parse(a);
-  const runs = body?.run_ids;
-  if (body?.outcome !== 'accepted' || !Array.isArray(runs) || runs.length !== 1 || !body.delivery_id) {
-    return `not accepted with one run: ${a.text.slice(0, 300)}`;
+  if (body?.outcome !== 'queued' || !body.delivery_id || body.duplicate) {
+    return `not queued as a new delivery: ${a.text.slice(0, 300)}`;
   }
-  delivered.push({ key: d.key, n: d.n, deliveryId: body.delivery_id, runId: String(runs[0]) });
+  delivered.push({ key: d.key, n: d.n, deliveryId: body.delivery_id });
   return null;
 }
 
@@ -174,7 +173,7 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
   return out;
 }
 
-/** Sends `count` deliveries drydock already accepted again (same id, same body), spread over all of them. */
+/** Sends `count` deliveries drydock already took again (same id, same body), spread over all of them. */
 async function redeliver(order: RedeliverRequest): Promise<RedeliverReport> {
   const url = new URL(order.url);
   const agent = new Agent({
@@ -192,7 +191,8 @@ async function redeliver(order: RedeliverRequest): Promise<RedeliverReport> {
     concurrency: order.concurrency,
     sent: 0,
     statuses: {},
-    sameRun: 0,
+    sameDelivery: 0,
+    runs: {},
     bad: 0,
     firstBad: null,
     latencies: [],
@@ -218,12 +218,13 @@ async function redeliver(order: RedeliverRequest): Promise<RedeliverReport> {
       if (
         answer.status === 200 &&
         body?.duplicate === true &&
+        body.outcome === 'accepted' &&
         body.delivery_id === pick.deliveryId &&
         Array.isArray(runs) &&
-        runs.length === 1 &&
-        runs[0] === pick.runId
+        runs.length === 1
       ) {
-        out.sameRun += 1;
+        out.sameDelivery += 1;
+        out.runs[pick.deliveryId] = String(runs[0]);
       } else {
         out.bad += 1;
         out.firstBad ??= `HTTP ${answer.status}: ${answer.text.slice(0, 300)}`;

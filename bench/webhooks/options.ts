@@ -10,9 +10,14 @@ export interface BenchOptions {
   concurrency: number;
   /** Deliveries drydock accepted that are sent again, with the same X-GitHub-Delivery, afterwards. */
   redeliveries: number;
-  /** drydock's runs.max_concurrent (the executor returns at once, so this only bounds the queue's work). */
+  /** drydock's runs.max_concurrent. */
   maxConcurrent: number;
-  /** Time drydock's store calls, handleGithub and submit in its process (costs a few µs per call). */
+  /**
+   * The runs finish the moment they start, during the load, instead of being held until it is over (as agent
+   * runs, minutes long, would be).
+   */
+  instantRuns: boolean;
+  /** Time drydock's store calls, receiveGithub and submit in its process (costs a few µs per call). */
   breakdown: boolean;
   quick: boolean;
   /** Keep the temporary directory (both databases, the clone). */
@@ -30,15 +35,17 @@ const NUMERIC = {
   maxConcurrent: ['--max-concurrent', 'BENCH_MAX_CONCURRENT'],
 } as const;
 
-const SWITCHES = ['--quick', '--keep', '--help', '--no-breakdown'] as const;
+const SWITCHES = ['--quick', '--keep', '--help', '--no-breakdown', '--instant-runs'] as const;
 
 export const USAGE = `usage: npm run bench:webhooks -- [--quick] [--seconds S] [--warmup-seconds S] [--concurrency N]
-                                 [--redeliveries N] [--max-concurrent N] [--no-breakdown] [--keep]
+                                 [--redeliveries N] [--max-concurrent N] [--instant-runs] [--no-breakdown] [--keep]
   defaults: --seconds ${FULL.seconds} --warmup-seconds ${FULL.warmupSeconds} --concurrency 50 --redeliveries 200 --max-concurrent 2
   --quick:  --seconds ${QUICK.seconds} --warmup-seconds ${QUICK.warmupSeconds}
-  --no-breakdown: no timers around drydock's store calls, handleGithub and submit (they cost a few µs a call)
+  --instant-runs: the runs finish as they start, during the load (default: held until the load is over, as
+                  agent runs minutes long would be)
+  --no-breakdown: no timers around drydock's store calls, receiveGithub and submit (they cost a few µs a call)
   environment: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONCURRENCY, BENCH_REDELIVERIES, BENCH_MAX_CONCURRENT,
-               BENCH_QUICK=1, BENCH_KEEP=1, BENCH_NO_BREAKDOWN=1,
+               BENCH_QUICK=1, BENCH_KEEP=1, BENCH_NO_BREAKDOWN=1, BENCH_INSTANT_RUNS=1,
                BENCH_DRYDOCK_NODE_ARGS / BENCH_BARE_NODE_ARGS (extra node flags for
                that child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
@@ -85,6 +92,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     concurrency: number('concurrency', 50, 1, 1_000),
     redeliveries: number('redeliveries', 200, 0, 100_000),
     maxConcurrent: number('maxConcurrent', 2, 1, 1_000),
+    instantRuns: toggle('--instant-runs', 'BENCH_INSTANT_RUNS'),
     breakdown: !toggle('--no-breakdown', 'BENCH_NO_BREAKDOWN'),
     quick,
     keep: toggle('--keep', 'BENCH_KEEP'),

@@ -13,8 +13,13 @@ export interface DrydockParams {
   maxConcurrent: number;
   /** Set on the trigger through the store after it is created over HTTP (the API allows at most 10,000). */
   hourlyCap: number;
-  /** Wrap the store, handleGithub and submit with timers (the breakdown). */
+  /** Wrap the store, receiveGithub and submit with timers (the breakdown). */
   instrument: boolean;
+  /**
+   * The runs' executor: `held` keeps each run until the orchestrator sends `release` (as real agent runs,
+   * minutes long, keep a burst's runs queued); `instant` finishes each at once.
+   */
+  executor: 'held' | 'instant';
 }
 
 export interface BareParams {
@@ -53,13 +58,15 @@ export interface Usage {
   type: 'usage';
   cpuMs: number;
   rss: number;
-  /** drydock: runs its no-op executor was handed. bare: rows inserted. */
+  /** drydock: runs its no-op executor finished. bare: rows inserted. */
   executed: number;
+  /** drydock: deliveries still waiting in the inbox. */
+  queued: number;
   logLines: number;
   warnings: number;
   /** drydock: store method -> time, cumulative since start. */
   store: Record<string, MethodTime>;
-  /** drydock: TriggerService.handleGithub (wall only: it awaits) and RunQueue.submit, cumulative since start. */
+  /** drydock: TriggerService.receiveGithub (wall only: it awaits) and RunQueue.submit, cumulative since start. */
   handler: MethodTime;
   submit: MethodTime;
   /** Event-loop delay percentiles since the last usage report (ms). */
@@ -125,8 +132,10 @@ export interface RedeliverReport {
   concurrency: number;
   sent: number;
   statuses: Record<string, number>;
-  /** Answered 200 duplicate:true naming the same delivery and run as the first answer. */
-  sameRun: number;
+  /** Answered 200 duplicate:true, accepted, naming the first answer's delivery and exactly one run. */
+  sameDelivery: number;
+  /** delivery id -> the run a duplicate answer named (checked against the database afterwards). */
+  runs: Record<string, string>;
   bad: number;
   firstBad: string | null;
   latencies: number[];

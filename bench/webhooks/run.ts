@@ -25,9 +25,10 @@ import type {
 
 // Webhook benchmark (figures, not a test): signed 8 KB pull_request.opened deliveries, each with its own
 // X-GitHub-Delivery and pull request number, at 50 keep-alive connections from a second process, against
-// drydock's POST /webhooks/github (verify, deduplicate, record, match, create the run, queue it) and, in the
-// same run, against a bare hono + better-sqlite3 handler that only verifies the signature and inserts the
-// body. See bench/webhooks/README.md for the method.
+// drydock's POST /webhooks/github (verify, deduplicate, record in the inbox and answer; the inbox then
+// matches the triggers, creates the run and queues it) and, in the same run, against a bare hono +
+// better-sqlite3 handler that only verifies the signature and inserts the body. See bench/webhooks/README.md
+// for the method.
 //
 // Processes: bare-child.js and drydock-child.js (the two servers), load-child.js (the second process). The
 // targets are loaded one after the other, bare first; this process reads each server's CPU around its phase,
@@ -81,7 +82,7 @@ function verifyDrydock(
   sent: number,
   answered: number,
   redelivery: RedeliverReport | null,
-): Check {
+): Check & { inbox: InboxFigures } {
   const db = new Database(file, { readonly: true });
   try {
     const n = (sql: string) => (db.prepare(sql).get() as { n: number | null }).n ?? 0;
@@ -116,7 +117,27 @@ function verifyDrydock(
       .prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status ORDER BY status')
       .all() as { status: string; n: number }[];
     const planned = statuses.find((s) => s.status === 'planned')?.n ?? 0;
-    const redeliveredOk = redelivery ? redelivery.sameRun === redelivery.sent && redelivery.bad === 0 : true;
+    // Each run a duplicate answer named is the run of that delivery in the database.
+    const runOf = db.prepare(`SELECT id FROM runs WHERE delivery_id = ?`).pluck();
+    const wrongRun = redelivery
+      ? Object.entries(redelivery.runs).filter(([dlv, run]) => runOf.get(dlv) !== run).length
+      : 0;
+    const redeliveredOk = redelivery
+      ? redelivery.sameDelivery === redelivery.sent && redelivery.bad === 0 && wrongRun === 0
+      : true;
+    const times = db
+      .prepare(
+        `SELECT received_at AS r, processed_at AS p FROM deliveries WHERE source = 'github' ORDER BY rowid`,
+      )
+      .all() as { r: number; p: number | null }[];
+    const unprocessed = times.filter((t) => t.p === null).length;
+    const waits = times.filter((t) => t.p !== null).map((t) => t.p! - t.r);
+    const inbox: InboxFigures = {
+      wait: summarize(waits),
+      unprocessed,
+      firstReceived: times.reduce((m, t) => Math.min(m, t.r), Number.POSITIVE_INFINITY),
+      lastProcessed: times.reduce((m, t) => Math.max(m, t.p ?? 0), 0),
+    };
     const ok =
       deliveries === sent &&
       accepted === sent &&
@@ -131,11 +152,12 @@ function verifyDrydock(
       sessions === runs &&
       fires === runs &&
       planned === runs &&
+      unprocessed === 0 &&
       redeliveredOk;
     const list = (rows: { n: number }[], key: (r: never) => string) =>
       rows.map((r) => `${key(r as never)} ${int(r.n)}`).join(', ') || 'none';
     const lines = [
-      `${int(sent)} deliveries sent to drydock (warm-up included), ${int(answered)} answered 202 accepted with one run; ` +
+      `${int(sent)} deliveries sent to drydock (warm-up included), ${int(answered)} answered 202 queued; ` +
         `in its database: ${int(deliveries)} deliveries (${int(distinctKeys)} distinct X-GitHub-Delivery; ` +
         `${list(outcomes, (r: { outcome: string }) => r.outcome)})`,
       `${int(runs)} runs (${list(statuses, (r: { status: string }) => r.status)}), ${int(subjects)} pull requests, ` +
@@ -150,15 +172,25 @@ function verifyDrydock(
       const s = summarize(redelivery.latencies);
       lines.push(
         `${int(redelivery.sent)} redeliveries (same X-GitHub-Delivery and body, ${redelivery.concurrency} at a time): ${statuses || 'no answers'}; ` +
-          `${int(redelivery.sameRun)} answered duplicate naming the first delivery and its run, ${int(redelivery.bad)} not` +
-          `${redelivery.firstBad ? ` (${redelivery.firstBad})` : ''}; p50 ${ms(s.p50)}, p99 ${ms(s.p99)}; ` +
+          `${int(redelivery.sameDelivery)} answered duplicate, accepted, naming the first delivery and one run, ${int(redelivery.bad)} not` +
+          `${redelivery.firstBad ? ` (${redelivery.firstBad})` : ''}; runs named that are not the delivery's run in the database: ${int(wrongRun)}; ` +
+          `p50 ${ms(s.p50)}, p99 ${ms(s.p99)}; ` +
           `no deliveries or runs added: ${verdict(deliveries === sent && runs === accepted)}`,
       );
     }
-    return { ok, lines };
+    return { ok, lines, inbox };
   } finally {
     db.close();
   }
+}
+
+/** From drydock's database: how long deliveries waited in the inbox (processed_at - received_at). */
+interface InboxFigures {
+  wait: Summary;
+  unprocessed: number;
+  /** Epoch ms. */
+  firstReceived: number;
+  lastProcessed: number;
 }
 
 function verifyBare(file: string, sent: number): Check {
@@ -230,11 +262,12 @@ function trend(r: PhaseReport): string {
 
 /** Which part of the daemon calls each store method during the phase. */
 const CALLER: Record<string, string> = {
-  recordDelivery: 'webhook: dedupe + record',
-  listTriggers: 'webhook: match',
-  recordTriggerFire: 'webhook: match (filtered)',
-  fireTrigger: 'webhook: session + run + fire',
-  updateDelivery: 'webhook: settle delivery',
+  recordDeliveries: 'answer: dedupe + record (group commit)',
+  queuedDeliveries: 'inbox: read the queued',
+  listTriggers: 'inbox: match',
+  recordTriggerFire: 'inbox: match (filtered)',
+  fireTrigger: 'inbox: session + run + fire',
+  updateDelivery: 'inbox: settle delivery',
   transitionRun: 'queue: claim, finish run',
   getRun: 'queue: reread run',
   appendEvent: 'queue: run_finished event',
@@ -301,10 +334,11 @@ function breakdown(phase: Phase, deliveries: number): string[] {
   rows.push(['daemon process CPU', '', '', ms(cpu / per), '', '', '', '100 %']);
   const handler = delta(after.handler, before.handler);
   return [
-    `Where drydock's CPU went during its phase (warm-up included, ${int(deliveries)} deliveries; timers wrapped around the`,
-    'instance methods in the bench child; CPU = process.cpuUsage across the call, wall = performance.now):',
+    `Where drydock's CPU went during its phase (warm-up included, ${int(deliveries)} deliveries; the inbox's work after the`,
+    'phase is not in it; timers wrapped around the instance methods in the bench child; CPU = process.cpuUsage across',
+    'the call, wall = performance.now):',
     table(rows),
-    `TriggerService.handleGithub, wall time per delivery (awaits included): mean ${ms(handler.wallMs / Math.max(1, handler.calls))}, ` +
+    `TriggerService.receiveGithub, wall time per delivery (awaits included): mean ${ms(handler.wallMs / Math.max(1, handler.calls))}, ` +
       `max ${ms(handler.maxWallMs)}`,
   ];
 }
@@ -315,7 +349,8 @@ function report(
   bare: Phase,
   drydock: Phase,
   bareCheck: Check,
-  drydockCheck: Check,
+  drydockCheck: Check & { inbox: InboxFigures },
+  inbox: InboxDrain,
   drained: { executed: number; waitedMs: number },
   stopped: Stopped,
 ): boolean {
@@ -405,19 +440,42 @@ function report(
       `none              ${verdict(dupPass)}`,
     ],
   ];
+  const w = drydockCheck.inbox;
+  const sustained = perSecond(drydock.report.sent, w.lastProcessed - w.firstReceived);
+  const inboxRows: string[][] = [
+    ['drydock inbox (the work behind the answers)', ''],
+    [
+      'left queued when the load stopped',
+      `${int(inbox.queuedAtEnd)}; all processed ${inbox.drainMs === null ? 'NOT within 120 s' : `${ms(inbox.drainMs)} later`}`,
+    ],
+    [
+      'answer to run queued (processed_at - received_at)',
+      `p50 ${ms(w.wait.p50)}, p99 ${ms(w.wait.p99)}, max ${ms(w.wait.max)} (${int(w.wait.count)} deliveries)`,
+    ],
+    [
+      'deliveries answered and processed, per second',
+      `${int(sustained)}/s (${int(drydock.report.sent)} from the first answer to the last run queued)`,
+    ],
+    [
+      'server CPU per delivery, answered and processed',
+      `${ms(inbox.cpuMs / Math.max(1, drydock.report.sent))} (phase and drain)`,
+    ],
+  ];
 
   const title =
     `webhook benchmark: signed ${kb(ready.bodyBytes)} pull_request.opened deliveries, distinct delivery ids and PRs, ` +
     `${opts.concurrency} keep-alive connections from a second process, ${opts.warmupSeconds} s warm-up + ` +
     `${opts.seconds} s per target${opts.quick ? ' (quick)' : ''}`;
-  const backlog = drydock.report.sent - drydock.after.executed;
   const queueNote =
     drained.executed === drydock.report.sent
-      ? `all ${int(drained.executed)} runs reached the executor; ${int(backlog)} were still queued when the phase ended`
-      : `only ${int(drained.executed)} of ${int(drydock.report.sent)} runs reached the executor within 60 s`;
+      ? `all ${int(drained.executed)} runs were executed, the last ${ms(drained.waitedMs)} after the release`
+      : `only ${int(drained.executed)} of ${int(drydock.report.sent)} runs were executed within 120 s`;
+  const executorNote = opts.instantRuns
+    ? "the injected executor returns {status: 'planned'} at once (--instant-runs), so the queue claims, finishes and logs runs during the load"
+    : "the injected executor holds every run until the load is over and the inbox drained (as agent runs minutes long keep a burst's runs queued), then returns {status: 'planned'}";
   const notes = [
-    `drydock: runs.max_concurrent ${opts.maxConcurrent}; the injected executor returns {status: 'planned'} at once, so no agent,`,
-    'model call or git worktree is measured; the queue still claims, finishes and logs every run in the same process',
+    `drydock: runs.max_concurrent ${opts.maxConcurrent}; ${executorNote}; no agent, model call or git worktree is measured, but every`,
+    'run goes through the real queue and store in the same process',
     `(${queueNote}). pino at info, lines counted instead of written (${int(stopped.usage.logLines)} lines,`,
     `${stopped.usage.warnings} warnings or errors). One github trigger on pull_request.opened, created over POST`,
     `/v1/triggers, its hourly cap then raised to ${int(HOURLY_CAP)} in the store (the API allows at most 10,000).`,
@@ -433,6 +491,8 @@ function report(
     '',
     wrap(title),
     table(rows),
+    '',
+    table(inboxRows),
     '',
     ...(opts.breakdown
       ? breakdown(drydock, drydock.report.sent)
@@ -452,6 +512,35 @@ function report(
   );
   process.stdout.write(`${out.join('\n')}\n`);
   return pass;
+}
+
+interface InboxDrain {
+  queuedAtEnd: number;
+  /** From the end of the load to an empty inbox; null: not within 120 s. */
+  drainMs: number | null;
+  /** drydock's CPU from the start of its phase to the empty inbox. */
+  cpuMs: number;
+}
+
+/** Waits (at most 120 s) until drydock's inbox processed every delivery the phase left queued. */
+async function drainInbox(child: Child, phase: Phase): Promise<InboxDrain> {
+  const from = Date.now();
+  let u = await usage(child);
+  const queuedAtEnd = u.queued;
+  let logged = from;
+  while (u.queued > 0 && Date.now() - from < 120_000) {
+    await new Promise((r) => setTimeout(r, 100));
+    u = await usage(child);
+    if (Date.now() - logged > 5_000) {
+      log(`drydock: ${int(u.queued)} deliveries still in the inbox`);
+      logged = Date.now();
+    }
+  }
+  const drainMs = u.queued === 0 ? Date.now() - from : null;
+  log(
+    `drydock: ${int(queuedAtEnd)} deliveries were queued at the end of the load; inbox empty after ${drainMs === null ? '(not within 120 s)' : ms(drainMs)}`,
+  );
+  return { queuedAtEnd, drainMs, cpuMs: u.cpuMs - phase.before.cpuMs };
 }
 
 async function main(): Promise<number> {
@@ -494,6 +583,7 @@ async function main(): Promise<number> {
         maxConcurrent: opts.maxConcurrent,
         hourlyCap: HOURLY_CAP,
         instrument: opts.breakdown,
+        executor: opts.instantRuns ? 'instant' : 'held',
       } satisfies DrydockParams,
       nodeArgs('BENCH_DRYDOCK_NODE_ARGS'),
     );
@@ -516,7 +606,7 @@ async function main(): Promise<number> {
     await bareChild.exited;
 
     const drydock = await runPhase(load, drydockChild, drydockStarted, 'drydock', opts);
-    const endOfPhase = Date.now();
+    const inbox = await drainInbox(drydockChild, drydock);
 
     let redelivery: RedeliverReport | null = null;
     if (opts.redeliveries > 0) {
@@ -532,11 +622,12 @@ async function main(): Promise<number> {
     load.send({ type: 'close' });
     await load.exited;
 
-    // The runs go through the daemon's queue after their webhook was answered; let it finish them.
+    // The runs wait in the daemon's queue; let the executor have them and finish them.
+    drydockChild.send({ type: 'release' });
     const drainFrom = Date.now();
     let last = await usage(drydockChild);
-    while (last.executed < drydock.report.sent && Date.now() - endOfPhase < 60_000) {
-      await new Promise((r) => setTimeout(r, 50));
+    while (last.executed < drydock.report.sent && Date.now() - drainFrom < 120_000) {
+      await new Promise((r) => setTimeout(r, 100));
       last = await usage(drydockChild);
     }
     const drained = { executed: last.executed, waitedMs: Date.now() - drainFrom };
@@ -553,7 +644,7 @@ async function main(): Promise<number> {
       redelivery,
     );
     const bareCheck = verifyBare(bareFile, bare.report.sent);
-    const pass = report(opts, ready, bare, drydock, bareCheck, drydockCheck, drained, stopped);
+    const pass = report(opts, ready, bare, drydock, bareCheck, drydockCheck, inbox, drained, stopped);
     return pass ? 0 : 1;
   } finally {
     for (const child of children) child.kill();

@@ -7,6 +7,7 @@ import { createLogger } from '../logger.js';
 import { databaseFile, openStore } from '../store/open.js';
 import { SchemaTooNewError } from '../store/store.js';
 import { ROLES, type Role } from '../store/types.js';
+import { deliveriesCommand } from './commands/deliveries.js';
 import { jobsCommand } from './commands/jobs.js';
 import { plansCommand } from './commands/plans.js';
 import { questionsCommand } from './commands/questions.js';
@@ -59,6 +60,8 @@ remote commands (talk to a running daemon over its HTTP API):
   triggers deliveries ID [--limit N] [--json]
   triggers fire ID --trigger-token T [--idempotency-key K] [--text TEXT | --text-file F] [--json]
       (authenticates with the trigger's token, or $DRYDOCK_TRIGGER_TOKEN, instead of DRYDOCK_TOKEN)
+  deliveries list [--outcome O] [--trigger ID] [--limit N] [--before ID] [--json]
+  deliveries show ID [--json]
   plans list [--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]
   plans show ID [--json]
   plans approve ID [--sha256 S] [--comment C]
@@ -205,6 +208,8 @@ export async function main(argv: string[]): Promise<number> {
         return await jobsCommand(rest);
       case 'triggers':
         return await triggersCommand(rest);
+      case 'deliveries':
+        return await deliveriesCommand(rest);
       case undefined:
       case 'help':
       case '--help':

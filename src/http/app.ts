@@ -7,6 +7,7 @@ import type { AppDeps, Env } from './deps.js';
 import { errorResponse, HttpError } from './errors.js';
 import { openApiDocument } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
+import { deliveryRoutes } from './routes/deliveries.js';
 import { jobRoutes } from './routes/jobs.js';
 import { planRoutes } from './routes/plans.js';
 import { questionRoutes } from './routes/questions.js';
@@ -78,6 +79,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   api.route('/tool-approvals', toolApprovalRoutes(deps));
   api.route('/admin', adminRoutes(deps));
   api.route('/triggers', triggerRoutes(deps));
+  api.route('/deliveries', deliveryRoutes(deps));
   app.route('/v1', api);
   return app;
 }

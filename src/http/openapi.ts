@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { autoModeBody } from './routes/admin.js';
+import { deliveryListQuery } from './routes/deliveries.js';
 import { approveBody, planListQuery, rejectBody, reviseBody } from './routes/plans.js';
 import { answerBody, questionListQuery } from './routes/questions.js';
 import { toolApprovalListQuery, toolDecisionBody } from './routes/tool-approvals.js';
@@ -327,9 +328,26 @@ export const OPERATIONS: Operation[] = [
     errors: [400, 409, 413, 422, 429],
   },
   {
+    method: 'get',
+    path: '/v1/deliveries',
+    summary: 'Webhook deliveries and fires, newest first (queued ones wait for the inbox)',
+    auth: 'read',
+    query: deliveryListQuery,
+    ok: 200,
+    errors: [400, 422],
+  },
+  {
+    method: 'get',
+    path: '/v1/deliveries/{id}',
+    summary: 'One delivery: its outcome, detail and runs once processed',
+    auth: 'read',
+    ok: 200,
+    errors: [404],
+  },
+  {
     method: 'post',
     path: '/webhooks/github',
-    summary: 'GitHub webhook (X-Hub-Signature-256)',
+    summary: 'GitHub webhook (X-Hub-Signature-256): recorded, answered, then processed by the inbox',
     auth: 'webhook_signature',
     ok: 202,
     errors: [400, 413],

@@ -1,6 +1,7 @@
 import type {
   CronJob,
   Decision,
+  Delivery,
   Plan,
   Question,
   Run,
@@ -167,4 +168,18 @@ export const presentSlot = (s: SlotRecord) => ({
   outcome: s.outcome,
   run_id: s.runId,
   recorded_at: iso(s.recordedAt),
+});
+
+export const presentDelivery = (d: Delivery) => ({
+  id: d.id,
+  source: d.source,
+  key: d.key,
+  event: d.event,
+  trigger_id: d.triggerId,
+  outcome: d.outcome,
+  detail: d.detail,
+  subject: d.subject,
+  run_ids: d.runIds,
+  received_at: iso(d.receivedAt),
+  processed_at: iso(d.processedAt),
 });

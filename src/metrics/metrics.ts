@@ -20,6 +20,12 @@ export class Metrics {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 15, 60],
     registers: [this.registry],
   });
+  readonly deliveryWait = new Histogram({
+    name: 'drydock_delivery_wait_seconds',
+    help: 'How long a webhook delivery waited in the inbox between its answer and its processing',
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
+    registers: [this.registry],
+  });
   readonly http = new Histogram({
     name: 'drydock_http_request_duration_seconds',
     help: 'HTTP request latency by route and status',

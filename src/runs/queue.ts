@@ -40,6 +40,9 @@ export interface RunQueueOptions {
   onSettled?: (run: Run) => void;
 }
 
+/** What the queue keeps of a waiting run. */
+type Queued = Pick<Run, 'id' | 'sessionId' | 'status'>;
+
 const TERMINAL: ReadonlySet<RunStatus> = new Set([
   'planned',
   'completed',
@@ -55,15 +58,20 @@ const TERMINAL: ReadonlySet<RunStatus> = new Set([
  * sessions that have work, so one busy session cannot starve the others.
  */
 export class RunQueue {
-  private readonly waiting = new Map<string, Run[]>(); // session id -> its runs, oldest first
-  private readonly active = new Map<string, { run: Run; abort: AbortController; done: Promise<void> }>();
+  /**
+   * Session id -> its runs, oldest first, in two lines that make the round robin: sessions this process has
+   * not served yet, in order of arrival, go first; then the others, a session joining the back of that line
+   * when it is served with work left, or when work comes for it again. The first free session is served
+   * next, so a pass only looks past the sessions that are busy.
+   */
+  private readonly fresh = new Map<string, Queued[]>();
+  private readonly rotation = new Map<string, Queued[]>();
+  private readonly served = new Set<string>();
+  private readonly active = new Map<string, { run: Queued; abort: AbortController; done: Promise<void> }>();
   private readonly busySessions = new Set<string>();
   /** Sessions whose run waits for a person (a question); value: that run's id. */
   private readonly parked = new Map<string, string>();
   private readonly resumeSoon = new Set<string>();
-  /** Session id -> the turn number it last started a run at (for round robin). */
-  private readonly served = new Map<string, number>();
-  private turn = 0;
   private accepting = true;
 
   constructor(private readonly opts: RunQueueOptions) {}
@@ -73,15 +81,18 @@ export class RunQueue {
   }
 
   /** Queues a run: a new one (status queued) or a parked one to resume (status awaiting_input). */
-  submit(run: Run): void {
+  submit(run: Queued): void {
     if (!this.accepting) return; // stays in the store; recover() picks it up on the next start
     if (this.parked.get(run.sessionId) === run.id) this.parked.delete(run.sessionId);
-    const list = this.waiting.get(run.sessionId) ?? [];
+    const line = this.served.has(run.sessionId) ? this.rotation : this.fresh;
+    const list = line.get(run.sessionId) ?? [];
     if (list.some((r) => r.id === run.id) || this.active.has(run.id)) return;
+    // Only what ordering needs is kept (not the prompt): the run is read again when it starts.
+    const queued: Queued = { id: run.id, sessionId: run.sessionId, status: run.status };
     // A resumed run goes first in its session: it already holds the session.
-    if (run.status === 'awaiting_input') list.unshift(run);
-    else list.push(run);
-    this.waiting.set(run.sessionId, list);
+    if (run.status === 'awaiting_input') list.unshift(queued);
+    else list.push(queued);
+    line.set(run.sessionId, list);
     this.pump();
   }
 
@@ -102,7 +113,7 @@ export class RunQueue {
           ) {
             await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: run.attempt });
             tally.retried += 1;
-            this.submit({ ...run, status: 'queued', attempt: run.attempt + 1 });
+            this.submit({ ...run, status: 'queued' });
           } else if (
             await store.transitionRun(run.id, ['running'], 'interrupted', {
               finishedAt: clock.now(),
@@ -136,9 +147,15 @@ export class RunQueue {
   }
 
   /** Stops taking work; waits up to `graceMs` for executing runs, then aborts them (they end interrupted). */
-  async drain(graceMs: number): Promise<void> {
+  /** Starts nothing more: runs submitted from now on stay queued in the store for recover(). */
+  pause(): void {
     this.accepting = false;
-    this.waiting.clear();
+    this.fresh.clear();
+    this.rotation.clear();
+  }
+
+  async drain(graceMs: number): Promise<void> {
+    this.pause();
     const all = () => Promise.all([...this.active.values()].map((a) => a.done));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -166,10 +183,12 @@ export class RunQueue {
       await executing.done;
       return true;
     }
-    for (const [sessionId, list] of this.waiting) {
-      const i = list.findIndex((r) => r.id === runId);
-      if (i >= 0) list.splice(i, 1);
-      if (!list.length) this.waiting.delete(sessionId);
+    for (const line of [this.fresh, this.rotation]) {
+      for (const [sessionId, list] of line) {
+        const i = list.findIndex((r) => r.id === runId);
+        if (i >= 0) list.splice(i, 1);
+        if (!list.length) line.delete(sessionId);
+      }
     }
     const ok = await store.transitionRun(runId, ['queued', 'awaiting_input'], 'canceled', {
       finishedAt: clock.now(),
@@ -184,37 +203,37 @@ export class RunQueue {
 
   private pump(): void {
     while (this.accepting && this.active.size < this.opts.maxConcurrent) {
-      const sessionId = this.nextSession();
-      if (!sessionId) return;
-      const list = this.waiting.get(sessionId)!;
+      const next = this.nextSession();
+      if (!next) return;
+      const [sessionId, list] = next;
       const run = list.shift()!;
-      if (!list.length) this.waiting.delete(sessionId);
-      this.served.set(sessionId, ++this.turn);
+      // Served: to the back of the rotation, behind every session that waited.
+      this.fresh.delete(sessionId);
+      this.rotation.delete(sessionId);
+      this.served.add(sessionId);
+      if (list.length) this.rotation.set(sessionId, list);
       this.start(run);
     }
   }
 
   /**
-   * Round robin: of the sessions that have work and are free, the one whose last turn was longest ago
-   * (never served first, then in order of arrival), so one busy session cannot starve the others.
+   * Round robin: the first session in line that has work and is free (not executing, not parked on a
+   * question): never served ones first, then the one served longest ago, so one busy session cannot starve
+   * the others.
    */
-  private nextSession(): string | undefined {
-    let best: string | undefined;
-    let bestTurn = Number.POSITIVE_INFINITY;
-    for (const [sessionId, list] of this.waiting) {
-      if (!list.length || this.busySessions.has(sessionId)) continue;
-      const parkedRun = this.parked.get(sessionId);
-      if (parkedRun && list[0]!.id !== parkedRun) continue;
-      const turn = this.served.get(sessionId) ?? 0;
-      if (turn < bestTurn) {
-        best = sessionId;
-        bestTurn = turn;
+  private nextSession(): [string, Queued[]] | undefined {
+    for (const line of [this.fresh, this.rotation]) {
+      for (const [sessionId, list] of line) {
+        if (!list.length || this.busySessions.has(sessionId)) continue;
+        const parkedRun = this.parked.get(sessionId);
+        if (parkedRun && list[0]!.id !== parkedRun) continue;
+        return [sessionId, list];
       }
     }
-    return best;
+    return undefined;
   }
 
-  private start(run: Run): void {
+  private start(run: Queued): void {
     const abort = new AbortController();
     this.busySessions.add(run.sessionId);
     const done = this.execute(run, abort)
@@ -228,12 +247,13 @@ export class RunQueue {
     this.active.set(run.id, { run, abort, done });
   }
 
-  private async execute(run: Run, abort: AbortController): Promise<void> {
+  private async execute(run: Queued, abort: AbortController): Promise<void> {
     const { store, clock, logger } = this.opts;
     const from = run.status === 'awaiting_input' ? 'awaiting_input' : 'queued';
     const claimed = await store.transitionRun(run.id, [from], 'running', { startedAt: clock.now() });
     if (!claimed) return; // canceled meanwhile, or another process took it
-    const fresh = (await store.getRun(run.id)) ?? run;
+    const fresh = await store.getRun(run.id);
+    if (!fresh) return;
     let outcome: RunOutcome;
     try {
       outcome = await this.opts.executor.execute(fresh, abort.signal);
@@ -263,7 +283,7 @@ export class RunQueue {
    * The run waits for a person and keeps its session. An answer that arrived while the run was still
    * executing found it not yet parked: resume at once in that case.
    */
-  private async park(run: Run): Promise<void> {
+  private async park(run: Queued): Promise<void> {
     this.parked.set(run.sessionId, run.id);
     if (await waitsOnSomeone(this.opts.store, run.id)) return;
     // Still executing: resubmit once its slot is released (see start()).

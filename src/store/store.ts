@@ -96,6 +96,17 @@ export interface NewRun {
 }
 
 /** A trigger firing: the session it runs in (found or made by scope key) and the run. */
+export interface DeliveryPatch {
+  outcome?: DeliveryOutcome;
+  detail?: string | null;
+  runIds?: string[];
+  triggerId?: string | null;
+  subject?: string | null;
+  /** null drops the stored body (a settled delivery keeps none). */
+  payload?: string | null;
+  processedAt?: number | null;
+}
+
 export interface TriggerFireInput {
   triggerId: string;
   deliveryId: string;
@@ -314,22 +325,26 @@ export interface Store {
   ): Promise<Trigger | null>;
   deleteTrigger(id: string): Promise<boolean>;
 
-  /** Records a delivery unless one with the same (source, key) exists: then returns that one. */
-  recordDelivery(d: Delivery): Promise<{ delivery: Delivery; duplicate: boolean }>;
-  updateDelivery(
-    id: string,
-    patch: {
-      outcome?: DeliveryOutcome;
-      detail?: string | null;
-      runIds?: string[];
-      triggerId?: string | null;
-      subject?: string | null;
-    },
-  ): Promise<void>;
+  /**
+   * Records a delivery unless one with the same (source, key) exists: then returns that one. `payload` (the
+   * verified raw body) is kept until the delivery is settled.
+   */
+  recordDelivery(d: Delivery, payload?: string): Promise<{ delivery: Delivery; duplicate: boolean }>;
+  /** recordDelivery for several deliveries in one transaction (group commit), results in order. */
+  recordDeliveries(
+    items: { delivery: Delivery; payload?: string | undefined }[],
+  ): Promise<{ delivery: Delivery; duplicate: boolean }[]>;
+  updateDelivery(id: string, patch: DeliveryPatch): Promise<void>;
   getDelivery(id: string): Promise<Delivery | null>;
-  /** Forgets a delivery whose processing failed, so that a redelivery is processed instead of deduplicated. */
-  deleteDelivery(id: string): Promise<void>;
-  listDeliveries(filter: { triggerId?: string; limit: number }): Promise<Delivery[]>;
+  /** The inbox: the oldest `queued` deliveries, in arrival order, with their payloads. */
+  queuedDeliveries(limit: number): Promise<{ delivery: Delivery; payload: string }[]>;
+  /** Newest first; `before` (a delivery id) continues a page. */
+  listDeliveries(filter: {
+    triggerId?: string | undefined;
+    outcome?: DeliveryOutcome | undefined;
+    limit: number;
+    before?: string | undefined;
+  }): Promise<Delivery[]>;
   /** What one trigger made of its recent deliveries: its own outcome and run, newest first. */
   listTriggerFires(
     triggerId: string,
@@ -339,7 +354,8 @@ export interface Store {
   >;
   /**
    * In one transaction: unless the trigger already started `hourlyCap` runs in the last hour (then the
-   * fire is recorded as capped), find or make the subject's session and create the run.
+   * fire is recorded as capped), find or make the subject's session and create the run. Fires are counted
+   * in whole minutes, so a fire counts against the cap for 60 to 61 minutes.
    */
   fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }>;
   /** Records that a trigger looked at a delivery and let it pass (filters). */

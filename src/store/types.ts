@@ -305,7 +305,16 @@ export interface Trigger {
   updatedAt: number;
 }
 
-export type DeliveryOutcome = 'accepted' | 'duplicate' | 'filtered' | 'capped' | 'rejected' | 'ignored';
+/** `queued`: recorded and answered, waiting for the trigger worker; `failed`: its processing raised. */
+export type DeliveryOutcome =
+  | 'queued'
+  | 'accepted'
+  | 'duplicate'
+  | 'filtered'
+  | 'capped'
+  | 'rejected'
+  | 'ignored'
+  | 'failed';
 
 export interface Delivery {
   id: string;
@@ -318,4 +327,6 @@ export interface Delivery {
   subject: string | null;
   runIds: string[];
   receivedAt: number;
+  /** When the worker settled it (null while queued). */
+  processedAt: number | null;
 }

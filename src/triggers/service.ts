@@ -5,10 +5,12 @@ import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
 import type { RunQueue } from '../runs/queue.js';
 import type { RunService } from '../runs/service.js';
+import { GroupCommit } from '../store/group-commit.js';
 import type { Store } from '../store/store.js';
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../store/types.js';
 import { parseCommand } from './commands.js';
 import { at, type PullRequestContext, prSubject, pullRequestContext } from './context.js';
+import { DeliveryInbox } from './inbox.js';
 import { mismatch } from './match.js';
 import { renderPrompt } from './template.js';
 
@@ -16,6 +18,21 @@ export interface WebhookAnswer {
   status: 200 | 202;
   body: Record<string, unknown>;
 }
+
+/** What became of a processed delivery. */
+interface Settlement {
+  outcome: DeliveryOutcome;
+  detail: string | null;
+  runIds: string[];
+  subject?: string;
+}
+
+const settlement = (
+  outcome: DeliveryOutcome,
+  detail: string | null,
+  runIds: string[] = [],
+  subject?: string,
+): Settlement => ({ outcome, detail, runIds, ...(subject ? { subject } : {}) });
 
 /** Reads a pull request when a comment command needs it (the comment payload lacks the head commit). */
 export type PullRequestLookup = (repository: string, number: number) => Promise<unknown | null>;
@@ -29,100 +46,137 @@ interface Deps {
   runs: RunService;
   plans: PlanDecisions;
   lookupPullRequest?: PullRequestLookup;
+  /** Called with how long a delivery waited in the inbox (ms), once it is processed. */
+  onProcessed?: (waitMs: number) => void;
 }
 
 /**
- * Remote triggers: routes each verified GitHub delivery (and each generic fire) to the triggers it matches,
- * records what became of it, and queues the runs. Nothing slow happens here: the pull request checkout is
- * prepared when the run starts, so a webhook is answered at once.
+ * Remote triggers. A verified GitHub delivery is recorded (deduplicated on its X-GitHub-Delivery) and
+ * answered at once; deliveries that may start or decide something wait in the inbox with their body, and
+ * the inbox's worker routes each to the triggers it matches, records what became of it and queues the runs.
+ * Nothing slow happens on either side: the pull request checkout is prepared when the run starts.
  */
 export class TriggerService {
-  constructor(private readonly deps: Deps) {}
+  private readonly inbox: DeliveryInbox;
+  /** Webhooks received in the same turn of the event loop are recorded in one transaction. */
+  private readonly recorder: GroupCommit<
+    { delivery: Delivery; payload: string | undefined },
+    { delivery: Delivery; duplicate: boolean }
+  >;
 
-  async handleGithub(event: string, deliveryId: string, payload: unknown): Promise<WebhookAnswer> {
+  constructor(private readonly deps: Deps) {
+    this.recorder = new GroupCommit((items) => deps.store.recordDeliveries(items));
+    this.inbox = new DeliveryInbox({
+      store: deps.store,
+      logger: deps.logger,
+      process: (delivery, payload) => this.process(delivery, payload),
+      fail: (delivery, err) =>
+        deps.store.updateDelivery(delivery.id, {
+          outcome: 'failed',
+          detail: `processing failed: ${err instanceof Error ? err.message : String(err)}`,
+          processedAt: deps.clock.now(),
+        }),
+    });
+  }
+
+  /** Processes what an earlier process left in the inbox. */
+  startInbox(): void {
+    this.inbox.notify();
+  }
+
+  /** Stops the inbox; it goes on with queued deliveries for at most `graceMs` (the rest wait for a start). */
+  stopInbox(graceMs: number): Promise<void> {
+    return this.inbox.stop(graceMs);
+  }
+
+  /**
+   * A verified delivery (`raw` is its body, `payload` the parsed body). Recorded once per X-GitHub-Delivery:
+   * a redelivery is answered `duplicate` with what became of the first, unless that one failed (or was
+   * left unsettled by a process that died), which is then processed again.
+   */
+  async receiveGithub(event: string, key: string, raw: string, payload: unknown): Promise<WebhookAnswer> {
     const { store, clock } = this.deps;
     const rawAction = at(payload, 'action');
-    const action = typeof rawAction === 'string' ? `.${rawAction}` : '';
-    const recorded = await store.recordDelivery({
+    const now = clock.now();
+    const early = triage(event, payload);
+    const delivery: Delivery = {
       id: newId('dlv'),
       source: 'github',
-      key: deliveryId,
-      event: `${event}${action}`,
+      key,
+      event: typeof rawAction === 'string' ? `${event}.${rawAction}` : event,
       triggerId: null,
-      outcome: 'accepted',
-      detail: null,
+      outcome: early?.outcome ?? 'queued',
+      detail: early?.detail ?? null,
       subject: null,
       runIds: [],
-      receivedAt: clock.now(),
-    });
-    if (recorded.duplicate && !abandoned(recorded.delivery, clock.now())) {
-      return {
-        status: 200,
-        body: {
-          duplicate: true,
-          delivery_id: recorded.delivery.id,
-          outcome: recorded.delivery.outcome,
-          run_ids: recorded.delivery.runIds,
-        },
-      };
-    }
-    // A delivery recorded but never settled by a process that died is processed again on redelivery;
-    // trigger fires are idempotent per (trigger, delivery), so no run is started twice.
-    const delivery = recorded.delivery;
-    const settle = async (
-      outcome: DeliveryOutcome,
-      detail: string | null,
-      runIds: string[] = [],
-      subject?: string,
-    ) => {
-      await store.updateDelivery(delivery.id, { outcome, detail, runIds, ...(subject ? { subject } : {}) });
-      return { status: 202 as const, body: { delivery_id: delivery.id, outcome, detail, run_ids: runIds } };
+      receivedAt: now,
+      processedAt: early ? now : null,
     };
-
-    try {
-      return await this.route(event, payload, delivery, settle);
-    } catch (err) {
-      // Not recorded as handled: GitHub's redelivery of this id must be processed, not deduplicated.
-      await store.deleteDelivery(delivery.id).catch(() => undefined);
-      throw err;
+    const recorded = await this.recorder.add({ delivery, payload: early ? undefined : raw });
+    let d = recorded.delivery;
+    if (recorded.duplicate) {
+      if (!early && (d.outcome === 'failed' || abandoned(d, now))) {
+        await store.updateDelivery(d.id, {
+          outcome: 'queued',
+          detail: null,
+          payload: raw,
+          processedAt: null,
+        });
+        this.inbox.notify();
+        d = { ...d, outcome: 'queued', detail: null };
+      } else if (event === 'ping') {
+        return { status: 200, body: { pong: true, duplicate: true, delivery_id: d.id } };
+      } else {
+        return {
+          status: 200,
+          body: {
+            duplicate: true,
+            delivery_id: d.id,
+            outcome: d.outcome,
+            detail: d.detail,
+            run_ids: d.runIds,
+          },
+        };
+      }
+    } else if (event === 'ping') {
+      return { status: 200, body: { pong: true, delivery_id: d.id } };
+    } else if (!early) {
+      this.inbox.notify();
     }
+    return {
+      status: 202,
+      body: { delivery_id: d.id, outcome: d.outcome, detail: d.detail, run_ids: d.runIds },
+    };
   }
 
-  private async route(
-    event: string,
-    payload: unknown,
-    delivery: Delivery,
-    settle: (
-      o: DeliveryOutcome,
-      d: string | null,
-      runs?: string[],
-      subject?: string,
-    ) => Promise<WebhookAnswer>,
-  ): Promise<WebhookAnswer> {
-    const { store } = this.deps;
-    if (event === 'ping') {
-      await store.updateDelivery(delivery.id, { outcome: 'ignored', detail: 'ping' });
-      return { status: 200, body: { pong: true, delivery_id: delivery.id } };
-    }
+  /** The inbox's worker: routes one queued delivery and settles it (its stored body is dropped). */
+  private async process(delivery: Delivery, raw: string): Promise<void> {
+    const { store, clock } = this.deps;
+    const event = delivery.event.split('.')[0]!;
+    const s = await this.route(event, JSON.parse(raw), delivery);
+    const now = clock.now();
+    await store.updateDelivery(delivery.id, {
+      outcome: s.outcome,
+      detail: s.detail,
+      runIds: s.runIds,
+      ...(s.subject ? { subject: s.subject } : {}),
+      payload: null,
+      processedAt: now,
+    });
+    this.deps.onProcessed?.(now - delivery.receivedAt);
+  }
+
+  private async route(event: string, payload: unknown, delivery: Delivery): Promise<Settlement> {
     if (event === 'pull_request') {
       const ctx = pullRequestContext(event, payload);
-      if (!ctx) return settle('rejected', 'the pull_request payload lacks required fields');
-      return this.pullRequest(delivery, ctx, settle);
+      if (!ctx) return settlement('rejected', 'the pull_request payload lacks required fields');
+      return this.pullRequest(delivery, ctx);
     }
-    if (event === 'issue_comment') return this.comment(delivery, payload, settle);
-    return settle('ignored', `no trigger handles ${event} events`);
+    if (event === 'issue_comment') return this.comment(delivery, payload);
+    return settlement('ignored', `no trigger handles ${event} events`);
   }
 
-  private async pullRequest(
-    delivery: Delivery,
-    ctx: PullRequestContext,
-    settle: (
-      o: DeliveryOutcome,
-      d: string | null,
-      runs?: string[],
-      subject?: string,
-    ) => Promise<WebhookAnswer>,
-  ): Promise<WebhookAnswer> {
+  private async pullRequest(delivery: Delivery, ctx: PullRequestContext): Promise<Settlement> {
     const subject = prSubject(ctx.repository, ctx.number);
     const action = ctx.event.split('.')[1];
     let superseded: string[] = [];
@@ -134,7 +188,7 @@ export class TriggerService {
     const detail = [result.detail, superseded.length ? `superseded ${superseded.join(', ')}` : null]
       .filter(Boolean)
       .join('; ');
-    return settle(result.outcome, detail || null, result.runIds, subject);
+    return settlement(result.outcome, detail || null, result.runIds, subject);
   }
 
   private async supersede(subject: string): Promise<string[]> {
@@ -251,15 +305,9 @@ export class TriggerService {
     return Object.hasOwn(users, login) ? users[login] : undefined;
   }
 
-  private async comment(
-    delivery: Delivery,
-    payload: unknown,
-    settle: (o: DeliveryOutcome, d: string | null, runs?: string[]) => Promise<WebhookAnswer>,
-  ): Promise<WebhookAnswer> {
-    if (at(payload, 'action') !== 'created') return settle('ignored', 'only new comments carry commands');
-    const text = at(payload, 'comment', 'body');
-    const command = parseCommand(typeof text === 'string' ? text : '');
-    if (!command) return settle('ignored', 'no /drydock command');
+  private async comment(delivery: Delivery, payload: unknown): Promise<Settlement> {
+    const command = commentCommand(payload);
+    if (!command) return settlement('ignored', 'no /drydock command');
     const repository = at(payload, 'repository', 'full_name');
     const number = at(payload, 'issue', 'number');
     if (
@@ -268,16 +316,14 @@ export class TriggerService {
       typeof number !== 'number' ||
       !Number.isSafeInteger(number)
     ) {
-      return settle('ignored', '/drydock commands work on pull requests only');
+      return settlement('ignored', '/drydock commands work on pull requests only');
     }
-    if (command.kind === 'invalid') return settle('rejected', command.message);
+    if (command.kind === 'invalid') return settlement('rejected', command.message);
     const rawLogin = at(payload, 'comment', 'user', 'login');
     const login = typeof rawLogin === 'string' ? rawLogin : '';
-    // Comments by bots (drydock's own reports among them) never carry commands.
-    if (at(payload, 'comment', 'user', 'type') === 'Bot') return settle('ignored', 'comment by a bot');
     const identity = this.mapped(login);
     if (!identity)
-      return settle(
+      return settlement(
         'rejected',
         `GitHub user ${login || '(unknown)'} is not mapped to a drydock identity (github.users)`,
       );
@@ -292,33 +338,33 @@ export class TriggerService {
             repository: at(payload, 'repository'),
           })
         : null;
-      if (!ctx) return settle('rejected', `cannot read ${subject} to plan it (is github.token set?)`);
+      if (!ctx) return settlement('rejected', `cannot read ${subject} to plan it (is github.token set?)`);
       const result = await this.fireMatching(delivery, ctx, true);
-      return settle(result.outcome, result.detail, result.runIds);
+      return settlement(result.outcome, result.detail, result.runIds);
     }
     // A mapped login acts with its identity's roles: deciding needs an approver, operator or admin token.
     const roles = await this.deps.store.rolesOf(identity);
     if (!roles.some((r) => r !== 'viewer')) {
-      return settle(
+      return settlement(
         'rejected',
         `${identity} holds no token that may decide plans (approver, operator or admin)`,
       );
     }
     const plan = await this.deps.store.pendingPlanForSubject(subject);
-    if (!plan) return settle('rejected', `no plan of ${subject} is pending approval`);
+    if (!plan) return settlement('rejected', `no plan of ${subject} is pending approval`);
     try {
       const out = await this.deps.plans.decide(plan.id, command.kind, {
         identity,
         ...(command.kind === 'reject' ? { comment: command.reason } : {}),
       });
-      return settle(
+      return settlement(
         'accepted',
         `${command.kind} by ${identity}: plan ${plan.id} is ${out.plan.status}`,
         out.run ? [out.run.id] : [],
       );
     } catch (err) {
       if (err instanceof DecisionError)
-        return settle('rejected', `${err.status} ${err.code}: ${err.message}`);
+        return settlement('rejected', `${err.status} ${err.code}: ${err.message}`);
       throw err;
     }
   }
@@ -346,6 +392,7 @@ export class TriggerService {
       subject: null,
       runIds: [],
       receivedAt: clock.now(),
+      processedAt: null,
     });
     if (recorded.duplicate && !abandoned(recorded.delivery, clock.now())) {
       const runId = recorded.delivery.runIds[0];
@@ -392,6 +439,7 @@ export class TriggerService {
       outcome: result.outcome,
       detail: result.outcome === 'capped' ? `hourly cap of ${trigger.hourlyCap} reached` : null,
       runIds,
+      processedAt: clock.now(),
     });
     if (result.run) this.deps.queue.submit(result.run);
     const delivery = (await store.getDelivery(recorded.delivery.id))!;
@@ -400,11 +448,31 @@ export class TriggerService {
 }
 
 /**
- * Recorded as accepted, yet never settled (no run ids, no detail) for longer than any processing takes: the
- * process that received it died in between.
+ * A fire recorded as accepted, yet never settled for longer than any processing takes: the process that
+ * received it died in between. (Webhook deliveries wait as `queued` instead, and a start processes them.)
  */
 function abandoned(d: Delivery, now: number): boolean {
-  return (
-    d.outcome === 'accepted' && d.runIds.length === 0 && d.detail === null && now - d.receivedAt > 30_000
-  );
+  return d.outcome === 'accepted' && d.processedAt === null && now - d.receivedAt > 30_000;
+}
+
+/**
+ * What can be told from the payload alone, at once: pings, events no trigger handles, comments that carry no
+ * command. null: the delivery goes to the inbox.
+ */
+function triage(event: string, payload: unknown): { outcome: DeliveryOutcome; detail: string } | null {
+  if (event === 'ping') return { outcome: 'ignored', detail: 'ping' };
+  if (event === 'pull_request') return null;
+  if (event !== 'issue_comment') return { outcome: 'ignored', detail: `no trigger handles ${event} events` };
+  if (at(payload, 'action') !== 'created')
+    return { outcome: 'ignored', detail: 'only new comments carry commands' };
+  // Comments by bots (drydock's own reports among them) never carry commands.
+  if (at(payload, 'comment', 'user', 'type') === 'Bot')
+    return { outcome: 'ignored', detail: 'comment by a bot' };
+  if (!commentCommand(payload)) return { outcome: 'ignored', detail: 'no /drydock command' };
+  return null;
+}
+
+function commentCommand(payload: unknown): ReturnType<typeof parseCommand> {
+  const text = at(payload, 'comment', 'body');
+  return parseCommand(typeof text === 'string' ? text : '');
 }

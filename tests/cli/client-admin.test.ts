@@ -86,6 +86,7 @@ const SUBCOMMANDS: Record<string, string[]> = {
   sessions: ['list', 'show', 'create', 'close'],
   jobs: ['list', 'show', 'create', 'delete', 'pause', 'resume', 'run', 'slots'],
   triggers: ['list', 'show', 'create', 'update', 'delete', 'deliveries', 'fire'],
+  deliveries: ['list', 'show'],
 };
 const PAIRS = Object.entries(SUBCOMMANDS).flatMap(([g, subs]) => subs.map((s) => [g, s] as const));
 
@@ -594,6 +595,39 @@ describe('drydock triggers', () => {
     ).toEqual([m![2], expect.stringMatching(/^\d+s$/), 'fire', 'fire', 'accepted', runId, '-', '-']);
     expect(deliveries.stdout.trimEnd().split('\n')).toHaveLength(2);
     expect(deliveriesJson.stdout).toBe(await raw(`/v1/triggers/${id}/deliveries`));
+
+    // The same delivery through `drydock deliveries`.
+    const [list, listJson, one, oneJson, none] = await Promise.all([
+      cli(['deliveries', 'list', '--trigger', id!, '--outcome', 'accepted']),
+      cli(['deliveries', 'list', '--trigger', id!, '--json']),
+      cli(['deliveries', 'show', m![2]!]),
+      cli(['deliveries', 'show', m![2]!, '--json']),
+      cli(['deliveries', 'list', '--outcome', 'queued']),
+    ]);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^ID\s+AGE\s+SOURCE\s+EVENT\s+OUTCOME\s+RUNS\s+SUBJECT\s+DETAIL\n/);
+    expect(list.stdout.trimEnd().split('\n')).toHaveLength(2);
+    expect(list.stdout.trimEnd().split('\n')[1]!.split(/\s{2,}/)).toEqual([
+      m![2],
+      expect.stringMatching(/^\d+s$/),
+      'fire',
+      'fire',
+      'accepted',
+      runId,
+      '-',
+      '-',
+    ]);
+    expect(listJson.stdout).toBe(await raw(`/v1/deliveries?trigger_id=${id}`));
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(new RegExp(`^id +${m![2]}\n`));
+    expect(one.stdout).toMatch(/^key +trg_\S+:deploy-42$/m);
+    expect(one.stdout).toMatch(new RegExp(`^runs +${runId}$`, 'm'));
+    expect(one.stdout).toMatch(/^processed +\d{4}-\d\d-\d\dT/m);
+    expect(oneJson.stdout).toBe(await raw(`/v1/deliveries/${m![2]}`));
+    expect(none.stdout).toBe('no deliveries\n');
+    const badOutcome = await cli(['deliveries', 'list', '--outcome', 'lost']);
+    expect(badOutcome.code).toBe(2);
+    expect(badOutcome.stderr).toMatch(/--outcome must be one of queued, accepted/);
 
     // Enable with a new token: the old one stops working, the new one is printed once.
     const rotated = await cli(['triggers', 'update', id!, '--enable', '--rotate-token']);

@@ -10,6 +10,7 @@ import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
 import { parseCommand } from '../../src/triggers/commands.js';
 import { ADMIN_TOKEN, waitFor } from '../support/daemon.js';
+import { settledAnswer } from '../support/deliveries.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
 import { makeRepo } from '../support/git-repo.js';
 import { tempDir, testConfig } from '../support/harness.js';
@@ -106,7 +107,7 @@ async function start(model: ModelServer, github: FakeGithub, patch?: (c: Config)
       },
       body,
     });
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, body: await settledAnswer(api, res.status, await res.json()) };
   };
   const trigger = await api('POST', '/v1/triggers', {
     kind: 'github',

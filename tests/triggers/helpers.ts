@@ -7,6 +7,7 @@ import { expect } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config/schema.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
+import { processedDelivery, settledAnswer } from '../support/deliveries.js';
 import { git } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, type ScriptedResponse, startModelServer } from '../support/model-server.js';
@@ -63,7 +64,13 @@ export function sign(body: string, secret = SECRET): string {
 
 export interface Delivered {
   status: number;
+  /**
+   * The answer; for a delivery answered `queued`, unless `wait` is false, its fields as the inbox settled them
+   * (outcome, detail, run_ids) over the answer's.
+   */
   body: any;
+  /** The HTTP answer itself. */
+  answer: any;
   /** Wall time of the request, ms. */
   ms: number;
   delivery: string;
@@ -72,7 +79,8 @@ export interface Delivered {
 /**
  * POSTs a webhook to the daemon's real HTTP server. `payload` is serialized unless it is a string; it is signed
  * with `secret` unless `signature` is given (null: no signature header). `headers` override the rest (a null
- * value drops that header).
+ * value drops that header). A delivery answered `queued` is then followed over GET /v1/deliveries/:id until
+ * the inbox processed it (`wait: false` returns at the answer).
  */
 export async function deliver(
   d: TestDaemon,
@@ -83,6 +91,7 @@ export async function deliver(
     secret?: string;
     signature?: string | null;
     headers?: Record<string, string | null>;
+    wait?: boolean;
   } = {},
 ): Promise<Delivered> {
   const raw = typeof payload === 'string' ? payload : JSON.stringify(payload);
@@ -108,8 +117,13 @@ export async function deliver(
   } catch {
     // keep the text
   }
-  return { status: res.status, body, ms, delivery: delivery ?? '' };
+  const answer = body;
+  if (opts.wait !== false) body = await settledAnswer(d.api, res.status, answer);
+  return { status: res.status, body, answer, ms, delivery: delivery ?? '' };
 }
+
+/** Waits until the inbox processed delivery `id` (its outcome is no longer `queued`); returns it. */
+export const processed = (d: TestDaemon, id: string, ms?: number) => processedDelivery(d.api, id, ms);
 
 // ---- the model -----------------------------------------------------------------------------------------
 

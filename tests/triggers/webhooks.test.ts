@@ -176,6 +176,7 @@ describe('POST /webhooks/github with real payloads', () => {
       duplicate: true,
       delivery_id: first.body.delivery_id,
       outcome: 'accepted',
+      detail: null,
       run_ids: first.body.run_ids,
     });
 
@@ -266,12 +267,24 @@ describe('a delivery whose processing fails', () => {
     };
     const payload = prPayload('opened', { sha: w.repo.base });
     const first = await deliver(w.d, 'pull_request', payload);
-    expect(first.status).toBe(500);
+    // Answered (it was recorded); the inbox then failed it, keeping its body.
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({
+      outcome: 'failed',
+      detail: 'processing failed: disk I/O error (injected)',
+    });
+    const db = (store as any).db;
+    expect(
+      db.prepare('SELECT payload FROM deliveries WHERE id = ?').pluck().get(first.body.delivery_id),
+    ).toBeTypeOf('string');
 
     // GitHub shows the failure and offers "Redeliver" (same X-GitHub-Delivery): it must be processed now.
     const redelivered = await deliver(w.d, 'pull_request', payload, { delivery: first.delivery });
     expect(redelivered.body.duplicate ?? false, JSON.stringify(redelivered.body)).toBe(false);
     expect(redelivered.status).toBe(202);
+    expect(redelivered.body.delivery_id).toBe(first.body.delivery_id);
+    expect(redelivered.body.outcome).toBe('accepted');
     expect(redelivered.body.run_ids).toHaveLength(1);
+    expect((await w.d.api('GET', '/healthz')).status).toBe(200);
   });
 });

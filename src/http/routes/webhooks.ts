@@ -9,8 +9,8 @@ const EVENT = /^[a-z_]{1,64}$/;
 
 /**
  * POST /webhooks/github. The signature (X-Hub-Signature-256) is verified on the raw body before anything
- * parses it; every configured secret is tried, so secrets can be rotated. The work is queued, so GitHub
- * gets its answer at once.
+ * parses it; every configured secret is tried, so secrets can be rotated. The delivery is recorded and
+ * answered; what it starts is worked out by the trigger inbox (GET /v1/deliveries/:id tells the outcome).
  */
 export function webhookRoutes(deps: AppDeps): Hono<Env> {
   const verifiers = deps.config.github.webhook_secrets.map((secret) => new Webhooks({ secret }));
@@ -49,8 +49,8 @@ export function webhookRoutes(deps: AppDeps): Hono<Env> {
     } catch {
       throw new HttpError(400, 'malformed_json', 'webhook body is not valid JSON');
     }
-    const answer = await deps.triggers.handleGithub(event, delivery, payload);
-    deps.logger.debug({ event, delivery, outcome: answer.body.outcome ?? 'duplicate' }, 'webhook received');
+    const answer = await deps.triggers.receiveGithub(event, delivery, raw, payload);
+    deps.logger.debug({ event, delivery, outcome: answer.body.outcome ?? 'pong' }, 'webhook received');
     return c.json(answer.body, answer.status);
   });
   return app;

@@ -177,6 +177,7 @@ export interface DeliveryRow {
   subject: string | null;
   run_ids: string;
   received_at: number;
+  processed_at: number | null;
 }
 
 export interface DecisionRow {
@@ -378,6 +379,7 @@ export const toDelivery = (r: DeliveryRow): Delivery => ({
   subject: r.subject,
   runIds: JSON.parse(r.run_ids),
   receivedAt: r.received_at,
+  processedAt: r.processed_at,
 });
 
 export const toDecision = (r: DecisionRow): Decision => ({

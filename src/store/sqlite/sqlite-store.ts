@@ -6,6 +6,7 @@ import {
   ConflictError,
   type DecideFn,
   type DecisionEffect,
+  type DeliveryPatch,
   InvalidCursorError,
   JobLimitError,
   type NewJob,
@@ -75,6 +76,10 @@ import {
 
 /** Each plan row comes with how many distinct people approved it so far. */
 const APPROVALS = `(SELECT COUNT(*) FROM decisions d WHERE d.plan_id = plans.id AND d.kind = 'approve') AS approvals`;
+/** A delivery's columns, not its stored payload (read only by the inbox). */
+const DELIVERY_COLUMNS =
+  'id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at, processed_at';
+const D_DELIVERY_COLUMNS = DELIVERY_COLUMNS.replace(/(\w+)/g, 'd.$1');
 const ACTIVE = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
 
 export interface SqliteStoreOptions {
@@ -963,13 +968,34 @@ export class SqliteStore implements Store {
   }
 
   async deleteTrigger(id: string): Promise<boolean> {
-    return this.sql('DELETE FROM triggers WHERE id = ?').run(id).changes === 1;
+    return this.db
+      .transaction(() => {
+        this.sql('DELETE FROM trigger_fire_counts WHERE trigger_id = ?').run(id);
+        return this.sql('DELETE FROM triggers WHERE id = ?').run(id).changes === 1;
+      })
+      .immediate();
   }
 
-  async recordDelivery(d: Delivery): Promise<{ delivery: Delivery; duplicate: boolean }> {
+  async recordDelivery(d: Delivery, payload?: string): Promise<{ delivery: Delivery; duplicate: boolean }> {
+    return this.insertDelivery(d, payload);
+  }
+
+  async recordDeliveries(
+    items: { delivery: Delivery; payload?: string | undefined }[],
+  ): Promise<{ delivery: Delivery; duplicate: boolean }[]> {
+    return this.db
+      .transaction(() => items.map((i) => this.insertDelivery(i.delivery, i.payload)))
+      .immediate();
+  }
+
+  private insertDelivery(
+    d: Delivery,
+    payload: string | undefined,
+  ): { delivery: Delivery; duplicate: boolean } {
     const inserted = this.sql(
-      `INSERT INTO deliveries (id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, key) DO NOTHING`,
+      `INSERT INTO deliveries (id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at,
+         payload, processed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, key) DO NOTHING`,
     ).run(
       d.id,
       d.source,
@@ -981,53 +1007,50 @@ export class SqliteStore implements Store {
       d.subject,
       JSON.stringify(d.runIds),
       d.receivedAt,
+      payload ?? null,
+      d.processedAt,
     ).changes;
     if (inserted === 1) return { delivery: d, duplicate: false };
-    const row = this.sql('SELECT * FROM deliveries WHERE source = ? AND key = ?').get(
+    const row = this.sql(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE source = ? AND key = ?`).get(
       d.source,
       d.key,
     ) as DeliveryRow;
     return { delivery: toDelivery(row), duplicate: true };
   }
 
-  async updateDelivery(
-    id: string,
-    patch: {
-      outcome?: DeliveryOutcome;
-      detail?: string | null;
-      runIds?: string[];
-      triggerId?: string | null;
-      subject?: string | null;
-    },
-  ): Promise<void> {
+  async updateDelivery(id: string, patch: DeliveryPatch): Promise<void> {
+    const columns: [keyof DeliveryPatch, string][] = [
+      ['outcome', 'outcome'],
+      ['detail', 'detail'],
+      ['runIds', 'run_ids'],
+      ['triggerId', 'trigger_id'],
+      ['subject', 'subject'],
+      ['payload', 'payload'],
+      ['processedAt', 'processed_at'],
+    ];
     const sets: string[] = [];
     const args: unknown[] = [];
-    if (patch.outcome !== undefined) {
-      sets.push('outcome = ?');
-      args.push(patch.outcome);
-    }
-    if (patch.detail !== undefined) {
-      sets.push('detail = ?');
-      args.push(patch.detail);
-    }
-    if (patch.runIds !== undefined) {
-      sets.push('run_ids = ?');
-      args.push(JSON.stringify(patch.runIds));
-    }
-    if (patch.triggerId !== undefined) {
-      sets.push('trigger_id = ?');
-      args.push(patch.triggerId);
-    }
-    if (patch.subject !== undefined) {
-      sets.push('subject = ?');
-      args.push(patch.subject);
+    for (const [key, column] of columns) {
+      const value = patch[key];
+      if (value === undefined) continue;
+      sets.push(`${column} = ?`);
+      args.push(key === 'runIds' ? JSON.stringify(value) : value);
     }
     if (sets.length) this.sql(`UPDATE deliveries SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
   }
 
   async getDelivery(id: string): Promise<Delivery | null> {
-    const row = this.sql('SELECT * FROM deliveries WHERE id = ?').get(id) as DeliveryRow | undefined;
+    const row = this.sql(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ?`).get(id) as
+      | DeliveryRow
+      | undefined;
     return row ? toDelivery(row) : null;
+  }
+
+  async queuedDeliveries(limit: number): Promise<{ delivery: Delivery; payload: string }[]> {
+    const rows = this.sql(
+      `SELECT ${DELIVERY_COLUMNS}, payload FROM deliveries WHERE outcome = 'queued' ORDER BY rowid LIMIT ?`,
+    ).all(limit) as (DeliveryRow & { payload: string | null })[];
+    return rows.map((r) => ({ delivery: toDelivery(r), payload: r.payload ?? '' }));
   }
 
   async listTriggerFires(
@@ -1037,7 +1060,7 @@ export class SqliteStore implements Store {
     { delivery: Delivery; outcome: 'accepted' | 'filtered' | 'capped'; runId: string | null; at: number }[]
   > {
     const rows = this.sql(
-      `SELECT d.*, f.outcome AS fire_outcome, f.run_id AS fire_run_id, f.at AS fire_at
+      `SELECT ${D_DELIVERY_COLUMNS}, f.outcome AS fire_outcome, f.run_id AS fire_run_id, f.at AS fire_at
        FROM trigger_fires f JOIN deliveries d ON d.id = f.delivery_id
        WHERE f.trigger_id = ? ORDER BY f.at DESC, d.id DESC LIMIT ?`,
     ).all(triggerId, limit) as (DeliveryRow & {
@@ -1053,30 +1076,52 @@ export class SqliteStore implements Store {
     }));
   }
 
-  async deleteDelivery(id: string): Promise<void> {
-    this.sql('DELETE FROM deliveries WHERE id = ?').run(id);
-  }
-
-  async listDeliveries(f: { triggerId?: string; limit: number }): Promise<Delivery[]> {
-    const rows = (
-      f.triggerId
-        ? this.sql(
-            `SELECT d.* FROM deliveries d WHERE d.trigger_id = ? OR d.id IN (SELECT delivery_id FROM trigger_fires WHERE trigger_id = ?)
-             ORDER BY d.received_at DESC, d.id DESC LIMIT ?`,
-          ).all(f.triggerId, f.triggerId, f.limit)
-        : this.sql('SELECT * FROM deliveries ORDER BY received_at DESC, id DESC LIMIT ?').all(f.limit)
-    ) as DeliveryRow[];
+  async listDeliveries(f: {
+    triggerId?: string | undefined;
+    outcome?: DeliveryOutcome | undefined;
+    limit: number;
+    before?: string | undefined;
+  }): Promise<Delivery[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (f.triggerId) {
+      where.push(
+        '(d.trigger_id = ? OR d.id IN (SELECT delivery_id FROM trigger_fires WHERE trigger_id = ?))',
+      );
+      args.push(f.triggerId, f.triggerId);
+    }
+    if (f.outcome) {
+      where.push('d.outcome = ?');
+      args.push(f.outcome);
+    }
+    if (f.before) {
+      const seq = this.sql('SELECT rowid FROM deliveries WHERE id = ?').pluck().get(f.before) as
+        | number
+        | undefined;
+      if (seq === undefined) return [];
+      where.push('d.rowid < ?');
+      args.push(seq);
+    }
+    // Newest first in order of arrival (the rowid), which needs no index of its own.
+    const rows = this.sql(
+      `SELECT ${D_DELIVERY_COLUMNS} FROM deliveries d
+       ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY d.rowid DESC LIMIT ?`,
+    ).all(...args, f.limit) as DeliveryRow[];
     return rows.map(toDelivery);
   }
 
   async fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }> {
     return this.db
       .transaction(() => {
-        // Counting stops at the cap: the cost stays bounded however busy the trigger is.
-        const { n } = this.sql(
-          `SELECT COUNT(*) AS n FROM (SELECT 1 FROM trigger_fires
-             WHERE trigger_id = ? AND outcome = 'accepted' AND at > ? LIMIT ?)`,
-        ).get(input.triggerId, input.now - 3_600_000, input.hourlyCap) as { n: number };
+        // Fires are counted by the minute: the current one and the 60 before it (an hour, rounded up), so
+        // the cost is at most 61 rows however busy the trigger is.
+        const minute = Math.floor(input.now / 60_000);
+        const n = this.sql(
+          'SELECT COALESCE(SUM(fires), 0) FROM trigger_fire_counts WHERE trigger_id = ? AND minute >= ?',
+        )
+          .pluck()
+          .get(input.triggerId, minute - 60) as number;
         // A delivery processed again (redelivered after a failure) fires each trigger at most once.
         const earlier = this.sql(
           `SELECT outcome, run_id FROM trigger_fires WHERE trigger_id = ? AND delivery_id = ? AND outcome <> 'filtered'`,
@@ -1113,6 +1158,14 @@ export class SqliteStore implements Store {
         }
         const run = this.insertRun({ ...input.run, sessionId: session.id }, 0);
         fire.run(input.triggerId, input.deliveryId, 'accepted', run.id, input.now);
+        this.sql(
+          `INSERT INTO trigger_fire_counts (trigger_id, minute, fires) VALUES (?, ?, 1)
+           ON CONFLICT (trigger_id, minute) DO UPDATE SET fires = fires + 1`,
+        ).run(input.triggerId, minute);
+        this.sql('DELETE FROM trigger_fire_counts WHERE trigger_id = ? AND minute < ?').run(
+          input.triggerId,
+          minute - 60,
+        );
         return { outcome: 'accepted' as const, run };
       })
       .immediate();

@@ -1,0 +1,46 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { query } from '../body.js';
+import type { AppDeps, Env } from '../deps.js';
+import { notFound } from '../errors.js';
+import { presentDelivery } from '../present.js';
+
+export const deliveryListQuery = z.strictObject({
+  outcome: z
+    .enum(['queued', 'accepted', 'duplicate', 'filtered', 'capped', 'rejected', 'ignored', 'failed'])
+    .optional(),
+  trigger_id: z.string().max(100).optional(),
+  /** A delivery id: the page continues with older ones. */
+  before: z.string().max(100).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+/**
+ * Webhook deliveries and fires, newest first, with what became of them. A webhook is answered once it is
+ * recorded (`queued`); this is where its outcome and runs show once the inbox processed it.
+ */
+export function deliveryRoutes(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.get('/', async (c) => {
+    const q = query(c, deliveryListQuery);
+    const items = await deps.store.listDeliveries({
+      outcome: q.outcome,
+      triggerId: q.trigger_id,
+      before: q.before,
+      limit: q.limit,
+    });
+    return c.json({
+      items: items.map(presentDelivery),
+      next_before: items.length === q.limit ? items.at(-1)!.id : null,
+    });
+  });
+
+  app.get('/:id', async (c) => {
+    const d = await deps.store.getDelivery(c.req.param('id'));
+    if (!d) throw notFound('delivery', c.req.param('id'));
+    return c.json(presentDelivery(d));
+  });
+
+  return app;
+}

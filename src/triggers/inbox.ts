@@ -1,0 +1,114 @@
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/store.js';
+import type { Delivery } from '../store/types.js';
+
+export interface InboxOptions {
+  store: Store;
+  logger: Logger;
+  /** Routes one queued delivery and settles it; a throw leaves it to the inbox to mark failed. */
+  process: (delivery: Delivery, payload: string) => Promise<void>;
+  /** Settles a delivery whose processing threw: it keeps its payload, so a redelivery processes it again. */
+  fail: (delivery: Delivery, err: unknown) => Promise<void>;
+  /** Deliveries read from the store at a time. */
+  batch?: number;
+  /**
+   * Work done before the event loop gets a turn (default 0: one delivery a turn). Answering webhooks comes
+   * first: under a burst the inbox gets one delivery between each round of answers, and when nothing
+   * arrives the turns are empty and it works at full speed.
+   */
+  sliceMs?: number;
+}
+
+/**
+ * The webhook inbox. A delivery is answered as soon as it is recorded `queued`, with its verified body; this
+ * worker then processes the queued deliveries one at a time in arrival order, in slices of `sliceMs` so that
+ * a burst of webhooks keeps being answered while the work behind them proceeds. The store is the queue: what
+ * a stopped or crashed process left queued is processed at the next start.
+ */
+export class DeliveryInbox {
+  private readonly batch: number;
+  private readonly sliceMs: number;
+  private running: Promise<void> | null = null;
+  /** Set by notify(); cleared when the worker looks at the store again. */
+  private dirty = false;
+  private stopped = false;
+  private deadline = Number.POSITIVE_INFINITY;
+  private retry: NodeJS.Timeout | null = null;
+
+  constructor(private readonly opts: InboxOptions) {
+    this.batch = opts.batch ?? 64;
+    this.sliceMs = opts.sliceMs ?? 0;
+  }
+
+  /** Something was queued (or the daemon started): make sure the worker runs. */
+  notify(): void {
+    this.dirty = true;
+    if (this.running || this.stopped || this.retry) return;
+    this.running = this.work().finally(() => {
+      this.running = null;
+    });
+  }
+
+  /**
+   * Stops taking work. The worker goes on with what is queued until `graceMs` have passed, then stops
+   * between two deliveries; the rest stays queued for the next start.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    this.deadline = performance.now() + graceMs;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
+    await this.running;
+  }
+
+  private async work(): Promise<void> {
+    let slice = performance.now();
+    while (true) {
+      this.dirty = false;
+      let items: { delivery: Delivery; payload: string }[];
+      try {
+        items = await this.opts.store.queuedDeliveries(this.batch);
+      } catch (err) {
+        this.later(err);
+        return;
+      }
+      if (!items.length) {
+        if (this.dirty) continue;
+        return;
+      }
+      for (const { delivery, payload } of items) {
+        if (performance.now() > this.deadline) return;
+        try {
+          await this.opts.process(delivery, payload);
+        } catch (err) {
+          this.opts.logger.error(
+            { err, delivery_id: delivery.id, event: delivery.event },
+            'webhook delivery processing failed',
+          );
+          try {
+            await this.opts.fail(delivery, err);
+          } catch (failErr) {
+            // The store refuses writes: try again in a while rather than spin on the same delivery.
+            this.later(failErr);
+            return;
+          }
+        }
+        if (performance.now() - slice >= this.sliceMs) {
+          // Let the event loop take the I/O that is ready (webhooks to answer) before the next one.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
+      }
+    }
+  }
+
+  private later(err: unknown): void {
+    this.opts.logger.error({ err }, 'webhook inbox: the store failed; retrying in 1 s');
+    if (this.stopped) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      this.notify();
+    }, 1_000);
+    this.retry.unref();
+  }
+}

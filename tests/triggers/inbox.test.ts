@@ -1,0 +1,155 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { startTestDaemon } from '../support/daemon.js';
+import {
+  allRuns,
+  deliver,
+  PR_NUMBER,
+  processed,
+  prPayload,
+  REPO,
+  type TriggerWorld,
+  triggerWorld,
+} from './helpers.js';
+
+let w: TriggerWorld;
+beforeEach(async () => {
+  w = await triggerWorld();
+  await w.trigger({
+    name: 'review',
+    events: ['pull_request.opened'],
+    prompt: 'Review {{repository}}#{{number}}.',
+  });
+});
+afterEach(async () => w.close());
+
+it('answers once the delivery is recorded; the inbox then starts the run and GET /v1/deliveries/:id tells', async () => {
+  const r = await deliver(w.d, 'pull_request', prPayload('opened', { sha: w.repo.base }), { wait: false });
+  expect(r.status).toBe(202);
+  expect(r.answer).toMatchObject({ outcome: 'queued', detail: null, run_ids: [] });
+  const d = await processed(w.d, r.answer.delivery_id);
+  expect(d).toMatchObject({
+    id: r.answer.delivery_id,
+    source: 'github',
+    key: r.delivery,
+    event: 'pull_request.opened',
+    outcome: 'accepted',
+    subject: `${REPO}#${PR_NUMBER}`,
+  });
+  expect(d.run_ids).toHaveLength(1);
+  expect(Date.parse(d.processed_at)).toBeGreaterThanOrEqual(Date.parse(d.received_at));
+  // The stored body is dropped once processed.
+  const db = (w.d.daemon.store as any).db;
+  expect(db.prepare('SELECT payload FROM deliveries WHERE id = ?').pluck().get(d.id)).toBeNull();
+  // The list, filtered by outcome.
+  const accepted = await w.d.api('GET', '/v1/deliveries?outcome=accepted');
+  expect(accepted.body.items.map((x: any) => x.id)).toEqual([d.id]);
+  expect((await w.d.api('GET', '/v1/deliveries?outcome=queued')).body.items).toEqual([]);
+  expect((await w.d.api('GET', '/v1/deliveries/dlv_nope')).status).toBe(404);
+  expect((await w.d.api('GET', '/v1/deliveries?outcome=lost')).status).toBe(422);
+});
+
+it('a redelivery, whether the first is still queued or processed, is a duplicate and starts nothing', async () => {
+  const payload = prPayload('opened', { sha: w.repo.base });
+  const first = await deliver(w.d, 'pull_request', payload, { wait: false });
+  const again = await deliver(w.d, 'pull_request', payload, { delivery: first.delivery, wait: false });
+  expect(again.status).toBe(200);
+  expect(again.body).toMatchObject({ duplicate: true, delivery_id: first.answer.delivery_id });
+  await processed(w.d, first.answer.delivery_id);
+  expect(await allRuns(w.d)).toHaveLength(1);
+});
+
+it('deliveries a stopped daemon left queued are processed, in arrival order, at the next start', async () => {
+  const store = w.d.daemon.store;
+  // Recorded straight into the store (no worker is told): what a process that died after answering leaves.
+  const queued = (key: string, action: 'opened' | 'closed', at: number) =>
+    store.recordDelivery(
+      {
+        id: `dlv_${key}`,
+        source: 'github',
+        key,
+        event: `pull_request.${action}`,
+        triggerId: null,
+        outcome: 'queued',
+        detail: null,
+        subject: null,
+        runIds: [],
+        receivedAt: at,
+        processedAt: null,
+      },
+      JSON.stringify(prPayload(action, { sha: w.repo.base })),
+    );
+  await queued('left-1', 'opened', Date.now() - 2_000);
+  await queued('left-2', 'closed', Date.now() - 1_000);
+  await w.d.halt();
+  const again = await startTestDaemon({
+    dir: w.d.dir,
+    modelUrl: w.model.url,
+    patch: (c) => Object.assign(c, w.d.config),
+  });
+  try {
+    const opened = await processed(again, 'dlv_left-1');
+    const closed = await processed(again, 'dlv_left-2');
+    expect(opened).toMatchObject({ outcome: 'accepted' });
+    expect(opened.run_ids).toHaveLength(1);
+    // The close came after the open: it found the open's run to cancel (plan runs of a closed PR stop).
+    expect(closed.outcome).toBe('filtered');
+    const run = (await again.api('GET', `/v1/runs/${opened.run_ids[0]}`)).body;
+    expect(run.status).toBe('canceled');
+    expect(Date.parse(closed.processed_at)).toBeGreaterThanOrEqual(Date.parse(opened.processed_at));
+  } finally {
+    await again.halt();
+  }
+});
+
+it('a delivery an older version recorded but never settled is processed when GitHub redelivers it', async () => {
+  const store = w.d.daemon.store;
+  // Before the inbox, a delivery was recorded `accepted` and settled in the same request; a SIGKILL in
+  // between left it unsettled.
+  await store.recordDelivery({
+    id: 'dlv_abandoned',
+    source: 'github',
+    key: 'redelivered-1',
+    event: 'pull_request.opened',
+    triggerId: null,
+    outcome: 'accepted',
+    detail: null,
+    subject: null,
+    runIds: [],
+    receivedAt: Date.now() - 60_000,
+    processedAt: null,
+  });
+  const r = await deliver(w.d, 'pull_request', prPayload('opened', { sha: w.repo.base }), {
+    delivery: 'redelivered-1',
+  });
+  expect(r.status).toBe(202);
+  expect(r.body.duplicate ?? false).toBe(false);
+  expect(r.body.run_ids).toHaveLength(1);
+  // Once settled, a further redelivery is a plain duplicate naming the same run.
+  const again = await deliver(w.d, 'pull_request', prPayload('opened', { sha: w.repo.base }), {
+    delivery: 'redelivered-1',
+  });
+  expect(again.body).toMatchObject({ duplicate: true, run_ids: r.body.run_ids });
+});
+
+it('a graceful stop processes what is queued before it closes the store', async () => {
+  const ids: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    const p = prPayload('opened', { sha: w.repo.base });
+    p.number = 100 + i;
+    p.pull_request.number = 100 + i;
+    ids.push((await deliver(w.d, 'pull_request', p, { wait: false })).answer.delivery_id);
+  }
+  await w.d.halt();
+  const db = new Database(join(w.d.config.data_dir, 'drydock.db'), { readonly: true });
+  try {
+    const rows = db
+      .prepare(`SELECT id, outcome, payload FROM deliveries WHERE source = 'github' ORDER BY rowid`)
+      .all() as { id: string; outcome: string; payload: string | null }[];
+    expect(rows.map((r) => r.id)).toEqual(ids);
+    expect(rows.filter((r) => r.outcome !== 'accepted' || r.payload !== null)).toEqual([]);
+  } finally {
+    db.close();
+  }
+});
