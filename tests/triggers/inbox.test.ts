@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { startTestDaemon } from '../support/daemon.js';
+import { ADMIN_TOKEN, startTestDaemon } from '../support/daemon.js';
 import {
   allRuns,
   deliver,
@@ -47,6 +47,14 @@ it('answers once the delivery is recorded; the inbox then starts the run and GET
   expect(accepted.body.items.map((x: any) => x.id)).toEqual([d.id]);
   expect((await w.d.api('GET', '/v1/deliveries?outcome=queued')).body.items).toEqual([]);
   expect((await w.d.api('GET', '/v1/deliveries/dlv_nope')).status).toBe(404);
+  // Metrics: the inbox's depth and how long the delivery waited in it.
+  const metrics = await fetch(`${w.d.daemon.url}/metrics`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  const text = await metrics.text();
+  expect(text).toMatch(/^drydock_delivery_wait_seconds_count 1$/m);
+  expect(text).toMatch(/^drydock_deliveries\{outcome="accepted"\} 1$/m);
+  expect(text).not.toMatch(/^drydock_deliveries\{outcome="queued"\} [1-9]/m);
   expect((await w.d.api('GET', '/v1/deliveries?outcome=lost')).status).toBe(422);
 });
 
