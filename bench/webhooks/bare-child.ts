@@ -112,7 +112,7 @@ async function main(): Promise<void> {
       (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
     });
     db.close();
-    await report({ type: 'stopped', usage: last, maxRss: maxRssBytes() });
+    await report({ type: 'stopped', usage: last, maxRss: maxRssBytes(), liveHeap: null });
     process.exit(0);
   });
   await report({

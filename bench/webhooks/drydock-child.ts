@@ -233,8 +233,13 @@ async function main(): Promise<void> {
       return;
     }
     const last = usage();
+    // The live heap once everything is done (node runs this child with --expose-gc): what stays after a
+    // burst, as against the peak RSS the burst's garbage drove up.
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    const liveHeap = gc ? process.memoryUsage().heapUsed : null;
     await daemon.stop();
-    await report({ type: 'stopped', usage: last, maxRss: maxRssBytes() });
+    await report({ type: 'stopped', usage: last, maxRss: maxRssBytes(), liveHeap });
     process.exit(0);
   });
   await report({

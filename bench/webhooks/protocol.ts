@@ -78,6 +78,8 @@ export interface Stopped {
   type: 'stopped';
   usage: Usage;
   maxRss: number;
+  /** drydock: heap used after a forced GC, before it stops (null without --expose-gc). */
+  liveHeap: number | null;
 }
 
 export interface LoadReady {

@@ -428,7 +428,7 @@ function report(
     [
       'server RSS after phase',
       mb(bare.after.rss),
-      `${mb(drydock.after.rss)} (peak ${mb(stopped.maxRss)})`,
+      `${mb(drydock.after.rss)} (peak ${mb(stopped.maxRss)}; live heap at the end ${stopped.liveHeap === null ? na : mb(stopped.liveHeap)})`,
       '',
       '',
     ],
@@ -585,7 +585,7 @@ async function main(): Promise<number> {
         instrument: opts.breakdown,
         executor: opts.instantRuns ? 'instant' : 'held',
       } satisfies DrydockParams,
-      nodeArgs('BENCH_DRYDOCK_NODE_ARGS'),
+      ['--expose-gc', ...nodeArgs('BENCH_DRYDOCK_NODE_ARGS')],
     );
     const load = new Child('load', new URL('load-child.js', import.meta.url), { secret });
     children.push(bareChild, drydockChild, load);
