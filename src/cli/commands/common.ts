@@ -346,3 +346,34 @@ export function printedJson(values: Values, text: string): boolean {
   out(text);
   return true;
 }
+
+/**
+ * Prints a listing answer: its JSON body with --json; else `empty` when it has no items, else a table with
+ * one row per item, then `more` (the way to the next page) when it gives a line.
+ */
+export function printListing<T, B extends { items: T[] } = { items: T[] }>(
+  values: Values,
+  res: { text: string; body: unknown },
+  spec: {
+    empty: string;
+    headers: string[];
+    row: (item: T, now: number) => string[];
+    more?: (body: B) => string | null;
+  },
+): void {
+  if (printedJson(values, res.text)) return;
+  const body = res.body as B;
+  if (!body.items.length) {
+    out(spec.empty);
+    return;
+  }
+  const now = Date.now();
+  out(
+    table(
+      spec.headers,
+      body.items.map((item) => spec.row(item, now)),
+    ),
+  );
+  const more = spec.more?.(body);
+  if (more) out(more);
+}

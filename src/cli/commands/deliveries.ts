@@ -10,10 +10,10 @@ import {
   out,
   positiveInt,
   printedJson,
+  printListing,
   queryString,
   runGroup,
   str,
-  table,
 } from './common.js';
 
 // drydock deliveries list|show: webhook deliveries and fires, and what the inbox made of them, over
@@ -73,29 +73,21 @@ export const deliveriesGroup: Group = {
           before: str(values, 'before'),
         });
         const res = await client.request('GET', `/v1/deliveries${q}`);
-        if (printedJson(values, res.text)) return;
-        const body = res.body as { items: DeliveryJson[]; next_before: string | null };
-        if (!body.items.length) {
-          out('no deliveries');
-          return;
-        }
-        const now = Date.now();
-        out(
-          table(
-            ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUNS', 'SUBJECT', 'DETAIL'],
-            body.items.map((d) => [
-              d.id,
-              age(d.received_at, now),
-              d.source,
-              d.event,
-              d.outcome,
-              d.run_ids.length ? d.run_ids.join(',') : '-',
-              dash(d.subject),
-              dash(d.detail),
-            ]),
-          ),
-        );
-        if (body.next_before) out(`more: --before ${body.next_before}`);
+        printListing<DeliveryJson, { items: DeliveryJson[]; next_before: string | null }>(values, res, {
+          empty: 'no deliveries',
+          headers: ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUNS', 'SUBJECT', 'DETAIL'],
+          row: (d, now) => [
+            d.id,
+            age(d.received_at, now),
+            d.source,
+            d.event,
+            d.outcome,
+            d.run_ids.length ? d.run_ids.join(',') : '-',
+            dash(d.subject),
+            dash(d.detail),
+          ],
+          more: (b) => (b.next_before ? `\nmore: drydock deliveries list --before ${b.next_before}` : null),
+        });
       },
     },
 

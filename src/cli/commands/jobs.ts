@@ -12,12 +12,12 @@ import {
   oneOf,
   out,
   printedJson,
+  printListing,
   RemoteUsageError,
   relative,
   required,
   runGroup,
   str,
-  table,
   when,
 } from './common.js';
 
@@ -93,29 +93,21 @@ ${ID_HELP}`,
       async run({ client, values }) {
         const session = required(values, 'session', "jobs belong to a session (see 'drydock sessions list')");
         const res = await client.request('GET', `/v1/sessions/${idPath(session)}/jobs`);
-        if (printedJson(values, res.text)) return;
-        const items = (res.body as { items: JobJson[] }).items;
-        if (!items.length) {
-          out('no jobs');
-          return;
-        }
-        const now = Date.now();
-        out(
-          table(
-            ['ID', 'CRON', 'TZ', 'RECURRING', 'STATUS', 'NEXT_FIRE', 'JITTERED', 'EXPIRES', 'PROMPT'],
-            items.map((j) => [
-              j.id,
-              cronText(j),
-              j.timezone,
-              yesNo(j.recurring),
-              j.status,
-              `${short(j.next_fire_at)}${j.next_fire_final ? ' (final)' : ''}`,
-              short(j.next_fire_jittered_at),
-              relative(j.expires_at, now),
-              oneLine(j.prompt, 40),
-            ]),
-          ),
-        );
+        printListing<JobJson>(values, res, {
+          empty: 'no jobs',
+          headers: ['ID', 'CRON', 'TZ', 'RECURRING', 'STATUS', 'NEXT_FIRE', 'JITTERED', 'EXPIRES', 'PROMPT'],
+          row: (j, now) => [
+            j.id,
+            cronText(j),
+            j.timezone,
+            yesNo(j.recurring),
+            j.status,
+            `${short(j.next_fire_at)}${j.next_fire_final ? ' (final)' : ''}`,
+            short(j.next_fire_jittered_at),
+            relative(j.expires_at, now),
+            oneLine(j.prompt, 40),
+          ],
+        });
       },
     },
 
@@ -279,26 +271,19 @@ ${ID_HELP}`,
       positionals: ['ID'],
       async run({ client, values, args }) {
         const res = await client.request('GET', `/v1/jobs/${idPath(args[0]!)}/slots`);
-        if (printedJson(values, res.text)) return;
-        const items = (res.body as { items: SlotJson[] }).items;
-        if (!items.length) {
-          out('no slots recorded yet');
-          return;
-        }
-        out(
-          table(
-            ['SLOT', 'OUTCOME', 'SLOTS', 'RUN', 'RECORDED'],
-            items.map((s) => [
-              s.last_slot_at && s.last_slot_at !== s.slot_at
-                ? `${short(s.slot_at)} … ${short(s.last_slot_at)}`
-                : short(s.slot_at),
-              s.outcome,
-              String(s.slots),
-              dash(s.run_id),
-              short(s.recorded_at),
-            ]),
-          ),
-        );
+        printListing<SlotJson>(values, res, {
+          empty: 'no slots recorded yet',
+          headers: ['SLOT', 'OUTCOME', 'SLOTS', 'RUN', 'RECORDED'],
+          row: (s) => [
+            s.last_slot_at && s.last_slot_at !== s.slot_at
+              ? `${short(s.slot_at)} … ${short(s.last_slot_at)}`
+              : short(s.slot_at),
+            s.outcome,
+            String(s.slots),
+            dash(s.run_id),
+            short(s.recorded_at),
+          ],
+        });
       },
     },
   },

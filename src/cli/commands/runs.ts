@@ -11,10 +11,10 @@ import {
   out,
   positiveInt,
   printedJson,
+  printListing,
   queryString,
   runGroup,
   str,
-  table,
   when,
 } from './common.js';
 
@@ -98,30 +98,22 @@ export const runsGroup: Group = {
           cursor: str(values, 'cursor'),
         });
         const res = await client.request('GET', `/v1/runs${q}`);
-        if (printedJson(values, res.text)) return;
-        const page = res.body as { items: RunJson[]; next_cursor: string | null };
-        if (!page.items.length) {
-          out('no runs');
-          return;
-        }
-        const now = Date.now();
-        out(
-          table(
-            ['ID', 'PHASE', 'STATUS', 'SOURCE', 'SESSION', 'AGE', 'DURATION', 'COST', 'PLAN'],
-            page.items.map((r) => [
-              r.id,
-              r.phase,
-              r.status,
-              r.source,
-              r.session_id,
-              age(r.created_at, now),
-              duration(r.duration_ms),
-              cost(r.cost_usd),
-              dash(r.plan_id ?? r.executes_plan_id),
-            ]),
-          ),
-        );
-        if (page.next_cursor) out(`\nmore: drydock runs list --cursor ${page.next_cursor}`);
+        printListing<RunJson, { items: RunJson[]; next_cursor: string | null }>(values, res, {
+          empty: 'no runs',
+          headers: ['ID', 'PHASE', 'STATUS', 'SOURCE', 'SESSION', 'AGE', 'DURATION', 'COST', 'PLAN'],
+          row: (r, now) => [
+            r.id,
+            r.phase,
+            r.status,
+            r.source,
+            r.session_id,
+            age(r.created_at, now),
+            duration(r.duration_ms),
+            cost(r.cost_usd),
+            dash(r.plan_id ?? r.executes_plan_id),
+          ],
+          more: (b) => (b.next_cursor ? `\nmore: drydock runs list --cursor ${b.next_cursor}` : null),
+        });
       },
     },
 

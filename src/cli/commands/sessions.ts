@@ -12,11 +12,11 @@ import {
   out,
   positiveInt,
   printedJson,
+  printListing,
   queryString,
   RemoteUsageError,
   runGroup,
   str,
-  table,
   type Values,
   when,
 } from './common.js';
@@ -102,20 +102,12 @@ export const sessionsGroup: Group = {
           cursor: str(values, 'cursor'),
         });
         const res = await client.request('GET', `/v1/sessions${q}`);
-        if (printedJson(values, res.text)) return;
-        const page = res.body as { items: SessionJson[]; next_cursor: string | null };
-        if (!page.items.length) {
-          out('no sessions');
-          return;
-        }
-        const now = Date.now();
-        out(
-          table(
-            ['ID', 'NAME', 'STATUS', 'OWNER', 'AGE', 'WORKSPACE'],
-            page.items.map((s) => [s.id, s.name, s.status, s.owner, age(s.created_at, now), s.workspace]),
-          ),
-        );
-        if (page.next_cursor) out(`\nmore: drydock sessions list --cursor ${page.next_cursor}`);
+        printListing<SessionJson, { items: SessionJson[]; next_cursor: string | null }>(values, res, {
+          empty: 'no sessions',
+          headers: ['ID', 'NAME', 'STATUS', 'OWNER', 'AGE', 'WORKSPACE'],
+          row: (s, now) => [s.id, s.name, s.status, s.owner, age(s.created_at, now), s.workspace],
+          more: (b) => (b.next_cursor ? `\nmore: drydock sessions list --cursor ${b.next_cursor}` : null),
+        });
       },
     },
 

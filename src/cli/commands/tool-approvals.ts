@@ -13,12 +13,12 @@ import {
   out,
   positiveInt,
   printedJson,
+  printListing,
   queryString,
   RemoteUsageError,
   relative,
   runGroup,
   str,
-  table,
   when,
 } from './common.js';
 
@@ -70,28 +70,20 @@ export const toolApprovalsGroup: Group = {
           limit: positiveInt(values, 'limit'),
         });
         const res = await client.request('GET', `/v1/tool-approvals${q}`);
-        if (printedJson(values, res.text)) return;
-        const items = (res.body as { items: ToolApprovalJson[] }).items;
-        if (!items.length) {
-          out('no tool approvals');
-          return;
-        }
-        const now = Date.now();
-        out(
-          table(
-            ['ID', 'STATUS', 'TOOL', 'RUN', 'PLAN', 'AGE', 'EXPIRES', 'INPUT'],
-            items.map((a) => [
-              a.id,
-              a.status,
-              a.tool,
-              a.run_id,
-              dash(a.plan_id),
-              age(a.created_at, now),
-              a.status === 'pending' ? relative(a.expires_at, now) : '-',
-              oneLine(inputText(a.input), 80),
-            ]),
-          ),
-        );
+        printListing<ToolApprovalJson>(values, res, {
+          empty: 'no tool approvals',
+          headers: ['ID', 'STATUS', 'TOOL', 'RUN', 'PLAN', 'AGE', 'EXPIRES', 'INPUT'],
+          row: (a, now) => [
+            a.id,
+            a.status,
+            a.tool,
+            a.run_id,
+            dash(a.plan_id),
+            age(a.created_at, now),
+            a.status === 'pending' ? relative(a.expires_at, now) : '-',
+            oneLine(inputText(a.input), 80),
+          ],
+        });
       },
     },
 

@@ -18,12 +18,12 @@ import {
   out,
   positiveInt,
   printedJson,
+  printListing,
   queryString,
   RemoteUsageError,
   runGroup,
   str,
   strs,
-  table,
   type Values,
   when,
 } from './common.js';
@@ -203,27 +203,19 @@ export const triggersGroup: Group = {
       positionals: [],
       async run({ client, values }) {
         const res = await client.request('GET', '/v1/triggers');
-        if (printedJson(values, res.text)) return;
-        const items = (res.body as { items: TriggerJson[] }).items;
-        if (!items.length) {
-          out('no triggers');
-          return;
-        }
-        const now = Date.now();
-        out(
-          table(
-            ['ID', 'KIND', 'NAME', 'ENABLED', 'CAP', 'AGE', 'EVENTS'],
-            items.map((t) => [
-              t.id,
-              t.kind,
-              t.name,
-              t.enabled ? 'yes' : 'no',
-              String(t.hourly_cap),
-              age(t.created_at, now),
-              dash(list(t.events)),
-            ]),
-          ),
-        );
+        printListing<TriggerJson>(values, res, {
+          empty: 'no triggers',
+          headers: ['ID', 'KIND', 'NAME', 'ENABLED', 'CAP', 'AGE', 'EVENTS'],
+          row: (t, now) => [
+            t.id,
+            t.kind,
+            t.name,
+            t.enabled ? 'yes' : 'no',
+            String(t.hourly_cap),
+            age(t.created_at, now),
+            dash(list(t.events)),
+          ],
+        });
       },
     },
 
@@ -413,30 +405,22 @@ when that differs), its run, subject and detail.
       async run({ client, values, args }) {
         const q = queryString({ limit: positiveInt(values, 'limit') });
         const res = await client.request('GET', `/v1/triggers/${idPath(args[0]!)}/deliveries${q}`);
-        if (printedJson(values, res.text)) return;
-        const items = (res.body as { items: DeliveryJson[] }).items;
-        if (!items.length) {
-          out('no deliveries');
-          return;
-        }
-        const now = Date.now();
-        out(
-          table(
-            ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUN', 'SUBJECT', 'DETAIL'],
-            items.map((x) => [
-              x.id,
-              age(x.received_at, now),
-              x.source,
-              x.event,
-              x.delivery_outcome && x.delivery_outcome !== x.outcome
-                ? `${x.outcome} (delivery: ${x.delivery_outcome})`
-                : x.outcome,
-              dash(x.run_id),
-              dash(x.subject),
-              dash(x.detail),
-            ]),
-          ),
-        );
+        printListing<DeliveryJson>(values, res, {
+          empty: 'no deliveries',
+          headers: ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUN', 'SUBJECT', 'DETAIL'],
+          row: (x, now) => [
+            x.id,
+            age(x.received_at, now),
+            x.source,
+            x.event,
+            x.delivery_outcome && x.delivery_outcome !== x.outcome
+              ? `${x.outcome} (delivery: ${x.delivery_outcome})`
+              : x.outcome,
+            dash(x.run_id),
+            dash(x.subject),
+            dash(x.detail),
+          ],
+        });
       },
     },
 
