@@ -25,9 +25,14 @@ export function createApp(deps: AppDeps): Hono<Env> {
   if (metrics) {
     // Latency by matched route pattern (not raw path), so ids do not explode the label set.
     app.use(async (c, next) => {
-      const end = metrics.http.startTimer();
+      const started = performance.now();
       await next();
-      end({ method: c.req.method, route: c.req.routePath || 'unmatched', status: String(c.res.status) });
+      metrics.observeHttp(
+        c.req.method,
+        c.req.routePath || 'unmatched',
+        c.res.status,
+        (performance.now() - started) / 1000,
+      );
     });
   }
   app.notFound((c) =>

@@ -12,22 +12,23 @@ export interface InboxOptions {
   /** Deliveries read from the store at a time. */
   batch?: number;
   /**
-   * Work done before the event loop gets a turn (default 0: one delivery a turn). Answering webhooks comes
-   * first: under a burst the inbox gets one delivery between each round of answers, and when nothing
-   * arrives the turns are empty and it works at full speed.
+   * Whether webhooks are being answered right now. Answering comes first: while it is true the inbox takes
+   * one delivery every `busyPauseMs`, so a burst is answered at full speed and the inbox still moves; when
+   * it is false the inbox takes one delivery a turn of the event loop, at full speed when nothing else runs.
    */
-  sliceMs?: number;
+  busy?: () => boolean;
+  busyPauseMs?: number;
 }
 
 /**
  * The webhook inbox. A delivery is answered as soon as it is recorded `queued`, with its verified body; this
- * worker then processes the queued deliveries one at a time in arrival order, in slices of `sliceMs` so that
- * a burst of webhooks keeps being answered while the work behind them proceeds. The store is the queue: what
- * a stopped or crashed process left queued is processed at the next start.
+ * worker then processes the queued deliveries one at a time in arrival order, giving way to webhooks being
+ * answered (see `busy`), so a burst is answered at once while the work behind it proceeds. The store is the
+ * queue: what a stopped or crashed process left queued is processed at the next start.
  */
 export class DeliveryInbox {
   private readonly batch: number;
-  private readonly sliceMs: number;
+  private readonly busyPauseMs: number;
   private running: Promise<void> | null = null;
   /** Set by notify(); cleared when the worker looks at the store again. */
   private dirty = false;
@@ -37,7 +38,7 @@ export class DeliveryInbox {
 
   constructor(private readonly opts: InboxOptions) {
     this.batch = opts.batch ?? 64;
-    this.sliceMs = opts.sliceMs ?? 0;
+    this.busyPauseMs = opts.busyPauseMs ?? 10;
   }
 
   /** Something was queued (or the daemon started): make sure the worker runs. */
@@ -62,7 +63,6 @@ export class DeliveryInbox {
   }
 
   private async work(): Promise<void> {
-    let slice = performance.now();
     while (true) {
       this.dirty = false;
       let items: { delivery: Delivery; payload: string }[];
@@ -93,11 +93,9 @@ export class DeliveryInbox {
             return;
           }
         }
-        if (performance.now() - slice >= this.sliceMs) {
-          // Let the event loop take the I/O that is ready (webhooks to answer) before the next one.
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          slice = performance.now();
-        }
+        // Let the event loop take the I/O that is ready (webhooks to answer) before the next one.
+        if (this.opts.busy?.()) await new Promise<void>((resolve) => setTimeout(resolve, this.busyPauseMs));
+        else await new Promise<void>((resolve) => setImmediate(resolve));
       }
     }
   }

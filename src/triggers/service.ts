@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
-import { newId } from '../ids.js';
+import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
 import type { RunQueue } from '../runs/queue.js';
@@ -58,6 +58,8 @@ interface Deps {
  */
 export class TriggerService {
   private readonly inbox: DeliveryInbox;
+  /** Webhooks being recorded and answered right now: the inbox gives way to them. */
+  private answering = 0;
   /** Webhooks received in the same turn of the event loop are recorded in one transaction. */
   private readonly recorder: GroupCommit<
     { delivery: Delivery; payload: string | undefined },
@@ -69,6 +71,7 @@ export class TriggerService {
     this.inbox = new DeliveryInbox({
       store: deps.store,
       logger: deps.logger,
+      busy: () => this.answering > 0,
       process: (delivery, payload) => this.process(delivery, payload),
       fail: (delivery, err) =>
         deps.store.updateDelivery(delivery.id, {
@@ -95,12 +98,21 @@ export class TriggerService {
    * left unsettled by a process that died), which is then processed again.
    */
   async receiveGithub(event: string, key: string, raw: string, payload: unknown): Promise<WebhookAnswer> {
+    this.answering += 1;
+    try {
+      return await this.receive(event, key, raw, payload);
+    } finally {
+      this.answering -= 1;
+    }
+  }
+
+  private async receive(event: string, key: string, raw: string, payload: unknown): Promise<WebhookAnswer> {
     const { store, clock } = this.deps;
     const rawAction = at(payload, 'action');
     const now = clock.now();
     const early = triage(event, payload);
     const delivery: Delivery = {
-      id: newId('dlv'),
+      id: sortableId('dlv'),
       source: 'github',
       key,
       event: typeof rawAction === 'string' ? `${event}.${rawAction}` : event,
