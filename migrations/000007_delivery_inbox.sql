@@ -2,7 +2,8 @@
 -- the hourly cap of a trigger is counted in minute buckets.
 
 -- A verified delivery waits as `queued` with its raw body until the trigger worker routes it; `failed` keeps
--- the body of one whose processing raised, so that GitHub's redelivery processes it again.
+-- the body of one whose processing raised, so that GitHub's redelivery processes it again. A worker claims
+-- a queued delivery for a while before processing it, so that daemons sharing the file never both do.
 CREATE TABLE deliveries_v7 (
   id            TEXT PRIMARY KEY,
   source        TEXT NOT NULL CHECK (source IN ('github', 'fire')),
@@ -16,6 +17,7 @@ CREATE TABLE deliveries_v7 (
   run_ids       TEXT NOT NULL DEFAULT '[]',
   received_at   INTEGER NOT NULL,
   payload       TEXT,                           -- the verified raw body, until processed
+  claimed_until INTEGER,                        -- a daemon's inbox is processing it until then (ms)
   processed_at  INTEGER,
   UNIQUE (source, key)
 );

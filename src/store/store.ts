@@ -104,6 +104,7 @@ export interface DeliveryPatch {
   subject?: string | null;
   /** null drops the stored body (a settled delivery keeps none). */
   payload?: string | null;
+  claimedUntil?: number | null;
   processedAt?: number | null;
 }
 
@@ -336,8 +337,12 @@ export interface Store {
   ): Promise<{ delivery: Delivery; duplicate: boolean }[]>;
   updateDelivery(id: string, patch: DeliveryPatch): Promise<void>;
   getDelivery(id: string): Promise<Delivery | null>;
-  /** The inbox: the oldest `queued` deliveries, in arrival order, with their payloads. */
-  queuedDeliveries(limit: number): Promise<{ delivery: Delivery; payload: string }[]>;
+  /** The inbox: the oldest `queued` deliveries no one holds a claim on at `now`, in arrival order. */
+  queuedDeliveries(limit: number, now: number): Promise<{ delivery: Delivery; payload: string }[]>;
+  /** Claims a queued delivery until `until` unless someone else's claim still holds; whether it did. */
+  claimDelivery(id: string, until: number, now: number): Promise<boolean>;
+  /** When the first claim on a queued delivery that still holds at `now` runs out (null: none). */
+  nextClaimExpiry(now: number): Promise<number | null>;
   /** Newest first; `before` (a delivery id) continues a page. */
   listDeliveries(filter: {
     triggerId?: string | undefined;

@@ -18,6 +18,13 @@ export interface InboxOptions {
    */
   busy?: () => boolean;
   busyPauseMs?: number;
+  /**
+   * How long a claim on a delivery holds (default 60 s). A delivery is claimed before it is processed, so
+   * daemons sharing the store never both process it; one left claimed by a process that died waits this
+   * long, then any inbox takes it.
+   */
+  claimMs?: number;
+  now?: () => number;
 }
 
 /**
@@ -29,6 +36,10 @@ export interface InboxOptions {
 export class DeliveryInbox {
   private readonly batch: number;
   private readonly busyPauseMs: number;
+  private readonly claimMs: number;
+  private readonly now: () => number;
+  /** Wakes the worker when a claim someone else left runs out. */
+  private expiry: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   /** Set by notify(); cleared when the worker looks at the store again. */
   private dirty = false;
@@ -39,6 +50,8 @@ export class DeliveryInbox {
   constructor(private readonly opts: InboxOptions) {
     this.batch = opts.batch ?? 64;
     this.busyPauseMs = opts.busyPauseMs ?? 10;
+    this.claimMs = opts.claimMs ?? 60_000;
+    this.now = opts.now ?? Date.now;
   }
 
   /** Something was queued (or the daemon started): make sure the worker runs. */
@@ -59,6 +72,8 @@ export class DeliveryInbox {
     this.deadline = performance.now() + graceMs;
     if (this.retry) clearTimeout(this.retry);
     this.retry = null;
+    if (this.expiry) clearTimeout(this.expiry);
+    this.expiry = null;
     await this.running;
   }
 
@@ -67,18 +82,22 @@ export class DeliveryInbox {
       this.dirty = false;
       let items: { delivery: Delivery; payload: string }[];
       try {
-        items = await this.opts.store.queuedDeliveries(this.batch);
+        items = await this.opts.store.queuedDeliveries(this.batch, this.now());
       } catch (err) {
         this.later(err);
         return;
       }
       if (!items.length) {
         if (this.dirty) continue;
+        await this.watchClaims();
         return;
       }
       for (const { delivery, payload } of items) {
         if (performance.now() > this.deadline) return;
         try {
+          const now = this.now();
+          // Another daemon on the same store may have taken it meanwhile.
+          if (!(await this.opts.store.claimDelivery(delivery.id, now + this.claimMs, now))) continue;
           await this.opts.process(delivery, payload);
         } catch (err) {
           this.opts.logger.error(
@@ -98,6 +117,26 @@ export class DeliveryInbox {
         else await new Promise<void>((resolve) => setImmediate(resolve));
       }
     }
+  }
+
+  /** With nothing to do: if a delivery waits on someone else's claim, look again when the claim runs out. */
+  private async watchClaims(): Promise<void> {
+    if (this.stopped || this.expiry) return;
+    let at: number | null;
+    try {
+      at = await this.opts.store.nextClaimExpiry(this.now());
+    } catch {
+      return;
+    }
+    if (at === null) return;
+    this.expiry = setTimeout(
+      () => {
+        this.expiry = null;
+        this.notify();
+      },
+      Math.max(0, at - this.now()) + 5,
+    );
+    this.expiry.unref();
   }
 
   private later(err: unknown): void {

@@ -72,6 +72,7 @@ export class TriggerService {
       store: deps.store,
       logger: deps.logger,
       busy: () => this.answering > 0,
+      now: () => deps.clock.now(),
       process: (delivery, payload) => this.process(delivery, payload),
       fail: (delivery, err) =>
         deps.store.updateDelivery(delivery.id, {
@@ -132,6 +133,7 @@ export class TriggerService {
           outcome: 'queued',
           detail: null,
           payload: raw,
+          claimedUntil: null,
           processedAt: null,
         });
         this.inbox.notify();

@@ -18,6 +18,12 @@ function world(n: number, opts: { busy?: () => boolean; failOn?: string } = {}) 
     async queuedDeliveries(limit: number) {
       return queued.slice(0, limit);
     },
+    async claimDelivery() {
+      return true;
+    },
+    async nextClaimExpiry() {
+      return null;
+    },
   } as unknown as Store;
   const settle = (id: string) =>
     queued.splice(

@@ -161,3 +161,84 @@ it('a graceful stop processes what is queued before it closes the store', async 
     db.close();
   }
 });
+
+it('a delivery claimed by a process that died is processed once its claim runs out', async () => {
+  const store = w.d.daemon.store;
+  const claimedUntil = Date.now() + 400;
+  await store.recordDelivery(
+    {
+      id: 'dlv_claimed',
+      source: 'github',
+      key: 'claimed-1',
+      event: 'pull_request.opened',
+      triggerId: null,
+      outcome: 'queued',
+      detail: null,
+      subject: null,
+      runIds: [],
+      receivedAt: Date.now(),
+      processedAt: null,
+    },
+    JSON.stringify(prPayload('opened', { sha: w.repo.base })),
+  );
+  await store.updateDelivery('dlv_claimed', { claimedUntil });
+  w.d.daemon.triggers.startInbox();
+  const d = await processed(w.d, 'dlv_claimed');
+  expect(d.outcome).toBe('accepted');
+  expect(Date.parse(d.processed_at)).toBeGreaterThanOrEqual(claimedUntil);
+});
+
+it('two daemons on one store never both process a delivery', async () => {
+  const other = await startTestDaemon({
+    dir: w.d.dir,
+    modelUrl: w.model.url,
+    patch: (c) => Object.assign(c, w.d.config),
+  });
+  try {
+    let fires = 0;
+    for (const d of [w.d, other]) {
+      const store = d.daemon.store;
+      const fire = store.fireTrigger.bind(store);
+      store.fireTrigger = async (input) => {
+        fires += 1;
+        return fire(input);
+      };
+    }
+    // Both inboxes start on the same queued deliveries at once (as two daemons starting on one file).
+    const ids = Array.from({ length: 24 }, (_, i) => `dlv_both${i}`);
+    await w.d.daemon.store.recordDeliveries(
+      ids.map((id, i) => {
+        const p = prPayload('opened', { sha: w.repo.base });
+        p.number = 500 + i;
+        p.pull_request.number = 500 + i;
+        return {
+          delivery: {
+            id,
+            source: 'github' as const,
+            key: id,
+            event: 'pull_request.opened',
+            triggerId: null,
+            outcome: 'queued' as const,
+            detail: null,
+            subject: null,
+            runIds: [],
+            receivedAt: Date.now(),
+            processedAt: null,
+          },
+          payload: JSON.stringify(p),
+        };
+      }),
+    );
+    w.d.daemon.triggers.startInbox();
+    other.daemon.triggers.startInbox();
+    for (const id of ids) {
+      const d = await processed(w.d, id);
+      expect(d.outcome, d.detail ?? '').toBe('accepted');
+      expect(d.run_ids).toHaveLength(1);
+    }
+    expect(fires).toBe(24);
+    expect(await allRuns(w.d)).toHaveLength(24);
+  } finally {
+    await other.halt();
+  }
+});

@@ -95,7 +95,7 @@ describe('deliveries', () => {
       ['dlv_a', true],
     ]);
     // The inbox gives the queued ones in arrival order with their first body.
-    expect((await store.queuedDeliveries(10)).map((q) => [q.delivery.id, q.payload])).toEqual([
+    expect((await store.queuedDeliveries(10, T0)).map((q) => [q.delivery.id, q.payload])).toEqual([
       ['dlv_a', '{"n":1}'],
       ['dlv_b', '{"n":2}'],
     ]);
@@ -106,7 +106,17 @@ describe('deliveries', () => {
       payload: null,
       processedAt: T0 + 5,
     });
-    expect((await store.queuedDeliveries(10)).map((q) => q.delivery.id)).toEqual(['dlv_b']);
+    expect((await store.queuedDeliveries(10, T0)).map((q) => q.delivery.id)).toEqual(['dlv_b']);
+    // A claim hides a delivery from other inboxes until it runs out, and only one claim holds at a time.
+    expect(await store.claimDelivery('dlv_b', T0 + 1_000, T0)).toBe(true);
+    expect(await store.claimDelivery('dlv_b', T0 + 2_000, T0 + 500)).toBe(false);
+    expect(await store.queuedDeliveries(10, T0 + 999)).toEqual([]);
+    expect(await store.nextClaimExpiry(T0 + 999)).toBe(T0 + 1_000);
+    expect((await store.queuedDeliveries(10, T0 + 1_000)).map((q) => q.delivery.id)).toEqual(['dlv_b']);
+    expect(await store.claimDelivery('dlv_b', T0 + 61_000, T0 + 1_000)).toBe(true);
+    // A settled delivery cannot be claimed.
+    expect(await store.claimDelivery('dlv_a', T0 + 1_000, T0)).toBe(false);
+    expect(await store.nextClaimExpiry(T0 + 61_000)).toBeNull();
     expect(await store.getDelivery('dlv_a')).toMatchObject({
       outcome: 'accepted',
       runIds: ['run_x'],

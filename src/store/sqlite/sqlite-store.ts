@@ -1026,6 +1026,7 @@ export class SqliteStore implements Store {
       ['triggerId', 'trigger_id'],
       ['subject', 'subject'],
       ['payload', 'payload'],
+      ['claimedUntil', 'claimed_until'],
       ['processedAt', 'processed_at'],
     ];
     const sets: string[] = [];
@@ -1046,11 +1047,29 @@ export class SqliteStore implements Store {
     return row ? toDelivery(row) : null;
   }
 
-  async queuedDeliveries(limit: number): Promise<{ delivery: Delivery; payload: string }[]> {
+  async queuedDeliveries(limit: number, now: number): Promise<{ delivery: Delivery; payload: string }[]> {
     const rows = this.sql(
-      `SELECT ${DELIVERY_COLUMNS}, payload FROM deliveries WHERE outcome = 'queued' ORDER BY rowid LIMIT ?`,
-    ).all(limit) as (DeliveryRow & { payload: string | null })[];
+      `SELECT ${DELIVERY_COLUMNS}, payload FROM deliveries
+       WHERE outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY rowid LIMIT ?`,
+    ).all(now, limit) as (DeliveryRow & { payload: string | null })[];
     return rows.map((r) => ({ delivery: toDelivery(r), payload: r.payload ?? '' }));
+  }
+
+  async claimDelivery(id: string, until: number, now: number): Promise<boolean> {
+    return (
+      this.sql(
+        `UPDATE deliveries SET claimed_until = ?
+         WHERE id = ? AND outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= ?)`,
+      ).run(until, id, now).changes === 1
+    );
+  }
+
+  async nextClaimExpiry(now: number): Promise<number | null> {
+    return this.sql(
+      `SELECT MIN(claimed_until) FROM deliveries WHERE outcome = 'queued' AND claimed_until > ?`,
+    )
+      .pluck()
+      .get(now) as number | null;
   }
 
   async listTriggerFires(
