@@ -56,6 +56,9 @@ it('answers once the delivery is recorded; the inbox then starts the run and GET
   expect(text).toMatch(/^drydock_deliveries\{outcome="accepted"\} 1$/m);
   expect(text).not.toMatch(/^drydock_deliveries\{outcome="queued"\} [1-9]/m);
   expect((await w.d.api('GET', '/v1/deliveries?outcome=lost')).status).toBe(422);
+  const unknown = await w.d.api('GET', '/v1/deliveries?before=dlv_nope');
+  expect(unknown.status).toBe(400);
+  expect(unknown.body.error.code).toBe('bad_cursor');
 });
 
 it('a redelivery, whether the first is still queued or processed, is a duplicate and starts nothing', async () => {

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
-import { notFound } from '../errors.js';
+import { HttpError, notFound } from '../errors.js';
 import { presentDelivery } from '../present.js';
 
 export const deliveryListQuery = z.strictObject({
@@ -24,6 +24,9 @@ export function deliveryRoutes(deps: AppDeps): Hono<Env> {
 
   app.get('/', async (c) => {
     const q = query(c, deliveryListQuery);
+    if (q.before && !(await deps.store.getDelivery(q.before))) {
+      throw new HttpError(400, 'bad_cursor', `before: no delivery ${q.before}`);
+    }
     const items = await deps.store.listDeliveries({
       outcome: q.outcome,
       triggerId: q.trigger_id,
