@@ -173,10 +173,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         s.closeIdleConnections?.();
         setTimeout(() => s.closeAllConnections?.(), 2_000).unref();
       });
-      // Deliveries still in the inbox get the grace period; their runs stay queued for the next start.
+      // One grace period in all: deliveries still in the inbox get up to half of it (what is left stays
+      // queued for the next start, and the runs they make wait in the store), running runs the rest.
+      const grace = config.server.shutdown_grace_ms;
+      const until = Date.now() + grace;
       queue.pause();
-      await triggers.stopInbox(config.server.shutdown_grace_ms);
-      await queue.drain(config.server.shutdown_grace_ms);
+      await triggers.stopInbox(grace / 2);
+      await queue.drain(Math.max(0, until - Date.now()));
       // After the runs (their last plans still get reported), before the store the reporter reads.
       unsubscribeReporter();
       await reporter?.close(config.server.shutdown_grace_ms);

@@ -338,9 +338,17 @@ export interface Store {
   updateDelivery(id: string, patch: DeliveryPatch): Promise<void>;
   getDelivery(id: string): Promise<Delivery | null>;
   /** The inbox: the oldest `queued` deliveries no one holds a claim on at `now`, in arrival order. */
-  queuedDeliveries(limit: number, now: number): Promise<{ delivery: Delivery; payload: string }[]>;
-  /** Claims a queued delivery until `until` unless someone else's claim still holds; whether it did. */
-  claimDelivery(id: string, until: number, now: number): Promise<boolean>;
+  queuedDeliveries(limit: number, now: number): Promise<Delivery[]>;
+  /**
+   * Claims a queued delivery until `until` unless someone else's claim still holds. Returns its stored body
+   * when it did, null when it did not (claimed by another, or no longer queued).
+   */
+  claimDelivery(id: string, until: number, now: number): Promise<string | null>;
+  /**
+   * Queues a delivery again with a redelivered body, if it failed (or an older version left it unsettled);
+   * whether it did (false: someone else requeued or settled it first).
+   */
+  requeueDelivery(id: string, payload: string): Promise<boolean>;
   /** When the first claim on a queued delivery that still holds at `now` runs out (null: none). */
   nextClaimExpiry(now: number): Promise<number | null>;
   /** Newest first; `before` (a delivery id) continues a page. */
@@ -365,8 +373,8 @@ export interface Store {
   fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }>;
   /** Records that a trigger looked at a delivery and let it pass (filters). */
   recordTriggerFire(triggerId: string, deliveryId: string, outcome: 'filtered', now: number): Promise<void>;
-  /** Pending plans of a subject become superseded; returns their ids. */
-  supersedePlans(subject: string): Promise<string[]>;
+  /** Pending plans of a subject become superseded, but those of runs `exceptDelivery` started; their ids. */
+  supersedePlans(subject: string, exceptDelivery?: string): Promise<string[]>;
   /** Active runs of a subject (queued, running, awaiting input). */
   activeRunsForSubject(subject: string): Promise<Run[]>;
   /** The newest plan of a subject still pending approval. */

@@ -2,10 +2,12 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { Delivery } from '../store/types.js';
 
+const MAX_ATTEMPTS = 3;
+
 export interface InboxOptions {
   store: Store;
   logger: Logger;
-  /** Routes one queued delivery and settles it; a throw leaves it to the inbox to mark failed. */
+  /** Routes one claimed delivery and settles it; a throw leaves it to the inbox (tried again, then failed). */
   process: (delivery: Delivery, payload: string) => Promise<void>;
   /** Settles a delivery whose processing threw: it keeps its payload, so a redelivery processes it again. */
   fail: (delivery: Delivery, err: unknown) => Promise<void>;
@@ -40,6 +42,8 @@ export class DeliveryInbox {
   private readonly now: () => number;
   /** Wakes the worker when a claim someone else left runs out. */
   private expiry: NodeJS.Timeout | null = null;
+  /** Delivery id -> failed attempts so far (this process). */
+  private readonly attempts = new Map<string, number>();
   private running: Promise<void> | null = null;
   /** Set by notify(); cleared when the worker looks at the store again. */
   private dirty = false;
@@ -74,15 +78,25 @@ export class DeliveryInbox {
     this.retry = null;
     if (this.expiry) clearTimeout(this.expiry);
     this.expiry = null;
-    await this.running;
+    // A delivery still in progress at the deadline (a run slow to honour its cancel) is not waited for:
+    // it stays claimed and queued, and is processed again once its claim runs out.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.running,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs + 100);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   private async work(): Promise<void> {
+    const { store } = this.opts;
     while (true) {
       this.dirty = false;
-      let items: { delivery: Delivery; payload: string }[];
+      let items: Delivery[];
       try {
-        items = await this.opts.store.queuedDeliveries(this.batch, this.now());
+        items = await store.queuedDeliveries(this.batch, this.now());
       } catch (err) {
         this.later(err);
         return;
@@ -92,30 +106,57 @@ export class DeliveryInbox {
         await this.watchClaims();
         return;
       }
-      for (const { delivery, payload } of items) {
+      for (const delivery of items) {
         if (performance.now() > this.deadline) return;
+        const now = this.now();
+        let payload: string | null;
         try {
-          const now = this.now();
-          // Another daemon on the same store may have taken it meanwhile.
-          if (!(await this.opts.store.claimDelivery(delivery.id, now + this.claimMs, now))) continue;
-          await this.opts.process(delivery, payload);
+          // Another daemon on the same store may have taken it meanwhile: then it is theirs.
+          payload = await store.claimDelivery(delivery.id, now + this.claimMs, now);
         } catch (err) {
-          this.opts.logger.error(
-            { err, delivery_id: delivery.id, event: delivery.event },
-            'webhook delivery processing failed',
-          );
-          try {
-            await this.opts.fail(delivery, err);
-          } catch (failErr) {
-            // The store refuses writes: try again in a while rather than spin on the same delivery.
-            this.later(failErr);
-            return;
-          }
+          this.later(err);
+          return;
+        }
+        if (payload === null) continue;
+        try {
+          await this.opts.process(delivery, payload);
+          this.attempts.delete(delivery.id);
+        } catch (err) {
+          if (!(await this.failed(delivery, err))) return;
         }
         // Let the event loop take the I/O that is ready (webhooks to answer) before the next one.
         if (this.opts.busy?.()) await new Promise<void>((resolve) => setTimeout(resolve, this.busyPauseMs));
         else await new Promise<void>((resolve) => setImmediate(resolve));
       }
+    }
+  }
+
+  /**
+   * Processing threw: the delivery is tried again twice, 2 s and then 4 s later (its claim is shortened to
+   * that), as a busy or briefly failing store should not lose it; then it is marked failed. False when the
+   * store refuses even that (the worker backs off).
+   */
+  private async failed(delivery: Delivery, err: unknown): Promise<boolean> {
+    const attempt = (this.attempts.get(delivery.id) ?? 0) + 1;
+    this.opts.logger.error(
+      { err, delivery_id: delivery.id, event: delivery.event, attempt },
+      attempt < MAX_ATTEMPTS
+        ? 'webhook delivery processing failed; trying it again'
+        : 'webhook delivery processing failed',
+    );
+    try {
+      if (attempt < MAX_ATTEMPTS) {
+        this.attempts.set(delivery.id, attempt);
+        await this.opts.store.updateDelivery(delivery.id, { claimedUntil: this.now() + 2_000 * attempt });
+      } else {
+        this.attempts.delete(delivery.id);
+        await this.opts.fail(delivery, err);
+      }
+      return true;
+    } catch (storeErr) {
+      // The store refuses writes: try again in a while rather than spin on the same delivery.
+      this.later(storeErr);
+      return false;
     }
   }
 

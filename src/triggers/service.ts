@@ -128,14 +128,11 @@ export class TriggerService {
     const recorded = await this.recorder.add({ delivery, payload: early ? undefined : raw });
     let d = recorded.delivery;
     if (recorded.duplicate) {
-      if (!early && (d.outcome === 'failed' || abandoned(d, now))) {
-        await store.updateDelivery(d.id, {
-          outcome: 'queued',
-          detail: null,
-          payload: raw,
-          claimedUntil: null,
-          processedAt: null,
-        });
+      if (
+        !early &&
+        (d.outcome === 'failed' || abandoned(d, now)) &&
+        (await store.requeueDelivery(d.id, raw))
+      ) {
         this.inbox.notify();
         d = { ...d, outcome: 'queued', detail: null };
       } else if (event === 'ping') {
@@ -196,7 +193,7 @@ export class TriggerService {
     let superseded: string[] = [];
     if (action === 'synchronize' || action === 'closed') {
       // New commits (or a closed PR): plans made against the old head are no longer what would be merged.
-      superseded = await this.supersede(subject);
+      superseded = await this.supersede(subject, delivery.id);
     }
     const result = await this.fireMatching(delivery, ctx);
     const detail = [result.detail, superseded.length ? `superseded ${superseded.join(', ')}` : null]
@@ -205,12 +202,16 @@ export class TriggerService {
     return settlement(result.outcome, detail || null, result.runIds, subject);
   }
 
-  private async supersede(subject: string): Promise<string[]> {
+  /**
+   * Earlier work on the pull request goes: its pending plans are superseded, and its plan runs still
+   * exploring the old head (they would only propose stale plans) are canceled. What this delivery itself
+   * started is kept, so processing it again (after a crash or a failure) undoes nothing it did.
+   */
+  private async supersede(subject: string, deliveryId: string): Promise<string[]> {
     const { store } = this.deps;
-    const ids = await store.supersedePlans(subject);
-    // Plan runs still exploring the old head would only propose stale plans.
+    const ids = await store.supersedePlans(subject, deliveryId);
     for (const run of await store.activeRunsForSubject(subject)) {
-      if (run.phase === 'plan') await this.deps.runs.cancel(run.id);
+      if (run.phase === 'plan' && run.deliveryId !== deliveryId) await this.deps.runs.cancel(run.id);
     }
     return ids;
   }
@@ -364,8 +365,20 @@ export class TriggerService {
         `${identity} holds no token that may decide plans (approver, operator or admin)`,
       );
     }
+    // Processed again after a crash between deciding and settling: the decision it made stands.
+    const earlier = DECIDING.exec(delivery.detail ?? '')?.[1];
+    if (earlier) {
+      const made = (await this.deps.store.listDecisions(earlier)).find(
+        (d) => d.identity === identity && d.kind === command.kind && d.createdAt >= delivery.receivedAt,
+      );
+      if (made) {
+        const now = await this.deps.store.getPlan(earlier);
+        return settlement('accepted', `${command.kind} by ${identity}: plan ${earlier} is ${now?.status}`);
+      }
+    }
     const plan = await this.deps.store.pendingPlanForSubject(subject);
     if (!plan) return settlement('rejected', `no plan of ${subject} is pending approval`);
+    await this.deps.store.updateDelivery(delivery.id, { detail: `deciding ${plan.id}` });
     try {
       const out = await this.deps.plans.decide(plan.id, command.kind, {
         identity,
@@ -468,6 +481,9 @@ export class TriggerService {
 function abandoned(d: Delivery, now: number): boolean {
   return d.outcome === 'accepted' && d.processedAt === null && now - d.receivedAt > 30_000;
 }
+
+/** The mark a comment command leaves on its delivery just before it decides a plan. */
+const DECIDING = /^deciding (\S+)$/;
 
 /**
  * What can be told from the payload alone, at once: pings, events no trigger handles, comments that carry no

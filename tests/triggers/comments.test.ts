@@ -8,6 +8,7 @@ import {
   hasCommit,
   PR_NUMBER,
   plannedPlan,
+  processed,
   prPayload,
   REPO,
   runUntil,
@@ -46,6 +47,27 @@ async function pendingPlan(sha = w.repo.base, ref?: string): Promise<any> {
 const comment = (body: string, login: string) => deliver(w.d, 'issue_comment', commentPayload(body, login));
 
 describe('/drydock commands in pull request comments', () => {
+  it('processed again after a crash between deciding and settling, the decision it made stands', async () => {
+    const plan = await pendingPlan();
+    const body = commentPayload('/drydock approve', 'octo-reviewer');
+    const r = await deliver(w.d, 'issue_comment', body);
+    expect(r.body.outcome).toBe('accepted');
+    // What a SIGKILL right after the decision leaves: the delivery still queued, marked as deciding.
+    await w.d.daemon.store.updateDelivery(r.body.delivery_id, {
+      outcome: 'queued',
+      detail: `deciding ${plan.id}`,
+      payload: JSON.stringify(body),
+      runIds: [],
+      claimedUntil: null,
+      processedAt: null,
+    });
+    w.d.daemon.triggers.startInbox();
+    const again = await processed(w.d, r.body.delivery_id);
+    expect(again.outcome, again.detail).toBe('accepted');
+    expect(again.detail).toMatch(new RegExp(`^approve by bob: plan ${plan.id} is `));
+    expect((await getPlan(w.d, plan.id)).decisions).toHaveLength(1);
+  });
+
   it('/drydock approve from a mapped user approves the plan and starts its execution', async () => {
     const plan = await pendingPlan();
     const r = await comment('Looks good to me.\n\n/drydock approve', 'octo-reviewer');

@@ -16,14 +16,15 @@ function world(n: number, opts: { busy?: () => boolean; failOn?: string } = {}) 
   const failed: string[] = [];
   const store = {
     async queuedDeliveries(limit: number) {
-      return queued.slice(0, limit);
+      return queued.slice(0, limit).map((q) => q.delivery);
     },
-    async claimDelivery() {
-      return true;
+    async claimDelivery(id: string) {
+      return queued.find((q) => q.delivery.id === id)?.payload ?? null;
     },
     async nextClaimExpiry() {
       return null;
     },
+    async updateDelivery() {},
   } as unknown as Store;
   const settle = (id: string) =>
     queued.splice(

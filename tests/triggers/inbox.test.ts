@@ -245,3 +245,30 @@ it('two daemons on one store never both process a delivery', async () => {
     await other.halt();
   }
 });
+
+it('a synchronize processed again (after a crash or a failure) keeps the run it started itself', async () => {
+  await w.trigger({
+    name: 'replan',
+    events: ['pull_request.synchronize'],
+    prompt: 'Plan {{repository}}#{{number}} again.',
+  });
+  const payload = prPayload('synchronize', { sha: w.repo.base });
+  const r = await deliver(w.d, 'pull_request', payload);
+  expect(r.body.outcome, r.body.detail).toBe('accepted');
+  const [own] = r.body.run_ids;
+  await w.d.daemon.store.updateDelivery(r.body.delivery_id, {
+    outcome: 'queued',
+    payload: JSON.stringify(payload),
+    runIds: [],
+    claimedUntil: null,
+    processedAt: null,
+  });
+  w.d.daemon.triggers.startInbox();
+  const again = await processed(w.d, r.body.delivery_id);
+  expect(again.outcome).toBe('accepted');
+  expect(again.run_ids).toEqual([own]);
+  const run = (await w.d.api('GET', `/v1/runs/${own}`)).body;
+  expect(run.status).not.toBe('canceled');
+  if (run.plan_id)
+    expect((await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body.status).toBe('pending_approval');
+});

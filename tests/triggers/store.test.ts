@@ -95,10 +95,7 @@ describe('deliveries', () => {
       ['dlv_a', true],
     ]);
     // The inbox gives the queued ones in arrival order with their first body.
-    expect((await store.queuedDeliveries(10, T0)).map((q) => [q.delivery.id, q.payload])).toEqual([
-      ['dlv_a', '{"n":1}'],
-      ['dlv_b', '{"n":2}'],
-    ]);
+    expect((await store.queuedDeliveries(10, T0)).map((q) => q.id)).toEqual(['dlv_a', 'dlv_b']);
     // Settling drops the body and takes it out of the inbox.
     await store.updateDelivery('dlv_a', {
       outcome: 'accepted',
@@ -106,17 +103,33 @@ describe('deliveries', () => {
       payload: null,
       processedAt: T0 + 5,
     });
-    expect((await store.queuedDeliveries(10, T0)).map((q) => q.delivery.id)).toEqual(['dlv_b']);
-    // A claim hides a delivery from other inboxes until it runs out, and only one claim holds at a time.
-    expect(await store.claimDelivery('dlv_b', T0 + 1_000, T0)).toBe(true);
-    expect(await store.claimDelivery('dlv_b', T0 + 2_000, T0 + 500)).toBe(false);
+    expect((await store.queuedDeliveries(10, T0)).map((q) => q.id)).toEqual(['dlv_b']);
+    // A claim hands over the body and hides the delivery from other inboxes until it runs out; only one
+    // claim holds at a time.
+    expect(await store.claimDelivery('dlv_b', T0 + 1_000, T0)).toBe('{"n":2}');
+    expect(await store.claimDelivery('dlv_b', T0 + 2_000, T0 + 500)).toBeNull();
     expect(await store.queuedDeliveries(10, T0 + 999)).toEqual([]);
     expect(await store.nextClaimExpiry(T0 + 999)).toBe(T0 + 1_000);
-    expect((await store.queuedDeliveries(10, T0 + 1_000)).map((q) => q.delivery.id)).toEqual(['dlv_b']);
-    expect(await store.claimDelivery('dlv_b', T0 + 61_000, T0 + 1_000)).toBe(true);
-    // A settled delivery cannot be claimed.
-    expect(await store.claimDelivery('dlv_a', T0 + 1_000, T0)).toBe(false);
-    expect(await store.nextClaimExpiry(T0 + 61_000)).toBeNull();
+    expect((await store.queuedDeliveries(10, T0 + 1_000)).map((q) => q.id)).toEqual(['dlv_b']);
+    expect(await store.claimDelivery('dlv_b', T0 + 61_000, T0 + 1_000)).toBe('{"n":2}');
+    // A settled delivery cannot be claimed, nor requeued; a failed one can, once.
+    expect(await store.claimDelivery('dlv_a', T0 + 1_000, T0)).toBeNull();
+    expect(await store.requeueDelivery('dlv_a', '{"n":9}')).toBe(false);
+    await store.updateDelivery('dlv_b', {
+      outcome: 'failed',
+      detail: 'processing failed: x',
+      processedAt: T0 + 2,
+    });
+    expect(await store.requeueDelivery('dlv_b', '{"n":8}')).toBe(true);
+    expect(await store.requeueDelivery('dlv_b', '{"n":7}')).toBe(false);
+    expect(await store.getDelivery('dlv_b')).toMatchObject({
+      outcome: 'queued',
+      detail: null,
+      processedAt: null,
+    });
+    expect(await store.claimDelivery('dlv_b', T0 + 62_000, T0 + 1)).toBe('{"n":8}');
+    expect(await store.nextClaimExpiry(T0 + 61_000)).toBe(T0 + 62_000);
+    expect(await store.nextClaimExpiry(T0 + 62_000)).toBeNull();
     expect(await store.getDelivery('dlv_a')).toMatchObject({
       outcome: 'accepted',
       runIds: ['run_x'],

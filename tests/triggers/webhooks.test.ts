@@ -255,18 +255,35 @@ describe('POST /webhooks/github with real payloads', () => {
 });
 
 describe('a delivery whose processing fails', () => {
-  it('is not swallowed as a duplicate when GitHub redelivers it', async () => {
+  it('is tried again when the failure passes (a busy database), and starts its run once', async () => {
     await w.trigger({ name: 'opened', events: ['pull_request.opened'], prompt });
-    // The store fails once while the delivery is being routed (a locked database, a full disk).
     const store = w.d.daemon.store;
     const original = store.fireTrigger.bind(store);
-    let failures = 1;
+    let calls = 0;
+    store.fireTrigger = async (input) => {
+      calls += 1;
+      if (calls === 1) throw new Error('database is locked (injected)');
+      return original(input);
+    };
+    const r = await deliver(w.d, 'pull_request', prPayload('opened', { sha: w.repo.base }));
+    expect(r.body.outcome, r.body.detail).toBe('accepted');
+    expect(r.body.run_ids).toHaveLength(1);
+    expect(calls).toBe(2);
+  });
+
+  it('is marked failed when it keeps failing, and is not swallowed as a duplicate when GitHub redelivers it', async () => {
+    await w.trigger({ name: 'opened', events: ['pull_request.opened'], prompt });
+    // The store fails while the delivery is being routed (a full disk), on every attempt.
+    const store = w.d.daemon.store;
+    const original = store.fireTrigger.bind(store);
+    let failures = 3;
     store.fireTrigger = async (input) => {
       if (failures-- > 0) throw new Error('disk I/O error (injected)');
       return original(input);
     };
     const payload = prPayload('opened', { sha: w.repo.base });
     const first = await deliver(w.d, 'pull_request', payload);
+    expect(failures).toBe(0);
     // Answered (it was recorded); the inbox then failed it, keeping its body.
     expect(first.status).toBe(202);
     expect(first.body).toMatchObject({

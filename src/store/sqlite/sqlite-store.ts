@@ -1047,20 +1047,29 @@ export class SqliteStore implements Store {
     return row ? toDelivery(row) : null;
   }
 
-  async queuedDeliveries(limit: number, now: number): Promise<{ delivery: Delivery; payload: string }[]> {
+  async queuedDeliveries(limit: number, now: number): Promise<Delivery[]> {
     const rows = this.sql(
-      `SELECT ${DELIVERY_COLUMNS}, payload FROM deliveries
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries
        WHERE outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY rowid LIMIT ?`,
-    ).all(now, limit) as (DeliveryRow & { payload: string | null })[];
-    return rows.map((r) => ({ delivery: toDelivery(r), payload: r.payload ?? '' }));
+    ).all(now, limit) as DeliveryRow[];
+    return rows.map(toDelivery);
   }
 
-  async claimDelivery(id: string, until: number, now: number): Promise<boolean> {
+  async claimDelivery(id: string, until: number, now: number): Promise<string | null> {
+    const row = this.sql(
+      `UPDATE deliveries SET claimed_until = ?
+       WHERE id = ? AND outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= ?) RETURNING payload`,
+    ).get(until, id, now) as { payload: string | null } | undefined;
+    return row ? (row.payload ?? '') : null;
+  }
+
+  async requeueDelivery(id: string, payload: string): Promise<boolean> {
     return (
       this.sql(
-        `UPDATE deliveries SET claimed_until = ?
-         WHERE id = ? AND outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= ?)`,
-      ).run(until, id, now).changes === 1
+        `UPDATE deliveries SET outcome = 'queued', detail = NULL, payload = ?, claimed_until = NULL,
+           processed_at = NULL
+         WHERE id = ? AND (outcome = 'failed' OR (outcome = 'accepted' AND processed_at IS NULL))`,
+      ).run(payload, id).changes === 1
     );
   }
 
@@ -1202,12 +1211,14 @@ export class SqliteStore implements Store {
     ).run(triggerId, deliveryId, outcome, now);
   }
 
-  async supersedePlans(subject: string): Promise<string[]> {
+  async supersedePlans(subject: string, exceptDelivery?: string): Promise<string[]> {
     return this.sql(
-      `UPDATE plans SET status = 'superseded', decided_at = ? WHERE subject = ? AND status = 'pending_approval' RETURNING id`,
+      `UPDATE plans SET status = 'superseded', decided_at = ?
+       WHERE subject = ? AND status = 'pending_approval'
+         AND run_id NOT IN (SELECT id FROM runs WHERE delivery_id = ? AND subject = ?) RETURNING id`,
     )
       .pluck()
-      .all(Date.now(), subject) as string[];
+      .all(Date.now(), subject, exceptDelivery ?? null, subject) as string[];
   }
 
   async activeRunsForSubject(subject: string): Promise<Run[]> {
