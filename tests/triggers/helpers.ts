@@ -6,6 +6,7 @@ import examples from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config/schema.js';
+import type { Delivery } from '../../src/store/types.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { processedDelivery, settledAnswer } from '../support/deliveries.js';
 import { git } from '../support/git-repo.js';
@@ -53,6 +54,27 @@ export function commentPayload(body: string, login: string, number = PR_NUMBER):
   p.comment.user.login = login;
   p.sender.login = login;
   return p;
+}
+
+/**
+ * A github delivery as the store keeps it, `queued` and received now unless `over` says otherwise: for
+ * writing straight into the store what a daemon that died (or an older version) left behind.
+ */
+export function storedDelivery(key: string, over: Partial<Delivery> = {}): Delivery {
+  return {
+    id: `dlv_${key}`,
+    source: 'github',
+    key,
+    event: 'pull_request.opened',
+    triggerId: null,
+    outcome: 'queued',
+    detail: null,
+    subject: null,
+    runIds: [],
+    receivedAt: Date.now(),
+    processedAt: null,
+    ...over,
+  };
 }
 
 // ---- signing and sending -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import {
   processed,
   prPayload,
   REPO,
+  storedDelivery,
   type TriggerWorld,
   triggerWorld,
 } from './helpers.js';
@@ -76,19 +77,7 @@ it('deliveries a stopped daemon left queued are processed, in arrival order, at 
   // Recorded straight into the store (no worker is told): what a process that died after answering leaves.
   const queued = (key: string, action: 'opened' | 'closed', at: number) =>
     store.recordDelivery(
-      {
-        id: `dlv_${key}`,
-        source: 'github',
-        key,
-        event: `pull_request.${action}`,
-        triggerId: null,
-        outcome: 'queued',
-        detail: null,
-        subject: null,
-        runIds: [],
-        receivedAt: at,
-        processedAt: null,
-      },
+      storedDelivery(key, { event: `pull_request.${action}`, receivedAt: at }),
       JSON.stringify(prPayload(action, { sha: w.repo.base })),
     );
   await queued('left-1', 'opened', Date.now() - 2_000);
@@ -118,19 +107,13 @@ it('a delivery an older version recorded but never settled is processed when Git
   const store = w.d.daemon.store;
   // Before the inbox, a delivery was recorded `accepted` and settled in the same request; a SIGKILL in
   // between left it unsettled.
-  await store.recordDelivery({
-    id: 'dlv_abandoned',
-    source: 'github',
-    key: 'redelivered-1',
-    event: 'pull_request.opened',
-    triggerId: null,
-    outcome: 'accepted',
-    detail: null,
-    subject: null,
-    runIds: [],
-    receivedAt: Date.now() - 60_000,
-    processedAt: null,
-  });
+  await store.recordDelivery(
+    storedDelivery('redelivered-1', {
+      id: 'dlv_abandoned',
+      outcome: 'accepted',
+      receivedAt: Date.now() - 60_000,
+    }),
+  );
   const r = await deliver(w.d, 'pull_request', prPayload('opened', { sha: w.repo.base }), {
     delivery: 'redelivered-1',
   });
@@ -169,19 +152,7 @@ it('a delivery claimed by a process that died is processed once its claim runs o
   const store = w.d.daemon.store;
   const claimedUntil = Date.now() + 400;
   await store.recordDelivery(
-    {
-      id: 'dlv_claimed',
-      source: 'github',
-      key: 'claimed-1',
-      event: 'pull_request.opened',
-      triggerId: null,
-      outcome: 'queued',
-      detail: null,
-      subject: null,
-      runIds: [],
-      receivedAt: Date.now(),
-      processedAt: null,
-    },
+    storedDelivery('claimed-1', { id: 'dlv_claimed' }),
     JSON.stringify(prPayload('opened', { sha: w.repo.base })),
   );
   await store.updateDelivery('dlv_claimed', { claimedUntil });
@@ -215,19 +186,7 @@ it('two daemons on one store never both process a delivery', async () => {
         p.number = 500 + i;
         p.pull_request.number = 500 + i;
         return {
-          delivery: {
-            id,
-            source: 'github' as const,
-            key: id,
-            event: 'pull_request.opened',
-            triggerId: null,
-            outcome: 'queued' as const,
-            detail: null,
-            subject: null,
-            runIds: [],
-            receivedAt: Date.now(),
-            processedAt: null,
-          },
+          delivery: storedDelivery(id, { id }),
           payload: JSON.stringify(p),
         };
       }),

@@ -5,6 +5,7 @@ import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { TriggerFireInput } from '../../src/store/store.js';
 import type { Delivery } from '../../src/store/types.js';
 import { tempDir } from '../support/harness.js';
+import { storedDelivery } from './helpers.js';
 
 // The store's side of the inbox and of the hourly cap, on a real SQLite file.
 
@@ -22,20 +23,8 @@ afterEach(async () => {
   tmp.remove();
 });
 
-const delivery = (key: string, over: Partial<Delivery> = {}): Delivery => ({
-  id: `dlv_${key}`,
-  source: 'github',
-  key,
-  event: 'pull_request.opened',
-  triggerId: null,
-  outcome: 'queued',
-  detail: null,
-  subject: null,
-  runIds: [],
-  receivedAt: T0,
-  processedAt: null,
-  ...over,
-});
+const delivery = (key: string, over: Partial<Delivery> = {}): Delivery =>
+  storedDelivery(key, { receivedAt: T0, ...over });
 
 async function trigger(hourlyCap: number): Promise<string> {
   const t = await store.createTrigger({
