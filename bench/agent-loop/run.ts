@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Child, type Settled, settle } from '../shared/children.js';
+import { int, kb, mb, ms, p50p99, rate, summarize, table } from '../shared/stats.js';
 import { type BenchOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import type {
   ConcurrentParams,
@@ -12,7 +13,6 @@ import type {
   ServerParams,
   ServerUsage,
 } from './protocol.js';
-import { int, kb, mb, ms, p50p99, rate, summarize, table } from './stats.js';
 
 // Agent-loop benchmark (figures, not a test): what drydock adds to each turn of a plan run (tool call,
 // persistence, event log) when the model answers instantly, beside the bare SDK round trip to the same

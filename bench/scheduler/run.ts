@@ -3,7 +3,8 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Run } from '../../src/store/types.js';
-import { Child, type Settled, settle } from './children.js';
+import { Child, type Settled, settle } from '../shared/children.js';
+import { int, kb, mb, ms, p50p99, type Summary, summarize, table } from '../shared/stats.js';
 import { ceilMinute } from './job-mix.js';
 import { type BenchOptions, OptionsError, parseOptions, USAGE } from './options.js';
 import type {
@@ -18,7 +19,6 @@ import type {
   SeedParams,
   SeedResult,
 } from './protocol.js';
-import { int, kb, latency, mb, ms, type Summary, summarize, table } from './stats.js';
 
 // Scheduler benchmark (figures, not a test): N active recurring jobs over M sessions in one drydock on
 // SQLite, beside a baseline of one croner instance per job. See bench/scheduler/README.md for the method.
@@ -54,14 +54,14 @@ async function startBaseline(opts: BenchOptions, mixFile: string): Promise<Basel
     log(`croner baseline: trying ${int(count)} instances under a ${opts.baselineHeapMb} MB heap`);
     const child = new Child(
       'croner baseline',
-      'croner-child.js',
-      (spawnedAt): BaselineParams => ({
+      new URL('croner-child.js', import.meta.url),
+      {
         mixFile,
         count,
         due: opts.due,
         heapCeilingMb: opts.baselineHeapMb,
-        spawnedAt,
-      }),
+        spawnedAt: Date.now(),
+      } satisfies BaselineParams,
       [`--max-old-space-size=${opts.baselineHeapMb}`, '--expose-gc'],
     );
     try {
@@ -187,7 +187,7 @@ function report(
   const idleS = opts.idleSeconds;
   const cpu = (f: { userMs: number; systemMs: number; windowMs: number }) =>
     `${ms(f.userMs + f.systemMs)} (${pct(f.userMs + f.systemMs, f.windowMs)})`;
-  const dist = (s: Summary) => (s.count ? `${latency(s)}, max ${ms(s.max)}` : na);
+  const dist = (s: Summary) => (s.count ? `${p50p99(s)}, max ${ms(s.max)}` : na);
 
   const rows: string[][] = [
     [
@@ -250,7 +250,7 @@ function report(
       bl ? `${int(blLate.count)} of ${int(bl.due)}, ${bl.duplicateFires} duplicate` : na,
       '',
     ],
-    ['lateness p50 / p99', latency(all), latency(blLate), `p99 <= 1 s  ${verdict(latePass)}`],
+    ['lateness p50 / p99', p50p99(all), p50p99(blLate), `p99 <= 1 s  ${verdict(latePass)}`],
     ['lateness max', ms(all.max), ms(blLate.max), ''],
     [
       '  fired when due (onLateness)',
@@ -344,21 +344,17 @@ async function main(): Promise<number> {
   const children: Child[] = [];
   try {
     log(`seeding ${int(opts.jobs)} jobs over ${int(opts.sessions)} sessions into ${file}`);
-    const seedChild = new Child(
-      'seed',
-      'seed.js',
-      (): SeedParams => ({
-        file,
-        mixFile,
-        jobs: opts.jobs,
-        sessions: opts.sessions,
-        due: opts.due,
-        // Nothing but the due set may fire before the run is over: seeding, two due minutes and margins.
-        horizonAt: Date.now() + 20 * 60_000 + 3 * idleMs,
-        dueLeadMs: idleMs + 15_000,
-        dueSpreadMs: opts.dueSpreadSeconds * 1000,
-      }),
-    );
+    const seedChild = new Child('seed', new URL('seed.js', import.meta.url), {
+      file,
+      mixFile,
+      jobs: opts.jobs,
+      sessions: opts.sessions,
+      due: opts.due,
+      // Nothing but the due set may fire before the run is over: seeding, two due minutes and margins.
+      horizonAt: Date.now() + 20 * 60_000 + 3 * idleMs,
+      dueLeadMs: idleMs + 15_000,
+      dueSpreadMs: opts.dueSpreadSeconds * 1000,
+    } satisfies SeedParams);
     children.push(seedChild);
     const seed = await seedChild.next<SeedResult>('seeded');
     await seedChild.exited;
@@ -366,14 +362,14 @@ async function main(): Promise<number> {
 
     const drydock = new Child(
       'drydock',
-      'drydock-child.js',
-      (spawnedAt): DrydockParams => ({
+      new URL('drydock-child.js', import.meta.url),
+      {
         file,
         dueMinuteAt: seed.dueMinuteAt,
         idleMs,
         due: opts.due,
-        spawnedAt,
-      }),
+        spawnedAt: Date.now(),
+      } satisfies DrydockParams,
       // e.g. BENCH_DRYDOCK_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to see where drydock's time goes.
       (process.env.BENCH_DRYDOCK_NODE_ARGS ?? '').split(' ').filter(Boolean),
     );

@@ -44,8 +44,10 @@ export function p50p99(s: Summary): string {
   return s.count ? `${ms(s.p50)} / ${ms(s.p99)}` : 'n/a';
 }
 
-/** Decimal megabytes. */
+/** Decimal megabytes (gigabytes from 1 GB), as targets such as 300 MB are written. */
 export function mb(bytes: number): string {
+  if (bytes >= 10e9) return `${(bytes / 1e9).toFixed(1)} GB`;
+  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(2)} GB`;
   return `${(bytes / 1e6).toFixed(bytes >= 100e6 ? 0 : 1)} MB`;
 }
 
