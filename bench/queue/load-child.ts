@@ -96,6 +96,8 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
   const measureTo = measureFrom + order.measureMs;
   let bytes = 0;
   const listPath = '/v1/plans?status=pending_approval&limit=50';
+  let taken = 0; // plans of the pool this phase took
+  let lastEnd = measureFrom;
 
   const agents: Agent[] = [];
   const worker = async () => {
@@ -122,7 +124,8 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
           problem = checkList(answer);
         }
       } else {
-        const plan = pools.http[nextPlan++];
+        const plan = taken < order.maxPlans ? pools.http[nextPlan++] : undefined;
+        taken += 1;
         if (!plan) {
           out.poolExhausted = true;
           return;
@@ -149,6 +152,7 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
       if (end >= measureFrom && end < measureTo) {
         out.latencies.push(end - start);
         bytes += answer.bytes;
+        lastEnd = Math.max(lastEnd, end);
       } else {
         out.warmupRequests += 1;
       }
@@ -156,7 +160,8 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
   };
   await Promise.all(Array.from({ length: order.concurrency }, worker));
   for (const agent of agents) agent.destroy();
-  out.wallMs = order.measureMs;
+  // A phase whose pool ran out before its window closed is measured up to its last answer.
+  out.wallMs = out.poolExhausted ? lastEnd - measureFrom : order.measureMs;
   out.bytesMean = out.latencies.length ? bytes / out.latencies.length : 0;
   const used = process.cpuUsage(cpu);
   out.cpuMs = (used.user + used.system) / 1000;

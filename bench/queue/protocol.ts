@@ -125,6 +125,8 @@ export interface PhaseRequest {
   concurrency: number;
   warmupMs: number;
   measureMs: number;
+  /** approve: at most this many plans of the HTTP pool, so that every concurrency gets its share. */
+  maxPlans: number;
 }
 
 export interface PhaseReport {

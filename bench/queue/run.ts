@@ -331,6 +331,9 @@ async function main(): Promise<number> {
         concurrency,
         warmupMs,
         measureMs: seconds * 1000,
+        // Each approve phase gets an equal slice of the pending plans kept for HTTP: the first one must
+        // not use them all up and leave the next with nothing to approve.
+        maxPlans: Math.floor(seed.pools.http / opts.concurrency.length),
       } satisfies PhaseRequest);
       const report = await load.next<PhaseReport>('phase-done');
       const after = await usage(daemon);
