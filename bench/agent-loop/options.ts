@@ -1,6 +1,8 @@
 // Benchmark options: command-line flags win over environment variables, which win over the defaults of the
 // chosen mode (full, or --quick for a smoke run).
 
+import { OptionsError, readFlags } from '../shared/options.js';
+
 export interface BenchOptions {
   /** Model turns per run: turns 1..N-1 call a read-only tool, turn N hands in the plan. */
   turns: number;
@@ -37,34 +39,14 @@ export const USAGE = `usage: npm run bench:agent-loop -- [--quick] [--turns N] [
   environment: BENCH_TURNS, BENCH_RUNS, BENCH_WARMUP, BENCH_CONCURRENT, BENCH_TARGET_MS, BENCH_PROFILE,
                BENCH_QUICK=1, BENCH_KEEP=1`;
 
-export class OptionsError extends Error {}
+export { OptionsError };
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf('=');
-    if (eq > 0) {
-      flags.set(arg.slice(0, eq), arg.slice(eq + 1));
-    } else if (arg === '--quick' || arg === '--keep' || arg === '--help') {
-      flags.set(arg, true);
-    } else {
-      const value = argv[i + 1];
-      if (value === undefined) throw new OptionsError(`${arg} needs a value`);
-      flags.set(arg, value);
-      i += 1;
-    }
-  }
-  if (flags.has('--help')) throw new OptionsError('');
-  const known = new Set<string>([
-    '--quick',
-    '--keep',
-    '--target-ms',
-    '--profile',
-    ...Object.values(NUMERIC).map(([flag]) => flag),
-  ]);
-  for (const flag of flags.keys()) if (!known.has(flag)) throw new OptionsError(`unknown option ${flag}`);
+  const flags = readFlags(
+    argv,
+    ['--quick', '--keep', '--help'],
+    ['--quick', '--keep', '--target-ms', '--profile', ...Object.values(NUMERIC).map(([flag]) => flag)],
+  );
 
   const isOn = (v: string | true | undefined) => v === true || v === '1' || v === 'true';
   const quick = flags.has('--quick') ? isOn(flags.get('--quick')) : isOn(env.BENCH_QUICK);

@@ -1,6 +1,8 @@
 // Soak options: command-line flags win over environment variables, which win over the defaults of the chosen
 // mode (full, or --quick for a smoke run).
 
+import { OptionsError, readFlags } from '../shared/options.js';
+
 export interface SoakOptions {
   /** Minutes of load, from the moment every job exists to the final SIGTERM. */
   minutes: number;
@@ -94,28 +96,10 @@ export const USAGE = `usage: npm run bench:soak -- [--quick] [--minutes N] [--jo
   environment: SOAK_MINUTES, SOAK_JOBS, ... (the flag's name in capitals), SOAK_QUICK=1, SOAK_KEEP=1,
                SOAK_DAEMON_NODE_ARGS (extra node flags for the daemon, e.g. "--max-old-space-size=256")`;
 
-export class OptionsError extends Error {}
+export { OptionsError };
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): SoakOptions {
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf('=');
-    if (eq > 0) {
-      flags.set(arg.slice(0, eq), arg.slice(eq + 1));
-    } else if ((SWITCHES as readonly string[]).includes(arg)) {
-      flags.set(arg, true);
-    } else {
-      const value = argv[i + 1];
-      if (value === undefined) throw new OptionsError(`${arg} needs a value`);
-      flags.set(arg, value);
-      i += 1;
-    }
-  }
-  if (flags.has('--help')) throw new OptionsError('');
-  const known = new Set<string>([...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
-  for (const flag of flags.keys()) if (!known.has(flag)) throw new OptionsError(`unknown option ${flag}`);
+  const flags = readFlags(argv, SWITCHES, [...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
 
   const quick = flags.has('--quick') || env.SOAK_QUICK === '1';
   const keep = flags.has('--keep') || env.SOAK_KEEP === '1';

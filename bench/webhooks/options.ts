@@ -1,6 +1,8 @@
 // Benchmark options: command-line flags win over environment variables, which win over the defaults of the
 // chosen mode (full, or --quick for a smoke run).
 
+import { OptionsError, readFlags } from '../shared/options.js';
+
 export interface BenchOptions {
   /** Measured seconds against each target (after the warm-up). */
   seconds: number;
@@ -49,28 +51,10 @@ export const USAGE = `usage: npm run bench:webhooks -- [--quick] [--seconds S] [
                BENCH_DRYDOCK_NODE_ARGS / BENCH_BARE_NODE_ARGS (extra node flags for
                that child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
-export class OptionsError extends Error {}
+export { OptionsError };
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (!arg.startsWith('--')) throw new OptionsError(`unexpected argument "${arg}"`);
-    const eq = arg.indexOf('=');
-    if (eq > 0) {
-      flags.set(arg.slice(0, eq), arg.slice(eq + 1));
-    } else if ((SWITCHES as readonly string[]).includes(arg)) {
-      flags.set(arg, true);
-    } else {
-      const value = argv[i + 1];
-      if (value === undefined) throw new OptionsError(`${arg} needs a value`);
-      flags.set(arg, value);
-      i += 1;
-    }
-  }
-  if (flags.has('--help')) throw new OptionsError('');
-  const known = new Set<string>([...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
-  for (const flag of flags.keys()) if (!known.has(flag)) throw new OptionsError(`unknown option ${flag}`);
+  const flags = readFlags(argv, SWITCHES, [...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
 
   const isOn = (v: string | true | undefined) => v === true || v === '1' || v === 'true';
   const toggle = (flag: string, name: string) => (flags.has(flag) ? isOn(flags.get(flag)) : isOn(env[name]));
