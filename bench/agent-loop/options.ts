@@ -39,8 +39,6 @@ export const USAGE = `usage: npm run bench:agent-loop -- [--quick] [--turns N] [
   environment: BENCH_TURNS, BENCH_RUNS, BENCH_WARMUP, BENCH_CONCURRENT, BENCH_TARGET_MS, BENCH_PROFILE,
                BENCH_QUICK=1, BENCH_KEEP=1`;
 
-export { OptionsError };
-
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
   const flags = readFlags(
     argv,

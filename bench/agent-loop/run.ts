@@ -2,8 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Child, type Settled, settle } from '../shared/children.js';
+import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, p50p99, rate, summarize, table } from '../shared/stats.js';
-import { type BenchOptions, OptionsError, parseOptions, USAGE } from './options.js';
+import { type BenchOptions, parseOptions, USAGE } from './options.js';
 import type {
   ConcurrentParams,
   ConcurrentReport,
@@ -186,16 +187,7 @@ function delta(a: ServerCost | null, b: ServerCost | null): ServerCost | null {
   return a && b ? { cpuMs: b.cpuMs - a.cpuMs, served: b.served - a.served } : null;
 }
 
-async function main(): Promise<number> {
-  let opts: BenchOptions;
-  try {
-    opts = parseOptions(process.argv.slice(2), process.env);
-  } catch (err) {
-    if (!(err instanceof OptionsError)) throw err;
-    if (err.message) process.stderr.write(`bench: ${err.message}\n`);
-    process.stderr.write(`${USAGE}\n`);
-    return err.message ? 2 : 0;
-  }
+async function main(opts: BenchOptions): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'drydock-agent-loop-'));
   const profile: string[] = [];
   if (opts.profileDir) {
@@ -287,12 +279,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+benchMain('bench', parseOptions, USAGE, main);

@@ -56,8 +56,6 @@ export const USAGE = `usage: npm run bench:queue -- [--quick] [--plans N] [--ses
                BENCH_STORE_SECONDS, BENCH_CONCURRENCY, BENCH_NO_GIT=1, BENCH_EXPIRY_INDEX=1, BENCH_QUICK=1, BENCH_KEEP=1,
                BENCH_DAEMON_NODE_ARGS (extra node flags for the daemon child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
-export { OptionsError };
-
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
   const flags = readFlags(argv, SWITCHES, [
     ...SWITCHES,

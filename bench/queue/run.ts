@@ -4,9 +4,10 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { Child, type Settled, settle } from '../shared/children.js';
+import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, perSecond, rate, summarize, table } from '../shared/stats.js';
 import { ADMIN_TOKEN } from './fixtures.js';
-import { type BenchOptions, OptionsError, parseOptions, USAGE } from './options.js';
+import { type BenchOptions, parseOptions, USAGE } from './options.js';
 import type {
   DaemonParams,
   DaemonStarted,
@@ -251,16 +252,7 @@ async function usage(daemon: Child): Promise<DaemonUsage> {
   return daemon.next<DaemonUsage>('usage');
 }
 
-async function main(): Promise<number> {
-  let opts: BenchOptions;
-  try {
-    opts = parseOptions(process.argv.slice(2), process.env);
-  } catch (err) {
-    if (!(err instanceof OptionsError)) throw err;
-    if (err.message) process.stderr.write(`bench: ${err.message}\n`);
-    process.stderr.write(`${USAGE}\n`);
-    return err.message ? 2 : 0;
-  }
+async function main(opts: BenchOptions): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'drydock-queue-'));
   const dataDir = join(dir, 'data');
   const file = join(dataDir, 'drydock.db');
@@ -425,12 +417,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+benchMain('bench', parseOptions, USAGE, main);

@@ -37,8 +37,6 @@ export const USAGE = `usage: npm run bench -- [--quick] [--jobs N] [--sessions N
   environment: BENCH_JOBS, BENCH_SESSIONS, BENCH_DUE, BENCH_IDLE_SECONDS, BENCH_DUE_SPREAD_SECONDS, BENCH_BASELINE_HEAP_MB, BENCH_QUICK=1, BENCH_KEEP=1,
   BENCH_DRYDOCK_NODE_ARGS (extra node flags for the drydock child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
-export { OptionsError };
-
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
   const flags = readFlags(
     argv,

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Run } from '../../src/store/types.js';
 import { Child, type Settled, settle } from '../shared/children.js';
+import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, p50p99, type Summary, summarize, table } from '../shared/stats.js';
 import { ceilMinute } from './job-mix.js';
-import { type BenchOptions, OptionsError, parseOptions, USAGE } from './options.js';
+import { type BenchOptions, parseOptions, USAGE } from './options.js';
 import type {
   BaselineParams,
   BaselineReady,
@@ -327,16 +328,7 @@ function report(
   return dd !== null && rssPass && startPass && latePass && (verification?.ok ?? false);
 }
 
-async function main(): Promise<number> {
-  let opts: BenchOptions;
-  try {
-    opts = parseOptions(process.argv.slice(2), process.env);
-  } catch (err) {
-    if (!(err instanceof OptionsError)) throw err;
-    if (err.message) process.stderr.write(`bench: ${err.message}\n`);
-    process.stderr.write(`${USAGE}\n`);
-    return err.message ? 2 : 0;
-  }
+async function main(opts: BenchOptions): Promise<number> {
   const idleMs = opts.idleSeconds * 1000;
   const dir = mkdtempSync(join(tmpdir(), 'drydock-bench-'));
   const file = join(dir, 'drydock.db');
@@ -415,12 +407,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+benchMain('bench', parseOptions, USAGE, main);

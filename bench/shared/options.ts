@@ -34,3 +34,36 @@ export function readFlags(
   for (const flag of flags.keys()) if (!allowed.has(flag)) throw new OptionsError(`unknown option ${flag}`);
   return flags;
 }
+
+/**
+ * A benchmark's entry point: its options from the command line and environment (a bad one prints `usage`
+ * and exits 2; --help prints it and exits 0), then `body`, whose number is the exit status; a throw is
+ * printed and exits 1. `name` prefixes what goes to standard error.
+ */
+export function benchMain<O>(
+  name: string,
+  parse: (argv: readonly string[], env: NodeJS.ProcessEnv) => O,
+  usage: string,
+  body: (opts: O) => Promise<number>,
+): void {
+  const run = async (): Promise<number> => {
+    let opts: O;
+    try {
+      opts = parse(process.argv.slice(2), process.env);
+    } catch (err) {
+      if (!(err instanceof OptionsError)) throw err;
+      process.stderr.write(`${err.message ? `${name}: ${err.message}\n` : ''}${usage}\n`);
+      return err.message ? 2 : 0;
+    }
+    return body(opts);
+  };
+  run().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`${name}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -96,8 +96,6 @@ export const USAGE = `usage: npm run bench:soak -- [--quick] [--minutes N] [--jo
   environment: SOAK_MINUTES, SOAK_JOBS, ... (the flag's name in capitals), SOAK_QUICK=1, SOAK_KEEP=1,
                SOAK_DAEMON_NODE_ARGS (extra node flags for the daemon, e.g. "--max-old-space-size=256")`;
 
-export { OptionsError };
-
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): SoakOptions {
   const flags = readFlags(argv, SWITCHES, [...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
 

@@ -5,11 +5,12 @@ import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
+import { benchMain } from '../shared/options.js';
 import { type AuditResult, audit } from './audit.js';
 import { Daemon, type Lifetime } from './daemon.js';
 import { DECISION_IDENTITY, Load } from './load.js';
 import { startScriptedModel } from './model.js';
-import { OptionsError, parseOptions, type SoakOptions, USAGE } from './options.js';
+import { parseOptions, type SoakOptions, USAGE } from './options.js';
 import { pullRequestPayloads } from './payload.js';
 import { clock, counts, int, mb, rng, secs, sleep, slope, table } from './stats.js';
 
@@ -187,17 +188,7 @@ function logLevels(file: string): { warn: number; error: number; top: string[] }
   return { warn, error, top };
 }
 
-async function main(): Promise<number> {
-  let opts: SoakOptions;
-  try {
-    opts = parseOptions(process.argv.slice(2), process.env);
-  } catch (err) {
-    if (err instanceof OptionsError) {
-      process.stderr.write(`${err.message ? `soak: ${err.message}\n` : ''}${USAGE}\n`);
-      return err.message ? 2 : 0;
-    }
-    throw err;
-  }
+async function main(opts: SoakOptions): Promise<number> {
   const random = rng(opts.seed);
   const root = packageRoot();
   const cli = join(root, 'dist/src/cli/main.js');
@@ -610,12 +601,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`soak: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+benchMain('soak', parseOptions, USAGE, main);

@@ -51,8 +51,6 @@ export const USAGE = `usage: npm run bench:webhooks -- [--quick] [--seconds S] [
                BENCH_DRYDOCK_NODE_ARGS / BENCH_BARE_NODE_ARGS (extra node flags for
                that child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
-export { OptionsError };
-
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
   const flags = readFlags(argv, SWITCHES, [...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
 

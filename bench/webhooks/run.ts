@@ -5,8 +5,9 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Child } from '../shared/children.js';
+import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, perSecond, rate, type Summary, summarize, table, wrap } from '../shared/stats.js';
-import { type BenchOptions, OptionsError, parseOptions, USAGE } from './options.js';
+import { type BenchOptions, parseOptions, USAGE } from './options.js';
 import { BODY_BYTES, payloadTemplate } from './payload.js';
 import type {
   BareParams,
@@ -543,16 +544,7 @@ async function drainInbox(child: Child, phase: Phase): Promise<InboxDrain> {
   return { queuedAtEnd, drainMs, cpuMs: u.cpuMs - phase.before.cpuMs };
 }
 
-async function main(): Promise<number> {
-  let opts: BenchOptions;
-  try {
-    opts = parseOptions(process.argv.slice(2), process.env);
-  } catch (err) {
-    if (!(err instanceof OptionsError)) throw err;
-    if (err.message) process.stderr.write(`bench: ${err.message}\n`);
-    process.stderr.write(`${USAGE}\n`);
-    return err.message ? 2 : 0;
-  }
+async function main(opts: BenchOptions): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'drydock-webhooks-'));
   const dataDir = join(dir, 'data');
   const repoDir = join(dir, 'clone');
@@ -653,12 +645,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+benchMain('bench', parseOptions, USAGE, main);
