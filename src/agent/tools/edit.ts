@@ -1,12 +1,11 @@
-import { constants } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import type { ExecLimits } from './execute-tools.js';
-import { unexpectedError } from './fs-errors.js';
+import { guard } from './fs-errors.js';
 import { parseInput } from './input.js';
 import { formatBytes } from './text.js';
 import { errorResult, type ToolDefinition } from './types.js';
-import type { Workspace } from './workspace.js';
+import { READ_FLAGS, type Workspace } from './workspace.js';
 import {
   type ChangeResult,
   describeWriteError,
@@ -56,16 +55,8 @@ export const editTool: ToolDefinition = {
   },
 };
 
-// O_NOFOLLOW: the path is already a real path, so a symlink there now means it was swapped in since.
-// O_NONBLOCK: never hang on a FIFO that appeared between the stat and the open.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-
 export async function runEdit(ws: Workspace, input: unknown, limits: ExecLimits): Promise<ChangeResult> {
-  try {
-    return await edit(ws, input, limits);
-  } catch (err) {
-    return errorResult(unexpectedError('Edit', err));
-  }
+  return guard('Edit', () => edit(ws, input, limits));
 }
 
 async function edit(ws: Workspace, input: unknown, limits: ExecLimits): Promise<ChangeResult> {
@@ -149,7 +140,7 @@ async function load(abs: string, rel: string, limits: ExecLimits): Promise<Loade
     const st = await stat(abs);
     if (st.isDirectory()) return { ok: false, error: `${name} is a directory, not a file` };
     if (!st.isFile()) return { ok: false, error: `${name} is not a regular file` };
-    handle = await open(abs, OPEN_FLAGS);
+    handle = await open(abs, READ_FLAGS);
     const fst = await handle.stat();
     if (!fst.isFile()) return { ok: false, error: `${name} is not a regular file` };
     if (fst.size > limits.maxWriteBytes) {

@@ -1,3 +1,5 @@
+import { errorResult, type ToolResult } from './types.js';
+
 // Node's fs errors carry absolute paths in their messages ("ENOENT: no such file or directory, open
 // '/srv/ws/x'"). Tool results must not reveal the workspace root, so they describe errors by code only.
 
@@ -42,4 +44,16 @@ export function unexpectedError(tool: string, err: unknown): string {
   const code = errorCode(err);
   const kind = code ?? (err instanceof Error ? err.name : typeof err);
   return `${tool}: failed unexpectedly (${kind}); try again or use another tool`;
+}
+
+/** A tool's work, with anything it did not foresee turned into an error result instead of a throw. */
+export async function guard<R extends ToolResult>(
+  tool: string,
+  work: () => Promise<R>,
+): Promise<R | ToolResult> {
+  try {
+    return await work();
+  } catch (err) {
+    return errorResult(unexpectedError(tool, err));
+  }
 }

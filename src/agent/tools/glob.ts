@@ -1,7 +1,7 @@
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { describeFsError, unexpectedError } from './fs-errors.js';
+import { describeFsError, guard } from './fs-errors.js';
 import { compileGlob, GlobPatternError, MAX_GLOB_PATTERN_CHARS, normalizeGlob } from './glob-pattern.js';
 import { parseInput } from './input.js';
 import type { ToolLimits } from './limits.js';
@@ -45,11 +45,7 @@ export const globTool: ToolDefinition = {
 const STAT_CONCURRENCY = 32;
 
 export async function runGlob(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
-  try {
-    return await glob(ws, input, limits);
-  } catch (err) {
-    return errorResult(unexpectedError('Glob', err));
-  }
+  return guard('Glob', () => glob(ws, input, limits));
 }
 
 async function glob(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {

@@ -1,9 +1,8 @@
-import { constants } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { FILE_TYPES, fileTypeFilter } from './file-types.js';
-import { describeFsError, unexpectedError } from './fs-errors.js';
+import { describeFsError, guard } from './fs-errors.js';
 import { compileGlob, GlobPatternError, MAX_GLOB_PATTERN_CHARS, normalizeGlob } from './glob-pattern.js';
 import { MAX_REGEX_LINE_CHARS, matchText, RegexTimeoutError, TimeBoundRunner } from './grep-match.js';
 import { parseInput } from './input.js';
@@ -12,7 +11,7 @@ import { fitLines } from './output.js';
 import { BINARY_SNIFF_BYTES, cutLine, formatBytes, looksBinary } from './text.js';
 import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
 import { FileWalk } from './walk.js';
-import { PathError, type Workspace } from './workspace.js';
+import { PathError, READ_FLAGS, type Workspace } from './workspace.js';
 
 /** One vm context for every search: its `run` is synchronous, so searches cannot interleave on it. */
 const RUNNER = new TimeBoundRunner();
@@ -26,8 +25,6 @@ const TIME_BUDGET_MS = 20_000;
 /** A file whose matching takes longer is skipped; after MAX_TIMEOUTS such files the search gives up. */
 const FILE_TIMEOUT_MS = 1_000;
 const MAX_TIMEOUTS = 3;
-
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 const contextLines = z.number().int().min(0).max(MAX_CONTEXT_LINES).optional();
 
@@ -112,7 +109,7 @@ type ReadOutcome =
 async function readTextFile(abs: string, maxBytes: number): Promise<ReadOutcome> {
   let handle: FileHandle | undefined;
   try {
-    handle = await open(abs, OPEN_FLAGS);
+    handle = await open(abs, READ_FLAGS);
     const st = await handle.stat();
     if (!st.isFile()) return { kind: 'unreadable' };
     if (st.size > maxBytes) return { kind: 'large' };
@@ -150,11 +147,7 @@ function compileRegex(pattern: string, ignoreCase: boolean, multiline: boolean):
 }
 
 export async function runGrep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
-  try {
-    return await grep(ws, input, limits);
-  } catch (err) {
-    return errorResult(unexpectedError('Grep', err));
-  }
+  return guard('Grep', () => grep(ws, input, limits));
 }
 
 async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {

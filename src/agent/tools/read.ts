@@ -1,12 +1,11 @@
-import { constants } from 'node:fs';
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { describeFsError, unexpectedError } from './fs-errors.js';
+import { describeFsError, guard } from './fs-errors.js';
 import { parseInput } from './input.js';
 import type { ToolLimits } from './limits.js';
 import { BINARY_SNIFF_BYTES, cutLine, formatBytes, looksBinary } from './text.js';
 import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
-import { PathError, type Workspace } from './workspace.js';
+import { PathError, READ_FLAGS, type Workspace } from './workspace.js';
 
 export const readInput = z
   .object({
@@ -45,21 +44,13 @@ const CHUNK_BYTES = 64 * 1024;
 const NOTE_RESERVE = 400;
 const NEWLINE = 0x0a;
 
-// O_NOFOLLOW: the path is already a real path, so a symlink there now means it was swapped in since.
-// O_NONBLOCK: never hang on a FIFO that appeared between the stat and the open.
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-
 interface Shown {
   no: number;
   text: string;
 }
 
 export async function runRead(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
-  try {
-    return await read(ws, input, limits);
-  } catch (err) {
-    return errorResult(unexpectedError('Read', err));
-  }
+  return guard('Read', () => read(ws, input, limits));
 }
 
 async function read(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
@@ -83,7 +74,7 @@ async function read(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
     if (st.isDirectory())
       return errorResult(`Read: ${name} is a directory, not a file; use Glob to list its files`);
     if (!st.isFile()) return errorResult(`Read: ${name} is not a regular file`);
-    handle = await open(abs, OPEN_FLAGS);
+    handle = await open(abs, READ_FLAGS);
     const fst = await handle.stat();
     if (!fst.isFile()) return errorResult(`Read: ${name} is not a regular file`);
     return await readLines(handle, fst.size, name, parsed.value, limits);

@@ -1,7 +1,14 @@
-import { realpathSync, statSync } from 'node:fs';
+import { constants, realpathSync, statSync } from 'node:fs';
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { describeFsError, errorCode } from './fs-errors.js';
+
+/**
+ * Flags for opening a file of the workspace to read it. O_NOFOLLOW: the path is already a real path, so a
+ * symlink there now means it was swapped in since. O_NONBLOCK: never hang on a FIFO that appeared between the
+ * stat and the open.
+ */
+export const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /** A path the model supplied that the tools refuse. The message is safe to show the model. */
 export class PathError extends Error {

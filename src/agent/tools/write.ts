@@ -4,7 +4,7 @@ import { lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { ExecLimits } from './execute-tools.js';
-import { describeFsError, errorCode, unexpectedError } from './fs-errors.js';
+import { describeFsError, errorCode, guard } from './fs-errors.js';
 import { parseInput } from './input.js';
 import { formatBytes } from './text.js';
 import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
@@ -51,11 +51,7 @@ export type ChangeResult = ToolResult & { changedPath?: string };
 const KEPT_MODE_BITS = 0o777;
 
 export async function runWrite(ws: Workspace, input: unknown, limits: ExecLimits): Promise<ChangeResult> {
-  try {
-    return await write(ws, input, limits);
-  } catch (err) {
-    return errorResult(unexpectedError('Write', err));
-  }
+  return guard('Write', () => write(ws, input, limits));
 }
 
 async function write(ws: Workspace, input: unknown, limits: ExecLimits): Promise<ChangeResult> {
