@@ -7,11 +7,11 @@ import { DEFAULT_TOOL_LIMITS } from '../../src/agent/tools/limits.js';
 import { systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
 import { newId } from '../../src/ids.js';
-import { createLogger } from '../../src/logger.js';
 import { RUN_FINISHED, RunEvents } from '../../src/runs/events.js';
 import { RunQueue } from '../../src/runs/queue.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Run, RunEvent } from '../../src/store/types.js';
+import { countingLogger } from '../shared/logger.js';
 import { WORKSPACE_FILES } from './script.js';
 
 // The drydock under test, wired as startDaemon wires it (src/daemon.ts) minus the HTTP server and the
@@ -112,16 +112,7 @@ export function openDrydock(opts: { file: string; url: string; maxConcurrent: nu
   };
   if (!Object.hasOwn(config.pricing, BENCH_MODEL)) throw new Error(`bench: no price for ${BENCH_MODEL}`);
   const clock = systemClock;
-  let warnings = 0;
-  const logger = createLogger('info', {
-    write(line: string) {
-      // pino levels: 40 warn, 50 error, 60 fatal.
-      if (/"level":(40|50|60)/.test(line)) {
-        warnings += 1;
-        process.stderr.write(`drydock: ${line}`);
-      }
-    },
-  });
+  const { logger, counts: logged } = countingLogger();
   const store = new SqliteStore({ file: opts.file });
   const events = new TimedEvents(store, clock);
   const { client: model, hook } = modelClient(opts.url);
@@ -155,7 +146,7 @@ export function openDrydock(opts: { file: string; url: string; maxConcurrent: nu
     queue,
     marks: events.marks,
     hook,
-    warnings: () => warnings,
+    warnings: () => logged.warnings,
     async createSession(workspace, turns) {
       const session = await store.createSession({
         id: newId('ses'),

@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { defaultConfig } from '../../src/config/load.js';
 import { startDaemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
+import { countingLogger } from '../shared/logger.js';
 import { childParams, cpuMs, fail, maxRssBytes, onOrders, report } from './child-io.js';
 import type { DaemonParams, DaemonUsage } from './protocol.js';
 
@@ -25,18 +25,7 @@ const noop: RunExecutor = {
   },
 };
 
-let logLines = 0;
-let warnings = 0;
-const logger = createLogger('info', {
-  write(line: string) {
-    logLines += 1;
-    // pino levels: 40 warn, 50 error, 60 fatal.
-    if (/"level":(40|50|60)/.test(line)) {
-      warnings += 1;
-      process.stderr.write(`drydock: ${line}`);
-    }
-  },
-});
+const { logger, counts: logged } = countingLogger();
 
 async function main(): Promise<void> {
   const config = defaultConfig();
@@ -59,8 +48,8 @@ async function main(): Promise<void> {
     rss: process.memoryUsage.rss(),
     executed,
     active: daemon.queue.activeCount,
-    warnings,
-    logLines,
+    warnings: logged.warnings,
+    logLines: logged.lines,
   });
   onOrders<{ type: 'usage' | 'stop' }>(async (order) => {
     if (order.type === 'usage') {

@@ -5,9 +5,9 @@ import Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
 import { startDaemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
 import { Scheduler, type SchedulerOptions, type TickReport } from '../../src/scheduler/loop.js';
+import { countingLogger } from '../shared/logger.js';
 import { childParams, cpuMs, fail, finish, maxRssBytes, report, sleepUntil } from './child-io.js';
 import type { DrydockParams, DrydockStarted, FireRecord } from './protocol.js';
 
@@ -74,18 +74,7 @@ const instant: RunExecutor = {
   },
 };
 
-let logLines = 0;
-let warnings = 0;
-const logger = createLogger('info', {
-  write(line: string) {
-    logLines += 1;
-    // pino levels: 40 warn, 50 error, 60 fatal.
-    if (/"level":(40|50|60)/.test(line)) {
-      warnings += 1;
-      process.stderr.write(`drydock: ${line}`);
-    }
-  },
-});
+const { logger, counts: logged } = countingLogger();
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -180,7 +169,7 @@ async function main(): Promise<void> {
   const dueFrom = performance.now();
   const dueArmed = armed;
   const dueTicks = ticks.count;
-  const dueLogLines = logLines;
+  const dueLogLines = logged.lines;
   await Promise.race([allDueFired, sleepUntil(p.dueMinuteAt + 80_000)]);
   await new Promise((resolve) => setTimeout(resolve, 200)); // let the last runs through the queue
   const dueUsage = process.cpuUsage(dueCpu);
@@ -208,10 +197,10 @@ async function main(): Promise<void> {
     dueCpuMs: dueCpuMs.userMs + dueCpuMs.systemMs,
     dueWindowMs,
     dueWakeups: armed - dueArmed,
-    dueLogLines: logLines - dueLogLines,
+    dueLogLines: logged.lines - dueLogLines,
     rssEnd,
     maxRss,
-    warnings,
+    warnings: logged.warnings,
     httpOk,
   });
 }

@@ -3,8 +3,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import { Webhooks } from '@octokit/webhooks';
 import { defaultConfig } from '../../src/config/load.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
-import { createLogger } from '../../src/logger.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
+import { countingLogger } from '../shared/logger.js';
 import { childParams, cpuMs, fail, maxRssBytes, onOrders, report } from './child-io.js';
 import { ACTION, PrefixSigner, payloadTemplate } from './payload.js';
 import type { DrydockParams, MethodTime, Micro, Started, Usage } from './protocol.js';
@@ -40,18 +40,7 @@ const planned: RunExecutor = {
   },
 };
 
-let logLines = 0;
-let warnings = 0;
-const logger = createLogger('info', {
-  write(line: string) {
-    logLines += 1;
-    // pino levels: 40 warn, 50 error, 60 fatal.
-    if (/"level":(40|50|60)/.test(line)) {
-      warnings += 1;
-      process.stderr.write(`drydock: ${line}`);
-    }
-  },
-});
+const { logger, counts: logged } = countingLogger();
 
 const timing = (): MethodTime => ({ calls: 0, wallMs: 0, cpuMs: 0, maxWallMs: 0 });
 const add = (t: MethodTime, wallMs: number, cpuMs = 0) => {
@@ -212,8 +201,8 @@ async function main(): Promise<void> {
       rss: process.memoryUsage.rss(),
       executed,
       queued: countQueued(),
-      logLines,
-      warnings,
+      logLines: logged.lines,
+      warnings: logged.warnings,
       store: storeTimes,
       handler,
       submit,
