@@ -1,7 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { serve } from '@hono/node-server';
+import { killLeftoverGroup } from './agent/processes.js';
 import { AgentExecutor } from './agent/runner.js';
+import { Sandbox, type SandboxStatus } from './agent/sandbox.js';
 import { DEFAULT_TOOL_LIMITS } from './agent/tools/limits.js';
 import { ensureAdminToken } from './auth/bootstrap.js';
 import { type Clock, systemClock } from './clock.js';
@@ -34,6 +36,10 @@ export interface DaemonOptions {
   lookupPullRequest?: PullRequestLookup;
   /** Where the start banner goes (listen address, a newly created admin token): a terminal, not the log. */
   announce?: (line: string) => void;
+  /** The configuration file read, if any: never visible to sandboxed commands. */
+  configFile?: string;
+  /** Replaces the sandbox built from config.execute (tests of a machine without a working one). */
+  sandbox?: Sandbox;
 }
 
 export interface Daemon {
@@ -45,6 +51,7 @@ export interface Daemon {
   runs: RunService;
   plans: PlanDecisions;
   triggers: TriggerService;
+  sandbox: SandboxStatus;
   stop(): Promise<void>;
 }
 
@@ -55,6 +62,22 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 
   const store = openStore(config, clock.now());
   const admin = await ensureAdminToken(store, config.admin_token, clock.now());
+
+  const sandbox =
+    opts.sandbox ??
+    new Sandbox({
+      setting: config.execute.sandbox,
+      readOnlyPaths: config.execute.sandbox_read_only_paths,
+      hidden: [config.data_dir, ...(opts.configFile ? [opts.configFile] : [])],
+    });
+  const sandboxStatus = await sandbox.status();
+  if (sandboxStatus.state === 'bwrap') logger.info({ sandbox: sandboxStatus.state }, sandboxStatus.detail);
+  else
+    logger.warn(
+      { sandbox: sandboxStatus.state },
+      `SANDBOX ${sandboxStatus.state.toUpperCase()}: ${sandboxStatus.detail}`,
+    );
+  await killLeftoverCommands(store, logger);
 
   const events = new RunEvents(store, clock);
   const metrics = new Metrics(store);
@@ -68,7 +91,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     });
   const executor =
     opts.executor ??
-    new AgentExecutor({ store, clock, config, logger, events, model, toolLimits: DEFAULT_TOOL_LIMITS });
+    new AgentExecutor({
+      store,
+      clock,
+      config,
+      logger,
+      events,
+      model,
+      toolLimits: DEFAULT_TOOL_LIMITS,
+      sandbox,
+    });
   let scheduler: Scheduler | undefined;
   const queue = new RunQueue({
     store,
@@ -129,6 +161,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     plans,
     triggers,
     metrics,
+    sandbox: sandboxStatus,
     submitRun: (run) => queue.submit(run),
   });
   const recovered = await queue.recover();
@@ -189,5 +222,21 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     })();
     return stopping;
   };
-  return { url, store, scheduler, queue, events, runs, plans, triggers, stop };
+  return { url, store, scheduler, queue, events, runs, plans, triggers, sandbox: sandboxStatus, stop };
+}
+
+/**
+ * Commands a dead daemon left running unconfined (in the sandbox they died with it): killed before any run
+ * resumes. Their journal rows stay open, so the retried turn answers "interrupted, not re-run".
+ */
+async function killLeftoverCommands(store: Store, logger: Logger): Promise<void> {
+  for (const call of await store.listOpenCommands(1_000)) {
+    const killed = killLeftoverGroup(call.processGroup!, call.processStart);
+    if (killed > 0) {
+      logger.warn(
+        { run_id: call.runId, tool_use_id: call.toolUseId, processes: killed },
+        'killed what was left of a command interrupted by a crash',
+      );
+    }
+  }
 }

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { AgentExecutor } from '../../src/agent/runner.js';
+import { Sandbox } from '../../src/agent/sandbox.js';
 import { DEFAULT_TOOL_LIMITS } from '../../src/agent/tools/limits.js';
 import { systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
@@ -123,6 +124,7 @@ export function openDrydock(opts: { file: string; url: string; maxConcurrent: nu
     logger,
     events,
     model,
+    sandbox: new Sandbox({ setting: config.execute.sandbox, hidden: [config.data_dir] }),
     toolLimits: DEFAULT_TOOL_LIMITS,
   });
   const waiting = new Map<string, { submittedAt: number; resolve: (s: Settled) => void }>();

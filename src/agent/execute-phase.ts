@@ -1,4 +1,6 @@
-import { readdir, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
@@ -9,9 +11,20 @@ import type { RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
 import type { ExecuteMode, Plan, Run, Session, ToolApproval } from '../store/types.js';
 import { effectiveMode } from './breaker.js';
+import { inGitRepository } from './git.js';
 import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
 import { readOnlyTool } from './plan-phase.js';
-import { EXECUTE_DIRECTIVE, executeToolRefused, TOOL_APPROVAL_TIMED_OUT, toolDenied } from './prompt.js';
+import { processIdentity } from './processes.js';
+import {
+  callInterrupted,
+  EXECUTE_DIRECTIVE,
+  executeToolRefused,
+  repeatedToolUseId,
+  sandboxUnavailable,
+  TOOL_APPROVAL_TIMED_OUT,
+  toolDenied,
+} from './prompt.js';
+import type { Confinement, Sandbox, SandboxStatus } from './sandbox.js';
 import {
   EXECUTE_TOOLS,
   matchesAllowList,
@@ -23,7 +36,13 @@ import {
 import type { ToolLimits } from './tools/limits.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
-import { commitExecution, planTitle, prepareWorktree, StaleBaseError } from './worktree.js';
+import {
+  commitExecution,
+  type ExecutionTree,
+  planTitle,
+  prepareWorktree,
+  StaleBaseError,
+} from './worktree.js';
 
 const READ_ONLY = new Set(['Read', 'Glob', 'Grep']);
 const CHANGING = new Set(['Write', 'Edit', 'Bash']);
@@ -35,12 +54,40 @@ interface ExecuteDeps {
   logger: Logger;
   events: RunEvents;
   toolLimits: ToolLimits;
+  sandbox: Sandbox;
+}
+
+/** sha256 of a tool input as canonical JSON (keys sorted), which an approval binds. */
+export function inputDigest(input: unknown): string {
+  const canonical = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canonical);
+    if (v !== null && typeof v === 'object') {
+      return Object.fromEntries(
+        Object.keys(v as object)
+          .sort()
+          .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+      );
+    }
+    return v;
+  };
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(input)) ?? 'null')
+    .digest('hex');
+}
+
+/** Where the execution works: a worktree of the repository, or the workspace itself when it is no repository. */
+interface Place {
+  workspace: Workspace;
+  tree: ExecutionTree | null;
+  confinement: Confinement;
 }
 
 /**
  * The execute phase of an approved plan: the plan tools plus Write, Edit and Bash, each changing call
  * allowed or parked for a person according to the execution mode. A git workspace runs in its own
- * worktree and ends with a commit on `drydock/<plan id>`; other workspaces change in place.
+ * worktree and ends with a commit on `drydock/<plan id>`; other workspaces change in place. Commands run in
+ * the sandbox (sandbox.ts). Every changing call is journaled before it starts, so a retried turn after a
+ * crash never runs it twice.
  */
 export class ExecutePhase implements Phase {
   readonly tools = EXECUTE_TOOLS;
@@ -51,11 +98,18 @@ export class ExecutePhase implements Phase {
     private readonly deps: ExecuteDeps,
     private readonly run: Run,
     private readonly plan: Plan,
-    readonly workspace: Workspace,
+    private readonly place: Place,
+    private readonly sandbox: SandboxStatus,
+    /** HOME of unconfined commands (sandbox off): an empty directory of the run's own, never the workspace. */
+    private readonly home: string | null,
     private readonly mode: ExecuteMode,
     private readonly startedAt: number,
     private readonly signal: AbortSignal,
   ) {}
+
+  get workspace(): Workspace {
+    return this.place.workspace;
+  }
 
   /** Settles the mode (through the breaker) and the workspace; a failure here ends the run. */
   static async open(
@@ -87,28 +141,73 @@ export class ExecutePhase implements Phase {
       }
     }
 
-    let root = session.workspace;
-    if (plan.workspaceCommit) {
-      try {
-        root = await prepareWorktree(
-          session.workspace,
-          plan.id,
-          plan.workspaceCommit,
-          join(config.data_dir, 'worktrees'),
-          // A pull request's plan is pinned to the PR head (the clone's HEAD is another branch).
-          plan.subject === null,
-        );
-      } catch (err) {
-        const reason =
-          err instanceof StaleBaseError ? `stale: ${err.message}` : `worktree: ${(err as Error).message}`;
-        await store.transitionPlan(plan.id, ['approved', 'executing'], 'execution_failed', {
-          failureReason: reason,
-        });
-        return { status: 'failed', error: reason };
-      }
+    const place = await ExecutePhase.place(deps, plan, session);
+    if ('error' in place) {
+      await store.transitionPlan(plan.id, ['approved', 'executing'], 'execution_failed', {
+        failureReason: place.error,
+      });
+      return { status: 'failed', error: place.error };
     }
-    const workspace = await Workspace.open(root);
-    return new ExecutePhase(deps, run, plan, workspace, mode, run.startedAt ?? clock.now(), signal);
+    const sandbox = await deps.sandbox.status();
+    const home = sandbox.state === 'off' ? await mkdtemp(join(tmpdir(), 'drydock-home-')) : null;
+    return new ExecutePhase(
+      deps,
+      run,
+      plan,
+      place,
+      sandbox,
+      home,
+      mode,
+      run.startedAt ?? clock.now(),
+      signal,
+    );
+  }
+
+  /**
+   * A git workspace executes in a worktree at the plan's commit, in the same subdirectory as the session;
+   * its commands may write there only, and read the repository's git directory. A repository without a
+   * commit has nothing to make a worktree of: it is refused rather than changed in place. Any other
+   * directory is the workspace itself.
+   */
+  private static async place(
+    deps: ExecuteDeps,
+    plan: Plan,
+    session: Session,
+  ): Promise<Place | { error: string }> {
+    if (!plan.workspaceCommit) {
+      if (await inGitRepository(session.workspace)) {
+        return {
+          error:
+            'the workspace is a git repository without a commit yet: drydock executes plans in a worktree of a commit and never in your checkout; commit first, then ask for a new plan',
+        };
+      }
+      const workspace = await Workspace.open(session.workspace);
+      const dir = workspace.root;
+      const confinement = { cwd: dir, writable: [dir], readOnly: [], network: plan.network };
+      return { workspace, tree: null, confinement };
+    }
+    let tree: ExecutionTree;
+    try {
+      tree = await prepareWorktree(
+        session.workspace,
+        plan.id,
+        plan.workspaceCommit,
+        join(deps.config.data_dir, 'worktrees'),
+        // A pull request's plan is pinned to the PR head (the clone's HEAD is another branch).
+        plan.subject === null,
+      );
+    } catch (err) {
+      return {
+        error:
+          err instanceof StaleBaseError ? `stale: ${err.message}` : `worktree: ${(err as Error).message}`,
+      };
+    }
+    const workspace = await Workspace.open(tree.root);
+    // The worktree's `.git` file lies above a subdirectory session's root: mounted read-only so that git
+    // commands still find the repository from there.
+    const readOnly = [tree.commonDir, ...(tree.prefix === '' ? [] : [join(tree.top, '.git')])];
+    const root = workspace.root;
+    return { workspace, tree, confinement: { cwd: root, writable: [root], readOnly, network: plan.network } };
   }
 
   async call(
@@ -124,9 +223,14 @@ export class ExecutePhase implements Phase {
       });
       return { content: executeToolRefused(use.name), isError: true };
     }
+    if (use.name === 'Bash' && this.sandbox.state === 'unavailable') {
+      // Fail closed: no person is asked to allow a command that would run unconfined.
+      return { content: sandboxUnavailable(this.sandbox.detail), isError: true };
+    }
     if (this.needsApproval(use)) {
       const approval = await this.approval(use, prior);
       if (approval === PARKED) return PARKED;
+      if ('content' in approval) return approval;
       if (approval.status !== 'allowed') {
         return {
           content:
@@ -152,6 +256,7 @@ export class ExecutePhase implements Phase {
   async finish(outcome: RunOutcome): Promise<RunOutcome> {
     const { store, events } = this.deps;
     if (outcome.status === 'awaiting_input') return outcome;
+    if (this.home) await rm(this.home, { recursive: true, force: true });
     if (outcome.status !== 'completed') {
       await store.transitionPlan(this.plan.id, ['approved', 'executing'], 'execution_failed', {
         failureReason: outcome.error ?? outcome.status,
@@ -162,8 +267,9 @@ export class ExecutePhase implements Phase {
       let commit: string | null = null;
       let diffStat: string | null = null;
       let changed: string[];
-      if (this.plan.workspaceCommit) {
-        const result = await commitExecution(this.workspace.root, this.plan.workspaceCommit, {
+      const tree = this.place.tree;
+      if (tree && this.plan.workspaceCommit) {
+        const result = await commitExecution(tree, this.plan.workspaceCommit, {
           id: this.plan.id,
           sha256: this.plan.sha256,
           title: planTitle(this.plan.markdown),
@@ -204,10 +310,21 @@ export class ExecutePhase implements Phase {
     );
   }
 
-  private async approval(use: ToolUse, prior: ToolResultBlock[]): Promise<ToolApproval | typeof PARKED> {
+  /**
+   * The person's decision on this exact call. An approval binds the run, the tool_use id and the sha256 of
+   * the input: a stored approval for the same id with another input is never applied (the id was reused).
+   */
+  private async approval(
+    use: ToolUse,
+    prior: ToolResultBlock[],
+  ): Promise<ToolApproval | ToolResult | typeof PARKED> {
     const { store, events, clock, config } = this.deps;
+    const digest = inputDigest(use.input);
     const existing = await store.findToolApproval(this.run.id, use.id);
-    if (existing) return existing.status === 'pending' ? PARKED : existing;
+    if (existing) {
+      if (existing.inputSha256 !== digest) return this.refuseRepeatedId(use);
+      return existing.status === 'pending' ? PARKED : existing;
+    }
     const now = clock.now();
     const a = await store.createToolApproval({
       id: newId('tap'),
@@ -217,6 +334,7 @@ export class ExecutePhase implements Phase {
       toolUseId: use.id,
       tool: use.name,
       input: use.input,
+      inputSha256: digest,
       priorResults: prior,
       createdAt: now,
       expiresAt: now + config.execute.tool_approval_timeout_ms,
@@ -227,35 +345,52 @@ export class ExecutePhase implements Phase {
       tool_use_id: use.id,
       input: use.input,
       mode: this.mode,
+      sandbox: this.sandbox.state,
       expires_at: new Date(a.expiresAt).toISOString(),
     });
     return PARKED;
   }
 
+  private async refuseRepeatedId(use: ToolUse): Promise<ToolResult> {
+    await this.deps.events.emit(this.run.id, 'policy_violation', {
+      tool: use.name,
+      tool_use_id: use.id,
+      phase: 'execute',
+      reason: 'repeated_tool_use_id',
+    });
+    return { content: repeatedToolUseId(use.id), isError: true };
+  }
+
+  /**
+   * Runs a changing call at most once: it is journaled before it starts and completed with its result. A
+   * call found journaled already was started by an earlier attempt of this run: its stored result is
+   * returned if it finished, and an "interrupted, not re-run" result if the daemon died while it ran.
+   */
   private async carryOut(use: ToolUse): Promise<ToolResult> {
-    const { events, config } = this.deps;
-    await events.emit(this.run.id, 'tool_use', { tool: use.name, tool_use_id: use.id, input: use.input });
-    let r: ToolResult & { changedPath?: string };
-    if (use.name === 'Write')
-      r = await runWrite(this.workspace, use.input, { maxWriteBytes: config.execute.max_write_bytes });
-    else if (use.name === 'Edit')
-      r = await runEdit(this.workspace, use.input, { maxWriteBytes: config.execute.max_write_bytes });
-    else {
-      r = await runBash(
-        use.input,
-        {
-          cwd: this.workspace.root,
-          timeoutMs: config.execute.bash_timeout_ms,
-          maxTimeoutMs: 600_000,
-          maxOutputChars: config.execute.bash_max_output_chars,
-          // Commands see none of the daemon's secrets.
-          env: safeEnv(process.env, { HOME: this.workspace.root }),
-        },
-        this.signal,
-      );
+    const { store, events, clock } = this.deps;
+    const runId = this.run.id;
+    const digest = inputDigest(use.input);
+    const journal = await store.startToolCall({
+      runId,
+      toolUseId: use.id,
+      tool: use.name,
+      inputSha256: digest,
+      startedAt: clock.now(),
+    });
+    if (!journal.started) {
+      const { call } = journal;
+      if (call.inputSha256 !== digest || call.tool !== use.name) return this.refuseRepeatedId(use);
+      if (call.result) return call.result;
+      const interrupted = { content: callInterrupted(use.name), isError: true };
+      await store.finishToolCall(runId, use.id, interrupted, clock.now());
+      await events.emit(runId, 'tool_interrupted', { tool: use.name, tool_use_id: use.id });
+      return interrupted;
     }
+    await events.emit(runId, 'tool_use', { tool: use.name, tool_use_id: use.id, input: use.input });
+    const r = await this.perform(use);
+    await store.finishToolCall(runId, use.id, { content: r.content, isError: r.isError }, clock.now());
     if (r.changedPath) this.touched.add(r.changedPath);
-    await events.emit(this.run.id, 'tool_result', {
+    await events.emit(runId, 'tool_result', {
       tool: use.name,
       tool_use_id: use.id,
       is_error: r.isError,
@@ -263,6 +398,34 @@ export class ExecutePhase implements Phase {
       chars: r.content.length,
     });
     return r;
+  }
+
+  private async perform(use: ToolUse): Promise<ToolResult & { changedPath?: string }> {
+    const { config, store, logger } = this.deps;
+    const limits = { maxWriteBytes: config.execute.max_write_bytes };
+    if (use.name === 'Write') return runWrite(this.workspace, use.input, limits);
+    if (use.name === 'Edit') return runEdit(this.workspace, use.input, limits);
+    const confined = this.sandbox.state === 'bwrap';
+    const { confinement } = this.place;
+    return runBash(
+      use.input,
+      {
+        cwd: confinement.cwd,
+        timeoutMs: config.execute.bash_timeout_ms,
+        maxTimeoutMs: 600_000,
+        maxOutputChars: config.execute.bash_max_output_chars,
+        // Commands see none of the daemon's secrets; HOME is never the workspace (git would read its
+        // .gitconfig) and, in the sandbox, is a directory on its private /tmp.
+        env: safeEnv(process.env, confined ? {} : { HOME: this.home ?? tmpdir() }),
+        ...(confined ? { wrap: (command: string) => this.deps.sandbox.wrap(confinement, command) } : {}),
+        onSpawn: (group) => {
+          store
+            .recordToolCallProcess(this.run.id, use.id, group, processIdentity(group))
+            .catch((err) => logger.warn({ err, run_id: this.run.id }, 'could not record a command'));
+        },
+      },
+      this.signal,
+    );
   }
 
   /** Without git: the files Write and Edit touched, plus files modified since the execution began. */

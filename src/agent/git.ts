@@ -1,27 +1,123 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdtempSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 
 const exec = promisify(execFile);
 
-/** git with a fixed identity, no system or user config, no prompts: the same on every machine. */
-export async function git(dir: string, args: string[], timeout = 60_000): Promise<string> {
-  const { stdout } = await exec('git', ['-C', dir, ...args], {
-    timeout,
+// Every git command drydock runs goes through `git()` below: nothing else in drydock spawns git. The trees it
+// runs in hold files that strangers wrote (a pull request's head, what the model wrote in an execution), and
+// git reads configuration from places inside or beside such trees: `$HOME/.gitconfig`,
+// `$XDG_CONFIG_HOME/git/config`, and the repository's `.git/config`. Several keys there are commands that git
+// runs (`core.fsmonitor`, `core.hooksPath` and hooks, `core.sshCommand`, `diff.external`, `credential.helper`,
+// `core.askPass`, `gpg.program` when signing, `core.pager`). So, per git's documentation (git-config(1)
+// "ENVIRONMENT" and "FILES", githooks(5)):
+//   - HOME and XDG_CONFIG_HOME are an empty directory of drydock's own, GIT_CONFIG_GLOBAL=/dev/null and
+//     GIT_CONFIG_NOSYSTEM=1: no user-level or system-level file is read;
+//   - `-c` settings (which win over every file) switch off or neutralise each executing key above, and the
+//     commands that can show a patch get `--no-ext-diff --no-textconv` (an empty `diff.external` would make
+//     git try to run "");
+//   - a tree drydock checked out itself (a worktree) is addressed by GIT_DIR and GIT_WORK_TREE, pinned to the
+//     administrative directory git made for it inside the repository drydock was pointed at: a `.git` file or
+//     directory written into the tree is never consulted.
+// What remains trusted is the configuration of the repository the operator named (a session's workspace, a
+// configured clone): clean/smudge filters defined there still apply to paths its `.gitattributes` select.
+
+/** `-c` overrides on every command: nothing configurable runs a program. */
+const HARDENING = [
+  'core.fsmonitor=false',
+  'core.hooksPath=/dev/null',
+  'core.sshCommand=ssh',
+  'core.askPass=',
+  'core.pager=cat',
+  'core.editor=true',
+  'core.attributesFile=/dev/null',
+  'core.excludesFile=/dev/null',
+  'credential.helper=',
+  'commit.gpgSign=false',
+  'tag.gpgSign=false',
+  'protocol.ext.allow=never',
+  'gc.auto=0',
+  'maintenance.auto=false',
+].flatMap((setting) => ['-c', setting]);
+
+/** Subcommands that may print a patch, where `diff.external` and textconv drivers would run. */
+const PATCH_COMMANDS = new Set(['diff', 'log', 'show']);
+
+let privateHome: string | null = null;
+
+/** An empty directory made once per process, standing in for HOME and XDG_CONFIG_HOME. */
+function emptyHome(): string {
+  privateHome ??= mkdtempSync(join(tmpdir(), 'drydock-git-home-'));
+  return privateHome;
+}
+
+export interface GitOptions {
+  timeoutMs?: number;
+  /**
+   * The administrative git directory of a worktree drydock made (see `worktreeGitDir`). When set, `dir` is
+   * the work tree and git never looks for a `.git` inside it.
+   */
+  gitDir?: string;
+}
+
+/** git with a fixed identity, no user or system configuration, nothing executable configured, no prompts. */
+export async function git(dir: string, args: string[], opts: GitOptions = {}): Promise<string> {
+  const home = emptyHome();
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    XDG_CONFIG_HOME: home,
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_PAGER: 'cat',
+    GIT_EDITOR: 'true',
+    LC_ALL: 'C',
+    GIT_AUTHOR_NAME: 'drydock',
+    GIT_AUTHOR_EMAIL: 'drydock@localhost',
+    GIT_COMMITTER_NAME: 'drydock',
+    GIT_COMMITTER_EMAIL: 'drydock@localhost',
+  };
+  if (opts.gitDir) {
+    env.GIT_DIR = opts.gitDir;
+    env.GIT_WORK_TREE = resolve(dir);
+  }
+  const command = PATCH_COMMANDS.has(args[0] ?? '')
+    ? [args[0]!, '--no-ext-diff', '--no-textconv', ...args.slice(1)]
+    : args;
+  const { stdout } = await exec('git', ['-C', dir, ...HARDENING, ...command], {
+    timeout: opts.timeoutMs ?? 60_000,
     maxBuffer: 16 * 1024 * 1024,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: dir,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_AUTHOR_NAME: 'drydock',
-      GIT_AUTHOR_EMAIL: 'drydock@localhost',
-      GIT_COMMITTER_NAME: 'drydock',
-      GIT_COMMITTER_EMAIL: 'drydock@localhost',
-    },
+    env,
   });
   return stdout;
+}
+
+/** The repository's shared git directory (the `.git` of the main checkout), absolute. */
+export async function commonGitDir(repo: string): Promise<string> {
+  const out = await git(repo, ['rev-parse', '--path-format=absolute', '--git-common-dir'], {
+    timeoutMs: 10_000,
+  });
+  return out.trim();
+}
+
+/**
+ * The administrative directory git keeps for the worktree at `path` (`<common>/worktrees/<name>`), found from
+ * the repository's side: each one names its worktree in a `gitdir` file. Never read from the worktree itself,
+ * whose `.git` file is as writable as the rest of it.
+ */
+export async function worktreeGitDir(repo: string, path: string): Promise<string> {
+  const common = await commonGitDir(repo);
+  const admin = join(common, 'worktrees');
+  const expected = join(resolve(path), '.git');
+  for (const name of await readdir(admin).catch(() => [] as string[])) {
+    const recorded = await readFile(join(admin, name, 'gitdir'), 'utf8').catch(() => null);
+    if (recorded !== null && resolve(recorded.trim()) === expected) return join(admin, name);
+  }
+  throw new Error(`${path} is not a worktree of the repository at ${repo}`);
 }
 
 const SHA = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/;
@@ -52,15 +148,36 @@ async function headFromFiles(dir: string): Promise<string | null | undefined> {
 }
 
 /** The commit HEAD points at, or null when the directory is not a git work tree (or has no commit yet). */
-export async function headCommit(dir: string): Promise<string | null> {
-  const fast = await headFromFiles(dir);
-  if (fast !== undefined) return fast;
+export async function headCommit(dir: string, gitDir?: string): Promise<string | null> {
+  if (!gitDir) {
+    const fast = await headFromFiles(dir);
+    if (fast !== undefined) return fast;
+  }
   try {
-    const sha = (await git(dir, ['rev-parse', '--verify', '-q', 'HEAD^{commit}'], 10_000)).trim();
+    const sha = (
+      await git(dir, ['rev-parse', '--verify', '-q', 'HEAD^{commit}'], {
+        timeoutMs: 10_000,
+        ...(gitDir ? { gitDir } : {}),
+      })
+    ).trim();
     return /^[0-9a-f]{40,64}$/.test(sha) ? sha : null;
   } catch {
     return null;
   }
+}
+
+/** True when `dir` lies in a git work tree (whether or not it has a commit yet). */
+export async function inGitRepository(dir: string): Promise<boolean> {
+  try {
+    return (await git(dir, ['rev-parse', '--is-inside-work-tree'], { timeoutMs: 10_000 })).trim() === 'true';
+  } catch {
+    return false;
+  }
+}
+
+/** Where `dir` lies below the top of its work tree: `''` at the top, else `sub/dir/` (git's --show-prefix). */
+export async function prefixInRepository(dir: string): Promise<string> {
+  return (await git(dir, ['rev-parse', '--show-prefix'], { timeoutMs: 10_000 })).trim();
 }
 
 const locks = new Map<string, Promise<unknown>>();

@@ -90,7 +90,8 @@ export class PlanPhase implements Phase {
         toolUseId: use.id,
         markdown,
         sha256: createHash('sha256').update(markdown).digest('hex'),
-        workspaceCommit: await headCommit(this.workspace.root),
+        // A pull request's plan is pinned to the head commit it was checked out at.
+        workspaceCommit: run.checkout ? run.checkout.headSha : await headCommit(this.workspace.root),
         status: 'pending_approval',
         round: previous ? previous.round + 1 : 1,
         previousPlanId: previous?.id ?? null,
@@ -104,6 +105,7 @@ export class PlanPhase implements Phase {
         approvalsRequired: o.approvals_required ?? d.approvals_required ?? config.plans.approvals_required,
         allowSelfApproval: o.allow_self_approval ?? d.allow_self_approval ?? false,
         executeMode: o.execute_mode ?? d.execute_mode ?? 'manual',
+        network: o.network ?? d.network ?? false,
         owner: this.session.owner,
         decidedAt: null,
         failureReason: null,

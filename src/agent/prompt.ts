@@ -57,3 +57,14 @@ export const toolDenied = (by: string | null, message: string | null) =>
 
 export const TOOL_APPROVAL_TIMED_OUT =
   'Nobody allowed this call in time, so it was not executed. Do not repeat it; continue with what does not need it, or stop and explain.';
+
+/** The result of a call that was running when the daemon stopped: it is never run a second time. */
+export const callInterrupted = (tool: string) =>
+  `This ${tool} call was interrupted: drydock stopped while it ran, so it may have been partly carried out. It was not run again. Check the state of the workspace, then call the tool again if it is still needed (a new call needs a new approval where one is required).`;
+
+/** The result of a tool call whose id was already used in this conversation. */
+export const repeatedToolUseId = (id: string) =>
+  `Refused: the tool_use id ${JSON.stringify(id)} was already used in this conversation, so this call was not run. Every call needs an id of its own.`;
+
+export const sandboxUnavailable = (detail: string) =>
+  `Bash is not available: ${detail}. Nothing was run. Continue with Read, Glob, Grep, Write and Edit, and say in your summary which commands a person should run.`;

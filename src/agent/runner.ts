@@ -12,8 +12,15 @@ import { ExecutePhase } from './execute-phase.js';
 import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
 import { addUsage, costOf, tokensOf } from './pricing.js';
-import { BASE_SYSTEM_PROMPT, NOT_RUN_AFTER_PLAN, QUESTION_TIMED_OUT, questionAnswered } from './prompt.js';
+import {
+  BASE_SYSTEM_PROMPT,
+  NOT_RUN_AFTER_PLAN,
+  QUESTION_TIMED_OUT,
+  questionAnswered,
+  repeatedToolUseId,
+} from './prompt.js';
 import { buildRequest } from './request.js';
+import type { Sandbox } from './sandbox.js';
 import { checkoutPath, resolveSettings } from './settings.js';
 import type { ToolLimits } from './tools/limits.js';
 import { validateQuestions } from './tools/plan-tools.js';
@@ -29,6 +36,8 @@ export interface AgentDeps {
   /** The Messages API client (the real SDK; tests point it at a local server). */
   model: Anthropic;
   toolLimits: ToolLimits;
+  /** Where the execute phase's commands run (see sandbox.ts). */
+  sandbox: Sandbox;
 }
 
 class BudgetExceeded extends Error {}
@@ -138,7 +147,7 @@ export class AgentExecutor implements RunExecutor {
           reminded = true;
           next = { role: 'user', content: [{ type: 'text', text: end.remind }] };
         } else {
-          const end = await this.runTools(ctx, toolUses);
+          const end = await this.runTools(ctx, toolUses, messages);
           if (end === PARKED) return { status: 'awaiting_input' };
           next = { role: 'user', content: end.results };
           if (end.planned) {
@@ -209,11 +218,23 @@ export class AgentExecutor implements RunExecutor {
     return reply;
   }
 
-  /** Runs one assistant turn's tool calls, in order, through the phase; stops at the first that parks. */
+  /**
+   * Runs one assistant turn's tool calls, in order, through the phase; stops at the first that parks. A
+   * tool_use id seen before in the conversation (or twice in the turn) is a protocol error: that call is
+   * refused, so nothing stored for the earlier call (an approval, a journaled result) is ever applied to it.
+   */
   private async runTools(
     ctx: LoopContext,
     toolUses: ToolUse[],
+    messages: ConversationMessage[],
   ): Promise<{ results: ToolResultBlock[]; planned: boolean } | typeof PARKED> {
+    const seen = new Set<string>();
+    for (const m of messages.slice(0, -1)) {
+      if (m.role !== 'assistant') continue;
+      for (const b of m.content as { type: string; id?: unknown }[]) {
+        if (b.type === 'tool_use' && typeof b.id === 'string') seen.add(b.id);
+      }
+    }
     // Resuming after a parked call: the results gathered before it were saved with it; start there.
     let start = 0;
     let results: ToolResultBlock[] = [];
@@ -231,6 +252,7 @@ export class AgentExecutor implements RunExecutor {
         break;
       }
     }
+    for (const use of toolUses.slice(0, start)) seen.add(use.id);
     let planned = false;
     for (const use of toolUses.slice(start)) {
       const reply = (r: ToolResult) =>
@@ -240,6 +262,17 @@ export class AgentExecutor implements RunExecutor {
           content: r.content,
           ...(r.isError ? { is_error: true } : {}),
         });
+      if (seen.has(use.id)) {
+        await this.deps.events.emit(ctx.run.id, 'policy_violation', {
+          tool: use.name,
+          tool_use_id: use.id,
+          phase: ctx.run.phase,
+          reason: 'repeated_tool_use_id',
+        });
+        reply({ content: repeatedToolUseId(use.id), isError: true });
+        continue;
+      }
+      seen.add(use.id);
       if (planned) {
         reply({ content: NOT_RUN_AFTER_PLAN, isError: true });
         continue;

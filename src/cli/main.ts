@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { issueToken } from '../auth/tokens.js';
 import { ConfigError, loadConfig } from '../config/load.js';
@@ -115,7 +116,12 @@ async function serveCommand(args: string[]): Promise<number> {
   const logger = createLogger(cfg.log_level);
   // Loaded here, not at the top: the remote commands should not pay for the daemon's imports.
   const { startDaemon } = await import('../daemon.js');
-  const daemon = await startDaemon({ config: cfg, logger });
+  const configFile = values.config || process.env.DRYDOCK_CONFIG;
+  const daemon = await startDaemon({
+    config: cfg,
+    logger,
+    ...(configFile ? { configFile: resolve(configFile) } : {}),
+  });
   await new Promise<void>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       logger.info({ signal }, 'signal received');

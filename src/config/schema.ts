@@ -163,6 +163,17 @@ const executeSchema = section({
   bash_max_output_chars: int(1000).default(30_000),
   tool_approval_timeout_ms: int(1).default(86_400_000),
   max_write_bytes: int(1).default(5_242_880),
+  // bwrap: every Bash command runs in a bubblewrap sandbox; Bash refuses to run where it does not work.
+  // off: commands run unconfined (logged loudly at start, shown on every plan).
+  sandbox: z.enum(['bwrap', 'off'], { error: 'expected bwrap or off' }).default('bwrap'),
+  sandbox_read_only_paths: z
+    .array(
+      z
+        .string({ error: 'expected an absolute path' })
+        .refine((p) => p.startsWith('/'), { error: 'expected an absolute path' }),
+      { error: 'expected a list of absolute paths' },
+    )
+    .default(() => []),
   breaker: breakerSchema,
 });
 

@@ -1,3 +1,4 @@
+import type { SandboxStatus } from '../agent/sandbox.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../logger.js';
@@ -26,6 +27,8 @@ export interface AppDeps {
   triggers: TriggerService;
   /** Prometheus metrics; /metrics answers 404 without them. */
   metrics?: Metrics;
+  /** How the execute phase's commands run (shown on plans and by /readyz); unknown without it. */
+  sandbox?: SandboxStatus;
 }
 
 export type Env = { Variables: AuthVariables };

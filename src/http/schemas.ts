@@ -13,6 +13,7 @@ export const runDefaultsSchema = z.strictObject({
   approvals_required: z.int().min(1).max(10).optional(),
   allow_self_approval: z.boolean().optional(),
   execute_mode: z.enum(EXECUTE_MODES).optional(),
+  network: z.boolean().optional(),
 });
 
 export const createSessionSchema = z.strictObject({

@@ -9,7 +9,7 @@ import type { RunQueue } from './queue.js';
 
 export class QuestionError extends Error {
   constructor(
-    readonly kind: 'not_found' | 'not_pending' | 'invalid',
+    readonly kind: 'not_found' | 'not_pending' | 'invalid' | 'self_approval',
     message: string,
   ) {
     super(message);
@@ -63,7 +63,11 @@ export class RunService {
     return n;
   }
 
-  /** A person allows or denies a parked tool call; the model reads a denial's message. */
+  /**
+   * A person allows or denies a parked tool call; the model reads a denial's message. Separation of duties
+   * goes on into the execution: whoever requested the plan (or owns its session) may deny its calls but not
+   * allow them, unless the plan allows self-approval.
+   */
   async decideToolApproval(
     id: string,
     allow: boolean,
@@ -73,6 +77,15 @@ export class RunService {
     const { store, clock, events } = this.deps;
     const a = await store.getToolApproval(id);
     if (!a) throw new QuestionError('not_found', `tool approval ${id} not found`);
+    if (allow && a.status === 'pending' && a.planId) {
+      const plan = await store.getPlan(a.planId);
+      if (plan && !plan.allowSelfApproval && (plan.requestedBy === by || plan.owner === by)) {
+        throw new QuestionError(
+          'self_approval',
+          `${by} requested this plan and cannot allow its tool calls (allow_self_approval is off); denying is allowed`,
+        );
+      }
+    }
     if (!(await store.resolveToolApproval(id, allow ? 'allowed' : 'denied', by, message, clock.now()))) {
       throw new QuestionError('not_pending', `tool approval ${id} is ${a.status}`);
     }

@@ -25,6 +25,7 @@ import type {
   TokenUsage,
   ToolApproval,
   ToolApprovalStatus,
+  ToolCall,
   Trigger,
 } from './types.js';
 
@@ -94,6 +95,8 @@ export interface NewRun {
   subject?: string;
   checkout?: RunCheckout;
 }
+
+export type NewToolCall = Pick<ToolCall, 'runId' | 'toolUseId' | 'tool' | 'inputSha256' | 'startedAt'>;
 
 /** A trigger firing: the session it runs in (found or made by scope key) and the run. */
 export interface DeliveryPatch {
@@ -315,6 +318,22 @@ export interface Store {
     now: number,
   ): Promise<boolean>;
   listExpiredToolApprovals(now: number, limit: number): Promise<ToolApproval[]>;
+
+  /**
+   * Journals a Write, Edit or Bash call before it runs. `started` is false when the call was journaled
+   * before (the run was retried): `call` then says whether it finished, and with what result.
+   */
+  startToolCall(c: NewToolCall): Promise<{ call: ToolCall; started: boolean }>;
+  /** The process group a command runs in, and its leader's identity (see `processIdentity`). */
+  recordToolCallProcess(runId: string, toolUseId: string, group: number, start: string | null): Promise<void>;
+  finishToolCall(
+    runId: string,
+    toolUseId: string,
+    result: { content: string; isError: boolean },
+    now: number,
+  ): Promise<void>;
+  /** Commands journaled as running with a recorded process group (left by a process that died). */
+  listOpenCommands(limit: number): Promise<ToolCall[]>;
 
   createTrigger(t: Trigger): Promise<Trigger>;
   getTrigger(id: string): Promise<Trigger | null>;

@@ -26,6 +26,8 @@ export interface RunDefaults {
   approvals_required?: number | undefined;
   allow_self_approval?: boolean | undefined;
   execute_mode?: ExecuteMode | undefined;
+  /** Whether the execute phase's commands may use the network (default false: the sandbox has none). */
+  network?: boolean | undefined;
 }
 
 export type SessionStatus = 'open' | 'closed';
@@ -219,6 +221,8 @@ export interface Plan {
   approvalsRequired: number;
   allowSelfApproval: boolean;
   executeMode: ExecuteMode;
+  /** Whether the execution's commands may use the network (the sandbox has none otherwise). */
+  network: boolean;
   /** The session owner: like the requester, not allowed to approve unless self-approval is allowed. */
   owner: string;
   decidedAt: number | null;
@@ -251,6 +255,8 @@ export interface ToolApproval {
   toolUseId: string;
   tool: string;
   input: unknown;
+  /** sha256 of the input as allowed (canonical JSON); null on approvals stored before inputs were bound. */
+  inputSha256: string | null;
   status: ToolApprovalStatus;
   message: string | null;
   decidedBy: string | null;
@@ -258,6 +264,20 @@ export interface ToolApproval {
   createdAt: number;
   expiresAt: number;
   decidedAt: number | null;
+}
+
+/** One Write, Edit or Bash call of an execute run, journaled so that it runs at most once. */
+export interface ToolCall {
+  runId: string;
+  toolUseId: string;
+  tool: string;
+  inputSha256: string;
+  startedAt: number;
+  /** The process group of a command while it runs, and its leader's identity (see `processIdentity`). */
+  processGroup: number | null;
+  processStart: string | null;
+  finishedAt: number | null;
+  result: { content: string; isError: boolean } | null;
 }
 
 export type SlotOutcome = 'fired' | 'coalesced' | 'missed';

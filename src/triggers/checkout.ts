@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { git, withRepoLock } from '../agent/git.js';
 import type { RunCheckout } from '../store/types.js';
 
@@ -8,7 +8,7 @@ export class CheckoutError extends Error {}
 
 async function hasCommit(clone: string, sha: string): Promise<boolean> {
   try {
-    await git(clone, ['cat-file', '-e', `${sha}^{commit}`], 10_000);
+    await git(clone, ['cat-file', '-e', `${sha}^{commit}`], { timeoutMs: 10_000 });
     return true;
   } catch {
     return false;
@@ -21,7 +21,8 @@ async function hasCommit(clone: string, sha: string): Promise<boolean> {
  * too, the run fails with a clear error instead of planning against the wrong code.
  */
 export function checkoutPullRequest(c: RunCheckout, path: string): Promise<string> {
-  return withRepoLock(c.clone, () => checkout(c, path));
+  // Absolute: git resolves a relative path against the clone, drydock against its own directory.
+  return withRepoLock(c.clone, () => checkout(c, resolve(path)));
 }
 
 async function checkout(c: RunCheckout, path: string): Promise<string> {
@@ -36,7 +37,7 @@ async function checkout(c: RunCheckout, path: string): Promise<string> {
     ];
     for (const args of attempts) {
       try {
-        await git(c.clone, args, 120_000);
+        await git(c.clone, args, { timeoutMs: 120_000 });
       } catch {
         // try the next way
       }

@@ -421,7 +421,10 @@ export class TriggerService {
       receivedAt: clock.now(),
       processedAt: null,
     });
-    if (recorded.duplicate && !abandoned(recorded.delivery, clock.now())) {
+    // A repeated key whose first fire settled gets that fire's answer. One that never settled (its process
+    // died between recording and firing, or it is still being fired) is fired now: the store's fire is
+    // idempotent per (trigger, delivery), so both attempts come back with the same single run.
+    if (recorded.duplicate && recorded.delivery.processedAt !== null) {
       const runId = recorded.delivery.runIds[0];
       return {
         status: 200,
@@ -468,9 +471,11 @@ export class TriggerService {
       runIds,
       processedAt: clock.now(),
     });
-    if (result.run) this.deps.queue.submit(result.run);
+    // A retry may get back a run the first attempt already started.
+    if (result.run?.status === 'queued') this.deps.queue.submit(result.run);
     const delivery = (await store.getDelivery(recorded.delivery.id))!;
-    return { status: result.run ? 201 : 429, delivery, run: result.run, duplicate: false };
+    const duplicate = recorded.duplicate;
+    return { status: result.run ? (duplicate ? 200 : 201) : 429, delivery, run: result.run, duplicate };
   }
 }
 

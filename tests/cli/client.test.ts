@@ -115,6 +115,7 @@ async function seedPlan(patch: Partial<Plan> = {}): Promise<Plan> {
     approvalsRequired: 1,
     allowSelfApproval: false,
     executeMode: 'manual',
+    network: false,
     owner: 'admin',
     decidedAt: null,
     failureReason: null,
@@ -583,6 +584,7 @@ describe('drydock tool-approvals', () => {
       tool: 'Bash',
       input,
       priorResults: [],
+      inputSha256: null,
       createdAt: now,
       expiresAt: now + HOUR,
     });

@@ -121,6 +121,7 @@ export async function seedPlan(
     approvalsRequired: 1,
     allowSelfApproval: false,
     executeMode: 'manual',
+    network: false,
     owner: o.requestedBy ?? 'operator-user',
     decidedAt: null,
     failureReason: null,

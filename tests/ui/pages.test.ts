@@ -275,6 +275,7 @@ describe('questions and tool approvals', () => {
       tool: 'Bash',
       input: { command: 'echo "<script>alert(1)</script>" > x.html' },
       priorResults: [],
+      inputSha256: null,
       createdAt: now,
       expiresAt: now + 3600_000,
     });

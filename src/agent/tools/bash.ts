@@ -9,11 +9,12 @@ import type { ToolDefinition, ToolResult } from './types.js';
 // Bash runs one shell command in the workspace during the execute phase. Whether a call may run at all (a tool
 // approval, or the allow-list in `auto` mode) is the executor's decision; this module only runs it, contained:
 //   - `/bin/bash -c <command>` spawned (no extra shell) with stdin closed and exactly the environment given
-//     (build it with `safeEnv`: nothing of the daemon's own environment is inherited);
+//     (build it with `safeEnv`: nothing of the daemon's own environment is inherited), inside the sandbox when
+//     `wrap` is given (see sandbox.ts: bwrap then runs bash in namespaces of its own);
 //   - in a process group of its own, so that on timeout or abort the whole group gets SIGTERM and, after a
 //     grace period, SIGKILL. Processes still in the group when the command ends are killed too: nothing it
-//     started in the background outlives the call. (A process that leaves the group with setsid escapes this;
-//     containing those needs an OS-level sandbox around the daemon.)
+//     started in the background outlives the call. (Unsandboxed, a process that leaves the group with setsid
+//     escapes this; in the sandbox, killing bwrap ends its PID namespace and everything in it.)
 //   - stdout and stderr merged in arrival order into one buffer that keeps only the head and the tail, so a
 //     command that prints gigabytes costs a bounded amount of memory.
 
@@ -70,6 +71,10 @@ export interface BashOptions {
   maxOutputChars: number;
   /** The complete environment of the command (see `safeEnv`); nothing else is inherited. */
   env: Record<string, string>;
+  /** The argv that runs the command confined (`Sandbox.wrap`); without it, `/bin/bash -c <command>`. */
+  wrap?: (command: string) => string[];
+  /** Told the process group's id once the command has started (for the call journal). */
+  onSpawn?: (processGroup: number) => void;
 }
 
 export const DEFAULT_BASH_LIMITS: Readonly<
@@ -116,7 +121,8 @@ function run(
     const output = new OutputBuffer(opts.maxOutputChars);
     let child: ChildProcess;
     try {
-      child = spawn('/bin/bash', ['-c', command], {
+      const argv = opts.wrap ? opts.wrap(command) : ['/bin/bash', '-c', command];
+      child = spawn(argv[0]!, argv.slice(1), {
         cwd: opts.cwd,
         env: opts.env,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -133,6 +139,7 @@ function run(
       return;
     }
 
+    if (child.pid !== undefined) opts.onSpawn?.(child.pid);
     let stopping: 'timeout' | 'abort' | undefined;
     let exited = false;
     let exitCode: number | null = null;

@@ -18,6 +18,12 @@ export const toolDecisionBody = z.strictObject({
   message: z.string().max(10_000).optional(),
 });
 
+/** 404 unknown, 403 self-approval, 409 already decided. */
+export function toolDecisionStatus(err: QuestionError): 403 | 404 | 409 {
+  if (err.kind === 'not_found') return 404;
+  return err.kind === 'self_approval' ? 403 : 409;
+}
+
 export function toolApprovalRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
@@ -45,7 +51,7 @@ export function toolApprovalRoutes(deps: AppDeps): Hono<Env> {
       return c.json(presentToolApproval(a));
     } catch (err) {
       if (!(err instanceof QuestionError)) throw err;
-      throw new HttpError(err.kind === 'not_found' ? 404 : 409, err.kind, err.message);
+      throw new HttpError(toolDecisionStatus(err), err.kind, err.message);
     }
   });
 

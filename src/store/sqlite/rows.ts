@@ -10,6 +10,7 @@ import type {
   Session,
   SlotRecord,
   ToolApproval,
+  ToolCall,
   Trigger,
 } from '../types.js';
 
@@ -141,6 +142,7 @@ export interface PlanRow {
   approvals_required: number;
   allow_self_approval: number;
   execute_mode: Plan['executeMode'];
+  network: number;
   owner: string;
   decided_at: number | null;
   failure_reason: string | null;
@@ -198,6 +200,7 @@ export interface ToolApprovalRow {
   tool_use_id: string;
   tool: string;
   input: string;
+  input_sha256: string | null;
   status: ToolApproval['status'];
   message: string | null;
   decided_by: string | null;
@@ -205,6 +208,18 @@ export interface ToolApprovalRow {
   created_at: number;
   expires_at: number;
   decided_at: number | null;
+}
+
+export interface ToolCallRow {
+  run_id: string;
+  tool_use_id: string;
+  tool: string;
+  input_sha256: string;
+  started_at: number;
+  process_group: number | null;
+  process_start: string | null;
+  finished_at: number | null;
+  result: string | null;
 }
 
 export interface SlotRow {
@@ -343,6 +358,7 @@ export const toPlan = (r: PlanRow): Plan => ({
   approvalsRequired: r.approvals_required,
   allowSelfApproval: r.allow_self_approval === 1,
   executeMode: r.execute_mode,
+  network: r.network === 1,
   owner: r.owner,
   decidedAt: r.decided_at,
   failureReason: r.failure_reason,
@@ -400,6 +416,7 @@ export const toToolApproval = (r: ToolApprovalRow): ToolApproval => ({
   toolUseId: r.tool_use_id,
   tool: r.tool,
   input: JSON.parse(r.input),
+  inputSha256: r.input_sha256,
   status: r.status,
   message: r.message,
   decidedBy: r.decided_by,
@@ -407,6 +424,18 @@ export const toToolApproval = (r: ToolApprovalRow): ToolApproval => ({
   createdAt: r.created_at,
   expiresAt: r.expires_at,
   decidedAt: r.decided_at,
+});
+
+export const toToolCall = (r: ToolCallRow): ToolCall => ({
+  runId: r.run_id,
+  toolUseId: r.tool_use_id,
+  tool: r.tool,
+  inputSha256: r.input_sha256,
+  startedAt: r.started_at,
+  processGroup: r.process_group,
+  processStart: r.process_start,
+  finishedAt: r.finished_at,
+  result: r.result === null ? null : JSON.parse(r.result),
 });
 
 export const toSlot = (r: SlotRow): SlotRecord => ({

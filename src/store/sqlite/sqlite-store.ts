@@ -12,6 +12,7 @@ import {
   type NewJob,
   type NewRun,
   type NewSession,
+  type NewToolCall,
   NotFoundError,
   type PlanFilter,
   type RunFilter,
@@ -42,6 +43,7 @@ import {
   type SlotRecord,
   type ToolApproval,
   type ToolApprovalStatus,
+  type ToolCall,
   type Trigger,
 } from '../types.js';
 import { currentVersion, loadMigrations, type Migration, migrate } from './migrate.js';
@@ -59,6 +61,7 @@ import {
   type SlotRow,
   type TokenRow,
   type ToolApprovalRow,
+  type ToolCallRow,
   type TriggerRow,
   toDecision,
   toDelivery,
@@ -71,6 +74,7 @@ import {
   toSlot,
   toToken,
   toToolApproval,
+  toToolCall,
   toTrigger,
 } from './rows.js';
 
@@ -668,8 +672,8 @@ export class SqliteStore implements Store {
     this.sql(
       `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
          status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
-         approvals_required, allow_self_approval, execute_mode, owner, subject)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         approvals_required, allow_self_approval, execute_mode, network, owner, subject)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       p.id,
       p.runId,
@@ -691,6 +695,7 @@ export class SqliteStore implements Store {
       p.approvalsRequired,
       p.allowSelfApproval ? 1 : 0,
       p.executeMode,
+      p.network ? 1 : 0,
       p.owner,
       p.subject,
     );
@@ -824,9 +829,9 @@ export class SqliteStore implements Store {
     a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
   ): Promise<ToolApproval> {
     this.sql(
-      `INSERT INTO tool_approvals (id, run_id, session_id, plan_id, tool_use_id, tool, input, status, prior_results,
-         created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+      `INSERT INTO tool_approvals (id, run_id, session_id, plan_id, tool_use_id, tool, input, input_sha256, status,
+         prior_results, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
     ).run(
       a.id,
       a.runId,
@@ -835,6 +840,7 @@ export class SqliteStore implements Store {
       a.toolUseId,
       a.tool,
       JSON.stringify(a.input),
+      a.inputSha256,
       JSON.stringify(a.priorResults),
       a.createdAt,
       a.expiresAt,
@@ -890,6 +896,50 @@ export class SqliteStore implements Store {
       `SELECT * FROM tool_approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
     ).all(now, limit) as ToolApprovalRow[];
     return rows.map(toToolApproval);
+  }
+
+  // ---- the execute phase's call journal
+
+  async startToolCall(c: NewToolCall): Promise<{ call: ToolCall; started: boolean }> {
+    return this.db
+      .transaction(() => {
+        const inserted = this.sql(
+          `INSERT INTO tool_calls (run_id, tool_use_id, tool, input_sha256, started_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (run_id, tool_use_id) DO NOTHING`,
+        ).run(c.runId, c.toolUseId, c.tool, c.inputSha256, c.startedAt).changes;
+        const row = this.sql('SELECT * FROM tool_calls WHERE run_id = ? AND tool_use_id = ?').get(
+          c.runId,
+          c.toolUseId,
+        ) as ToolCallRow;
+        return { call: toToolCall(row), started: inserted === 1 };
+      })
+      .immediate();
+  }
+
+  async recordToolCallProcess(runId: string, toolUseId: string, group: number, start: string | null) {
+    this.sql(
+      `UPDATE tool_calls SET process_group = ?, process_start = ?
+       WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
+    ).run(group, start, runId, toolUseId);
+  }
+
+  async finishToolCall(
+    runId: string,
+    toolUseId: string,
+    result: { content: string; isError: boolean },
+    now: number,
+  ): Promise<void> {
+    this.sql(
+      `UPDATE tool_calls SET finished_at = ?, result = ?, process_group = NULL, process_start = NULL
+       WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
+    ).run(now, JSON.stringify(result), runId, toolUseId);
+  }
+
+  async listOpenCommands(limit: number): Promise<ToolCall[]> {
+    const rows = this.sql(
+      `SELECT * FROM tool_calls WHERE finished_at IS NULL AND process_group IS NOT NULL ORDER BY started_at LIMIT ?`,
+    ).all(limit) as ToolCallRow[];
+    return rows.map(toToolCall);
   }
 
   // ---- triggers and deliveries

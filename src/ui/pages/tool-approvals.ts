@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { allows } from '../../auth/tokens.js';
+import { toolDecisionStatus } from '../../http/routes/tool-approvals.js';
 import { QuestionError } from '../../runs/service.js';
 import type { ToolApproval } from '../../store/types.js';
 import type { UiEnv } from '../env.js';
@@ -71,7 +72,7 @@ ${pending.length ? pending.map((a) => approvalForm(c, a, canDecide)) : html`<p>N
       );
     } catch (err) {
       if (!(err instanceof QuestionError)) throw err;
-      return show(c, { status: err.kind === 'not_found' ? 404 : 409, error: err.message });
+      return show(c, { status: toolDecisionStatus(err), error: err.message });
     }
     return c.redirect(`/ui/tool-approvals?done=${decision}`, 303);
   });
