@@ -12,14 +12,7 @@ import { effectiveMode } from './breaker.js';
 import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
 import { readOnlyTool } from './plan-phase.js';
 import { EXECUTE_DIRECTIVE, executeToolRefused, TOOL_APPROVAL_TIMED_OUT, toolDenied } from './prompt.js';
-import {
-  EXECUTE_TOOLS,
-  matchesAllowList,
-  runBash,
-  runEdit,
-  runWrite,
-  safeEnv,
-} from './tools/execute-tools.js';
+import { autoAllowed, EXECUTE_TOOLS, runBash, runEdit, runWrite, safeEnv } from './tools/execute-tools.js';
 import type { ToolLimits } from './tools/limits.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
@@ -200,7 +193,8 @@ export class ExecutePhase implements Phase {
     if (this.mode === 'edits') return true;
     const command = (use.input as { command?: unknown })?.command;
     return !(
-      typeof command === 'string' && matchesAllowList(command, this.deps.config.execute.bash_allow_list)
+      typeof command === 'string' &&
+      autoAllowed(command, this.deps.config.execute.bash_allow_list, { sandboxed: false }).allowed
     );
   }
 
