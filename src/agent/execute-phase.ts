@@ -26,8 +26,9 @@ import {
 } from './prompt.js';
 import type { Confinement, Sandbox, SandboxStatus } from './sandbox.js';
 import {
+  autoAllowed,
   EXECUTE_TOOLS,
-  matchesAllowList,
+  linksOutside,
   runBash,
   runEdit,
   runWrite,
@@ -227,8 +228,9 @@ export class ExecutePhase implements Phase {
       // Fail closed: no person is asked to allow a command that would run unconfined.
       return { content: sandboxUnavailable(this.sandbox.detail), isError: true };
     }
-    if (this.needsApproval(use)) {
-      const approval = await this.approval(use, prior);
+    const why = await this.needsApproval(use);
+    if (why !== null) {
+      const approval = await this.approval(use, prior, why);
       if (approval === PARKED) return PARKED;
       if ('content' in approval) return approval;
       if (approval.status !== 'allowed') {
@@ -298,16 +300,23 @@ export class ExecutePhase implements Phase {
     }
   }
 
-  /** manual: every change needs a person; edits: Write/Edit run, Bash needs a person; auto: so do Bash
-   *  commands outside the allow-list. */
-  private needsApproval(use: ToolUse): boolean {
-    if (this.mode === 'manual') return true;
-    if (use.name !== 'Bash') return false;
-    if (this.mode === 'edits') return true;
+  /**
+   * manual: every change needs a person; edits: Write/Edit run, Bash needs a person; auto: so do Bash
+   * commands the allow-list does not cover (argv rules in allow-list.ts, repository-defined code only inside
+   * the sandbox, no argument leading out of the workspace through a symbolic link). Returns why a person is
+   * asked, or null when the call runs on its own.
+   */
+  private async needsApproval(use: ToolUse): Promise<string | null> {
+    if (this.mode === 'manual') return 'manual mode: every change needs a person';
+    if (use.name !== 'Bash') return null;
+    if (this.mode === 'edits') return 'edits mode: every command needs a person';
     const command = (use.input as { command?: unknown })?.command;
-    return !(
-      typeof command === 'string' && matchesAllowList(command, this.deps.config.execute.bash_allow_list)
-    );
+    if (typeof command !== 'string') return 'the command is not a string';
+    const verdict = autoAllowed(command, this.deps.config.execute.bash_allow_list, {
+      sandboxed: this.sandbox.state === 'bwrap',
+    });
+    if (!verdict.allowed) return verdict.reason;
+    return linksOutside(verdict.argv, this.place.confinement.cwd, this.workspace.root);
   }
 
   /**
@@ -317,6 +326,7 @@ export class ExecutePhase implements Phase {
   private async approval(
     use: ToolUse,
     prior: ToolResultBlock[],
+    why: string,
   ): Promise<ToolApproval | ToolResult | typeof PARKED> {
     const { store, events, clock, config } = this.deps;
     const digest = inputDigest(use.input);
@@ -345,6 +355,7 @@ export class ExecutePhase implements Phase {
       tool_use_id: use.id,
       input: use.input,
       mode: this.mode,
+      reason: why,
       sandbox: this.sandbox.state,
       expires_at: new Date(a.expiresAt).toISOString(),
     });

@@ -426,34 +426,3 @@ function cleanPath(path: string | undefined): string {
   const entries = (path ?? '').split(':').filter((p) => p !== '' && isAbsolute(p));
   return entries.length > 0 ? entries.join(':') : DEFAULT_PATH;
 }
-
-// --- allow-list ---------------------------------------------------------------------------------------------
-
-/**
- * Characters that make a command more than one simple command, or let it redirect, substitute or run a subshell:
- * `;` `&` `|` backtick `(` `)` `<` `>`, `$(`, `${`, and every control character (newline, CR, tab, NUL, ...).
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
-const NOT_SIMPLE = /[;&|`()<>\u0000-\u001f\u007f]|\$\{|\$\(/;
-
-/**
- * True when `command` may run without a human approval under `allowList`. The allow-list is for SIMPLE commands
- * only: a command containing anything in NOT_SIMPLE (chaining, pipes, redirection, substitution, subshells,
- * newlines) never matches, whatever the list says; such commands always need an approval. Otherwise, after
- * trimming surrounding spaces, the command must equal an entry or start with an entry followed by a space, so
- * entries match whole words: `ls` allows `ls -la` but not `lsblk`, and `git status` does not allow `git push`.
- *
- * An entry allows any arguments after it, and the arguments of some commands run other programs or write files
- * (`git -c core.pager=...`, `find -exec`, `npm test` runs the repository's own scripts): keep entries specific.
- */
-export function matchesAllowList(command: string, allowList: readonly string[]): boolean {
-  if (typeof command !== 'string' || NOT_SIMPLE.test(command)) return false;
-  const cmd = command.trim();
-  if (cmd === '') return false;
-  return allowList.some((raw) => {
-    if (typeof raw !== 'string') return false;
-    const entry = raw.trim();
-    if (entry === '' || NOT_SIMPLE.test(entry)) return false;
-    return cmd === entry || cmd.startsWith(`${entry} `);
-  });
-}

@@ -13,7 +13,7 @@ import { writeTool } from './write.js';
 /**
  * The tools sent in an execute-phase request, in this order (the order is part of the cached prompt prefix).
  * Whether a given Write, Edit or Bash call runs without a tool approval is the executor's decision (execute
- * modes `manual`, `edits`, `auto`; see `matchesAllowList` for Bash).
+ * modes `manual`, `edits`, `auto`; see `autoAllowed` in allow-list.ts for Bash).
  */
 export const EXECUTE_TOOLS: ToolDefinition[] = [
   readTool,
@@ -39,6 +39,14 @@ export function execLimits(overrides: Partial<ExecLimits> = {}): ExecLimits {
 }
 
 export {
+  type AutoAllowed,
+  type AutoAllowOptions,
+  autoAllowed,
+  linksOutside,
+  parseShellWords,
+  type ShellWords,
+} from './allow-list.js';
+export {
   BASH_MAX_TIMEOUT_MS,
   type BashInput,
   type BashOptions,
@@ -47,7 +55,6 @@ export {
   bashTool,
   DEFAULT_BASH_LIMITS,
   isSecretName,
-  matchesAllowList,
   OutputBuffer,
   runBash,
   safeEnv,
