@@ -27,6 +27,7 @@ import type {
   ToolApprovalStatus,
   ToolCall,
   Trigger,
+  UiSession,
 } from './types.js';
 
 /**
@@ -170,6 +171,21 @@ export interface Store {
   countActiveTokens(role?: ApiToken['role']): Promise<number>;
   /** The roles of an identity's active tokens (an identity may hold several). */
   rolesOf(identity: string): Promise<ApiToken['role'][]>;
+  /**
+   * Revokes a token and, in the same transaction, every /ui session signed in with it. False when the
+   * token is unknown or was already revoked.
+   */
+  revokeToken(id: string, now: number): Promise<boolean>;
+
+  createUiSession(session: Omit<UiSession, 'revokedAt'>): Promise<void>;
+  /** The session stored under this id hash, unless it is revoked or expired at `now`. */
+  findUiSession(idHash: Buffer, now: number): Promise<UiSession | null>;
+  /** Revokes one session; false when it is unknown or already revoked. */
+  revokeUiSession(idHash: Buffer, now: number): Promise<boolean>;
+  /** Revokes every live session of a token; how many. */
+  revokeTokenUiSessions(tokenId: string, now: number): Promise<number>;
+  /** Deletes up to `limit` sessions expired at `now` (revoked ones stay until they expire); how many. */
+  pruneUiSessions(now: number, limit: number): Promise<number>;
 
   createSession(session: NewSession): Promise<Session>;
   getSession(id: string): Promise<Session | null>;

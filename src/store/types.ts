@@ -14,6 +14,17 @@ export interface ApiToken {
   revokedAt: number | null;
 }
 
+/** A signed-in approver page (/ui). The cookie holds a random id; the store keeps only its sha256. */
+export interface UiSession {
+  idHash: Buffer;
+  tokenId: string;
+  /** The token's identity at sign-in: the session ends if the token's changes. */
+  identity: string;
+  createdAt: number;
+  expiresAt: number;
+  revokedAt: number | null;
+}
+
 export const EXECUTE_MODES = ['manual', 'edits', 'auto'] as const;
 export type ExecuteMode = (typeof EXECUTE_MODES)[number];
 

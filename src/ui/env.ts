@@ -5,6 +5,8 @@ import type { FormFields } from './form.js';
 export type UiEnv = {
   Variables: {
     viewer: Identity;
+    /** The store's key of this session (the sha256 of its id): logout revokes it. */
+    session: Buffer;
     /** The CSRF token this session's forms carry. */
     csrf: string;
     /** The parsed form of a POST (already checked for its CSRF token). */

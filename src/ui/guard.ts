@@ -8,19 +8,21 @@ import { readForm } from './form.js';
 import { sameOrigin } from './headers.js';
 import { html } from './html.js';
 import { page } from './layout.js';
-import { checkCsrf, csrfToken, readSession, SESSION_COOKIE, type UiSecret } from './session.js';
+import { checkCsrf, csrfToken, SESSION_COOKIE, sessionKey, type UiSecret } from './session.js';
 
-/** The identity behind a session cookie, re-checked against the token store on every request. */
-export async function sessionIdentity(
-  store: Store,
-  secret: Buffer,
-  value: string,
-  now: number,
-): Promise<Identity | null> {
-  const claims = readSession(secret, value, now);
-  if (!claims) return null;
-  const record = await store.findToken(claims.tokenId);
-  if (!record || record.revokedAt !== null || record.identity !== claims.identity) return null;
+/**
+ * The identity behind a session: its row must be live in the store (neither revoked nor expired at `now`)
+ * and its token still exist, unrevoked, under the same identity. When the token fails that, its sessions
+ * are revoked on the spot, so their rows say what became of them whichever way the token was revoked.
+ */
+export async function sessionIdentity(store: Store, key: Buffer, now: number): Promise<Identity | null> {
+  const session = await store.findUiSession(key, now);
+  if (!session) return null;
+  const record = await store.findToken(session.tokenId);
+  if (!record || record.revokedAt !== null || record.identity !== session.identity) {
+    await store.revokeTokenUiSessions(session.tokenId, now);
+    return null;
+  }
   return { tokenId: record.id, identity: record.identity, role: record.role };
 }
 
@@ -36,8 +38,9 @@ export function refusal(title: string, message: string): string {
 const READS = new Set(['GET', 'HEAD']);
 
 /**
- * Every /ui route but login and the static assets. A GET without a valid session is sent to the login
- * form; a POST gets 401. A POST must come from our own origin and carry the session's CSRF token (403).
+ * Every /ui route but login and the static assets. A GET without a live session (unknown, signed out,
+ * revoked, expired, or its token revoked) is sent to the login form; a POST gets 401. A POST must come
+ * from our own origin and carry the session's CSRF token (403).
  */
 export function requireSession(deps: {
   store: Store;
@@ -49,13 +52,15 @@ export function requireSession(deps: {
     if (write && !sameOrigin(c)) return c.html(refusal('Refused', 'Cross-site request refused.'), 403);
     const secret = await deps.secret.get();
     const value = getCookie(c, SESSION_COOKIE);
-    const viewer = value ? await sessionIdentity(deps.store, secret, value, deps.clock.now()) : null;
-    if (!value || !viewer) {
+    const key = value ? sessionKey(secret, value) : null;
+    const viewer = key ? await sessionIdentity(deps.store, key, deps.clock.now()) : null;
+    if (!value || !key || !viewer) {
       if (value) deleteCookie(c, SESSION_COOKIE, { path: '/ui' });
       if (!write) return c.redirect(loginPath(c.req.path), 303);
       return c.html(refusal('Not signed in', 'Sign in again: your session ended.'), 401);
     }
     c.set('viewer', viewer);
+    c.set('session', key);
     c.set('csrf', csrfToken(secret, value));
     if (write) {
       const form = await readForm(c);

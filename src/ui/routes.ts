@@ -17,8 +17,8 @@ import { UiSecret } from './session.js';
 
 /**
  * The approver web page, mounted at /ui outside the bearer-authenticated /v1 API: server-rendered HTML,
- * a signed session cookie, CSRF tokens on every form, one script and one stylesheet. Each route other
- * than login and the assets carries the session guard explicitly.
+ * server-side sessions behind a signed cookie, CSRF tokens on every form, one script and one stylesheet.
+ * Each route other than login and the assets carries the session guard explicitly.
  */
 export function uiRoutes(deps: AppDeps): Hono<UiEnv> {
   const app = new Hono<UiEnv>();

@@ -1,9 +1,13 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Identity } from '../auth/tokens.js';
 import type { Store } from '../store/store.js';
+import type { UiSession } from '../store/types.js';
 
-// The approver page's session: a cookie holding token id, identity and expiry, signed with HMAC-SHA256
-// under a per-daemon secret. The bearer token itself never goes into the cookie; every request re-checks
-// that the token still exists and is not revoked.
+// The approver page's session lives in the store (ui_sessions); the cookie holds only its random id,
+// signed with HMAC-SHA256 under a per-daemon secret. The store keeps the id's sha256, never the id, so a
+// copy of the database yields no working cookie. Signing out or revoking the token revokes the row; every
+// request looks the row up and re-checks that its token still exists and is not revoked. The bearer token
+// itself never goes into the cookie.
 
 export const SESSION_COOKIE = 'drydock_ui';
 /** Binds the login form to the browser that loaded it (login CSRF). */
@@ -12,12 +16,6 @@ export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 export const LOGIN_NONCE_TTL_S = 30 * 60;
 
 const SECRET_KEY = 'ui_secret';
-
-export interface SessionClaims {
-  tokenId: string;
-  identity: string;
-  expiresAt: number;
-}
 
 /**
  * The signing secret, generated once and kept in the store so that sessions survive a restart and are
@@ -47,30 +45,40 @@ export class UiSecret {
   }
 }
 
-const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
 const mac = (secret: Buffer, purpose: string, data: string) =>
-  createHmac('sha256', secret).update(`${purpose}\n${data}`).digest();
+  createHmac('sha256', secret).update(`${purpose}\n${data}`).digest('base64url');
+const hashId = (id: string): Buffer => createHash('sha256').update(id).digest();
 
-/** `<token id>.<identity>.<expiry ms>.<mac>`, the first two base64url-encoded. */
-export function signSession(secret: Buffer, claims: SessionClaims): string {
-  const payload = `${b64(claims.tokenId)}.${b64(claims.identity)}.${claims.expiresAt}`;
-  return `${payload}.${mac(secret, 'session', payload).toString('base64url')}`;
+/** 256 random bits, base64url. */
+const ID = /^[A-Za-z0-9_-]{43}$/;
+
+/** A new session for a verified token: the cookie value `<id>.<mac>` and the row to store. */
+export function newSession(
+  secret: Buffer,
+  who: Identity,
+  now: number,
+): { value: string; record: Omit<UiSession, 'revokedAt'> } {
+  const id = randomBytes(32).toString('base64url');
+  return {
+    value: `${id}.${mac(secret, 'session', id)}`,
+    record: {
+      idHash: hashId(id),
+      tokenId: who.tokenId,
+      identity: who.identity,
+      createdAt: now,
+      expiresAt: now + SESSION_TTL_MS,
+    },
+  };
 }
 
-/** The claims of a well-signed, unexpired session value; null otherwise. */
-export function readSession(secret: Buffer, value: string, now: number): SessionClaims | null {
+/** The stored key (sha256 of the id) of a well-signed session value; null otherwise. */
+export function sessionKey(secret: Buffer, value: string): Buffer | null {
   const parts = value.split('.');
-  if (parts.length !== 4) return null;
-  const [tokenId, identity, expiry, signature] = parts as [string, string, string, string];
-  const payload = `${tokenId}.${identity}.${expiry}`;
-  if (!equalBytes(Buffer.from(signature, 'base64url'), mac(secret, 'session', payload))) return null;
-  const expiresAt = Number(expiry);
-  if (!/^\d{1,16}$/.test(expiry) || expiresAt <= now) return null;
-  return {
-    tokenId: Buffer.from(tokenId, 'base64url').toString('utf8'),
-    identity: Buffer.from(identity, 'base64url').toString('utf8'),
-    expiresAt,
-  };
+  if (parts.length !== 2) return null;
+  const [id, signature] = parts as [string, string];
+  if (!ID.test(id) || !equalBytes(Buffer.from(signature), Buffer.from(mac(secret, 'session', id))))
+    return null;
+  return hashId(id);
 }
 
 /** The CSRF token every form carries: HMAC(secret, 'csrf:' + session value). */

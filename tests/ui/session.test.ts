@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/ui/headers.js';
@@ -14,6 +15,15 @@ afterEach(async () => {
 
 const EXPECTED_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/** The id part of a `ddk_<id>.<secret>` token. */
+const tokenIdOf = (token: string) => token.slice('ddk_'.length).split('.')[0]!;
+
+function sessionRows(tokenId: string): Record<string, any>[] {
+  return h.store.db
+    .prepare('SELECT * FROM ui_sessions WHERE token_id = ? ORDER BY created_at, id_hash')
+    .all(tokenId) as Record<string, any>[];
+}
 
 function expectSecurityHeaders(headers: Headers) {
   expect(headers.get('content-security-policy')).toBe(EXPECTED_CSP);
@@ -124,39 +134,111 @@ describe('the session guard', () => {
     expect((await ui(h.app, 'POST', '/ui/logout', { form: { csrf: 'x' } })).status).toBe(401);
   });
 
-  it('refuses a tampered, expired or revoked session', async () => {
+  it('refuses a tampered, unknown or old-format session value', async () => {
     const { cookie } = await signIn(h.app, h.tokens.approver);
     expect((await ui(h.app, 'GET', '/ui', { cookie })).status).toBe(200);
 
     const [name, value] = cookie.split('=') as [string, string];
-    const parts = value.split('.');
-    // Another identity with the same signature: refused.
-    const forged = [parts[0], Buffer.from('admin-user').toString('base64url'), parts[2], parts[3]].join('.');
-    const tampered = await ui(h.app, 'GET', '/ui', { cookie: `${name}=${forged}` });
-    expect(tampered.status).toBe(303);
-    expect(tampered.cookies.some((c) => c.startsWith('drydock_ui=;'))).toBe(true);
-
-    // The token is revoked after sign-in: the next request is refused.
-    const real = h.store.findToken.bind(h.store);
-    const spy = vi.spyOn(h.store, 'findToken').mockImplementation(async (id) => {
-      const t = await real(id);
-      return t && { ...t, revokedAt: h.clock.now() };
-    });
-    expect((await ui(h.app, 'GET', '/ui', { cookie })).status).toBe(303);
-    spy.mockRestore();
+    const [id, signature] = value.split('.') as [string, string];
+    const flip = (s: string) => `${s.slice(0, -1)}${s.endsWith('A') ? 'B' : 'A'}`;
+    const unknown = await signIn(h.app, h.tokens.viewer);
+    h.store.db.prepare('DELETE FROM ui_sessions WHERE token_id = ?').run(tokenIdOf(h.tokens.viewer));
+    for (const forged of [
+      `${flip(id)}.${signature}`, // another id under this one's signature
+      `${id}.${flip(signature)}`,
+      `${id}.${signature}.x`,
+      // The self-contained format of earlier versions: token id, identity, expiry, signature.
+      [tokenIdOf(h.tokens.admin), 'admin-user', h.clock.now() + 1000, signature].join('.'),
+      unknown.cookie.slice(name.length + 1), // well signed, but no such row
+    ]) {
+      const res = await ui(h.app, 'GET', '/ui', { cookie: `${name}=${forged}` });
+      expect(res.status, forged).toBe(303);
+      expect(res.headers.get('location')).toBe('/ui/login');
+      expect(res.cookies.some((c) => c.startsWith('drydock_ui=;'))).toBe(true);
+    }
     expect((await ui(h.app, 'GET', '/ui', { cookie })).status).toBe(200);
+  });
 
-    // A token that no longer exists at all.
+  it('refuses the sessions of a revoked token and revokes their rows', async () => {
+    const { plan } = await seedPlan(h);
+    const first = await signIn(h.app, h.tokens.approver);
+    const second = await signIn(h.app, h.tokens.approver);
+    const other = await signIn(h.app, h.tokens.admin);
+    const approver = tokenIdOf(h.tokens.approver);
+
+    expect(await h.store.revokeToken(approver, h.clock.now())).toBe(true);
+    expect(sessionRows(approver).map((r) => r.revoked_at)).toEqual([h.clock.now(), h.clock.now()]);
+    for (const s of [first, second]) {
+      expect((await ui(h.app, 'GET', '/ui', { cookie: s.cookie })).status).toBe(303);
+      const post = await ui(h.app, 'POST', `/ui/plans/${plan.id}/approve`, {
+        cookie: s.cookie,
+        form: { csrf: s.csrf, sha256: plan.sha256 },
+      });
+      expect(post.status).toBe(401);
+    }
+    expect((await h.store.getPlan(plan.id))!.status).toBe('pending_approval');
+    // Another token's session is untouched.
+    expect((await ui(h.app, 'GET', '/ui', { cookie: other.cookie })).status).toBe(200);
+
+    // A token revoked in the database by hand: refused too, and the guard revokes its sessions' rows.
+    const admin = tokenIdOf(h.tokens.admin);
+    h.store.db.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ?').run(h.clock.now(), admin);
+    h.clock.advance(1000);
+    expect((await ui(h.app, 'GET', '/ui', { cookie: other.cookie })).status).toBe(303);
+    expect(sessionRows(admin).map((r) => r.revoked_at)).toEqual([h.clock.now()]);
+  });
+
+  it('refuses a session whose token is gone or no longer has its identity', async () => {
     const gone = issueToken('gone', 'gone-user', 'approver', h.clock.now());
     await h.store.createToken(gone.record);
     const goneSession = await signIn(h.app, gone.token);
-    const spy2 = vi.spyOn(h.store, 'findToken').mockResolvedValue(null);
+    const spy = vi.spyOn(h.store, 'findToken').mockResolvedValue(null);
     expect((await ui(h.app, 'GET', '/ui', { cookie: goneSession.cookie })).status).toBe(303);
-    spy2.mockRestore();
+    spy.mockRestore();
+    expect(sessionRows(gone.record.id)[0]!.revoked_at).toBe(h.clock.now());
 
-    // Twelve hours later the session has expired.
-    h.clock.advance(12 * 60 * 60 * 1000 + 1);
-    expect((await ui(h.app, 'GET', '/ui', { cookie })).status).toBe(303);
+    const renamed = await signIn(h.app, h.tokens.approver);
+    h.store.db
+      .prepare(`UPDATE api_tokens SET identity = 'someone-else' WHERE id = ?`)
+      .run(tokenIdOf(h.tokens.approver));
+    expect((await ui(h.app, 'GET', '/ui', { cookie: renamed.cookie })).status).toBe(303);
+  });
+
+  it('refuses a session 12 hours after sign-in', async () => {
+    const { plan } = await seedPlan(h);
+    const { cookie, csrf } = await signIn(h.app, h.tokens.approver);
+    h.clock.advance(12 * 60 * 60 * 1000 - 1);
+    expect((await ui(h.app, 'GET', '/ui', { cookie })).status).toBe(200);
+    h.clock.advance(1);
+    const page = await ui(h.app, 'GET', `/ui/plans/${plan.id}`, { cookie });
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe(`/ui/login?next=${encodeURIComponent(`/ui/plans/${plan.id}`)}`);
+    const post = await ui(h.app, 'POST', `/ui/plans/${plan.id}/approve`, {
+      cookie,
+      form: { csrf, sha256: plan.sha256 },
+    });
+    expect(post.status).toBe(401);
+    expect((await h.store.getPlan(plan.id))!.status).toBe('pending_approval');
+  });
+
+  it('stores only the sha256 of the session id the cookie carries', async () => {
+    const { cookie } = await signIn(h.app, h.tokens.approver);
+    const id = cookie.slice('drydock_ui='.length).split('.')[0]!;
+    expect(id).toMatch(/^[A-Za-z0-9_-]{43}$/); // 256 random bits
+    const rows = sessionRows(tokenIdOf(h.tokens.approver));
+    expect(rows).toHaveLength(1);
+    const row = rows[0]!;
+    expect(row.id_hash).toEqual(createHash('sha256').update(id).digest());
+    const stored = JSON.stringify(
+      Object.values(row).map((v) => (Buffer.isBuffer(v) ? v.toString('base64url') : v)),
+    );
+    expect(stored).not.toContain(id);
+    expect(row).toMatchObject({
+      identity: 'approver-user',
+      created_at: h.clock.now(),
+      expires_at: h.clock.now() + 12 * 60 * 60 * 1000,
+      revoked_at: null,
+    });
   });
 
   it('keeps its signing secret in the store, generated once', async () => {
@@ -167,7 +249,7 @@ describe('the session guard', () => {
     expect(await h.store.getState('ui_secret')).toBe(secret);
   });
 
-  it('logs out: the cookie is cleared', async () => {
+  it('logs out: the session is revoked in the store and the cookie cleared', async () => {
     const { cookie, csrf } = await signIn(h.app, h.tokens.approver);
     const res = await ui(h.app, 'POST', '/ui/logout', { cookie, form: { csrf } });
     expect(res.status).toBe(303);
@@ -175,6 +257,29 @@ describe('the session guard', () => {
     const cleared = res.cookies.find((c) => c.startsWith('drydock_ui='))!;
     expect(cleared).toMatch(/^drydock_ui=;/);
     expect(cleared).toMatch(/Max-Age=0/);
+    expect(sessionRows(tokenIdOf(h.tokens.approver))[0]!.revoked_at).toBe(h.clock.now());
+  });
+
+  it('refuses a copy of the cookie replayed after logout', async () => {
+    const { plan } = await seedPlan(h);
+    const { cookie, csrf } = await signIn(h.app, h.tokens.approver);
+    const elsewhere = await signIn(h.app, h.tokens.approver); // the same person in another browser
+    expect((await ui(h.app, 'POST', '/ui/logout', { cookie, form: { csrf } })).status).toBe(303);
+
+    const page = await ui(h.app, 'GET', '/ui', { cookie });
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe('/ui/login');
+    const post = await ui(h.app, 'POST', `/ui/plans/${plan.id}/approve`, {
+      cookie,
+      form: { csrf, sha256: plan.sha256 },
+    });
+    expect(post.status).toBe(401);
+    expect(post.text).toContain('your session ended');
+    expect((await h.store.getPlan(plan.id))!.status).toBe('pending_approval');
+    expect((await ui(h.app, 'POST', '/ui/logout', { cookie, form: { csrf } })).status).toBe(401);
+
+    // Signing out ends that session only.
+    expect((await ui(h.app, 'GET', '/ui', { cookie: elsewhere.cookie })).status).toBe(200);
   });
 });
 

@@ -12,6 +12,7 @@ import type {
   ToolApproval,
   ToolCall,
   Trigger,
+  UiSession,
 } from '../types.js';
 
 // Row shapes as SQLite returns them, and their mapping to domain records.
@@ -23,6 +24,15 @@ export interface TokenRow {
   role: ApiToken['role'];
   secret_hash: Buffer;
   created_at: number;
+  revoked_at: number | null;
+}
+
+export interface UiSessionRow {
+  id_hash: Buffer;
+  token_id: string;
+  identity: string;
+  created_at: number;
+  expires_at: number;
   revoked_at: number | null;
 }
 
@@ -239,6 +249,15 @@ export const toToken = (r: TokenRow): ApiToken => ({
   role: r.role,
   secretHash: r.secret_hash,
   createdAt: r.created_at,
+  revokedAt: r.revoked_at,
+});
+
+export const toUiSession = (r: UiSessionRow): UiSession => ({
+  idHash: r.id_hash,
+  tokenId: r.token_id,
+  identity: r.identity,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
   revokedAt: r.revoked_at,
 });
 

@@ -45,6 +45,7 @@ import {
   type ToolApprovalStatus,
   type ToolCall,
   type Trigger,
+  type UiSession,
 } from '../types.js';
 import { currentVersion, loadMigrations, type Migration, migrate } from './migrate.js';
 import {
@@ -76,6 +77,8 @@ import {
   toToolApproval,
   toToolCall,
   toTrigger,
+  toUiSession,
+  type UiSessionRow,
 } from './rows.js';
 
 /** Each plan row comes with how many distinct people approved it so far. */
@@ -166,6 +169,62 @@ export class SqliteStore implements Store {
         : this.sql('SELECT COUNT(*) AS n FROM api_tokens WHERE revoked_at IS NULL').get()
     ) as { n: number };
     return row.n;
+  }
+
+  async revokeToken(id: string, now: number): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const revoked =
+          this.sql('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id)
+            .changes > 0;
+        this.revokeSessionsOf(id, now);
+        return revoked;
+      })
+      .immediate();
+  }
+
+  // ---- /ui sessions
+
+  async createUiSession(s: Omit<UiSession, 'revokedAt'>): Promise<void> {
+    this.sql(
+      `INSERT INTO ui_sessions (id_hash, token_id, identity, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?)`,
+    ).run(s.idHash, s.tokenId, s.identity, s.createdAt, s.expiresAt);
+  }
+
+  async findUiSession(idHash: Buffer, now: number): Promise<UiSession | null> {
+    const row = this.sql(
+      'SELECT * FROM ui_sessions WHERE id_hash = ? AND revoked_at IS NULL AND expires_at > ?',
+    ).get(idHash, now) as UiSessionRow | undefined;
+    return row ? toUiSession(row) : null;
+  }
+
+  async revokeUiSession(idHash: Buffer, now: number): Promise<boolean> {
+    return (
+      this.sql('UPDATE ui_sessions SET revoked_at = ? WHERE id_hash = ? AND revoked_at IS NULL').run(
+        now,
+        idHash,
+      ).changes > 0
+    );
+  }
+
+  async revokeTokenUiSessions(tokenId: string, now: number): Promise<number> {
+    return this.revokeSessionsOf(tokenId, now);
+  }
+
+  async pruneUiSessions(now: number, limit: number): Promise<number> {
+    return this.sql(
+      `DELETE FROM ui_sessions WHERE id_hash IN
+         (SELECT id_hash FROM ui_sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
+    ).run(now, limit).changes;
+  }
+
+  /** Also runs inside revokeToken's transaction. */
+  private revokeSessionsOf(tokenId: string, now: number): number {
+    return this.sql('UPDATE ui_sessions SET revoked_at = ? WHERE token_id = ? AND revoked_at IS NULL').run(
+      now,
+      tokenId,
+    ).changes;
   }
 
   // ---- sessions

@@ -11,13 +11,15 @@ import {
   LOGIN_COOKIE,
   LOGIN_NONCE_TTL_S,
   newLoginNonce,
+  newSession,
   SESSION_COOKIE,
   SESSION_TTL_MS,
-  signSession,
 } from '../session.js';
 import type { UiContext } from './context.js';
 
 const NONCE = /^[A-Za-z0-9_-]{24}$/;
+/** Expired sessions deleted per sign-in: more than sign-ins add, so the table stays small. */
+const PRUNE_BATCH = 100;
 
 function loginPage(csrf: string, next: string, error?: string): string {
   return page({
@@ -29,7 +31,7 @@ ${alertBox(error)}
   <input type="hidden" name="next" value="${next}">
   <label for="token">API token</label>
   <input type="password" id="token" name="token" required autocomplete="off" spellcheck="false" aria-describedby="token-hint">
-  <p id="token-hint" class="hint">A drydock bearer token (ddk_…). It is checked once; the browser keeps only a signed session for 12 hours.</p>
+  <p id="token-hint" class="hint">A drydock bearer token (ddk_…). It is checked once; the browser keeps only a signed session for up to 12 hours, and signing out ends it.</p>
   <button type="submit">Sign in</button>
 </form>`,
   });
@@ -70,18 +72,20 @@ export function loginRoutes({ app, deps, guard, secret }: UiContext): void {
         401,
       );
     }
-    const value = signSession(key, {
-      tokenId: identity.tokenId,
-      identity: identity.identity,
-      expiresAt: deps.clock.now() + SESSION_TTL_MS,
-    });
+    const now = deps.clock.now();
+    // Sessions that ended stay until they expire; each sign-in clears a bounded batch of expired ones.
+    await deps.store.pruneUiSessions(now, PRUNE_BATCH);
+    const { value, record } = newSession(key, identity, now);
+    await deps.store.createUiSession(record);
     setCookie(c, SESSION_COOKIE, value, { ...cookieBase(isHttps(c)), maxAge: SESSION_TTL_MS / 1000 });
     deleteCookie(c, LOGIN_COOKIE, cookieBase(isHttps(c)));
     deps.logger.info({ identity: identity.identity, role: identity.role }, 'ui: signed in');
     return c.redirect(next, 303);
   });
 
-  app.post('/logout', guard, (c) => {
+  app.post('/logout', guard, async (c) => {
+    // Revoked in the store first: a copy of the cookie must not outlive the sign-out.
+    await deps.store.revokeUiSession(c.get('session'), deps.clock.now());
     deleteCookie(c, SESSION_COOKIE, cookieBase(isHttps(c)));
     return c.redirect('/ui/login', 303);
   });
