@@ -1,4 +1,4 @@
--- drydock schema, version 8: what the execute phase runs is journaled, so that a call runs at most once;
+-- drydock schema, version 9: what the execute phase runs is journaled, so that a call runs at most once;
 -- a tool approval is bound to the exact input it allowed; a plan records whether its commands may use the
 -- network.
 

@@ -29,9 +29,11 @@ commands:
       --data-dir DIR      where the SQLite database lives (default ./data)
   migrate               apply pending database migrations and exit
       --config FILE, --data-dir DIR
-  token create          create an API token and print it once
+  token create          create an API token and print it once (its id goes to stderr)
       --name NAME         who the token is for (also its identity)
       --role ROLE         admin | operator | approver | viewer
+      --config FILE, --data-dir DIR
+  token revoke ID       revoke a token (its id, or the token itself); its /ui sessions end too
       --config FILE, --data-dir DIR
 
 remote commands (talk to a running daemon over its HTTP API):
@@ -160,7 +162,10 @@ async function migrateCommand(args: string[]): Promise<number> {
 
 async function tokenCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub !== 'create') throw new UsageError(`token: expected "create", got ${sub ? `"${sub}"` : 'nothing'}`);
+  if (sub === 'revoke') return tokenRevoke(rest);
+  if (sub !== 'create') {
+    throw new UsageError(`token: expected "create" or "revoke", got ${sub ? `"${sub}"` : 'nothing'}`);
+  }
   const { values } = parseArgs({
     args: rest,
     options: { ...common, name: { type: 'string' }, role: { type: 'string' } },
@@ -177,8 +182,35 @@ async function tokenCommand(args: string[]): Promise<number> {
     await store.createToken(issued.record);
     process.stdout.write(`${issued.token}\n`);
     process.stderr.write(
-      `token for ${values.name.trim()} (${values.role}) created; it is shown only this once\n`,
+      `token ${issued.record.id} for ${values.name.trim()} (${values.role}) created; it is shown only this once\n`,
     );
+  } finally {
+    await store.close();
+  }
+  return 0;
+}
+
+/** `token revoke ID`: the token stops working at once, and the /ui sessions signed in with it end. */
+async function tokenRevoke(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args, options: { ...common }, allowPositionals: true });
+  if (values.help) return help();
+  const [given, ...extra] = positionals;
+  if (!given || extra.length > 0) throw new UsageError('token revoke: expected one token id (or the token)');
+  // The whole token names its id between `ddk_` and the dot; the id alone is what `token create` printed.
+  const id = /^ddk_([^.]+)\./.exec(given)?.[1] ?? given;
+  const cfg = config(values);
+  const store = openStore(cfg, Date.now());
+  try {
+    const token = await store.findToken(id);
+    if (!token) {
+      process.stderr.write(`token revoke: no token with id ${id}\n`);
+      return 1;
+    }
+    if (!(await store.revokeToken(id, Date.now()))) {
+      process.stderr.write(`token ${id} (${token.name}) was already revoked\n`);
+      return 0;
+    }
+    process.stderr.write(`token ${id} (${token.name}) revoked; its /ui sessions ended\n`);
   } finally {
     await store.close();
   }
