@@ -100,6 +100,8 @@ export class Sandbox {
   readonly setting: SandboxSetting;
   readonly #bwrap: string;
   readonly #system: string[];
+  /** The operator's read-only paths: mounted after the private /tmp, so that one under /tmp stays visible. */
+  readonly #extra: string[];
   readonly #mounted: string[];
   readonly #hidden: string[];
   #status: Promise<SandboxStatus> | null = null;
@@ -108,6 +110,7 @@ export class Sandbox {
     this.setting = opts.setting;
     this.#bwrap = opts.bwrap ?? 'bwrap';
     this.#system = [];
+    this.#extra = [];
     this.#mounted = [];
     for (const dir of SYSTEM) {
       let isLink: boolean;
@@ -125,7 +128,7 @@ export class Sandbox {
     for (const name of ETC) this.#system.push('--ro-bind-try', `/etc/${name}`, `/etc/${name}`);
     for (const p of opts.readOnlyPaths ?? []) {
       if (!isAbsolute(p)) continue; // the config schema refuses these; never bind relative to a cwd
-      this.#system.push('--ro-bind-try', p, p);
+      this.#extra.push('--ro-bind-try', p, p);
       this.#mounted.push(realOrResolved(p));
     }
     this.#hidden = (opts.hidden ?? []).map(realOrResolved);
@@ -186,6 +189,7 @@ export class Sandbox {
       '/var',
       '--tmpfs',
       '/var/tmp',
+      ...this.#extra,
     ];
     const readOnly = c.readOnly.map((p) => resolve(p));
     const writable = c.writable.map((p) => resolve(p));

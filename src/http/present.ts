@@ -149,6 +149,7 @@ export const presentToolApproval = (a: ToolApproval) => ({
   run_id: a.runId,
   session_id: a.sessionId,
   plan_id: a.planId,
+  tool_use_id: a.toolUseId,
   tool: a.tool,
   input: a.input,
   status: a.status,

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import type { Sandbox } from '../../src/agent/sandbox.js';
 import type { Config } from '../../src/config/schema.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/logger.js';
@@ -31,6 +32,8 @@ export async function startTestDaemon(opts: {
   executor?: RunExecutor;
   maxRetries?: number;
   timeoutMs?: number;
+  /** Replaces the sandbox built from the configuration (a machine without a working one). */
+  sandbox?: Sandbox;
 }): Promise<TestDaemon> {
   const tmp = opts.dir ? { path: opts.dir, remove: () => {} } : tempDir('drydock-daemon-');
   const config = testConfig(join(tmp.path, 'data'), (c) => {
@@ -51,6 +54,7 @@ export async function startTestDaemon(opts: {
     model,
     announce: () => {},
     ...(opts.executor ? { executor: opts.executor } : {}),
+    ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
   });
   let stopped = false;
   const halt = async () => {

@@ -8,6 +8,8 @@ const GIT_ENV = {
   GIT_COMMITTER_NAME: 'Test',
   GIT_COMMITTER_EMAIL: 'test@example.invalid',
   GIT_CONFIG_NOSYSTEM: '1',
+  // Test repositories hold hostile `.gitconfig` files on purpose: the tests' own git never reads them.
+  GIT_CONFIG_GLOBAL: '/dev/null',
 };
 
 export function git(dir: string, ...args: string[]): string {

@@ -183,3 +183,33 @@ describe('POST /v1/triggers/:id/fire', () => {
     );
   });
 });
+
+describe('a fire retried after a crash', () => {
+  it('is fired when the first attempt was recorded but never fired: one run, never "duplicate" with none', async () => {
+    const t = await createGeneric();
+    // What a daemon killed between recording the fire and firing it leaves behind: the delivery alone.
+    const now = Date.now();
+    await d.daemon.store.recordDelivery({
+      id: 'dlv_cut_off',
+      source: 'fire',
+      key: `${t.id}:deploy-7`,
+      event: 'fire',
+      triggerId: t.id,
+      outcome: 'accepted',
+      detail: null,
+      subject: null,
+      runIds: [],
+      receivedAt: now,
+      processedAt: null,
+    });
+    const retry = await fire(t.id, t.token, { idempotency_key: 'deploy-7', text: 'deploy 7' });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toMatchObject({ delivery_id: 'dlv_cut_off', duplicate: true });
+    expect(retry.body.run).toMatchObject({ source: 'delivery', requested_by: `trigger:${t.name}` });
+    const again = await fire(t.id, t.token, { idempotency_key: 'deploy-7', text: 'deploy 7' });
+    expect(again.body.run.id).toBe(retry.body.run.id);
+    const delivery = await d.api('GET', '/v1/deliveries/dlv_cut_off');
+    expect(delivery.body).toMatchObject({ outcome: 'accepted', run_ids: [retry.body.run.id] });
+    await plannedPlan(d, retry.body.run.id);
+  });
+});

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import examples from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
@@ -220,7 +220,10 @@ export function gitWorld(files: Record<string, string> = { 'README.md': '# Hello
     base,
     pushBranch(branch, branchFiles) {
       git(seed, 'checkout', '-q', '-B', branch, 'main');
-      for (const [path, content] of Object.entries(branchFiles)) writeFileSync(join(seed, path), content);
+      for (const [path, content] of Object.entries(branchFiles)) {
+        mkdirSync(dirname(join(seed, path)), { recursive: true });
+        writeFileSync(join(seed, path), content);
+      }
       git(seed, 'add', '-A');
       git(seed, 'commit', '-q', '-m', `work on ${branch}`);
       git(seed, 'push', '-q', '-f', 'origin', branch);

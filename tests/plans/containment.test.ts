@@ -1,0 +1,328 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Sandbox } from '../../src/agent/sandbox.js';
+import { ADMIN_TOKEN, readSse, startTestDaemon, waitFor } from '../support/daemon.js';
+import { git, makeRepo } from '../support/git-repo.js';
+import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { calls, planned, proposes, runUntil, says, type World, world } from './helpers.js';
+
+// The execute phase stays in its place: git is never configured by the workspace, commands are confined, a
+// session on a subdirectory executes there, approvals bind the exact call, and the requester of a plan cannot
+// allow its own calls. Each test here failed before the containment work.
+
+let model: ModelServer;
+let w: World | undefined;
+let extra: { stop(): Promise<void> } | undefined;
+beforeEach(async () => {
+  model = await startModelServer();
+});
+afterEach(async () => {
+  await w?.d.stop();
+  w = undefined;
+  await extra?.stop();
+  extra = undefined;
+  await model.close();
+});
+
+/** The last tool_result the model received for `id`. */
+function resultFor(id: string): any {
+  for (const req of [...model.requests].reverse()) {
+    for (const m of [...req.body.messages].reverse()) {
+      if (!Array.isArray(m.content)) continue;
+      const found = m.content.find((b: any) => b.type === 'tool_result' && b.tool_use_id === id);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+async function approve(plan: any, token: string): Promise<any> {
+  const r = await w!.d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, token);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.run;
+}
+
+async function pendingApprovals(): Promise<any[]> {
+  return (await w!.d.api('GET', '/v1/tool-approvals?status=pending')).body.items;
+}
+
+/** A `.gitconfig` (and its XDG twin) whose fsmonitor hook leaves a marker file wherever git reads it. */
+function hostileGitConfig(marker: string): string {
+  return `[core]\n\tfsmonitor = "touch ${marker}; false"\n`;
+}
+
+describe('git is never configured by the workspace', () => {
+  it('a .gitconfig the model Writes in edits mode does not run when drydock commits the execution', async () => {
+    w = await world(model, { execute_mode: 'edits' });
+    const alice = await w.token('alice');
+    const marker = join(w.d.dir, 'pwned-by-write');
+    const xdgMarker = join(w.d.dir, 'pwned-by-xdg');
+    model.enqueue(
+      proposes(),
+      calls('w1', 'Write', { file_path: '.gitconfig', content: hostileGitConfig(marker) }),
+      calls('w2', 'Write', { file_path: '.config/git/config', content: hostileGitConfig(xdgMarker) }),
+      calls('w3', 'Write', { file_path: '.git/config', content: hostileGitConfig(marker) }),
+      says('done'),
+    );
+    const { plan } = await planned(w);
+    const exec = await approve(plan, alice);
+    const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
+    expect(done.status, done.error).toBe('completed');
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(xdgMarker)).toBe(false);
+    // The files were written and committed as ordinary content; `.git` itself is refused to Write.
+    expect(resultFor('w3')).toMatchObject({ is_error: true });
+    expect(resultFor('w3').content).toMatch(/inside \.git/);
+    expect(done.changed_files).toEqual(['.config/git/config', '.gitconfig']);
+  });
+});
+
+describe('the execute phase works in the session directory', () => {
+  it('a session on repo/sub executes in <worktree>/sub: ../ is outside, writes land in sub, commands see only sub', async () => {
+    const d = await startTestDaemon({ modelUrl: model.url });
+    extra = d;
+    const repo = join(d.dir, 'repo');
+    makeRepo(repo, { 'secret.txt': 'top-level secret 5c1e\n', 'sub/a.txt': 'a in sub\n' });
+    const s = await d.api('POST', '/v1/sessions', {
+      workspace: join(repo, 'sub'),
+      defaults: { execute_mode: 'edits' },
+    });
+    expect(s.status).toBe(201);
+    const j = await d.api('POST', `/v1/sessions/${s.body.id}/jobs`, { cron: '0 9 * * *', prompt: 'work' });
+    model.enqueue(
+      calls('p-read', 'Read', { file_path: '../secret.txt' }),
+      proposes(),
+      calls('x-read', 'Read', { file_path: '../secret.txt' }),
+      calls('x-read-a', 'Read', { file_path: 'a.txt' }),
+      calls('x-write', 'Write', { file_path: 'b.txt', content: 'b\n' }),
+      calls('x-bash', 'Bash', { command: 'cat ../secret.txt; cat a.txt; pwd' }),
+      says('done'),
+    );
+    const fired = await d.api('POST', `/v1/jobs/${j.body.id}/run`);
+    const run = await waitFor(async () => {
+      const r = await d.api('GET', `/v1/runs/${fired.body.id}`);
+      return ['planned', 'failed'].includes(r.body.status) ? r.body : undefined;
+    });
+    expect(run.status, run.error).toBe('planned');
+    const plan = (await d.api('GET', `/v1/plans/${run.plan_id}`)).body;
+    const alice = (await import('../../src/auth/tokens.js')).issueToken(
+      'alice',
+      'alice',
+      'approver',
+      Date.now(),
+    );
+    await d.daemon.store.createToken(alice.record);
+    const exec = (await d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, alice.token))
+      .body.run;
+    const bash = await waitFor(async () => {
+      const [p] = (await d.api('GET', '/v1/tool-approvals?status=pending')).body.items;
+      return p;
+    });
+    expect(bash).toMatchObject({ tool: 'Bash', input: { command: 'cat ../secret.txt; cat a.txt; pwd' } });
+    await d.api('POST', `/v1/tool-approvals/${bash.id}`, { decision: 'allow' }, alice.token);
+    const done = await waitFor(async () => {
+      const r = await d.api('GET', `/v1/runs/${exec.id}`);
+      return ['completed', 'failed'].includes(r.body.status) ? r.body : undefined;
+    });
+    expect(done.status, done.error).toBe('completed');
+
+    // Both phases refuse the same path: the plan's relative paths mean the same files.
+    expect(resultFor('p-read')).toMatchObject({ is_error: true });
+    expect(resultFor('x-read')).toMatchObject({ is_error: true });
+    expect(resultFor('x-read').content).toMatch(/outside the workspace/);
+    expect(resultFor('x-read-a').content).toContain('a in sub');
+    const bashOut = resultFor('x-bash').content;
+    expect(bashOut).not.toContain('top-level secret');
+    expect(bashOut).toContain('a in sub');
+    expect(bashOut).toMatch(new RegExp(`${plan.id}/sub\\n`));
+    // The commit adds sub/b.txt, nothing at the top.
+    expect(done.changed_files).toEqual(['sub/b.txt']);
+    expect(git(repo, 'show', `drydock/${plan.id}:sub/b.txt`)).toBe('b');
+  });
+});
+
+describe('an approval binds the exact call', () => {
+  it('a tool_use id used again with another input is refused, never run under the earlier approval', async () => {
+    w = await world(model, { execute_mode: 'manual' });
+    const alice = await w.token('alice');
+    model.enqueue(
+      proposes(),
+      calls('b1', 'Bash', { command: 'echo one > one.txt' }),
+      calls('b1', 'Bash', { command: 'echo two > two.txt' }),
+      says('done'),
+    );
+    const { plan } = await planned(w);
+    const exec = await approve(plan, alice);
+    const [first] = await waitFor(async () => {
+      const p = await pendingApprovals();
+      return p.length ? p : undefined;
+    });
+    expect(first.input).toEqual({ command: 'echo one > one.txt' });
+    await w.d.api('POST', `/v1/tool-approvals/${first.id}`, { decision: 'allow' }, alice);
+    const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
+    expect(done.status, done.error).toBe('completed');
+    const tree = join(w.d.dir, 'data/worktrees', plan.id);
+    expect(readFileSync(join(tree, 'one.txt'), 'utf8')).toBe('one\n');
+    expect(existsSync(join(tree, 'two.txt'))).toBe(false);
+    const refused = model.requests.at(-1)!.body.messages.at(-1).content;
+    expect(refused.at(-1)).toMatchObject({ tool_use_id: 'b1', is_error: true });
+    expect(refused.at(-1).content).toMatch(/already used in this conversation/);
+    const events = await readSse(`${w.d.daemon.url}/v1/runs/${exec.id}/events`, ADMIN_TOKEN);
+    expect(events.find((e) => e.event === 'policy_violation')?.data).toMatchObject({
+      tool_use_id: 'b1',
+      reason: 'repeated_tool_use_id',
+    });
+  });
+
+  it('the requester may deny, but not allow, a tool call of its own plan', async () => {
+    w = await world(model, { execute_mode: 'manual' });
+    const alice = await w.token('alice');
+    model.enqueue(
+      proposes(),
+      calls('w1', 'Write', { file_path: 'a.txt', content: 'A\n' }),
+      calls('w2', 'Write', { file_path: 'b.txt', content: 'B\n' }),
+      says('done'),
+    );
+    const { plan } = await planned(w);
+    expect(plan.requested_by).not.toBe('alice');
+    const exec = await approve(plan, alice);
+    const [a] = await waitFor(async () => {
+      const p = await pendingApprovals();
+      return p.length ? p : undefined;
+    });
+    // The admin token created the job: its identity requested the plan.
+    const self = await w.d.api('POST', `/v1/tool-approvals/${a.id}`, { decision: 'allow' });
+    expect(self.status).toBe(403);
+    expect(self.body.error).toMatchObject({ code: 'self_approval' });
+    expect((await w.d.api('GET', `/v1/tool-approvals/${a.id}`)).body.status).toBe('pending');
+    expect((await w.d.api('POST', `/v1/tool-approvals/${a.id}`, { decision: 'allow' }, alice)).status).toBe(
+      200,
+    );
+    const [b] = await waitFor(async () => {
+      const p = await pendingApprovals();
+      return p.length ? p : undefined;
+    });
+    const denied = await w.d.api('POST', `/v1/tool-approvals/${b.id}`, { decision: 'deny', message: 'no' });
+    expect(denied.status).toBe(200);
+    expect(denied.body.status).toBe('denied');
+    const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
+    expect(done.changed_files).toEqual(['a.txt']);
+  });
+});
+
+describe('unborn repositories', () => {
+  it('plan, then refuse to execute with a clear message: the checkout is never changed', async () => {
+    const d = await startTestDaemon({ modelUrl: model.url });
+    extra = d;
+    const repo = join(d.dir, 'fresh');
+    mkdirSync(repo);
+    execFileSync('git', ['init', '-q', '-b', 'main', repo]);
+    writeFileSync(join(repo, 'draft.md'), 'not committed yet\n');
+    const s = await d.api('POST', '/v1/sessions', { workspace: repo, defaults: { execute_mode: 'edits' } });
+    const j = await d.api('POST', `/v1/sessions/${s.body.id}/jobs`, { cron: '0 9 * * *', prompt: 'work' });
+    model.enqueue(
+      calls('r', 'Read', { file_path: 'draft.md' }),
+      proposes(),
+      calls('w', 'Write', { file_path: 'new.txt', content: 'x\n' }),
+      says('done'),
+    );
+    const fired = await d.api('POST', `/v1/jobs/${j.body.id}/run`);
+    const run = await waitFor(async () => {
+      const r = await d.api('GET', `/v1/runs/${fired.body.id}`);
+      return ['planned', 'failed'].includes(r.body.status) ? r.body : undefined;
+    });
+    expect(run.status, run.error).toBe('planned');
+    const plan = (await d.api('GET', `/v1/plans/${run.plan_id}`)).body;
+    expect(plan.workspace_commit).toBeNull();
+    const alice = (await import('../../src/auth/tokens.js')).issueToken(
+      'alice',
+      'alice',
+      'approver',
+      Date.now(),
+    );
+    await d.daemon.store.createToken(alice.record);
+    const exec = (await d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, alice.token))
+      .body.run;
+    const done = await waitFor(async () => {
+      const r = await d.api('GET', `/v1/runs/${exec.id}`);
+      return ['completed', 'failed'].includes(r.body.status) ? r.body : undefined;
+    });
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/git repository without a commit yet.*commit first/);
+    expect((await d.api('GET', `/v1/plans/${plan.id}`)).body).toMatchObject({
+      status: 'execution_failed',
+      failure_reason: expect.stringMatching(/without a commit yet/),
+    });
+    expect(readdirSync(repo).sort()).toEqual(['.git', 'draft.md']);
+  });
+});
+
+describe('without a working sandbox, Bash fails closed', () => {
+  it('in auto and manual mode: nothing runs and nobody is asked to allow an unconfined command', async () => {
+    const d = await startTestDaemon({
+      modelUrl: model.url,
+      sandbox: new Sandbox({ setting: 'bwrap', bwrap: '/nonexistent/bwrap' }),
+    });
+    extra = d;
+    expect(d.daemon.sandbox.state).toBe('unavailable');
+    const repo = join(d.dir, 'repo');
+    makeRepo(repo, { 'README.md': '# r\n' });
+    const alice = (await import('../../src/auth/tokens.js')).issueToken(
+      'alice',
+      'alice',
+      'approver',
+      Date.now(),
+    );
+    await d.daemon.store.createToken(alice.record);
+    for (const mode of ['auto', 'manual'] as const) {
+      const s = await d.api('POST', '/v1/sessions', { workspace: repo, defaults: { execute_mode: mode } });
+      const j = await d.api('POST', `/v1/sessions/${s.body.id}/jobs`, { cron: '0 9 * * *', prompt: 'work' });
+      const id = `bash-${mode}`;
+      model.enqueue(proposes(), calls(id, 'Bash', { command: 'git status > ran.txt' }), says('done'));
+      const fired = await d.api('POST', `/v1/jobs/${j.body.id}/run`);
+      const run = await waitFor(async () => {
+        const r = await d.api('GET', `/v1/runs/${fired.body.id}`);
+        return ['planned', 'failed'].includes(r.body.status) ? r.body : undefined;
+      });
+      const plan = (await d.api('GET', `/v1/plans/${run.plan_id}`)).body;
+      const exec = (await d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, alice.token))
+        .body.run;
+      const done = await waitFor(async () => {
+        const r = await d.api('GET', `/v1/runs/${exec.id}`);
+        return ['completed', 'failed', 'awaiting_input'].includes(r.body.status) ? r.body : undefined;
+      });
+      expect(done.status).toBe('completed');
+      expect(resultFor(id)).toMatchObject({ is_error: true });
+      expect(resultFor(id).content).toMatch(
+        /Bash is not available: the bubblewrap sandbox does not work here/,
+      );
+      expect(existsSync(join(d.dir, 'data/worktrees', plan.id, 'ran.txt'))).toBe(false);
+      expect((await d.api('GET', `/v1/tool-approvals?run_id=${exec.id}`)).body.items).toEqual([]);
+    }
+  });
+});
+
+describe('auto mode: the allow-list does not reach outside the workspace', () => {
+  it('an allow-listed command with an escaping argument waits for a person, with the reason', async () => {
+    w = await world(model, { execute_mode: 'auto' });
+    const alice = await w.token('alice');
+    const db = join(w.d.dir, 'data', 'drydock.db');
+    model.enqueue(
+      proposes(),
+      calls('b1', 'Bash', { command: `git diff --no-index --output=${db} README.md README.md` }),
+      says('done'),
+    );
+    const { plan } = await planned(w);
+    const exec = await approve(plan, alice);
+    await runUntil(w.d, exec.id, ['awaiting_input']);
+    const [a] = await pendingApprovals();
+    expect(a).toMatchObject({ tool: 'Bash', run_id: exec.id });
+    const request = (await w.d.daemon.store.listEvents(exec.id, 0, 100)).find(
+      (e) => e.type === 'tool_approval_request',
+    );
+    expect(request?.data.reason).toMatch(/--no-index/);
+    expect(readFileSync(db).subarray(0, 15).toString()).toBe('SQLite format 3');
+  });
+});

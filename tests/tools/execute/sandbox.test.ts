@@ -1,0 +1,202 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Confinement, Sandbox } from '../../../src/agent/sandbox.js';
+import {
+  type BashOptions,
+  DEFAULT_BASH_LIMITS,
+  runBash,
+  safeEnv,
+} from '../../../src/agent/tools/execute-tools.js';
+import { makeRepo } from '../../support/git-repo.js';
+import { tempDir } from '../../support/harness.js';
+
+// The bubblewrap sandbox on this machine, for real: CI installs Debian's `bubblewrap`. Without it these tests
+// fail (they are not skipped): the daemon's promise that commands are contained rests on them.
+
+let tmp: { path: string; remove(): void };
+let data: string;
+let worktree: string;
+let other: string;
+let sandbox: Sandbox;
+
+beforeEach(() => {
+  tmp = tempDir('drydock-sandbox-');
+  data = join(tmp.path, 'data');
+  worktree = join(data, 'worktrees', 'pln_1');
+  other = join(tmp.path, 'other-workspace');
+  mkdirSync(worktree, { recursive: true });
+  mkdirSync(other);
+  writeFileSync(join(data, 'drydock.db'), 'the daemon database');
+  writeFileSync(join(other, 'secret.txt'), 'another team');
+  writeFileSync(join(worktree, 'a.txt'), 'in the worktree\n');
+  sandbox = new Sandbox({ setting: 'bwrap', hidden: [data] });
+});
+
+afterEach(() => tmp.remove());
+
+const box = (over: Partial<Confinement> = {}): Confinement => ({
+  cwd: worktree,
+  writable: [worktree],
+  readOnly: [],
+  network: false,
+  ...over,
+});
+
+function options(c: Confinement, s = sandbox): BashOptions {
+  return {
+    cwd: c.cwd,
+    ...DEFAULT_BASH_LIMITS,
+    env: safeEnv(process.env),
+    wrap: (command) => s.wrap(c, command),
+  };
+}
+
+async function sh(command: string, c = box()): Promise<{ out: string; code: number | null }> {
+  const r = await runBash({ command }, options(c));
+  return { out: r.content, code: r.exitCode };
+}
+
+describe('the bubblewrap sandbox', () => {
+  it('works on this machine (bwrap is installed and usable)', async () => {
+    expect(spawnSync('bwrap', ['--version'], { encoding: 'utf8' }).stdout).toMatch(/^bubblewrap \d/);
+    expect(await sandbox.status()).toEqual({
+      state: 'bwrap',
+      detail: 'commands run in a bubblewrap sandbox',
+    });
+  });
+
+  it('runs the command in the worktree, which it may change', async () => {
+    const r = await sh('pwd; cat a.txt; echo made > b.txt');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(worktree);
+    expect(r.out).toContain('in the worktree');
+    expect(readFileSync(join(worktree, 'b.txt'), 'utf8')).toBe('made\n');
+  });
+
+  it('shows no other process: its own PID namespace and /proc; the parent is bwrap with the clean environment', async () => {
+    const env = safeEnv(process.env);
+    const r = await sh(
+      `echo "ppid=$PPID"; ls /proc | grep -cE '^[0-9]+$'; test -e /proc/${process.pid}/environ && echo VISIBLE; tr '\\0' '\\n' < /proc/$PPID/environ; echo ---; tr '\\0' '\\n' < /proc/1/environ`,
+    );
+    expect(r.code).toBe(0);
+    expect(r.out).not.toContain('VISIBLE');
+    const [ppid, count] = r.out.split('\n');
+    expect(ppid).toMatch(/^ppid=[12]$/);
+    expect(Number(count)).toBeLessThanOrEqual(4);
+    // Every variable the sandbox's own processes can see is one drydock put there.
+    const names = r.out
+      .split('\n')
+      .filter((l) => /^[A-Z_][A-Z0-9_]*=/.test(l))
+      .map((l) => l.slice(0, l.indexOf('=')));
+    expect(names.length).toBeGreaterThan(0);
+    for (const name of names) expect(Object.keys(env)).toContain(name);
+  });
+
+  it("cannot read the daemon's data directory, another workspace, /root or /etc beyond its short list", async () => {
+    const r = await sh(
+      `cat ${data}/drydock.db; cat ${other}/secret.txt; ls /root; ls /etc/shadow; ls ${data}; echo end`,
+    );
+    expect(r.out).not.toContain('the daemon database');
+    expect(r.out).not.toContain('another team');
+    expect(r.out).toMatch(new RegExp(`${data}/drydock.db: No such file or directory`));
+    expect(r.out).toMatch(/\/root': No such file or directory/);
+    expect(r.out).toMatch(/\/etc\/shadow': No such file or directory/);
+    // The data directory shows only the way down to the worktree.
+    expect(r.out).toMatch(/\nworktrees\n/);
+  });
+
+  it('cannot write outside the worktree; its /tmp is private', async () => {
+    const r = await sh(
+      `touch /usr/drydock-x; touch ${other}/x; echo inside > /tmp/drydock-private-x; echo end`,
+    );
+    expect(r.out).toMatch(/\/usr\/drydock-x': Read-only file system/);
+    expect(existsSync(join(other, 'x'))).toBe(false);
+    expect(existsSync('/tmp/drydock-private-x')).toBe(false);
+  });
+
+  it('has no capabilities and cannot gain privileges', async () => {
+    const r = await sh(
+      'grep -E "^(CapEff|CapPrm|NoNewPrivs)" /proc/self/status; mount -t tmpfs x /tmp; echo end',
+    );
+    expect(r.out).toMatch(/CapEff:\s+0000000000000000/);
+    expect(r.out).toMatch(/CapPrm:\s+0000000000000000/);
+    expect(r.out).toMatch(/NoNewPrivs:\s+1/);
+    expect(r.out).toMatch(/permission denied/i);
+  });
+
+  describe('network', () => {
+    let server: Server;
+    let port: number;
+    let connections = 0;
+    beforeEach(async () => {
+      connections = 0;
+      server = createServer((s) => {
+        connections += 1;
+        s.end('hello from the host\n');
+      });
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      port = (server.address() as { port: number }).port;
+    });
+    afterEach(() => new Promise<void>((r) => server.close(() => r())));
+
+    const connect = (p: number) => `exec 3<>/dev/tcp/127.0.0.1/${p} && cat <&3 && echo connected`;
+
+    it('is off by default: not even the host loopback is reachable', async () => {
+      const r = await sh(connect(port));
+      expect(r.code).not.toBe(0);
+      expect(r.out).not.toContain('connected');
+      expect(connections).toBe(0);
+    });
+
+    it('is the host network when the plan allows it', async () => {
+      const r = await sh(connect(port), box({ network: true }));
+      expect(r.code, r.out).toBe(0);
+      expect(r.out).toContain('hello from the host');
+      expect(connections).toBe(1);
+    });
+  });
+
+  it("reads the repository's git directory but cannot change it; git works in the worktree", async () => {
+    const repo = join(tmp.path, 'repo');
+    makeRepo(repo, { 'README.md': '# r\n' });
+    const wt = join(data, 'worktrees', 'pln_2');
+    spawnSync('git', ['-C', repo, 'worktree', 'add', '-q', '--detach', wt], { encoding: 'utf8' });
+    const c = box({ cwd: wt, writable: [wt], readOnly: [join(repo, '.git')] });
+    const r = await sh(`echo new > new.txt; git status --short; touch ${repo}/.git/x; echo end`, c);
+    expect(r.out).toContain('?? new.txt');
+    expect(r.out).toMatch(/\.git\/x': Read-only file system/);
+    expect(existsSync(join(repo, '.git', 'x'))).toBe(false);
+  });
+
+  it('covers a hidden file that lies under a mounted path (the config file beside a toolchain)', async () => {
+    const tools = join(tmp.path, 'tools');
+    mkdirSync(tools);
+    writeFileSync(join(tools, 'drydock.yaml'), 'admin_token: do-not-show');
+    writeFileSync(join(tools, 'tool.sh'), 'echo tool ran\n');
+    const s = new Sandbox({
+      setting: 'bwrap',
+      readOnlyPaths: [tools],
+      hidden: [data, join(tools, 'drydock.yaml')],
+    });
+    const r = await runBash(
+      { command: `cat ${tools}/drydock.yaml; bash ${tools}/tool.sh` },
+      options(box(), s),
+    );
+    expect(r.exitCode).toBe(0);
+    expect(r.content).not.toContain('do-not-show');
+    expect(r.content).toContain('tool ran');
+  });
+});
+
+describe('without a working sandbox', () => {
+  it('says so: unavailable names the reason; off is what the operator chose', async () => {
+    const missing = await new Sandbox({ setting: 'bwrap', bwrap: '/nonexistent/bwrap' }).status();
+    expect(missing.state).toBe('unavailable');
+    expect(missing.detail).toMatch(/\/nonexistent\/bwrap: ENOENT/);
+    expect(missing.detail).toMatch(/execute\.sandbox/);
+    expect((await new Sandbox({ setting: 'off' }).status()).state).toBe('off');
+  });
+});
