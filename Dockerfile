@@ -1,7 +1,13 @@
 # drydock: the daemon on its embedded SQLite store, data in the /data volume.
 #   docker build -t drydock .
-#   docker run -p 8080:8080 -v drydock-data:/data -e ANTHROPIC_API_KEY=... drydock
+#   docker run -p 8080:8080 -v drydock-data:/data -e ANTHROPIC_API_KEY=... \
+#     --security-opt seccomp=unconfined --security-opt apparmor=unconfined drydock
 # The first start prints the admin token once (docker logs); or set DRYDOCK_ADMIN_TOKEN.
+# The execute phase runs commands in a bubblewrap sandbox, which creates user, mount and PID namespaces as the
+# unprivileged `node` user. Docker's default seccomp profile (and AppArmor's docker-default) refuse the
+# unshare/clone/mount calls that takes: relax them as above, or with a seccomp profile that allows unshare,
+# clone with namespace flags, mount, umount2 and pivot_root. Never --privileged or CAP_SYS_ADMIN: bwrap needs
+# neither. Without it, the start log says the sandbox is unavailable and Bash refuses to run (fail closed).
 
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
@@ -17,8 +23,9 @@ RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:22-bookworm-slim
 # git: plans record the workspace commit and approved plans execute in git worktrees.
+# bubblewrap: the sandbox every Bash command of an execution runs in.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates tini \
+ && apt-get install -y --no-install-recommends git ca-certificates tini bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     DRYDOCK_HOST=0.0.0.0 \

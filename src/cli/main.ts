@@ -40,7 +40,8 @@ remote commands (talk to a running daemon over its HTTP API):
   sessions list [--status open|closed] [--limit N] [--cursor C] [--json]
   sessions show ID [--json]
   sessions create --workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N]
-      [--allow-self-approval] [--budget-usd X] [--thinking-budget N] [--max-turns N] [--json]   (prints the id)
+      [--allow-self-approval] [--network] [--budget-usd X] [--thinking-budget N] [--max-turns N] [--json]
+      (prints the id)
   sessions close ID [--json]
   jobs list --session ID [--json]
   jobs show ID [--json]

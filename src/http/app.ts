@@ -58,7 +58,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
       checks.store = false;
     }
     const ready = checks.store && checks.scheduler;
-    return c.json({ status: ready ? 'ready' : 'not_ready', checks }, ready ? 200 : 503);
+    // Where the execute phase's commands run: bwrap, off (unconfined) or unavailable (Bash refuses).
+    const sandbox = deps.sandbox ? { sandbox: deps.sandbox.state } : {};
+    return c.json({ status: ready ? 'ready' : 'not_ready', checks, ...sandbox }, ready ? 200 : 503);
   });
 
   app.route('/ui', uiRoutes(deps));

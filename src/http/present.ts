@@ -129,6 +129,7 @@ export const presentPlan = (p: Plan, now: number) => ({
   approvals: p.approvals ?? 0,
   allow_self_approval: p.allowSelfApproval,
   execute_mode: p.executeMode,
+  network: p.network,
   created_at: iso(p.createdAt),
   expires_at: iso(p.expiresAt),
   decided_at: iso(p.decidedAt),

@@ -163,6 +163,7 @@ textarea, input[type="password"], input[type="text"] { width: 100%; max-width: 4
 button { font: inherit; padding: .4rem .9rem; margin-top: .5rem; cursor: pointer; }
 .choice { margin: .25rem 0; }
 .hint, .muted { color: var(--muted); }
+.warning { color: var(--err); }
 .events { border: 1px solid var(--line); padding: .5rem 1rem; min-height: 3rem; }
 .ev { margin: .25rem 0; }
 .ev-thinking { color: var(--muted); font-style: italic; }

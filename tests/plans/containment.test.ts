@@ -326,3 +326,46 @@ describe('auto mode: the allow-list does not reach outside the workspace', () =>
     expect(readFileSync(db).subarray(0, 15).toString()).toBe('SQLite format 3');
   });
 });
+
+describe('the network of commands', () => {
+  it('is off unless the session allows it; the plan says which, and /readyz names the sandbox', async () => {
+    const { createServer } = await import('node:net');
+    let connections = 0;
+    const server = createServer((s) => {
+      connections += 1;
+      s.end('hello from the host\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      for (const network of [false, true]) {
+        w = await world(model, { execute_mode: 'manual', network });
+        const alice = await w.token('alice');
+        const id = `net-${network}`;
+        model.enqueue(
+          proposes(),
+          calls(id, 'Bash', { command: `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3` }),
+          says('done'),
+        );
+        const { plan } = await planned(w);
+        expect(plan.network).toBe(network);
+        const exec = await approve(plan, alice);
+        const [a] = await waitFor(async () => {
+          const p = await pendingApprovals();
+          return p.length ? p : undefined;
+        });
+        await w.d.api('POST', `/v1/tool-approvals/${a.id}`, { decision: 'allow' }, alice);
+        await runUntil(w.d, exec.id, ['completed', 'failed']);
+        if (network) expect(resultFor(id).content).toContain('hello from the host');
+        else expect(resultFor(id)).toMatchObject({ is_error: true });
+        expect(connections).toBe(network ? 1 : 0);
+        const ready = await fetch(`${w.d.daemon.url}/readyz`);
+        expect(await ready.json()).toMatchObject({ status: 'ready', sandbox: 'bwrap' });
+        await w.d.stop();
+        w = undefined;
+      }
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Hono } from 'hono';
+import type { SandboxStatus } from '../../src/agent/sandbox.js';
 import { issueToken } from '../../src/auth/tokens.js';
 import { defaultConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
@@ -63,7 +64,7 @@ export interface Harness {
 
 /** A real SQLite file in a temp dir, a fake clock, a scheduler (not started) and the HTTP app. */
 export async function createHarness(
-  opts: { now?: number; patch?: (c: Config) => void } = {},
+  opts: { now?: number; patch?: (c: Config) => void; sandbox?: SandboxStatus } = {},
 ): Promise<Harness> {
   const tmp = tempDir();
   const config = testConfig(join(tmp.path, 'data'), opts.patch);
@@ -99,6 +100,7 @@ export async function createHarness(
     runs: service,
     plans,
     triggers,
+    ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     submitRun: (run) => runs.push(run),
   });
   const tokens = {} as Record<Role, string>;

@@ -35,6 +35,35 @@ function expectLabelled(page: string) {
   }
 }
 
+describe('the plan page says how the execution would run its commands', () => {
+  for (const [sandbox, expected] of [
+    [
+      { state: 'bwrap', detail: 'commands run in a bubblewrap sandbox' },
+      'in the bubblewrap sandbox; no network',
+    ],
+    [
+      { state: 'off', detail: 'off' },
+      '<strong class="warning">NOT sandboxed</strong>: execute.sandbox is off',
+    ],
+    [
+      { state: 'unavailable', detail: 'the bubblewrap sandbox does not work here (x)' },
+      '<strong class="warning">Bash will refuse to run</strong>: the bubblewrap sandbox does not work here (x)',
+    ],
+  ] as const) {
+    it(`sandbox ${sandbox.state}`, async () => {
+      const own = await createHarness({ sandbox });
+      try {
+        const { plan } = await seedPlan(own);
+        const { cookie } = await signIn(own.app, own.tokens.approver);
+        const res = await ui(own.app, 'GET', `/ui/plans/${plan.id}`, { cookie });
+        expect(res.text).toContain(`<dd id="plan-commands">${expected}`);
+      } finally {
+        await own.close();
+      }
+    });
+  }
+});
+
 describe('the plan queue', () => {
   it('lists pending plans oldest first with session, round, requester, age and approvals', async () => {
     const older = await seedPlan(h, { markdown: '# Older plan\n', createdAt: h.clock.now() - 3 * 3600_000 });

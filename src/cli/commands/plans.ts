@@ -44,6 +44,7 @@ interface PlanJson {
   approvals_required: number;
   allow_self_approval: boolean;
   execute_mode: string;
+  network: boolean;
   created_at: string;
   expires_at: string;
   decided_at: string | null;
@@ -204,6 +205,7 @@ first line of the plan.
             ['source', p.source],
             ['run', p.run_id],
             ['execute_mode', p.execute_mode],
+            ['network', p.network ? 'allowed to commands' : 'none'],
             ['sha256', p.sha256],
             ['workspace_commit', p.workspace_commit],
             ['created', when(p.created_at, now)],

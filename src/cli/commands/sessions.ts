@@ -33,6 +33,7 @@ interface SessionDefaultsJson {
   approvals_required?: number;
   allow_self_approval?: boolean;
   execute_mode?: string;
+  network?: boolean;
 }
 
 interface SessionJson {
@@ -73,6 +74,7 @@ function defaultsSummary(d: SessionDefaultsJson): [string, unknown][] {
     ['approvals_required', d.approvals_required],
     ['allow_self_approval', d.allow_self_approval],
     ['execute_mode', d.execute_mode],
+    ['network', d.network],
   ];
 }
 
@@ -142,7 +144,7 @@ export const sessionsGroup: Group = {
 
     create: {
       synopsis:
-        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--budget-usd X] [--thinking-budget N] [--max-turns N] [--json]',
+        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--network] [--budget-usd X] [--thinking-budget N] [--max-turns N] [--json]',
       help: `Creates a session and prints its id. Options other than --workspace and --name set the defaults of
 the session's runs; unset ones are the daemon's.
 
@@ -155,6 +157,7 @@ the session's runs; unset ones are the daemon's.
   --approvals-required N
                         approvals a plan needs (1-10)
   --allow-self-approval let the person who requested a plan approve it
+  --network             let the execute phase's commands use the network (the sandbox has none otherwise)
   --budget-usd X        the most a run may cost, in US dollars
   --thinking-budget N   turn on extended thinking with this many tokens (at least 1024)
   --max-turns N         the most model turns a run may take
@@ -169,6 +172,7 @@ the session's runs; unset ones are the daemon's.
         'budget-usd': { type: 'string' },
         'thinking-budget': { type: 'string' },
         'max-turns': { type: 'string' },
+        network: { type: 'boolean' },
         ...jsonOption,
       },
       positionals: [],
@@ -188,6 +192,7 @@ the session's runs; unset ones are the daemon's.
           budget_usd: positiveNumber(values, 'budget-usd'),
           thinking: thinking === undefined ? undefined : { enabled: true, budget_tokens: thinking },
           max_turns: num(positiveInt(values, 'max-turns')),
+          network: flag(values, 'network') ? true : undefined,
         };
         const given = Object.values(defaults).some((v) => v !== undefined);
         const res = await client.request('POST', '/v1/sessions', {

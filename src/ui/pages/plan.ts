@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { SandboxStatus } from '../../agent/sandbox.js';
 import { planTitle } from '../../agent/worktree.js';
 import { allows } from '../../auth/tokens.js';
 import { DecisionError } from '../../plans/decisions.js';
@@ -62,6 +63,7 @@ ${alertBox(shown.error, shown.notice)}
   <dt>Requested by</dt><dd>${plan.requestedBy}${plan.owner !== plan.requestedBy ? ` (session owner ${plan.owner})` : ''}</dd>
   <dt>Approvals</dt><dd>${approvals} of ${plan.approvalsRequired} required${plan.allowSelfApproval ? ' (self-approval allowed)' : ''}</dd>
   <dt>Execute mode</dt><dd>${plan.executeMode}</dd>
+  <dt>Commands</dt><dd id="plan-commands">${commandsLine(deps.sandbox, plan.network)}</dd>
   <dt>sha256</dt><dd><code id="plan-sha256">${plan.sha256}</code></dd>
   <dt>Workspace commit</dt><dd>${plan.workspaceCommit ? html`<code>${plan.workspaceCommit}</code>` : 'none (not a git workspace)'}</dd>
   <dt>Proposed</dt><dd>${time(plan.createdAt)}</dd>
@@ -166,4 +168,14 @@ ${own && html`<p class="hint">You requested this plan: you may reject it or ask 
   <textarea id="revise-feedback" name="feedback" rows="3" required maxlength="${LIMITS.feedback}">${typed('revise')}</textarea>
   <button type="submit">Request a revision</button>
 </form>`;
+}
+
+/** How the execution's commands would run: the sandbox state of this daemon and the plan's network. */
+function commandsLine(sandbox: SandboxStatus | undefined, network: boolean) {
+  const net = network ? 'network allowed' : 'no network';
+  if (!sandbox) return `sandbox state unknown; ${net}`;
+  if (sandbox.state === 'bwrap') return `in the bubblewrap sandbox; ${net}`;
+  if (sandbox.state === 'off')
+    return html`<strong class="warning">NOT sandboxed</strong>: execute.sandbox is off, so commands run as the daemon user with its file access`;
+  return html`<strong class="warning">Bash will refuse to run</strong>: ${sandbox.detail}`;
 }
