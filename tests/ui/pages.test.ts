@@ -334,6 +334,41 @@ describe('questions and tool approvals', () => {
   });
 });
 
+describe('tool approvals of your own plan', () => {
+  it('offer the requester Deny only, and refuse a forged Allow with 403', async () => {
+    const { plan, run } = await seedPlan(h, { requestedBy: 'approver-user' });
+    const now = h.clock.now();
+    const a = await h.store.createToolApproval({
+      id: newId('tap'),
+      runId: run.id,
+      sessionId: run.sessionId,
+      planId: plan.id,
+      toolUseId: 'toolu_write',
+      tool: 'Write',
+      input: { file_path: 'a.txt', content: 'A' },
+      priorResults: [],
+      inputSha256: null,
+      createdAt: now,
+      expiresAt: now + 3600_000,
+    });
+    const me = await signIn(h.app, h.tokens.approver);
+    const page = await ui(h.app, 'GET', '/ui/tool-approvals', { cookie: me.cookie });
+    expect(page.text).not.toContain('value="allow"');
+    expect(page.text).toContain('value="deny"');
+    expect(page.text).toContain('you may deny its tool calls but not allow them');
+    const forged = await ui(h.app, 'POST', `/ui/tool-approvals/${a.id}`, {
+      cookie: me.cookie,
+      form: { csrf: me.csrf, decision: 'allow' },
+    });
+    expect(forged.status).toBe(403);
+    expect(forged.text).toContain('cannot allow its tool calls');
+    expect((await h.store.getToolApproval(a.id))!.status).toBe('pending');
+    const other = await signIn(h.app, h.tokens.admin);
+    const theirs = await ui(h.app, 'GET', '/ui/tool-approvals', { cookie: other.cookie });
+    expect(theirs.text).toContain('value="allow"');
+  });
+});
+
 describe('the run page', () => {
   it('shows the run and streams its stored events over the cookie-authenticated SSE endpoint', async () => {
     const { run } = await seedPlan(h);

@@ -33,11 +33,28 @@ export function toolApprovalRoutes({ app, deps, guard }: UiContext): void {
     shown: { status?: ContentfulStatusCode; error?: string; notice?: string } = {},
   ): Promise<Response> {
     const pending = await store.listToolApprovals({ status: 'pending', limit: 100 });
-    const canDecide = allows(c.get('viewer').role, 'decide');
+    const viewer = c.get('viewer');
+    const canDecide = allows(viewer.role, 'decide');
+    // Whoever requested a plan (or owns its session) may deny its calls but not allow them.
+    const plans = new Map(
+      await Promise.all(
+        [...new Set(pending.map((a) => a.planId).filter((id): id is string => id !== null))].map(
+          async (id) => [id, await store.getPlan(id)] as const,
+        ),
+      ),
+    );
+    const ownCall = (a: ToolApproval) => {
+      const plan = a.planId ? plans.get(a.planId) : null;
+      return (
+        !!plan &&
+        !plan.allowSelfApproval &&
+        (plan.requestedBy === viewer.identity || plan.owner === viewer.identity)
+      );
+    };
     const body = html`<h1>Pending tool approvals</h1>
 ${alertBox(shown.error, shown.notice)}
 ${!canDecide && html`<p class="hint">Your role (${c.get('viewer').role}) may read tool calls but not decide them.</p>`}
-${pending.length ? pending.map((a) => approvalForm(c, a, canDecide)) : html`<p>No tool calls are waiting for a decision.</p>`}`;
+${pending.length ? pending.map((a) => approvalForm(c, a, canDecide, !ownCall(a))) : html`<p>No tool calls are waiting for a decision.</p>`}`;
     return c.html(signedIn(c, 'tool-approvals', 'Tool approvals', body), shown.status ?? 200);
   }
 
@@ -78,7 +95,7 @@ ${pending.length ? pending.map((a) => approvalForm(c, a, canDecide)) : html`<p>N
   });
 }
 
-function approvalForm(c: Context<UiEnv>, a: ToolApproval, canDecide: boolean) {
+function approvalForm(c: Context<UiEnv>, a: ToolApproval, canDecide: boolean, canAllow: boolean) {
   const messageId = `msg-${a.id}`;
   return html`<section class="tool-approval" aria-labelledby="h-${a.id}">
 <h2 id="h-${a.id}"><code>${a.tool}</code> in run <a href="${uiPath('runs', a.runId)}">${a.runId}</a></h2>
@@ -90,7 +107,7 @@ ${
   ${csrfField(c.get('csrf'))}
   <label for="${messageId}">Message to the agent (optional; read when you deny)</label>
   <textarea id="${messageId}" name="message" rows="2" maxlength="${MESSAGE_LIMIT}"></textarea>
-  <button type="submit" name="decision" value="allow">Allow</button>
+  ${canAllow ? html`<button type="submit" name="decision" value="allow">Allow</button>` : html`<p class="hint">You requested this plan, so you may deny its tool calls but not allow them; another approver allows.</p>`}
   <button type="submit" name="decision" value="deny">Deny</button>
 </form>`
 }
