@@ -103,6 +103,8 @@ describe('defaults', () => {
         bash_max_output_chars: 30_000,
         tool_approval_timeout_ms: 86_400_000,
         max_write_bytes: 5_242_880,
+        sandbox: 'bwrap',
+        sandbox_read_only_paths: [],
         breaker: { window_ms: 3_600_000, min_executions: 5, max_failure_ratio: 0.5 },
       },
       github: {
@@ -512,5 +514,33 @@ github:
     expect(redacted.admin_token).toBeNull();
     expect(redacted.anthropic.api_key).toBeNull();
     expect(redacted.github.webhook_secrets).toEqual([]);
+  });
+});
+
+describe('execute.sandbox', () => {
+  it('is bwrap or off; read-only paths must be absolute', () => {
+    expect(loadConfig({ env: { DRYDOCK_CONFIG: '' } }).execute.sandbox).toBe('bwrap');
+    const dir = mkdtempSync(join(tmpdir(), 'drydock-sandbox-config-'));
+    try {
+      const file = join(dir, 'c.yaml');
+      writeFileSync(file, 'execute:\n  sandbox: off\n  sandbox_read_only_paths: [/opt/node]\n');
+      expect(loadConfig({ configPath: file, env: {} }).execute).toMatchObject({
+        sandbox: 'off',
+        sandbox_read_only_paths: ['/opt/node'],
+      });
+      writeFileSync(file, 'execute:\n  sandbox: docker\n  sandbox_read_only_paths: [opt/node]\n');
+      let problems: string[] = [];
+      try {
+        loadConfig({ configPath: file, env: {} });
+      } catch (err) {
+        problems = (err as ConfigError).problems;
+      }
+      expect(problems.join('\n')).toMatch(/execute\.sandbox: expected bwrap or off/);
+      expect(problems.join('\n')).toMatch(
+        /execute\.sandbox_read_only_paths\[0\]: expected an absolute path, got "opt\/node"/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
