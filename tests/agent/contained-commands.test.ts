@@ -3,6 +3,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { approveAs, jobIn, pendingApproval, plannedJob } from '../plans/helpers.js';
 import { waitFor } from '../support/daemon.js';
 import { makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
@@ -61,31 +62,14 @@ function setup(prefix: string): Setup {
 
 /** A manual-mode session, a job fired now, its plan approved by alice; resolves with the execute run id. */
 async function executing(d: DaemonProcess, s: Setup): Promise<{ runId: string; planId: string }> {
-  const session = await d.api('POST', '/v1/sessions', {
-    workspace: s.repo,
-    defaults: { execute_mode: 'manual' },
-  });
-  const job = await d.api('POST', `/v1/sessions/${session.body.id}/jobs`, {
-    cron: '0 9 * * *',
-    prompt: 'go',
-  });
-  const fired = await d.api('POST', `/v1/jobs/${job.body.id}/run`);
-  const run = await waitFor(async () => {
-    const r = await d.api('GET', `/v1/runs/${fired.body.id}`);
-    return ['planned', 'failed'].includes(r.body.status) ? r.body : undefined;
-  });
-  expect(run.status, run.error).toBe('planned');
-  const plan = (await d.api('GET', `/v1/plans/${run.plan_id}`)).body;
-  const approved = await d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, s.alice);
-  expect(approved.status).toBe(200);
-  return { runId: approved.body.run.id, planId: plan.id };
+  const { jobId } = await jobIn(d, s.repo, { execute_mode: 'manual' });
+  const { plan } = await plannedJob(d, jobId);
+  const run = await approveAs(d, plan, s.alice);
+  return { runId: run.id, planId: plan.id };
 }
 
 async function allowNext(d: DaemonProcess, s: Setup, toolUseId: string): Promise<void> {
-  const pending = await waitFor(async () => {
-    const items = (await d.api('GET', '/v1/tool-approvals?status=pending')).body.items as any[];
-    return items.find((a) => a.tool_use_id === toolUseId);
-  });
+  const pending = await pendingApproval(d, (a) => a.tool_use_id === toolUseId);
   expect(
     (await d.api('POST', `/v1/tool-approvals/${pending.id}`, { decision: 'allow' }, s.alice)).status,
   ).toBe(200);
@@ -161,10 +145,7 @@ describe('a command runs at most once per approval', () => {
       const second = await serveProcess(s.data, model.url, children, env);
       // ... and the next start kills what is left of it before any run resumes.
       await waitFor(async () => running(`sleep ${seconds}`).length === 0, 5_000, 'the leftover group to die');
-      const waiting = await waitFor(async () => {
-        const items = (await second.api('GET', '/v1/tool-approvals?status=pending')).body.items as any[];
-        return items.find((a) => a.tool_use_id === 'again');
-      }, 15_000);
+      const waiting = await pendingApproval(second, (a) => a.tool_use_id === 'again', 15_000);
       expect(waiting).toMatchObject({ run_id: runId, tool: 'Bash' });
       const interrupted = resultFor('long');
       expect(interrupted).toMatchObject({ is_error: true });

@@ -3,10 +3,23 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Sandbox } from '../../src/agent/sandbox.js';
-import { ADMIN_TOKEN, readSse, startTestDaemon, waitFor } from '../support/daemon.js';
+import { ADMIN_TOKEN, readSse, startTestDaemon } from '../support/daemon.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
-import { calls, planned, proposes, runUntil, says, type World, world } from './helpers.js';
+import {
+  approveAs,
+  calls,
+  jobIn,
+  pendingApproval,
+  planned,
+  plannedJob,
+  proposes,
+  runUntil,
+  says,
+  tokenFor,
+  type World,
+  world,
+} from './helpers.js';
 
 // The execute phase stays in its place: git is never configured by the workspace, commands are confined, a
 // session on a subdirectory executes there, approvals bind the exact call, and the requester of a plan cannot
@@ -38,16 +51,6 @@ function resultFor(id: string): any {
   return undefined;
 }
 
-async function approve(plan: any, token: string): Promise<any> {
-  const r = await w!.d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, token);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body.run;
-}
-
-async function pendingApprovals(): Promise<any[]> {
-  return (await w!.d.api('GET', '/v1/tool-approvals?status=pending')).body.items;
-}
-
 /** A `.gitconfig` (and its XDG twin) whose fsmonitor hook leaves a marker file wherever git reads it. */
 function hostileGitConfig(marker: string): string {
   return `[core]\n\tfsmonitor = "touch ${marker}; false"\n`;
@@ -67,7 +70,7 @@ describe('git is never configured by the workspace', () => {
       says('done'),
     );
     const { plan } = await planned(w);
-    const exec = await approve(plan, alice);
+    const exec = await approveAs(w.d, plan, alice);
     const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
     expect(done.status, done.error).toBe('completed');
     expect(existsSync(marker)).toBe(false);
@@ -85,12 +88,7 @@ describe('the execute phase works in the session directory', () => {
     extra = d;
     const repo = join(d.dir, 'repo');
     makeRepo(repo, { 'secret.txt': 'top-level secret 5c1e\n', 'sub/a.txt': 'a in sub\n' });
-    const s = await d.api('POST', '/v1/sessions', {
-      workspace: join(repo, 'sub'),
-      defaults: { execute_mode: 'edits' },
-    });
-    expect(s.status).toBe(201);
-    const j = await d.api('POST', `/v1/sessions/${s.body.id}/jobs`, { cron: '0 9 * * *', prompt: 'work' });
+    const { jobId } = await jobIn(d, join(repo, 'sub'), { execute_mode: 'edits' });
     model.enqueue(
       calls('p-read', 'Read', { file_path: '../secret.txt' }),
       proposes(),
@@ -100,32 +98,13 @@ describe('the execute phase works in the session directory', () => {
       calls('x-bash', 'Bash', { command: 'cat ../secret.txt; cat a.txt; pwd' }),
       says('done'),
     );
-    const fired = await d.api('POST', `/v1/jobs/${j.body.id}/run`);
-    const run = await waitFor(async () => {
-      const r = await d.api('GET', `/v1/runs/${fired.body.id}`);
-      return ['planned', 'failed'].includes(r.body.status) ? r.body : undefined;
-    });
-    expect(run.status, run.error).toBe('planned');
-    const plan = (await d.api('GET', `/v1/plans/${run.plan_id}`)).body;
-    const alice = (await import('../../src/auth/tokens.js')).issueToken(
-      'alice',
-      'alice',
-      'approver',
-      Date.now(),
-    );
-    await d.daemon.store.createToken(alice.record);
-    const exec = (await d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, alice.token))
-      .body.run;
-    const bash = await waitFor(async () => {
-      const [p] = (await d.api('GET', '/v1/tool-approvals?status=pending')).body.items;
-      return p;
-    });
+    const { plan } = await plannedJob(d, jobId);
+    const alice = await tokenFor(d, 'alice');
+    const exec = await approveAs(d, plan, alice);
+    const bash = await pendingApproval(d);
     expect(bash).toMatchObject({ tool: 'Bash', input: { command: 'cat ../secret.txt; cat a.txt; pwd' } });
-    await d.api('POST', `/v1/tool-approvals/${bash.id}`, { decision: 'allow' }, alice.token);
-    const done = await waitFor(async () => {
-      const r = await d.api('GET', `/v1/runs/${exec.id}`);
-      return ['completed', 'failed'].includes(r.body.status) ? r.body : undefined;
-    });
+    await d.api('POST', `/v1/tool-approvals/${bash.id}`, { decision: 'allow' }, alice);
+    const done = await runUntil(d, exec.id, ['completed', 'failed']);
     expect(done.status, done.error).toBe('completed');
 
     // Both phases refuse the same path: the plan's relative paths mean the same files.
@@ -154,11 +133,8 @@ describe('an approval binds the exact call', () => {
       says('done'),
     );
     const { plan } = await planned(w);
-    const exec = await approve(plan, alice);
-    const [first] = await waitFor(async () => {
-      const p = await pendingApprovals();
-      return p.length ? p : undefined;
-    });
+    const exec = await approveAs(w.d, plan, alice);
+    const first = await pendingApproval(w!.d);
     expect(first.input).toEqual({ command: 'echo one > one.txt' });
     await w.d.api('POST', `/v1/tool-approvals/${first.id}`, { decision: 'allow' }, alice);
     const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
@@ -187,11 +163,8 @@ describe('an approval binds the exact call', () => {
     );
     const { plan } = await planned(w);
     expect(plan.requested_by).not.toBe('alice');
-    const exec = await approve(plan, alice);
-    const [a] = await waitFor(async () => {
-      const p = await pendingApprovals();
-      return p.length ? p : undefined;
-    });
+    const exec = await approveAs(w.d, plan, alice);
+    const a = await pendingApproval(w!.d);
     // The admin token created the job: its identity requested the plan.
     const self = await w.d.api('POST', `/v1/tool-approvals/${a.id}`, { decision: 'allow' });
     expect(self.status).toBe(403);
@@ -200,10 +173,7 @@ describe('an approval binds the exact call', () => {
     expect((await w.d.api('POST', `/v1/tool-approvals/${a.id}`, { decision: 'allow' }, alice)).status).toBe(
       200,
     );
-    const [b] = await waitFor(async () => {
-      const p = await pendingApprovals();
-      return p.length ? p : undefined;
-    });
+    const b = await pendingApproval(w!.d);
     const denied = await w.d.api('POST', `/v1/tool-approvals/${b.id}`, { decision: 'deny', message: 'no' });
     expect(denied.status).toBe(200);
     expect(denied.body.status).toBe('denied');
@@ -220,35 +190,18 @@ describe('unborn repositories', () => {
     mkdirSync(repo);
     execFileSync('git', ['init', '-q', '-b', 'main', repo]);
     writeFileSync(join(repo, 'draft.md'), 'not committed yet\n');
-    const s = await d.api('POST', '/v1/sessions', { workspace: repo, defaults: { execute_mode: 'edits' } });
-    const j = await d.api('POST', `/v1/sessions/${s.body.id}/jobs`, { cron: '0 9 * * *', prompt: 'work' });
+    const { jobId } = await jobIn(d, repo, { execute_mode: 'edits' });
     model.enqueue(
       calls('r', 'Read', { file_path: 'draft.md' }),
       proposes(),
       calls('w', 'Write', { file_path: 'new.txt', content: 'x\n' }),
       says('done'),
     );
-    const fired = await d.api('POST', `/v1/jobs/${j.body.id}/run`);
-    const run = await waitFor(async () => {
-      const r = await d.api('GET', `/v1/runs/${fired.body.id}`);
-      return ['planned', 'failed'].includes(r.body.status) ? r.body : undefined;
-    });
-    expect(run.status, run.error).toBe('planned');
-    const plan = (await d.api('GET', `/v1/plans/${run.plan_id}`)).body;
+    const { plan } = await plannedJob(d, jobId);
     expect(plan.workspace_commit).toBeNull();
-    const alice = (await import('../../src/auth/tokens.js')).issueToken(
-      'alice',
-      'alice',
-      'approver',
-      Date.now(),
-    );
-    await d.daemon.store.createToken(alice.record);
-    const exec = (await d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, alice.token))
-      .body.run;
-    const done = await waitFor(async () => {
-      const r = await d.api('GET', `/v1/runs/${exec.id}`);
-      return ['completed', 'failed'].includes(r.body.status) ? r.body : undefined;
-    });
+    const alice = await tokenFor(d, 'alice');
+    const exec = await approveAs(d, plan, alice);
+    const done = await runUntil(d, exec.id, ['completed', 'failed']);
     expect(done.status).toBe('failed');
     expect(done.error).toMatch(/git repository without a commit yet.*commit first/);
     expect((await d.api('GET', `/v1/plans/${plan.id}`)).body).toMatchObject({
@@ -269,30 +222,14 @@ describe('without a working sandbox, Bash fails closed', () => {
     expect(d.daemon.sandbox.state).toBe('unavailable');
     const repo = join(d.dir, 'repo');
     makeRepo(repo, { 'README.md': '# r\n' });
-    const alice = (await import('../../src/auth/tokens.js')).issueToken(
-      'alice',
-      'alice',
-      'approver',
-      Date.now(),
-    );
-    await d.daemon.store.createToken(alice.record);
+    const alice = await tokenFor(d, 'alice');
     for (const mode of ['auto', 'manual'] as const) {
-      const s = await d.api('POST', '/v1/sessions', { workspace: repo, defaults: { execute_mode: mode } });
-      const j = await d.api('POST', `/v1/sessions/${s.body.id}/jobs`, { cron: '0 9 * * *', prompt: 'work' });
+      const { jobId } = await jobIn(d, repo, { execute_mode: mode });
       const id = `bash-${mode}`;
       model.enqueue(proposes(), calls(id, 'Bash', { command: 'git status > ran.txt' }), says('done'));
-      const fired = await d.api('POST', `/v1/jobs/${j.body.id}/run`);
-      const run = await waitFor(async () => {
-        const r = await d.api('GET', `/v1/runs/${fired.body.id}`);
-        return ['planned', 'failed'].includes(r.body.status) ? r.body : undefined;
-      });
-      const plan = (await d.api('GET', `/v1/plans/${run.plan_id}`)).body;
-      const exec = (await d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, alice.token))
-        .body.run;
-      const done = await waitFor(async () => {
-        const r = await d.api('GET', `/v1/runs/${exec.id}`);
-        return ['completed', 'failed', 'awaiting_input'].includes(r.body.status) ? r.body : undefined;
-      });
+      const { plan } = await plannedJob(d, jobId);
+      const exec = await approveAs(d, plan, alice);
+      const done = await runUntil(d, exec.id, ['completed', 'failed', 'awaiting_input']);
       expect(done.status).toBe('completed');
       expect(resultFor(id)).toMatchObject({ is_error: true });
       expect(resultFor(id).content).toMatch(
@@ -315,9 +252,9 @@ describe('auto mode: the allow-list does not reach outside the workspace', () =>
       says('done'),
     );
     const { plan } = await planned(w);
-    const exec = await approve(plan, alice);
+    const exec = await approveAs(w.d, plan, alice);
     await runUntil(w.d, exec.id, ['awaiting_input']);
-    const [a] = await pendingApprovals();
+    const a = await pendingApproval(w.d);
     expect(a).toMatchObject({ tool: 'Bash', run_id: exec.id });
     const request = (await w.d.daemon.store.listEvents(exec.id, 0, 100)).find(
       (e) => e.type === 'tool_approval_request',
@@ -349,11 +286,8 @@ describe('the network of commands', () => {
         );
         const { plan } = await planned(w);
         expect(plan.network).toBe(network);
-        const exec = await approve(plan, alice);
-        const [a] = await waitFor(async () => {
-          const p = await pendingApprovals();
-          return p.length ? p : undefined;
-        });
+        const exec = await approveAs(w.d, plan, alice);
+        const a = await pendingApproval(w!.d);
         await w.d.api('POST', `/v1/tool-approvals/${a.id}`, { decision: 'allow' }, alice);
         await runUntil(w.d, exec.id, ['completed', 'failed']);
         if (network) expect(resultFor(id).content).toContain('hello from the host');

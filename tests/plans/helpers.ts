@@ -23,6 +23,9 @@ export const calls = (id: string, name: string, input: unknown): ScriptedRespons
   content: [{ type: 'tool_use', id, name, input }],
 });
 
+/** Anything that answers the API: a daemon in this process or a daemon process. */
+export type ApiClient = Pick<TestDaemon, 'api'>;
+
 export interface World {
   d: TestDaemon;
   repo: string;
@@ -41,28 +44,39 @@ export async function world(
   const d = await startTestDaemon({ modelUrl: model.url, ...(patch ? { patch } : {}) });
   const repo = join(d.dir, 'repo');
   const head = makeRepo(repo, { 'README.md': '# demo\n' });
-  const s = await d.api('POST', '/v1/sessions', { workspace: repo, defaults });
-  expect(s.status).toBe(201);
-  const j = await d.api('POST', `/v1/sessions/${s.body.id}/jobs`, {
-    cron: '0 9 * * *',
-    prompt: 'Add a greeting file',
-  });
-  expect(j.status).toBe(201);
+  const { sessionId, jobId } = await jobIn(d, repo, defaults, 'Add a greeting file');
   return {
     d,
     repo,
     head,
-    sessionId: s.body.id,
-    jobId: j.body.id,
-    async token(name, role = 'approver') {
-      const issued = issueToken(name, name, role, Date.now());
-      await d.daemon.store.createToken(issued.record);
-      return issued.token;
-    },
+    sessionId,
+    jobId,
+    token: (name, role = 'approver') => tokenFor(d, name, role),
   };
 }
 
-export async function runUntil(d: TestDaemon, runId: string, statuses: string[], ms = 10_000): Promise<any> {
+/** A token of a new identity, written straight into the daemon's store. */
+export async function tokenFor(d: TestDaemon, name: string, role: Role = 'approver'): Promise<string> {
+  const issued = issueToken(name, name, role, Date.now());
+  await d.daemon.store.createToken(issued.record);
+  return issued.token;
+}
+
+/** A session on `workspace` (owned by the admin) with one daily job; returns both ids. */
+export async function jobIn(
+  d: ApiClient,
+  workspace: string,
+  defaults: Record<string, unknown> = {},
+  prompt = 'work',
+): Promise<{ sessionId: string; jobId: string }> {
+  const s = await d.api('POST', '/v1/sessions', { workspace, defaults });
+  expect(s.status, JSON.stringify(s.body)).toBe(201);
+  const j = await d.api('POST', `/v1/sessions/${s.body.id}/jobs`, { cron: '0 9 * * *', prompt });
+  expect(j.status, JSON.stringify(j.body)).toBe(201);
+  return { sessionId: s.body.id, jobId: j.body.id };
+}
+
+export async function runUntil(d: ApiClient, runId: string, statuses: string[], ms = 10_000): Promise<any> {
   return waitFor(
     async () => {
       const r = await d.api('GET', `/v1/runs/${runId}`);
@@ -74,11 +88,37 @@ export async function runUntil(d: TestDaemon, runId: string, statuses: string[],
 }
 
 /** Fires the job now and waits for its plan. */
-export async function planned(w: World): Promise<{ runId: string; plan: any }> {
-  const fired = await w.d.api('POST', `/v1/jobs/${w.jobId}/run`);
+export async function plannedJob(d: ApiClient, jobId: string): Promise<{ runId: string; plan: any }> {
+  const fired = await d.api('POST', `/v1/jobs/${jobId}/run`);
   expect(fired.status).toBe(201);
-  const run = await runUntil(w.d, fired.body.id, ['planned', 'failed']);
+  const run = await runUntil(d, fired.body.id, ['planned', 'failed']);
   expect(run.status, run.error).toBe('planned');
-  const plan = await w.d.api('GET', `/v1/plans/${run.plan_id}`);
+  const plan = await d.api('GET', `/v1/plans/${run.plan_id}`);
   return { runId: run.id, plan: plan.body };
+}
+
+/** Fires the world's job now and waits for its plan. */
+export const planned = (w: World) => plannedJob(w.d, w.jobId);
+
+/** Approves the plan (the text it shows) with `token`; returns the execute run. */
+export async function approveAs(d: ApiClient, plan: any, token: string): Promise<any> {
+  const r = await d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, token);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.run;
+}
+
+/** Waits for a pending tool approval (the first, or the first that `match` accepts). */
+export async function pendingApproval(
+  d: ApiClient,
+  match: (a: any) => boolean = () => true,
+  ms = 10_000,
+): Promise<any> {
+  return waitFor(
+    async () => {
+      const items = (await d.api('GET', '/v1/tool-approvals?status=pending')).body.items as any[];
+      return items.find(match);
+    },
+    ms,
+    'a pending tool approval',
+  );
 }

@@ -130,3 +130,24 @@ export async function seedPlan(
   await h.store.updateRun(run.id, { planId: plan.id });
   return { plan, run: (await h.store.getRun(run.id))! };
 }
+
+/** A pending tool approval of the plan's run. */
+export function seedToolApproval(
+  h: Harness,
+  plan: Plan,
+  run: Run,
+  call: { toolUseId: string; tool: string; input: unknown },
+) {
+  const now = h.clock.now();
+  return h.store.createToolApproval({
+    id: newId('tap'),
+    runId: run.id,
+    sessionId: run.sessionId,
+    planId: plan.id,
+    ...call,
+    priorResults: [],
+    inputSha256: null,
+    createdAt: now,
+    expiresAt: now + 3600_000,
+  });
+}

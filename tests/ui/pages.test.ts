@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids.js';
 import { parseSse } from '../support/daemon.js';
 import { createHarness, type Harness } from '../support/harness.js';
-import { seedPlan, signIn, ui } from './helpers.js';
+import { seedPlan, seedToolApproval, signIn, ui } from './helpers.js';
 
 let h: Harness;
 beforeEach(async () => {
@@ -294,19 +294,10 @@ describe('questions and tool approvals', () => {
 
   it('shows a pending tool call escaped and denies it with a message', async () => {
     const { plan, run } = await seedPlan(h);
-    const now = h.clock.now();
-    const a = await h.store.createToolApproval({
-      id: newId('tap'),
-      runId: run.id,
-      sessionId: run.sessionId,
-      planId: plan.id,
+    const a = await seedToolApproval(h, plan, run, {
       toolUseId: 'toolu_bash',
       tool: 'Bash',
       input: { command: 'echo "<script>alert(1)</script>" > x.html' },
-      priorResults: [],
-      inputSha256: null,
-      createdAt: now,
-      expiresAt: now + 3600_000,
     });
     const me = await signIn(h.app, h.tokens.approver);
     const page = await ui(h.app, 'GET', '/ui/tool-approvals', { cookie: me.cookie });
@@ -337,19 +328,10 @@ describe('questions and tool approvals', () => {
 describe('tool approvals of your own plan', () => {
   it('offer the requester Deny only, and refuse a forged Allow with 403', async () => {
     const { plan, run } = await seedPlan(h, { requestedBy: 'approver-user' });
-    const now = h.clock.now();
-    const a = await h.store.createToolApproval({
-      id: newId('tap'),
-      runId: run.id,
-      sessionId: run.sessionId,
-      planId: plan.id,
+    const a = await seedToolApproval(h, plan, run, {
       toolUseId: 'toolu_write',
       tool: 'Write',
       input: { file_path: 'a.txt', content: 'A' },
-      priorResults: [],
-      inputSha256: null,
-      createdAt: now,
-      expiresAt: now + 3600_000,
     });
     const me = await signIn(h.app, h.tokens.approver);
     const page = await ui(h.app, 'GET', '/ui/tool-approvals', { cookie: me.cookie });
