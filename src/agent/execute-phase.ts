@@ -257,8 +257,9 @@ export class ExecutePhase implements Phase {
 
   async finish(outcome: RunOutcome): Promise<RunOutcome> {
     const { store, events } = this.deps;
-    if (outcome.status === 'awaiting_input') return outcome;
+    // Made again when a parked run resumes.
     if (this.home) await rm(this.home, { recursive: true, force: true });
+    if (outcome.status === 'awaiting_input') return outcome;
     if (outcome.status !== 'completed') {
       await store.transitionPlan(this.plan.id, ['approved', 'executing'], 'execution_failed', {
         failureReason: outcome.error ?? outcome.status,
