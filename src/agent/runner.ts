@@ -150,9 +150,15 @@ export class AgentExecutor implements RunExecutor {
           const end = await this.runTools(ctx, toolUses, messages);
           if (end === PARKED) return { status: 'awaiting_input' };
           next = { role: 'user', content: end.results };
-          if (end.planned) {
+          if (end.planned || end.repeated) {
             await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
-            return { status: 'planned' };
+            if (end.planned) return { status: 'planned' };
+            // The Messages API refuses any request whose conversation repeats a tool_use id ("`tool_use`
+            // ids must be unique", 400): this conversation cannot go on.
+            return {
+              status: 'failed',
+              error: `protocol error: the model's reply reused tool_use id ${JSON.stringify(end.repeated)}; that call was not run`,
+            };
           }
         }
         await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
@@ -227,7 +233,7 @@ export class AgentExecutor implements RunExecutor {
     ctx: LoopContext,
     toolUses: ToolUse[],
     messages: ConversationMessage[],
-  ): Promise<{ results: ToolResultBlock[]; planned: boolean } | typeof PARKED> {
+  ): Promise<{ results: ToolResultBlock[]; planned: boolean; repeated: string | null } | typeof PARKED> {
     const seen = new Set<string>();
     for (const m of messages.slice(0, -1)) {
       if (m.role !== 'assistant') continue;
@@ -254,6 +260,7 @@ export class AgentExecutor implements RunExecutor {
     }
     for (const use of toolUses.slice(0, start)) seen.add(use.id);
     let planned = false;
+    let repeated: string | null = null;
     for (const use of toolUses.slice(start)) {
       const reply = (r: ToolResult) =>
         results.push({
@@ -270,6 +277,7 @@ export class AgentExecutor implements RunExecutor {
           reason: 'repeated_tool_use_id',
         });
         reply({ content: repeatedToolUseId(use.id), isError: true });
+        repeated ??= use.id;
         continue;
       }
       seen.add(use.id);
@@ -289,7 +297,7 @@ export class AgentExecutor implements RunExecutor {
         reply(r);
       }
     }
-    return { results, planned };
+    return { results, planned, repeated };
   }
 
   /** AskUserQuestion, in either phase: the first time, park the run on a stored question. */

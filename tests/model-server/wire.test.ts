@@ -326,6 +326,18 @@ describe('model server wire format', () => {
           },
         ],
       }),
-    ).toMatch(/unique/);
+    ).toBe('messages.1.content.1: `tool_use` ids must be unique');
+    // Across messages too: an id an earlier turn used cannot come back.
+    expect(
+      ok({
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'x', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'r' }] },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'x', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'r' }] },
+        ],
+      }),
+    ).toBe('messages.3.content.0: `tool_use` ids must be unique');
   });
 });

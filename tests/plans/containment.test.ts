@@ -130,7 +130,6 @@ describe('an approval binds the exact call', () => {
       proposes(),
       calls('b1', 'Bash', { command: 'echo one > one.txt' }),
       calls('b1', 'Bash', { command: 'echo two > two.txt' }),
-      says('done'),
     );
     const { plan } = await planned(w);
     const exec = await approveAs(w.d, plan, alice);
@@ -138,13 +137,22 @@ describe('an approval binds the exact call', () => {
     expect(first.input).toEqual({ command: 'echo one > one.txt' });
     await w.d.api('POST', `/v1/tool-approvals/${first.id}`, { decision: 'allow' }, alice);
     const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
-    expect(done.status, done.error).toBe('completed');
+    // The Messages API refuses a conversation that repeats a tool_use id: the run ends, asking nothing more.
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(
+      /protocol error: the model's reply reused tool_use id "b1"; that call was not run/,
+    );
+    // The plan, the first Bash, the reply that reused its id: no request after it.
+    expect(model.requests).toHaveLength(3);
     const tree = join(w.d.dir, 'data/worktrees', plan.id);
     expect(readFileSync(join(tree, 'one.txt'), 'utf8')).toBe('one\n');
     expect(existsSync(join(tree, 'two.txt'))).toBe(false);
-    const refused = model.requests.at(-1)!.body.messages.at(-1).content;
-    expect(refused.at(-1)).toMatchObject({ tool_use_id: 'b1', is_error: true });
-    expect(refused.at(-1).content).toMatch(/already used in this conversation/);
+    expect(await pendingApproval(w.d, () => true, 200).catch(() => null)).toBeNull();
+    const run = (await w.d.daemon.store.getRun(exec.id))!;
+    const stored = await w.d.daemon.store.loadConversation(run.conversationId ?? run.id);
+    const refused = (stored.at(-1)!.content as any[]).at(-1);
+    expect(refused).toMatchObject({ tool_use_id: 'b1', is_error: true });
+    expect(refused.content).toMatch(/already used in this conversation/);
     const events = await readSse(`${w.d.daemon.url}/v1/runs/${exec.id}/events`, ADMIN_TOKEN);
     expect(events.find((e) => e.event === 'policy_violation')?.data).toMatchObject({
       tool_use_id: 'b1',

@@ -325,6 +325,8 @@ export function validateMessagesRequest(body: any): string | null {
   if (turns[0]!.m.role !== 'user') return 'messages: first message must use the "user" role';
 
   let prevToolUseIds: string[] = [];
+  // The API refuses a tool_use id that any earlier block of the request used, in this message or another.
+  const seenToolUseIds = new Set<string>();
   for (const [k, { m, i }] of turns.entries()) {
     const prev = k > 0 ? turns[k - 1]! : null;
     if (prev && prev.m.role === m.role) {
@@ -345,7 +347,9 @@ export function validateMessagesRequest(body: any): string | null {
         if (typeof block.id !== 'string' || block.id === '')
           return `messages.${i}.content.${j}.id: Field required`;
         if (typeof block.name !== 'string') return `messages.${i}.content.${j}.name: Field required`;
-        if (ids.includes(block.id)) return `messages.${i}.content: \`tool_use\` ids must be unique`;
+        if (seenToolUseIds.has(block.id))
+          return `messages.${i}.content.${j}: \`tool_use\` ids must be unique`;
+        seenToolUseIds.add(block.id);
         ids.push(block.id);
       }
       prevToolUseIds = ids;
