@@ -73,7 +73,7 @@ export function webhookRoutes(deps: AppDeps, budget: BodyBudget): Hono<Env> {
     if ('refusal' in headed) {
       // Read the body (keeping none of it) before answering: a reply sent while the client is still uploading
       // would make Node drop the connection instead of delivering the refusal.
-      await discardBody(c.req.raw, limit);
+      await discardBody(c, limit);
       throw headed.refusal;
     }
     const { event, delivery } = headed;
@@ -89,7 +89,7 @@ export function webhookRoutes(deps: AppDeps, budget: BodyBudget): Hono<Env> {
         deps.logger.debug({ declared, inFlight: budget.inFlight }, 'webhook refused: body budget is full');
         throw busy();
       }
-      await eachChunk(c.req.raw, (chunk) => {
+      await eachChunk(c, (chunk) => {
         read += chunk.byteLength;
         if (read > limit) throw tooLarge(limit, WHAT);
         if (!reservation.cover(read)) {
