@@ -168,7 +168,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   scheduler.start();
   triggers.startInbox();
 
-  const server = serve({ fetch: app.fetch, hostname: config.server.host, port: config.server.port });
+  const timeout = config.server.request_timeout_ms;
+  const server = serve({
+    fetch: app.fetch,
+    hostname: config.server.host,
+    port: config.server.port,
+    // A client has request_timeout_ms to send a whole request, headers included; then Node answers 408 and
+    // closes the connection, and the handler's body read ends (releasing what it held). Only the receiving of
+    // the request is timed: a response that streams for hours (a run's events) is not cut. Node looks for
+    // late requests every connectionsCheckingInterval (30 s by default, which would double a 30 s timeout).
+    serverOptions: { requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: 1_000 },
+  });
+  // Connections past this many are closed as soon as they are accepted.
+  server.maxConnections = config.server.max_connections;
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -102,7 +102,16 @@ const serverSchema = section({
   port: int(0, 65535).default(8080),
   body_limit_bytes: int(1).default(1_048_576),
   webhook_body_limit_bytes: int(1).default(26_214_400),
+  // Bytes of webhook bodies held before their signature is verified, across all requests (64 MiB).
+  unauthenticated_body_budget_bytes: int(1).default(67_108_864),
+  // Time a client has to send a whole request, headers and body (Node's requestTimeout), in ms.
+  request_timeout_ms: int(1000).default(30_000),
+  max_connections: int(1).default(1024),
   shutdown_grace_ms: int(0).default(10_000),
+}).refine((server) => server.unauthenticated_body_budget_bytes >= server.webhook_body_limit_bytes, {
+  // Else the largest webhook the limit allows could never be read: it would be refused with 503 forever.
+  error: 'must be at least webhook_body_limit_bytes',
+  path: ['unauthenticated_body_budget_bytes'],
 });
 
 const approximateShiftSchema = section({

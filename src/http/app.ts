@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { packageVersion } from '../paths.js';
 import { uiRoutes } from '../ui/routes.js';
 import { authenticate } from './auth.js';
+import { BodyBudget } from './body-budget.js';
 import { bodyCap } from './body-cap.js';
 import type { AppDeps, Env } from './deps.js';
 import { errorResponse, HttpError } from './errors.js';
@@ -66,7 +67,9 @@ export function createApp(deps: AppDeps): Hono<Env> {
   app.route('/ui', uiRoutes(deps));
 
   // Authenticated by their own secrets (a webhook signature, a trigger token), not by API tokens.
-  app.route('/webhooks', webhookRoutes(deps));
+  const unauthenticated =
+    deps.unauthenticatedBodies ?? new BodyBudget(deps.config.server.unauthenticated_body_budget_bytes);
+  app.route('/webhooks', webhookRoutes(deps, unauthenticated));
   app.route('/v1/triggers', fireRoute(deps));
 
   // Prometheus scrapes with a bearer token like any API client (any role).

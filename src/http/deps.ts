@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import type { Run } from '../store/types.js';
 import type { TriggerService } from '../triggers/service.js';
 import type { AuthVariables } from './auth.js';
+import type { BodyBudget } from './body-budget.js';
 
 /** What the HTTP app needs from the daemon; tests pass their own. */
 export interface AppDeps {
@@ -29,6 +30,11 @@ export interface AppDeps {
   metrics?: Metrics;
   /** How the execute phase's commands run (shown on plans and by /readyz); unknown without it. */
   sandbox?: SandboxStatus;
+  /**
+   * Bytes of webhook bodies held before their signature is verified, shared by all requests; createApp makes
+   * one of server.unauthenticated_body_budget_bytes when none is given (tests pass one to look into it).
+   */
+  unauthenticatedBodies?: BodyBudget;
 }
 
 export type Env = { Variables: AuthVariables };

@@ -5,13 +5,17 @@ import type { Logger } from '../logger.js';
 import { CronError } from '../scheduler/cron.js';
 import { ConflictError, InvalidCursorError, NotFoundError } from '../store/store.js';
 
-/** The one error type of the HTTP layer: a status, a stable code and a message safe to show. */
+/**
+ * The one error type of the HTTP layer: a status, a stable code and a message safe to show, and any headers the
+ * answer needs (Retry-After).
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
     readonly code: string,
     message: string,
     readonly details?: unknown,
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(message);
   }
@@ -36,6 +40,7 @@ export function errorResponse(err: unknown, c: Context, logger: Logger): Respons
   const body: { code: string; message: string; details?: unknown } = { code: e.code, message: e.message };
   if (e.details !== undefined) body.details = e.details;
   if (e.status === 401) c.header('WWW-Authenticate', 'Bearer realm="drydock"');
+  for (const [name, value] of Object.entries(e.headers ?? {})) c.header(name, value);
   return c.json({ error: body }, e.status);
 }
 

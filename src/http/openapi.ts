@@ -350,7 +350,8 @@ export const OPERATIONS: Operation[] = [
     summary: 'GitHub webhook (X-Hub-Signature-256): recorded, answered, then processed by the inbox',
     auth: 'webhook_signature',
     ok: 202,
-    errors: [400, 413],
+    // 503 (with Retry-After): the budget of unverified webhook bytes is full.
+    errors: [400, 413, 503],
   },
 ];
 

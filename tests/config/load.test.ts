@@ -57,6 +57,9 @@ describe('defaults', () => {
         port: 8080,
         body_limit_bytes: 1_048_576,
         webhook_body_limit_bytes: 26_214_400,
+        unauthenticated_body_budget_bytes: 67_108_864,
+        request_timeout_ms: 30_000,
+        max_connections: 1024,
         shutdown_grace_ms: 10_000,
       },
       data_dir: './data',
@@ -441,6 +444,24 @@ surprise: true
       'runs.default_budget_usd: expected number > 0 (USD), got 0',
       'surprise: unknown key',
     ]);
+  });
+
+  it('refuses an unauthenticated body budget smaller than the webhook body limit', () => {
+    const path = writeConfig(`
+server:
+  webhook_body_limit_bytes: 1048576
+  unauthenticated_body_budget_bytes: 1048575
+`);
+    expect(problemsOf({ configPath: path, env: {} })).toEqual([
+      'server.unauthenticated_body_budget_bytes: must be at least webhook_body_limit_bytes, got 1048575',
+    ]);
+    // Equal is enough: one delivery of the largest size at a time.
+    const equal = writeConfig(
+      'server: { webhook_body_limit_bytes: 1048576, unauthenticated_body_budget_bytes: 1048576 }\n',
+    );
+    expect(loadConfig({ configPath: equal, env: {} }).server.unauthenticated_body_budget_bytes).toBe(
+      1_048_576,
+    );
   });
 
   it('still validates the environment when the file is missing', () => {

@@ -7,6 +7,7 @@ import { issueToken } from '../../src/auth/tokens.js';
 import { defaultConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { createApp } from '../../src/http/app.js';
+import type { BodyBudget } from '../../src/http/body-budget.js';
 import type { Env } from '../../src/http/deps.js';
 import { silentLogger } from '../../src/logger.js';
 import { PlanDecisions } from '../../src/plans/decisions.js';
@@ -64,7 +65,12 @@ export interface Harness {
 
 /** A real SQLite file in a temp dir, a fake clock, a scheduler (not started) and the HTTP app. */
 export async function createHarness(
-  opts: { now?: number; patch?: (c: Config) => void; sandbox?: SandboxStatus } = {},
+  opts: {
+    now?: number;
+    patch?: (c: Config) => void;
+    sandbox?: SandboxStatus;
+    unauthenticatedBodies?: BodyBudget;
+  } = {},
 ): Promise<Harness> {
   const tmp = tempDir();
   const config = testConfig(join(tmp.path, 'data'), opts.patch);
@@ -102,6 +108,7 @@ export async function createHarness(
     triggers,
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     submitRun: (run) => runs.push(run),
+    ...(opts.unauthenticatedBodies ? { unauthenticatedBodies: opts.unauthenticatedBodies } : {}),
   });
   const tokens = {} as Record<Role, string>;
   for (const role of ['admin', 'operator', 'approver', 'viewer'] as const) {

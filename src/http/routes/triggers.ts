@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { newId } from '../../ids.js';
 import type { Trigger } from '../../store/types.js';
@@ -212,13 +212,17 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
   return app;
 }
 
+/** The fire route's context: the trigger its token authenticated. */
+type FireEnv = { Variables: { trigger: Trigger } };
+
 /**
  * POST /v1/triggers/:id/fire, authenticated by the trigger's own token (not an API token), so it is mounted
- * before the /v1 API's bearer check.
+ * before the /v1 API's bearer check. ORDER MATTERS: the token is checked before any of the body is read (the
+ * size cap buffers a chunked body to count it), so an unauthenticated caller never has its body held.
  */
-export function fireRoute(deps: AppDeps): Hono<Env> {
-  const app = new Hono<Env>();
-  app.post('/:id/fire', bodyCap(FIRE_TEXT_LIMIT + 4096, 'a fire'), async (c) => {
+export function fireRoute(deps: AppDeps): Hono<FireEnv> {
+  const app = new Hono<FireEnv>();
+  const byToken: MiddlewareHandler<FireEnv> = async (c, next) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
     const parsed = m ? parseTriggerToken(m[1]!) : null;
     const trigger = parsed ? await deps.store.findTriggerByToken(parsed.tokenId) : null;
@@ -235,6 +239,11 @@ export function fireRoute(deps: AppDeps): Hono<Env> {
         "missing or invalid trigger token (Authorization: Bearer <the trigger's token>)",
       );
     }
+    c.set('trigger', trigger);
+    await next();
+  };
+  app.post('/:id/fire', byToken, bodyCap(FIRE_TEXT_LIMIT + 4096, 'a fire'), async (c) => {
+    const trigger = c.get('trigger');
     if (!trigger.enabled) throw new HttpError(409, 'conflict', `trigger ${trigger.id} is disabled`);
     const body = await jsonBody(c, fireSchema);
     if (body.text !== undefined && Buffer.byteLength(body.text) > FIRE_TEXT_LIMIT) {

@@ -1,50 +1,114 @@
-import { Webhooks } from '@octokit/webhooks';
 import { Hono } from 'hono';
-import { bodyCap } from '../body-cap.js';
+import type { BodyBudget } from '../body-budget.js';
+import { declaredLength, tooLarge } from '../body-cap.js';
+import { discardBody, eachChunk } from '../body-stream.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError } from '../errors.js';
+import { parseSignature, SignatureCheck } from '../github-signature.js';
 
 const DELIVERY = /^[A-Za-z0-9-]{1,100}$/;
 const EVENT = /^[a-z_]{1,64}$/;
+const WHAT = 'webhook body';
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** What the headers say: a refusal, or what is needed to check the body. */
+type Headed = { refusal: HttpError } | { event: string; delivery: string; digest: Buffer };
 
 /**
- * POST /webhooks/github. The signature (X-Hub-Signature-256) is verified on the raw body before anything
- * parses it; every configured secret is tried, so secrets can be rotated. The delivery is recorded and
- * answered; what it starts is worked out by the trigger inbox (GET /v1/deliveries/:id tells the outcome).
+ * POST /webhooks/github. No byte of the body is kept before it is known whether its signature
+ * (X-Hub-Signature-256) can match, and what is kept while it is checked is bounded:
+ *   1. Content-Length over server.webhook_body_limit_bytes: 413 at once.
+ *   2. Refused by its headers (no signature, bad X-GitHub-Event or X-GitHub-Delivery, no secret configured, a
+ *      signature that is not sha256 hex): the body is read and dropped, then the refusal is answered.
+ *   3. The body's bytes are taken from `budget` (server.unauthenticated_body_budget_bytes, shared by every
+ *      body not verified yet): a declared length that does not fit is refused at once, a chunked body that
+ *      stops fitting is cut off, both with 503 and Retry-After.
+ *   4. The body streams through one HMAC per configured secret (any may match, so secrets can be rotated) and
+ *      is kept; when it ends its bytes go back to the budget, and only a verified body is decoded and parsed.
+ * A body that arrives too slowly is cut off by the server's request timeout (server.request_timeout_ms, set in
+ * src/daemon.ts). A verified delivery is recorded and answered; what it starts is worked out by the trigger
+ * inbox (GET /v1/deliveries/:id tells the outcome).
  */
-export function webhookRoutes(deps: AppDeps): Hono<Env> {
-  const verifiers = deps.config.github.webhook_secrets.map((secret) => new Webhooks({ secret }));
-  const app = new Hono<Env>();
-  app.post('/github', bodyCap(deps.config.server.webhook_body_limit_bytes, 'webhook body'), async (c) => {
-    // Read the (size-capped) body before answering anything: a reply sent while the client is still
-    // uploading would make Node drop the connection instead of delivering the error.
-    const raw = await c.req.text();
-    const signature = c.req.header('x-hub-signature-256');
-    if (!signature) throw new HttpError(401, 'unauthorized', 'missing X-Hub-Signature-256');
-    const event = c.req.header('x-github-event');
-    const delivery = c.req.header('x-github-delivery');
+export function webhookRoutes(deps: AppDeps, budget: BodyBudget): Hono<Env> {
+  const secrets = deps.config.github.webhook_secrets;
+  const limit = deps.config.server.webhook_body_limit_bytes;
+  // The bodies holding the budget now are verified, refused or cut off by the request timeout within this long.
+  const retryAfter = String(Math.max(1, Math.ceil(deps.config.server.request_timeout_ms / 1000)));
+  const busy = () =>
+    new HttpError(503, 'busy', 'too many unverified webhook bytes in flight; retry later', undefined, {
+      'Retry-After': retryAfter,
+    });
+
+  const fromHeaders = (
+    signature: string | undefined,
+    event: string | undefined,
+    delivery: string | undefined,
+  ): Headed => {
+    if (!signature) return { refusal: new HttpError(401, 'unauthorized', 'missing X-Hub-Signature-256') };
     if (!event || !EVENT.test(event))
-      throw new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Event');
+      return { refusal: new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Event') };
     if (!delivery || !DELIVERY.test(delivery))
-      throw new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Delivery');
-    if (!verifiers.length) {
+      return { refusal: new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Delivery') };
+    if (!secrets.length) {
       deps.logger.warn('webhook refused: no github.webhook_secrets configured');
-      throw new HttpError(
+      const refusal = new HttpError(
         401,
         'unauthorized',
         'webhook signature cannot be verified: no secret is configured',
       );
+      return { refusal };
     }
-    let ok = false;
-    for (const v of verifiers) {
-      if (raw.length > 0 && (await v.verify(raw, signature).catch(() => false))) {
-        ok = true;
-        break;
+    const digest = parseSignature(signature);
+    return digest ? { event, delivery, digest } : { refusal: mismatch() };
+  };
+
+  const app = new Hono<Env>();
+  app.post('/github', async (c) => {
+    const declared = declaredLength(c, limit, WHAT);
+    const headed = fromHeaders(
+      c.req.header('x-hub-signature-256'),
+      c.req.header('x-github-event'),
+      c.req.header('x-github-delivery'),
+    );
+    if ('refusal' in headed) {
+      // Read the body (keeping none of it) before answering: a reply sent while the client is still uploading
+      // would make Node drop the connection instead of delivering the refusal.
+      await discardBody(c, limit);
+      throw headed.refusal;
+    }
+    const { event, delivery } = headed;
+
+    const check = new SignatureCheck(secrets, headed.digest);
+    const chunks: Uint8Array[] = [];
+    let read = 0;
+    const reservation = budget.open();
+    try {
+      // ORDER MATTERS: bytes are taken from the budget before they are kept, and every one is given back in
+      // this finally whatever happens (verified or not, refused, client gone, request timed out).
+      if (declared !== undefined && !reservation.cover(declared)) {
+        deps.logger.debug({ declared, inFlight: budget.inFlight }, 'webhook refused: body budget is full');
+        throw busy();
       }
+      await eachChunk(c, (chunk) => {
+        read += chunk.byteLength;
+        if (read > limit) throw tooLarge(limit, WHAT);
+        if (!reservation.cover(read)) {
+          deps.logger.debug({ read, inFlight: budget.inFlight }, 'webhook cut off: body budget is full');
+          throw busy();
+        }
+        check.update(chunk);
+        chunks.push(chunk);
+      });
+    } finally {
+      reservation.release();
     }
-    if (!ok) throw new HttpError(401, 'unauthorized', 'webhook signature does not match');
+    if (read === 0 || !check.matches()) throw mismatch();
+
+    let raw: string;
     let payload: unknown;
     try {
+      // fatal: JSON is UTF-8, and the bytes verified are the bytes decoded (see github-signature.ts).
+      raw = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, read));
       payload = JSON.parse(raw);
     } catch {
       throw new HttpError(400, 'malformed_json', 'webhook body is not valid JSON');
@@ -55,3 +119,5 @@ export function webhookRoutes(deps: AppDeps): Hono<Env> {
   });
   return app;
 }
+
+const mismatch = () => new HttpError(401, 'unauthorized', 'webhook signature does not match');
