@@ -1,5 +1,4 @@
-import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../http/deps.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import type { UiEnv } from './env.js';
@@ -26,12 +25,7 @@ export function uiRoutes(deps: AppDeps): Hono<UiEnv> {
   const guard = requireSession({ store: deps.store, clock: deps.clock, secret });
 
   app.use(securityHeaders());
-  app.use(
-    bodyLimit({
-      maxSize: deps.config.server.body_limit_bytes,
-      onError: (c) => c.html(refusal('Too large', 'The form was too large.'), 413),
-    }),
-  );
+  app.use(formBodies(deps.config.server.body_limit_bytes));
   app.onError((err, c) => {
     deps.logger.error({ err, method: c.req.method, path: c.req.path }, 'ui: unhandled error');
     return c.html(refusal('Something went wrong', 'The page could not be shown; the error was logged.'), 500);
@@ -57,4 +51,30 @@ export function uiRoutes(deps: AppDeps): Hono<UiEnv> {
 
   app.all('*', (c) => c.html(refusal('Not found', `There is no page at ${c.req.path}.`), 404));
   return app;
+}
+
+/** The sign-in form holds a token and a nonce: a few hundred bytes. */
+const LOGIN_FORM_LIMIT = 4_096;
+
+/**
+ * Bounds what a form post may make the daemon hold, before anyone is signed in. Browsers send forms with a
+ * Content-Length: a body without one is refused (411) rather than buffered to find its size, and one over the
+ * limit is refused from the header alone (413). The body itself is read only by the route, which for every
+ * page but the sign-in form is after the session check.
+ */
+function formBodies(limit: number): MiddlewareHandler<UiEnv> {
+  return async (c, next) => {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    const length = c.req.header('content-length');
+    if (length === undefined || c.req.header('transfer-encoding') !== undefined) {
+      if (!c.req.raw.body) return next();
+      return c.html(refusal('Length required', 'The form was sent without its length.'), 411);
+    }
+    const max = c.req.path === '/ui/login' ? Math.min(limit, LOGIN_FORM_LIMIT) : limit;
+    const n = Number(length);
+    if (!Number.isSafeInteger(n) || n < 0)
+      return c.html(refusal('Bad request', 'Invalid Content-Length.'), 400);
+    if (n > max) return c.html(refusal('Too large', 'The form was too large.'), 413);
+    return next();
+  };
 }

@@ -35,6 +35,8 @@ export async function ui(
       for (const x of Array.isArray(v) ? v : [v]) params.append(k, x);
     body = params.toString();
     headers['content-type'] = 'application/x-www-form-urlencoded';
+    // As a browser sends a form (the page refuses a body without its length).
+    headers['content-length'] = String(Buffer.byteLength(body));
   }
   const res = await app.request(`${o.base ?? 'http://localhost'}${path}`, { method, headers, body });
   return {

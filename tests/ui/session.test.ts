@@ -299,10 +299,15 @@ describe('CSRF and cross-site requests', () => {
       expectSecurityHeaders(res.headers);
     }
     // A JSON body is not a form: no csrf field, refused.
+    const jsonBody = JSON.stringify({ csrf: me.csrf, comment: 'no' });
     const json = await h.app.request(`http://localhost${path}`, {
       method: 'POST',
-      headers: { cookie: me.cookie, 'content-type': 'application/json' },
-      body: JSON.stringify({ csrf: me.csrf, comment: 'no' }),
+      headers: {
+        cookie: me.cookie,
+        'content-type': 'application/json',
+        'content-length': String(jsonBody.length),
+      },
+      body: jsonBody,
     });
     expect(json.status).toBe(403);
     expect((await h.store.getPlan(plan.id))!.status).toBe('pending_approval');
@@ -310,6 +315,39 @@ describe('CSRF and cross-site requests', () => {
     const ok = await ui(h.app, 'POST', path, { cookie: me.cookie, form: { csrf: me.csrf, comment: 'no' } });
     expect(ok.status).toBe(303);
     expect((await h.store.getPlan(plan.id))!.status).toBe('rejected');
+  });
+
+  it('never buffers a form to find its size: no length is 411, over the limit is 413, before anyone signs in', async () => {
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(ctrl) {
+        pulled += 1;
+        ctrl.enqueue(new Uint8Array(64 * 1024));
+      },
+    });
+    const chunked = await h.app.request('http://localhost/ui/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'transfer-encoding': 'chunked' },
+      body: endless,
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(411);
+    expect(pulled).toBeLessThanOrEqual(2);
+    const big = await h.app.request('http://localhost/ui/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': '5000' },
+      body: 'x'.repeat(5000),
+    });
+    expect(big.status).toBe(413);
+    const overPage = await h.app.request('http://localhost/ui/plans/x/approve', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'content-length': String(h.config.server.body_limit_bytes + 1),
+      },
+      body: 'x',
+    });
+    expect(overPage.status).toBe(413);
   });
 
   it('refuses a cross-site Origin or Sec-Fetch-Site even with the right csrf (403)', async () => {
