@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type ClientRequest, request } from 'node:http';
@@ -8,10 +8,10 @@ import { Webhooks } from '@octokit/webhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
 import { BodyBudget } from '../../src/http/body-budget.js';
-import { packageRoot } from '../../src/paths.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
 import { ADMIN_TOKEN, readSse, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { createHarness, type Harness, tempDir } from '../support/harness.js';
+import { serveProcess } from '../support/process-daemon.js';
 import { example, SECRET, sign } from '../triggers/helpers.js';
 
 // Limits on what a client may make the daemon hold before it is authenticated: the webhook body limit, the
@@ -553,36 +553,6 @@ describe('over a loopback socket', () => {
 // 100 MB to 841-968 MB (+740 to +867 MB over three runs).
 const PEAK_GROWTH_MB = 150;
 const LIMIT = 26_214_400; // server.webhook_body_limit_bytes, default: 25 MiB
-const CLI = join(packageRoot(), 'dist/src/cli/main.js');
-
-function serve(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: dataDir,
-      DRYDOCK_DATA_DIR: dataDir,
-      DRYDOCK_HOST: '127.0.0.1',
-      DRYDOCK_PORT: '0',
-      DRYDOCK_ADMIN_TOKEN: 'memory-test-admin-token-0123456789',
-      DRYDOCK_LOG_LEVEL: 'warn',
-      GITHUB_WEBHOOK_SECRET: SECRET,
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  children.push(child);
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (b) => {
-      err += b;
-      const m = /drydock listening on (\S+)/.exec(err);
-      if (m) resolve({ child, url: m[1]! });
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
-  });
-}
-
 /** Peak resident set size of process `pid` so far, in MB (VmHWM, which Linux reports in kB). */
 function peakRssMb(pid: number): number {
   const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -628,7 +598,10 @@ describe('memory', () => {
   it(`20 unsigned and 20 wrongly-signed 25 MiB webhooks at once grow the daemon's peak RSS by < ${PEAK_GROWTH_MB} MB`, async () => {
     const tmp = tempDir('drydock-memory-');
     dirs.push(tmp);
-    const { child, url } = await serve(join(tmp.path, 'data'));
+    const { child, url } = await serveProcess(join(tmp.path, 'data'), 'http://127.0.0.1:9', children, {
+      DRYDOCK_HOST: '127.0.0.1',
+      GITHUB_WEBHOOK_SECRET: SECRET,
+    });
     const pid = child.pid!;
 
     // Warm up every path the load takes (a verified ping, an unsigned and a wrongly-signed refusal).
