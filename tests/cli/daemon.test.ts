@@ -153,6 +153,36 @@ describe('drydock serve', () => {
     expect(await exited(d.child)).toBe(0);
   });
 
+  it('token revoke ends a token (by its id or the token itself) at once, on a running daemon too', async () => {
+    const data = dir();
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [CLI, 'token', ...args], { env: baseEnv(data), encoding: 'utf8' });
+    const made = cli('create', '--name', 'bob', '--role', 'approver');
+    expect(made.status, made.stderr).toBe(0);
+    const token = made.stdout.trim();
+    const id = /^token (\S+) for bob \(approver\) created/.exec(made.stderr)?.[1];
+    expect(token.startsWith(`ddk_${id}.`)).toBe(true);
+    const other = cli('create', '--name', 'cy', '--role', 'viewer').stdout.trim();
+    const d = await serve(baseEnv(data));
+    const as = (t: string) => fetch(`${d.url}/v1/sessions`, { headers: { authorization: `Bearer ${t}` } });
+    expect((await as(token)).status).toBe(200);
+
+    const revoked = cli('revoke', id!);
+    expect(revoked.status, revoked.stderr).toBe(0);
+    expect(revoked.stderr).toMatch(new RegExp(`token ${id} \\(bob\\) revoked; its /ui sessions ended`));
+    expect((await as(token)).status).toBe(401);
+    expect(cli('revoke', id!).stderr).toMatch(/was already revoked/);
+    // The whole token works as the argument too.
+    expect(cli('revoke', other).status).toBe(0);
+    expect((await as(other)).status).toBe(401);
+    const unknown = cli('revoke', 'nosuchtokenid000');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/no token with id nosuchtokenid000/);
+    expect(cli('revoke').status).toBe(2);
+    d.child.kill('SIGTERM');
+    expect(await exited(d.child)).toBe(0);
+  });
+
   it('prints usage for unknown commands with exit 2', () => {
     const r = spawnSync(process.execPath, [CLI, 'frobnicate'], { env: baseEnv(dir()), encoding: 'utf8' });
     expect(r.status).toBe(2);
