@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { approveAs, jobIn, pendingApproval, plannedJob } from '../plans/helpers.js';
+import { approveAs, jobIn, pendingApproval, plannedJob, runUntil } from '../plans/helpers.js';
 import { waitFor } from '../support/daemon.js';
 import { makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
@@ -151,8 +151,9 @@ describe('a command runs at most once per approval', () => {
       expect(interrupted).toMatchObject({ is_error: true });
       expect(interrupted.content).toMatch(/interrupted: drydock stopped while it ran.*It was not run again/);
       expect(readFileSync(ran, 'utf8')).toBe('started\n');
-      const run = (await second.api('GET', `/v1/runs/${runId}`)).body;
-      expect(run).toMatchObject({ status: 'awaiting_input', attempt: 2 });
+      // The approval is stored a moment before the run is marked as waiting for it.
+      const run = await runUntil(second, runId, ['awaiting_input']);
+      expect(run.attempt).toBe(2);
       await second.kill();
     });
   }
