@@ -106,18 +106,18 @@ export async function commonGitDir(repo: string): Promise<string> {
 
 /**
  * The administrative directory git keeps for the worktree at `path` (`<common>/worktrees/<name>`), found from
- * the repository's side: each one names its worktree in a `gitdir` file. Never read from the worktree itself,
- * whose `.git` file is as writable as the rest of it.
+ * the repository's side (`common` is its shared git directory, see `commonGitDir`): each one names its
+ * worktree in a `gitdir` file. Never read from the worktree itself, whose `.git` file is as writable as the
+ * rest of it.
  */
-export async function worktreeGitDir(repo: string, path: string): Promise<string> {
-  const common = await commonGitDir(repo);
+export async function worktreeGitDir(common: string, path: string): Promise<string> {
   const admin = join(common, 'worktrees');
   const expected = join(resolve(path), '.git');
   for (const name of await readdir(admin).catch(() => [] as string[])) {
     const recorded = await readFile(join(admin, name, 'gitdir'), 'utf8').catch(() => null);
     if (recorded !== null && resolve(recorded.trim()) === expected) return join(admin, name);
   }
-  throw new Error(`${path} is not a worktree of the repository at ${repo}`);
+  throw new Error(`${path} is not a worktree of the repository whose git directory is ${common}`);
 }
 
 const SHA = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/;

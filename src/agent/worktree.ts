@@ -56,11 +56,8 @@ export async function prepareWorktree(
     await mkdir(dirname(top), { recursive: true });
     await withRepoLock(repo, () => git(repo, ['worktree', 'add', '-q', '-b', branchFor(planId), top, base]));
   }
-  const [gitDir, commonDir, prefix] = await Promise.all([
-    worktreeGitDir(repo, top),
-    commonGitDir(repo),
-    prefixInRepository(repo),
-  ]);
+  const [commonDir, prefix] = await Promise.all([commonGitDir(repo), prefixInRepository(repo)]);
+  const gitDir = await worktreeGitDir(commonDir, top);
   const root = prefix === '' ? top : join(top, prefix);
   // A subdirectory with nothing committed in it yet is not in the worktree: the session still works there.
   await mkdir(root, { recursive: true });
