@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { serve } from '@hono/node-server';
+import { modelProblems } from './agent/models.js';
 import { killLeftoverGroup } from './agent/processes.js';
 import { AgentExecutor } from './agent/runner.js';
 import { Sandbox, type SandboxStatus } from './agent/sandbox.js';
@@ -81,6 +82,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 
   const events = new RunEvents(store, clock);
   const metrics = new Metrics(store);
+  const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
+  if (!modelConfigured) {
+    logger.warn(
+      'ANTHROPIC_API_KEY is not set: the daemon serves, but every run fails until it is (see `drydock doctor`)',
+    );
+  }
+  for (const warning of modelProblems(config, config.anthropic.model).warnings) {
+    logger.warn({ model: config.anthropic.model }, warning);
+  }
   const model =
     opts.model ??
     new Anthropic({
@@ -162,6 +172,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     triggers,
     metrics,
     sandbox: sandboxStatus,
+    modelConfigured,
     submitRun: (run) => queue.submit(run),
   });
   const recovered = await queue.recover();

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import { findModel } from '../../src/agent/models.js';
 import { AgentExecutor } from '../../src/agent/runner.js';
 import { Sandbox } from '../../src/agent/sandbox.js';
 import { DEFAULT_TOOL_LIMITS } from '../../src/agent/tools/limits.js';
@@ -97,12 +98,8 @@ export interface Drydock {
   close(): Promise<void>;
 }
 
-/**
- * The model the runs ask for. Not the configured default (claude-sonnet-4-5): the SDK deems that one
- * deprecated and console.warns two lines on every request, which would flood the output of both sides.
- * This one is in the built-in pricing table.
- */
-export const BENCH_MODEL = 'claude-haiku-4-5';
+/** The model the runs ask for: the configured default (a catalogue model the SDK does not warn about). */
+export const BENCH_MODEL = defaultConfig().anthropic.model;
 
 export function openDrydock(opts: { file: string; url: string; maxConcurrent: number }): Drydock {
   const base = defaultConfig();
@@ -111,7 +108,7 @@ export function openDrydock(opts: { file: string; url: string; maxConcurrent: nu
     data_dir: dirname(opts.file),
     anthropic: { ...base.anthropic, model: BENCH_MODEL },
   };
-  if (!Object.hasOwn(config.pricing, BENCH_MODEL)) throw new Error(`bench: no price for ${BENCH_MODEL}`);
+  if (!findModel(config, BENCH_MODEL).priced) throw new Error(`bench: no price for ${BENCH_MODEL}`);
   const clock = systemClock;
   const { logger, counts: logged } = countingLogger();
   const store = new SqliteStore({ file: opts.file });

@@ -14,7 +14,7 @@ export interface BreakerState {
   reason: string | null;
 }
 
-const FAILED = new Set(['failed', 'budget_exceeded', 'interrupted']);
+const FAILED = new Set(['failed', 'budget_exceeded', 'interrupted', 'refused']);
 
 /**
  * The circuit breaker in front of the unattended modes. Between planning and execution the world may have

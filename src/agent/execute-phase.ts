@@ -9,15 +9,17 @@ import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
-import type { ExecuteMode, Plan, Run, Session, ToolApproval } from '../store/types.js';
+import type { ConversationMessage, ExecuteMode, Plan, Run, Session, ToolApproval } from '../store/types.js';
 import { effectiveMode } from './breaker.js';
 import { inGitRepository } from './git.js';
 import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
 import { readOnlyTool } from './plan-phase.js';
 import { processIdentity } from './processes.js';
 import {
+  BASE_SYSTEM_PROMPT,
   callInterrupted,
   EXECUTE_DIRECTIVE,
+  executeBrief,
   executeToolRefused,
   repeatedToolUseId,
   sandboxUnavailable,
@@ -92,7 +94,7 @@ interface Place {
  */
 export class ExecutePhase implements Phase {
   readonly tools = EXECUTE_TOOLS;
-  readonly directive = EXECUTE_DIRECTIVE;
+  readonly system = [BASE_SYSTEM_PROMPT, EXECUTE_DIRECTIVE] as const;
   private readonly touched = new Set<string>();
 
   private constructor(
@@ -209,6 +211,22 @@ export class ExecutePhase implements Phase {
     const readOnly = [tree.commonDir, ...(tree.prefix === '' ? [] : [join(tree.top, '.git')])];
     const root = workspace.root;
     return { workspace, tree, confinement: { cwd: root, writable: [root], readOnly, network: plan.network } };
+  }
+
+  /**
+   * The execute phase is a conversation of its own (a conversation never changes its system prompt or its
+   * tools): it opens with the approval, the approved plan verbatim with its sha256, the original task and
+   * the files the plan phase read, all taken from the plan's conversation.
+   */
+  async opening(): Promise<string> {
+    const planned = await this.deps.store.loadConversation(this.plan.conversationId);
+    return executeBrief({
+      kickoff: this.run.prompt,
+      plan: this.plan.markdown,
+      sha256: this.plan.sha256,
+      task: taskOf(planned),
+      filesRead: filesRead(planned),
+    });
   }
 
   async call(
@@ -459,4 +477,29 @@ export class ExecutePhase implements Phase {
     await walk(root);
     return [...found].sort();
   }
+}
+
+/** The first user message's text of a plan conversation: the task as it was given. */
+function taskOf(messages: ConversationMessage[]): string {
+  const first = messages.find((m) => m.role === 'user');
+  const texts = (first?.content ?? []).flatMap((b) => {
+    const block = b as { type?: unknown; text?: unknown };
+    return block.type === 'text' && typeof block.text === 'string' ? [block.text] : [];
+  });
+  return texts.join('\n\n');
+}
+
+/** The files the plan phase read (Read calls), in the order first read. */
+function filesRead(messages: ConversationMessage[]): string[] {
+  const files = new Set<string>();
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    for (const b of m.content) {
+      const block = b as { type?: unknown; name?: unknown; input?: { file_path?: unknown } };
+      if (block.type === 'tool_use' && block.name === 'Read' && typeof block.input?.file_path === 'string') {
+        files.add(block.input.file_path);
+      }
+    }
+  }
+  return [...files];
 }

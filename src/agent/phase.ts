@@ -15,14 +15,22 @@ export const PARKED = Symbol('parked');
 
 /** What differs between the plan phase and the execute phase; the loop in runner.ts is shared. */
 export interface Phase {
+  /** Fixed for the whole conversation (each phase is a conversation of its own): see request.ts. */
   readonly tools: ToolDefinition[];
-  readonly directive: string;
+  readonly system: readonly string[];
   readonly workspace: Workspace;
+  /** The text of the run's first message when it starts a conversation or adds to one. */
+  opening(): Promise<string>;
   /**
    * One tool call (other than AskUserQuestion, which the loop handles for both phases). `prior` holds the
-   * results of the same turn so far, saved with anything that parks. `planned` ends the run after this turn.
+   * results of the same turn so far, saved with anything that parks; `turnText` is what the model wrote in
+   * that turn besides its calls. `planned` ends the run after this turn.
    */
-  call(use: ToolUse, prior: ToolResultBlock[]): Promise<ToolResult | typeof PARKED | { planned: ToolResult }>;
+  call(
+    use: ToolUse,
+    prior: ToolResultBlock[],
+    turnText: string,
+  ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }>;
   /** Whether a parked record (other than a question) exists for this call, for resuming after it. */
   parkedResults(use: ToolUse): Promise<ToolResultBlock[] | null>;
   /** The model ended its turn without calling a tool. */

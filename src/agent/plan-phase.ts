@@ -9,7 +9,13 @@ import type { Run, Session } from '../store/types.js';
 import { removeCheckout } from '../triggers/checkout.js';
 import { headCommit } from './git.js';
 import type { PARKED, Phase, ToolResultBlock, ToolUse } from './phase.js';
-import { PLAN_CAPTURED, PLAN_MODE_DIRECTIVE, PLAN_REMINDER, planToolRefused } from './prompt.js';
+import {
+  BASE_SYSTEM_PROMPT,
+  PLAN_CAPTURED,
+  PLAN_MODE_DIRECTIVE,
+  PLAN_REMINDER,
+  planToolRefused,
+} from './prompt.js';
 import { PLAN_TOOLS, runGlob, runGrep, runRead, type ToolLimits, type Workspace } from './tools/index.js';
 import { validatePlan } from './tools/plan-tools.js';
 import type { ToolResult } from './tools/types.js';
@@ -27,7 +33,7 @@ interface PlanPhaseDeps {
 /** Plan mode: read, search, ask; ExitPlanMode captures the plan and ends the run. Nothing else runs. */
 export class PlanPhase implements Phase {
   readonly tools = PLAN_TOOLS;
-  readonly directive = PLAN_MODE_DIRECTIVE;
+  readonly system = [BASE_SYSTEM_PROMPT, PLAN_MODE_DIRECTIVE] as const;
 
   constructor(
     private readonly deps: PlanPhaseDeps,
@@ -37,10 +43,19 @@ export class PlanPhase implements Phase {
     private readonly conversationId: string,
   ) {}
 
-  async call(use: ToolUse): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
+  async opening(): Promise<string> {
+    // The task, or a revision round's feedback (added after the plan receipt).
+    return this.run.prompt;
+  }
+
+  async call(
+    use: ToolUse,
+    _prior: ToolResultBlock[],
+    turnText: string,
+  ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
     if (READ_ONLY.has(use.name)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
     if (use.name === 'ExitPlanMode') {
-      const r = await this.capturePlan(use);
+      const r = await this.capturePlan(use, turnText);
       return r.isError ? r : { planned: r };
     }
     // The gate: whatever the model asks for, only plan tools run in plan mode.
@@ -70,12 +85,12 @@ export class PlanPhase implements Phase {
     return outcome;
   }
 
-  private async capturePlan(use: ToolUse): Promise<ToolResult> {
+  private async capturePlan(use: ToolUse, turnText: string): Promise<ToolResult> {
     const { store, events, clock, config } = this.deps;
     const run = this.run;
     let plan = await store.findPlan(run.id, use.id);
     if (!plan) {
-      const parsed = validatePlan(use.input);
+      const parsed = validatePlan(use.input, turnText);
       if (!parsed.ok) return { content: parsed.error, isError: true };
       const markdown = parsed.value.plan;
       const previous = run.revisesPlanId ? await store.getPlan(run.revisesPlanId) : null;

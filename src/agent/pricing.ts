@@ -1,4 +1,4 @@
-import type { ModelPrice } from '../config/schema.js';
+import { type ModelSpec, priceFor } from './models.js';
 import type { TokenUsage } from '../store/types.js';
 
 /** The usage block of a Messages API response, as much of it as pricing needs. */
@@ -38,8 +38,22 @@ export function addUsage(a: TokenUsage, b: TokenUsage): Required<TokenUsage> {
   };
 }
 
-/** USD for the given tokens at the given prices (per million tokens). */
-export function costOf(t: TokenUsage, p: ModelPrice): number {
+/** The prompt of one request: what long-prompt price bands are decided on (input, cache reads and writes). */
+export function promptTokensOf(t: TokenUsage): number {
+  return (
+    (t.input_tokens ?? 0) +
+    (t.cache_read_tokens ?? 0) +
+    (t.cache_write_5m_tokens ?? 0) +
+    (t.cache_write_1h_tokens ?? 0)
+  );
+}
+
+/**
+ * USD for the tokens of one request (or a sum of them) at the model's prices per million tokens; a model
+ * with a long-prompt band charges every token of a request above the threshold at the band's prices.
+ */
+export function costOf(t: TokenUsage, model: Pick<ModelSpec, 'price' | 'long_prompt'>, promptTokens: number): number {
+  const p = priceFor(model, promptTokens);
   const usd =
     ((t.input_tokens ?? 0) * p.input +
       (t.output_tokens ?? 0) * p.output +

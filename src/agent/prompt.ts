@@ -46,6 +46,42 @@ Some calls need a person's approval before they run, depending on the execution 
 export const executeKickoff = (approvers: string[]) =>
   `Your plan was approved by ${approvers.join(', ')}. Implement the plan you proposed, exactly as written.`;
 
+/**
+ * The first message of an execute conversation: the approval line (the run's prompt), the approved plan
+ * verbatim with the sha256 that was approved, the original task, and the files the plan phase read.
+ */
+export function executeBrief(opts: {
+  kickoff: string;
+  plan: string;
+  sha256: string;
+  task: string;
+  filesRead: string[];
+}): string {
+  const files = opts.filesRead.length
+    ? `Files read while planning (read them again before changing them):\n${opts.filesRead.map((f) => `- ${f}`).join('\n')}`
+    : 'No files were read while planning.';
+  return `${opts.kickoff}
+
+<approved_plan sha256="${opts.sha256}">
+${opts.plan}
+</approved_plan>
+
+The task the plan answers, as it was given:
+<task>
+${opts.task}
+</task>
+
+${files}`;
+}
+
+/** The tool result of each call in a reply that was cut off at max_tokens: none of them ran. */
+export const CALL_CUT_OFF =
+  'Not executed: your reply reached the output limit (max_tokens) while writing this call, so its input may be incomplete. Make the call again with a smaller input (for a large file, write it in parts with Write, then Edit).';
+
+/** Sent when a reply without a tool call was cut off at max_tokens. */
+export const REPLY_CUT_OFF =
+  'Your reply reached the output limit (max_tokens) and was cut off. Continue from where it stopped, more briefly.';
+
 export const reviseKickoff = (by: string, feedback: string) =>
   `${by} reviewed your plan and asked for changes:\n\n${feedback}\n\nRevise the plan: explore further if you need to, then call ExitPlanMode with the complete revised plan (not only the changes).`;
 

@@ -2,44 +2,56 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { ConversationMessage, RunSettings } from '../store/types.js';
 import type { ToolDefinition } from './tools/types.js';
 
-export type Phase = 'plan' | 'execute';
-
 /**
- * One Messages API request. Order matters for prompt caching: tools, then the static base prompt with the
- * first cache breakpoint, then the phase directive (after the breakpoint, so switching phases never
- * invalidates the cached base), then the conversation with a breakpoint on its newest message.
+ * One Messages API request. A conversation has one system prompt and one tool list for its whole life
+ * (the plan phase and the execute phase are separate conversations), and its messages only grow, so every
+ * request is the previous one plus new messages: thinking blocks sent back keep their prefix (models with
+ * preserved thinking refuse them otherwise), and the prompt cache reads everything already sent.
+ *
+ * Cache breakpoints (the API allows 4): the end of the static prefix (tools, then system), the end of the
+ * message before the newest assistant turn (where the previous request wrote its cache, so it is read even
+ * when a turn adds more than the API's 20-block lookback), and the newest message.
+ *
+ * Sampling parameters, prefill and tool_choice are never sent: the 5.5 models refuse anything but the
+ * defaults. Thinking and effort are shaped per model by models.ts (settings.request).
  */
 export function buildRequest(opts: {
   settings: RunSettings;
   tools: ToolDefinition[];
-  basePrompt: string;
-  directive: string;
+  system: readonly string[];
   messages: ConversationMessage[];
 }): Anthropic.MessageCreateParamsNonStreaming {
   const { settings } = opts;
+  const { thinking, effort } = settings.request;
+  const system = opts.system.map((text, i): Anthropic.TextBlockParam => {
+    const last = i === opts.system.length - 1;
+    return last ? { type: 'text', text, cache_control: { type: 'ephemeral' } } : { type: 'text', text };
+  });
   return {
     model: settings.model,
     max_tokens: settings.maxTokens,
     tools: opts.tools as Anthropic.Tool[],
-    system: [
-      { type: 'text', text: opts.basePrompt, cache_control: { type: 'ephemeral' } },
-      { type: 'text', text: opts.directive },
-    ],
-    messages: withBreakpointOnNewest(opts.messages),
-    thinking: settings.thinking.enabled
-      ? { type: 'enabled', budget_tokens: settings.thinking.budgetTokens }
-      : { type: 'disabled' },
+    system,
+    messages: withBreakpoints(opts.messages),
+    ...(thinking ? { thinking: thinking as Anthropic.ThinkingConfigParam } : {}),
+    ...(effort ? { output_config: { effort } } : {}),
   };
 }
 
-/** Copies the conversation, marking the last block of the newest message as a cache breakpoint. */
-function withBreakpointOnNewest(messages: ConversationMessage[]): Anthropic.MessageParam[] {
+/** Copies the conversation, marking the newest message and the one before the last assistant turn. */
+function withBreakpoints(messages: ConversationMessage[]): Anthropic.MessageParam[] {
+  const marked = new Set<number>([messages.length - 1]);
+  if (messages.length >= 3) marked.add(messages.length - 3);
   return messages.map((m, i) => {
-    if (i !== messages.length - 1 || m.content.length === 0) {
+    if (!marked.has(i) || m.content.length === 0) {
       return { role: m.role, content: m.content as Anthropic.ContentBlockParam[] };
     }
     const content = [...m.content] as Record<string, unknown>[];
-    content[content.length - 1] = { ...content[content.length - 1], cache_control: { type: 'ephemeral' } };
+    // Thinking blocks take no cache_control; the marker goes on the last block that can carry one.
+    let at = content.length - 1;
+    while (at >= 0 && (content[at]!.type === 'thinking' || content[at]!.type === 'redacted_thinking')) at--;
+    if (at < 0) return { role: m.role, content: m.content as Anthropic.ContentBlockParam[] };
+    content[at] = { ...content[at], cache_control: { type: 'ephemeral' } };
     return { role: m.role, content: content as unknown as Anthropic.ContentBlockParam[] };
   });
 }

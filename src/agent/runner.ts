@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Clock } from '../clock.js';
-import type { Config, ModelPrice } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
@@ -11,12 +11,15 @@ import { checkoutPullRequest } from '../triggers/checkout.js';
 import { ExecutePhase } from './execute-phase.js';
 import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
-import { addUsage, costOf, tokensOf } from './pricing.js';
+import { classifyModelError, ModelUnavailable, retryDelay } from './model-errors.js';
+import { findModel, type ResolvedModel } from './models.js';
+import { addUsage, costOf, promptTokensOf, tokensOf } from './pricing.js';
 import {
-  BASE_SYSTEM_PROMPT,
+  CALL_CUT_OFF,
   NOT_RUN_AFTER_PLAN,
   QUESTION_TIMED_OUT,
   questionAnswered,
+  REPLY_CUT_OFF,
   repeatedToolUseId,
 } from './prompt.js';
 import { buildRequest } from './request.js';
@@ -46,11 +49,18 @@ interface LoopContext {
   run: Run;
   phase: Phase;
   settings: RunSettings;
-  price: ModelPrice;
+  model: ResolvedModel;
   conversationId: string;
   state: { turns: number; usage: TokenUsage; costUsd: number; lastTurnUsd: number };
   signal: AbortSignal;
+  /** The refusal details of the last reply, when it was one. */
+  refusal: { category: string | null; explanation: string | null } | null;
 }
+
+/** Replies cut off at max_tokens in a row before the run gives up. */
+const MAX_CUT_OFF_IN_A_ROW = 3;
+/** pause_turn continuations in a row before the run gives up. */
+const MAX_PAUSES_IN_A_ROW = 5;
 
 /**
  * drydock's agent loop over `messages.stream`, shared by the plan and the execute phase. Each turn: build
@@ -66,11 +76,17 @@ export class AgentExecutor implements RunExecutor {
     const session = await store.getSession(run.sessionId);
     if (!session) return { status: 'failed', error: `session ${run.sessionId} no longer exists` };
     const settings = resolveSettings(run, session, config);
-    const price = config.pricing[settings.model];
-    if (!price) {
+    const model = findModel(config, settings.model);
+    if (model.status === 'retired') {
       return {
         status: 'failed',
-        error: `no price for model ${settings.model}: add pricing.${settings.model} to the configuration`,
+        error: `model ${settings.model} is retired and no longer answers: set the session's or job's model to ${model.replacement ?? 'a current model'} (README, Models)`,
+      };
+    }
+    if (!model.priced) {
+      return {
+        status: 'failed',
+        error: `no price for model ${settings.model}: add models.${settings.model}.price to the configuration (README, Models)`,
       };
     }
     const conversationId = run.conversationId ?? run.id;
@@ -96,74 +112,131 @@ export class AgentExecutor implements RunExecutor {
     }
 
     const messages = await store.loadConversation(conversationId);
+    const started = { phase: run.phase, model: settings.model, attempt: run.attempt };
     if (!messages.some((m) => m.runId === run.id)) {
       // This run's instruction: the first message of a new conversation, or the next user message of one
-      // that continues (a revision round, the execute phase), merged after the plan receipt.
-      const first: ConversationMessage = { role: 'user', content: [{ type: 'text', text: run.prompt }] };
+      // that continues (a revision round), merged after the plan receipt.
+      const first: ConversationMessage = { role: 'user', content: [{ type: 'text', text: await phase.opening() }] };
       await store.appendMessages(conversationId, run.id, [first], clock.now());
       messages.splice(0, messages.length, ...(await store.loadConversation(conversationId)));
       await events.emit(run.id, 'run_started', {
-        phase: run.phase,
-        model: settings.model,
-        attempt: run.attempt,
+        ...started,
+        thinking: settings.request.thinking,
+        effort: settings.request.effort,
+        // Where the request differs from what was asked (a model that always thinks, a clamped max_tokens).
+        notes: settings.request.notes,
       });
     } else {
-      await events.emit(run.id, 'run_resumed', {
-        phase: run.phase,
-        model: settings.model,
-        attempt: run.attempt,
-      });
+      await events.emit(run.id, 'run_resumed', started);
     }
 
     const state = { turns: run.turns, usage: run.usage as TokenUsage, costUsd: run.costUsd, lastTurnUsd: 0 };
-    const ctx: LoopContext = { run, phase, settings, price, conversationId, state, signal };
+    const ctx: LoopContext = { run, phase, settings, model, conversationId, state, signal, refusal: null };
     let outcome: RunOutcome;
     try {
       outcome = await this.loop(ctx, messages);
     } catch (err) {
-      if (!(err instanceof BudgetExceeded)) {
-        // Aborts and model failures are turned into a status by the queue; the phase still settles.
+      if (err instanceof BudgetExceeded) outcome = { status: 'budget_exceeded', error: err.message };
+      else if (err instanceof ModelUnavailable) outcome = { status: 'failed', error: err.message };
+      else {
+        // Aborts are turned into a status by the queue; the phase still settles.
         await phase.finish({ status: 'failed', error: (err as Error).message });
         throw err;
       }
-      outcome = { status: 'budget_exceeded', error: err.message };
     }
     return phase.finish(outcome);
   }
 
+  /**
+   * Until the run ends or parks: act on the newest message by the stop reason it ended with, else ask the
+   * model for the next turn. Every stop reason has its outcome:
+   * - end_turn, stop_sequence: the phase decides (the plan phase reminds once, the execute phase completes);
+   * - tool_use: the calls run through the phase's gate;
+   * - max_tokens: nothing of the reply runs (a call cut off has an incomplete input); the model is told and
+   *   asked again, and a run cut off MAX_CUT_OFF_IN_A_ROW times in a row fails;
+   * - pause_turn: the conversation is sent again as it is, and the reply continues the same message;
+   * - refusal: the run ends `refused` (no plan is proposed; a plan in execution fails);
+   * - model_context_window_exceeded, and any stop reason this build does not know: the run fails.
+   */
   private async loop(ctx: LoopContext, messages: ConversationMessage[]): Promise<RunOutcome> {
     const { store, clock } = this.deps;
     let reminded = false;
+    let pauses = 0;
     for (;;) {
       const last = messages[messages.length - 1]!;
       if (last.role === 'assistant') {
-        const toolUses = (last.content as { type: string }[]).filter(
-          (b): b is ToolUse => b.type === 'tool_use',
-        );
-        let next: ConversationMessage;
-        if (toolUses.length === 0) {
-          const end = await ctx.phase.endTurn(reminded);
-          if (!('remind' in end)) return end;
-          reminded = true;
-          next = { role: 'user', content: [{ type: 'text', text: end.remind }] };
-        } else {
-          const end = await this.runTools(ctx, toolUses, messages);
-          if (end === PARKED) return { status: 'awaiting_input' };
-          next = { role: 'user', content: end.results };
-          if (end.planned || end.repeated) {
-            await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
-            if (end.planned) return { status: 'planned' };
-            // The Messages API refuses any request whose conversation repeats a tool_use id ("`tool_use`
-            // ids must be unique", 400): this conversation cannot go on.
+        const blocks = last.content as { type: string; text?: unknown; thinking?: unknown }[];
+        const toolUses = blocks.filter((b): b is ToolUse => b.type === 'tool_use');
+        const stop = last.stopReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn');
+        let next: ConversationMessage | null = null;
+        switch (stop) {
+          case 'pause_turn':
+            if (++pauses > MAX_PAUSES_IN_A_ROW) {
+              return { status: 'failed', error: `the model paused its turn ${MAX_PAUSES_IN_A_ROW} times in a row` };
+            }
+            break; // asked again below, with the paused reply last
+          case 'refusal':
+            return { status: 'refused', error: refusalReason(ctx.refusal) };
+          case 'model_context_window_exceeded':
             return {
               status: 'failed',
-              error: `protocol error: the model's reply reused tool_use id ${JSON.stringify(end.repeated)}; that call was not run`,
+              error: `the conversation filled the context window of ${ctx.settings.model}; the run stopped with its work unfinished`,
             };
+          case 'max_tokens': {
+            const cut = inARow(messages, 'max_tokens');
+            if (cut >= MAX_CUT_OFF_IN_A_ROW) {
+              return {
+                status: 'failed',
+                error: `the model's replies were cut off at max_tokens (${ctx.settings.maxTokens}) ${cut} times in a row`,
+              };
+            }
+            for (const use of toolUses) {
+              await this.deps.events.emit(ctx.run.id, 'tool_call_cut_off', { tool: use.name, tool_use_id: use.id });
+            }
+            next = {
+              role: 'user',
+              content: toolUses.length
+                ? toolUses.map((use) => ({ type: 'tool_result', tool_use_id: use.id, content: CALL_CUT_OFF, is_error: true }))
+                : [{ type: 'text', text: REPLY_CUT_OFF }],
+            };
+            break;
           }
+          case 'tool_use':
+          case 'end_turn':
+          case 'stop_sequence': {
+            if (toolUses.length === 0) {
+              const end = await ctx.phase.endTurn(reminded);
+              if (!('remind' in end)) return end;
+              reminded = true;
+              next = { role: 'user', content: [{ type: 'text', text: end.remind }] };
+              break;
+            }
+            const end = await this.runTools(ctx, toolUses, messages, turnText(blocks));
+            if (end === PARKED) return { status: 'awaiting_input' };
+            next = { role: 'user', content: end.results };
+            if (end.planned || end.repeated) {
+              await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
+              if (end.planned) return { status: 'planned' };
+              // The Messages API refuses any request whose conversation repeats a tool_use id ("`tool_use`
+              // ids must be unique", 400): this conversation cannot go on.
+              return {
+                status: 'failed',
+                error: `protocol error: the model's reply reused tool_use id ${JSON.stringify(end.repeated)}; that call was not run`,
+              };
+            }
+            break;
+          }
+          default:
+            return {
+              status: 'failed',
+              error: `the model stopped with a stop reason this version of drydock does not know (${stop}); nothing of that reply was run`,
+            };
         }
-        await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
-        messages.push(next);
-        continue;
+        if (next) {
+          await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
+          messages.push(next);
+          continue;
+        }
       }
       if (ctx.state.turns >= ctx.settings.maxTurns) {
         return { status: 'failed', error: `reached the limit of ${ctx.settings.maxTurns} turns` };
@@ -175,7 +248,17 @@ export class AgentExecutor implements RunExecutor {
           `spent $${spent.toFixed(4)}; another turn (about $${ctx.state.lastTurnUsd.toFixed(4)}) would pass the budget of $${ctx.settings.budgetUsd}`,
         );
       }
-      messages.push(await this.turn(ctx, messages));
+      const reply = await this.turn(ctx, messages);
+      // A reply continuing a paused turn is stored in the same message (see Store.appendMessages).
+      if (last.role === 'assistant' && last.stopReason === 'pause_turn') {
+        messages[messages.length - 1] = {
+          ...last,
+          content: [...last.content, ...reply.content],
+          ...(reply.stopReason ? { stopReason: reply.stopReason } : {}),
+        };
+      } else {
+        messages.push(reply);
+      }
       if (ctx.state.costUsd > ctx.settings.budgetUsd) {
         throw new BudgetExceeded(
           `spent $${ctx.state.costUsd.toFixed(4)}, over the budget of $${ctx.settings.budgetUsd}`,
@@ -184,16 +267,53 @@ export class AgentExecutor implements RunExecutor {
     }
   }
 
-  /** One request to the model, streamed into the event log; stores the reply and the run's usage. */
+  /**
+   * One turn: a request to the model, streamed into the event log; stores the reply and the run's usage.
+   * A transient failure (the SDK's own retries spent, or an error in mid-stream) asks again from the stored
+   * conversation, with backoff, up to anthropic.turn_attempts attempts and anthropic.turn_retry_max_ms of
+   * waiting; each retry is in the run's events. Other failures end the run with what to fix.
+   */
   private async turn(ctx: LoopContext, messages: ConversationMessage[]): Promise<ConversationMessage> {
-    const { store, events, clock, model } = this.deps;
+    const { config, events } = this.deps;
+    const { turn_attempts: attempts, turn_retry_base_ms: baseMs, turn_retry_max_ms: maxWaitMs } = config.anthropic;
     const params = buildRequest({
       settings: ctx.settings,
       tools: ctx.phase.tools,
-      basePrompt: BASE_SYSTEM_PROMPT,
-      directive: ctx.phase.directive,
+      system: ctx.phase.system,
       messages,
     });
+    let waited = 0;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.request(ctx, params);
+      } catch (err) {
+        if (ctx.signal.aborted) throw err;
+        const failure = classifyModelError(err, ctx.settings.model);
+        if (!failure.retry) throw new ModelUnavailable(failure.reason);
+        const delay = retryDelay(attempt, baseMs, failure.retryAfterMs);
+        if (attempt >= attempts || waited + delay > maxWaitMs) {
+          throw new ModelUnavailable(
+            `${failure.reason}; gave up after ${attempt} attempt${attempt === 1 ? '' : 's'} over ${Math.round(waited / 1000)} s of retrying`,
+          );
+        }
+        await events.emit(ctx.run.id, 'model_retry', {
+          attempt,
+          next_attempt_in_ms: delay,
+          cause: failure.reason,
+          // Text streamed into the log by the failed attempt is not part of the conversation.
+          partial_reply_discarded: true,
+        });
+        await sleep(delay, ctx.signal);
+        waited += delay;
+      }
+    }
+  }
+
+  private async request(
+    ctx: LoopContext,
+    params: ReturnType<typeof buildRequest>,
+  ): Promise<ConversationMessage> {
+    const { store, events, clock, model } = this.deps;
     const stream = model.messages.stream(params, { signal: ctx.signal });
     for await (const ev of stream) {
       if (ev.type !== 'content_block_delta') continue;
@@ -205,19 +325,26 @@ export class AgentExecutor implements RunExecutor {
     }
     const message = await stream.finalMessage();
     const tokens = tokensOf(message.usage);
-    const turnUsd = costOf(tokens, ctx.price);
+    const turnUsd = costOf(tokens, ctx.model, promptTokensOf(tokens));
     const s = ctx.state;
     s.turns += 1;
     s.usage = addUsage(s.usage, tokens);
     s.costUsd = Math.round((s.costUsd + turnUsd) * 1e6) / 1e6;
     s.lastTurnUsd = turnUsd;
+    const stopReason = message.stop_reason ?? 'end_turn';
+    const details = message.stop_details as { category?: string | null; explanation?: string | null } | null;
+    ctx.refusal =
+      stopReason === 'refusal'
+        ? { category: details?.category ?? null, explanation: details?.explanation ?? null }
+        : null;
     // Thinking blocks (with their signatures) go back to the API exactly as they came.
-    const reply: ConversationMessage = { role: 'assistant', content: message.content as unknown[] };
+    const reply: ConversationMessage = { role: 'assistant', content: message.content as unknown[], stopReason };
     await store.appendMessages(ctx.conversationId, ctx.run.id, [reply], clock.now());
     await store.updateRun(ctx.run.id, { turns: s.turns, usage: s.usage, costUsd: s.costUsd });
     await events.emit(ctx.run.id, 'turn_finished', {
       turn: s.turns,
-      stop_reason: message.stop_reason,
+      stop_reason: stopReason,
+      ...(ctx.refusal ? { refusal: ctx.refusal } : {}),
       usage: tokens,
       cost_usd: turnUsd,
     });
@@ -233,6 +360,7 @@ export class AgentExecutor implements RunExecutor {
     ctx: LoopContext,
     toolUses: ToolUse[],
     messages: ConversationMessage[],
+    text: string,
   ): Promise<{ results: ToolResultBlock[]; planned: boolean; repeated: string | null } | typeof PARKED> {
     const seen = new Set<string>();
     for (const m of messages.slice(0, -1)) {
@@ -288,7 +416,7 @@ export class AgentExecutor implements RunExecutor {
       const r =
         use.name === 'AskUserQuestion'
           ? await this.question(ctx, use, results)
-          : await ctx.phase.call(use, results);
+          : await ctx.phase.call(use, results, text);
       if (r === PARKED) return PARKED;
       if ('planned' in r) {
         reply(r.planned);
@@ -336,4 +464,44 @@ function questionResult(q: Question): ToolResult | typeof PARKED {
   if (q.status === 'pending') return PARKED;
   if (q.status === 'answered' && q.answers) return { content: questionAnswered(q.answers), isError: false };
   return { content: QUESTION_TIMED_OUT, isError: false };
+}
+
+/** How many of the newest assistant messages in a row ended with this stop reason. */
+function inARow(messages: ConversationMessage[], stop: string): number {
+  let n = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'assistant') continue;
+    if (m.stopReason !== stop) break;
+    n += 1;
+  }
+  return n;
+}
+
+/** What the model wrote in a turn besides its calls: its text, else (5.5 models) its between-tool notes. */
+function turnText(blocks: { type: string; text?: unknown; thinking?: unknown }[]): string {
+  const pick = (type: string, key: 'text' | 'thinking') =>
+    blocks.flatMap((b) => (b.type === type && typeof b[key] === 'string' && b[key] !== '' ? [b[key] as string] : []));
+  const text = pick('text', 'text');
+  return (text.length ? text : pick('thinking', 'thinking')).join('\n\n');
+}
+
+function refusalReason(r: { category: string | null; explanation: string | null } | null): string {
+  const why = [r?.category, r?.explanation].filter(Boolean).join(': ');
+  return `the model declined to continue (stop reason refusal${why ? `, ${why}` : ''}); nothing more was done`;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

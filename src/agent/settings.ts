@@ -1,26 +1,37 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Run, RunSettings, Session } from '../store/types.js';
-
-const DEFAULT_THINKING_BUDGET = 4096;
+import { findModel, readThinkingOption, shapeThinking } from './models.js';
 
 /**
  * What a run is carried out with: the job's (or trigger's) options, then the session's defaults, then the
- * configuration. Thinking is always explicit: on with a budget, or off.
+ * configuration; thinking and effort translated to what the model accepts (models.ts).
  */
 export function resolveSettings(run: Run, session: Session, config: Config): RunSettings {
   const o = run.overrides;
   const d = session.defaults;
-  const thinking = o.thinking ?? d.thinking;
-  const budgetTokens = thinking?.budget_tokens ?? DEFAULT_THINKING_BUDGET;
-  const maxTokens = config.anthropic.max_tokens;
+  const model = o.model ?? d.model ?? config.anthropic.model;
+  // Stored options may predate the current shape of `thinking`.
+  const thinking =
+    readThinkingOption(o.thinking) ?? readThinkingOption(d.thinking) ?? config.anthropic.thinking;
+  const effort = o.effort ?? d.effort ?? config.anthropic.effort;
+  const shape = shapeThinking(findModel(config, model), {
+    thinking,
+    effort,
+    maxTokens: config.anthropic.max_tokens,
+  });
   return {
-    model: o.model ?? d.model ?? config.anthropic.model,
-    // The API requires max_tokens above the thinking budget.
-    maxTokens: thinking?.enabled ? Math.max(maxTokens, budgetTokens + 1024) : maxTokens,
+    model,
+    maxTokens: shape.max_tokens,
     maxTurns: o.max_turns ?? d.max_turns ?? config.anthropic.max_turns,
     budgetUsd: o.budget_usd ?? d.budget_usd ?? config.runs.default_budget_usd,
-    thinking: thinking?.enabled ? { enabled: true, budgetTokens } : { enabled: false },
+    thinking,
+    effort,
+    request: {
+      thinking: shape.thinking ?? null,
+      effort: shape.output_config?.effort ?? null,
+      notes: shape.notes,
+    },
   };
 }
 

@@ -35,12 +35,15 @@ commands:
       --config FILE, --data-dir DIR
   token revoke ID       revoke a token (its id, or the token itself); its /ui sessions end too
       --config FILE, --data-dir DIR
+  doctor                make one tiny real request to the configured model and report the key, the
+                        model, the thinking mode and the price, one line each (exit 1 when it fails)
+      --config FILE
 
 remote commands (talk to a running daemon over its HTTP API):
   sessions list [--status open|closed] [--limit N] [--cursor C] [--json]
   sessions show ID [--json]
   sessions create --workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N]
-      [--allow-self-approval] [--network] [--budget-usd X] [--thinking-budget N] [--max-turns N] [--json]
+      [--allow-self-approval] [--network] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]
       (prints the id)
   sessions close ID [--json]
   jobs list --session ID [--json]
@@ -218,6 +221,16 @@ async function tokenRevoke(args: string[]): Promise<number> {
   return 0;
 }
 
+async function doctorCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: common });
+  if (values.help) return help();
+  const cfg = config(values);
+  const { doctor } = await import('../agent/doctor.js');
+  const report = await doctor(cfg);
+  process.stdout.write(`${report.lines.join('\n')}\n`);
+  return report.ok ? 0 : 1;
+}
+
 function help(): number {
   process.stdout.write(`${USAGE}\n`);
   return 0;
@@ -233,6 +246,8 @@ export async function main(argv: string[]): Promise<number> {
         return await migrateCommand(rest);
       case 'token':
         return await tokenCommand(rest);
+      case 'doctor':
+        return await doctorCommand(rest);
       case 'plans':
         return await plansCommand(rest);
       case 'questions':

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EFFORTS, modelProblems } from '../agent/models.js';
 
 // The configuration contract. Keys are snake_case, identical in YAML and in the `Config` type, and
 // every key has a default, so `configSchema.parse({})` is the complete default configuration.
@@ -137,14 +138,36 @@ const schedulerSchema = section({
   jitter: jitterSchema,
 });
 
+const EFFORT_ERROR = `expected one of ${EFFORTS.join(', ')}, or null for the model's default`;
+
+/** `thinking` as a person writes it: off, adaptive, or {budget_tokens: N}. */
+export const thinkingOptionSchema = z.union(
+  [
+    z.enum(['off', 'adaptive']),
+    z.strictObject({ budget_tokens: z.int().min(1024).max(128_000) }),
+  ],
+  { error: 'expected off, adaptive or {budget_tokens: N} with N 1024-128000' },
+);
+
 const anthropicSchema = section({
   api_key: text('a non-empty string or null').nullable().default(null),
   base_url: httpUrl().nullable().default(null),
   model: text('a model id').default('claude-sonnet-5-5'),
-  max_tokens: int(1).default(8192),
+  // Translated per model (src/agent/models.ts); sessions, jobs and triggers may override both.
+  thinking: thinkingOptionSchema.default('adaptive'),
+  effort: z.enum(EFFORTS, { error: EFFORT_ERROR }).nullable().default(null),
+  // Clamped to the model's output cap; thinking counts toward it.
+  max_tokens: int(1).default(32_000),
   max_turns: int(1).default(40),
+  // The SDK's own retries of one HTTP request (429, 5xx, connection errors).
   max_retries: int(0, 10).default(3),
   request_timeout_ms: int(1).default(600_000),
+  // Then the run retries the turn from its stored conversation (also after an error in mid-stream), with
+  // exponential backoff from turn_retry_base_ms (capped at 60 s, honouring retry-after), at most
+  // turn_attempts attempts per turn and turn_retry_max_ms of waiting in all.
+  turn_attempts: int(1, 50).default(6),
+  turn_retry_base_ms: int(1).default(2_000),
+  turn_retry_max_ms: int(0).default(600_000),
 });
 
 const runsSchema = section({
@@ -233,24 +256,53 @@ export const modelPriceSchema = z.strictObject(
 );
 export type ModelPrice = z.infer<typeof modelPriceSchema>;
 
-function defaultPricing(): Record<string, ModelPrice> {
-  return {
-    'claude-sonnet-5-5': { input: 3, output: 15, cache_write_5m: 3.75, cache_write_1h: 6, cache_read: 0.3 },
-    'claude-sonnet-4-5': { input: 3, output: 15, cache_write_5m: 3.75, cache_write_1h: 6, cache_read: 0.3 },
-    'claude-opus-4-1': { input: 15, output: 75, cache_write_5m: 18.75, cache_write_1h: 30, cache_read: 1.5 },
-    'claude-haiku-4-5': { input: 1, output: 5, cache_write_5m: 1.25, cache_write_1h: 2, cache_read: 0.1 },
-  };
-}
-
-// Entries from the file are merged over the built-in table (an entry replaces the built-in one for
-// that model), so adding one model does not silently drop the prices of the others.
+// Prices of the built-in models live in the model catalogue (src/agent/models.ts). An entry here replaces
+// the catalogue's price for that model (the older way to price a model; `models.<id>.price` is the same).
 const pricingSchema = z
   .preprocess(
     nullAsEmpty,
     z.record(text('a model id'), modelPriceSchema, { error: 'expected a mapping of model id to prices' }),
   )
-  .prefault({})
-  .transform((entries) => ({ ...defaultPricing(), ...entries }));
+  .default(() => ({}));
+
+const THINKING_TYPES = ['adaptive', 'between_tools', 'enabled', 'disabled'] as const;
+
+/** `models.<id>`: overrides a catalogue entry field by field, or describes a model the catalogue lacks. */
+export const modelSettingsSchema = z.strictObject(
+  {
+    thinking: z
+      .array(z.enum(THINKING_TYPES, { error: `expected one of ${THINKING_TYPES.join(', ')}` }), {
+        error: 'expected a list of thinking types the model accepts',
+      })
+      .optional(),
+    efforts: z.array(z.enum(EFFORTS, { error: EFFORT_ERROR }), { error: 'expected a list of effort levels' }).optional(),
+    display: bool().optional(),
+    max_output_tokens: int(1).optional(),
+    min_cacheable_tokens: int(0).optional(),
+    prefix_check: bool().optional(),
+    price: modelPriceSchema.optional(),
+    long_prompt: z
+      .strictObject(
+        { above_prompt_tokens: int(1), price: modelPriceSchema },
+        { error: 'expected a mapping of above_prompt_tokens and price' },
+      )
+      .optional(),
+    status: z.enum(['active', 'deprecated', 'retired'], { error: 'expected active, deprecated or retired' }).optional(),
+    status_date: text('a date such as 2027-01-31').optional(),
+    replacement: text('a model id').optional(),
+  },
+  { error: 'expected a mapping of model settings' },
+);
+export type ModelSettings = z.infer<typeof modelSettingsSchema>;
+
+const modelsSchema = z
+  .preprocess(
+    nullAsEmpty,
+    z.record(text('a model id'), z.preprocess(nullAsEmpty, modelSettingsSchema), {
+      error: 'expected a mapping of model id to model settings',
+    }),
+  )
+  .default(() => ({}));
 
 const TIME_ZONE_ERROR =
   'expected an IANA time zone such as "Europe/Berlin" or "UTC", or null for system local';
@@ -291,17 +343,14 @@ export const configSchema = z
       execute: executeSchema,
       github: githubSchema,
       pricing: pricingSchema,
+      models: modelsSchema,
     },
     { error: 'expected a mapping of settings' },
   )
   .superRefine((config, ctx) => {
-    // Budgets are enforced from this table: a default model without a price could never be capped.
-    if (!Object.hasOwn(config.pricing, config.anthropic.model)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['anthropic', 'model'],
-        message: `no entry in pricing for this model; add pricing.${config.anthropic.model}`,
-      });
+    // A retired model no longer answers; a model without a price could never be held to a budget.
+    for (const message of modelProblems(config, config.anthropic.model).errors) {
+      ctx.addIssue({ code: 'custom', path: ['anthropic', 'model'], message, params: { showValue: false } });
     }
   });
 

@@ -61,7 +61,12 @@ export function createApp(deps: AppDeps): Hono<Env> {
     const ready = checks.store && checks.scheduler;
     // Where the execute phase's commands run: bwrap, off (unconfined) or unavailable (Bash refuses).
     const sandbox = deps.sandbox ? { sandbox: deps.sandbox.state } : {};
-    return c.json({ status: ready ? 'ready' : 'not_ready', checks, ...sandbox }, ready ? 200 : 503);
+    // The daemon serves without a model key (plans, approvals and history stay readable), but runs fail.
+    const model = {
+      id: deps.config.anthropic.model,
+      configured: deps.modelConfigured ?? deps.config.anthropic.api_key !== null,
+    };
+    return c.json({ status: ready ? 'ready' : 'not_ready', checks, ...sandbox, model }, ready ? 200 : 503);
   });
 
   app.route('/ui', uiRoutes(deps));

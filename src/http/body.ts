@@ -1,5 +1,8 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
+import { modelProblems } from '../agent/models.js';
+import type { Config } from '../config/schema.js';
+import type { RunDefaults } from '../store/types.js';
 import { HttpError, invalid } from './errors.js';
 
 /** Reads a JSON body and validates it: 400 when it is not JSON, 422 when it does not fit the schema. */
@@ -20,4 +23,13 @@ export function query<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
   const parsed = schema.safeParse(c.req.query());
   if (!parsed.success) throw invalid(parsed.error, 'query');
   return parsed.data;
+}
+
+/** Run options as submitted, refused (422) when they name a retired model or one with no price. */
+export function runOptions(config: Config, options: RunDefaults | undefined): RunDefaults {
+  if (options?.model !== undefined) {
+    const [problem] = modelProblems(config, options.model).errors;
+    if (problem) throw new HttpError(422, 'invalid_model', problem);
+  }
+  return options ?? {};
 }

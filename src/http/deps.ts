@@ -30,6 +30,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** How the execute phase's commands run (shown on plans and by /readyz); unknown without it. */
   sandbox?: SandboxStatus;
+  /** Whether the Messages API client has a key (default: whether anthropic.api_key is set). */
+  modelConfigured?: boolean;
   /**
    * Bytes of webhook bodies held before their signature is verified, shared by all requests; createApp makes
    * one of server.unauthenticated_body_budget_bytes when none is given (tests pass one to look into it).

@@ -1,13 +1,19 @@
 import { z } from 'zod';
-import { EXECUTE_MODES } from '../store/types.js';
+import { EFFORTS, fromLegacyThinking } from '../agent/models.js';
+import { thinkingOptionSchema } from '../config/schema.js';
+import { EXECUTE_MODES, RUN_STATUSES } from '../store/types.js';
 
 // The API contract: request schemas validate input; the serializers in present.ts produce the responses.
 
+/** The shape before thinking became off | adaptive | {budget_tokens}: still accepted, stored in the new one. */
+const legacyThinkingSchema = z
+  .strictObject({ enabled: z.boolean(), budget_tokens: z.int().min(1024).max(128_000).optional() })
+  .transform(fromLegacyThinking);
+
 export const runDefaultsSchema = z.strictObject({
   model: z.string().min(1).max(200).optional(),
-  thinking: z
-    .strictObject({ enabled: z.boolean(), budget_tokens: z.int().min(1024).max(128_000).optional() })
-    .optional(),
+  thinking: z.union([thinkingOptionSchema, legacyThinkingSchema]).optional(),
+  effort: z.enum(EFFORTS).optional(),
   budget_usd: z.number().positive().max(10_000).optional(),
   max_turns: z.int().min(1).max(500).optional(),
   approvals_required: z.int().min(1).max(10).optional(),
@@ -42,19 +48,7 @@ export const listSessionsQuery = z.strictObject({
 export const listRunsQuery = z.strictObject({
   session_id: z.string().max(100).optional(),
   job_id: z.string().max(100).optional(),
-  status: z
-    .enum([
-      'queued',
-      'running',
-      'awaiting_input',
-      'planned',
-      'completed',
-      'failed',
-      'canceled',
-      'budget_exceeded',
-      'interrupted',
-    ])
-    .optional(),
+  status: z.enum(RUN_STATUSES).optional(),
   limit,
   cursor: z.string().max(500).optional(),
 });

@@ -131,7 +131,6 @@ function rule(
     requestedBy: plan.requestedBy,
     createdAt: now,
     overrides: source.overrides,
-    conversationId: plan.conversationId,
     // A pull request's later rounds and execution stay tied to it (supersede, reporting back).
     ...(plan.subject ? { subject: plan.subject } : {}),
     ...(source.triggerId ? { triggerId: source.triggerId } : {}),
@@ -145,6 +144,8 @@ function rule(
         id: newId('run'),
         phase: 'plan',
         prompt: reviseKickoff(input.identity, input.comment ?? ''),
+        // A revision round appends to the plan's conversation.
+        conversationId: plan.conversationId,
         revisesPlanId: plan.id,
         // A revision of a pull request's plan explores the same head commit again.
         ...(source.checkout ? { checkout: source.checkout } : {}),
@@ -176,6 +177,8 @@ function rule(
       phase: 'execute',
       prompt: executeKickoff(approvers),
       executesPlanId: plan.id,
+      // No conversationId: the execute phase is a conversation of its own, opened with the approved plan
+      // (see ExecutePhase.opening).
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
-import type { Run, RunStatus } from '../store/types.js';
+import { isFinishedRunStatus, type Run, type RunStatus } from '../store/types.js';
 import { RUN_FINISHED, type RunEvents } from './events.js';
 import { waitsOnSomeone } from './service.js';
 
@@ -43,14 +43,6 @@ export interface RunQueueOptions {
 /** What the queue keeps of a waiting run. */
 type Queued = Pick<Run, 'id' | 'sessionId' | 'status'>;
 
-const TERMINAL: ReadonlySet<RunStatus> = new Set([
-  'planned',
-  'completed',
-  'failed',
-  'canceled',
-  'budget_exceeded',
-  'interrupted',
-]);
 
 /**
  * Hands runs to the executor: at most `maxConcurrent` executing at once, one run at a time per session
@@ -264,7 +256,7 @@ export class RunQueue {
           ? { status: reason.kind === 'cancel' ? 'canceled' : 'interrupted', error: reason.message }
           : { status: 'failed', error: describe(err) };
     }
-    const terminal = TERMINAL.has(outcome.status);
+    const terminal = isFinishedRunStatus(outcome.status);
     await store.transitionRun(run.id, ['running'], outcome.status, {
       ...(terminal ? { finishedAt: clock.now() } : {}),
       ...(outcome.error !== undefined ? { error: outcome.error } : {}),
@@ -273,7 +265,13 @@ export class RunQueue {
       await this.park(run);
     } else {
       await this.finished(run.id);
-      logger.info({ run_id: run.id, session_id: run.sessionId, status: outcome.status }, 'run finished');
+      const fields = { run_id: run.id, session_id: run.sessionId, status: outcome.status };
+      // A run that did not end as meant is worth a look: warn, with the reason.
+      if (outcome.status === 'planned' || outcome.status === 'completed' || outcome.status === 'canceled') {
+        logger.info(fields, 'run finished');
+      } else {
+        logger.warn({ ...fields, reason: outcome.error ?? null }, 'run finished without success');
+      }
     }
     const settled = await store.getRun(run.id);
     if (settled) this.opts.onSettled?.(settled);

@@ -1,6 +1,8 @@
 // Domain records as the rest of drydock sees them. Times are epoch milliseconds; the HTTP layer turns them
 // into ISO-8601 strings. Nothing here knows which database holds them.
 
+import type { Effort, ThinkingOption } from '../agent/models.js';
+
 export const ROLES = ['admin', 'operator', 'approver', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -31,7 +33,9 @@ export type ExecuteMode = (typeof EXECUTE_MODES)[number];
 /** Per-session defaults; a job may override any of them. */
 export interface RunDefaults {
   model?: string | undefined;
-  thinking?: { enabled: boolean; budget_tokens?: number | undefined } | undefined;
+  /** off | adaptive | {budget_tokens}, translated per model (agent/models.ts). */
+  thinking?: ThinkingOption | undefined;
+  effort?: Effort | undefined;
   budget_usd?: number | undefined;
   max_turns?: number | undefined;
   approvals_required?: number | undefined;
@@ -87,14 +91,20 @@ export interface CronJob {
 export type RunSource = 'schedule' | 'manual' | 'delivery';
 export type RunPhase = 'plan' | 'execute';
 export const ACTIVE_RUN_STATUSES = ['queued', 'running', 'awaiting_input'] as const;
-export type RunStatus =
-  | (typeof ACTIVE_RUN_STATUSES)[number]
-  | 'planned'
-  | 'completed'
-  | 'failed'
-  | 'canceled'
-  | 'budget_exceeded'
-  | 'interrupted';
+/** Statuses a run ends in. `refused`: the model declined (stop reason `refusal`). */
+export const FINISHED_RUN_STATUSES = [
+  'planned',
+  'completed',
+  'failed',
+  'canceled',
+  'budget_exceeded',
+  'interrupted',
+  'refused',
+] as const;
+export const RUN_STATUSES = [...ACTIVE_RUN_STATUSES, ...FINISHED_RUN_STATUSES] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const isFinishedRunStatus = (s: string): boolean =>
+  (FINISHED_RUN_STATUSES as readonly string[]).includes(s);
 
 export interface Run {
   id: string;
@@ -152,7 +162,15 @@ export interface RunSettings {
   maxTokens: number;
   maxTurns: number;
   budgetUsd: number;
-  thinking: { enabled: false } | { enabled: true; budgetTokens: number };
+  /** What was asked for (job, session, configuration)... */
+  thinking: ThinkingOption;
+  effort: Effort | null;
+  /** ...and what the model was sent, with why it differs. */
+  request: {
+    thinking: { type: string; budget_tokens?: number; display?: string } | null;
+    effort: Effort | null;
+    notes: string[];
+  };
 }
 
 /** Tokens by kind, summed over a run's turns. */
@@ -178,6 +196,8 @@ export interface ConversationMessage {
   content: unknown[];
   /** The run that wrote (or last added to) this message; set when loaded. */
   runId?: string;
+  /** An assistant message: the stop reason of the reply (a `pause_turn` is continued in the same message). */
+  stopReason?: string;
 }
 
 export type QuestionStatus = 'pending' | 'answered' | 'timed_out' | 'canceled';

@@ -83,41 +83,81 @@ describe('model faults', () => {
     expect(model.requests.map((r) => r.status)).toEqual([429, 200]);
   });
 
-  it('529 until retries run out: the run fails with the reason, the daemon keeps serving', async () => {
+  it('529 until the SDK and the turn retries run out: the run fails with the cause, the daemon keeps serving', async () => {
+    // Each turn attempt is one SDK call with 2 retries (3 requests); the run tries the turn 3 times.
     const { jobId } = await setup({ maxRetries: 2 });
-    for (let i = 0; i < 3; i++) model.enqueue({ kind: 'status', status: 529, retryAfterSeconds: 0.05 });
-    const run = await settled(await fire(jobId));
+    for (let i = 0; i < 9; i++) model.enqueue({ kind: 'status', status: 529, retryAfterSeconds: 0.02 });
+    const runId = await fire(jobId);
+    const run = await settled(runId);
     expect(run.status).toBe('failed');
-    expect(run.error).toMatch(/529/);
-    expect(run.error).toMatch(/overloaded/i);
-    expect(model.requests).toHaveLength(3);
+    expect(run.error).toMatch(/^the API is overloaded \(529 overloaded_error: Overloaded\); gave up after 3 attempts/);
+    expect(model.requests).toHaveLength(9);
+    const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);
+    const retries = events.filter((e) => e.event === 'model_retry').map((e) => e.data);
+    expect(retries.map((r) => r.attempt)).toEqual([1, 2]);
+    expect(retries[0].cause).toMatch(/529/);
     // Still serving, and the next run works.
     expect((await fetch(`${d.daemon.url}/healthz`)).status).toBe(200);
     model.enqueue(plan());
     expect((await settled(await fire(jobId))).status).toBe('planned');
   });
 
-  it('an error in the middle of the stream fails the run with the message', async () => {
+  it('an overloaded_error in the middle of the stream: the turn is asked again and the run goes on', async () => {
     const { jobId } = await setup();
-    model.enqueue({
+    model.enqueue(
+      {
+        kind: 'message',
+        content: [
+          { type: 'text', text: 'partial answer' },
+          { type: 'text', text: 'more' },
+        ],
+        midStreamError: { afterBlocks: 1, type: 'overloaded_error', message: 'Overloaded mid-stream' },
+      },
+      plan(),
+    );
+    const runId = await fire(jobId);
+    const run = await settled(runId);
+    expect(run.status).toBe('planned');
+    expect(model.requests).toHaveLength(2);
+    // The retry resends the stored conversation: the same messages, nothing of the broken reply.
+    expect(model.requests[1]!.body.messages).toEqual(model.requests[0]!.body.messages);
+    const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);
+    const retry = events.find((e) => e.event === 'model_retry');
+    expect(retry?.data.cause).toMatch(/broke off mid-stream \(stream overloaded_error: Overloaded mid-stream\)/);
+    expect(retry?.data.partial_reply_discarded).toBe(true);
+  });
+
+  it('an error in the middle of every attempt fails the run with the message', async () => {
+    const { jobId } = await setup();
+    const broken: ScriptedResponse = {
       kind: 'message',
-      content: [
-        { type: 'text', text: 'partial answer' },
-        { type: 'text', text: 'more' },
-      ],
+      content: [{ type: 'text', text: 'partial answer' }, { type: 'text', text: 'more' }],
       midStreamError: { afterBlocks: 1, type: 'overloaded_error', message: 'Overloaded mid-stream' },
-    });
+    };
+    model.enqueue(broken, broken, broken);
     const run = await settled(await fire(jobId));
     expect(run.status).toBe('failed');
-    expect(run.error).toMatch(/Overloaded mid-stream/);
+    expect(run.error).toMatch(/Overloaded mid-stream.*gave up after 3 attempts/);
   });
 
   it('a model that does not answer in time: the run fails with a timeout', async () => {
     const { jobId } = await setup({ maxRetries: 0, timeoutMs: 400 });
-    model.enqueue({ kind: 'hang' });
+    model.enqueue({ kind: 'hang' }, { kind: 'hang' }, { kind: 'hang' });
     const run = await settled(await fire(jobId));
     expect(run.status).toBe('failed');
-    expect(run.error).toMatch(/timed out|timeout/i);
+    expect(run.error).toMatch(/timed out/i);
+    expect(model.requests).toHaveLength(3);
+  });
+
+  it('an invalid API key is not retried and says what to fix', async () => {
+    const { jobId } = await setup();
+    model.enqueue({ kind: 'status', status: 401, message: 'invalid x-api-key' });
+    const run = await settled(await fire(jobId));
+    expect(run.status).toBe('failed');
+    expect(run.error).toBe(
+      'the API key was refused (401 authentication_error: invalid x-api-key): set ANTHROPIC_API_KEY (or anthropic.api_key) to a valid key',
+    );
+    expect(model.requests).toHaveLength(1);
   });
 });
 
@@ -191,7 +231,7 @@ describe('durability', () => {
     const glob: ScriptedResponse = {
       kind: 'message',
       content: [{ type: 'tool_use', id: 'g', name: 'Glob', input: { pattern: '*' } }],
-      usage: { input_tokens: 2000, output_tokens: 100 }, // $0.0075 a turn
+      usage: { input_tokens: 4000, output_tokens: 100 }, // $0.009 a turn on claude-sonnet-5-5 ($2 / $10)
     };
     model.enqueue(
       glob,
@@ -203,7 +243,7 @@ describe('durability', () => {
     expect(run.error).toMatch(/budget of \$0.01/);
     // It stopped before the turn that would have passed the budget.
     expect(model.requests).toHaveLength(1);
-    expect(run.cost_usd).toBeCloseTo(0.0075, 6);
+    expect(run.cost_usd).toBeCloseTo(0.009, 6);
   });
 });
 

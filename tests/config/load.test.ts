@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { findModel, modelProblems } from '../../src/agent/models.js';
 import {
   ConfigError,
   defaultConfig,
@@ -85,10 +86,15 @@ describe('defaults', () => {
         api_key: null,
         base_url: null,
         model: 'claude-sonnet-5-5',
-        max_tokens: 8192,
+        thinking: 'adaptive',
+        effort: null,
+        max_tokens: 32_000,
         max_turns: 40,
         max_retries: 3,
         request_timeout_ms: 600_000,
+        turn_attempts: 6,
+        turn_retry_base_ms: 2_000,
+        turn_retry_max_ms: 600_000,
       },
       runs: { max_concurrent: 4, question_timeout_ms: 86_400_000, default_budget_usd: 5 },
       plans: { ttl_ms: 604_800_000, approvals_required: 1 },
@@ -119,30 +125,9 @@ describe('defaults', () => {
         report: false,
         trigger_hourly_cap: 30,
       },
-      pricing: {
-        'claude-sonnet-5-5': {
-          input: 3,
-          output: 15,
-          cache_write_5m: 3.75,
-          cache_write_1h: 6,
-          cache_read: 0.3,
-        },
-        'claude-sonnet-4-5': {
-          input: 3,
-          output: 15,
-          cache_write_5m: 3.75,
-          cache_write_1h: 6,
-          cache_read: 0.3,
-        },
-        'claude-opus-4-1': {
-          input: 15,
-          output: 75,
-          cache_write_5m: 18.75,
-          cache_write_1h: 30,
-          cache_read: 1.5,
-        },
-        'claude-haiku-4-5': { input: 1, output: 5, cache_write_5m: 1.25, cache_write_1h: 2, cache_read: 0.1 },
-      },
+      // Built-in models and their prices are the catalogue's (src/agent/models.ts).
+      pricing: {},
+      models: {},
     });
   });
 
@@ -160,10 +145,12 @@ describe('defaults', () => {
   it('hands out independent copies', () => {
     const a = defaultConfig();
     a.github.webhook_secrets.push('x');
-    a.pricing['claude-sonnet-4-5']!.input = 99;
+    a.pricing['claude-sonnet-4-5'] = { input: 99, output: 1, cache_write_5m: 1, cache_write_1h: 1, cache_read: 1 };
+    a.execute.bash_allow_list.push('rm -rf /');
     const b = defaultConfig();
     expect(b.github.webhook_secrets).toEqual([]);
-    expect(b.pricing['claude-sonnet-4-5']!.input).toBe(3);
+    expect(b.pricing).toEqual({});
+    expect(b.execute.bash_allow_list).not.toContain('rm -rf /');
   });
 });
 
@@ -202,31 +189,60 @@ github:
     expect(loadConfig({ configPath: emptied, env: {} })).toEqual(defaultConfig());
   });
 
-  it('merges pricing entries over the built-in table', () => {
+  it('prices a model the catalogue lacks, and replaces a catalogue price, from pricing and models', () => {
     const path = writeConfig(`
 anthropic:
   model: my-model
 pricing:
   my-model: { input: 1, output: 2, cache_write_5m: 3, cache_write_1h: 4, cache_read: 0.5 }
   claude-haiku-4-5: { input: 2, output: 10, cache_write_5m: 2.5, cache_write_1h: 4, cache_read: 0.2 }
+models:
+  other-model:
+    thinking: [adaptive]
+    price: { input: 7, output: 8, cache_write_5m: 9, cache_write_1h: 10, cache_read: 0.7 }
 `);
     const config = loadConfig({ configPath: path, env: {} });
     expect(config.anthropic.model).toBe('my-model');
-    expect(Object.keys(config.pricing).sort()).toEqual([
-      'claude-haiku-4-5',
-      'claude-opus-4-1',
-      'claude-sonnet-4-5',
-      'claude-sonnet-5-5',
-      'my-model',
+    expect(findModel(config, 'my-model')).toMatchObject({ known: false, priced: true, thinking: [] });
+    expect(findModel(config, 'my-model').price.input).toBe(1);
+    expect(findModel(config, 'claude-haiku-4-5').price.input).toBe(2);
+    // Only the price is replaced: the rest of the catalogue entry stays.
+    expect(findModel(config, 'claude-haiku-4-5').thinking).toEqual(['enabled', 'disabled']);
+    expect(findModel(config, 'claude-sonnet-4-5').price.input).toBe(3);
+    expect(findModel(config, 'other-model')).toMatchObject({ known: true, priced: true, thinking: ['adaptive'] });
+    // An unknown model with a price is allowed, with a warning (no thinking knobs are sent to it).
+    expect(modelProblems(config, 'my-model').errors).toEqual([]);
+    expect(modelProblems(config, 'my-model').warnings[0]).toMatch(/not in the model catalogue/);
+  });
+
+  it('refuses a retired default model, naming its replacement; warns about a deprecated one', () => {
+    const path = writeConfig('anthropic:\n  model: claude-opus-4-1\n');
+    expect(problemsOf({ configPath: path, env: {} })).toEqual([
+      'anthropic.model: claude-opus-4-1 is retired (since 2026-08-05) and no longer answers; use claude-opus-5-5',
     ]);
-    expect(config.pricing['claude-haiku-4-5']!.input).toBe(2);
-    expect(config.pricing['claude-sonnet-4-5']).toEqual(defaultConfig().pricing['claude-sonnet-4-5']);
+    const deprecated = loadConfig({ configPath: writeConfig('anthropic:\n  model: claude-sonnet-4-5\n', 'd.yaml'), env: {} });
+    expect(modelProblems(deprecated, 'claude-sonnet-4-5')).toEqual({
+      errors: [],
+      warnings: ['claude-sonnet-4-5 is deprecated: end of life 2026-11-30; move to claude-sonnet-5-5'],
+    });
+  });
+
+  it('accepts thinking as off, adaptive or {budget_tokens}, and an effort level', () => {
+    const path = writeConfig('anthropic:\n  thinking: { budget_tokens: 2048 }\n  effort: low\n');
+    const config = loadConfig({ configPath: path, env: {} });
+    expect(config.anthropic.thinking).toEqual({ budget_tokens: 2048 });
+    expect(config.anthropic.effort).toBe('low');
+    const bad = writeConfig('anthropic:\n  thinking: sometimes\n  effort: extreme\n', 'bad.yaml');
+    expect(problemsOf({ configPath: bad, env: {} })).toEqual([
+      'anthropic.thinking: expected off, adaptive or {budget_tokens: N} with N 1024-128000, got "sometimes"',
+      "anthropic.effort: expected one of low, medium, high, xhigh, max, or null for the model's default, got \"extreme\"",
+    ]);
   });
 
   it('rejects a default model that has no price', () => {
     const path = writeConfig('anthropic:\n  model: unpriced-model\n');
     expect(problemsOf({ configPath: path, env: {} })).toEqual([
-      'anthropic.model: no entry in pricing for this model; add pricing.unpriced-model, got "unpriced-model"',
+      'anthropic.model: unpriced-model is not in the model catalogue and has no price; add models.unpriced-model with its price (budgets are enforced from it)',
     ]);
   });
 

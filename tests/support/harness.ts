@@ -34,6 +34,9 @@ export function testConfig(dataDir: string, patch: (c: Config) => void = () => {
   c.data_dir = dataDir;
   c.timezone = 'UTC';
   c.log_level = 'silent';
+  // A turn retried after a transient failure waits milliseconds, not seconds.
+  c.anthropic.turn_retry_base_ms = 5;
+  c.anthropic.turn_attempts = 3;
   patch(c);
   return c;
 }

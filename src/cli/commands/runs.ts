@@ -1,3 +1,4 @@
+import { RUN_STATUSES } from '../../store/types.js';
 import {
   age,
   choices,
@@ -20,17 +21,7 @@ import {
 
 // drydock runs list|show|cancel: agent runs over /v1/runs.
 
-const STATUSES = [
-  'queued',
-  'running',
-  'awaiting_input',
-  'planned',
-  'completed',
-  'failed',
-  'canceled',
-  'budget_exceeded',
-  'interrupted',
-] as const;
+const STATUSES = RUN_STATUSES;
 
 interface RunJson {
   id: string;

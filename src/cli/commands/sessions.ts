@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { EFFORTS } from '../../agent/models.js';
 import { EXECUTE_MODES } from '../../store/types.js';
 import {
   age,
@@ -27,7 +28,8 @@ const STATUSES = ['open', 'closed'] as const;
 
 interface SessionDefaultsJson {
   model?: string;
-  thinking?: { enabled: boolean; budget_tokens?: number };
+  thinking?: 'off' | 'adaptive' | { budget_tokens: number };
+  effort?: string;
   budget_usd?: number;
   max_turns?: number;
   approvals_required?: number;
@@ -60,15 +62,22 @@ function positiveNumber(values: Values, name: string): number | undefined {
 
 const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
 
+function thinkingOption(v: string | undefined): SessionDefaultsJson['thinking'] {
+  if (v === undefined) return undefined;
+  if (v === 'off' || v === 'adaptive') return v;
+  if (/^\d+$/.test(v) && Number(v) >= 1024) return { budget_tokens: Number(v) };
+  throw new RemoteUsageError(`--thinking must be off, adaptive or a budget of at least 1024 tokens, got "${v}"`);
+}
+
 function defaultsSummary(d: SessionDefaultsJson): [string, unknown][] {
-  const thinking = d.thinking
-    ? d.thinking.enabled
-      ? `on${d.thinking.budget_tokens ? ` (budget ${d.thinking.budget_tokens} tokens)` : ''}`
-      : 'off'
-    : undefined;
+  const thinking =
+    d.thinking === undefined || typeof d.thinking === 'string'
+      ? d.thinking
+      : `budget ${d.thinking.budget_tokens} tokens`;
   return [
     ['model', d.model],
     ['thinking', thinking],
+    ['effort', d.effort],
     ['budget_usd', d.budget_usd],
     ['max_turns', d.max_turns],
     ['approvals_required', d.approvals_required],
@@ -144,7 +153,7 @@ export const sessionsGroup: Group = {
 
     create: {
       synopsis:
-        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--network] [--budget-usd X] [--thinking-budget N] [--max-turns N] [--json]',
+        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--network] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]',
       help: `Creates a session and prints its id. Options other than --workspace and --name set the defaults of
 the session's runs; unset ones are the daemon's.
 
@@ -159,7 +168,9 @@ the session's runs; unset ones are the daemon's.
   --allow-self-approval let the person who requested a plan approve it
   --network             let the execute phase's commands use the network (the sandbox has none otherwise)
   --budget-usd X        the most a run may cost, in US dollars
-  --thinking-budget N   turn on extended thinking with this many tokens (at least 1024)
+  --thinking T          off, adaptive, or a budget of N tokens (at least 1024); translated to what the
+                        model accepts (README, Models)
+  --effort E            ${choices(EFFORTS)}: how much the model thinks, where it takes an effort
   --max-turns N         the most model turns a run may take
   --json                print the API's JSON body instead of the id`,
       options: {
@@ -170,7 +181,8 @@ the session's runs; unset ones are the daemon's.
         'approvals-required': { type: 'string' },
         'allow-self-approval': { type: 'boolean' },
         'budget-usd': { type: 'string' },
-        'thinking-budget': { type: 'string' },
+        thinking: { type: 'string' },
+        effort: { type: 'string' },
         'max-turns': { type: 'string' },
         network: { type: 'boolean' },
         ...jsonOption,
@@ -183,14 +195,15 @@ the session's runs; unset ones are the daemon's.
         }
         const name = str(values, 'name');
         if (name !== undefined && !name.trim()) throw new RemoteUsageError('--name must not be blank');
-        const thinking = num(positiveInt(values, 'thinking-budget'));
+        const thinking = thinkingOption(str(values, 'thinking'));
         const defaults: SessionDefaultsJson = {
           model: str(values, 'model'),
           execute_mode: oneOf(values, 'execute-mode', EXECUTE_MODES),
           approvals_required: num(positiveInt(values, 'approvals-required')),
           allow_self_approval: flag(values, 'allow-self-approval') ? true : undefined,
           budget_usd: positiveNumber(values, 'budget-usd'),
-          thinking: thinking === undefined ? undefined : { enabled: true, budget_tokens: thinking },
+          thinking,
+          effort: oneOf(values, 'effort', EFFORTS),
           max_turns: num(positiveInt(values, 'max-turns')),
           network: flag(values, 'network') ? true : undefined,
         };

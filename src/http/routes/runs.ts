@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { RUN_FINISHED } from '../../runs/events.js';
-import type { RunEvent } from '../../store/types.js';
+import { isFinishedRunStatus, type RunEvent } from '../../store/types.js';
 import { requires } from '../auth.js';
 import { query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
@@ -9,7 +9,6 @@ import { HttpError, notFound } from '../errors.js';
 import { presentEvent, presentRun } from '../present.js';
 import { listRunsQuery } from '../schemas.js';
 
-const TERMINAL = new Set(['planned', 'completed', 'failed', 'canceled', 'budget_exceeded', 'interrupted']);
 
 export function runRoutes(deps: AppDeps): Hono<Env> {
   const { store } = deps;
@@ -86,7 +85,7 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
         while (!done) {
           if (!live.length) {
             // A run that already ended writes its receipt right after its status: wait briefly for it.
-            const ended = TERMINAL.has((await store.getRun(id))?.status ?? 'failed');
+            const ended = isFinishedRunStatus((await store.getRun(id))?.status ?? 'failed');
             await new Promise<void>((resolve) => {
               const t = setTimeout(resolve, ended ? 2_000 : 15_000);
               wake = () => {

@@ -5,7 +5,7 @@ import { newId } from '../../ids.js';
 import { isValidTimezone } from '../../scheduler/cron.js';
 import { planJob } from '../../scheduler/plan-job.js';
 import { requires } from '../auth.js';
-import { jsonBody, query } from '../body.js';
+import { jsonBody, query, runOptions } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentJob, presentSession } from '../present.js';
@@ -28,7 +28,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
       name: body.name ?? id,
       workspace,
       owner: c.get('identity').identity,
-      defaults: body.defaults ?? {},
+      defaults: runOptions(deps.config, body.defaults),
       createdAt: clock.now(),
     });
     return c.json(presentSession(session), 201);
@@ -77,7 +77,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
         prompt: body.prompt,
         recurring: body.recurring,
         approximate: body.approximate,
-        options: body.options ?? {},
+        options: runOptions(deps.config, body.options),
         createdBy: c.get('identity').identity,
       },
       clock.now(),

@@ -7,7 +7,7 @@ import type { Trigger } from '../../store/types.js';
 import { TEMPLATE_FIELDS, unknownPlaceholders } from '../../triggers/template.js';
 import { issueTriggerToken, parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
 import { requires } from '../auth.js';
-import { jsonBody, query } from '../body.js';
+import { jsonBody, query, runOptions } from '../body.js';
 import { bodyCap } from '../body-cap.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
@@ -138,7 +138,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       filters: body.filters ?? {},
       prompt: body.prompt,
       workspace,
-      options: body.options ?? {},
+      options: runOptions(deps.config, body.options),
       hourlyCap: body.hourly_cap ?? config.github.trigger_hourly_cap,
       tokenId: token?.tokenId ?? null,
       tokenHash: token?.tokenHash ?? null,
@@ -195,7 +195,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       ...(body.filters !== undefined ? { filters: body.filters } : {}),
       ...(body.prompt !== undefined ? { prompt: body.prompt } : {}),
       ...(body.workspace !== undefined ? { workspace: await checkWorkspace(body.workspace) } : {}),
-      ...(body.options !== undefined ? { options: body.options } : {}),
+      ...(body.options !== undefined ? { options: runOptions(deps.config, body.options) } : {}),
       ...(body.hourly_cap !== undefined ? { hourlyCap: body.hourly_cap } : {}),
       ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
       ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),

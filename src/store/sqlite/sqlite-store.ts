@@ -584,9 +584,19 @@ export class SqliteStore implements Store {
 
   async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
     const rows = this.sql(
-      'SELECT role, content, run_id FROM conversation_messages WHERE conversation_id = ? ORDER BY seq',
-    ).all(conversationId) as { role: ConversationMessage['role']; content: string; run_id: string }[];
-    return rows.map((r) => ({ role: r.role, content: JSON.parse(r.content), runId: r.run_id }));
+      'SELECT role, content, run_id, stop_reason FROM conversation_messages WHERE conversation_id = ? ORDER BY seq',
+    ).all(conversationId) as {
+      role: ConversationMessage['role'];
+      content: string;
+      run_id: string;
+      stop_reason: string | null;
+    }[];
+    return rows.map((r) => ({
+      role: r.role,
+      content: JSON.parse(r.content),
+      runId: r.run_id,
+      ...(r.stop_reason !== null ? { stopReason: r.stop_reason } : {}),
+    }));
   }
 
   async appendMessages(
@@ -596,28 +606,44 @@ export class SqliteStore implements Store {
     now: number,
   ): Promise<void> {
     const insert = this.sql(
-      `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_messages WHERE conversation_id = ?), ?, ?, ?, ?)`,
+      `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at, stop_reason)
+       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_messages WHERE conversation_id = ?), ?, ?, ?, ?, ?)`,
     );
     const last = this.sql(
-      'SELECT seq, role, content FROM conversation_messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
+      'SELECT seq, role, content, stop_reason FROM conversation_messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
     );
     const merge = this.sql(
-      'UPDATE conversation_messages SET content = ?, run_id = ? WHERE conversation_id = ? AND seq = ?',
+      'UPDATE conversation_messages SET content = ?, run_id = ?, stop_reason = ? WHERE conversation_id = ? AND seq = ?',
     );
     this.db
       .transaction(() => {
         for (const m of messages) {
-          const prev = last.get(conversationId) as { seq: number; role: string; content: string } | undefined;
-          if (prev && prev.role === 'user' && m.role === 'user') {
+          const prev = last.get(conversationId) as
+            | { seq: number; role: string; content: string; stop_reason: string | null }
+            | undefined;
+          // Consecutive user messages become one; so does an assistant turn continued after `pause_turn`.
+          const continues =
+            prev &&
+            prev.role === m.role &&
+            (m.role === 'user' || prev.stop_reason === 'pause_turn');
+          if (prev && continues) {
             merge.run(
               JSON.stringify([...JSON.parse(prev.content), ...m.content]),
               runId,
+              m.stopReason ?? null,
               conversationId,
               prev.seq,
             );
           } else {
-            insert.run(conversationId, conversationId, m.role, JSON.stringify(m.content), runId, now);
+            insert.run(
+              conversationId,
+              conversationId,
+              m.role,
+              JSON.stringify(m.content),
+              runId,
+              now,
+              m.stopReason ?? null,
+            );
           }
         }
       })

@@ -1,10 +1,9 @@
 import { streamSSE } from 'hono/streaming';
 import { presentEvent } from '../../http/present.js';
 import { RUN_FINISHED } from '../../runs/events.js';
-import type { RunEvent } from '../../store/types.js';
+import { isFinishedRunStatus, type RunEvent } from '../../store/types.js';
 import type { UiContext } from './context.js';
 
-const TERMINAL = new Set(['planned', 'completed', 'failed', 'canceled', 'budget_exceeded', 'interrupted']);
 const PAGE = 500;
 
 /**
@@ -51,7 +50,7 @@ export function runEventRoutes({ app, deps, guard }: UiContext): void {
         while (!done) {
           if (!live.length) {
             // An ended run writes its receipt right after its status changes: wait a little for it.
-            const ended = TERMINAL.has((await store.getRun(id))?.status ?? 'failed');
+            const ended = isFinishedRunStatus((await store.getRun(id))?.status ?? 'failed');
             await new Promise<void>((resolve) => {
               const t = setTimeout(resolve, ended ? 2_000 : 15_000);
               wake = () => {

@@ -1,0 +1,78 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { Config } from '../config/schema.js';
+import { classifyModelError } from './model-errors.js';
+import { findModel, modelProblems, shapeThinking } from './models.js';
+import { costOf, promptTokensOf, tokensOf } from './pricing.js';
+
+export interface DoctorReport {
+  ok: boolean;
+  /** One line each: key, model, thinking, price (and warnings). */
+  lines: string[];
+}
+
+/**
+ * `drydock doctor`: one tiny real request to the configured model and base URL, shaped exactly as runs
+ * shape theirs (thinking and effort from the configuration, translated for the model), so a key, a model
+ * name or a setting the API refuses shows up here rather than in the first nightly run.
+ */
+export async function doctor(config: Config, client?: Anthropic): Promise<DoctorReport> {
+  const a = config.anthropic;
+  const lines: string[] = [];
+  const baseUrl = a.base_url ?? 'https://api.anthropic.com';
+  const model = findModel(config, a.model);
+  const problems = modelProblems(config, a.model);
+  const shape = shapeThinking(model, { thinking: a.thinking, effort: a.effort, maxTokens: 2048 });
+
+  lines.push(
+    a.api_key
+      ? `key: set (anthropic.api_key / ANTHROPIC_API_KEY), for ${baseUrl}`
+      : `key: NOT SET: set ANTHROPIC_API_KEY (or anthropic.api_key); every run fails without it`,
+  );
+  const thinking = shape.thinking
+    ? `${shape.thinking.type}${shape.thinking.budget_tokens ? ` (budget ${shape.thinking.budget_tokens} tokens)` : ''}${shape.thinking.display ? `, display ${shape.thinking.display}` : ''}`
+    : 'none sent';
+  lines.push(
+    `thinking: asked ${typeof a.thinking === 'string' ? a.thinking : `budget ${a.thinking.budget_tokens}`}; sent ${thinking}; effort ${shape.output_config?.effort ?? "the model's default"}${shape.notes.length ? ` (${shape.notes.join('; ')})` : ''}`,
+  );
+  const pr = model.price;
+  const band = model.long_prompt
+    ? `; prompts above ${model.long_prompt.above_prompt_tokens} tokens: $${model.long_prompt.price.input} / $${model.long_prompt.price.output}`
+    : '';
+  lines.push(
+    `price: $${pr.input} input / $${pr.output} output / $${pr.cache_write_5m} 5-min cache write / $${pr.cache_write_1h} 1-h cache write / $${pr.cache_read} cache read per million tokens${band}${model.known ? '' : ' (from the configuration: not a catalogue model)'}`,
+  );
+  for (const w of problems.warnings) lines.push(`warning: ${w}`);
+  if (problems.errors.length) {
+    lines.splice(1, 0, `model: ${a.model}: ${problems.errors.join('; ')}`);
+    return { ok: false, lines };
+  }
+  if (!a.api_key && !client) {
+    lines.splice(1, 0, `model: ${a.model}: not checked (no key)`);
+    return { ok: false, lines };
+  }
+
+  const api =
+    client ??
+    new Anthropic({ apiKey: a.api_key, baseURL: a.base_url, maxRetries: 1, timeout: 60_000 });
+  const started = Date.now();
+  try {
+    const message = await api.messages.create({
+      model: a.model,
+      max_tokens: shape.max_tokens,
+      messages: [{ role: 'user', content: 'Reply with the single word: ready' }],
+      ...(shape.thinking ? { thinking: shape.thinking as Anthropic.ThinkingConfigParam } : {}),
+      ...(shape.output_config ? { output_config: shape.output_config } : {}),
+    });
+    const tokens = tokensOf(message.usage);
+    const usd = costOf(tokens, model, promptTokensOf(tokens));
+    lines.splice(
+      1,
+      0,
+      `model: ${a.model} answered (${message.model}) in ${Date.now() - started} ms, stop reason ${message.stop_reason}; this check cost $${usd.toFixed(6)}`,
+    );
+    return { ok: true, lines };
+  } catch (err) {
+    lines.splice(1, 0, `model: ${a.model}: FAILED: ${classifyModelError(err, a.model).reason}`);
+    return { ok: false, lines };
+  }
+}

@@ -1,0 +1,394 @@
+import type { Config, ModelPrice, ModelSettings } from '../config/schema.js';
+
+// The model catalogue: what each Claude model accepts and what it costs. The Messages API answers 400 to
+// a request that uses a setting the named model does not take, so every request drydock sends is shaped
+// from here (request.ts); prices come from here too (pricing.ts). Configuration (`models:`, and the older
+// `pricing:`) can override any entry and add new ones.
+//
+// Sources, read on 2026-11-30 under https://platform.claude.com/docs/en/ (per-model pages, migration guides,
+// build-with-claude/thinking, thinking-troubleshooting, preserved-thinking/prefix-checks, prompt-caching,
+// effort, about-claude/pricing, model-deprecations, release-notes):
+// - Thinking types: Sonnet 5.5 "adaptive" (the default) or "between_tools" (its off: no thinking up front,
+//   short notes between tool calls, effort high or below, no other field); Opus 5.5, Fable 5.x and Mythos
+//   5.x adaptive only; Haiku 5.5 adaptive or disabled (disabled at effort high or below); Sonnet 5, Opus 5,
+//   Opus 4.7/4.8 adaptive or disabled; Opus/Sonnet 4.6 adaptive, enabled (deprecated) or disabled; the 4.5
+//   models enabled with budget_tokens (>= 1024, < max_tokens) or disabled. Other types answer 400.
+// - Effort (output_config.effort): low/medium/high/xhigh/max from Opus 4.7 on; low/medium/high/max on the
+//   4.6 models; low/medium/high on Opus 4.5; none on Sonnet 4.5 and Haiku 4.5.
+// - display: "omitted" by default from Opus 4.7 on (thinking text comes back empty), "summarized" before;
+//   drydock asks for "summarized" where the model takes the field, so the event log shows the thinking.
+// - Max output 128K from the 4.6 generation on, 64K on the 4.5 models. Minimum cacheable prefix: 512 on
+//   the 5.x models but Sonnet 5 (1,024); 1,024 on Opus 4.8, Sonnet 4.6, Sonnet 4.5; 2,048 on Opus 4.7;
+//   4,096 on Opus 4.6, Opus 4.5, Haiku 4.5 (docs versions disagree for Sonnet 4.6 and Opus 4.7; the
+//   October 2026 page is used). Haiku 5.5's is not documented: 512 as for its family.
+// - Prefix check (preserved thinking): Fable/Mythos 5.1 and 5.2, Opus 5.5, Sonnet 5.5, Haiku 5.5.
+// - On every 4.6-and-later model assistant prefill and non-default sampling answer 400, and on Sonnet 5.5,
+//   Opus 5.5 and Fable 5.1 a forced tool_choice too: drydock sends none of them.
+// - Prices, USD per million tokens (input / output / 5-min write / 1-h write / cache read): pricing page and
+//   model pages; Sonnet 5.5 cache reads cut from 0.20 to 0.10 on 2026-10-07 (release notes); Haiku 5.5
+//   charges every token of a request whose prompt (input + cache reads + cache writes) is above 100,000
+//   tokens at the higher band (the band rows are from its model page; which tokens count is from price
+//   trackers' notes, the pricing page's wording could not be read).
+// - Status: Sonnet 4.5 deprecated 2026-09-30, end of life 2026-11-30, replaced by Sonnet 5.5; Opus 4.5
+//   deprecated 2026-11-23, end of life 2027-01-22 (also the SDK's deprecated-models list); Opus 4.1, Opus 4
+//   and Sonnet 4 retired (the API answers 404).
+// See README "Models" for the table in prose.
+
+export type ThinkingType = 'adaptive' | 'between_tools' | 'enabled' | 'disabled';
+export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
+export type Effort = (typeof EFFORTS)[number];
+
+/** What a person asks for; translated per model by `shapeThinking`. */
+export type ThinkingOption = 'off' | 'adaptive' | { budget_tokens: number };
+
+/**
+ * Reads a stored or submitted thinking option, including the shape used before (`{enabled, budget_tokens}`):
+ * enabled with a budget keeps the budget, enabled without one is adaptive, disabled is off.
+ */
+export function fromLegacyThinking(v: { enabled: boolean; budget_tokens?: number | undefined }): ThinkingOption {
+  if (!v.enabled) return 'off';
+  return v.budget_tokens !== undefined ? { budget_tokens: v.budget_tokens } : 'adaptive';
+}
+
+/** A thinking option as stored, whichever shape it was stored in; undefined when unset or unreadable. */
+export function readThinkingOption(v: unknown): ThinkingOption | undefined {
+  if (v === 'off' || v === 'adaptive') return v;
+  if (v && typeof v === 'object') {
+    const o = v as { enabled?: unknown; budget_tokens?: unknown };
+    if (typeof o.enabled === 'boolean') {
+      return fromLegacyThinking({
+        enabled: o.enabled,
+        ...(typeof o.budget_tokens === 'number' ? { budget_tokens: o.budget_tokens } : {}),
+      });
+    }
+    if (typeof o.budget_tokens === 'number') return { budget_tokens: o.budget_tokens };
+  }
+  return undefined;
+}
+
+export interface PriceBand {
+  /** The band applies to a request whose prompt (input + cache reads + cache writes) exceeds this. */
+  above_prompt_tokens: number;
+  price: ModelPrice;
+}
+
+export interface ModelSpec {
+  id: string;
+  /** Dated snapshot ids and other names that mean this model. */
+  aliases: string[];
+  /** The thinking.type values the API accepts for this model; empty: never send `thinking`. */
+  thinking: ThinkingType[];
+  /** Whether output_config.effort is accepted, and which levels. Empty: never send it. */
+  efforts: Effort[];
+  /** Whether thinking.display is accepted. */
+  display: boolean;
+  max_output_tokens: number;
+  /** A cached prefix shorter than this is silently never cached. */
+  min_cacheable_tokens: number;
+  /** Thinking blocks sent back must keep their prefix byte-for-byte (preserved thinking). */
+  prefix_check: boolean;
+  price: ModelPrice;
+  long_prompt?: PriceBand;
+  status: 'active' | 'deprecated' | 'retired';
+  /** Deprecated: the end-of-life date; retired: the date it stopped answering. */
+  status_date?: string;
+  replacement?: string;
+}
+
+const p = (input: number, output: number, w5: number, w1: number, read: number): ModelPrice => ({
+  input,
+  output,
+  cache_write_5m: w5,
+  cache_write_1h: w1,
+  cache_read: read,
+});
+
+const ALL: Effort[] = [...EFFORTS];
+const A: ThinkingType[] = ['adaptive'];
+const AD: ThinkingType[] = ['adaptive', 'disabled'];
+const ED: ThinkingType[] = ['enabled', 'disabled'];
+
+type Entry = Omit<ModelSpec, 'aliases' | 'status'> & Partial<Pick<ModelSpec, 'aliases' | 'status'>>;
+
+function m(entry: Entry): ModelSpec {
+  return { aliases: [], status: 'active', ...entry };
+}
+
+/** The 5.x models with preserved thinking. */
+const PRESERVED = { efforts: ALL, display: true, max_output_tokens: 128_000, min_cacheable_tokens: 512, prefix_check: true };
+/** Later 4.x and the 5.x models without the prefix check. */
+const MODERN = { efforts: ALL, display: true, max_output_tokens: 128_000, prefix_check: false };
+const FOUR_FIVE = { display: false, max_output_tokens: 64_000, prefix_check: false };
+const OPUS_4X = p(5, 25, 6.25, 10, 0.5);
+const FABLE = p(10, 50, 12.5, 20, 0.25);
+
+const BUILT_IN: ModelSpec[] = [
+  m({ id: 'claude-sonnet-5-5', thinking: ['adaptive', 'between_tools'], ...PRESERVED, price: p(2, 10, 2.5, 4, 0.1) }),
+  m({ id: 'claude-opus-5-5', thinking: A, ...PRESERVED, price: p(4, 20, 5, 8, 0.2) }),
+  m({
+    id: 'claude-haiku-5-5',
+    thinking: AD,
+    ...PRESERVED,
+    price: p(0.1, 0.5, 0.125, 0.2, 0.01),
+    long_prompt: { above_prompt_tokens: 100_000, price: p(0.5, 2.5, 0.625, 1, 0.05) },
+  }),
+  m({ id: 'claude-fable-5-2', thinking: A, ...PRESERVED, price: p(8, 40, 10, 16, 0.2) }),
+  m({ id: 'claude-mythos-5-2', thinking: A, ...PRESERVED, price: p(8, 40, 10, 16, 0.2) }),
+  m({ id: 'claude-fable-5-1', thinking: A, ...PRESERVED, price: FABLE }),
+  m({ id: 'claude-mythos-5-1', thinking: A, ...PRESERVED, price: FABLE }),
+  m({ id: 'claude-fable-5', thinking: A, ...MODERN, min_cacheable_tokens: 512, price: p(10, 50, 12.5, 20, 1) }),
+  m({ id: 'claude-mythos-5', thinking: A, ...MODERN, min_cacheable_tokens: 512, price: p(10, 50, 12.5, 20, 1) }),
+  m({ id: 'claude-sonnet-5', thinking: AD, ...MODERN, min_cacheable_tokens: 1024, price: p(2, 10, 2.5, 4, 0.2) }),
+  m({ id: 'claude-opus-5', thinking: AD, ...MODERN, min_cacheable_tokens: 512, price: OPUS_4X }),
+  m({ id: 'claude-opus-4-8', thinking: AD, ...MODERN, min_cacheable_tokens: 1024, price: OPUS_4X }),
+  m({ id: 'claude-opus-4-7', thinking: AD, ...MODERN, min_cacheable_tokens: 2048, price: OPUS_4X }),
+  m({
+    id: 'claude-opus-4-6',
+    thinking: ['adaptive', 'enabled', 'disabled'],
+    ...MODERN,
+    efforts: ['low', 'medium', 'high', 'max'],
+    min_cacheable_tokens: 4096,
+    price: OPUS_4X,
+  }),
+  m({
+    id: 'claude-sonnet-4-6',
+    thinking: ['adaptive', 'enabled', 'disabled'],
+    ...MODERN,
+    efforts: ['low', 'medium', 'high', 'max'],
+    min_cacheable_tokens: 1024,
+    price: p(3, 15, 3.75, 6, 0.3),
+  }),
+  m({
+    id: 'claude-opus-4-5',
+    aliases: ['claude-opus-4-5-20251101'],
+    thinking: ED,
+    efforts: ['low', 'medium', 'high'],
+    ...FOUR_FIVE,
+    min_cacheable_tokens: 4096,
+    price: OPUS_4X,
+    status: 'deprecated',
+    status_date: '2027-01-22',
+    replacement: 'claude-opus-5-5',
+  }),
+  m({
+    id: 'claude-sonnet-4-5',
+    aliases: ['claude-sonnet-4-5-20250929'],
+    thinking: ED,
+    efforts: [],
+    ...FOUR_FIVE,
+    min_cacheable_tokens: 1024,
+    price: p(3, 15, 3.75, 6, 0.3),
+    status: 'deprecated',
+    status_date: '2026-11-30',
+    replacement: 'claude-sonnet-5-5',
+  }),
+  m({
+    id: 'claude-haiku-4-5',
+    aliases: ['claude-haiku-4-5-20251001'],
+    thinking: ED,
+    efforts: [],
+    ...FOUR_FIVE,
+    min_cacheable_tokens: 4096,
+    price: p(1, 5, 1.25, 2, 0.1),
+  }),
+  retired('claude-opus-4-1', ['claude-opus-4-1-20250805'], '2026-08-05', 'claude-opus-5-5', p(15, 75, 18.75, 30, 1.5)),
+  retired('claude-opus-4', ['claude-opus-4-20250514'], null, 'claude-opus-5-5', p(15, 75, 18.75, 30, 1.5)),
+  retired('claude-sonnet-4', ['claude-sonnet-4-20250514'], null, 'claude-sonnet-5-5', p(3, 15, 3.75, 6, 0.3)),
+];
+
+function retired(
+  id: string,
+  aliases: string[],
+  date: string | null,
+  replacement: string,
+  price: ModelPrice,
+): ModelSpec {
+  return m({
+    id,
+    aliases,
+    thinking: [],
+    efforts: [],
+    display: false,
+    max_output_tokens: 32_000,
+    min_cacheable_tokens: 1024,
+    prefix_check: false,
+    price,
+    status: 'retired',
+    ...(date ? { status_date: date } : {}),
+    replacement,
+  });
+}
+
+/** The built-in entries, by id (aliases resolve through `findModel`). */
+export function builtInModels(): Record<string, ModelSpec> {
+  return Object.fromEntries(BUILT_IN.map((m) => [m.id, structuredClone(m)]));
+}
+
+/** A model drydock knows nothing about: sent as named, with no thinking or effort knobs. */
+function unknownModel(id: string, price: ModelPrice | undefined): ModelSpec & { known: false } {
+  return {
+    id,
+    aliases: [],
+    thinking: [],
+    efforts: [],
+    display: false,
+    max_output_tokens: Number.MAX_SAFE_INTEGER,
+    min_cacheable_tokens: 1024,
+    prefix_check: false,
+    price: price ?? p(0, 0, 0, 0, 0),
+    status: 'active',
+    known: false,
+  };
+}
+
+export type ResolvedModel = ModelSpec & { known: boolean; priced: boolean };
+
+/**
+ * The catalogue entry for a model id or alias, with configuration applied: `models.<id>` overrides any
+ * field (or describes a new model), `pricing.<id>` overrides the price.
+ */
+export function findModel(config: Pick<Config, 'models' | 'pricing'>, id: string): ResolvedModel {
+  const builtIn = BUILT_IN.find((m) => m.id === id || m.aliases.includes(id));
+  const key = builtIn?.id ?? id;
+  const override: ModelSettings | undefined = config.models[id] ?? config.models[key];
+  const price = config.pricing[id] ?? config.pricing[key] ?? override?.price;
+  if (!builtIn && !override) {
+    return { ...unknownModel(id, price), priced: price !== undefined };
+  }
+  const base: ModelSpec = builtIn ? structuredClone(builtIn) : unknownModel(id, price);
+  const merged: ModelSpec = { ...base, ...stripUndefined(override ?? {}), id: key, aliases: base.aliases };
+  if (price) merged.price = price;
+  return { ...merged, known: true, priced: builtIn !== undefined || price !== undefined };
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Problems and warnings about a model a configuration or a session names. */
+export function modelProblems(
+  config: Pick<Config, 'models' | 'pricing'>,
+  id: string,
+): { errors: string[]; warnings: string[] } {
+  const m = findModel(config, id);
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  if (m.status === 'retired') {
+    errors.push(
+      `${id} is retired${m.status_date ? ` (since ${m.status_date})` : ''} and no longer answers; use ${m.replacement ?? 'a current model'}`,
+    );
+  } else if (m.status === 'deprecated') {
+    warnings.push(
+      `${id} is deprecated${m.status_date ? `: end of life ${m.status_date}` : ''}; move to ${m.replacement ?? 'a current model'}`,
+    );
+  }
+  if (!m.known) {
+    if (!m.priced) {
+      errors.push(
+        `${id} is not in the model catalogue and has no price; add models.${id} with its price (budgets are enforced from it)`,
+      );
+    } else {
+      warnings.push(
+        `${id} is not in the model catalogue: requests name it as given, with no thinking or effort settings; describe it under models.${id}`,
+      );
+    }
+  }
+  return { errors, warnings };
+}
+
+export const DEFAULT_THINKING_BUDGET = 4096;
+const MIN_THINKING_BUDGET = 1024;
+
+/** The thinking and effort part of a request, as the named model accepts it. */
+export interface ThinkingShape {
+  thinking?: { type: ThinkingType; budget_tokens?: number; display?: 'summarized' };
+  output_config?: { effort: Effort };
+  max_tokens: number;
+  /** Said in the run's events when the request differs from what was asked. */
+  notes: string[];
+}
+
+/**
+ * Translates what a person asked for (`thinking`, `effort`, `max_tokens`) into what this model accepts:
+ * - "off": `disabled` where the model has it, else `between_tools` (no thinking up front, short notes between
+ *   tool calls), else adaptive at the lowest effort, with a note.
+ * - "adaptive": `adaptive` where accepted, else `enabled` with the default budget.
+ * - {budget_tokens}: `enabled` with that budget where accepted, else adaptive, with a note.
+ * Thinking is displayed (summarized) where the model takes `display`, so the event log shows it. max_tokens is
+ * clamped to the model's output cap and kept above any budget.
+ */
+export function shapeThinking(
+  model: ModelSpec,
+  asked: { thinking: ThinkingOption; effort: Effort | null; maxTokens: number },
+): ThinkingShape {
+  const notes: string[] = [];
+  const cap = model.max_output_tokens;
+  let maxTokens = Math.min(asked.maxTokens, cap);
+  if (maxTokens < asked.maxTokens) notes.push(`max_tokens lowered to ${cap}, the output cap of ${model.id}`);
+  let effort = asked.effort;
+  const accepts = (t: ThinkingType) => model.thinking.includes(t);
+  let thinking: ThinkingShape['thinking'];
+
+  const budgeted = (budget: number): ThinkingShape['thinking'] => {
+    // The API wants budget_tokens >= 1024 and below max_tokens.
+    let b = Math.max(MIN_THINKING_BUDGET, budget);
+    if (b + 1024 > maxTokens) maxTokens = Math.min(cap, b + 1024);
+    if (b >= maxTokens) b = maxTokens - 1024;
+    return { type: 'enabled', budget_tokens: b };
+  };
+
+  if (model.thinking.length === 0) {
+    if (asked.thinking !== 'off') notes.push(`${model.id}: no thinking settings are sent to this model`);
+  } else if (asked.thinking === 'off') {
+    if (accepts('disabled')) thinking = { type: 'disabled' };
+    else if (accepts('between_tools')) thinking = { type: 'between_tools' };
+    else {
+      thinking = { type: 'adaptive' };
+      effort = model.efforts[0] ?? null;
+      notes.push(
+        `${model.id} always thinks; thinking "off" runs adaptive thinking at ${effort ?? 'its default'} effort`,
+      );
+    }
+  } else if (asked.thinking === 'adaptive') {
+    thinking = accepts('adaptive') ? { type: 'adaptive' } : budgeted(DEFAULT_THINKING_BUDGET);
+  } else if (accepts('enabled')) {
+    thinking = budgeted(asked.thinking.budget_tokens);
+  } else {
+    thinking = { type: 'adaptive' };
+    notes.push(
+      `${model.id} takes no thinking budget; budget_tokens ${asked.thinking.budget_tokens} runs adaptive thinking${effort ? ` at ${effort} effort` : ''} instead`,
+    );
+  }
+  if (thinking && model.display && (thinking.type === 'adaptive' || thinking.type === 'enabled')) {
+    thinking.display = 'summarized';
+  }
+  // With thinking off (between_tools, disabled) the 5.x models take effort high at most.
+  if ((thinking?.type === 'between_tools' || thinking?.type === 'disabled') && (effort === 'xhigh' || effort === 'max')) {
+    notes.push(`${model.id} takes effort high at most with thinking off; high is used instead of ${effort}`);
+    effort = 'high';
+  }
+  let output_config: ThinkingShape['output_config'];
+  if (effort) {
+    if (model.efforts.includes(effort)) output_config = { effort };
+    else if (model.efforts.length > 0) {
+      const highest = model.efforts[model.efforts.length - 1]!;
+      const chosen = effort === 'xhigh' || effort === 'max' ? highest : model.efforts[0]!;
+      output_config = { effort: chosen };
+      notes.push(`${model.id} has no ${effort} effort; ${chosen} is used`);
+    } else {
+      notes.push(`${model.id} takes no effort setting; effort ${effort} is not sent`);
+    }
+  }
+  return {
+    ...(thinking ? { thinking } : {}),
+    ...(output_config ? { output_config } : {}),
+    max_tokens: maxTokens,
+    notes,
+  };
+}
+
+/** The price of one request: the long-prompt band when the prompt is above its threshold. */
+export function priceFor(model: Pick<ModelSpec, 'price' | 'long_prompt'>, promptTokens: number): ModelPrice {
+  const band = model.long_prompt;
+  return band && promptTokens > band.above_prompt_tokens ? band.price : model.price;
+}
