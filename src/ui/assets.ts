@@ -162,6 +162,8 @@ fieldset label, .choice label { display: inline; font-weight: 400; }
 textarea, input[type="password"], input[type="text"] { width: 100%; max-width: 40rem; font: inherit; padding: .4rem; }
 button { font: inherit; padding: .4rem .9rem; margin-top: .5rem; cursor: pointer; }
 .choice { margin: .25rem 0; }
+.choice pre.preview { margin: .25rem 0 .5rem 1.5rem; }
+fieldset .own label { display: block; margin-top: .5rem; }
 .hint, .muted { color: var(--muted); }
 .warning { color: var(--err); }
 .events { border: 1px solid var(--line); padding: .5rem 1rem; min-height: 3rem; }

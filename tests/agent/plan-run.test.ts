@@ -76,7 +76,7 @@ describe('a full plan run on a real git repository', () => {
               questions: [
                 {
                   question: 'Which pagination style?',
-                  header: 'Pagination',
+                  header: 'Pagination style',
                   multiSelect: false,
                   options: [
                     { label: 'Offset', description: 'limit and offset' },
@@ -114,15 +114,22 @@ describe('a full plan run on a real git repository', () => {
     );
     expect(question).toMatchObject({ run_id: runId, status: 'pending' });
     expect(question.questions[0].question).toBe('Which pagination style?');
+    // A header over 12 characters is taken from the model and stored whole (it is cut only where shown).
+    expect(question.questions[0].header).toBe('Pagination style');
     expect((await d.api('GET', `/v1/runs/${runId}`)).body.status).toBe('awaiting_input');
 
-    // A wrong label is refused; a right one resumes the run.
+    // An answer to a question that was not asked, or a blank one, is refused; a right one resumes the run.
+    // (Text that is none of the labels is a person's own answer, "Other", and would be taken.)
     const wrong = await d.api('POST', `/v1/questions/${question.id}/answers`, {
-      answers: { 'Which pagination style?': 'Pages' },
+      answers: { 'Which pagination style?': 'Offset', 'Which colour?': 'Red' },
     });
     expect(wrong.status).toBe(422);
+    const blank = await d.api('POST', `/v1/questions/${question.id}/answers`, {
+      answers: { 'Which pagination style?': '  ' },
+    });
+    expect(blank.status).toBe(422);
     const ok = await d.api('POST', `/v1/questions/${question.id}/answers`, {
-      answers: { 'Which pagination style?': 'Offset' },
+      answers: { 'Which pagination style?': 'Keyset, on created_at' },
     });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ status: 'answered', answered_by: 'admin' });
@@ -173,7 +180,9 @@ describe('a full plan run on a real git repository', () => {
     expect(byId.toolu_glob.content).toContain('src/users.ts');
     expect(byId.toolu_read.content).toMatch(/1\texport function listUsers/);
     expect(byId.toolu_grep.content).toContain('src/orders.ts');
-    expect(byId.toolu_ask.content).toContain('Offset');
+    // The person's own answer ("Other") reaches the model as the answer.
+    expect(byId.toolu_ask.content).toContain('- Which pagination style? => Keyset, on created_at');
+    expect(byId.toolu_ask.is_error).toBeUndefined();
     // Plan mode in the request shape: only the plan tools are offered.
     expect(last.tools.map((t: any) => t.name)).toEqual([
       'Read',

@@ -445,7 +445,7 @@ describe('drydock plans', () => {
 });
 
 describe('drydock questions', () => {
-  async function seedQuestion() {
+  async function seedQuestion(first: Record<string, unknown> = {}) {
     const sessionId = await session();
     const run = await seedRun(sessionId, 'awaiting_input');
     const now = Date.now();
@@ -464,6 +464,7 @@ describe('drydock questions', () => {
               { label: 'SQLite', description: 'a local file' },
             ],
             multiSelect: false,
+            ...first,
           },
           {
             question: 'Which checks should run?',
@@ -541,7 +542,57 @@ describe('drydock questions', () => {
     expect(again.stderr).toMatch(/^drydock: 409 not_pending: /);
   });
 
-  it('answer: no --answer or an unknown question is exit 2; a label that is no option is 422, exit 1', async () => {
+  it('list cuts a long header to 12 characters and shows option previews', async () => {
+    const { run } = await seedQuestion({
+      header: 'Cache database',
+      options: [
+        {
+          label: 'Postgres',
+          description: 'the existing one',
+          preview: 'CREATE TABLE cache (\n  key text\n);',
+        },
+        { label: 'SQLite', description: 'a local file' },
+      ],
+    });
+    const r = await cli(['questions', 'list', '--run', run.id]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('1. [Cache databa…] Which database should the cache use? (choose one)');
+    expect(r.stdout).toContain(
+      [
+        '       - Postgres: the existing one',
+        '         | CREATE TABLE cache (',
+        '         |   key text',
+        '         | );',
+      ].join('\n'),
+    );
+    expect(r.stdout).toContain('       - or an answer of your own');
+    // The API keeps the whole header.
+    const json = JSON.parse((await cli(['questions', 'list', '--run', run.id, '--json'])).stdout);
+    expect(json.items[0].questions[0].header).toBe('Cache database');
+  });
+
+  it("answer takes an answer in one's own words (Other), also beside multiSelect labels", async () => {
+    const { q } = await seedQuestion();
+    const r = await cli(
+      [
+        'questions',
+        'answer',
+        q.id,
+        '--answer',
+        '1=MySQL, we already run it',
+        '--answer',
+        '2=Unit|Smoke tests',
+      ],
+      { token: approver },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect((await d.daemon.store.getQuestion(q.id))?.answers).toEqual({
+      'Which database should the cache use?': 'MySQL, we already run it',
+      'Which checks should run?': ['Unit', 'Smoke tests'],
+    });
+  });
+
+  it('answer: no --answer or an unknown question is exit 2; a blank or a second own answer is 422, exit 1', async () => {
     const { q } = await seedQuestion();
     const none = await cli(['questions', 'answer', q.id]);
     expect(none.code, none.stderr).toBe(2);
@@ -560,9 +611,24 @@ describe('drydock questions', () => {
     ]);
     expect(twice.code, twice.stderr).toBe(2);
     expect(twice.stderr).toContain('answered twice');
-    const bad = await cli(['questions', 'answer', q.id, '--answer', '1=MySQL', '--answer', '2=Unit']);
-    expect(bad.code, bad.stderr).toBe(1);
-    expect(bad.stderr).toMatch(/^drydock: 422 invalid_answers: "MySQL" is not an option/);
+    const blank = await cli(['questions', 'answer', q.id, '--answer', '1=  ', '--answer', '2=Unit']);
+    expect(blank.code, blank.stderr).toBe(1);
+    expect(blank.stderr).toMatch(
+      /^drydock: 422 invalid_answers: question "Which database should the cache use\?" has a blank answer/,
+    );
+    const two = await cli([
+      'questions',
+      'answer',
+      q.id,
+      '--answer',
+      '1=SQLite',
+      '--answer',
+      '2=Unit|Fuzz|Soak',
+    ]);
+    expect(two.code, two.stderr).toBe(1);
+    expect(two.stderr).toMatch(
+      /^drydock: 422 invalid_answers: question "Which checks should run\?" takes at most one answer of your own/,
+    );
     expect((await d.daemon.store.getQuestion(q.id))?.status).toBe('pending');
     const missing = await cli(['questions', 'answer', 'qst_unknown', '--answer', '1=x']);
     expect(missing.code, missing.stderr).toBe(1);

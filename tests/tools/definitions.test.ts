@@ -62,11 +62,28 @@ describe('PLAN_TOOLS', () => {
         '-A',
         '-B',
         '-C',
+        'context',
+        '-o',
         'head_limit',
+        'offset',
         'multiline',
       ]),
     );
+    expect(Object.keys(definition('Read').input_schema.properties)).toContain('pages');
     expect(definition('ExitPlanMode').input_schema.required).toEqual(['plan']);
+  });
+
+  it('AskUserQuestion: the nested question and option schemas agree with zod, preview included', () => {
+    const items = (definition('AskUserQuestion').input_schema.properties.questions as any).items;
+    const questionShape = (askUserQuestionInput.shape.questions.element as unknown as z.ZodObject).shape;
+    expect(Object.keys(items.properties).sort()).toEqual(Object.keys(questionShape).sort());
+    const optionShape = ((questionShape.options as z.ZodArray).element as z.ZodObject).shape;
+    expect(Object.keys(items.properties.options.items.properties).sort()).toEqual(
+      Object.keys(optionShape).sort(),
+    );
+    expect(items.properties.options.items.required).toEqual(['label', 'description']);
+    // Headers over 12 characters are accepted (and cut when shown), so the schema sets no maxLength.
+    expect(items.properties.header.maxLength).toBeUndefined();
   });
 
   it('is plain JSON', () => {

@@ -114,6 +114,146 @@ describe('Grep output modes', () => {
   });
 });
 
+describe('Grep options from Claude Code: -o, context, offset', () => {
+  it('-o shows only the matched parts, each on its own line, every match of a line', async () => {
+    fx.write('pairs.txt', 'a=1, b=22\nnone here\nc=333\n');
+    expect(
+      (await grep({ pattern: '[a-z]=\\d+', path: 'pairs.txt', output_mode: 'content', '-o': true })).content,
+    ).toBe(['pairs.txt:1:a=1', 'pairs.txt:1:b=22', 'pairs.txt:3:c=333'].join('\n'));
+    expect(
+      (
+        await grep({
+          pattern: '\\d+',
+          path: 'pairs.txt',
+          output_mode: 'content',
+          '-o': true,
+          '-n': false,
+          '-i': true,
+        })
+      ).content,
+    ).toBe(['pairs.txt:1', 'pairs.txt:22', 'pairs.txt:333'].join('\n'));
+    // a literal pattern (matched without the vm) behaves the same
+    expect(
+      (await grep({ pattern: 'b=', path: 'pairs.txt', output_mode: 'content', '-o': true })).content,
+    ).toBe('pairs.txt:1:b=');
+  });
+
+  it('-o leaves out context lines and says so; it does not change the other modes', async () => {
+    fx.write('pairs.txt', 'x\na=1\ny\n');
+    expect(
+      (await grep({ pattern: '\\d', path: 'pairs.txt', output_mode: 'content', '-o': true, '-C': 1 }))
+        .content,
+    ).toBe('pairs.txt:2:1\n\n[context lines are not shown with -o]');
+    expect(
+      (await grep({ pattern: '\\d', path: 'pairs.txt', output_mode: 'count', '-o': true })).content,
+    ).toBe('pairs.txt:1\n\nFound 1 matching line in 1 file');
+  });
+
+  it('-o with multiline shows each line of a match under its own line number', async () => {
+    expect(
+      (
+        await grep({
+          pattern: 'hello\\(\\) \\{\\s+return',
+          output_mode: 'content',
+          multiline: true,
+          '-o': true,
+        })
+      ).content,
+    ).toBe('src/app.ts:2:hello() {\nsrc/app.ts:3:  return');
+  });
+
+  it('context is -C by its long name; -C wins over it, -A and -B over both', async () => {
+    fx.write('seven.txt', 'one\ntwo\nthree\nfour\nfive\nsix\nseven\n');
+    const base = { pattern: 'four', output_mode: 'content', path: 'seven.txt' };
+    expect((await grep({ ...base, context: 1 })).content).toBe(
+      ['seven.txt-3-three', 'seven.txt:4:four', 'seven.txt-5-five'].join('\n'),
+    );
+    expect((await grep({ ...base, context: 2, '-C': 1 })).content).toBe(
+      ['seven.txt-3-three', 'seven.txt:4:four', 'seven.txt-5-five'].join('\n'),
+    );
+    expect((await grep({ ...base, context: 2, '-A': 0 })).content).toBe(
+      ['seven.txt-2-two', 'seven.txt-3-three', 'seven.txt:4:four'].join('\n'),
+    );
+  });
+
+  it('offset skips the first entries of content output, before head_limit, and says how to go on', async () => {
+    fx.write('ten.txt', Array.from({ length: 10 }, (_, i) => `needle ${i + 1}`).join('\n'));
+    const base = { pattern: 'needle', output_mode: 'content', path: 'ten.txt' };
+    expect((await grep({ ...base, offset: 7 })).content).toBe(
+      [
+        'ten.txt:8:needle 8',
+        'ten.txt:9:needle 9',
+        'ten.txt:10:needle 10',
+        '',
+        '[skipped the first 7 lines (offset)]',
+      ].join('\n'),
+    );
+    const page = await grep({ ...base, offset: 3, head_limit: 2 });
+    expect(page.content).toBe(
+      [
+        'ten.txt:4:needle 4',
+        'ten.txt:5:needle 5',
+        '',
+        '[output limited to lines 4-5 by offset and head_limit; use offset=5 for more]',
+      ].join('\n'),
+    );
+    expect(page.truncated).toBe(true);
+    expect((await grep({ ...base, offset: 10 })).content).toBe(
+      'No lines at offset 10: the output has 10 lines',
+    );
+    // with -o, every matched part is one entry
+    expect((await grep({ ...base, pattern: '\\d+', '-o': true, offset: 8 })).content).toBe(
+      'ten.txt:9:9\nten.txt:10:10\n\n[skipped the first 8 lines (offset)]',
+    );
+  });
+
+  it('offset counts context lines and leaves no separator at the start', async () => {
+    fx.write('seven.txt', 'one\ntwo\nthree\nfour\nfive\nsix\nseven\n');
+    expect(
+      (await grep({ pattern: 'one|seven', output_mode: 'content', '-C': 1, path: 'seven.txt', offset: 1 }))
+        .content,
+    ).toBe(
+      [
+        'seven.txt-2-two',
+        '--',
+        'seven.txt-6-six',
+        'seven.txt:7:seven',
+        '',
+        '[skipped the first 1 line (offset)]',
+      ].join('\n'),
+    );
+    expect(
+      (await grep({ pattern: 'one|seven', output_mode: 'content', '-C': 1, path: 'seven.txt', offset: 2 }))
+        .content,
+    ).toBe(['seven.txt-6-six', 'seven.txt:7:seven', '', '[skipped the first 2 lines (offset)]'].join('\n'));
+  });
+
+  it('offset pages through file lists and counts', async () => {
+    for (let i = 0; i < 5; i++) fx.write(`many/m${i}.txt`, 'needle\n', T + 100 + i);
+    expect((await grep({ pattern: 'needle', offset: 1, head_limit: 2 })).content).toBe(
+      'Found 5 files\nmany/m3.txt\nmany/m2.txt\n\n[showing files 2-3 of 5 (offset and head_limit); use offset=3 for more]',
+    );
+    expect((await grep({ pattern: 'needle', offset: 3 })).content).toBe(
+      'Found 5 files\nmany/m1.txt\nmany/m0.txt\n\n[showing files 4-5 of 5 (offset)]',
+    );
+    expect((await grep({ pattern: 'needle', output_mode: 'count', offset: 4 })).content).toBe(
+      'many/m4.txt:1\n\nFound 5 matching lines in 5 files\n\n[showing files 5-5 of 5 (offset)]',
+    );
+    expect((await grep({ pattern: 'needle', offset: 9 })).content).toBe(
+      'Found 5 files\n\n[no files at offset 9: there are 5]',
+    );
+  });
+
+  it('offset reaches past the match cap', async () => {
+    fx.write('lots.txt', Array.from({ length: 50 }, (_, i) => `hit ${i + 1}`).join('\n'));
+    const result = await grep(
+      { pattern: 'hit', output_mode: 'content', path: 'lots.txt', offset: 10, head_limit: 2 },
+      { ...fx.limits, maxGrepMatches: 5 },
+    );
+    expect(result.content.split('\n').slice(0, 2)).toEqual(['lots.txt:11:hit 11', 'lots.txt:12:hit 12']);
+  });
+});
+
 describe('Grep filters and limits', () => {
   it('filters files by glob, matching names at any depth without a slash', async () => {
     expect((await grep({ pattern: 'hello', '-i': true, glob: '*.ts' })).content).toBe(
@@ -250,7 +390,9 @@ describe('Grep filters and limits', () => {
     expect((await grep({})).content).toMatch(/^Grep: invalid input\n {2}- pattern:/);
     expect((await grep({ pattern: 'x', output_mode: 'lines' })).content).toMatch(/output_mode/);
     expect((await grep({ pattern: 'x', '-C': -1 })).content).toMatch(/-C/);
-    expect((await grep({ pattern: 'x', include: '*.ts' })).content).toMatch(/include/);
+    expect((await grep({ pattern: 'x', context: -1 })).content).toMatch(/- context:/);
+    expect((await grep({ pattern: 'x', offset: 1.5 })).content).toMatch(/- offset:/);
+    expect((await grep({ pattern: 'x', '-o': 'yes' })).content).toMatch(/- -o:/);
     expect((await grep({ pattern: 'x', '-i': 'yes' })).isError).toBe(true);
   });
 });

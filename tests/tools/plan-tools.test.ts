@@ -3,6 +3,10 @@ import {
   type AskUserQuestionInput,
   checkAnswers,
   exitPlanModeInput,
+  MAX_FREE_TEXT_CHARS,
+  MAX_PLAN_CHARS,
+  PLAN_MISSING,
+  shortHeader,
   validatePlan,
   validateQuestions,
 } from '../../src/agent/tools/plan-tools.js';
@@ -62,10 +66,38 @@ describe('validateQuestions', () => {
     ).toMatch(/- questions\[0\]\.options: .*<=4/);
   });
 
-  it('rejects a header of 13 characters', () => {
-    expect(errorOf({ questions: [question('q?', { header: 'x'.repeat(13) })] })).toMatch(
-      /- questions\[0\]\.header: .*<=12/,
+  it('accepts a header longer than 12 characters and keeps it whole; refuses an absurd or blank one', () => {
+    const long = 'Authentication method';
+    const result = validateQuestions({ questions: [question('q?', { header: long })] });
+    expect(result).toMatchObject({ ok: true, value: { questions: [{ header: long }] } });
+    expect(errorOf({ questions: [question('q?', { header: 'x'.repeat(201) })] })).toMatch(
+      /- questions\[0\]\.header: .*<=200/,
     );
+    expect(errorOf({ questions: [question('q?', { header: '  ' })] })).toMatch(/- questions\[0\]\.header: /);
+  });
+
+  it('keeps an option preview, and refuses one that is not a string', () => {
+    const preview = '```ts\nconst db = new Pool();\n```';
+    const input = {
+      questions: [question('q?', { options: [{ ...option('Postgres'), preview }, option('SQLite')] })],
+    };
+    expect(validateQuestions(input)).toEqual({ ok: true, value: input });
+    expect(
+      errorOf({ questions: [question('q?', { options: [{ ...option('A'), preview: 7 }, option('B')] })] }),
+    ).toMatch(/- questions\[0\]\.options\[0\]\.preview: /);
+  });
+
+  it('ignores unknown keys at every level (Claude Code sends answers and metadata)', () => {
+    const input = {
+      questions: [{ ...question('q?', { options: [{ ...option('A'), icon: 'x' }, option('B')] }), extra: 1 }],
+      answers: {},
+      metadata: { source: 'remember' },
+    };
+    const result = validateQuestions(input);
+    expect(result).toEqual({
+      ok: true,
+      value: { questions: [question('q?', { options: ['A', 'B'].map(option) })] },
+    });
   });
 
   it('rejects a missing multiSelect', () => {
@@ -73,15 +105,16 @@ describe('validateQuestions', () => {
     expect(errorOf({ questions: [rest] })).toMatch(/- questions\[0\]\.multiSelect: /);
   });
 
-  it('rejects duplicate question texts and option labels, unknown keys and non-objects', () => {
+  it('rejects duplicate question texts and option labels, wrong types and non-objects', () => {
     expect(errorOf({ questions: [question('same?'), question('same?')] })).toMatch(
       /- questions\[1\]\.question: duplicate question text/,
     );
     expect(errorOf({ questions: [question('q?', { options: [option('A'), option('A')] })] })).toMatch(
       /- questions\[0\]\.options\[1\]\.label: duplicate option label "A"/,
     );
-    expect(errorOf({ questions: [question('q?')], answers: {} })).toMatch(/answers/);
-    expect(errorOf({ questions: [{ ...question('q?'), extra: 1 }] })).toMatch(/extra/);
+    expect(errorOf({ questions: [question('q?', { multiSelect: 'yes' })] })).toMatch(
+      /- questions\[0\]\.multiSelect: /,
+    );
     expect(errorOf({ questions: [question('q?', { options: [{ label: 'A' }, option('B')] })] })).toMatch(
       /options\[0\]\.description/,
     );
@@ -107,17 +140,66 @@ describe('checkAnswers', () => {
     expect(checkAnswers(asked, answers)).toEqual({ ok: true, value: answers });
   });
 
-  it('rejects a label that is not among the options', () => {
-    expect(checkAnswers(asked, { 'Which database?': 'MySQL', 'Which features?': ['Auth'] })).toEqual({
-      ok: false,
-      error: '"MySQL" is not an option of question "Which database?" (choose from "Postgres", "SQLite")',
+  it('accepts a person\'s own text ("Other") for a single-choice question, trimmed', () => {
+    expect(
+      checkAnswers(asked, { 'Which database?': '  MySQL, we already run it  ', 'Which features?': ['Auth'] }),
+    ).toEqual({
+      ok: true,
+      value: { 'Which database?': 'MySQL, we already run it', 'Which features?': ['Auth'] },
+    });
+    // A label with stray blanks is still the label.
+    expect(checkAnswers(asked, { 'Which database?': ' SQLite ', 'Which features?': ['Auth'] })).toEqual({
+      ok: true,
+      value: { 'Which database?': 'SQLite', 'Which features?': ['Auth'] },
+    });
+  });
+
+  it('accepts one own text among the labels of a multiSelect question, and no more than one', () => {
+    expect(
+      checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': ['Auth', 'Audit log'] }),
+    ).toEqual({ ok: true, value: { 'Which database?': 'SQLite', 'Which features?': ['Auth', 'Audit log'] } });
+    expect(checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': ['Audit log'] })).toEqual({
+      ok: true,
+      value: { 'Which database?': 'SQLite', 'Which features?': ['Audit log'] },
     });
     expect(
-      checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': ['Auth', 'Nope'] }),
+      checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': ['Auth', 'Audit log', 'SSO'] }),
+    ).toEqual({
+      ok: false,
+      error:
+        'question "Which features?" takes at most one answer of your own besides its options ("Auth", "Search", "Export"); got "Audit log" and "SSO"',
+    });
+  });
+
+  it('refuses blank answers, non-strings and an own text over the length limit', () => {
+    expect(checkAnswers(asked, { 'Which database?': '   ', 'Which features?': ['Auth'] })).toEqual({
+      ok: false,
+      error:
+        'question "Which database?" has a blank answer: give an option label ("Postgres", "SQLite") or your own text',
+    });
+    expect(
+      checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': ['Auth', ''] }),
     ).toMatchObject({
       ok: false,
-      error: expect.stringMatching(/^"Nope" is not an option of question "Which features\?"/),
+      error: expect.stringMatching(/^question "Which features\?" has a blank answer/),
     });
+    expect(checkAnswers(asked, { 'Which database?': 42, 'Which features?': ['Auth'] })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^42 is not a valid answer to question "Which database\?"/),
+    });
+    expect(checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': [null] })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^null is not a valid answer to question "Which features\?"/),
+    });
+    const long = 'x'.repeat(MAX_FREE_TEXT_CHARS + 1);
+    expect(checkAnswers(asked, { 'Which database?': long, 'Which features?': ['Auth'] })).toEqual({
+      ok: false,
+      error: `the answer to question "Which database?" is longer than ${MAX_FREE_TEXT_CHARS} characters`,
+    });
+    expect(
+      checkAnswers(asked, { 'Which database?': 'x'.repeat(MAX_FREE_TEXT_CHARS), 'Which features?': ['Auth'] })
+        .ok,
+    ).toBe(true);
   });
 
   it('rejects a missing answer', () => {
@@ -130,7 +212,7 @@ describe('checkAnswers', () => {
   it('requires a non-empty array for multiSelect and a string otherwise', () => {
     expect(checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': 'Auth' })).toMatchObject({
       ok: false,
-      error: expect.stringMatching(/takes a non-empty array of labels/),
+      error: expect.stringMatching(/takes a non-empty array of answers/),
     });
     expect(checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': [] })).toMatchObject({
       ok: false,
@@ -138,12 +220,15 @@ describe('checkAnswers', () => {
     expect(checkAnswers(asked, { 'Which database?': ['SQLite'], 'Which features?': ['Auth'] })).toMatchObject(
       {
         ok: false,
-        error: expect.stringMatching(/takes one label as a string/),
+        error: expect.stringMatching(/takes one answer as a string/),
       },
     );
   });
 
-  it('rejects a label chosen twice', () => {
+  it('rejects a label or text chosen twice (blanks aside)', () => {
+    expect(
+      checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': ['Auth', ' Auth'] }),
+    ).toEqual({ ok: false, error: '"Auth" is chosen twice for question "Which features?"' });
     expect(checkAnswers(asked, { 'Which database?': 'SQLite', 'Which features?': ['Auth', 'Auth'] })).toEqual(
       {
         ok: false,
@@ -181,14 +266,69 @@ describe('checkAnswers', () => {
 });
 
 describe('ExitPlanMode input', () => {
-  it('takes a non-empty plan of at most 100 000 characters', () => {
+  it('takes a non-blank plan of at most 100 000 characters, ignoring extra fields', () => {
     expect(exitPlanModeInput.safeParse({ plan: '# Plan\n1. do it' }).success).toBe(true);
     expect(exitPlanModeInput.safeParse({ plan: '' }).success).toBe(false);
+    expect(exitPlanModeInput.safeParse({ plan: ' \n ' }).success).toBe(false);
     expect(exitPlanModeInput.safeParse({ plan: 'x'.repeat(100_001) }).success).toBe(false);
-    expect(exitPlanModeInput.safeParse({ plan: 'x', extra: true }).success).toBe(false);
-    expect(validatePlan({})).toMatchObject({
+    expect(exitPlanModeInput.parse({ plan: 'x', extra: true })).toEqual({ plan: 'x' });
+  });
+});
+
+describe('validatePlan', () => {
+  const TURN = 'Here is the plan:\n\n1. Add a cache table\n2. Test it';
+
+  it('takes the plan field as given, with or without the turn text, ignoring allowedPrompts', () => {
+    expect(validatePlan({ plan: '# Plan' })).toEqual({ ok: true, value: { plan: '# Plan' } });
+    expect(validatePlan({ plan: '# Plan' }, TURN)).toEqual({ ok: true, value: { plan: '# Plan' } });
+    expect(validatePlan({ plan: '# Plan', allowedPrompts: [{ tool: 'Bash', prompt: 'run tests' }] })).toEqual(
+      { ok: true, value: { plan: '# Plan' } },
+    );
+  });
+
+  it("uses the turn's text when plan is missing, null or blank", () => {
+    for (const input of [{}, { plan: '' }, { plan: '  \n' }, { plan: null }, undefined, null]) {
+      expect(validatePlan(input, `\n${TURN}\n`)).toEqual({ ok: true, value: { plan: TURN } });
+    }
+    expect(validatePlan({ allowedPrompts: [{ tool: 'Bash', prompt: 'run tests' }] }, TURN)).toEqual({
+      ok: true,
+      value: { plan: TURN },
+    });
+  });
+
+  it('says to call again with the plan when neither is there', () => {
+    for (const [input, text] of [
+      [{}, undefined],
+      [{}, ''],
+      [{ plan: ' ' }, '  \n '],
+      [undefined, undefined],
+    ] as const) {
+      expect(validatePlan(input, text)).toEqual({ ok: false, error: PLAN_MISSING });
+    }
+    expect(PLAN_MISSING).toMatch(/call ExitPlanMode again with the complete plan.*in the `plan` field/i);
+  });
+
+  it('still refuses a plan of the wrong type, a non-object input and a plan over the limit', () => {
+    expect(validatePlan({ plan: 42 }, TURN)).toMatchObject({
       ok: false,
       error: expect.stringMatching(/^ExitPlanMode: invalid input\n {2}- plan: /),
     });
+    expect(validatePlan('my plan', TURN)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^ExitPlanMode: invalid input\n {2}- \(input\): /),
+    });
+    expect(validatePlan({}, 'x'.repeat(MAX_PLAN_CHARS + 1))).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/- plan: .*<=100000/),
+    });
+  });
+});
+
+describe('shortHeader', () => {
+  it('cuts a header to 12 characters and an ellipsis, counting code points', () => {
+    expect(shortHeader('Database')).toBe('Database');
+    expect(shortHeader('x'.repeat(12))).toBe('x'.repeat(12));
+    expect(shortHeader('Authentication method')).toBe('Authenticati…');
+    expect(shortHeader('😀'.repeat(13))).toBe(`${'😀'.repeat(12)}…`);
   });
 });

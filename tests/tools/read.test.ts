@@ -209,6 +209,48 @@ describe('Read', () => {
     });
   });
 
+  it('answers pages (a PDF page range) with a clear error for a text file, nothing read', async () => {
+    fx.write('notes.md', 'alpha\nbeta\n');
+    expect(await read({ file_path: 'notes.md', pages: '1-3' })).toEqual({
+      content:
+        'Read: pages applies to PDF files only; "notes.md" is not a PDF: use offset and limit to read part of a text file',
+      isError: true,
+    });
+    fx.write('empty.txt', '');
+    expect((await read({ file_path: 'empty.txt', pages: '2' })).content).toMatch(
+      /^Read: pages applies to PDF/,
+    );
+    // An empty range counts as not given.
+    expect(await read({ file_path: 'notes.md', pages: '' })).toEqual({
+      content: numbered(1, ['alpha', 'beta']),
+      isError: false,
+    });
+    // Path errors come first.
+    expect((await read({ file_path: 'nope.md', pages: '1' })).content).toBe(
+      'Read: path "nope.md" does not exist',
+    );
+  });
+
+  it('says PDFs cannot be read, by name or by content, with or without pages', async () => {
+    fx.write('spec.pdf', '%PDF-1.7\nplain enough to pass as text\n');
+    fx.write('renamed.dat', '%PDF-1.4\n1 0 obj\n');
+    fx.write('empty.PDF', '');
+    expect(await read({ file_path: 'spec.pdf' })).toEqual({
+      content:
+        'Read: "spec.pdf" is a PDF file; PDFs cannot be read in this workspace (Read shows text files only)',
+      isError: true,
+    });
+    expect(await read({ file_path: 'spec.pdf', pages: '1-2' })).toEqual({
+      content:
+        'Read: "spec.pdf" is a PDF file; PDFs cannot be read in this workspace (Read shows text files only), so `pages` cannot be used either',
+      isError: true,
+    });
+    expect((await read({ file_path: 'renamed.dat', pages: '1' })).content).toMatch(
+      /^Read: "renamed.dat" is a PDF file; PDFs cannot be read/,
+    );
+    expect((await read({ file_path: 'empty.PDF' })).content).toMatch(/^Read: "empty.PDF" is a PDF file/);
+  });
+
   it('says an empty file is empty', async () => {
     fx.write('empty.txt', '');
     expect(await read({ file_path: 'empty.txt' })).toEqual({
@@ -268,7 +310,7 @@ describe('Read', () => {
     const missing = await read({});
     expect(missing.isError).toBe(true);
     expect(missing.content).toMatch(/^Read: invalid input\n {2}- file_path: /);
-    expect((await read({ file_path: 'a', extra: 1 })).content).toMatch(/extra/);
+    expect((await read({ file_path: 'a', pages: 3 })).content).toMatch(/^Read: invalid input\n {2}- pages: /);
     expect((await read({ file_path: 'a', offset: -1 })).content).toMatch(/offset/);
     expect((await read({ file_path: 'a', limit: 0 })).content).toMatch(/limit/);
     expect((await read({ file_path: 'a', limit: 1.5 })).content).toMatch(/limit/);

@@ -270,10 +270,11 @@ describe('questions and tool approvals', () => {
     const path = `/ui/questions/${q.id}/answer`;
     const invalid = await ui(h.app, 'POST', path, {
       cookie: me.cookie,
-      form: { csrf: me.csrf, q0: 'Pages' },
+      form: { csrf: me.csrf, q0: 'Cursor' },
     });
     expect(invalid.status).toBe(422);
     expect(invalid.text).toContain('role="alert"');
+    expect(invalid.text).toContain('question &quot;Which tables?&quot; is not answered');
     const ok = await ui(h.app, 'POST', path, {
       cookie: me.cookie,
       form: { csrf: me.csrf, q0: 'Cursor', q1: ['users', 'orders'] },
@@ -290,6 +291,94 @@ describe('questions and tool approvals', () => {
       form: { csrf: me.csrf, q0: 'Offset', q1: 'users' },
     });
     expect(again.status).toBe(409);
+  });
+
+  it("takes answers in the person's own words, cuts long headers and shows option previews", async () => {
+    const { run } = await seedPlan(h);
+    const now = h.clock.now();
+    const seed = () =>
+      h.store.createQuestion({
+        id: newId('qst'),
+        runId: run.id,
+        sessionId: run.sessionId,
+        toolUseId: `toolu_${newId('qst')}`,
+        questions: {
+          questions: [
+            {
+              question: 'Which pagination?',
+              header: 'Pagination style',
+              multiSelect: false,
+              options: [
+                { label: 'Offset', description: 'limit & offset', preview: 'GET /users?offset=<b>20</b>' },
+                { label: 'Cursor', description: 'opaque' },
+              ],
+            },
+            {
+              question: 'Which tables?',
+              header: 'Tables',
+              multiSelect: true,
+              options: [
+                { label: 'users', description: '' },
+                { label: 'orders', description: '' },
+              ],
+            },
+          ],
+        },
+        priorResults: [],
+        createdAt: now,
+        expiresAt: now + 3600_000,
+      });
+    const q = await seed();
+    const me = await signIn(h.app, h.tokens.approver);
+    const page = await ui(h.app, 'GET', '/ui/questions', { cookie: me.cookie });
+    // The header is cut to 12 characters where shown; the whole of it is in the tooltip.
+    expect(page.text).toContain('<strong title="Pagination style">Pagination s…:</strong>');
+    expect(page.text).toContain('<strong>Tables:</strong>');
+    expect(page.text).toContain('<pre class="preview">GET /users?offset=&lt;b&gt;20&lt;/b&gt;</pre>');
+    expect(page.text).toContain(`name="q0" value=""`);
+    expect(page.text).toContain('name="q0-other"');
+    expect(page.text).toContain('name="q1-other"');
+    expectLabelled(page.text);
+
+    const path = `/ui/questions/${q.id}/answer`;
+    // An option and an own answer to one single-choice question: refused, not guessed at.
+    const both = await ui(h.app, 'POST', path, {
+      cookie: me.cookie,
+      form: { csrf: me.csrf, q0: 'Offset', 'q0-other': 'Keyset', q1: 'users' },
+    });
+    expect(both.status).toBe(422);
+    expect(both.text).toContain('choose one of the options or write your own answer (with Other), not both');
+    expect((await h.store.getQuestion(q.id))?.status).toBe('pending');
+
+    // "Other" with a text of one's own, and an own text beside a ticked option.
+    const ok = await ui(h.app, 'POST', path, {
+      cookie: me.cookie,
+      form: {
+        csrf: me.csrf,
+        q0: '',
+        'q0-other': ' Keyset on created_at ',
+        q1: 'users',
+        'q1-other': 'audit_log',
+      },
+    });
+    expect(ok.status).toBe(303);
+    expect(await h.store.getQuestion(q.id)).toMatchObject({
+      status: 'answered',
+      answers: { 'Which pagination?': 'Keyset on created_at', 'Which tables?': ['users', 'audit_log'] },
+    });
+
+    // An own text without ticking Other counts too, and the stored header is whole.
+    const q2 = await seed();
+    expect((q2.questions as any).questions[0].header).toBe('Pagination style');
+    const typed = await ui(h.app, 'POST', `/ui/questions/${q2.id}/answer`, {
+      cookie: me.cookie,
+      form: { csrf: me.csrf, 'q0-other': 'Keyset', 'q1-other': 'everything' },
+    });
+    expect(typed.status).toBe(303);
+    expect((await h.store.getQuestion(q2.id))?.answers).toEqual({
+      'Which pagination?': 'Keyset',
+      'Which tables?': ['everything'],
+    });
   });
 
   it('shows a pending tool call escaped and denies it with a message', async () => {

@@ -20,17 +20,17 @@ import type { ToolDefinition, ToolResult } from './types.js';
 
 export const BASH_MAX_TIMEOUT_MS = 600_000;
 
-export const bashInput = z
-  .object({
-    command: z
-      .string()
-      .min(1)
-      .refine((c) => c.trim() !== '', 'command is blank')
-      .refine((c) => !c.includes('\0'), 'command contains a NUL byte'),
-    timeout: z.number().positive().max(BASH_MAX_TIMEOUT_MS).optional(),
-    description: z.string().max(1_000).optional(),
-  })
-  .strict();
+export const bashInput = z.object({
+  command: z
+    .string()
+    .min(1)
+    .refine((c) => c.trim() !== '', 'command is blank')
+    .refine((c) => !c.includes('\0'), 'command contains a NUL byte'),
+  timeout: z.number().positive().max(BASH_MAX_TIMEOUT_MS).optional(),
+  description: z.string().max(1_000).optional(),
+  /** Claude Code's background commands; refused when true (see BACKGROUND_REFUSED). */
+  run_in_background: z.boolean().optional(),
+});
 export type BashInput = z.infer<typeof bashInput>;
 
 export const bashTool: ToolDefinition = {
@@ -54,11 +54,19 @@ export const bashTool: ToolDefinition = {
         type: 'string',
         description: 'What the command does, in 5-10 words, shown to the person approving it.',
       },
+      run_in_background: {
+        type: 'boolean',
+        description:
+          'Not supported here: leave it out or false. Commands run in the foreground; give a longer `timeout` for slow ones.',
+      },
     },
     required: ['command'],
     additionalProperties: false,
   },
 };
+
+/** Nothing may outlive a call (see above), so a command cannot be left running for later. */
+export const BACKGROUND_REFUSED = `Bash: background commands are not supported (run_in_background); nothing was run. Run the command in the foreground instead, with a \`timeout\` long enough for it (at most ${BASH_MAX_TIMEOUT_MS} ms).`;
 
 export interface BashOptions {
   /** The absolute path of the workspace root; commands start there. */
@@ -97,6 +105,7 @@ export async function runBash(input: unknown, opts: BashOptions, signal?: AbortS
   });
   const parsed = parseInput('Bash', bashInput, input);
   if (!parsed.ok) return failed(parsed.error);
+  if (parsed.value.run_in_background === true) return failed(BACKGROUND_REFUSED);
   if (!isAbsolute(opts.cwd)) return failed('Bash: the working directory is not configured correctly');
   if (signal?.aborted) return failed('killed: aborted (the command was not started)');
 

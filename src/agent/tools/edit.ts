@@ -15,14 +15,12 @@ import {
   shownPath,
 } from './write.js';
 
-export const editInput = z
-  .object({
-    file_path: z.string().min(1),
-    old_string: z.string(),
-    new_string: z.string(),
-    replace_all: z.boolean().optional(),
-  })
-  .strict();
+export const editInput = z.object({
+  file_path: z.string().min(1),
+  old_string: z.string(),
+  new_string: z.string(),
+  replace_all: z.boolean().optional(),
+});
 export type EditInput = z.infer<typeof editInput>;
 
 export const editTool: ToolDefinition = {

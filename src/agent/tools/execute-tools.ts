@@ -47,6 +47,7 @@ export {
   type ShellWords,
 } from './allow-list.js';
 export {
+  BACKGROUND_REFUSED,
   BASH_MAX_TIMEOUT_MS,
   type BashInput,
   type BashOptions,

@@ -10,12 +10,10 @@ import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
 import { FileWalk } from './walk.js';
 import { PathError, type Workspace } from './workspace.js';
 
-export const globInput = z
-  .object({
-    pattern: z.string().min(1).max(MAX_GLOB_PATTERN_CHARS),
-    path: z.string().optional(),
-  })
-  .strict();
+export const globInput = z.object({
+  pattern: z.string().min(1).max(MAX_GLOB_PATTERN_CHARS),
+  path: z.string().optional(),
+});
 export type GlobInput = z.infer<typeof globInput>;
 
 export const globTool: ToolDefinition = {

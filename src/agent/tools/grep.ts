@@ -28,22 +28,24 @@ const MAX_TIMEOUTS = 3;
 
 const contextLines = z.number().int().min(0).max(MAX_CONTEXT_LINES).optional();
 
-export const grepInput = z
-  .object({
-    pattern: z.string().min(1).max(MAX_PATTERN_CHARS),
-    path: z.string().optional(),
-    glob: z.string().min(1).max(MAX_GLOB_PATTERN_CHARS).optional(),
-    type: z.string().optional(),
-    output_mode: z.enum(['content', 'files_with_matches', 'count']).optional(),
-    '-i': z.boolean().optional(),
-    '-n': z.boolean().optional(),
-    '-A': contextLines,
-    '-B': contextLines,
-    '-C': contextLines,
-    head_limit: z.number().int().min(0).optional(),
-    multiline: z.boolean().optional(),
-  })
-  .strict();
+export const grepInput = z.object({
+  pattern: z.string().min(1).max(MAX_PATTERN_CHARS),
+  path: z.string().optional(),
+  glob: z.string().min(1).max(MAX_GLOB_PATTERN_CHARS).optional(),
+  type: z.string().optional(),
+  output_mode: z.enum(['content', 'files_with_matches', 'count']).optional(),
+  '-i': z.boolean().optional(),
+  '-n': z.boolean().optional(),
+  '-A': contextLines,
+  '-B': contextLines,
+  '-C': contextLines,
+  /** Claude Code's long name for -C; -C wins when both are given. */
+  context: contextLines,
+  '-o': z.boolean().optional(),
+  head_limit: z.number().int().min(0).optional(),
+  offset: z.number().int().min(0).optional(),
+  multiline: z.boolean().optional(),
+});
 export type GrepInput = z.infer<typeof grepInput>;
 
 export const grepTool: ToolDefinition = {
@@ -52,7 +54,8 @@ export const grepTool: ToolDefinition = {
     'Searches file contents in the workspace with a regular expression (JavaScript RegExp syntax, e.g. "function\\s+\\w+").',
     'Filter files with `glob` (e.g. "*.ts", "**/*.{ts,tsx}") or `type` (e.g. "js", "py", "rust").',
     'output_mode "files_with_matches" (default) lists matching files, most recently modified first;',
-    '"content" shows matching lines (with -n line numbers and -A/-B/-C context); "count" shows matches per file.',
+    '"content" shows matching lines (with -n line numbers and -A/-B/-C context, or only the matched parts with -o);',
+    '"count" shows matching lines per file. Page through long output with head_limit and offset.',
     'Binary files, files over 1 MiB, .git and node_modules are skipped. Use Glob to find files by name.',
   ].join(' '),
   input_schema: {
@@ -86,10 +89,21 @@ export const grepTool: ToolDefinition = {
         type: 'number',
         description: 'Lines of context before and after each match (content mode only).',
       },
+      context: { type: 'number', description: 'The same as -C.' },
+      '-o': {
+        type: 'boolean',
+        description:
+          'Show only the matched parts of lines, each on its own line, without context (content mode only).',
+      },
       head_limit: {
         type: 'number',
         description:
           'Return only the first N lines or entries of the output, like `| head -N`. 0 means no limit.',
+      },
+      offset: {
+        type: 'number',
+        description:
+          'Skip the first N lines or entries of the output before applying head_limit, like `| tail -n +N+1 | head -M`. Defaults to 0.',
       },
       multiline: {
         type: 'boolean',
@@ -211,11 +225,19 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
     }
   }
 
-  const after = args['-A'] ?? args['-C'] ?? 0;
-  const before = args['-B'] ?? args['-C'] ?? 0;
+  const onlyMatching = mode === 'content' && args['-o'] === true;
+  const around = args['-C'] ?? args.context;
+  // Like grep -o: context lines are not shown with the matched parts.
+  const contextAsked = Math.max(args['-A'] ?? 0, args['-B'] ?? 0, around ?? 0) > 0;
+  const after = onlyMatching ? 0 : (args['-A'] ?? around ?? 0);
+  const before = onlyMatching ? 0 : (args['-B'] ?? around ?? 0);
   const lineNumbers = args['-n'] ?? true;
   const headLimit =
     args.head_limit !== undefined && args.head_limit > 0 ? args.head_limit : Number.POSITIVE_INFINITY;
+  // Entries before `offset` are produced and counted but not kept, as `| tail -n +N` would.
+  const offset = args.offset ?? 0;
+  // The match caps leave room for what offset skips, so that paging can reach past them.
+  const maxMatches = limits.maxGrepMatches + offset;
 
   // A pattern without regex metacharacters cannot backtrack: match it directly, without the vm timeout.
   const literal = LITERAL.test(args.pattern);
@@ -254,13 +276,14 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
         ? 1
         : mode === 'count'
           ? Number.POSITIVE_INFINITY
-          : limits.maxGrepMatches - matchedLines;
+          : maxMatches - matchedLines;
+    const matchOptions = { multiline, stopAfter, only: onlyMatching };
     let found: ReturnType<typeof matchText>;
     try {
       found = literal
-        ? matchText(outcome.text, regex, multiline, stopAfter)
+        ? matchText(outcome.text, regex, matchOptions)
         : RUNNER.run(
-            () => matchText(outcome.text, regex, multiline, stopAfter),
+            () => matchText(outcome.text, regex, matchOptions),
             Math.min(FILE_TIMEOUT_MS, remainingMs),
           );
     } catch (err) {
@@ -285,7 +308,7 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
 
     if (mode !== 'content') {
       files.push({ shown: file.shown, count: found.matched.length, mtimeMs: outcome.mtimeMs });
-      if (files.length >= limits.maxGrepMatches) {
+      if (files.length >= maxMatches) {
         matchCapHit = true;
         break;
       }
@@ -293,6 +316,27 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
     }
 
     matchedLines += found.matched.length;
+    if (found.pieces) {
+      // -o: every matched part is an entry of its own, always with ':' (it is a match, never context).
+      for (const i of found.matched) {
+        for (const piece of found.pieces.get(i) ?? []) {
+          if (contentEntries >= offset + headLimit) {
+            headCut = true;
+            break search;
+          }
+          if (contentEntries >= offset) {
+            const text = cutLine(piece, limits.maxLineChars, `${piece.length} characters`);
+            contentLines.push(lineNumbers ? `${file.shown}:${i + 1}:${text}` : `${file.shown}:${text}`);
+          }
+          contentEntries++;
+        }
+      }
+      if (matchedLines >= maxMatches) {
+        matchCapHit = true;
+        break;
+      }
+      continue;
+    }
     // Merge each match with its context into runs of consecutive lines, as ripgrep prints them.
     const isMatch = new Set(found.matched);
     const runs: [number, number][] = [];
@@ -306,20 +350,22 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
     for (const [from, to] of runs) {
       if ((before > 0 || after > 0) && contentLines.length > 0) contentLines.push('--');
       for (let i = from; i <= to; i++) {
-        if (contentEntries >= headLimit) {
+        if (contentEntries >= offset + headLimit) {
           headCut = true;
           break search;
         }
-        const line = found.lines[i]!;
-        const sep = isMatch.has(i) ? ':' : '-';
-        const text = cutLine(line, limits.maxLineChars, `${line.length} characters`);
-        contentLines.push(
-          lineNumbers ? `${file.shown}${sep}${i + 1}${sep}${text}` : `${file.shown}${sep}${text}`,
-        );
+        if (contentEntries >= offset) {
+          const line = found.lines[i]!;
+          const sep = isMatch.has(i) ? ':' : '-';
+          const text = cutLine(line, limits.maxLineChars, `${line.length} characters`);
+          contentLines.push(
+            lineNumbers ? `${file.shown}${sep}${i + 1}${sep}${text}` : `${file.shown}${sep}${text}`,
+          );
+        }
         contentEntries++;
       }
     }
-    if (matchedLines >= limits.maxGrepMatches) {
+    if (matchedLines >= maxMatches) {
       matchCapHit = true;
       break;
     }
@@ -330,31 +376,56 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
   if (mode === 'content') {
     lines = contentLines;
     if (contentLines.at(-1) === '--') contentLines.pop();
-    if (headCut) notes.push(`output limited to the first ${headLimit} lines by head_limit`);
+    if (offset > 0 && contentEntries > 0) {
+      if (contentLines.length === 0) {
+        lines = [
+          `No lines at offset ${offset}: the output has ${contentEntries} line${contentEntries === 1 ? '' : 's'}`,
+        ];
+      } else if (!headCut) {
+        notes.push(`skipped the first ${offset} line${offset === 1 ? '' : 's'} (offset)`);
+      }
+    }
+    if (headCut) {
+      notes.push(
+        offset > 0
+          ? `output limited to lines ${offset + 1}-${offset + headLimit} by offset and head_limit; use offset=${offset + headLimit} for more`
+          : `output limited to the first ${headLimit} lines by head_limit`,
+      );
+    }
     if (matchCapHit)
       notes.push(`stopped at ${matchedLines} matching lines; narrow the pattern, path or glob`);
+    if (onlyMatching && contextAsked) notes.push('context lines are not shown with -o');
   } else {
     if (mode === 'files_with_matches') {
       files.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
     }
-    const shown = files.slice(0, Number.isFinite(headLimit) ? headLimit : files.length);
-    headCut = shown.length < files.length;
+    const end = Number.isFinite(headLimit) ? offset + headLimit : files.length;
+    const shown = files.slice(offset, end);
+    headCut = end < files.length;
     const total = files.reduce((sum, f) => sum + f.count, 0);
+    const plural = files.length === 1 ? '' : 's';
     if (mode === 'files_with_matches') {
-      lines =
-        files.length === 0
-          ? []
-          : [`Found ${files.length} file${files.length === 1 ? '' : 's'}`, ...shown.map((f) => f.shown)];
+      lines = files.length === 0 ? [] : [`Found ${files.length} file${plural}`, ...shown.map((f) => f.shown)];
     } else {
       lines = shown.map((f) => `${f.shown}:${f.count}`);
       if (files.length > 0) {
-        lines.push(
-          '',
-          `Found ${total} matching line${total === 1 ? '' : 's'} in ${files.length} file${files.length === 1 ? '' : 's'}`,
-        );
+        if (shown.length > 0) lines.push('');
+        lines.push(`Found ${total} matching line${total === 1 ? '' : 's'} in ${files.length} file${plural}`);
       }
     }
-    if (headCut) notes.push(`showing the first ${shown.length} of ${files.length} files (head_limit)`);
+    if (offset > 0 && files.length > 0) {
+      if (shown.length === 0)
+        notes.push(
+          `no files at offset ${offset}: there ${files.length === 1 ? 'is' : 'are'} ${files.length}`,
+        );
+      else if (headCut)
+        notes.push(
+          `showing files ${offset + 1}-${offset + shown.length} of ${files.length} (offset and head_limit); use offset=${offset + shown.length} for more`,
+        );
+      else notes.push(`showing files ${offset + 1}-${files.length} of ${files.length} (offset)`);
+    } else if (headCut) {
+      notes.push(`showing the first ${shown.length} of ${files.length} files (head_limit)`);
+    }
     if (matchCapHit)
       notes.push(`stopped after ${files.length} matching files; narrow the pattern, path or glob`);
   }

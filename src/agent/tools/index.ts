@@ -25,6 +25,8 @@ export {
   type ExitPlanModeInput,
   exitPlanModeInput,
   exitPlanModeTool,
+  PLAN_MISSING,
+  shortHeader,
   validatePlan,
   validateQuestions,
 } from './plan-tools.js';

@@ -17,7 +17,12 @@ export function describeIssues(tool: string, error: z.ZodError): string {
   return `${tool}: invalid input\n${lines.join('\n')}${more}`;
 }
 
-/** Validates a tool input with `schema`; on failure the error says what was wrong, for the model to retry. */
+/**
+ * Validates a tool input with `schema`; on failure the error says what was wrong, for the model to retry.
+ * Tool schemas are plain `z.object`s, which drop keys they do not know: a model trained on Claude Code sends
+ * fields that drydock has no use for, and ignoring them is kinder than refusing the call. Known fields of
+ * the wrong type are still refused.
+ */
 export function parseInput<S extends z.ZodType>(
   tool: string,
   schema: S,

@@ -7,13 +7,13 @@ import { BINARY_SNIFF_BYTES, cutLine, formatBytes, looksBinary } from './text.js
 import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
 import { PathError, READ_FLAGS, type Workspace } from './workspace.js';
 
-export const readInput = z
-  .object({
-    file_path: z.string().min(1),
-    offset: z.number().int().min(0).optional(),
-    limit: z.number().int().min(1).optional(),
-  })
-  .strict();
+export const readInput = z.object({
+  file_path: z.string().min(1),
+  offset: z.number().int().min(0).optional(),
+  limit: z.number().int().min(1).optional(),
+  /** Claude Code's PDF page range ("1-5"); accepted so that the call is answered, not refused (see read). */
+  pages: z.string().max(100).optional(),
+});
 export type ReadInput = z.infer<typeof readInput>;
 
 export const readTool: ToolDefinition = {
@@ -21,7 +21,7 @@ export const readTool: ToolDefinition = {
   description: [
     'Reads a text file in the workspace and returns its lines numbered like `cat -n` (line number, a tab, the line).',
     'By default it returns up to 2000 lines from the start; for long files pass `offset` and `limit` to read a part.',
-    'Very long lines are cut. Directories and binary files cannot be read: use Glob to list files.',
+    'Very long lines are cut. Directories, binary files and PDFs cannot be read: use Glob to list files.',
   ].join(' '),
   input_schema: {
     type: 'object',
@@ -32,6 +32,11 @@ export const readTool: ToolDefinition = {
       },
       offset: { type: 'number', description: 'Line number to start reading at (1 = the first line).' },
       limit: { type: 'number', description: 'How many lines to read.' },
+      pages: {
+        type: 'string',
+        description:
+          'Page range of a PDF, e.g. "1-5". PDFs cannot be read in this workspace; for part of a text file use offset and limit instead.',
+      },
     },
     required: ['file_path'],
     additionalProperties: false,
@@ -43,6 +48,7 @@ const CHUNK_BYTES = 64 * 1024;
 /** Characters set aside for the note that ends a cut result. */
 const NOTE_RESERVE = 400;
 const NEWLINE = 0x0a;
+const PDF_MAGIC = Buffer.from('%PDF-');
 
 interface Shown {
   no: number;
@@ -77,12 +83,31 @@ async function read(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
     handle = await open(abs, READ_FLAGS);
     const fst = await handle.stat();
     if (!fst.isFile()) return errorResult(`Read: ${name} is not a regular file`);
+    if (/\.pdf$/i.test(rel)) return pdfRefused(name, parsed.value);
     return await readLines(handle, fst.size, name, parsed.value, limits);
   } catch (err) {
     return errorResult(`Read: ${describeFsError(err, rel)}`);
   } finally {
     await handle?.close();
   }
+}
+
+/** `pages` as given, without surrounding blanks; an empty string counts as not given. */
+const pagesOf = (input: ReadInput): string => input.pages?.trim() ?? '';
+
+// Claude Code reads PDFs page by page (`pages`); drydock shows text only. Both answers say what to do
+// instead, so that a model used to `pages` is not left guessing.
+function pdfRefused(name: string, input: ReadInput): ToolResult {
+  const also = pagesOf(input) === '' ? '' : ', so `pages` cannot be used either';
+  return errorResult(
+    `Read: ${name} is a PDF file; PDFs cannot be read in this workspace (Read shows text files only)${also}`,
+  );
+}
+
+function pagesRefused(name: string): ToolResult {
+  return errorResult(
+    `Read: pages applies to PDF files only; ${name} is not a PDF: use offset and limit to read part of a text file`,
+  );
 }
 
 /**
@@ -97,7 +122,8 @@ async function readLines(
   input: ReadInput,
   limits: ToolLimits,
 ): Promise<ToolResult> {
-  if (size === 0) return { content: `(${name} is empty)`, isError: false };
+  if (size === 0)
+    return pagesOf(input) === '' ? { content: `(${name} is empty)`, isError: false } : pagesRefused(name);
 
   const startLine = Math.max(1, input.offset ?? 1);
   const maxLines = input.limit ?? limits.defaultReadLines;
@@ -148,6 +174,10 @@ async function readLines(
     if (bytesRead === 0) break; // the file shrank
     if (first) {
       first = false;
+      if (bytesRead >= PDF_MAGIC.length && chunk.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) {
+        return pdfRefused(name, input);
+      }
+      if (pagesOf(input) !== '') return pagesRefused(name);
       if (looksBinary(chunk.subarray(0, Math.min(bytesRead, BINARY_SNIFF_BYTES)))) {
         return errorResult(
           `Read: ${name} is a binary file (it has a NUL byte in its first 8 KiB); Read shows text only`,

@@ -15,12 +15,10 @@ import { PathError, type Workspace } from './workspace.js';
 // new content replaces the file atomically (a temp file beside it, then rename), so a symlink swapped in after
 // the check is replaced rather than followed and a hard link to a file elsewhere is never written through.
 
-export const writeInput = z
-  .object({
-    file_path: z.string().min(1),
-    content: z.string(),
-  })
-  .strict();
+export const writeInput = z.object({
+  file_path: z.string().min(1),
+  content: z.string(),
+});
 export type WriteInput = z.infer<typeof writeInput>;
 
 export const writeTool: ToolDefinition = {

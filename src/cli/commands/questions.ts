@@ -1,3 +1,4 @@
+import { shortHeader } from '../../agent/tools/plan-tools.js';
 import {
   age,
   choices,
@@ -25,8 +26,22 @@ const STATUSES = ['pending', 'answered', 'timed_out', 'canceled'] as const;
 interface Asked {
   question: string;
   header: string;
-  options: { label: string; description: string }[];
+  options: { label: string; description: string; preview?: unknown }[];
   multiSelect: boolean;
+}
+
+/** Most lines of an option's preview shown by list and show. */
+const PREVIEW_LINES = 12;
+
+/** An option's preview (a mockup or code snippet), indented under it and cut to a few lines. */
+function previewLines(preview: unknown): string[] {
+  if (typeof preview !== 'string' || preview.trim() === '') return [];
+  const all = clean(preview).replace(/\s+$/, '').split('\n');
+  const shown = all
+    .slice(0, PREVIEW_LINES)
+    .map((l) => `         | ${l.length > 200 ? `${l.slice(0, 199)}…` : l}`);
+  if (all.length > PREVIEW_LINES) shown.push(`         | … ${all.length - PREVIEW_LINES} more lines`);
+  return shown;
 }
 
 interface QuestionJson {
@@ -57,12 +72,14 @@ function render(q: QuestionJson, now: number): string {
   const lines = [head];
   askedOf(q).forEach((a, i) => {
     const how = a.multiSelect ? 'choose any, separated by |' : 'choose one';
-    lines.push(`  ${i + 1}. [${oneLine(a.header, 20)}] ${oneLine(a.question, 300)} (${how})`);
+    lines.push(`  ${i + 1}. [${shortHeader(oneLine(a.header, 200))}] ${oneLine(a.question, 300)} (${how})`);
     for (const o of a.options) {
       lines.push(
         `       - ${oneLine(o.label, 200)}${o.description ? `: ${oneLine(o.description, 300)}` : ''}`,
       );
+      lines.push(...previewLines(o.preview));
     }
+    if (q.status === 'pending') lines.push('       - or an answer of your own');
   });
   if (q.answers) {
     lines.push(`  answered by ${q.answered_by ?? '-'}:`);
@@ -77,7 +94,8 @@ function render(q: QuestionJson, now: number): string {
 
 /**
  * Turns `--answer KEY=VALUE` strings into the API's answers, keyed by question text. KEY is the question
- * text, its header, or its number (1-based); a multiSelect VALUE separates labels with `|`.
+ * text, its header, or its number (1-based). VALUE is an option label or one's own text; a multiSelect
+ * VALUE separates labels (and at most one text of one's own) with `|`.
  */
 function parseAnswers(asked: Asked[], raw: string[]): Record<string, string | string[]> {
   if (!raw.length) throw new RemoteUsageError('give at least one --answer "Question text=Label"');
@@ -172,7 +190,9 @@ export const questionsGroup: Group = {
       help: `Answers a pending question request (every question in it); its run then resumes.
 
   --answer Q=LABEL      one per question; Q is the question text, its header or its number (1, 2, ...);
-                        for a multiSelect question give several labels separated by |, e.g. "Tests=Unit|E2E"
+                        LABEL is one of the options or an answer in your own words;
+                        for a multiSelect question give several labels separated by |, e.g. "Tests=Unit|E2E",
+                        and at most one answer of your own among them
   --json                print the API's JSON body`,
       options: { answer: { type: 'string', multiple: true }, ...jsonOption },
       positionals: ['ID'],

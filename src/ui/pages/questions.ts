@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { MAX_FREE_TEXT_CHARS, shortHeader } from '../../agent/tools/plan-tools.js';
 import { allows } from '../../auth/tokens.js';
 import { QuestionError } from '../../runs/service.js';
 import type { Question } from '../../store/types.js';
@@ -13,7 +14,7 @@ interface Asked {
   question: string;
   header: string;
   multiSelect: boolean;
-  options: { label: string; description: string }[];
+  options: { label: string; description: string; preview: string }[];
 }
 
 /** The questions of a stored AskUserQuestion call; malformed entries are skipped, not trusted. */
@@ -21,10 +22,10 @@ function asked(q: Question): Asked[] {
   const list = (q.questions as { questions?: unknown })?.questions;
   if (!Array.isArray(list)) return [];
   return list.flatMap((raw): Asked[] => {
-    const x = raw as Partial<Asked>;
+    const x = raw as { question?: unknown; header?: unknown; multiSelect?: unknown; options?: unknown };
     if (typeof x?.question !== 'string' || !Array.isArray(x.options)) return [];
-    const options = x.options.filter(
-      (o): o is { label: string; description: string } => typeof o?.label === 'string',
+    const options = (x.options as { label?: unknown; description?: unknown; preview?: unknown }[]).filter(
+      (o) => typeof o?.label === 'string',
     );
     return [
       {
@@ -32,28 +33,44 @@ function asked(q: Question): Asked[] {
         header: typeof x.header === 'string' ? x.header : '',
         multiSelect: x.multiSelect === true,
         options: options.map((o) => ({
-          label: o.label,
+          label: o.label as string,
           description: typeof o.description === 'string' ? o.description : '',
+          preview: typeof o.preview === 'string' ? o.preview : '',
         })),
       },
     ];
   });
 }
 
-/** The answers a form carries, keyed by question text as RunService.answer expects. */
-function answersFrom(form: FormFields, questions: Asked[]): Record<string, string | string[]> {
+/**
+ * The answers a form carries, keyed by question text as RunService.answer expects. Question i has the
+ * options `q<i>` (radios, or checkboxes for multiSelect) and the person's own answer `q<i>-other`: for a
+ * single choice, the "Other" radio has an empty value, and a chosen option with text of one's own as well
+ * is refused rather than guessed at; for multiSelect the text is one more entry beside the ticked options.
+ * Whether the answers fit the questions is RunService's to check.
+ */
+function answersFrom(
+  form: FormFields,
+  questions: Asked[],
+): { answers: Record<string, string | string[]> } | { error: string } {
   const answers: Record<string, string | string[]> = {};
-  questions.forEach((q, i) => {
+  for (const [i, q] of questions.entries()) {
     const name = `q${i}`;
+    const own = field(form, `${name}-other`)?.trim() ?? '';
     if (q.multiSelect) {
-      const picked = fields(form, name);
+      const picked = [...fields(form, name), ...(own === '' ? [] : [own])];
       if (picked.length) answers[q.question] = picked;
-    } else {
-      const picked = field(form, name);
-      if (picked !== undefined) answers[q.question] = picked;
+      continue;
     }
-  });
-  return answers;
+    const picked = field(form, name) ?? '';
+    if (picked !== '' && own !== '') {
+      return {
+        error: `Question ${JSON.stringify(q.question)}: choose one of the options or write your own answer (with Other), not both.`,
+      };
+    }
+    if (picked !== '' || own !== '') answers[q.question] = picked !== '' ? picked : own;
+  }
+  return { answers };
 }
 
 /** GET /ui/questions and the answer forms. */
@@ -85,8 +102,10 @@ ${pending.length ? pending.map((q) => questionForm(c, q, canAnswer, shown.errorF
     }
     const q = await store.getQuestion(id);
     if (!q) return show(c, { status: 404, error: `There is no question ${id}.` });
+    const given = answersFrom(c.get('form'), asked(q));
+    if ('error' in given) return show(c, { status: 422, error: given.error, errorFor: id });
     try {
-      await deps.runs.answer(id, answersFrom(c.get('form'), asked(q)), viewer.identity);
+      await deps.runs.answer(id, given.answers, viewer.identity);
     } catch (err) {
       if (!(err instanceof QuestionError)) throw err;
       const status = err.kind === 'not_found' ? 404 : err.kind === 'not_pending' ? 409 : 422;
@@ -94,6 +113,15 @@ ${pending.length ? pending.map((q) => questionForm(c, q, canAnswer, shown.errorF
     }
     return c.redirect('/ui/questions?done=answered', 303);
   });
+}
+
+/** The question's tag, cut as people see tags; the whole header stays in the tooltip. */
+function headerTag(header: string) {
+  if (header.trim() === '') return '';
+  const short = shortHeader(header);
+  return short === header.trim()
+    ? html`<strong>${short}:</strong> `
+    : html`<strong title="${header}">${short}:</strong> `;
 }
 
 function questionForm(c: Context<UiEnv>, q: Question, canAnswer: boolean, error: string | undefined) {
@@ -106,16 +134,26 @@ ${alertBox(error)}
   ${csrfField(c.get('csrf'))}
   ${questions.map(
     (x, i) => html`<fieldset>
-    <legend>${x.header && html`<strong>${x.header}:</strong> `}${x.question}${x.multiSelect ? ' (choose one or more)' : ''}</legend>
+    <legend>${headerTag(x.header)}${x.question}${x.multiSelect ? ' (choose one or more)' : ''}</legend>
     ${x.options.map((o, j) => {
       const id = `${q.id}-${i}-${j}`;
       return html`<div class="choice">
-      <input type="${x.multiSelect ? 'checkbox' : 'radio'}" id="${id}" name="q${i}" value="${o.label}"${
-        !x.multiSelect && j === 0 ? html` required` : ''
-      }>
+      <input type="${x.multiSelect ? 'checkbox' : 'radio'}" id="${id}" name="q${i}" value="${o.label}">
       <label for="${id}">${o.label}</label>${o.description && html` <span class="muted">— ${o.description}</span>`}
+      ${o.preview && html`<pre class="preview">${o.preview}</pre>`}
     </div>`;
     })}
+    ${
+      !x.multiSelect &&
+      html`<div class="choice">
+      <input type="radio" id="${q.id}-${i}-other" name="q${i}" value="">
+      <label for="${q.id}-${i}-other">Other: my own answer below</label>
+    </div>`
+    }
+    <div class="own">
+      <label for="${q.id}-${i}-text">${x.multiSelect ? 'Another answer of your own (optional)' : 'Your own answer (choose Other above)'}</label>
+      <input type="text" id="${q.id}-${i}-text" name="q${i}-other" maxlength="${MAX_FREE_TEXT_CHARS}">
+    </div>
   </fieldset>`,
   )}
   ${canAnswer && html`<button type="submit">Send answer</button>`}

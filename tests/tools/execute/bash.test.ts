@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  BACKGROUND_REFUSED,
   type BashOptions,
   DEFAULT_BASH_LIMITS,
   OutputBuffer,
@@ -244,13 +246,41 @@ describe('Bash', () => {
     expect(result.content).not.toContain(fx.base);
   });
 
+  it('refuses run_in_background: true without running anything, and says to run in the foreground', async () => {
+    const result = await runBash({ command: 'touch started.txt', run_in_background: true }, opts);
+    expect(result).toEqual({
+      content: BACKGROUND_REFUSED,
+      isError: true,
+      exitCode: null,
+      timedOut: false,
+    });
+    expect(result.content).toMatch(/background commands are not supported/);
+    expect(result.content).toMatch(/in the foreground .*`timeout`/);
+    expect(existsSync(join(fx.root, 'started.txt'))).toBe(false);
+  });
+
+  it('runs with run_in_background: false, a description and unknown extra fields', async () => {
+    const result = await runBash(
+      {
+        command: 'echo ran > ran.txt && echo ok',
+        run_in_background: false,
+        description: 'Write a marker file',
+        dangerouslyDisableSandbox: false,
+      },
+      opts,
+    );
+    expect(result).toEqual({ content: 'ok\n\nexit code 0', isError: false, exitCode: 0, timedOut: false });
+    expect(readFileSync(join(fx.root, 'ran.txt'), 'utf8')).toBe('ran\n');
+  });
+
   it.each([
     [{}],
     [{ command: '' }],
     [{ command: '   ' }],
     [{ command: 'ls', timeout: 600_001 }],
     [{ command: 'ls', timeout: -1 }],
-    [{ command: 'ls', run_in_background: true }],
+    [{ command: 'ls', run_in_background: 'yes' }],
+    [{ command: 'ls', description: 42 }],
     [{ command: 'echo \0' }],
     [42],
   ])('returns an error result for invalid input %j', async (input) => {

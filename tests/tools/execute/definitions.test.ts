@@ -59,6 +59,7 @@ describe('EXECUTE_TOOLS', () => {
     expect(Object.keys(definition('Bash').input_schema.properties).sort()).toEqual([
       'command',
       'description',
+      'run_in_background',
       'timeout',
     ]);
   });

@@ -191,7 +191,7 @@ describe('Write', () => {
     [{ file_path: 'a.txt' }],
     [{ file_path: '', content: 'x' }],
     [{ file_path: 'a.txt', content: 42 }],
-    [{ file_path: 'a.txt', content: 'x', extra: true }],
+    [{ file_path: 'a.txt', content: ['x'] }],
     ['not an object'],
   ])('returns an error result for invalid input %j', async (input) => {
     const result = await write(input);
