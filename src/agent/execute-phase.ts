@@ -29,6 +29,7 @@ import {
 import type { Confinement, Sandbox, SandboxStatus } from './sandbox.js';
 import {
   autoAllowed,
+  BACKGROUND_REFUSED,
   EXECUTE_TOOLS,
   linksOutside,
   runBash,
@@ -245,6 +246,10 @@ export class ExecutePhase implements Phase {
     if (use.name === 'Bash' && this.sandbox.state === 'unavailable') {
       // Fail closed: no person is asked to allow a command that would run unconfined.
       return { content: sandboxUnavailable(this.sandbox.detail), isError: true };
+    }
+    if (use.name === 'Bash' && (use.input as { run_in_background?: unknown })?.run_in_background === true) {
+      // Refused whatever the mode: no person is asked to allow what would not run anyway.
+      return { content: BACKGROUND_REFUSED, isError: true };
     }
     const why = await this.needsApproval(use);
     if (why !== null) {

@@ -210,8 +210,10 @@ describe('drydock sessions', () => {
         '--network',
         '--budget-usd',
         '1.5',
-        '--thinking-budget',
+        '--thinking',
         '2048',
+        '--effort',
+        'medium',
       ],
       { cwd: workspace.path },
     );
@@ -228,7 +230,8 @@ describe('drydock sessions', () => {
         allow_self_approval: true,
         network: true,
         budget_usd: 1.5,
-        thinking: { enabled: true, budget_tokens: 2048 },
+        thinking: { budget_tokens: 2048 },
+        effort: 'medium',
       },
     });
     // A relative workspace is the CLI's current directory.
@@ -249,7 +252,8 @@ describe('drydock sessions', () => {
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toMatch(new RegExp(`^session\\s+${id}$`, 'm'));
     expect(show.stdout).toMatch(/^status\s+open$/m);
-    expect(show.stdout).toMatch(/^ {2}thinking\s+on \(budget 2048 tokens\)$/m);
+    expect(show.stdout).toMatch(/^ {2}thinking\s+budget 2048 tokens$/m);
+    expect(show.stdout).toMatch(/^ {2}effort\s+medium$/m);
     expect(show.stdout).toMatch(/^ {2}execute_mode\s+edits$/m);
     expect(showJson.stdout).toBe(await raw(`/v1/sessions/${id}`));
 

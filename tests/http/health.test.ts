@@ -26,14 +26,22 @@ describe('health and readiness', () => {
     expect(h.scheduler.isRunning).toBe(false);
     const res = await h.call('GET', '/readyz', { token: null });
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ status: 'not_ready', checks: { store: true, scheduler: false } });
+    expect(res.body).toEqual({
+      status: 'not_ready',
+      checks: { store: true, scheduler: false },
+      model: { id: 'claude-sonnet-5-5', configured: false },
+    });
   });
 
   it('GET /readyz answers 200 once the scheduler is started, 503 again after it stops', async () => {
     h.scheduler.start();
     const ready = await h.call('GET', '/readyz', { token: null });
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { store: true, scheduler: true } });
+    expect(ready.body).toEqual({
+      status: 'ready',
+      checks: { store: true, scheduler: true },
+      model: { id: 'claude-sonnet-5-5', configured: false },
+    });
 
     await h.scheduler.stop();
     const stopped = await h.call('GET', '/readyz', { token: null });
@@ -46,7 +54,11 @@ describe('health and readiness', () => {
     await h.store.close();
     const res = await h.call('GET', '/readyz', { token: null });
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ status: 'not_ready', checks: { store: false, scheduler: true } });
+    expect(res.body).toEqual({
+      status: 'not_ready',
+      checks: { store: false, scheduler: true },
+      model: { id: 'claude-sonnet-5-5', configured: false },
+    });
   });
 
   it('an unexpected failure is a bare 500 in the error shape, with no stack trace or driver message', async () => {

@@ -165,7 +165,7 @@ describe('cron jobs API', () => {
     });
 
     it('echoes per-job options', async () => {
-      const options = { model: 'claude-opus-4-1', execute_mode: 'manual', approvals_required: 1 };
+      const options = { model: 'claude-opus-5-5', execute_mode: 'manual', approvals_required: 1 };
       const job = await createJob(h, sessionId, { options });
       expect(job.options).toEqual(options);
     });

@@ -16,10 +16,26 @@ describe('sessions API', () => {
   });
 
   describe('POST /v1/sessions', () => {
+    it('accepts thinking in the old {enabled, budget_tokens} shape and stores it in the new one', async () => {
+      for (const [given, stored] of [
+        [{ enabled: true, budget_tokens: 2048 }, { budget_tokens: 2048 }],
+        [{ enabled: true }, 'adaptive'],
+        [{ enabled: false }, 'off'],
+        ['off', 'off'],
+      ] as const) {
+        const res = await h.call('POST', '/v1/sessions', {
+          body: { workspace: h.workspace, defaults: { thinking: given } },
+        });
+        expect(res.status).toBe(201);
+        expect(res.body.defaults.thinking).toEqual(stored);
+      }
+    });
+
     it('creates a session owned by the caller, echoing its defaults', async () => {
       const defaults = {
         model: 'claude-sonnet-4-5',
-        thinking: { enabled: true, budget_tokens: 4096 },
+        thinking: { budget_tokens: 4096 },
+        effort: 'high',
         budget_usd: 2.5,
         max_turns: 40,
         approvals_required: 2,
