@@ -52,8 +52,7 @@ export async function doctor(config: Config, client?: Anthropic): Promise<Doctor
   }
 
   const api =
-    client ??
-    new Anthropic({ apiKey: a.api_key, baseURL: a.base_url, maxRetries: 1, timeout: 60_000 });
+    client ?? new Anthropic({ apiKey: a.api_key, baseURL: a.base_url, maxRetries: 1, timeout: 60_000 });
   const started = Date.now();
   try {
     const message = await api.messages.create({

@@ -108,7 +108,12 @@ function retryAfter(headers: Headers | undefined): number | null {
  * Wait before attempt `attempt + 1`: exponential from `baseMs`, capped at 60 s, with jitter (a random
  * share of up to half), or what the API asked for with retry-after.
  */
-export function retryDelay(attempt: number, baseMs: number, retryAfterMs: number | null, random = Math.random): number {
+export function retryDelay(
+  attempt: number,
+  baseMs: number,
+  retryAfterMs: number | null,
+  random = Math.random,
+): number {
   if (retryAfterMs !== null) return Math.ceil(retryAfterMs);
   const ceiling = Math.min(60_000, baseMs * 2 ** (attempt - 1));
   return Math.ceil(ceiling * (1 - random() * 0.5));

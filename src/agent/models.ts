@@ -45,7 +45,10 @@ export type ThinkingOption = 'off' | 'adaptive' | { budget_tokens: number };
  * Reads a stored or submitted thinking option, including the shape used before (`{enabled, budget_tokens}`):
  * enabled with a budget keeps the budget, enabled without one is adaptive, disabled is off.
  */
-export function fromLegacyThinking(v: { enabled: boolean; budget_tokens?: number | undefined }): ThinkingOption {
+export function fromLegacyThinking(v: {
+  enabled: boolean;
+  budget_tokens?: number | undefined;
+}): ThinkingOption {
   if (!v.enabled) return 'off';
   return v.budget_tokens !== undefined ? { budget_tokens: v.budget_tokens } : 'adaptive';
 }
@@ -115,7 +118,13 @@ function m(entry: Entry): ModelSpec {
 }
 
 /** The 5.x models with preserved thinking. */
-const PRESERVED = { efforts: ALL, display: true, max_output_tokens: 128_000, min_cacheable_tokens: 512, prefix_check: true };
+const PRESERVED = {
+  efforts: ALL,
+  display: true,
+  max_output_tokens: 128_000,
+  min_cacheable_tokens: 512,
+  prefix_check: true,
+};
 /** Later 4.x and the 5.x models without the prefix check. */
 const MODERN = { efforts: ALL, display: true, max_output_tokens: 128_000, prefix_check: false };
 const FOUR_FIVE = { display: false, max_output_tokens: 64_000, prefix_check: false };
@@ -123,7 +132,12 @@ const OPUS_4X = p(5, 25, 6.25, 10, 0.5);
 const FABLE = p(10, 50, 12.5, 20, 0.25);
 
 const BUILT_IN: ModelSpec[] = [
-  m({ id: 'claude-sonnet-5-5', thinking: ['adaptive', 'between_tools'], ...PRESERVED, price: p(2, 10, 2.5, 4, 0.1) }),
+  m({
+    id: 'claude-sonnet-5-5',
+    thinking: ['adaptive', 'between_tools'],
+    ...PRESERVED,
+    price: p(2, 10, 2.5, 4, 0.1),
+  }),
   m({ id: 'claude-opus-5-5', thinking: A, ...PRESERVED, price: p(4, 20, 5, 8, 0.2) }),
   m({
     id: 'claude-haiku-5-5',
@@ -136,9 +150,27 @@ const BUILT_IN: ModelSpec[] = [
   m({ id: 'claude-mythos-5-2', thinking: A, ...PRESERVED, price: p(8, 40, 10, 16, 0.2) }),
   m({ id: 'claude-fable-5-1', thinking: A, ...PRESERVED, price: FABLE }),
   m({ id: 'claude-mythos-5-1', thinking: A, ...PRESERVED, price: FABLE }),
-  m({ id: 'claude-fable-5', thinking: A, ...MODERN, min_cacheable_tokens: 512, price: p(10, 50, 12.5, 20, 1) }),
-  m({ id: 'claude-mythos-5', thinking: A, ...MODERN, min_cacheable_tokens: 512, price: p(10, 50, 12.5, 20, 1) }),
-  m({ id: 'claude-sonnet-5', thinking: AD, ...MODERN, min_cacheable_tokens: 1024, price: p(2, 10, 2.5, 4, 0.2) }),
+  m({
+    id: 'claude-fable-5',
+    thinking: A,
+    ...MODERN,
+    min_cacheable_tokens: 512,
+    price: p(10, 50, 12.5, 20, 1),
+  }),
+  m({
+    id: 'claude-mythos-5',
+    thinking: A,
+    ...MODERN,
+    min_cacheable_tokens: 512,
+    price: p(10, 50, 12.5, 20, 1),
+  }),
+  m({
+    id: 'claude-sonnet-5',
+    thinking: AD,
+    ...MODERN,
+    min_cacheable_tokens: 1024,
+    price: p(2, 10, 2.5, 4, 0.2),
+  }),
   m({ id: 'claude-opus-5', thinking: AD, ...MODERN, min_cacheable_tokens: 512, price: OPUS_4X }),
   m({ id: 'claude-opus-4-8', thinking: AD, ...MODERN, min_cacheable_tokens: 1024, price: OPUS_4X }),
   m({ id: 'claude-opus-4-7', thinking: AD, ...MODERN, min_cacheable_tokens: 2048, price: OPUS_4X }),
@@ -191,7 +223,13 @@ const BUILT_IN: ModelSpec[] = [
     min_cacheable_tokens: 4096,
     price: p(1, 5, 1.25, 2, 0.1),
   }),
-  retired('claude-opus-4-1', ['claude-opus-4-1-20250805'], '2026-08-05', 'claude-opus-5-5', p(15, 75, 18.75, 30, 1.5)),
+  retired(
+    'claude-opus-4-1',
+    ['claude-opus-4-1-20250805'],
+    '2026-08-05',
+    'claude-opus-5-5',
+    p(15, 75, 18.75, 30, 1.5),
+  ),
   retired('claude-opus-4', ['claude-opus-4-20250514'], null, 'claude-opus-5-5', p(15, 75, 18.75, 30, 1.5)),
   retired('claude-sonnet-4', ['claude-sonnet-4-20250514'], null, 'claude-sonnet-5-5', p(3, 15, 3.75, 6, 0.3)),
 ];
@@ -363,7 +401,10 @@ export function shapeThinking(
     thinking.display = 'summarized';
   }
   // With thinking off (between_tools, disabled) the 5.x models take effort high at most.
-  if ((thinking?.type === 'between_tools' || thinking?.type === 'disabled') && (effort === 'xhigh' || effort === 'max')) {
+  if (
+    (thinking?.type === 'between_tools' || thinking?.type === 'disabled') &&
+    (effort === 'xhigh' || effort === 'max')
+  ) {
     notes.push(`${model.id} takes effort high at most with thinking off; high is used instead of ${effort}`);
     effort = 'high';
   }

@@ -1,5 +1,5 @@
-import { type ModelSpec, priceFor } from './models.js';
 import type { TokenUsage } from '../store/types.js';
+import { type ModelSpec, priceFor } from './models.js';
 
 /** The usage block of a Messages API response, as much of it as pricing needs. */
 export interface ApiUsage {
@@ -52,7 +52,11 @@ export function promptTokensOf(t: TokenUsage): number {
  * USD for the tokens of one request (or a sum of them) at the model's prices per million tokens; a model
  * with a long-prompt band charges every token of a request above the threshold at the band's prices.
  */
-export function costOf(t: TokenUsage, model: Pick<ModelSpec, 'price' | 'long_prompt'>, promptTokens: number): number {
+export function costOf(
+  t: TokenUsage,
+  model: Pick<ModelSpec, 'price' | 'long_prompt'>,
+  promptTokens: number,
+): number {
   const p = priceFor(model, promptTokens);
   const usd =
     ((t.input_tokens ?? 0) * p.input +

@@ -9,10 +9,10 @@ import type { Store } from '../store/store.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../store/types.js';
 import { checkoutPullRequest } from '../triggers/checkout.js';
 import { ExecutePhase } from './execute-phase.js';
-import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
-import { PlanPhase } from './plan-phase.js';
 import { classifyModelError, ModelUnavailable, retryDelay } from './model-errors.js';
 import { findModel, type ResolvedModel } from './models.js';
+import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
+import { PlanPhase } from './plan-phase.js';
 import { addUsage, costOf, promptTokensOf, tokensOf } from './pricing.js';
 import {
   CALL_CUT_OFF,
@@ -116,7 +116,10 @@ export class AgentExecutor implements RunExecutor {
     if (!messages.some((m) => m.runId === run.id)) {
       // This run's instruction: the first message of a new conversation, or the next user message of one
       // that continues (a revision round), merged after the plan receipt.
-      const first: ConversationMessage = { role: 'user', content: [{ type: 'text', text: await phase.opening() }] };
+      const first: ConversationMessage = {
+        role: 'user',
+        content: [{ type: 'text', text: await phase.opening() }],
+      };
       await store.appendMessages(conversationId, run.id, [first], clock.now());
       messages.splice(0, messages.length, ...(await store.loadConversation(conversationId)));
       await events.emit(run.id, 'run_started', {
@@ -172,7 +175,10 @@ export class AgentExecutor implements RunExecutor {
         switch (stop) {
           case 'pause_turn':
             if (++pauses > MAX_PAUSES_IN_A_ROW) {
-              return { status: 'failed', error: `the model paused its turn ${MAX_PAUSES_IN_A_ROW} times in a row` };
+              return {
+                status: 'failed',
+                error: `the model paused its turn ${MAX_PAUSES_IN_A_ROW} times in a row`,
+              };
             }
             break; // asked again below, with the paused reply last
           case 'refusal':
@@ -191,12 +197,20 @@ export class AgentExecutor implements RunExecutor {
               };
             }
             for (const use of toolUses) {
-              await this.deps.events.emit(ctx.run.id, 'tool_call_cut_off', { tool: use.name, tool_use_id: use.id });
+              await this.deps.events.emit(ctx.run.id, 'tool_call_cut_off', {
+                tool: use.name,
+                tool_use_id: use.id,
+              });
             }
             next = {
               role: 'user',
               content: toolUses.length
-                ? toolUses.map((use) => ({ type: 'tool_result', tool_use_id: use.id, content: CALL_CUT_OFF, is_error: true }))
+                ? toolUses.map((use) => ({
+                    type: 'tool_result',
+                    tool_use_id: use.id,
+                    content: CALL_CUT_OFF,
+                    is_error: true,
+                  }))
                 : [{ type: 'text', text: REPLY_CUT_OFF }],
             };
             break;
@@ -275,7 +289,11 @@ export class AgentExecutor implements RunExecutor {
    */
   private async turn(ctx: LoopContext, messages: ConversationMessage[]): Promise<ConversationMessage> {
     const { config, events } = this.deps;
-    const { turn_attempts: attempts, turn_retry_base_ms: baseMs, turn_retry_max_ms: maxWaitMs } = config.anthropic;
+    const {
+      turn_attempts: attempts,
+      turn_retry_base_ms: baseMs,
+      turn_retry_max_ms: maxWaitMs,
+    } = config.anthropic;
     const params = buildRequest({
       settings: ctx.settings,
       tools: ctx.phase.tools,
@@ -338,7 +356,11 @@ export class AgentExecutor implements RunExecutor {
         ? { category: details?.category ?? null, explanation: details?.explanation ?? null }
         : null;
     // Thinking blocks (with their signatures) go back to the API exactly as they came.
-    const reply: ConversationMessage = { role: 'assistant', content: message.content as unknown[], stopReason };
+    const reply: ConversationMessage = {
+      role: 'assistant',
+      content: message.content as unknown[],
+      stopReason,
+    };
     await store.appendMessages(ctx.conversationId, ctx.run.id, [reply], clock.now());
     await store.updateRun(ctx.run.id, { turns: s.turns, usage: s.usage, costUsd: s.costUsd });
     await events.emit(ctx.run.id, 'turn_finished', {
@@ -481,7 +503,9 @@ function inARow(messages: ConversationMessage[], stop: string): number {
 /** What the model wrote in a turn besides its calls: its text, else (5.5 models) its between-tool notes. */
 function turnText(blocks: { type: string; text?: unknown; thinking?: unknown }[]): string {
   const pick = (type: string, key: 'text' | 'thinking') =>
-    blocks.flatMap((b) => (b.type === type && typeof b[key] === 'string' && b[key] !== '' ? [b[key] as string] : []));
+    blocks.flatMap((b) =>
+      b.type === type && typeof b[key] === 'string' && b[key] !== '' ? [b[key] as string] : [],
+    );
   const text = pick('text', 'text');
   return (text.length ? text : pick('thinking', 'thinking')).join('\n\n');
 }

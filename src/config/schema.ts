@@ -142,10 +142,7 @@ const EFFORT_ERROR = `expected one of ${EFFORTS.join(', ')}, or null for the mod
 
 /** `thinking` as a person writes it: off, adaptive, or {budget_tokens: N}. */
 export const thinkingOptionSchema = z.union(
-  [
-    z.enum(['off', 'adaptive']),
-    z.strictObject({ budget_tokens: z.int().min(1024).max(128_000) }),
-  ],
+  [z.enum(['off', 'adaptive']), z.strictObject({ budget_tokens: z.int().min(1024).max(128_000) })],
   { error: 'expected off, adaptive or {budget_tokens: N} with N 1024-128000' },
 );
 
@@ -275,7 +272,9 @@ export const modelSettingsSchema = z.strictObject(
         error: 'expected a list of thinking types the model accepts',
       })
       .optional(),
-    efforts: z.array(z.enum(EFFORTS, { error: EFFORT_ERROR }), { error: 'expected a list of effort levels' }).optional(),
+    efforts: z
+      .array(z.enum(EFFORTS, { error: EFFORT_ERROR }), { error: 'expected a list of effort levels' })
+      .optional(),
     display: bool().optional(),
     max_output_tokens: int(1).optional(),
     min_cacheable_tokens: int(0).optional(),
@@ -287,7 +286,9 @@ export const modelSettingsSchema = z.strictObject(
         { error: 'expected a mapping of above_prompt_tokens and price' },
       )
       .optional(),
-    status: z.enum(['active', 'deprecated', 'retired'], { error: 'expected active, deprecated or retired' }).optional(),
+    status: z
+      .enum(['active', 'deprecated', 'retired'], { error: 'expected active, deprecated or retired' })
+      .optional(),
     status_date: text('a date such as 2027-01-31').optional(),
     replacement: text('a model id').optional(),
   },

@@ -43,7 +43,6 @@ export interface RunQueueOptions {
 /** What the queue keeps of a waiting run. */
 type Queued = Pick<Run, 'id' | 'sessionId' | 'status'>;
 
-
 /**
  * Hands runs to the executor: at most `maxConcurrent` executing at once, one run at a time per session
  * (a run parked on a question still holds its session), and fair across sessions: round robin over the

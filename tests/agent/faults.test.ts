@@ -90,7 +90,9 @@ describe('model faults', () => {
     const runId = await fire(jobId);
     const run = await settled(runId);
     expect(run.status).toBe('failed');
-    expect(run.error).toMatch(/^the API is overloaded \(529 overloaded_error: Overloaded\); gave up after 3 attempts/);
+    expect(run.error).toMatch(
+      /^the API is overloaded \(529 overloaded_error: Overloaded\); gave up after 3 attempts/,
+    );
     expect(model.requests).toHaveLength(9);
     const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);
     const retries = events.filter((e) => e.event === 'model_retry').map((e) => e.data);
@@ -123,7 +125,9 @@ describe('model faults', () => {
     expect(model.requests[1]!.body.messages).toEqual(model.requests[0]!.body.messages);
     const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);
     const retry = events.find((e) => e.event === 'model_retry');
-    expect(retry?.data.cause).toMatch(/broke off mid-stream \(stream overloaded_error: Overloaded mid-stream\)/);
+    expect(retry?.data.cause).toMatch(
+      /broke off mid-stream \(stream overloaded_error: Overloaded mid-stream\)/,
+    );
     expect(retry?.data.partial_reply_discarded).toBe(true);
   });
 
@@ -131,7 +135,10 @@ describe('model faults', () => {
     const { jobId } = await setup();
     const broken: ScriptedResponse = {
       kind: 'message',
-      content: [{ type: 'text', text: 'partial answer' }, { type: 'text', text: 'more' }],
+      content: [
+        { type: 'text', text: 'partial answer' },
+        { type: 'text', text: 'more' },
+      ],
       midStreamError: { afterBlocks: 1, type: 'overloaded_error', message: 'Overloaded mid-stream' },
     };
     model.enqueue(broken, broken, broken);
@@ -248,13 +255,13 @@ describe('durability', () => {
 });
 
 describe('request shape', () => {
-  it('thinking on: sent explicitly, deltas logged, blocks passed back unmodified', async () => {
-    const { jobId } = await setup({}, { thinking: { enabled: true, budget_tokens: 2048 } });
+  it('thinking: shaped for the model, deltas logged, blocks passed back unmodified', async () => {
+    const { jobId } = await setup({}, { thinking: 'adaptive' });
     model.enqueue(
       {
         kind: 'message',
         content: [
-          { type: 'thinking', thinking: 'Let me look at the files first.', signature: 'sig-abc-123' },
+          { type: 'thinking', thinking: 'Let me look at the files first.' },
           { type: 'tool_use', id: 'g', name: 'Glob', input: { pattern: '*' } },
         ],
       },
@@ -263,30 +270,37 @@ describe('request shape', () => {
     const runId = await fire(jobId);
     expect((await settled(runId)).status).toBe('planned');
     const [first, second] = model.requests.map((r) => r.body);
-    expect(first.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
-    expect(first.max_tokens).toBeGreaterThan(2048);
+    expect(first.thinking).toEqual({ type: 'adaptive', display: 'summarized' });
+    expect(first.temperature).toBeUndefined();
+    expect(first.tool_choice).toBeUndefined();
     const echoed = second.messages[1].content[0];
-    expect(echoed).toEqual({
-      type: 'thinking',
-      thinking: 'Let me look at the files first.',
-      signature: 'sig-abc-123',
-    });
+    expect(echoed).toMatchObject({ type: 'thinking', thinking: 'Let me look at the files first.' });
+    expect(typeof echoed.signature).toBe('string');
+    expect(echoed.signature.length).toBeGreaterThan(0);
+    // The block came back as it went out: the stand-in checks its signature and prefix, and accepted it.
+    expect(model.requests.map((r) => r.status)).toEqual([200, 200]);
     const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);
     const thought = events
       .filter((e) => e.event === 'thinking_delta')
       .map((e) => e.data.text)
       .join('');
-    expect(thought).toBe('Let me look at the files first.');
+    expect(thought).toContain('Let me look at the files first.');
   });
 
-  it('thinking off: sent explicitly as disabled', async () => {
-    const { jobId } = await setup();
+  it.each([
+    ['claude-sonnet-5-5', 'off', { type: 'between_tools' }],
+    ['claude-haiku-4-5', 'off', { type: 'disabled' }],
+    ['claude-haiku-4-5', { budget_tokens: 2048 }, { type: 'enabled', budget_tokens: 2048 }],
+    ['claude-sonnet-5', 'off', { type: 'disabled' }],
+  ])('%s with thinking %j is sent %j', async (modelId, thinking, sent) => {
+    const { jobId } = await setup({}, { model: modelId, thinking });
     model.enqueue(plan());
-    await settled(await fire(jobId));
-    expect(model.requests[0]!.body.thinking).toEqual({ type: 'disabled' });
+    expect((await settled(await fire(jobId))).status).toBe('planned');
+    expect(model.requests[0]!.body.thinking).toEqual(sent);
+    expect(model.requests[0]!.status).toBe(200);
   });
 
-  it('consecutive requests share a byte-identical prefix up to the cache breakpoint', async () => {
+  it('consecutive requests share a byte-identical prefix up to each cache breakpoint', async () => {
     const { jobId } = await setup();
     const glob = (id: string): ScriptedResponse => ({
       kind: 'message',
@@ -296,25 +310,31 @@ describe('request shape', () => {
     await settled(await fire(jobId));
     const raws = model.requests.map((r) => r.rawBody);
     expect(raws).toHaveLength(3);
-    // tools, then the cached base prompt with its breakpoint: the same bytes in every request.
+    // tools, then the system prompt with its breakpoint at the end: the same bytes in every request.
     const prefixes = model.requests.map((r) =>
-      JSON.stringify({ tools: r.body.tools, system0: r.body.system[0] }),
+      JSON.stringify({ tools: r.body.tools, system: r.body.system }),
     );
     expect(new Set(prefixes).size).toBe(1);
-    expect(model.requests[0]!.body.system[0].cache_control).toEqual({ type: 'ephemeral' });
-    expect(model.requests[0]!.body.system[1].text).toMatch(/PLAN MODE/);
+    const system = model.requests[0]!.body.system;
+    expect(system.at(-1).cache_control).toEqual({ type: 'ephemeral' });
+    expect(system.slice(0, -1).some((b: any) => b.cache_control)).toBe(false);
+    expect(system.at(-1).text).toMatch(/PLAN MODE/);
     const cut = (raw: string) =>
       raw.slice(0, raw.indexOf('"cache_control"') + '"cache_control":{"type":"ephemeral"}'.length);
     expect(cut(raws[1]!)).toBe(cut(raws[0]!));
     expect(cut(raws[2]!)).toBe(cut(raws[0]!));
-    // Each request's conversation extends the previous one; only the newest message carries a breakpoint.
+    const strip = (m: any) => JSON.stringify(m).replaceAll(',"cache_control":{"type":"ephemeral"}', '');
     for (let i = 1; i < 3; i++) {
       const prev = model.requests[i - 1]!.body.messages;
       const next = model.requests[i]!.body.messages;
-      const strip = (m: any) => JSON.stringify(m).replaceAll(',"cache_control":{"type":"ephemeral"}', '');
+      // Each request's conversation extends the previous one.
       expect(next.slice(0, prev.length).map(strip)).toEqual(prev.map(strip));
-      expect(JSON.stringify(next.at(-1))).toContain('cache_control');
-      expect(next.slice(0, -1).some((m: any) => JSON.stringify(m).includes('cache_control'))).toBe(false);
+      // Breakpoints: the newest message, and the one where the previous request put its own.
+      const marked = next.flatMap((m: any, j: number) =>
+        JSON.stringify(m).includes('cache_control') ? [j] : [],
+      );
+      expect(marked).toEqual([prev.length - 1, next.length - 1]);
+      expect((raws[i]!.match(/"cache_control"/g) ?? []).length).toBe(3);
     }
   });
 });

@@ -1,7 +1,17 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  approveAs,
+  calls,
+  PLAN_MD,
+  plannedJob,
+  proposes,
+  runUntil,
+  says,
+  type World,
+  world,
+} from '../plans/helpers.js';
 import { ADMIN_TOKEN, readSse, waitFor } from '../support/daemon.js';
 import { type ModelServer, type RecordedRequest, startModelServer } from '../support/model-server.js';
-import { approveAs, calls, PLAN_MD, plannedJob, proposes, runUntil, says, type World, world } from '../plans/helpers.js';
 
 // drydock against the strict stand-in (tests/support/model-server.ts), which refuses what the real Messages
 // API refuses for the model named in each request: the whole loop on several models, every stop reason, and
@@ -43,7 +53,8 @@ async function fire(): Promise<string> {
   return r.body.id;
 }
 
-const stripMarkers = (v: unknown): string => JSON.stringify(v).replaceAll(',"cache_control":{"type":"ephemeral"}', '');
+const stripMarkers = (v: unknown): string =>
+  JSON.stringify(v).replaceAll(',"cache_control":{"type":"ephemeral"}', '');
 
 /** The conversation a request belongs to: its first user message. */
 const conversationOf = (r: RecordedRequest) => stripMarkers(r.body.messages[0]);
@@ -78,60 +89,71 @@ function checkRequestLog(requests: RecordedRequest[]): number {
   return byConversation.size;
 }
 
-describe.each([
-  'claude-sonnet-5-5',
-  'claude-opus-5-5',
-  'claude-haiku-4-5',
-  'claude-sonnet-4-5',
-])('the whole loop on %s', (modelId) => {
-  it('plans, asks, is revised, approved and executed with thinking; every request accepted', async () => {
-    w = await world(model, { model: modelId, execute_mode: 'auto', thinking: 'adaptive' });
-    const alice = await w.token('alice');
-    model.enqueue(
-      calls('r1', 'Read', { file_path: 'README.md' }),
-      question('q1'),
-      proposes('p1'),
-      proposes('p2', `${PLAN_MD}3. Say hello twice\n`),
-      calls('w1', 'Write', { file_path: 'hello.txt', content: 'hello\nhello\n' }),
-      says('Wrote hello.txt.'),
-    );
-    const runId = await fire();
-    await runUntil(w.d, runId, ['awaiting_input']);
-    const q = (await w.d.api('GET', `/v1/questions?run_id=${runId}`)).body.items[0];
-    const answered = await w.d.api('POST', `/v1/questions/${q.id}/answers`, {
-      answers: { 'Which greeting?': 'hello' },
+describe.each(['claude-sonnet-5-5', 'claude-opus-5-5', 'claude-haiku-4-5', 'claude-sonnet-4-5'])(
+  'the whole loop on %s',
+  (modelId) => {
+    it('plans, asks, is revised, approved and executed with thinking; every request accepted', async () => {
+      w = await world(model, { model: modelId, execute_mode: 'auto', thinking: 'adaptive' });
+      const alice = await w.token('alice');
+      model.enqueue(
+        calls('r1', 'Read', { file_path: 'README.md' }),
+        question('q1'),
+        proposes('p1'),
+        proposes('p2', `${PLAN_MD}3. Say hello twice\n`),
+        calls('w1', 'Write', { file_path: 'hello.txt', content: 'hello\nhello\n' }),
+        says('Wrote hello.txt.'),
+      );
+      const runId = await fire();
+      await runUntil(w.d, runId, ['awaiting_input']);
+      const q = (await w.d.api('GET', `/v1/questions?run_id=${runId}`)).body.items[0];
+      const answered = await w.d.api('POST', `/v1/questions/${q.id}/answers`, {
+        answers: { 'Which greeting?': 'hello' },
+      });
+      expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+      const run = await runUntil(w.d, runId, ['planned', 'failed', 'refused']);
+      expect(run.status, run.error).toBe('planned');
+      const first = (await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body;
+
+      const revise = await w.d.api(
+        'POST',
+        `/v1/plans/${first.id}/revise`,
+        { feedback: 'Twice, please.' },
+        alice,
+      );
+      expect(revise.status).toBe(200);
+      const second = await runUntil(w.d, revise.body.run.id, ['planned', 'failed']);
+      expect(second.status, second.error).toBe('planned');
+      const plan = (await w.d.api('GET', `/v1/plans/${second.plan_id}`)).body;
+      const exec = await runUntil(w.d, (await approveAs(w.d, plan, alice)).id, [
+        'completed',
+        'failed',
+        'refused',
+      ]);
+      expect(exec.status, exec.error).toBe('completed');
+
+      // Two conversations: the plan (three turns, then the revision round) and the execution.
+      expect(checkRequestLog(model.requests)).toBe(2);
+      const execRequests = model.requests.slice(4);
+      const opening = execRequests[0]!.body.messages[0].content[0].text as string;
+      expect(opening).toContain(`<approved_plan sha256="${plan.sha256}">`);
+      expect(opening).toContain(plan.markdown);
+      expect(opening).toContain('Add a greeting file'); // the original task
+      expect(opening).toContain('- README.md'); // read while planning
+      expect(execRequests[0]!.body.system[1].text).toMatch(/EXECUTE/);
+      expect(model.requests[0]!.body.system[1].text).toMatch(/PLAN MODE/);
+      expect(model.requests.every((r) => r.body.model === modelId)).toBe(true);
     });
-    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
-    const run = await runUntil(w.d, runId, ['planned', 'failed', 'refused']);
-    expect(run.status, run.error).toBe('planned');
-    const first = (await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body;
-
-    const revise = await w.d.api('POST', `/v1/plans/${first.id}/revise`, { feedback: 'Twice, please.' }, alice);
-    expect(revise.status).toBe(200);
-    const second = await runUntil(w.d, revise.body.run.id, ['planned', 'failed']);
-    expect(second.status, second.error).toBe('planned');
-    const plan = (await w.d.api('GET', `/v1/plans/${second.plan_id}`)).body;
-    const exec = await runUntil(w.d, (await approveAs(w.d, plan, alice)).id, ['completed', 'failed', 'refused']);
-    expect(exec.status, exec.error).toBe('completed');
-
-    // Two conversations: the plan (three turns, then the revision round) and the execution.
-    expect(checkRequestLog(model.requests)).toBe(2);
-    const execRequests = model.requests.slice(4);
-    const opening = execRequests[0]!.body.messages[0].content[0].text as string;
-    expect(opening).toContain(`<approved_plan sha256="${plan.sha256}">`);
-    expect(opening).toContain(plan.markdown);
-    expect(opening).toContain('Add a greeting file'); // the original task
-    expect(opening).toContain('- README.md'); // read while planning
-    expect(execRequests[0]!.body.system[1].text).toMatch(/EXECUTE/);
-    expect(model.requests[0]!.body.system[1].text).toMatch(/PLAN MODE/);
-    expect(model.requests.every((r) => r.body.model === modelId)).toBe(true);
-  });
-});
+  },
+);
 
 describe('stop reasons', () => {
   it('refusal in the plan phase: the run ends refused and proposes no plan', async () => {
     w = await world(model);
-    model.enqueue({ kind: 'message', content: [{ type: 'text', text: 'I cannot help with that.' }], stop_reason: 'refusal' });
+    model.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: 'I cannot help with that.' }],
+      stop_reason: 'refusal',
+    });
     const run = await runUntil(w.d, await fire(), ['refused', 'failed', 'planned']);
     expect(run.status).toBe('refused');
     expect(run.error).toMatch(/^the model declined to continue \(stop reason refusal/);
@@ -147,7 +169,11 @@ describe('stop reasons', () => {
       stop_reason: 'refusal',
     });
     const { plan } = await plannedJob(w.d, w.jobId);
-    const exec = await runUntil(w.d, (await approveAs(w.d, plan, await w.token('alice'))).id, ['refused', 'failed', 'completed']);
+    const exec = await runUntil(w.d, (await approveAs(w.d, plan, await w.token('alice'))).id, [
+      'refused',
+      'failed',
+      'completed',
+    ]);
     expect(exec.status).toBe('refused');
     const after = (await w.d.api('GET', `/v1/plans/${plan.id}`)).body;
     expect(after.status).toBe('execution_failed');
@@ -162,7 +188,10 @@ describe('stop reasons', () => {
       stop_reason: 'model_context_window_exceeded' as never,
     });
     const { plan } = await plannedJob(w.d, w.jobId);
-    const exec = await runUntil(w.d, (await approveAs(w.d, plan, await w.token('alice'))).id, ['failed', 'completed']);
+    const exec = await runUntil(w.d, (await approveAs(w.d, plan, await w.token('alice'))).id, [
+      'failed',
+      'completed',
+    ]);
     expect(exec.status).toBe('failed');
     expect(exec.error).toMatch(/filled the context window of claude-sonnet-5-5/);
     expect((await w.d.api('GET', `/v1/plans/${plan.id}`)).body.status).toBe('execution_failed');
@@ -174,7 +203,9 @@ describe('stop reasons', () => {
       proposes('p1'),
       {
         kind: 'message',
-        content: [{ type: 'tool_use', id: 'w1', name: 'Write', input: { file_path: 'big.txt', content: 'cut' } }],
+        content: [
+          { type: 'tool_use', id: 'w1', name: 'Write', input: { file_path: 'big.txt', content: 'cut' } },
+        ],
         stop_reason: 'max_tokens',
       },
       calls('w2', 'Write', { file_path: 'small.txt', content: 'ok' }),
@@ -195,7 +226,11 @@ describe('stop reasons', () => {
 
   it('a plan-phase run cut off at max_tokens three times in a row fails with the reason', async () => {
     w = await world(model);
-    const cut = { kind: 'message' as const, content: [{ type: 'text' as const, text: 'Long…' }], stop_reason: 'max_tokens' as const };
+    const cut = {
+      kind: 'message' as const,
+      content: [{ type: 'text' as const, text: 'Long…' }],
+      stop_reason: 'max_tokens' as const,
+    };
     model.enqueue(cut, cut, cut);
     const run = await runUntil(w.d, await fire(), ['failed', 'planned']);
     expect(run.status).toBe('failed');
@@ -207,7 +242,11 @@ describe('stop reasons', () => {
   it('pause_turn: the conversation is resent as it is and the reply continues the same message', async () => {
     w = await world(model);
     model.enqueue(
-      { kind: 'message', content: [{ type: 'text', text: 'Looking around first.' }], stop_reason: 'pause_turn' },
+      {
+        kind: 'message',
+        content: [{ type: 'text', text: 'Looking around first.' }],
+        stop_reason: 'pause_turn',
+      },
       proposes('p1'),
     );
     const run = await runUntil(w.d, await fire(), ['planned', 'failed']);
@@ -233,6 +272,43 @@ describe('stop reasons', () => {
   });
 });
 
+describe('tool inputs as Claude Code sends them', () => {
+  it('ExitPlanMode without a plan takes the plan from the text of that turn', async () => {
+    w = await world(model, {}, undefined);
+    model.enqueue({
+      kind: 'message',
+      content: [
+        { type: 'text', text: '## Plan\n\n1. Write hello.txt' },
+        { type: 'tool_use', id: 'p1', name: 'ExitPlanMode', input: { allowedPrompts: [] } },
+      ],
+    });
+    const run = await runUntil(w.d, await fire(), ['planned', 'failed']);
+    expect(run.status, run.error).toBe('planned');
+    const plan = (await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body;
+    expect(plan.markdown).toBe('## Plan\n\n1. Write hello.txt');
+  });
+
+  it('a Bash call to run in the background is refused without asking anyone', async () => {
+    w = await world(model, { execute_mode: 'manual' });
+    model.enqueue(
+      proposes('p1'),
+      calls('b1', 'Bash', { command: 'sleep 100', run_in_background: true }),
+      says('Could not run it in the background.'),
+    );
+    const { plan } = await plannedJob(w.d, w.jobId);
+    const exec = await runUntil(w.d, (await approveAs(w.d, plan, await w.token('alice'))).id, [
+      'completed',
+      'failed',
+      'awaiting_input',
+    ]);
+    expect(exec.status, exec.error).toBe('completed');
+    expect((await w.d.api('GET', '/v1/tool-approvals')).body.items).toEqual([]);
+    const result = model.requests[2]!.body.messages.at(-1).content[0];
+    expect(result).toMatchObject({ type: 'tool_result', tool_use_id: 'b1', is_error: true });
+    expect(result.content).toMatch(/background/i);
+  });
+});
+
 describe('settings in the request', () => {
   it('the run_started event says what was sent and why it differs from what was asked', async () => {
     w = await world(model, { model: 'claude-opus-5-5', thinking: 'off' });
@@ -242,14 +318,25 @@ describe('settings in the request', () => {
     expect(model.requests[0]!.body.thinking).toEqual({ type: 'adaptive', display: 'summarized' });
     expect(model.requests[0]!.body.output_config).toEqual({ effort: 'low' });
     const started = (await events(runId)).find((e) => e.event === 'run_started')!.data;
-    expect(started.notes).toEqual(['claude-opus-5-5 always thinks; thinking "off" runs adaptive thinking at low effort']);
-    await waitFor(async () => (await w.d.api('GET', `/v1/runs/${runId}`)).body.status === 'planned' || undefined, 5000, 'planned');
+    expect(started.notes).toEqual([
+      'claude-opus-5-5 always thinks; thinking "off" runs adaptive thinking at low effort',
+    ]);
+    await waitFor(
+      async () => (await w.d.api('GET', `/v1/runs/${runId}`)).body.status === 'planned' || undefined,
+      5000,
+      'planned',
+    );
   });
 
   it('a session naming a retired model is refused with the replacement', async () => {
     w = await world(model);
-    const r = await w.d.api('POST', '/v1/sessions', { workspace: w.repo, defaults: { model: 'claude-opus-4-1' } });
+    const r = await w.d.api('POST', '/v1/sessions', {
+      workspace: w.repo,
+      defaults: { model: 'claude-opus-4-1' },
+    });
     expect(r.status).toBe(422);
-    expect(r.body.error.message).toBe('claude-opus-4-1 is retired (since 2026-08-05) and no longer answers; use claude-opus-5-5');
+    expect(r.body.error.message).toBe(
+      'claude-opus-4-1 is retired (since 2026-08-05) and no longer answers; use claude-opus-5-5',
+    );
   });
 });

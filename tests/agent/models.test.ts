@@ -30,11 +30,17 @@ describe('thinking and effort, translated per model', () => {
     const s = shape('claude-opus-5-5', 'off');
     expect(s.thinking).toEqual({ type: 'adaptive', display: 'summarized' });
     expect(s.output_config).toEqual({ effort: 'low' });
-    expect(s.notes).toEqual(['claude-opus-5-5 always thinks; thinking "off" runs adaptive thinking at low effort']);
+    expect(s.notes).toEqual([
+      'claude-opus-5-5 always thinks; thinking "off" runs adaptive thinking at low effort',
+    ]);
   });
 
   it('Haiku 4.5: enabled with a budget or disabled; max_tokens capped at 64K and kept above the budget', () => {
-    expect(shape('claude-haiku-4-5', 'off')).toEqual({ thinking: { type: 'disabled' }, max_tokens: 32_000, notes: [] });
+    expect(shape('claude-haiku-4-5', 'off')).toEqual({
+      thinking: { type: 'disabled' },
+      max_tokens: 32_000,
+      notes: [],
+    });
     expect(shape('claude-haiku-4-5', 'adaptive').thinking).toEqual({ type: 'enabled', budget_tokens: 4096 });
     const big = shape('claude-haiku-4-5', { budget_tokens: 100_000 }, 'high', 200_000);
     expect(big.max_tokens).toBe(64_000);
@@ -59,7 +65,11 @@ describe('thinking and effort, translated per model', () => {
   });
 
   it('an unknown model gets no thinking or effort settings at all', () => {
-    const unknown = shapeThinking(findModel(config, 'claude-next'), { thinking: 'adaptive', effort: 'high', maxTokens: 9000 });
+    const unknown = shapeThinking(findModel(config, 'claude-next'), {
+      thinking: 'adaptive',
+      effort: 'high',
+      maxTokens: 9000,
+    });
     expect(unknown.thinking).toBeUndefined();
     expect(unknown.output_config).toBeUndefined();
     expect(unknown.max_tokens).toBe(9000);
@@ -79,7 +89,12 @@ describe('prices', () => {
   it('Sonnet 5.5 at the current price list (cache reads 0.10 since 2026-10-07)', () => {
     const m = findModel(config, 'claude-sonnet-5-5');
     const usd = costOf(
-      { input_tokens: 1_000_000, output_tokens: 1_000_000, cache_read_tokens: 1_000_000, cache_write_5m_tokens: 1_000_000 },
+      {
+        input_tokens: 1_000_000,
+        output_tokens: 1_000_000,
+        cache_read_tokens: 1_000_000,
+        cache_write_5m_tokens: 1_000_000,
+      },
       m,
       3_000_000,
     );

@@ -147,7 +147,7 @@ describe('a full plan run on a real git repository', () => {
       'the run to be planned',
     );
 
-    // Receipt: turns, tokens by kind, cost from the pricing table (claude-sonnet-5-5: 3 / 15 / 3.75 / 6 / 0.30).
+    // Receipt: turns, tokens by kind, cost from the catalogue (claude-sonnet-5-5: 2 / 10 / 2.50 / 4 / 0.10).
     expect(run.turns).toBe(4);
     expect(run.usage).toEqual({
       input_tokens: 2200,
@@ -156,7 +156,7 @@ describe('a full plan run on a real git repository', () => {
       cache_write_1h_tokens: 0,
       cache_read_tokens: 2700,
     });
-    const expected = (2200 * 3 + 300 * 15 + 900 * 3.75 + 2700 * 0.3) / 1e6;
+    const expected = (2200 * 2 + 300 * 10 + 900 * 2.5 + 2700 * 0.1) / 1e6;
     expect(run.cost_usd).toBeCloseTo(expected, 6);
     expect(run.model).toBe('claude-sonnet-5-5');
 
@@ -191,7 +191,7 @@ describe('a full plan run on a real git repository', () => {
       'AskUserQuestion',
       'ExitPlanMode',
     ]);
-    expect(last.thinking).toEqual({ type: 'disabled' });
+    expect(last.thinking).toEqual({ type: 'adaptive', display: 'summarized' });
 
     // The event log over SSE, replayed after the fact, ends with the receipt.
     const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);

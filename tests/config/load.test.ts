@@ -145,7 +145,13 @@ describe('defaults', () => {
   it('hands out independent copies', () => {
     const a = defaultConfig();
     a.github.webhook_secrets.push('x');
-    a.pricing['claude-sonnet-4-5'] = { input: 99, output: 1, cache_write_5m: 1, cache_write_1h: 1, cache_read: 1 };
+    a.pricing['claude-sonnet-4-5'] = {
+      input: 99,
+      output: 1,
+      cache_write_5m: 1,
+      cache_write_1h: 1,
+      cache_read: 1,
+    };
     a.execute.bash_allow_list.push('rm -rf /');
     const b = defaultConfig();
     expect(b.github.webhook_secrets).toEqual([]);
@@ -209,7 +215,11 @@ models:
     // Only the price is replaced: the rest of the catalogue entry stays.
     expect(findModel(config, 'claude-haiku-4-5').thinking).toEqual(['enabled', 'disabled']);
     expect(findModel(config, 'claude-sonnet-4-5').price.input).toBe(3);
-    expect(findModel(config, 'other-model')).toMatchObject({ known: true, priced: true, thinking: ['adaptive'] });
+    expect(findModel(config, 'other-model')).toMatchObject({
+      known: true,
+      priced: true,
+      thinking: ['adaptive'],
+    });
     // An unknown model with a price is allowed, with a warning (no thinking knobs are sent to it).
     expect(modelProblems(config, 'my-model').errors).toEqual([]);
     expect(modelProblems(config, 'my-model').warnings[0]).toMatch(/not in the model catalogue/);
@@ -220,7 +230,10 @@ models:
     expect(problemsOf({ configPath: path, env: {} })).toEqual([
       'anthropic.model: claude-opus-4-1 is retired (since 2026-08-05) and no longer answers; use claude-opus-5-5',
     ]);
-    const deprecated = loadConfig({ configPath: writeConfig('anthropic:\n  model: claude-sonnet-4-5\n', 'd.yaml'), env: {} });
+    const deprecated = loadConfig({
+      configPath: writeConfig('anthropic:\n  model: claude-sonnet-4-5\n', 'd.yaml'),
+      env: {},
+    });
     expect(modelProblems(deprecated, 'claude-sonnet-4-5')).toEqual({
       errors: [],
       warnings: ['claude-sonnet-4-5 is deprecated: end of life 2026-11-30; move to claude-sonnet-5-5'],
@@ -235,7 +248,7 @@ models:
     const bad = writeConfig('anthropic:\n  thinking: sometimes\n  effort: extreme\n', 'bad.yaml');
     expect(problemsOf({ configPath: bad, env: {} })).toEqual([
       'anthropic.thinking: expected off, adaptive or {budget_tokens: N} with N 1024-128000, got "sometimes"',
-      "anthropic.effort: expected one of low, medium, high, xhigh, max, or null for the model's default, got \"extreme\"",
+      'anthropic.effort: expected one of low, medium, high, xhigh, max, or null for the model\'s default, got "extreme"',
     ]);
   });
 

@@ -22,7 +22,10 @@ describe('migration 10', () => {
     const session = db.prepare(
       `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at) VALUES (?, 'n', '/w', 'o', ?, 'open', 1)`,
     );
-    session.run('ses_budget', JSON.stringify({ model: 'claude-haiku-4-5', thinking: { enabled: true, budget_tokens: 2048 } }));
+    session.run(
+      'ses_budget',
+      JSON.stringify({ model: 'claude-haiku-4-5', thinking: { enabled: true, budget_tokens: 2048 } }),
+    );
     session.run('ses_off', JSON.stringify({ thinking: { enabled: false } }));
     session.run('ses_on', JSON.stringify({ thinking: { enabled: true }, budget_usd: 2 }));
     session.run('ses_none', JSON.stringify({ budget_usd: 1 }));
@@ -52,7 +55,12 @@ describe('migration 10', () => {
       expect((await store.getSession('ses_on'))?.defaults).toEqual({ thinking: 'adaptive', budget_usd: 2 });
       expect((await store.getSession('ses_none'))?.defaults).toEqual({ budget_usd: 1 });
       const run = await store.getRun('run_1');
-      expect(run).toMatchObject({ status: 'planned', prompt: 'task', costUsd: 0.25, overrides: { thinking: 'off' } });
+      expect(run).toMatchObject({
+        status: 'planned',
+        prompt: 'task',
+        costUsd: 0.25,
+        overrides: { thinking: 'off' },
+      });
       expect(store.db.pragma('foreign_key_check')).toEqual([]);
       expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
       // The question still refers to its run; a question for a run that does not exist is still refused.

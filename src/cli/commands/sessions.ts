@@ -66,7 +66,9 @@ function thinkingOption(v: string | undefined): SessionDefaultsJson['thinking'] 
   if (v === undefined) return undefined;
   if (v === 'off' || v === 'adaptive') return v;
   if (/^\d+$/.test(v) && Number(v) >= 1024) return { budget_tokens: Number(v) };
-  throw new RemoteUsageError(`--thinking must be off, adaptive or a budget of at least 1024 tokens, got "${v}"`);
+  throw new RemoteUsageError(
+    `--thinking must be off, adaptive or a budget of at least 1024 tokens, got "${v}"`,
+  );
 }
 
 function defaultsSummary(d: SessionDefaultsJson): [string, unknown][] {

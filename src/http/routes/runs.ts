@@ -9,7 +9,6 @@ import { HttpError, notFound } from '../errors.js';
 import { presentEvent, presentRun } from '../present.js';
 import { listRunsQuery } from '../schemas.js';
 
-
 export function runRoutes(deps: AppDeps): Hono<Env> {
   const { store } = deps;
   const app = new Hono<Env>();

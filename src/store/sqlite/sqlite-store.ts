@@ -623,9 +623,7 @@ export class SqliteStore implements Store {
             | undefined;
           // Consecutive user messages become one; so does an assistant turn continued after `pause_turn`.
           const continues =
-            prev &&
-            prev.role === m.role &&
-            (m.role === 'user' || prev.stop_reason === 'pause_turn');
+            prev && prev.role === m.role && (m.role === 'user' || prev.stop_reason === 'pause_turn');
           if (prev && continues) {
             merge.run(
               JSON.stringify([...JSON.parse(prev.content), ...m.content]),
