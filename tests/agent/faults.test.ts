@@ -156,6 +156,30 @@ describe('model faults', () => {
     expect(model.requests).toHaveLength(3);
   });
 
+  it("a 429 after the SDK's own retries: the turn waits what retry-after says, then goes on", async () => {
+    const { jobId } = await setup({ maxRetries: 0 });
+    model.enqueue({ kind: 'status', status: 429, retryAfterSeconds: 0.3 }, plan());
+    const runId = await fire(jobId);
+    expect((await settled(runId)).status).toBe('planned');
+    const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);
+    const retry = events.find((e) => e.event === 'model_retry')!.data;
+    expect(retry).toMatchObject({ attempt: 1, next_attempt_in_ms: 300 });
+    expect(retry.cause).toMatch(/^rate limited \(429 rate_limit_error/);
+    const [first, second] = model.requests;
+    expect(second!.receivedAt - first!.receivedAt).toBeGreaterThanOrEqual(290);
+  });
+
+  it('a 400 is not retried and says what to check', async () => {
+    const { jobId } = await setup();
+    model.enqueue({ kind: 'status', status: 400, message: 'messages.0: something is off' });
+    const run = await settled(await fire(jobId));
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatch(
+      /^the Messages API refused the request \(400 invalid_request_error: messages.0: something is off\); a setting the model claude-sonnet-5-5 does not accept, or a drydock bug/,
+    );
+    expect(model.requests).toHaveLength(1);
+  });
+
   it('an invalid API key is not retried and says what to fix', async () => {
     const { jobId } = await setup();
     model.enqueue({ kind: 'status', status: 401, message: 'invalid x-api-key' });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { silentLogger } from '../../src/logger.js';
+import { createLogger, silentLogger } from '../../src/logger.js';
 import { RunEvents } from '../../src/runs/events.js';
 import { type RunExecutor, type RunOutcome, RunQueue } from '../../src/runs/queue.js';
 import type { Run } from '../../src/store/types.js';
@@ -138,5 +138,32 @@ it('a parked run keeps its session: the next run of that session waits until it 
   await flush();
   expect((await h.store.getRun(first.id))!.status).toBe('completed');
   expect((await h.store.getRun(second.id))!.status).toBe('completed');
+  await queue.drain(100);
+});
+
+it('logs a run that ends without success at warn, with its reason; a planned run at info', async () => {
+  const lines: { level: number; msg: string; status?: string; reason?: string }[] = [];
+  const logger = createLogger('info', { write: (line: string) => lines.push(JSON.parse(line)) });
+  const outcomes: RunOutcome[] = [
+    { status: 'refused', error: 'the model declined to continue' },
+    { status: 'planned' },
+  ];
+  const queue = new RunQueue({
+    store: h.store,
+    clock: h.clock,
+    logger,
+    events: new RunEvents(h.store, h.clock),
+    executor: { execute: async () => outcomes.shift()! },
+    maxConcurrent: 1,
+  });
+  const [[a, b]] = (await runs(1, 2)) as [[Run, Run]];
+  queue.submit(a);
+  queue.submit(b);
+  for (let i = 0; i < 10 && lines.filter((l) => /run finished/.test(l.msg)).length < 2; i++) await flush();
+  const finished = lines.filter((l) => /run finished/.test(l.msg));
+  expect(finished.map((l) => [l.level, l.msg, l.status, l.reason])).toEqual([
+    [40, 'run finished without success', 'refused', 'the model declined to continue'],
+    [30, 'run finished', 'planned', undefined],
+  ]);
   await queue.drain(100);
 });
