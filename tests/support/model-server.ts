@@ -320,8 +320,12 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       return;
     }
     if (isCountTokens) {
-      // count_tokens takes no max_tokens; the model's own checks (tool_choice included) apply.
-      const counted = checkRequest({ max_tokens: 1, ...body }, { headers: req.headers as Headers });
+      // count_tokens takes no max_tokens and generates nothing (so a final assistant message is no prefill);
+      // the model's other checks, tool_choice included, apply.
+      const counted = checkRequest(
+        { max_tokens: 1, ...body },
+        { headers: req.headers as Headers, isPauseContinuation: () => true },
+      );
       if (!counted.ok) {
         refuse(counted.refusal);
         return;
