@@ -375,6 +375,25 @@ describe('strict per-model contract', () => {
     );
   });
 
+  it('refuses tool results that do not open the next user message', async () => {
+    await expect400(
+      sdk(server).messages.create(
+        params('claude-haiku-4-5', {
+          tools: TOOLS,
+          messages: [
+            user('go'),
+            assistant([{ type: 'tool_use', id: 'toolu_b', name: 'bash', input: {} }]),
+            user([
+              { type: 'text', text: 'Here is the output:' },
+              { type: 'tool_result', tool_use_id: 'toolu_b', content: 'ok' },
+            ]),
+          ],
+        }),
+      ),
+      'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_b. Each `tool_use` block must have a corresponding `tool_result` block in the next message.',
+    );
+  });
+
   it('refuses without consuming the script', async () => {
     server.setFallback(null);
     server.enqueue(script.text('kept'));

@@ -173,15 +173,21 @@ export function validateShape(body: any): string | null {
       continue;
     }
     const answered = new Set<string>();
+    // The results must open the next user message: one after a text block does not answer its tool_use
+    // (the API then reports the tool_use as unanswered, with the same text).
+    let leading = true;
     for (const [j, block] of blocks.entries()) {
       if (block.type === 'tool_use') {
         return `messages.${i}.content.${j}: \`tool_use\` blocks can only be in \`assistant\` messages`;
       }
-      if (block.type !== 'tool_result') continue;
+      if (block.type !== 'tool_result') {
+        leading = false;
+        continue;
+      }
       if (!prevToolUseIds.includes(block.tool_use_id)) {
         return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
       }
-      answered.add(block.tool_use_id);
+      if (leading) answered.add(block.tool_use_id);
     }
     const missing = prevToolUseIds.filter((id) => !answered.has(id));
     if (prev && missing.length > 0) {
