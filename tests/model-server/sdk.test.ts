@@ -9,7 +9,7 @@ import Anthropic, {
   OverloadedError,
 } from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { type ModelServer, promptTokens, startModelServer } from '../support/model-server.js';
 
 const MODEL = 'claude-sonnet-4-6';
 
@@ -145,7 +145,8 @@ describe('model server driven by the real SDK', () => {
         { type: 'text', text: 'Hello back!' },
       ],
     });
-    const msg = await client(server).messages.create(params());
+    // Scripted thinking is only sent when the request thinks (Sonnet 4.6 does not unless asked).
+    const msg = await client(server).messages.create(params({ thinking: { type: 'adaptive' } }));
     expect(msg).toMatchObject({
       type: 'message',
       role: 'assistant',
@@ -162,7 +163,7 @@ describe('model server driven by the real SDK', () => {
     const rec = server.requests[0]!;
     expect(rec.body.stream).toBeUndefined();
     expect(msg.usage).toEqual({
-      input_tokens: Math.ceil(rec.rawBody.length / 4),
+      input_tokens: promptTokens(rec.body),
       output_tokens: Math.ceil(('Short plan.'.length + 'Hello back!'.length) / 4),
       cache_creation_input_tokens: 0,
       cache_read_input_tokens: 0,
@@ -400,19 +401,32 @@ describe('model server driven by the real SDK', () => {
   });
 
   it('accepts a well-formed tool round trip with thinking enabled', async () => {
-    server.enqueue({ kind: 'message', content: [{ type: 'text', text: 'done' }] });
-    const msg = await client(server).messages.create(
+    server.enqueue(
+      {
+        kind: 'message',
+        content: [
+          { type: 'thinking', thinking: 'plan' },
+          { type: 'tool_use', id: 'toolu_a', name: 'bash', input: { cmd: 'ls' } },
+          { type: 'tool_use', id: 'toolu_b', name: 'bash', input: { cmd: 'pwd' } },
+        ],
+      },
+      { kind: 'message', content: [{ type: 'text', text: 'done' }] },
+    );
+    const anthropic = client(server);
+    const thinking = { type: 'enabled', budget_tokens: 1024 };
+    // Thinking blocks must come back with the signature the server made for them.
+    const first = await anthropic.messages.create(
+      params({ thinking, messages: [{ role: 'user', content: 'go' }] }),
+    );
+    expect(first.content[0]).toMatchObject({ type: 'thinking', thinking: 'plan' });
+    const msg = await anthropic.messages.create(
       params({
-        thinking: { type: 'enabled', budget_tokens: 1024 },
+        thinking,
         messages: [
           { role: 'user', content: 'go' },
           {
             role: 'assistant',
-            content: [
-              { type: 'thinking', thinking: 'plan', signature: 'sig' },
-              { type: 'tool_use', id: 'toolu_a', name: 'bash', input: { cmd: 'ls' } },
-              { type: 'tool_use', id: 'toolu_b', name: 'bash', input: { cmd: 'pwd' } },
-            ],
+            content: first.content,
           },
           {
             role: 'user',
@@ -425,7 +439,9 @@ describe('model server driven by the real SDK', () => {
         ],
       }),
     );
-    expect(msg.content).toEqual([{ type: 'text', text: 'done' }]);
+    // With thinking on, the answer opens with a (server-made) thinking block.
+    expect(msg.content.map((b) => b.type)).toEqual(['thinking', 'text']);
+    expect(msg.content[1]).toEqual({ type: 'text', text: 'done' });
   });
 
   it('survives a client aborting mid-stream and keeps serving', async () => {

@@ -69,7 +69,8 @@ describe('model server wire format', () => {
       ],
       usage: { cache_read_input_tokens: 7 },
     });
-    const res = await post(server, request({ stream: true }));
+    // Sonnet 4.6 thinks only when asked, and shows summarized thinking by default.
+    const res = await post(server, request({ stream: true, thinking: { type: 'adaptive' } }));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(res.headers.get('request-id')).toMatch(/^req_/);
@@ -287,19 +288,23 @@ describe('model server wire format', () => {
   it('validates conversations loosely like the API', () => {
     const ok = (extra: Record<string, unknown>) => validateMessagesRequest(request(extra));
     expect(ok({})).toBeNull();
+    // A final (here empty) assistant message is prefill: only the 4.5 generation takes it.
     expect(
       ok({
+        model: 'claude-haiku-4-5',
         messages: [
           { role: 'user', content: 'hi' },
           { role: 'assistant', content: '' },
         ],
       }),
     ).toBeNull();
+    // A `system`-role message: only on models with mid-conversation system messages, and after a user turn.
     expect(
       ok({
+        model: 'claude-sonnet-5-5',
         messages: [
-          { role: 'system', content: 'be brief' },
           { role: 'user', content: 'hi' },
+          { role: 'system', content: 'be brief' },
         ],
       }),
     ).toBeNull();

@@ -3,82 +3,70 @@
  * `POST /v1/messages` (JSON and SSE) the way the real API does, so tests can drive the unmodified
  * `@anthropic-ai/sdk` through `baseURL` and exercise its parsing, retries, timeouts and error mapping.
  *
+ * STRICT about the per-model request contract. Every request is checked as the real API would check it, for
+ * the model it names (rules: model-rules.ts, texts: model-errors.ts, checks: model-contract.ts): unknown and
+ * retired models get 404 `model: <id>`; thinking types, budgets, display, effort, sampling parameters,
+ * max_tokens caps, forced tool_choice, prefill, mid-conversation system messages and cache_control markers
+ * get 400 `invalid_request_error` with the API's text. Thinking blocks sent back must carry a signature this
+ * server made and unchanged text; on the models with preserved thinking (5.5 family, Fable/Mythos 5.1/5.2)
+ * the whole prefix before each block (tools, system, earlier messages and blocks) must be what it was when
+ * the block was produced. Signatures are stateless: an HMAC (key per test process) over the model, the
+ * prefix hash and the block's own text.
+ *
  * Every request is recorded. Each request that passes authentication and validation consumes one entry of
  * the FIFO script (`enqueue`); when the script is empty the fallback answers (by default a loud,
- * non-retryable 500 saying the script ran out). Requests rejected with 401/400/404 by the server itself
- * are recorded but do not consume a scripted response.
+ * non-retryable 500 saying the script ran out). Requests rejected with 401/400/404 by the server itself are
+ * recorded (with `error`) but do not consume a scripted response.
+ *
+ * How the answer is shaped from the script and the request:
+ * - Thinking on (adaptive, enabled; adaptive is the default on the 5.x models) and the script has no
+ *   thinking block: one is prepended, with a signature. Its text is `DEFAULT_THINKING_SUMMARY` when the
+ *   display is `summarized` (default on 4.6 and older) and "" when `omitted` (default on 4.7+ and 5.x).
+ * - Thinking off (disabled, or omitted on models where that means off) or suppressed by a forced
+ *   tool_choice: scripted thinking blocks are DROPPED (the script says what the model would think; the
+ *   request decides whether it thinks). `between_tools` drops the leading (up-front) thinking blocks.
+ * - Models that return text between tool calls as thinking (Sonnet 5.5, Opus 5.5, Fable 5.x), thinking on:
+ *   scripted text blocks before a later tool_use come back as thinking blocks, text "" unless the display
+ *   is `summarized` / `updates` or thinking is `between_tools` (whose progress updates are readable).
+ * - usage: input, cache reads and cache writes come from a prompt cache kept by the server (model-cache.ts;
+ *   tokens = ceil(canonical JSON chars / 4)); `usage` in the script overrides field by field.
+ * - A final assistant message is prefill (refused on 4.6+ models) unless it is exactly the content of an
+ *   earlier `pause_turn` response of this server sent back; the response then continues that message:
+ *   append its blocks to that same assistant message.
+ *
+ * Scripting each outcome (builders in `script`, or the plain objects they return):
+ * - text / tool call: `script.text('hi')`, `script.toolUse('bash', {cmd: 'ls'}, {before: 'Checking.'})`
+ * - refusal (HTTP 200): `script.refusal('cyber', 'why')` → stop_reason `refusal`, stop_details
+ *   `{type: 'refusal', category, explanation}`
+ * - max_tokens inside a tool call: `script.maxTokensInToolUse('write', {path, text}, keepChars)` (or
+ *   `cutToolInputAt`) → the stream ends after a partial input_json_delta, then stop_reason `max_tokens`
+ * - `script.pauseTurn(content)`, `script.contextWindowExceeded(content)` → those stop reasons
+ * - mid-stream error: `script.overloadedMidStream(content, afterBlocks)` (or `midStreamError`)
+ * - 429 with retry-after: `script.rateLimited(seconds)`; any status: `{kind: 'status', status, ...}`
+ * - no answer: `{kind: 'hang'}`; dynamic: a function of the recorded request
  */
-import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { breakpointsOf, PromptCache } from './model-cache.js';
+import { checkRequest, type Headers, type Refusal } from './model-contract.js';
+import { type Prompt, tokensOf } from './model-prompt.js';
+import { buildMessage, randomId, serializeFrame, streamFrames } from './model-response.js';
+import type { ScriptedHang, ScriptedMessage, ScriptedStatus } from './model-script.js';
 
-export type ScriptedBlock =
-  | { type: 'text'; text: string }
-  /** Streamed as `thinking_delta` chunks, then one `signature_delta`. A signature is generated when omitted. */
-  | { type: 'thinking'; thinking: string; signature?: string }
-  /** `input` is streamed as `input_json_delta` chunks split at arbitrary positions (≥ 3 chunks once long enough). */
-  | { type: 'tool_use'; id?: string; name: string; input: unknown };
-
-export interface ScriptedUsage {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_creation_input_tokens?: number;
-  cache_read_input_tokens?: number;
-  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
-}
-
-export type ScriptedStopReason =
-  | 'end_turn'
-  | 'tool_use'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'pause_turn'
-  | 'refusal';
-
-export interface ScriptedMessage {
-  kind: 'message';
-  content: ScriptedBlock[];
-  /** Default: `tool_use` if any block is a tool_use, else `end_turn`. */
-  stop_reason?: ScriptedStopReason;
-  /** Echoed as `stop_sequence` (only meaningful with stop_reason `stop_sequence`). */
-  stop_sequence?: string;
-  /** Merged over the defaults: input ≈ request JSON length / 4, output ≈ output length / 4, cache 0. */
-  usage?: ScriptedUsage;
-  /** Overrides the echoed request model. */
-  model?: string;
-  /** Delay before the first byte (status line and headers) is sent. */
-  delayMs?: number;
-  /** Delay between SSE events (streaming only). */
-  chunkDelayMs?: number;
-  /**
-   * Streaming only: after `afterBlocks` complete content blocks, send
-   * `event: error` / `{"type":"error","error":{"type","message"}}` and end the stream.
-   */
-  midStreamError?: { afterBlocks: number; type: string; message: string };
-}
-
-export type ScriptedErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 429 | 500 | 502 | 503 | 504 | 529;
-
-export interface ScriptedStatus {
-  kind: 'status';
-  status: ScriptedErrorStatus;
-  /** Sent as the `retry-after` header (seconds; fractions are honoured by the SDK). */
-  retryAfterSeconds?: number;
-  /** Default derived from the status: rate_limit_error, overloaded_error, api_error, ... */
-  errorType?: string;
-  message?: string;
-  /** Sent as `x-should-retry: true|false`, which the SDK obeys over its status-based policy. */
-  shouldRetry?: boolean;
-  /** Extra response headers. */
-  headers?: Record<string, string>;
-  /** Delay before the response is sent. */
-  delayMs?: number;
-}
-
-/** Accepts the request and never answers, until the client goes away or the server closes. */
-export interface ScriptedHang {
-  kind: 'hang';
-}
+export { checkRequest, validateMessagesRequest, validateShape } from './model-contract.js';
+export { promptTokens } from './model-prompt.js';
+export { DEFAULT_THINKING_SUMMARY, splitIntoChunks } from './model-response.js';
+export type {
+  RefusalCategory,
+  ScriptedBlock,
+  ScriptedErrorStatus,
+  ScriptedHang,
+  ScriptedMessage,
+  ScriptedStatus,
+  ScriptedStopReason,
+  ScriptedUsage,
+} from './model-script.js';
+export { script } from './model-script.js';
 
 export type ScriptedResponse =
   | ScriptedMessage
@@ -100,6 +88,8 @@ export interface RecordedRequest {
   status?: number;
   /** True once the client disconnected before the response was complete. */
   clientAborted: boolean;
+  /** The error body's `error` when the server answered with an error (its own refusal or a scripted status). */
+  error?: { type: string; message: string };
 }
 
 export interface ModelServer {
@@ -122,6 +112,10 @@ export interface ModelServer {
 export interface ModelServerOptions {
   /** Default true: 401 unless `x-api-key` or `Authorization: Bearer <token>` is present. */
   requireAuth?: boolean;
+  /** Time for prompt-cache TTLs. Default: `clock.now()` when a clock is given, else `Date.now()`. */
+  now?: () => number;
+  /** An injected clock (anything with `now()`, e.g. tests' FakeClock); `now` wins when both are given. */
+  clock?: { now(): number };
 }
 
 const DEFAULT_ERROR_TYPES: Record<number, string> = {
@@ -155,71 +149,6 @@ const DEFAULT_ERROR_MESSAGES: Record<number, string> = {
   504: 'Gateway timeout',
   529: 'Overloaded',
 };
-
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-function randomId(prefix: string, length: number): string {
-  let out = prefix;
-  for (const byte of randomBytes(length)) out += BASE62[byte % 62];
-  return out;
-}
-
-function hashString(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Splits `text` into `count` non-empty chunks at pseudo-random positions (deterministic for a given text and
- * seed). Cuts fall anywhere — mid-word, mid-number, inside a JSON escape — but never inside a code point.
- */
-export function splitIntoChunks(text: string, count: number, seed: number = hashString(text)): string[] {
-  const codePoints = Array.from(text);
-  const n = Math.max(1, Math.min(Math.floor(count), codePoints.length));
-  if (n <= 1) return [text];
-  const rand = mulberry32(seed);
-  const cuts = new Set<number>();
-  while (cuts.size < n - 1) cuts.add(1 + Math.floor(rand() * (codePoints.length - 1)));
-  const out: string[] = [];
-  let prev = 0;
-  for (const cut of [...cuts].sort((a, b) => a - b)) {
-    out.push(codePoints.slice(prev, cut).join(''));
-    prev = cut;
-  }
-  out.push(codePoints.slice(prev).join(''));
-  return out;
-}
-
-function clamp(n: number, lo: number, hi: number): number {
-  return Math.max(lo, Math.min(hi, n));
-}
-
-/** Text and thinking: a chunk per ~24 characters, like a token stream in miniature. */
-function textChunks(text: string): string[] {
-  if (text === '') return [];
-  return splitIntoChunks(text, clamp(Math.ceil(text.length / 24), 1, 64));
-}
-
-/** Tool input JSON: at least 3 chunks once the JSON has 3 characters. */
-function jsonChunks(json: string): string[] {
-  if (json.length < 3) return [json];
-  return splitIntoChunks(json, clamp(Math.ceil(json.length / 16), 3, 64));
-}
 
 function sleep(ms: number | undefined, signal: AbortSignal): Promise<boolean> {
   if (signal.aborted) return Promise.resolve(false);
@@ -255,299 +184,8 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function isEmptyContent(content: unknown): boolean {
-  return content === '' || (Array.isArray(content) && content.length === 0);
-}
-
-function blocksOf(content: unknown): any[] {
-  return Array.isArray(content) ? content : [];
-}
-
-/** Loose request validation in the spirit of the real API; returns the 400 message, or null when valid. */
-export function validateMessagesRequest(body: any): string | null {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    return 'Request body must be a JSON object';
-  }
-  if (body.model === undefined) return 'model: Field required';
-  if (typeof body.model !== 'string' || body.model === '') return 'model: Input should be a non-empty string';
-  if (body.max_tokens === undefined) return 'max_tokens: Field required';
-  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) {
-    return 'max_tokens: Input should be a valid integer greater than or equal to 1';
-  }
-  if (body.messages === undefined) return 'messages: Field required';
-  if (!Array.isArray(body.messages)) return 'messages: Input should be a valid list';
-  if (body.stream !== undefined && typeof body.stream !== 'boolean') {
-    return 'stream: Input should be a valid boolean';
-  }
-
-  if (body.tools !== undefined) {
-    if (!Array.isArray(body.tools)) return 'tools: Input should be a valid list';
-    const names = new Set<string>();
-    for (const [i, tool] of body.tools.entries()) {
-      if (!tool || typeof tool !== 'object' || typeof tool.name !== 'string')
-        return `tools.${i}.name: Field required`;
-      if (names.has(tool.name)) return `tools: Tool names must be unique. Duplicate: ${tool.name}`;
-      names.add(tool.name);
-    }
-  }
-
-  if (body.thinking?.type === 'enabled') {
-    const budget = body.thinking.budget_tokens;
-    if (budget === undefined) return 'thinking.enabled.budget_tokens: Field required';
-    if (!Number.isInteger(budget)) return 'thinking.enabled.budget_tokens: Input should be a valid integer';
-    if (budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
-    if (budget >= body.max_tokens) {
-      return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
-    }
-  }
-
-  for (const [i, m] of body.messages.entries()) {
-    if (!m || typeof m !== 'object' || Array.isArray(m))
-      return `messages.${i}: Input should be a valid dictionary`;
-    if (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system') {
-      return `messages.${i}.role: Input should be 'user' or 'assistant'`;
-    }
-    if (m.content === undefined) return `messages.${i}.content: Field required`;
-    if (typeof m.content !== 'string' && !Array.isArray(m.content)) {
-      return `messages.${i}.content: Input should be a valid string or a valid list`;
-    }
-    for (const [j, block] of blocksOf(m.content).entries()) {
-      if (!block || typeof block !== 'object' || typeof block.type !== 'string') {
-        return `messages.${i}.content.${j}.type: Field required`;
-      }
-    }
-  }
-
-  // `system`-role entries (allowed by the SDK's types) do not take part in the user/assistant alternation.
-  const turns: Array<{ m: any; i: number }> = [];
-  for (const [i, m] of body.messages.entries()) if (m.role !== 'system') turns.push({ m, i });
-  if (turns.length === 0) return 'messages: at least one message is required';
-  if (turns[0]!.m.role !== 'user') return 'messages: first message must use the "user" role';
-
-  let prevToolUseIds: string[] = [];
-  // The API refuses a tool_use id that any earlier block of the request used, in this message or another.
-  const seenToolUseIds = new Set<string>();
-  for (const [k, { m, i }] of turns.entries()) {
-    const prev = k > 0 ? turns[k - 1]! : null;
-    if (prev && prev.m.role === m.role) {
-      return `messages: roles must alternate between "user" and "assistant", but found multiple "${m.role}" roles in a row`;
-    }
-    const isFinal = k === turns.length - 1;
-    if (isEmptyContent(m.content) && !(isFinal && m.role === 'assistant')) {
-      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
-    }
-    const blocks = blocksOf(m.content);
-    if (m.role === 'assistant') {
-      const ids: string[] = [];
-      for (const [j, block] of blocks.entries()) {
-        if (block.type === 'tool_result') {
-          return `messages.${i}.content.${j}: \`tool_result\` blocks can only be in \`user\` messages`;
-        }
-        if (block.type !== 'tool_use') continue;
-        if (typeof block.id !== 'string' || block.id === '')
-          return `messages.${i}.content.${j}.id: Field required`;
-        if (typeof block.name !== 'string') return `messages.${i}.content.${j}.name: Field required`;
-        if (seenToolUseIds.has(block.id))
-          return `messages.${i}.content.${j}: \`tool_use\` ids must be unique`;
-        seenToolUseIds.add(block.id);
-        ids.push(block.id);
-      }
-      prevToolUseIds = ids;
-      continue;
-    }
-    const answered = new Set<string>();
-    for (const [j, block] of blocks.entries()) {
-      if (block.type === 'tool_use') {
-        return `messages.${i}.content.${j}: \`tool_use\` blocks can only be in \`assistant\` messages`;
-      }
-      if (block.type !== 'tool_result') continue;
-      if (!prevToolUseIds.includes(block.tool_use_id)) {
-        return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${String(block.tool_use_id)}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
-      }
-      answered.add(block.tool_use_id);
-    }
-    const missing = prevToolUseIds.filter((id) => !answered.has(id));
-    if (prev && missing.length > 0) {
-      return `messages.${prev.i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
-    }
-    prevToolUseIds = [];
-  }
-  return null;
-}
-
 function errorBody(type: string, message: string, requestId: string): string {
   return JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId });
-}
-
-interface BuiltMessage {
-  message: Record<string, any>;
-  content: Array<Record<string, any>>;
-  usage: Required<Omit<ScriptedUsage, 'cache_creation'>> & {
-    cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
-  };
-}
-
-function buildMessage(scripted: ScriptedMessage, req: RecordedRequest): BuiltMessage {
-  const content = scripted.content.map((block): Record<string, any> => {
-    switch (block.type) {
-      case 'text':
-        return { type: 'text', text: block.text };
-      case 'thinking':
-        return {
-          type: 'thinking',
-          thinking: block.thinking,
-          signature: block.signature ?? randomBytes(48).toString('base64'),
-        };
-      case 'tool_use':
-        return {
-          type: 'tool_use',
-          id: block.id ?? randomId('toolu_01', 22),
-          name: block.name,
-          input: block.input === undefined ? {} : block.input,
-        };
-      default:
-        throw new Error(`model-server: unknown scripted block type ${JSON.stringify((block as any).type)}`);
-    }
-  });
-  let outputChars = 0;
-  for (const b of content) {
-    if (b.type === 'text') outputChars += b.text.length;
-    else if (b.type === 'thinking') outputChars += b.thinking.length;
-    else outputChars += b.name.length + JSON.stringify(b.input).length;
-  }
-  const u = scripted.usage ?? {};
-  const cacheCreationTokens = u.cache_creation_input_tokens ?? 0;
-  const usage = {
-    input_tokens: u.input_tokens ?? Math.max(1, Math.ceil(req.rawBody.length / 4)),
-    output_tokens: u.output_tokens ?? Math.max(1, Math.ceil(outputChars / 4)),
-    cache_creation_input_tokens: cacheCreationTokens,
-    cache_read_input_tokens: u.cache_read_input_tokens ?? 0,
-    cache_creation: u.cache_creation ?? {
-      ephemeral_5m_input_tokens: cacheCreationTokens,
-      ephemeral_1h_input_tokens: 0,
-    },
-  };
-  const stopReason =
-    scripted.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
-  const message = {
-    id: randomId('msg_01', 22),
-    type: 'message',
-    role: 'assistant',
-    model: scripted.model ?? req.body?.model,
-    content,
-    stop_reason: stopReason,
-    stop_sequence: scripted.stop_sequence ?? null,
-    stop_details: null,
-    usage: {
-      input_tokens: usage.input_tokens,
-      cache_creation_input_tokens: usage.cache_creation_input_tokens,
-      cache_read_input_tokens: usage.cache_read_input_tokens,
-      cache_creation: usage.cache_creation,
-      output_tokens: usage.output_tokens,
-      service_tier: 'standard',
-    },
-  };
-  return { message, content, usage };
-}
-
-interface Frame {
-  event: string;
-  data: unknown;
-}
-
-/** The SSE frames of a streamed message, in the real API's order; cut short by `midStreamError`. */
-function streamFrames(built: BuiltMessage, scripted: ScriptedMessage): Frame[] {
-  const { message, content, usage } = built;
-  const frames: Frame[] = [];
-  frames.push({
-    event: 'message_start',
-    data: {
-      type: 'message_start',
-      message: {
-        ...message,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { ...message.usage, output_tokens: Math.min(1, usage.output_tokens) },
-      },
-    },
-  });
-  const errorAfter = scripted.midStreamError
-    ? clamp(Math.floor(scripted.midStreamError.afterBlocks), 0, content.length)
-    : -1;
-  const pushError = (): void => {
-    const e = scripted.midStreamError!;
-    frames.push({ event: 'error', data: { type: 'error', error: { type: e.type, message: e.message } } });
-  };
-  if (errorAfter === 0) {
-    frames.push({ event: 'ping', data: { type: 'ping' } });
-    pushError();
-    return frames;
-  }
-  if (content.length === 0) frames.push({ event: 'ping', data: { type: 'ping' } });
-  for (const [index, block] of content.entries()) {
-    const delta = (d: Record<string, unknown>): void => {
-      frames.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: d } });
-    };
-    if (block.type === 'text') {
-      frames.push({
-        event: 'content_block_start',
-        data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
-      });
-      if (index === 0) frames.push({ event: 'ping', data: { type: 'ping' } });
-      for (const text of textChunks(block.text)) delta({ type: 'text_delta', text });
-    } else if (block.type === 'thinking') {
-      frames.push({
-        event: 'content_block_start',
-        data: {
-          type: 'content_block_start',
-          index,
-          content_block: { type: 'thinking', thinking: '', signature: '' },
-        },
-      });
-      if (index === 0) frames.push({ event: 'ping', data: { type: 'ping' } });
-      for (const thinking of textChunks(block.thinking)) delta({ type: 'thinking_delta', thinking });
-      delta({ type: 'signature_delta', signature: block.signature });
-    } else {
-      frames.push({
-        event: 'content_block_start',
-        data: {
-          type: 'content_block_start',
-          index,
-          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
-        },
-      });
-      if (index === 0) frames.push({ event: 'ping', data: { type: 'ping' } });
-      // The real API opens every tool input with an empty partial_json.
-      delta({ type: 'input_json_delta', partial_json: '' });
-      for (const partial_json of jsonChunks(JSON.stringify(block.input)))
-        delta({ type: 'input_json_delta', partial_json });
-    }
-    frames.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
-    if (index + 1 === errorAfter) {
-      pushError();
-      return frames;
-    }
-  }
-  frames.push({
-    event: 'message_delta',
-    data: {
-      type: 'message_delta',
-      delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence, stop_details: null },
-      usage: {
-        input_tokens: usage.input_tokens,
-        cache_creation_input_tokens: usage.cache_creation_input_tokens,
-        cache_read_input_tokens: usage.cache_read_input_tokens,
-        output_tokens: usage.output_tokens,
-      },
-    },
-  });
-  frames.push({ event: 'message_stop', data: { type: 'message_stop' } });
-  return frames;
-}
-
-function serializeFrame(frame: Frame): string {
-  return `event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`;
 }
 
 function scriptRanOut(): ScriptedStatus {
@@ -560,6 +198,10 @@ function scriptRanOut(): ScriptedStatus {
   };
 }
 
+function tokensOfPrompt(prompt: Prompt): number {
+  return Math.max(1, tokensOf(prompt.ends.at(-1) ?? 0));
+}
+
 function hasAuth(headers: IncomingMessage['headers']): boolean {
   const apiKey = headers['x-api-key'];
   if (typeof apiKey === 'string' && apiKey.trim() !== '') return true;
@@ -569,6 +211,12 @@ function hasAuth(headers: IncomingMessage['headers']): boolean {
 
 export async function startModelServer(opts: ModelServerOptions = {}): Promise<ModelServer> {
   const requireAuth = opts.requireAuth ?? true;
+  const clock = opts.clock;
+  const now = opts.now ?? (clock ? () => clock.now() : Date.now);
+  const cache = new PromptCache();
+  // Prompt hashes (per model) at the end of each pause_turn response: a final assistant message ending
+  // exactly there is the continuation, not prefill.
+  const pauseEnds = new Set<string>();
   const requests: RecordedRequest[] = [];
   const queue: ScriptedResponse[] = [];
   let fallback: ScriptedResponse | null = null;
@@ -622,8 +270,10 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       message: string,
       extra: Record<string, string> = {},
     ): void => {
+      if (rec) rec.error = { type, message };
       sendJson(status, errorBody(type, message, requestId), extra);
     };
+    const refuse = (r: Refusal): void => sendError(r.status, r.type, r.message);
 
     let rawBody: string;
     try {
@@ -670,18 +320,28 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       return;
     }
     if (isCountTokens) {
-      if (body === null || typeof body !== 'object' || !Array.isArray(body.messages)) {
-        sendError(400, 'invalid_request_error', 'messages: Field required');
+      // count_tokens takes no max_tokens and generates nothing (so a final assistant message is no prefill);
+      // the model's other checks, tool_choice included, apply.
+      const counted = checkRequest(
+        { max_tokens: 1, ...body },
+        { headers: req.headers as Headers, isPauseContinuation: () => true },
+      );
+      if (!counted.ok) {
+        refuse(counted.refusal);
         return;
       }
-      sendJson(200, JSON.stringify({ input_tokens: Math.max(1, Math.ceil(rawBody.length / 4)) }));
+      sendJson(200, JSON.stringify({ input_tokens: tokensOfPrompt(counted.request.billedPrompt) }));
       return;
     }
-    const invalid = validateMessagesRequest(body);
-    if (invalid !== null) {
-      sendError(400, 'invalid_request_error', invalid);
+    const checked = checkRequest(body, {
+      headers: req.headers as Headers,
+      isPauseContinuation: (model, hash) => pauseEnds.has(`${model}\n${hash}`),
+    });
+    if (!checked.ok) {
+      refuse(checked.refusal);
       return;
     }
+    const accepted = checked.request;
 
     const scripted = await resolveScript(rec);
     if (scripted.kind === 'hang') {
@@ -706,7 +366,16 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       return;
     }
 
-    const built = buildMessage(scripted, rec);
+    const billed = accepted.billedPrompt;
+    const cacheUsage = cache.account(
+      accepted.rules.id,
+      billed,
+      breakpointsOf(billed, body),
+      accepted.rules.minCacheTokens,
+      now(),
+    );
+    const built = buildMessage(scripted, accepted, body, cacheUsage);
+    if (built.message.stop_reason === 'pause_turn') pauseEnds.add(`${accepted.rules.id}\n${built.endHash}`);
     if (body.stream !== true) {
       sendJson(200, JSON.stringify(built.message));
       return;
