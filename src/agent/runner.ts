@@ -500,14 +500,14 @@ function inARow(messages: ConversationMessage[], stop: string): number {
   return n;
 }
 
-/** What the model wrote in a turn besides its calls: its text, else (5.5 models) its between-tool notes. */
-function turnText(blocks: { type: string; text?: unknown; thinking?: unknown }[]): string {
-  const pick = (type: string, key: 'text' | 'thinking') =>
-    blocks.flatMap((b) =>
-      b.type === type && typeof b[key] === 'string' && b[key] !== '' ? [b[key] as string] : [],
-    );
-  const text = pick('text', 'text');
-  return (text.length ? text : pick('thinking', 'thinking')).join('\n\n');
+/**
+ * What the model wrote in a turn besides its calls: its text blocks. Thinking blocks are not part of it: on
+ * the 5.5 models notes between tool calls come back as thinking, and what they show is a summary.
+ */
+function turnText(blocks: { type: string; text?: unknown }[]): string {
+  return blocks
+    .flatMap((b) => (b.type === 'text' && typeof b.text === 'string' && b.text !== '' ? [b.text] : []))
+    .join('\n\n');
 }
 
 function refusalReason(r: { category: string | null; explanation: string | null } | null): string {

@@ -262,7 +262,13 @@ describe('durability', () => {
     const glob: ScriptedResponse = {
       kind: 'message',
       content: [{ type: 'tool_use', id: 'g', name: 'Glob', input: { pattern: '*' } }],
-      usage: { input_tokens: 4000, output_tokens: 100 }, // $0.009 a turn on claude-sonnet-5-5 ($2 / $10)
+      // $0.009 a turn on claude-sonnet-5-5 ($2 / $10), nothing cached
+      usage: {
+        input_tokens: 4000,
+        output_tokens: 100,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
     };
     model.enqueue(
       glob,

@@ -274,7 +274,8 @@ describe('stop reasons', () => {
 
 describe('tool inputs as Claude Code sends them', () => {
   it('ExitPlanMode without a plan takes the plan from the text of that turn', async () => {
-    w = await world(model, {}, undefined);
+    // On claude-sonnet-5: text written before a tool call stays text (the 5.5 models return it as thinking).
+    w = await world(model, { model: 'claude-sonnet-5' });
     model.enqueue({
       kind: 'message',
       content: [
@@ -286,6 +287,29 @@ describe('tool inputs as Claude Code sends them', () => {
     expect(run.status, run.error).toBe('planned');
     const plan = (await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body;
     expect(plan.markdown).toBe('## Plan\n\n1. Write hello.txt');
+  });
+
+  it('ExitPlanMode without a plan on claude-sonnet-5-5 (its text came back as thinking): a clear error', async () => {
+    w = await world(model);
+    model.enqueue(
+      {
+        kind: 'message',
+        content: [
+          { type: 'text', text: '## Plan\n\n1. Write hello.txt' },
+          { type: 'tool_use', id: 'p1', name: 'ExitPlanMode', input: {} },
+        ],
+      },
+      proposes('p2'),
+    );
+    const run = await runUntil(w.d, await fire(), ['planned', 'failed']);
+    expect(run.status, run.error).toBe('planned');
+    // The text came back as a thinking block, so the first call had no plan: the model was told.
+    const first = model.requests[0]!;
+    expect(first.status).toBe(200);
+    const told = model.requests[1]!.body.messages.at(-1).content[0];
+    expect(told).toMatchObject({ type: 'tool_result', tool_use_id: 'p1', is_error: true });
+    expect(told.content).toMatch(/plan/);
+    expect((await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body.markdown).toBe(PLAN_MD);
   });
 
   it('a Bash call to run in the background is refused without asking anyone', async () => {
