@@ -88,7 +88,7 @@ export function classifyModelError(err: unknown, model: string): ModelFailure {
   // conversation is untouched, so the turn can be asked again.
   return {
     retry: true,
-    reason: `the request failed (${(err as Error)?.message ?? String(err)})`,
+    reason: `the connection was lost or the reply ended early (${(err as Error)?.message ?? String(err)})`,
     retryAfterMs: null,
   };
 }

@@ -131,6 +131,28 @@ describe('model faults', () => {
     expect(retry?.data.partial_reply_discarded).toBe(true);
   });
 
+  it('a connection dropped in the middle of the reply: the turn is asked again and the run goes on', async () => {
+    const { jobId } = await setup({ maxRetries: 0 });
+    model.enqueue(
+      {
+        kind: 'message',
+        content: [{ type: 'text', text: 'a reply that will be cut off by the network' }],
+        dropAfterFrames: 4,
+      },
+      plan(),
+    );
+    const runId = await fire(jobId);
+    const run = await settled(runId);
+    expect(run.status, run.error).toBe('planned');
+    expect(model.requests).toHaveLength(2);
+    expect(model.requests[0]!.clientAborted || model.requests[0]!.status === 200).toBe(true);
+    const events = await readSse(`${d.daemon.url}/v1/runs/${runId}/events`, ADMIN_TOKEN);
+    const retries = events.filter((e) => e.event === 'model_retry');
+    expect(retries.map((e) => e.data.cause)).toEqual([
+      'the connection was lost or the reply ended early (terminated)',
+    ]);
+  });
+
   it('an error in the middle of every attempt fails the run with the message', async () => {
     const { jobId } = await setup();
     const broken: ScriptedResponse = {

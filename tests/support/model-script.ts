@@ -68,6 +68,8 @@ export interface ScriptedMessage {
    * and end the stream.
    */
   midStreamError?: { afterBlocks: number; type: string; message: string };
+  /** Streaming only: the connection is dropped (the socket destroyed) after this many SSE frames. */
+  dropAfterFrames?: number;
 }
 
 export type ScriptedErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 413 | 429 | 500 | 502 | 503 | 504 | 529;

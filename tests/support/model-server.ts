@@ -390,6 +390,12 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     for (const [i, frame] of frames.entries()) {
       if (i > 0 && !(await sleep(scripted.chunkDelayMs, ac.signal))) return;
       if (ac.signal.aborted) return;
+      if (i === scripted.dropAfterFrames) {
+        // The connection is lost in the middle of the reply.
+        await new Promise<void>((resolve) => res.write('', () => resolve()));
+        res.socket?.destroy();
+        return;
+      }
       res.write(serializeFrame(frame));
     }
     if (!ac.signal.aborted) res.end();
