@@ -239,7 +239,8 @@ export interface RunCheck {
 export async function checkRun(store: SqliteStore, run: Run, turns: number): Promise<RunCheck> {
   const events = await store.listEvents(run.id, 0, 1_000_000);
   const count = (type: string) => events.filter((e) => e.type === type).length;
-  const textDeltas = count('text_delta');
+  // On the 5.5 models the narration before each tool call comes back as (summarized) thinking.
+  const textDeltas = count('text_delta') + count('thinking_delta');
   const bad = (problem: string): RunCheck => ({
     problem: `${run.id}: ${problem}`,
     events: events.length,
@@ -262,7 +263,7 @@ export async function checkRun(store: SqliteStore, run: Run, turns: number): Pro
   for (const [type, n] of expect) {
     if (count(type) !== n) return bad(`${count(type)} ${type} events instead of ${n}`);
   }
-  if (textDeltas < turns) return bad(`only ${textDeltas} text_delta events`);
+  if (textDeltas < turns) return bad(`only ${textDeltas} text_delta and thinking_delta events`);
   const messages = await store.loadConversation(run.conversationId ?? run.id);
   if (messages.length !== 2 * turns + 1) {
     return bad(`${messages.length} conversation messages instead of ${2 * turns + 1}`);

@@ -100,4 +100,37 @@ export interface ConcurrentReport {
   warnings: number;
 }
 
-export type ChildMessage = ServerListening | ServerUsage | SequentialReport | ConcurrentReport;
+export type ChildMessage = ServerListening | ServerUsage | SequentialReport | ConcurrentReport | CacheReport;
+
+export interface CacheParams {
+  dir: string;
+  turns: number;
+}
+
+/** Input tokens of a set of turns by how they were billed, and what they cost. */
+export interface CacheFigures {
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+  /** cacheRead / (input + cacheRead + cacheWrite) over turns 2..N. */
+  readShareAfterTurn1: number;
+  usd: number;
+}
+
+export interface CacheReport {
+  type: 'cache';
+  model: string;
+  turns: number;
+  /** The run as drydock made it, billed by the stand-in's prompt cache at the catalogue's prices. */
+  drydock: CacheFigures;
+  /** The same tokens at the price table drydock shipped before the catalogue (3 / 15 / 3.75 / 6 / 0.30). */
+  previousPriceUsd: number;
+  /** The same requests with the previous request layout (breakpoints on system[0] and the newest message). */
+  previousLayout: CacheFigures;
+  /** The same requests with no cache breakpoint at all. */
+  uncached: CacheFigures;
+  /** What the run recorded as its cost (equals drydock.usd unless something is off). */
+  runCostUsd: number;
+  problem: string | null;
+}
