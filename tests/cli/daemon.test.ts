@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -87,6 +88,45 @@ describe('drydock serve', () => {
     expect(again.status).toBe(200);
     second.child.kill('SIGINT');
     expect(await exited(second.child)).toBe(0);
+  });
+
+  it('starts without ANTHROPIC_API_KEY with a warning; /readyz says the model is not configured', async () => {
+    const d = await serve(baseEnv(dir()));
+    for (let i = 0; i < 50 && !d.stdout().includes('"msg":"drydock started"'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const ready = await fetch(`${d.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect((await ready.json()).model).toEqual({ id: 'claude-sonnet-5-5', configured: false });
+    const warning = d
+      .stdout()
+      .split('\n')
+      .filter((l) => l.includes('ANTHROPIC_API_KEY'))
+      .map((l) => JSON.parse(l));
+    expect(warning).toHaveLength(1);
+    expect(warning[0].level).toBe(40);
+    expect(warning[0].msg).toMatch(/^ANTHROPIC_API_KEY is not set: the daemon serves, but every run fails/);
+    d.child.kill('SIGTERM');
+    expect(await exited(d.child)).toBe(0);
+
+    const keyed = await serve(baseEnv(dir(), { ANTHROPIC_API_KEY: 'sk-ant-test' }));
+    expect((await (await fetch(`${keyed.url}/readyz`)).json()).model.configured).toBe(true);
+    expect(keyed.stdout()).not.toContain('ANTHROPIC_API_KEY is not set');
+    expect(keyed.stdout()).not.toContain('sk-ant-test');
+    keyed.child.kill('SIGTERM');
+    expect(await exited(keyed.child)).toBe(0);
+  });
+
+  it('warns at start about a deprecated default model, with its end-of-life date', async () => {
+    const data = dir();
+    const config = join(data, 'drydock.yaml');
+    writeFileSync(config, 'anthropic:\n  model: claude-sonnet-4-5\n');
+    const old = await serve(baseEnv(data, { ANTHROPIC_API_KEY: 'k', DRYDOCK_CONFIG: config }));
+    expect(old.stdout()).toContain(
+      'claude-sonnet-4-5 is deprecated: end of life 2026-11-30; move to claude-sonnet-5-5',
+    );
+    old.child.kill('SIGTERM');
+    expect(await exited(old.child)).toBe(0);
   });
 
   it('adopts DRYDOCK_ADMIN_TOKEN on first start and never prints it', async () => {
