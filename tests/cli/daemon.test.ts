@@ -122,6 +122,10 @@ describe('drydock serve', () => {
     const config = join(data, 'drydock.yaml');
     writeFileSync(config, 'anthropic:\n  model: claude-sonnet-4-5\n');
     const old = await serve(baseEnv(data, { ANTHROPIC_API_KEY: 'k', DRYDOCK_CONFIG: config }));
+    // The log (stdout) may trail the banner (stderr) by a moment.
+    for (let i = 0; i < 50 && !old.stdout().includes('"msg":"drydock started"'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
     expect(old.stdout()).toContain(
       'claude-sonnet-4-5 is deprecated: end of life 2026-11-30; move to claude-sonnet-5-5',
     );
