@@ -97,7 +97,7 @@ describe('drydock serve', () => {
     }
     const ready = await fetch(`${d.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect((await ready.json()).model).toEqual({ id: 'claude-sonnet-5-5', configured: false });
+    expect(((await ready.json()) as any).model).toEqual({ id: 'claude-sonnet-5-5', configured: false });
     const warning = d
       .stdout()
       .split('\n')
@@ -110,7 +110,7 @@ describe('drydock serve', () => {
     expect(await exited(d.child)).toBe(0);
 
     const keyed = await serve(baseEnv(dir(), { ANTHROPIC_API_KEY: 'sk-ant-test' }));
-    expect((await (await fetch(`${keyed.url}/readyz`)).json()).model.configured).toBe(true);
+    expect(((await (await fetch(`${keyed.url}/readyz`)).json()) as any).model.configured).toBe(true);
     expect(keyed.stdout()).not.toContain('ANTHROPIC_API_KEY is not set');
     expect(keyed.stdout()).not.toContain('sk-ant-test');
     keyed.child.kill('SIGTERM');
