@@ -60,6 +60,12 @@ CREATE UNIQUE INDEX runs_one_execute_per_plan ON runs (executes_plan_id) WHERE e
 
 ALTER TABLE conversation_messages ADD COLUMN stop_reason TEXT;
 
+-- The execute phase is now a conversation of its own: an execute run that has not started yet no longer
+-- continues its plan's conversation (one that has started keeps the conversation it began).
+UPDATE runs SET conversation_id = NULL
+  WHERE phase = 'execute' AND status = 'queued'
+    AND NOT EXISTS (SELECT 1 FROM conversation_messages m WHERE m.run_id = runs.id);
+
 -- {"enabled": false} -> "off"; {"enabled": true, "budget_tokens": N} -> {"budget_tokens": N};
 -- {"enabled": true} -> "adaptive".
 UPDATE sessions SET defaults = json_set(defaults, '$.thinking',

@@ -84,13 +84,38 @@ export function classifyModelError(err: unknown, model: string): ModelFailure {
         return { retry: false, reason: `the Messages API answered ${what}`, retryAfterMs: null };
     }
   }
-  // Anything else (a stream that ended early, a socket reset surfacing as a plain error): the stored
-  // conversation is untouched, so the turn can be asked again.
+  // The SDK's own errors (a stream that ended before message_stop) and a connection lost in the middle of the
+  // reply (undici: TypeError "terminated", socket error codes): the stored conversation is untouched, so the
+  // turn can be asked again. Anything else is a bug, not the network: not retried.
+  if (err instanceof Anthropic.AnthropicError || isNetworkError(err)) {
+    return {
+      retry: true,
+      reason: `the connection was lost or the reply ended early (${(err as Error).message})`,
+      retryAfterMs: null,
+    };
+  }
   return {
-    retry: true,
-    reason: `the connection was lost or the reply ended early (${(err as Error)?.message ?? String(err)})`,
+    retry: false,
+    reason: `an unexpected error while reading the model's reply (${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)})`,
     retryAfterMs: null,
   };
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+function isNetworkError(err: unknown): boolean {
+  const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string } } | null;
+  if (!e) return false;
+  if (e.name === 'TypeError' && (e.message === 'terminated' || e.message === 'fetch failed')) return true;
+  return NETWORK_CODES.has(e.code ?? '') || NETWORK_CODES.has(e.cause?.code ?? '');
 }
 
 function retryAfter(headers: Headers | undefined): number | null {

@@ -85,6 +85,8 @@ export interface ModelSpec {
   efforts: Effort[];
   /** Whether thinking.display is accepted. */
   display: boolean;
+  /** With thinking off (between_tools, disabled), the highest effort the model takes. */
+  off_max_effort?: Effort;
   max_output_tokens: number;
   /** A cached prefix shorter than this is silently never cached. */
   min_cacheable_tokens: number;
@@ -136,6 +138,7 @@ const BUILT_IN: ModelSpec[] = [
     id: 'claude-sonnet-5-5',
     thinking: ['adaptive', 'between_tools'],
     ...PRESERVED,
+    off_max_effort: 'high',
     price: p(2, 10, 2.5, 4, 0.1),
   }),
   m({ id: 'claude-opus-5-5', thinking: A, ...PRESERVED, price: p(4, 20, 5, 8, 0.2) }),
@@ -143,6 +146,7 @@ const BUILT_IN: ModelSpec[] = [
     id: 'claude-haiku-5-5',
     thinking: AD,
     ...PRESERVED,
+    off_max_effort: 'high',
     price: p(0.1, 0.5, 0.125, 0.2, 0.01),
     long_prompt: { above_prompt_tokens: 100_000, price: p(0.5, 2.5, 0.625, 1, 0.05) },
   }),
@@ -171,7 +175,14 @@ const BUILT_IN: ModelSpec[] = [
     min_cacheable_tokens: 1024,
     price: p(2, 10, 2.5, 4, 0.2),
   }),
-  m({ id: 'claude-opus-5', thinking: AD, ...MODERN, min_cacheable_tokens: 512, price: OPUS_4X }),
+  m({
+    id: 'claude-opus-5',
+    thinking: AD,
+    ...MODERN,
+    off_max_effort: 'high',
+    min_cacheable_tokens: 512,
+    price: OPUS_4X,
+  }),
   m({ id: 'claude-opus-4-8', thinking: AD, ...MODERN, min_cacheable_tokens: 1024, price: OPUS_4X }),
   m({ id: 'claude-opus-4-7', thinking: AD, ...MODERN, min_cacheable_tokens: 2048, price: OPUS_4X }),
   m({
@@ -320,16 +331,14 @@ export function modelProblems(
       `${id} is deprecated${m.status_date ? `: end of life ${m.status_date}` : ''}; move to ${m.replacement ?? 'a current model'}`,
     );
   }
-  if (!m.known) {
-    if (!m.priced) {
-      errors.push(
-        `${id} is not in the model catalogue and has no price; add models.${id} with its price (budgets are enforced from it)`,
-      );
-    } else {
-      warnings.push(
-        `${id} is not in the model catalogue: requests name it as given, with no thinking or effort settings; describe it under models.${id}`,
-      );
-    }
+  if (!m.priced) {
+    errors.push(
+      `${id} ${m.known ? 'has' : 'is not in the model catalogue and has'} no price; add models.${id}.price (budgets are enforced from it)`,
+    );
+  } else if (!m.known) {
+    warnings.push(
+      `${id} is not in the model catalogue: requests name it as given, with no thinking or effort settings; describe it under models.${id}`,
+    );
   }
   return { errors, warnings };
 }
@@ -370,43 +379,63 @@ export function shapeThinking(
   const budgeted = (budget: number): ThinkingShape['thinking'] => {
     // The API wants budget_tokens >= 1024 and below max_tokens.
     let b = Math.max(MIN_THINKING_BUDGET, budget);
-    if (b + 1024 > maxTokens) maxTokens = Math.min(cap, b + 1024);
-    if (b >= maxTokens) b = maxTokens - 1024;
+    if (b + 1024 > maxTokens) {
+      const raised = Math.min(cap, b + 1024);
+      if (raised > maxTokens) notes.push(`max_tokens raised to ${raised} to stay above the thinking budget`);
+      maxTokens = raised;
+    }
+    if (b >= maxTokens) {
+      b = maxTokens - 1024;
+      notes.push(`thinking budget lowered to ${b} to stay below the output cap of ${model.id} (${cap})`);
+    }
     return { type: 'enabled', budget_tokens: b };
   };
+  const none = (why: string): undefined => {
+    notes.push(`${model.id} ${why}; no thinking setting is sent`);
+    return undefined;
+  };
 
+  // Each wish goes to the closest thinking type the model accepts, or to none at all (the model's default).
   if (model.thinking.length === 0) {
     if (asked.thinking !== 'off') notes.push(`${model.id}: no thinking settings are sent to this model`);
   } else if (asked.thinking === 'off') {
     if (accepts('disabled')) thinking = { type: 'disabled' };
     else if (accepts('between_tools')) thinking = { type: 'between_tools' };
-    else {
+    else if (accepts('adaptive')) {
       thinking = { type: 'adaptive' };
       effort = model.efforts[0] ?? null;
       notes.push(
         `${model.id} always thinks; thinking "off" runs adaptive thinking at ${effort ?? 'its default'} effort`,
       );
-    }
+    } else thinking = none('cannot turn thinking off');
   } else if (asked.thinking === 'adaptive') {
-    thinking = accepts('adaptive') ? { type: 'adaptive' } : budgeted(DEFAULT_THINKING_BUDGET);
+    if (accepts('adaptive')) thinking = { type: 'adaptive' };
+    else if (accepts('enabled')) thinking = budgeted(DEFAULT_THINKING_BUDGET);
+    else thinking = none('has no adaptive thinking and no thinking budget');
   } else if (accepts('enabled')) {
     thinking = budgeted(asked.thinking.budget_tokens);
-  } else {
+  } else if (accepts('adaptive')) {
     thinking = { type: 'adaptive' };
     notes.push(
       `${model.id} takes no thinking budget; budget_tokens ${asked.thinking.budget_tokens} runs adaptive thinking${effort ? ` at ${effort} effort` : ''} instead`,
     );
-  }
+  } else thinking = none('takes no thinking budget');
   if (thinking && model.display && (thinking.type === 'adaptive' || thinking.type === 'enabled')) {
     thinking.display = 'summarized';
   }
-  // With thinking off (between_tools, disabled) the 5.x models take effort high at most.
+  // With thinking off some models take effort up to a level only (Sonnet 5.5 between_tools, Haiku 5.5 and
+  // Opus 5 disabled: high).
+  const offCap = model.off_max_effort;
   if (
+    offCap &&
     (thinking?.type === 'between_tools' || thinking?.type === 'disabled') &&
-    (effort === 'xhigh' || effort === 'max')
+    effort &&
+    EFFORTS.indexOf(effort) > EFFORTS.indexOf(offCap)
   ) {
-    notes.push(`${model.id} takes effort high at most with thinking off; high is used instead of ${effort}`);
-    effort = 'high';
+    notes.push(
+      `${model.id} takes effort ${offCap} at most with thinking off; ${offCap} is used instead of ${effort}`,
+    );
+    effort = offCap;
   }
   let output_config: ThinkingShape['output_config'];
   if (effort) {

@@ -38,10 +38,16 @@ export function buildRequest(opts: {
   };
 }
 
-/** Copies the conversation, marking the newest message and the one before the last assistant turn. */
+/**
+ * Copies the conversation, marking the newest message and the last user message before the newest
+ * assistant turn (where the previous request put its newest breakpoint; after a pause_turn the newest
+ * message is that assistant turn itself).
+ */
 function withBreakpoints(messages: ConversationMessage[]): Anthropic.MessageParam[] {
   const marked = new Set<number>([messages.length - 1]);
-  if (messages.length >= 3) marked.add(messages.length - 3);
+  const lastAssistant = messages.findLastIndex((m) => m.role === 'assistant');
+  const before = messages.slice(0, Math.max(0, lastAssistant)).findLastIndex((m) => m.role === 'user');
+  if (lastAssistant > 0 && before >= 0) marked.add(before);
   return messages.map((m, i) => {
     if (!marked.has(i) || m.content.length === 0) {
       return { role: m.role, content: m.content as Anthropic.ContentBlockParam[] };

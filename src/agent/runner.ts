@@ -45,6 +45,13 @@ export interface AgentDeps {
 
 class BudgetExceeded extends Error {}
 
+/** A failure of drydock's own (storing an event) while a reply streamed in: never a reason to ask again. */
+class NotTheModel extends Error {
+  constructor(override readonly cause: unknown) {
+    super('not a model failure');
+  }
+}
+
 interface LoopContext {
   run: Run;
   phase: Phase;
@@ -172,6 +179,7 @@ export class AgentExecutor implements RunExecutor {
         const toolUses = blocks.filter((b): b is ToolUse => b.type === 'tool_use');
         const stop = last.stopReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn');
         let next: ConversationMessage | null = null;
+        if (stop !== 'pause_turn') pauses = 0;
         switch (stop) {
           case 'pause_turn':
             if (++pauses > MAX_PAUSES_IN_A_ROW) {
@@ -302,9 +310,12 @@ export class AgentExecutor implements RunExecutor {
     });
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
+      let message: Anthropic.Message;
       try {
-        return await this.request(ctx, params);
+        message = await this.reply(ctx, params);
       } catch (err) {
+        // Only the request is tried again: a failure to store what came back is not the model's.
+        if (err instanceof NotTheModel) throw err.cause;
         if (ctx.signal.aborted) throw err;
         const failure = classifyModelError(err, ctx.settings.model);
         if (!failure.retry) throw new ModelUnavailable(failure.reason);
@@ -323,25 +334,32 @@ export class AgentExecutor implements RunExecutor {
         });
         await sleep(delay, ctx.signal);
         waited += delay;
+        continue;
       }
+      return this.record(ctx, message);
     }
   }
 
-  private async request(
-    ctx: LoopContext,
-    params: ReturnType<typeof buildRequest>,
-  ): Promise<ConversationMessage> {
-    const { store, events, clock, model } = this.deps;
+  /** The model's reply, streamed into the event log as it comes. */
+  private async reply(ctx: LoopContext, params: ReturnType<typeof buildRequest>): Promise<Anthropic.Message> {
+    const { events, model } = this.deps;
+    const emit = (type: string, text: string) =>
+      events.emit(ctx.run.id, type, { text }).catch((err: unknown) => {
+        throw new NotTheModel(err);
+      });
     const stream = model.messages.stream(params, { signal: ctx.signal });
     for await (const ev of stream) {
       if (ev.type !== 'content_block_delta') continue;
-      if (ev.delta.type === 'text_delta')
-        await events.emit(ctx.run.id, 'text_delta', { text: ev.delta.text });
+      if (ev.delta.type === 'text_delta') await emit('text_delta', ev.delta.text);
       // A thinking delta carries its text in `thinking`, not `text`.
-      else if (ev.delta.type === 'thinking_delta')
-        await events.emit(ctx.run.id, 'thinking_delta', { text: ev.delta.thinking });
+      else if (ev.delta.type === 'thinking_delta') await emit('thinking_delta', ev.delta.thinking);
     }
-    const message = await stream.finalMessage();
+    return stream.finalMessage();
+  }
+
+  /** Stores a reply and the run's usage. */
+  private async record(ctx: LoopContext, message: Anthropic.Message): Promise<ConversationMessage> {
+    const { store, events, clock } = this.deps;
     const tokens = tokensOf(message.usage);
     const turnUsd = costOf(tokens, ctx.model, promptTokensOf(tokens));
     const s = ctx.state;
@@ -349,18 +367,17 @@ export class AgentExecutor implements RunExecutor {
     s.usage = addUsage(s.usage, tokens);
     s.costUsd = Math.round((s.costUsd + turnUsd) * 1e6) / 1e6;
     s.lastTurnUsd = turnUsd;
-    const stopReason = message.stop_reason ?? 'end_turn';
+    // A reply without a stop reason is not one drydock acts on (the loop fails the run on it).
+    const stopReason = message.stop_reason ?? 'none';
     const details = message.stop_details as { category?: string | null; explanation?: string | null } | null;
     ctx.refusal =
       stopReason === 'refusal'
         ? { category: details?.category ?? null, explanation: details?.explanation ?? null }
         : null;
-    // Thinking blocks (with their signatures) go back to the API exactly as they came.
-    const reply: ConversationMessage = {
-      role: 'assistant',
-      content: message.content as unknown[],
-      stopReason,
-    };
+    // Thinking blocks (with their signatures) go back to the API exactly as they came; a reply cut off at
+    // max_tokens loses what cannot be sent back (a thinking block whose signature never came, empty text).
+    const content = stopReason === 'max_tokens' ? sendable(message.content) : (message.content as unknown[]);
+    const reply: ConversationMessage = { role: 'assistant', content, stopReason };
     await store.appendMessages(ctx.conversationId, ctx.run.id, [reply], clock.now());
     await store.updateRun(ctx.run.id, { turns: s.turns, usage: s.usage, costUsd: s.costUsd });
     await events.emit(ctx.run.id, 'turn_finished', {
@@ -508,6 +525,17 @@ function turnText(blocks: { type: string; text?: unknown }[]): string {
   return blocks
     .flatMap((b) => (b.type === 'text' && typeof b.text === 'string' && b.text !== '' ? [b.text] : []))
     .join('\n\n');
+}
+
+/** The blocks of a cut-off reply that can be sent back; a placeholder when none can. */
+function sendable(content: unknown[]): unknown[] {
+  const kept = content.filter((b) => {
+    const block = b as { type?: string; signature?: unknown; text?: unknown };
+    if (block.type === 'thinking') return typeof block.signature === 'string' && block.signature !== '';
+    if (block.type === 'text') return typeof block.text === 'string' && block.text !== '';
+    return true;
+  });
+  return kept.length ? kept : [{ type: 'text', text: '(reply cut off at max_tokens)' }];
 }
 
 function refusalReason(r: { category: string | null; explanation: string | null } | null): string {

@@ -276,6 +276,7 @@ export const modelSettingsSchema = z.strictObject(
       .array(z.enum(EFFORTS, { error: EFFORT_ERROR }), { error: 'expected a list of effort levels' })
       .optional(),
     display: bool().optional(),
+    off_max_effort: z.enum(EFFORTS, { error: `expected one of ${EFFORTS.join(', ')}` }).optional(),
     max_output_tokens: int(1).optional(),
     min_cacheable_tokens: int(0).optional(),
     prefix_check: bool().optional(),

@@ -258,6 +258,40 @@ describe('stop reasons', () => {
     expect(JSON.stringify(second!.body.messages.at(-1))).toContain('Looking around first.');
   });
 
+  it('pauses apart from each other never add up to a failure', async () => {
+    w = await world(model, {}, undefined);
+    for (let i = 0; i < 6; i++) {
+      model.enqueue(
+        { kind: 'message', content: [{ type: 'text', text: `Pausing ${i}.` }], stop_reason: 'pause_turn' },
+        calls(`g${i}`, 'Glob', { pattern: '*' }),
+      );
+    }
+    model.enqueue(proposes('p1'));
+    const run = await runUntil(w.d, await fire(), ['planned', 'failed']);
+    expect(run.status, run.error).toBe('planned');
+    expect(model.requests.every((r) => r.status === 200)).toBe(true);
+  });
+
+  it('a reply cut off inside its thinking: the unsigned block is not sent back, the run goes on', async () => {
+    w = await world(model);
+    model.enqueue(
+      {
+        kind: 'message',
+        content: [{ type: 'thinking', thinking: 'I was thinking about', signature: '' }],
+        stop_reason: 'max_tokens',
+      },
+      proposes('p1'),
+    );
+    const run = await runUntil(w.d, await fire(), ['planned', 'failed']);
+    expect(run.status, run.error).toBe('planned');
+    const resent = model.requests[1]!.body.messages.at(-2);
+    expect(resent).toMatchObject({
+      role: 'assistant',
+      content: [{ type: 'text', text: '(reply cut off at max_tokens)' }],
+    });
+    expect(model.requests.map((r) => r.status)).toEqual([200, 200]);
+  });
+
   it('an unknown stop reason fails the run and runs nothing of the reply', async () => {
     w = await world(model);
     model.enqueue({

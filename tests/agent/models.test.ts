@@ -1,5 +1,13 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { findModel, readThinkingOption, shapeThinking, type ThinkingOption } from '../../src/agent/models.js';
+import { classifyModelError } from '../../src/agent/model-errors.js';
+import {
+  findModel,
+  modelProblems,
+  readThinkingOption,
+  shapeThinking,
+  type ThinkingOption,
+} from '../../src/agent/models.js';
 import { costOf } from '../../src/agent/pricing.js';
 import { defaultConfig } from '../../src/config/load.js';
 
@@ -47,6 +55,7 @@ describe('thinking and effort, translated per model', () => {
     expect(big.thinking?.budget_tokens).toBe(64_000 - 1024);
     expect(big.notes).toEqual([
       'max_tokens lowered to 64000, the output cap of claude-haiku-4-5',
+      'thinking budget lowered to 62976 to stay below the output cap of claude-haiku-4-5 (64000)',
       'claude-haiku-4-5 takes no effort setting; effort high is not sent',
     ]);
     const small = shape('claude-haiku-4-5', { budget_tokens: 2048 }, null, 1500);
@@ -107,5 +116,51 @@ describe('prices', () => {
     expect(costOf(small, m, 100_000)).toBeCloseTo((50_000 * 0.1 + 50_000 * 0.01 + 1_000 * 0.5) / 1e6, 5);
     const large = { input_tokens: 50_001, cache_read_tokens: 50_000, output_tokens: 1_000 };
     expect(costOf(large, m, 100_001)).toBeCloseTo((50_001 * 0.5 + 50_000 * 0.05 + 1_000 * 2.5) / 1e6, 5);
+  });
+});
+
+describe('models described in the configuration', () => {
+  const custom = {
+    models: {
+      'budget-only': {
+        thinking: ['enabled' as const],
+        price: { input: 1, output: 1, cache_write_5m: 1, cache_write_1h: 1, cache_read: 1 },
+      },
+      'no-price': { thinking: ['adaptive' as const] },
+    },
+    pricing: {},
+  };
+
+  it('each wish goes to a thinking type the model accepts, or to none with a note', () => {
+    const m = findModel(custom, 'budget-only');
+    const off = shapeThinking(m, { thinking: 'off', effort: null, maxTokens: 8000 });
+    expect(off.thinking).toBeUndefined();
+    expect(off.notes).toEqual(['budget-only cannot turn thinking off; no thinking setting is sent']);
+    expect(shapeThinking(m, { thinking: 'adaptive', effort: null, maxTokens: 8000 }).thinking).toEqual({
+      type: 'enabled',
+      budget_tokens: 4096,
+    });
+  });
+
+  it('a described model without a price is an error, as an unknown one is', () => {
+    expect(modelProblems(custom, 'no-price').errors).toEqual([
+      'no-price has no price; add models.no-price.price (budgets are enforced from it)',
+    ]);
+    expect(modelProblems(custom, 'budget-only')).toEqual({ errors: [], warnings: [] });
+  });
+});
+
+describe('model failures', () => {
+  it('retries the network and the API, never a failure of its own', () => {
+    const terminated = new TypeError('terminated');
+    expect(classifyModelError(terminated, 'm')).toMatchObject({ retry: true });
+    expect(classifyModelError(new Anthropic.APIConnectionError({ message: 'reset' }), 'm')).toMatchObject({
+      retry: true,
+    });
+    const own = classifyModelError(new Error('SQLITE_FULL: database or disk is full'), 'm');
+    expect(own.retry).toBe(false);
+    expect(own.reason).toBe(
+      "an unexpected error while reading the model's reply (Error: SQLITE_FULL: database or disk is full)",
+    );
   });
 });

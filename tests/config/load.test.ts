@@ -255,7 +255,7 @@ models:
   it('rejects a default model that has no price', () => {
     const path = writeConfig('anthropic:\n  model: unpriced-model\n');
     expect(problemsOf({ configPath: path, env: {} })).toEqual([
-      'anthropic.model: unpriced-model is not in the model catalogue and has no price; add models.unpriced-model with its price (budgets are enforced from it)',
+      'anthropic.model: unpriced-model is not in the model catalogue and has no price; add models.unpriced-model.price (budgets are enforced from it)',
     ]);
   });
 

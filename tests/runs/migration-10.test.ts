@@ -33,6 +33,16 @@ describe('migration 10', () => {
       `INSERT INTO runs (id, session_id, source, phase, status, prompt, requested_by, created_at, overrides, cost_usd)
        VALUES ('run_1', 'ses_budget', 'manual', 'plan', 'planned', 'task', 'alice', 5, ?, 0.25)`,
     ).run(JSON.stringify({ thinking: { enabled: false } }));
+    const execute = db.prepare(
+      `INSERT INTO runs (id, session_id, source, phase, status, prompt, requested_by, created_at, conversation_id)
+       VALUES (?, 'ses_budget', 'manual', 'execute', ?, 'approved', 'bob', 8, 'run_1')`,
+    );
+    execute.run('run_exec_waiting', 'queued');
+    execute.run('run_exec_started', 'queued');
+    db.prepare(
+      `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at)
+       VALUES ('conv_other', 1, 'user', '[{"type":"text","text":"started"}]', 'run_exec_started', 9)`,
+    ).run();
     db.prepare(
       `INSERT INTO questions (id, run_id, session_id, tool_use_id, questions, prior_results, status, created_at, expires_at)
        VALUES ('qst_1', 'run_1', 'ses_budget', 'toolu_1', '{}', '[]', 'answered', 6, 7)`,
@@ -61,6 +71,9 @@ describe('migration 10', () => {
         costUsd: 0.25,
         overrides: { thinking: 'off' },
       });
+      // An execute run that had not started opens its own conversation; one that had keeps its own.
+      expect((await store.getRun('run_exec_waiting'))?.conversationId).toBeNull();
+      expect((await store.getRun('run_exec_started'))?.conversationId).toBe('run_1');
       expect(store.db.pragma('foreign_key_check')).toEqual([]);
       expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
       // The question still refers to its run; a question for a run that does not exist is still refused.
