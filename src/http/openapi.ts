@@ -113,6 +113,14 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'post',
+    path: '/v1/jobs/{id}/renew',
+    summary: 'Renew a recurring job: another expiry period from now',
+    auth: 'operate',
+    ok: 200,
+    errors: [404, 409],
+  },
+  {
+    method: 'post',
     path: '/v1/jobs/{id}/pause',
     summary: 'Pause a job',
     auth: 'operate',

@@ -47,6 +47,12 @@ export const presentJob = (j: CronJob) => ({
   pending_coalesced: j.pendingCoalesced,
   last_slot_at: iso(j.lastSlotAt),
   fire_count: j.fireCount,
+  trigger_id: j.triggerId,
+  renewals: j.renewals,
+  renewed_at: iso(j.renewedAt),
+  renewed_by: j.renewedBy,
+  // How to keep a recurring job past its expiry (null when it has none).
+  renew: j.expiresAt === null ? null : `POST /v1/jobs/${j.id}/renew (drydock jobs renew ${j.id})`,
 });
 
 export const presentRun = (r: Run) => ({

@@ -15,6 +15,8 @@ export interface JobRequest {
   approximate: boolean;
   options: RunDefaults;
   createdBy: string;
+  /** False for a job that never expires (a scheduled trigger's); default true for recurring jobs. */
+  expires?: boolean;
 }
 
 export function jitterOptions(config: Config): JitterOptions {
@@ -35,7 +37,8 @@ export function planJob(req: JobRequest, now: number, config: Config): NewJob {
   const cron = validateCron(req.cron, req.timezone, now);
   const { min, max } = config.scheduler.approximate_shift_minutes;
   const effectiveCron = req.approximate ? approximateCron(cron, req.id, min, max) : cron;
-  const expiresAt = req.recurring ? now + config.scheduler.recurring_expiry_ms : null;
+  const expiresAt =
+    req.recurring && req.expires !== false ? now + config.scheduler.recurring_expiry_ms : null;
   const next = nextFire(
     {
       id: req.id,

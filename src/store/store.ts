@@ -73,8 +73,17 @@ export interface NewSession {
 
 export type NewJob = Omit<
   CronJob,
-  'status' | 'pendingSlotAt' | 'pendingFinal' | 'pendingCoalesced' | 'lastSlotAt' | 'fireCount'
->;
+  | 'status'
+  | 'pendingSlotAt'
+  | 'pendingFinal'
+  | 'pendingCoalesced'
+  | 'lastSlotAt'
+  | 'fireCount'
+  | 'triggerId'
+  | 'renewals'
+  | 'renewedAt'
+  | 'renewedBy'
+> & { triggerId?: string | null };
 
 export interface NewRun {
   id: string;
@@ -219,6 +228,26 @@ export interface Store {
   advanceJobs(jobIds: string[], now: number, decide: DecideFn): Promise<AdvanceResult[]>;
   /** A person runs a job now (POST /v1/jobs/:id/run). A missed one-shot fires its slot and is deleted. */
   runJobNow(jobId: string, run: NewRun): Promise<Run | null>;
+  /**
+   * Another expiry period for a recurring job: `expiresAt` from now; its next (and pending) slot is final
+   * again only if it falls at or after the new expiry. Null when the job is gone.
+   */
+  renewJob(id: string, expiresAt: number, by: string, now: number): Promise<CronJob | null>;
+  /** The job a scheduled trigger fires through. */
+  jobOfTrigger(triggerId: string): Promise<CronJob | null>;
+  /**
+   * A scheduled trigger's job takes its trigger's new definition (expression, zone, prompt, options) and the
+   * next slot planned for it; its history (slots, fire count) stays.
+   */
+  redefineJob(job: NewJob, status: JobStatus): Promise<CronJob | null>;
+  /**
+   * A scheduled trigger, its session (scope `schedule:<trigger id>`) and its job, in one transaction.
+   */
+  createScheduleTrigger(input: {
+    trigger: Trigger;
+    session: Omit<NewSession, 'createdAt'> & { scopeKey: string };
+    job: NewJob;
+  }): Promise<Trigger>;
   listSlots(jobId: string): Promise<SlotRecord[]>;
 
   createRun(run: NewRun): Promise<Run>;

@@ -86,6 +86,12 @@ export interface CronJob {
   pendingCoalesced: number;
   lastSlotAt: number | null;
   fireCount: number;
+  /** The scheduled trigger this job fires for (it never expires, and is changed through the trigger). */
+  triggerId: string | null;
+  /** Renewals: each gave the job another expiry period from its time. */
+  renewals: number;
+  renewedAt: number | null;
+  renewedBy: string | null;
 }
 
 export type RunSource = 'schedule' | 'manual' | 'delivery';
@@ -338,10 +344,13 @@ export interface TriggerFilters {
   draft?: boolean | undefined;
 }
 
+export const TRIGGER_KINDS = ['github', 'generic', 'schedule'] as const;
+export type TriggerKind = (typeof TRIGGER_KINDS)[number];
+
 export interface Trigger {
   id: string;
   name: string;
-  kind: 'github' | 'generic';
+  kind: TriggerKind;
   events: string[];
   filters: TriggerFilters;
   prompt: string;

@@ -24,6 +24,19 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
     return job;
   };
 
+  /** A scheduled trigger's job is changed through its trigger, never on its own. */
+  const own = async (id: string): Promise<CronJob> => {
+    const job = await load(id);
+    if (job.triggerId) {
+      throw new HttpError(
+        409,
+        'managed_by_trigger',
+        `job ${job.id} fires schedule trigger ${job.triggerId}: change, pause or delete it through /v1/triggers/${job.triggerId}`,
+      );
+    }
+    return job;
+  };
+
   app.get('/:id', async (c) => c.json(presentJob(await load(c.req.param('id')))));
 
   app.get('/:id/slots', async (c) => {
@@ -32,13 +45,14 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.delete('/:id', requires('operate'), async (c) => {
+    await own(c.req.param('id'));
     if (!(await store.deleteJob(c.req.param('id')))) throw notFound('job', c.req.param('id'));
     deps.scheduler.kick();
     return c.body(null, 204);
   });
 
   app.post('/:id/pause', requires('operate'), async (c) => {
-    const job = await load(c.req.param('id'));
+    const job = await own(c.req.param('id'));
     if (job.status === 'missed')
       throw new HttpError(409, 'conflict', 'a missed one-shot cannot be paused; run or delete it');
     // A one-shot keeps its slot while paused, so resuming can tell whether it passed meanwhile.
@@ -48,7 +62,7 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.post('/:id/resume', requires('operate'), async (c) => {
-    const job = await load(c.req.param('id'));
+    const job = await own(c.req.param('id'));
     if (job.status !== 'paused') throw new HttpError(409, 'conflict', `job is ${job.status}, not paused`);
     const now = clock.now();
     let updated: CronJob | null;
@@ -81,10 +95,33 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
       requestedBy: c.get('identity').identity,
       createdAt: clock.now(),
       overrides: job.options,
+      ...(job.triggerId ? { triggerId: job.triggerId } : {}),
     });
     if (!run) throw notFound('job', job.id);
     deps.submitRun(run);
     return c.json(presentRun(run), 201);
+  });
+
+  /**
+   * Another expiry period from now, recorded on the job (renewals, renewed_at, renewed_by). A session's
+   * recurring jobs expire (recurring_expiry_ms) so that forgotten ones stop; a team that means to keep a
+   * schedule renews it, or makes it a scheduled trigger, which never expires.
+   */
+  app.post('/:id/renew', requires('operate'), async (c) => {
+    const job = await own(c.req.param('id'));
+    if (!job.recurring) {
+      throw new HttpError(409, 'conflict', `job ${job.id} is a one-shot: it has no expiry to renew`);
+    }
+    const now = clock.now();
+    const renewed = await store.renewJob(
+      job.id,
+      now + config.scheduler.recurring_expiry_ms,
+      c.get('identity').identity,
+      now,
+    );
+    if (!renewed) throw notFound('job', job.id);
+    deps.scheduler.kick();
+    return c.json(presentJob(renewed));
   });
 
   return app;

@@ -47,6 +47,14 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.delete('/:id', requires('operate'), async (c) => {
+    const scoped = await store.getSession(c.req.param('id'));
+    if (scoped?.scopeKey?.startsWith('schedule:')) {
+      throw new HttpError(
+        409,
+        'managed_by_trigger',
+        `session ${scoped.id} belongs to schedule trigger ${scoped.scopeKey.slice('schedule:'.length)}: delete the trigger instead`,
+      );
+    }
     const closed = await store.closeSession(c.req.param('id'), clock.now());
     if (!closed) throw notFound('session', c.req.param('id'));
     deps.scheduler.kick();

@@ -1,9 +1,16 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { newId } from '../../ids.js';
-import type { Trigger } from '../../store/types.js';
+import { CronError, isValidTimezone } from '../../scheduler/cron.js';
+import { type CronJob, TRIGGER_KINDS, type Trigger } from '../../store/types.js';
+import {
+  planScheduleJob,
+  scheduleRequester,
+  scheduleScope,
+  switchedSchedule,
+} from '../../triggers/schedule.js';
 import { TEMPLATE_FIELDS, unknownPlaceholders } from '../../triggers/template.js';
 import { issueTriggerToken, parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
 import { requires } from '../auth.js';
@@ -40,10 +47,14 @@ const triggerFields = {
   options: runDefaultsSchema,
   hourly_cap: z.int().min(1).max(10_000),
   enabled: z.boolean(),
+  // schedule
+  cron: z.string().min(1).max(200),
+  timezone: z.string().min(1).max(100),
+  approximate: z.boolean(),
 };
 
 export const createTriggerSchema = z.strictObject({
-  kind: z.enum(['github', 'generic']),
+  kind: z.enum(TRIGGER_KINDS),
   name: triggerFields.name,
   events: triggerFields.events.optional(),
   filters: triggerFields.filters.optional(),
@@ -52,6 +63,9 @@ export const createTriggerSchema = z.strictObject({
   options: triggerFields.options.optional(),
   hourly_cap: triggerFields.hourly_cap.optional(),
   enabled: triggerFields.enabled.optional(),
+  cron: triggerFields.cron.optional(),
+  timezone: triggerFields.timezone.optional(),
+  approximate: triggerFields.approximate.optional(),
 });
 
 export const patchTriggerSchema = z.strictObject({
@@ -64,6 +78,9 @@ export const patchTriggerSchema = z.strictObject({
   hourly_cap: triggerFields.hourly_cap.optional(),
   enabled: triggerFields.enabled.optional(),
   rotate_token: z.boolean().optional(),
+  cron: triggerFields.cron.optional(),
+  timezone: triggerFields.timezone.optional(),
+  approximate: triggerFields.approximate.optional(),
 });
 
 export const fireSchema = z.strictObject({
@@ -74,7 +91,8 @@ export const fireSchema = z.strictObject({
 /** The largest `text` a fire may carry: it reaches the model as untrusted data. */
 export const FIRE_TEXT_LIMIT = 65_536;
 
-export const presentTrigger = (t: Trigger) => ({
+/** A trigger as the API shows it; a scheduled one with its schedule (from the job it fires through). */
+export const presentTrigger = (t: Trigger, job?: CronJob | null) => ({
   id: t.id,
   name: t.name,
   kind: t.kind,
@@ -88,7 +106,46 @@ export const presentTrigger = (t: Trigger) => ({
   created_by: t.createdBy,
   created_at: iso(t.createdAt),
   updated_at: iso(t.updatedAt),
+  ...(t.kind === 'schedule'
+    ? {
+        schedule: job
+          ? {
+              cron: job.cron,
+              timezone: job.timezone,
+              approximate: job.approximate,
+              job_id: job.id,
+              session_id: job.sessionId,
+              status: job.status,
+              next_fire_at: iso(job.nextNominalAt),
+              next_fire_jittered_at: iso(job.nextDueAt),
+              last_slot_at: iso(job.lastSlotAt),
+              fire_count: job.fireCount,
+            }
+          : null,
+      }
+    : {}),
 });
+
+/** A cron expression the scheduler cannot use is the caller's mistake (422), with the scheduler's words. */
+function planned<T>(plan: () => T): T {
+  try {
+    return plan();
+  } catch (err) {
+    if (err instanceof CronError) throw new HttpError(422, 'invalid_cron', err.message);
+    throw err;
+  }
+}
+
+/** A scheduled trigger's prompt is sent as written: there is no event to fill placeholders from. */
+function checkSchedulePrompt(prompt: string): void {
+  if (/\{\{\s*[\w.]+\s*\}\}/.test(prompt)) {
+    throw new HttpError(
+      422,
+      'invalid_prompt',
+      'a schedule trigger has no event to fill {{placeholders}} from: its prompt is sent as written',
+    );
+  }
+}
 
 function checkPrompt(prompt: string): void {
   const unknown = unknownPlaceholders(prompt);
@@ -124,8 +181,12 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
         'a github trigger needs events, e.g. ["pull_request.opened"]',
       );
     }
-    if (body.kind === 'generic' && !body.workspace) {
-      throw new HttpError(422, 'invalid_request', 'a generic trigger needs a workspace directory');
+    if (body.kind !== 'github' && !body.workspace) {
+      throw new HttpError(422, 'invalid_request', `a ${body.kind} trigger needs a workspace directory`);
+    }
+    if (body.kind === 'schedule') return c.json(await createSchedule(c, body), 201);
+    if (body.cron !== undefined || body.timezone !== undefined || body.approximate !== undefined) {
+      throw new HttpError(422, 'invalid_request', 'cron, timezone and approximate are for schedule triggers');
     }
     const workspace = body.workspace ? await checkWorkspace(body.workspace) : null;
     const token = body.kind === 'generic' ? issueTriggerToken() : null;
@@ -151,12 +212,19 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
     return c.json({ ...presentTrigger(trigger), ...(token ? { token: token.token } : {}) }, 201);
   });
 
-  app.get('/', async (c) => c.json({ items: (await store.listTriggers({})).map(presentTrigger) }));
+  const present = async (t: Trigger) =>
+    presentTrigger(t, t.kind === 'schedule' ? await store.jobOfTrigger(t.id) : null);
+
+  app.get('/', async (c) => {
+    const items = [];
+    for (const t of await store.listTriggers({})) items.push(await present(t));
+    return c.json({ items });
+  });
 
   app.get('/:id', async (c) => {
     const t = await store.getTrigger(c.req.param('id'));
     if (!t) throw notFound('trigger', c.req.param('id'));
-    return c.json(presentTrigger(t));
+    return c.json(await present(t));
   });
 
   app.get('/:id/deliveries', async (c) => {
@@ -188,6 +256,12 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
     if (body.rotate_token && current.kind !== 'generic') {
       throw new HttpError(422, 'invalid_request', 'only generic triggers have a token');
     }
+    const scheduleChange =
+      body.cron !== undefined || body.timezone !== undefined || body.approximate !== undefined;
+    if (scheduleChange && current.kind !== 'schedule') {
+      throw new HttpError(422, 'invalid_request', 'cron, timezone and approximate are for schedule triggers');
+    }
+    if (current.kind === 'schedule' && body.prompt !== undefined) checkSchedulePrompt(body.prompt);
     const token = body.rotate_token ? issueTriggerToken() : null;
     const updated = await store.updateTrigger(current.id, {
       ...(body.name !== undefined ? { name: body.name } : {}),
@@ -201,13 +275,118 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),
       updatedAt: clock.now(),
     });
-    return c.json({ ...presentTrigger(updated!), ...(token ? { token: token.token } : {}) });
+    if (updated!.kind === 'schedule') await reschedule(updated!, body);
+    return c.json({ ...(await present(updated!)), ...(token ? { token: token.token } : {}) });
   });
 
   app.delete('/:id', requires('operate'), async (c) => {
+    const job = await store.jobOfTrigger(c.req.param('id'));
     if (!(await store.deleteTrigger(c.req.param('id')))) throw notFound('trigger', c.req.param('id'));
+    if (job) {
+      await store.deleteJob(job.id);
+      deps.scheduler.kick();
+    }
     return c.body(null, 204);
   });
+
+  /** A scheduled trigger: the trigger, its session and the job it fires through, in one transaction. */
+  async function createSchedule(c: Context<Env>, body: z.output<typeof createTriggerSchema>) {
+    if (!body.cron) {
+      throw new HttpError(422, 'invalid_request', 'a schedule trigger needs cron, e.g. "0 3 * * *"');
+    }
+    if (body.events?.length || body.filters) {
+      throw new HttpError(422, 'invalid_request', 'a schedule trigger has no events or filters');
+    }
+    checkSchedulePrompt(body.prompt);
+    const workspace = await checkWorkspace(body.workspace!);
+    const now = clock.now();
+    const trigger: Trigger = {
+      id: newId('trg'),
+      name: body.name,
+      kind: 'schedule',
+      events: [],
+      filters: {},
+      prompt: body.prompt,
+      workspace,
+      options: runOptions(deps.config, body.options),
+      hourlyCap: body.hourly_cap ?? config.github.trigger_hourly_cap,
+      tokenId: null,
+      tokenHash: null,
+      enabled: body.enabled ?? true,
+      createdBy: c.get('identity').identity,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const sessionId = newId('ses');
+    const job = planned(() =>
+      planScheduleJob(
+        trigger,
+        { cron: body.cron!, timezone: zoneOf(body.timezone), approximate: body.approximate ?? false },
+        { sessionId },
+        now,
+        config,
+      ),
+    );
+    const created = await store.createScheduleTrigger({
+      trigger,
+      session: {
+        id: sessionId,
+        name: `schedule ${trigger.name}`,
+        workspace,
+        owner: scheduleRequester(trigger),
+        defaults: {},
+        scopeKey: scheduleScope(trigger.id),
+      },
+      job,
+    });
+    deps.scheduler.kick();
+    return present(created);
+  }
+
+  /** A scheduled trigger's job follows the trigger: its definition, and on or off. */
+  async function reschedule(t: Trigger, body: z.output<typeof patchTriggerSchema>): Promise<void> {
+    const job = await store.jobOfTrigger(t.id);
+    if (!job) return;
+    const now = clock.now();
+    const redefine =
+      body.cron !== undefined ||
+      body.timezone !== undefined ||
+      body.approximate !== undefined ||
+      body.prompt !== undefined ||
+      body.options !== undefined;
+    if (redefine) {
+      const next = planned(() =>
+        planScheduleJob(
+          t,
+          {
+            cron: body.cron ?? job.cron,
+            timezone: body.timezone !== undefined ? zoneOf(body.timezone) : job.timezone,
+            approximate: body.approximate ?? job.approximate,
+          },
+          { jobId: job.id, sessionId: job.sessionId },
+          now,
+          config,
+        ),
+      );
+      await store.redefineJob(next, t.enabled ? 'active' : 'paused');
+    } else if (body.enabled !== undefined && body.enabled !== (job.status !== 'paused')) {
+      const s = switchedSchedule(job, body.enabled, now, config);
+      await store.updateJobSchedule(job.id, s.status, s.next);
+    }
+    deps.scheduler.kick();
+  }
+
+  function zoneOf(requested: string | undefined): string {
+    const zone = requested ?? config.timezone;
+    if (!isValidTimezone(zone)) {
+      throw new HttpError(
+        422,
+        'invalid_timezone',
+        `timezone: unknown IANA time zone "${zone}" (expected e.g. "Europe/Berlin" or "UTC")`,
+      );
+    }
+    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+  }
 
   return app;
 }

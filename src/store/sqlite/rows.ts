@@ -70,6 +70,10 @@ export interface JobRow {
   pending_final: number;
   last_slot_at: number | null;
   fire_count: number;
+  trigger_id: string | null;
+  renewals: number;
+  renewed_at: number | null;
+  renewed_by: string | null;
 }
 
 export interface RunRow {
@@ -295,6 +299,10 @@ export const toJob = (r: JobRow): CronJob => ({
   pendingCoalesced: r.pending_count,
   lastSlotAt: r.last_slot_at,
   fireCount: r.fire_count,
+  triggerId: r.trigger_id,
+  renewals: r.renewals,
+  renewedAt: r.renewed_at,
+  renewedBy: r.renewed_by,
 });
 
 export const toRun = (r: RunRow): Run => ({

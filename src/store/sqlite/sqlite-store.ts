@@ -282,30 +282,102 @@ export class SqliteStore implements Store {
           n: number;
         };
         if (n >= maxPerSession) throw new JobLimitError(maxPerSession);
-        this.sql(
-          `INSERT INTO cron_jobs (id, session_id, cron, effective_cron, timezone, prompt, recurring, approximate,
-               options, status, created_by, created_at, expires_at, next_nominal_at, next_due_at, next_final)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`,
-        ).run(
-          j.id,
-          j.sessionId,
-          j.cron,
-          j.effectiveCron,
-          j.timezone,
-          j.prompt,
-          j.recurring ? 1 : 0,
-          j.approximate ? 1 : 0,
-          JSON.stringify(j.options),
-          j.createdBy,
-          j.createdAt,
-          j.expiresAt,
-          j.nextNominalAt,
-          j.nextDueAt,
-          j.nextFinal ? 1 : 0,
-        );
+        this.insertJob(j, 'active');
       })
       .immediate();
     return (await this.getJob(j.id))!;
+  }
+
+  private insertJob(j: NewJob, status: JobStatus): void {
+    this.sql(
+      `INSERT INTO cron_jobs (id, session_id, cron, effective_cron, timezone, prompt, recurring, approximate,
+           options, status, created_by, created_at, expires_at, next_nominal_at, next_due_at, next_final, trigger_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      j.id,
+      j.sessionId,
+      j.cron,
+      j.effectiveCron,
+      j.timezone,
+      j.prompt,
+      j.recurring ? 1 : 0,
+      j.approximate ? 1 : 0,
+      JSON.stringify(j.options),
+      status,
+      j.createdBy,
+      j.createdAt,
+      j.expiresAt,
+      j.nextNominalAt,
+      j.nextDueAt,
+      j.nextFinal ? 1 : 0,
+      j.triggerId ?? null,
+    );
+  }
+
+  async renewJob(id: string, expiresAt: number, by: string, now: number): Promise<CronJob | null> {
+    this.sql(
+      `UPDATE cron_jobs SET expires_at = ?,
+           next_final = CASE WHEN next_nominal_at IS NOT NULL AND next_nominal_at >= ? THEN 1 ELSE 0 END,
+           pending_final = CASE WHEN pending_slot_at IS NOT NULL AND pending_slot_at >= ? THEN 1 ELSE 0 END,
+           renewals = renewals + 1, renewed_at = ?, renewed_by = ?
+         WHERE id = ? AND recurring = 1`,
+    ).run(expiresAt, expiresAt, expiresAt, now, by, id);
+    return this.getJob(id);
+  }
+
+  async jobOfTrigger(triggerId: string): Promise<CronJob | null> {
+    const row = this.sql('SELECT * FROM cron_jobs WHERE trigger_id = ?').get(triggerId) as JobRow | undefined;
+    return row ? toJob(row) : null;
+  }
+
+  async redefineJob(j: NewJob, status: JobStatus): Promise<CronJob | null> {
+    this.sql(
+      `UPDATE cron_jobs SET cron = ?, effective_cron = ?, timezone = ?, prompt = ?, approximate = ?, options = ?,
+           status = ?, expires_at = ?, next_nominal_at = ?, next_due_at = ?, next_final = ?,
+           pending_slot_at = NULL, pending_count = 0, pending_final = 0
+         WHERE id = ?`,
+    ).run(
+      j.cron,
+      j.effectiveCron,
+      j.timezone,
+      j.prompt,
+      j.approximate ? 1 : 0,
+      JSON.stringify(j.options),
+      status,
+      j.expiresAt,
+      j.nextNominalAt,
+      j.nextDueAt,
+      j.nextFinal ? 1 : 0,
+      j.id,
+    );
+    return this.getJob(j.id);
+  }
+
+  async createScheduleTrigger(input: {
+    trigger: Trigger;
+    session: Omit<NewSession, 'createdAt'> & { scopeKey: string };
+    job: NewJob;
+  }): Promise<Trigger> {
+    this.db
+      .transaction(() => {
+        this.insertTrigger(input.trigger);
+        const s = input.session;
+        this.sql(
+          `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at, scope_key)
+           VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`,
+        ).run(
+          s.id,
+          s.name,
+          s.workspace,
+          s.owner,
+          JSON.stringify(s.defaults),
+          input.trigger.createdAt,
+          s.scopeKey,
+        );
+        this.insertJob(input.job, input.trigger.enabled ? 'active' : 'paused');
+      })
+      .immediate();
+    return (await this.getTrigger(input.trigger.id))!;
   }
 
   async getJob(id: string): Promise<CronJob | null> {
@@ -409,6 +481,7 @@ export class SqliteStore implements Store {
           requestedBy: job.createdBy,
           createdAt: now,
           overrides: job.options,
+          ...(job.triggerId ? { triggerId: job.triggerId } : {}),
         },
         coalesced,
       );
@@ -1028,6 +1101,11 @@ export class SqliteStore implements Store {
   // ---- triggers and deliveries
 
   async createTrigger(t: Trigger): Promise<Trigger> {
+    this.insertTrigger(t);
+    return (await this.getTrigger(t.id))!;
+  }
+
+  private insertTrigger(t: Trigger): void {
     this.sql(
       `INSERT INTO triggers (id, name, kind, events, filters, prompt, workspace, options, hourly_cap, token_id,
          token_hash, enabled, created_by, created_at, updated_at)
@@ -1049,7 +1127,6 @@ export class SqliteStore implements Store {
       t.createdAt,
       t.updatedAt,
     );
-    return (await this.getTrigger(t.id))!;
   }
 
   async getTrigger(id: string): Promise<Trigger | null> {
