@@ -1,5 +1,5 @@
 -- rebuilds tables (triggers: its kind CHECK gains 'schedule'; see src/store/sqlite/migrate.ts)
--- drydock schema, version 11: schedules that last. A scheduled trigger is a cron schedule that is not tied
+-- drydock schema, version 11: schedules that last, and run times. A scheduled trigger is a cron schedule that is not tied
 -- to a person's session and never expires; the scheduler fires it through a job of its own (trigger_id),
 -- with every rule jobs have. A job can be renewed for another expiry period.
 
@@ -33,3 +33,7 @@ CREATE UNIQUE INDEX cron_jobs_by_trigger ON cron_jobs (trigger_id) WHERE trigger
 ALTER TABLE cron_jobs ADD COLUMN renewals INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE cron_jobs ADD COLUMN renewed_at INTEGER;
 ALTER TABLE cron_jobs ADD COLUMN renewed_by TEXT;
+
+-- A run's time spent executing (its turns and tools), summed over its starts; the rest between its first
+-- start and its end it waited (for a person, or parked). started_at stays the first start.
+ALTER TABLE runs ADD COLUMN active_ms INTEGER NOT NULL DEFAULT 0;

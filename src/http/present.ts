@@ -76,7 +76,13 @@ export const presentRun = (r: Run) => ({
   cost_usd: r.costUsd,
   plan_id: r.planId,
   attempt: r.attempt,
+  // From the first start to the end; of it, active (executing) and waiting (for people, parked).
   duration_ms: r.startedAt !== null && r.finishedAt !== null ? r.finishedAt - r.startedAt : null,
+  active_ms: r.activeMs,
+  waiting_ms:
+    r.startedAt !== null && r.finishedAt !== null
+      ? Math.max(0, r.finishedAt - r.startedAt - r.activeMs)
+      : null,
   revises_plan_id: r.revisesPlanId,
   executes_plan_id: r.executesPlanId,
   execute_mode: r.executeMode,

@@ -71,6 +71,10 @@ export class RunQueue {
     return this.active.size;
   }
 
+  get maxConcurrent(): number {
+    return this.opts.maxConcurrent;
+  }
+
   /** Queues a run: a new one (status queued) or a parked one to resume (status awaiting_input). */
   submit(run: Queued): void {
     if (!this.accepting) return; // stays in the store; recover() picks it up on the next start
@@ -246,6 +250,7 @@ export class RunQueue {
     const fresh = await store.getRun(run.id);
     if (!fresh) return;
     let outcome: RunOutcome;
+    const began = clock.now();
     try {
       outcome = await this.opts.executor.execute(fresh, abort.signal);
     } catch (err) {
@@ -256,8 +261,10 @@ export class RunQueue {
           : { status: 'failed', error: describe(err) };
     }
     const terminal = isFinishedRunStatus(outcome.status);
+    const ended = clock.now();
     await store.transitionRun(run.id, ['running'], outcome.status, {
-      ...(terminal ? { finishedAt: clock.now() } : {}),
+      activeMs: ended - began,
+      ...(terminal ? { finishedAt: ended } : {}),
       ...(outcome.error !== undefined ? { error: outcome.error } : {}),
     });
     if (outcome.status === 'awaiting_input') {
@@ -299,6 +306,7 @@ export class RunQueue {
       usage: run.usage,
       cost_usd: run.costUsd,
       duration_ms: run.startedAt !== null && run.finishedAt !== null ? run.finishedAt - run.startedAt : 0,
+      active_ms: run.activeMs,
       plan_id: run.planId,
     });
   }

@@ -3,7 +3,7 @@ import { checkAnswers } from '../agent/tools/plan-tools.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
-import type { Question, ToolApproval } from '../store/types.js';
+import type { Question, Run, ToolApproval } from '../store/types.js';
 import type { RunEvents } from './events.js';
 import type { RunQueue } from './queue.js';
 
@@ -24,6 +24,11 @@ export class RunService {
   constructor(
     private readonly deps: { store: Store; clock: Clock; logger: Logger; events: RunEvents; queue: RunQueue },
   ) {}
+
+  /** What the run waits for (see `waitingOn`). */
+  waitingOn(run: Run): Promise<WaitingOn | null> {
+    return waitingOn(this.deps.store, run, this.deps.queue);
+  }
 
   async answer(questionId: string, answers: unknown, by: string): Promise<Question> {
     const { store, clock, events } = this.deps;
@@ -148,6 +153,64 @@ export class RunService {
 }
 
 /** True while a run has a question or a tool approval that nobody has resolved. */
+/** What a run that has not ended is waiting for, in words a person can act on; null when it is executing. */
+export type WaitingOn =
+  | { kind: 'question'; id: string; detail: string }
+  | { kind: 'tool_approval'; id: string; detail: string }
+  | { kind: 'session'; run_id: string; detail: string }
+  | { kind: 'concurrency'; limit: number; detail: string }
+  | { kind: 'queue'; detail: string };
+
+export async function waitingOn(
+  store: Store,
+  run: Run,
+  queue: { activeCount: number; maxConcurrent: number },
+): Promise<WaitingOn | null> {
+  if (run.status === 'awaiting_input') {
+    const [q] = await store.listQuestions({ runId: run.id, status: 'pending', limit: 1 });
+    if (q) {
+      return {
+        kind: 'question',
+        id: q.id,
+        detail: `a question for a person: answer it with drydock questions answer ${q.id} (or POST /v1/questions/${q.id}/answers)`,
+      };
+    }
+    const [a] = await store.listToolApprovals({ runId: run.id, status: 'pending', limit: 1 });
+    if (a) {
+      return {
+        kind: 'tool_approval',
+        id: a.id,
+        detail: `a person to allow or deny its ${a.tool} call: drydock tool-approvals decide ${a.id} --allow|--deny (or POST /v1/tool-approvals/${a.id})`,
+      };
+    }
+    return null;
+  }
+  if (run.status !== 'queued') return null;
+  // A session runs one run at a time: an active run ahead of this one holds it.
+  for (const status of ['running', 'awaiting_input', 'queued'] as const) {
+    const page = await store.listRuns({ sessionId: run.sessionId, status, limit: 50 });
+    // Queued runs of a session go in order of creation (ties as a restarted queue orders them: by id).
+    const before = (r: Run) =>
+      r.createdAt < run.createdAt || (r.createdAt === run.createdAt && r.id < run.id);
+    const ahead = page.items.find((r) => r.id !== run.id && (status !== 'queued' || before(r)));
+    if (ahead) {
+      return {
+        kind: 'session',
+        run_id: ahead.id,
+        detail: `its session is busy with run ${ahead.id} (${ahead.status}); a session runs one run at a time`,
+      };
+    }
+  }
+  if (queue.activeCount >= queue.maxConcurrent) {
+    return {
+      kind: 'concurrency',
+      limit: queue.maxConcurrent,
+      detail: `${queue.activeCount} runs are executing, the limit (runs.max_concurrent) is ${queue.maxConcurrent}`,
+    };
+  }
+  return { kind: 'queue', detail: 'its turn in the queue: it starts in a moment' };
+}
+
 export async function waitsOnSomeone(store: Store, runId: string): Promise<boolean> {
   const questions = await store.listQuestions({ runId, status: 'pending', limit: 1 });
   if (questions.length) return true;

@@ -258,7 +258,15 @@ export interface Store {
     id: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    fields?: { startedAt?: number; finishedAt?: number; error?: string | null; attempt?: number },
+    fields?: {
+      /** Kept only if the run has none yet: started_at is the first start. */
+      startedAt?: number;
+      finishedAt?: number;
+      error?: string | null;
+      attempt?: number;
+      /** Added to the run's active time. */
+      activeMs?: number;
+    },
   ): Promise<boolean>;
   isSessionBusy(sessionId: string): Promise<boolean>;
   /** Records what a run is carried out with, and its progress after each turn. */

@@ -124,8 +124,11 @@ export interface Run {
   requestedBy: string;
   coalescedSlots: number;
   createdAt: number;
+  /** The first start (a resume or a retry keeps it). */
   startedAt: number | null;
   finishedAt: number | null;
+  /** Time spent executing, summed over the run's starts; the rest of its life it waited. */
+  activeMs: number;
   error: string | null;
   conversationId: string | null;
   model: string | null;

@@ -111,10 +111,20 @@ describe('manual mode', () => {
     const alice = await w.token('alice');
     model.enqueue(proposes(), calls('w1', 'Write', { file_path: 'a.txt', content: 'A\n' }), says('done'));
     const { plan } = await planned(w);
-    const exec = (await w.d.api('POST', `/v1/plans/${plan.id}/approve`, {}, alice)).body.run;
+    const approved = (await w.d.api('POST', `/v1/plans/${plan.id}/approve`, {}, alice)).body;
+    const exec = approved.run;
+    // The answer says what happens next and where the run will wait.
+    expect(approved.next).toBe(
+      `execute run ${exec.id} carries out the plan in manual mode: each Write, Edit and Bash call waits for a person to allow it; see them with drydock tool-approvals list --run ${exec.id} (GET /v1/tool-approvals?run_id=${exec.id}), follow the run with drydock runs show ${exec.id}`,
+    );
     await runUntil(w.d, exec.id, ['awaiting_input']);
     const pending = (await w.d.api('GET', '/v1/tool-approvals?status=pending')).body.items;
     expect(pending).toHaveLength(1);
+    const parked = (await w.d.api('GET', `/v1/runs/${exec.id}`)).body;
+    expect(parked.waiting_on).toMatchObject({ kind: 'tool_approval', id: pending[0].id });
+    expect(parked.waiting_on.detail).toContain(`drydock tool-approvals decide ${pending[0].id}`);
+    const firstStart = parked.started_at;
+    await new Promise((r) => setTimeout(r, 300));
     expect(pending[0]).toMatchObject({ tool: 'Write', input: { file_path: 'a.txt' }, run_id: exec.id });
     const decided = await w.d.api(
       'POST',
@@ -126,6 +136,11 @@ describe('manual mode', () => {
     const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
     expect(done.status).toBe('completed');
     expect(git(w.repo, 'show', `drydock/${plan.id}:a.txt`)).toBe('A');
+    // Run times: started_at is the first start; the wait for the person is waiting, not active, time.
+    expect(done.started_at).toBe(firstStart);
+    expect(done.waiting_on).toBeNull();
+    expect(done.active_ms + done.waiting_ms).toBe(done.duration_ms);
+    expect(done.waiting_ms).toBeGreaterThanOrEqual(300);
   });
 
   it('denied, the model reads the denial and nothing is written', async () => {

@@ -207,3 +207,24 @@ describe('renewing a job', () => {
     expect(r.body.error.message).toBe(`job ${j.id} is a one-shot: it has no expiry to renew`);
   });
 });
+
+describe('what a queued run waits on', () => {
+  it('its session busy with an earlier run, or its turn in the queue', async () => {
+    const s = await h.call('POST', '/v1/sessions', { body: { workspace: h.workspace } });
+    const j = (
+      await h.call('POST', `/v1/sessions/${s.body.id}/jobs`, { body: { cron: '0 3 * * *', prompt: 'p' } })
+    ).body;
+    const first = (await h.call('POST', `/v1/jobs/${j.id}/run`)).body;
+    h.clock.set(h.clock.now() + 1000);
+    const second = (await h.call('POST', `/v1/jobs/${j.id}/run`)).body;
+    expect((await h.call('GET', `/v1/runs/${first.id}`)).body.waiting_on).toEqual({
+      kind: 'queue',
+      detail: 'its turn in the queue: it starts in a moment',
+    });
+    expect((await h.call('GET', `/v1/runs/${second.id}`)).body.waiting_on).toEqual({
+      kind: 'session',
+      run_id: first.id,
+      detail: `its session is busy with run ${first.id} (queued); a session runs one run at a time`,
+    });
+  });
+});

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { DecisionError } from '../../plans/decisions.js';
-import { PLAN_STATUSES } from '../../store/types.js';
+import { type ExecuteMode, PLAN_STATUSES, type Run } from '../../store/types.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
@@ -97,12 +97,25 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
           plan: presentPlan(out.plan, deps.clock.now()),
           decision: presentDecision(out.decision),
           run: out.run ? presentRun(out.run) : null,
+          ...(out.run ? { next: nextStep(out.run, out.plan.executeMode) } : {}),
         });
       } catch (err) {
         if (err instanceof DecisionError) throw new HttpError(err.status, err.code, err.message);
         throw err;
       }
     });
+  /** What happens next, in words: the run that was started, and where it will wait for people. */
+  const nextStep = (run: Run, mode: ExecuteMode) =>
+    run.phase === 'execute'
+      ? `execute run ${run.id} carries out the plan in ${mode} mode${
+          mode === 'manual'
+            ? ': each Write, Edit and Bash call waits for a person to allow it'
+            : mode === 'edits'
+              ? ': each Bash command waits for a person to allow it'
+              : ': commands outside the allow-list wait for a person'
+        }; see them with drydock tool-approvals list --run ${run.id} (GET /v1/tool-approvals?run_id=${run.id}), follow the run with drydock runs show ${run.id}`
+      : `revision run ${run.id} plans again with the feedback; follow it with drydock runs show ${run.id}`;
+
   decide('approve');
   decide('reject');
   decide('revise');

@@ -28,7 +28,7 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
   app.get('/:id', async (c) => {
     const run = await store.getRun(c.req.param('id'));
     if (!run) throw notFound('run', c.req.param('id'));
-    return c.json(presentRun(run));
+    return c.json({ ...presentRun(run), waiting_on: await deps.runs.waitingOn(run) });
   });
 
   app.post('/:id/cancel', requires('operate'), async (c) => {

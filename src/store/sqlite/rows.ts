@@ -90,6 +90,7 @@ export interface RunRow {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
+  active_ms: number;
   error: string | null;
   conversation_id: string | null;
   model: string | null;
@@ -319,6 +320,7 @@ export const toRun = (r: RunRow): Run => ({
   createdAt: r.created_at,
   startedAt: r.started_at,
   finishedAt: r.finished_at,
+  activeMs: r.active_ms,
   error: r.error,
   conversationId: r.conversation_id,
   model: r.model,

@@ -598,13 +598,20 @@ export class SqliteStore implements Store {
     id: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    fields: { startedAt?: number; finishedAt?: number; error?: string | null; attempt?: number } = {},
+    fields: {
+      startedAt?: number;
+      finishedAt?: number;
+      error?: string | null;
+      attempt?: number;
+      activeMs?: number;
+    } = {},
   ): Promise<boolean> {
     const marks = from.map(() => '?').join(', ');
+    // started_at is the first start: a resumed or retried run keeps it.
     return (
       this.sql(
-        `UPDATE runs SET status = ?, started_at = COALESCE(?, started_at), finished_at = COALESCE(?, finished_at),
-             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt)
+        `UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at),
+             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt), active_ms = active_ms + ?
            WHERE id = ? AND status IN (${marks})`,
       ).run(
         to,
@@ -613,6 +620,7 @@ export class SqliteStore implements Store {
         fields.error !== undefined ? 1 : 0,
         fields.error ?? null,
         fields.attempt ?? null,
+        Math.max(0, Math.round(fields.activeMs ?? 0)),
         id,
         ...from,
       ).changes === 1
