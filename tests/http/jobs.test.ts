@@ -425,6 +425,8 @@ describe('cron jobs API', () => {
         plan_id: null,
         attempt: 1,
         duration_ms: null,
+        active_ms: 0,
+        waiting_ms: null,
         revises_plan_id: null,
         executes_plan_id: null,
         execute_mode: null,
@@ -442,7 +444,11 @@ describe('cron jobs API', () => {
 
       const one = await h.call('GET', `/v1/runs/${res.body.id}`);
       expect(one.status).toBe(200);
-      expect(one.body).toEqual(res.body);
+      // One run shows what it waits on as well.
+      expect(one.body).toEqual({
+        ...res.body,
+        waiting_on: { kind: 'queue', detail: 'its turn in the queue: it starts in a moment' },
+      });
 
       // The job itself keeps its schedule.
       const after = await h.call('GET', `/v1/jobs/${job.id}`);
