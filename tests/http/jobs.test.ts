@@ -444,10 +444,15 @@ describe('cron jobs API', () => {
 
       const one = await h.call('GET', `/v1/runs/${res.body.id}`);
       expect(one.status).toBe(200);
-      // One run shows what it waits on as well.
+      // One run shows what it waits on as well: the other job's run, queued a minute before in the session.
+      const earlier = (await h.call('GET', `/v1/runs?job_id=${other.id}`)).body.items[0];
       expect(one.body).toEqual({
         ...res.body,
-        waiting_on: { kind: 'queue', detail: 'its turn in the queue: it starts in a moment' },
+        waiting_on: {
+          kind: 'session',
+          run_id: earlier.id,
+          detail: `its session is busy with run ${earlier.id} (queued); a session runs one run at a time`,
+        },
       });
 
       // The job itself keeps its schedule.
