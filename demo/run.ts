@@ -143,11 +143,8 @@ async function main(): Promise<number> {
     say(`daemon:   ${daemon.url}   web page: ${daemon.url}/ui   data: ${config.data_dir}`);
     say(`tokens:   admin ${admin.token}`);
     say(`          approver (log in to /ui with this one) ${approver.token}`);
-    const session = await api('POST', '/v1/sessions', {
-      workspace: repo,
-      name: 'sample-repo',
-      defaults: { execute_mode: 'auto' },
-    });
+    // The default execute mode, manual: every Write, Edit and Bash of the execution waits for a person.
+    const session = await api('POST', '/v1/sessions', { workspace: repo, name: 'sample-repo' });
     const job = await api('POST', `/v1/sessions/${session.id}/jobs`, {
       cron: '0 9 * * 1-5',
       timezone: 'UTC',
@@ -194,10 +191,40 @@ async function main(): Promise<number> {
         { sha256: plan.sha256, comment: 'looks good' },
         approver.token,
       );
-      say(`\napproved by reviewer → execute run ${approved.run.id} (mode ${session.defaults.execute_mode})`);
+      say(`\napproved by reviewer → ${approved.next}`);
       execRunId = approved.run.id;
     }
-    const exec = await until(execRunId, ['completed', 'failed', 'canceled', 'budget_exceeded'], 60_000);
+    // Manual mode: each changing call parks as a tool approval until a person allows or denies it.
+    const ended = ['completed', 'failed', 'canceled', 'budget_exceeded', 'refused', 'interrupted'];
+    let exec = await until(execRunId, ['awaiting_input', ...ended], 60_000);
+    const decided = new Set<string>();
+    while (exec.status === 'awaiting_input') {
+      const run = await api('GET', `/v1/runs/${execRunId}`);
+      const waiting = run.waiting_on;
+      if (waiting?.kind === 'tool_approval' && !decided.has(waiting.id)) {
+        const approval = await api('GET', `/v1/tool-approvals/${waiting.id}`);
+        say(`  the run waits for ${waiting.detail}`);
+        say(`    ${approval.tool} ${JSON.stringify(approval.input).slice(0, 100)}`);
+        if (wait) {
+          say(`    (allow it on ${daemon.url}/ui/tool-approvals)`);
+        } else {
+          await api('POST', `/v1/tool-approvals/${approval.id}`, { decision: 'allow' }, approver.token);
+          say('    allowed by reviewer');
+        }
+        const end = Date.now() + (wait ? 600_000 : 30_000);
+        while ((await api('GET', `/v1/tool-approvals/${approval.id}`)).status === 'pending') {
+          if (Date.now() > end) throw new Error('nobody decided the tool call in time');
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        decided.add(approval.id);
+      } else {
+        await new Promise((r) => setTimeout(r, 100)); // resuming after the decision
+      }
+      exec = await until(execRunId, ['awaiting_input', ...ended], 60_000);
+    }
+    say(
+      '  (a session with execute_mode "edits" lets Write and Edit run on their own; "auto" also allow-listed commands)',
+    );
     if (exec.status !== 'completed') throw new Error(`execute run ${exec.status}: ${exec.error}`);
     say(`\nexecution: ${exec.status} on branch drydock/${plan.id}, commit ${exec.result_commit}`);
     say(`  ${exec.diff_stat.replace(/\n/g, '\n  ')}`);
@@ -210,7 +237,7 @@ async function main(): Promise<number> {
     for (const r of [planRun, exec]) {
       const u = r.usage;
       say(
-        `  ${r.phase.padEnd(8)} ${r.id}  ${r.turns} turns  in ${u.input_tokens} / out ${u.output_tokens} / cache write ${u.cache_write_5m_tokens} / cache read ${u.cache_read_tokens} tokens  $${r.cost_usd.toFixed(6)}  ${r.duration_ms} ms`,
+        `  ${r.phase.padEnd(8)} ${r.id}  ${r.turns} turns  in ${u.input_tokens} / out ${u.output_tokens} / cache write ${u.cache_write_5m_tokens} / cache read ${u.cache_read_tokens} tokens  $${r.cost_usd.toFixed(6)}  ${r.duration_ms} ms (${r.active_ms} ms active)`,
       );
     }
     say('\ndemo finished.');
