@@ -10,16 +10,19 @@ export class CronError extends Error {
   override name = 'CronError';
 }
 
+// cronie's shortcuts (src/entry.c): @midnight is @daily, @annually is @yearly.
 const NICKNAMES: Readonly<Record<string, string>> = {
   '@hourly': '0 * * * *',
   '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
   '@weekly': '0 0 * * 0',
   '@monthly': '0 0 1 * *',
   '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
 };
+const NICKNAME_LIST = Object.keys(NICKNAMES).join(', ');
 
-const EXPECTED_SHAPE =
-  'expected 5 fields "minute hour day-of-month month day-of-week" or a nickname (@hourly, @daily, @weekly, @monthly, @yearly)';
+const EXPECTED_SHAPE = `expected 5 fields "minute hour day-of-month month day-of-week" or a nickname (${NICKNAME_LIST})`;
 
 interface FieldSpec {
   name: string;
@@ -27,20 +30,30 @@ interface FieldSpec {
   max: number;
   /** Largest useful step: one full cycle of distinct values (day-of-week has 7, not 8). */
   maxStep: number;
+  /** Names standing for values, index = value (month: 1 = JAN; day-of-week: 0 = SUN). */
+  names?: readonly string[];
+  /** How the names are described in errors. */
+  nameRange?: string;
 }
+
+const MONTH_NAMES = ['', 'JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'];
+const WEEKDAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
 
 const FIELDS: readonly FieldSpec[] = [
   { name: 'minute', min: 0, max: 59, maxStep: 60 },
   { name: 'hour', min: 0, max: 23, maxStep: 24 },
   { name: 'day-of-month', min: 1, max: 31, maxStep: 31 },
-  { name: 'month', min: 1, max: 12, maxStep: 12 },
+  { name: 'month', min: 1, max: 12, maxStep: 12, names: MONTH_NAMES, nameRange: 'JAN-DEC' },
   // 0 and 7 are both Sunday.
-  { name: 'day-of-week', min: 0, max: 7, maxStep: 7 },
+  { name: 'day-of-week', min: 0, max: 7, maxStep: 7, names: WEEKDAY_NAMES, nameRange: 'SUN-SAT' },
 ];
+const DAY_OF_MONTH = 2;
+const DAY_OF_WEEK = 4;
 
-// One list item: "*", "*/n", "a", "a-b" or "a-b/n". Names (MON, JAN), "?", L, W and # are
-// croner extensions outside our documented grammar, so they fail here on purpose.
-const ITEM = /^(?:(\*)|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/;
+// One list item: "*", "*/n", "a", "a-b" or "a-b/n", where a and b are numbers or (month and day-of-week
+// only) three-letter names in any case. "?", L, W and # are croner extensions outside our documented
+// grammar, so they fail here on purpose.
+const ITEM = /^(?:(\*)|(\d+|[A-Za-z]+)(?:-(\d+|[A-Za-z]+))?)(?:\/(\d+))?$/;
 
 /** A valid IANA zone name as the runtime's Intl knows it. UTC offsets ("+05:30") are not zone names. */
 export function isValidTimezone(tz: string): boolean {
@@ -61,30 +74,63 @@ function assertTimezone(tz: string): void {
   if (!isValidTimezone(tz)) throw new CronError(`timezone: unknown IANA time zone "${tz}"`);
 }
 
-function checkItem(item: string, field: FieldSpec): void {
-  const m = ITEM.exec(item);
-  if (m === null) {
-    throw new CronError(
-      `cron: ${field.name} field item "${item}" is not valid, expected "*", a number ${field.min}-${field.max}, ` +
-        'a range "a-b", a step "*/n" or "a-b/n", or a comma-separated list of these',
-    );
-  }
-  const [, star, lowText, highText, stepText] = m;
-  for (const text of [lowText, highText]) {
-    if (text === undefined) continue;
+function itemError(item: string, field: FieldSpec): CronError {
+  const names = field.names ? `, a name ${field.nameRange}` : '';
+  return new CronError(
+    `cron: ${field.name} field item "${item}" is not valid, expected "*", a number ${field.min}-${field.max}${names}, ` +
+      'a range "a-b", a step "*/n" or "a-b/n", or a comma-separated list of these',
+  );
+}
+
+const isName = (text: string): boolean => /^[A-Za-z]/.test(text);
+const ALL_NAMES = new Set([...MONTH_NAMES.slice(1), ...WEEKDAY_NAMES]);
+
+/**
+ * The value of one end of an item, a number or a name. `highEnd`: SUN closing a range means 7, so that
+ * "FRI-SUN" is Friday to Sunday rather than a backwards 5-0.
+ */
+function endValue(text: string, item: string, field: FieldSpec, highEnd: boolean): number {
+  if (!isName(text)) {
     const value = Number(text);
     if (value < field.min || value > field.max) {
       throw new CronError(`cron: ${field.name} value ${text} is out of range ${field.min}-${field.max}`);
     }
+    return value;
   }
-  if (lowText !== undefined && highText !== undefined && Number(lowText) > Number(highText)) {
+  const upper = text.toUpperCase();
+  if (field.names === undefined) {
+    if (!ALL_NAMES.has(upper)) throw itemError(item, field);
+    throw new CronError(
+      `cron: ${field.name} field takes no names, got "${text}"; names are for month (JAN-DEC) and day-of-week (SUN-SAT)`,
+    );
+  }
+  const value = field.names.indexOf(upper);
+  if (value === -1) {
+    throw new CronError(
+      `cron: ${field.name} name "${text}" is not known, expected one of ${field.nameRange} (any case)`,
+    );
+  }
+  return highEnd && field.name === 'day-of-week' && value === 0 ? 7 : value;
+}
+
+/** One checked list item: `numeric` spells it with numbers only (what croner is given). */
+function checkItem(item: string, field: FieldSpec): { text: string; numeric: string } {
+  const m = ITEM.exec(item);
+  if (m === null) throw itemError(item, field);
+  const [, star, lowText, highText, stepText] = m;
+  const low = lowText === undefined ? undefined : endValue(lowText, item, field, false);
+  let high = highText === undefined ? undefined : endValue(highText, item, field, true);
+  // "SUN-SUN" is Sunday alone, not the whole week.
+  if (low === 0 && high === 7 && highText !== undefined && isName(highText)) high = 0;
+  if (low !== undefined && high !== undefined && low > high) {
     throw new CronError(`cron: ${field.name} range ${lowText}-${highText} is backwards, expected low-high`);
   }
   if (stepText !== undefined) {
     if (star === undefined && highText === undefined) {
       // croner (without sloppyRanges) and POSIX both reject "5/10"; say what works instead.
+      const last = lowText !== undefined && isName(lowText) ? field.names!.at(-1)! : String(field.max);
       throw new CronError(
-        `cron: ${field.name} step "${item}" needs "*" or a range before the slash, e.g. "*/${stepText}" or "${lowText}-${field.max}/${stepText}"`,
+        `cron: ${field.name} step "${item}" needs "*" or a range before the slash, e.g. "*/${stepText}" or "${lowText}-${last}/${stepText}"`,
       );
     }
     const step = Number(stepText);
@@ -92,14 +138,19 @@ function checkItem(item: string, field: FieldSpec): void {
       throw new CronError(`cron: ${field.name} step ${stepText} is out of range 1-${field.maxStep}`);
     }
   }
+  const step = stepText === undefined ? '' : `/${Number(stepText)}`;
+  const range = star !== undefined ? '*' : high === undefined ? `${low}` : `${low}-${high}`;
+  return { text: item.toUpperCase(), numeric: `${range}${step}` };
 }
 
-/**
- * Trim, collapse whitespace and expand a nickname to its 5 fields, checking the
- * grammar and each field's range. Pure syntax: calendar reachability and the
- * time zone are checked by validateCron.
- */
-export function normalizeCron(expr: string): string {
+interface ParsedCron {
+  /** As the caller wrote it: whitespace collapsed, nickname expanded, names upper-cased. */
+  normalized: string;
+  /** The same schedule with numbers only, and cronie's day rule spelled the way croner reads it. */
+  croner: string;
+}
+
+function parseCron(expr: string): ParsedCron {
   const parts = expr
     .trim()
     .split(/\s+/)
@@ -107,33 +158,60 @@ export function normalizeCron(expr: string): string {
   if (parts.length === 1 && parts[0]!.startsWith('@')) {
     const expanded = NICKNAMES[parts[0]!.toLowerCase()];
     if (expanded === undefined) {
-      throw new CronError(
-        `cron: unknown nickname "${parts[0]}", expected one of @hourly, @daily, @weekly, @monthly, @yearly`,
-      );
+      throw new CronError(`cron: unknown nickname "${parts[0]}", expected one of ${NICKNAME_LIST}`);
     }
-    return expanded;
+    return parseCron(expanded);
   }
   if (parts.length !== FIELDS.length) {
     throw new CronError(`cron: ${EXPECTED_SHAPE}, got ${parts.length} field${parts.length === 1 ? '' : 's'}`);
   }
-  parts.forEach((part, i) => {
-    const field = FIELDS[i]!;
-    for (const item of part.split(',')) checkItem(item, field);
-  });
-  return parts.join(' ');
+  const checked = parts.map((part, i) => part.split(',').map((item) => checkItem(item, FIELDS[i]!)));
+  const normalized = checked.map((items) => items.map((x) => x.text).join(',')).join(' ');
+  const numeric = checked.map((items) => items.map((x) => x.numeric).join(','));
+  return { normalized, croner: cronerDayRule(parts, numeric).join(' ') };
 }
 
-// 366 days, so an expression that fires once a year (e.g. "0 0 29 2 *" in the
-// year before a leap day, or "@yearly") is reachable from any `now`.
-const ONE_YEAR_MS = 366 * 24 * 60 * 60 * 1000;
+// The day fields follow cronie exactly. cronie's load_entry() (src/entry.c) sets DOM_STAR / DOW_STAR
+// when the field's FIRST CHARACTER is '*' (`if (ch == '*') e->flags |= DOM_STAR;`), before the list is
+// parsed, and find_jobs() (src/cron.c) matches a day with
+//   (flags & (DOM_STAR | DOW_STAR)) ? (dom && dow) : (dom || dow)
+// So "0 0 13 * 5" is the 13th OR any Friday, but "0 0 */2 * 1" is odd days that are Mondays, and
+// "*,10" counts as a star while "10,*" does not.
+//
+// croner (domAndDow: false) ORs the two fields unless one of them is exactly "*"; its "+" prefix on
+// day-of-week forces AND. So whenever cronie would AND and croner would not, add the "+".
+function cronerDayRule(raw: readonly string[], numeric: string[]): string[] {
+  const domStar = raw[DAY_OF_MONTH]!.startsWith('*');
+  const dowStar = raw[DAY_OF_WEEK]!.startsWith('*');
+  const cronerAnds = raw[DAY_OF_MONTH] === '*' || raw[DAY_OF_WEEK] === '*';
+  if ((domStar || dowStar) && !cronerAnds) numeric[DAY_OF_WEEK] = `+${numeric[DAY_OF_WEEK]}`;
+  return numeric;
+}
 
-/** Normalize and check that the expression fires at least once in the year after `now`, in `timezone`. */
+/**
+ * Trim, collapse whitespace, upper-case names and expand a nickname to its 5 fields, checking the
+ * grammar and each field's range. Pure syntax: calendar reachability and the time zone are checked by
+ * validateCron.
+ */
+export function normalizeCron(expr: string): string {
+  return parseCron(expr).normalized;
+}
+
+/**
+ * How far ahead an expression must have a date to be accepted: 4 years and 2 days, so that a leap-day
+ * job ("0 0 29 2 *") is reachable from any `now` (Feb 29 comes every 4 years until 2100; the 2 days
+ * cover a zone's offset changing between one Feb 29 and the next). croner searches far beyond this, so
+ * an expression that never matches ("0 0 30 2 *") comes back as null and is refused.
+ */
+export const HORIZON_MS = (4 * 365 + 1 + 2) * 24 * 60 * 60 * 1000;
+
+/** Normalize and check that the expression fires at least once in the 4 years after `now`, in `timezone`. */
 export function validateCron(expr: string, timezone: string, now: number): string {
   const normalized = normalizeCron(expr);
   assertTimezone(timezone);
   const first = nextMatch(normalized, timezone, now);
-  if (first === null || first - now > ONE_YEAR_MS) {
-    throw new CronError(`cron: "${normalized}" matches no date in the next year`);
+  if (first === null || first - now > HORIZON_MS) {
+    throw new CronError(`cron: "${normalized}" matches no date in the next 4 years`);
   }
   return normalized;
 }
@@ -156,16 +234,17 @@ function cronFor(expr: string, timezone: string): Cron {
     cronCache.set(key, hit);
     return hit;
   }
-  const normalized = normalizeCron(expr);
+  const parsed = parseCron(expr);
   assertTimezone(timezone);
   let cron: Cron;
   try {
-    cron = new Cron(normalized, {
+    cron = new Cron(parsed.croner, {
       timezone,
       // No callback is passed, so no timer is started; `paused` makes that explicit.
       paused: true,
       mode: '5-part',
-      // Vixie rule: when both day fields are restricted, a date matching either fires.
+      // Vixie/cronie rule: when both day fields are restricted, a date matching either fires
+      // (parseCron adds croner's "+" where cronie would require both; see cronerDayRule).
       domAndDow: false,
       // DESIGN.md: a fixed-time job fires once in a repeated hour and at the end of a
       // skipped one. croner's default ('single-value') treats lists and ranges such as

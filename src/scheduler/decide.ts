@@ -25,6 +25,16 @@ export const specOf = (job: CronJob): ScheduleSpec => ({
 });
 
 /**
+ * Whether a one-shot's slot has passed at `at` (so it is missed if it has not fired): only once its
+ * nominal time is behind `at`. Its early, jittered due time does not count. The one rule for the
+ * scheduler (a one-shot that passed while the daemon was down) and for resume (one that passed while
+ * paused).
+ */
+export function oneShotPassed(nominalAt: number, at: number): boolean {
+  return nominalAt < at;
+}
+
+/**
  * What to do with one job now, given whether its session is busy. Pure: the store calls it inside its
  * transaction with the freshest row, so two schedulers on one database cannot both act on one slot.
  *
@@ -32,7 +42,8 @@ export const specOf = (job: CronJob): ScheduleSpec => ({
  *   recorded as missed; the newer ones fold into one fire, the older of them recorded as coalesced.
  * - A busy session makes the newest slot wait as `pending`; it fires when the session is idle, and any slot
  *   that comes due meanwhile supersedes it (coalescing).
- * - A one-shot that came due before this scheduler started was missed while down: it waits for a person.
+ * - A one-shot whose nominal time passed before this scheduler started was missed while down: it waits for
+ *   a person. One due early (jitter) whose nominal time is still ahead fires.
  * - A one-shot, or a recurring job's final slot (its first at or after expiry), removes the job once fired.
  */
 export function decide(job: CronJob, sessionBusy: boolean, ctx: DecideContext): SlotTransition | null {
@@ -45,7 +56,14 @@ export function decide(job: CronJob, sessionBusy: boolean, ctx: DecideContext): 
       ? { nominalAt: job.nextNominalAt, dueAt: job.nextDueAt, final: job.nextFinal }
       : null;
 
-  if (dueNow && !job.recurring && current!.dueAt < ctx.startedAt && job.pendingSlotAt === null) {
+  // The nominal time decides, not the jittered one: a one-shot may be due up to one_shot_early_ms before
+  // its slot, and a scheduler that starts inside that early window must still fire it.
+  if (
+    dueNow &&
+    !job.recurring &&
+    oneShotPassed(current!.nominalAt, ctx.startedAt) &&
+    job.pendingSlotAt === null
+  ) {
     return {
       coalesce: [],
       missed: { firstAt: current!.nominalAt, lastAt: current!.nominalAt, slots: 1 },

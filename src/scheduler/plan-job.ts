@@ -52,7 +52,7 @@ export function planJob(req: JobRequest, now: number, config: Config): NewJob {
     now,
     jitterOptions(config),
   );
-  if (!next) throw new CronError(`cron: "${cron}" matches no date in the next year`);
+  if (!next) throw new CronError(`cron: "${cron}" matches no date in the next 4 years`);
   return {
     id: req.id,
     sessionId: req.sessionId,

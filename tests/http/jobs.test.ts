@@ -67,6 +67,28 @@ describe('cron jobs API', () => {
       expect(job.next_fire_at).toBe('2026-06-01T13:30:00.000Z');
     });
 
+    it.each([
+      ['Europe/Kyiv', 'Europe/Kyiv'],
+      ['europe/kyiv', 'Europe/Kyiv'],
+      ['Europe/Kiev', 'Europe/Kiev'],
+      ['ASIA/KOLKATA', 'Asia/Kolkata'],
+      ['Asia/Calcutta', 'Asia/Calcutta'],
+      ['america/argentina/buenos_aires', 'America/Argentina/Buenos_Aires'],
+      ['europe/berlin', 'Europe/Berlin'],
+      ['utc', 'UTC'],
+      ['etc/gmt+5', 'Etc/GMT+5'],
+      ['US/Eastern', 'US/Eastern'],
+    ])('keeps the zone as spelled, case corrected, never an older alias: %s -> %s', async (sent, stored) => {
+      const job = await createJob(h, sessionId, { cron: '30 9 * * *', timezone: sent });
+      expect(job.timezone).toBe(stored);
+      expect((await h.call('GET', `/v1/jobs/${job.id}`)).body.timezone).toBe(stored);
+    });
+
+    it('schedules in the zone kept as spelled: 09:30 in Kyiv (UTC+3 in June) is 06:30Z', async () => {
+      const job = await createJob(h, sessionId, { cron: '30 9 * * *', timezone: 'europe/kyiv' });
+      expect(job.next_fire_at).toBe('2026-06-02T06:30:00.000Z');
+    });
+
     it('defaults the timezone from config (UTC in the harness)', async () => {
       const job = await createJob(h, sessionId, { cron: '30 9 * * *' });
       expect(job.timezone).toBe('UTC');
@@ -159,6 +181,15 @@ describe('cron jobs API', () => {
       ['both day fields restricted: either matches (vixie)', '0 9 15 * 5', '2026-06-05T09:00:00.000Z'],
       ['a step in the minutes', '*/20 8 * * *', '2026-06-01T08:20:00.000Z'],
       ['@hourly', '@hourly', '2026-06-01T09:00:00.000Z'],
+      ['@annually', '@annually', '2027-01-01T00:00:00.000Z'],
+      ['weekday names in any case', '0 9 * * sat,Sun', '2026-06-06T09:00:00.000Z'],
+      ['a month-name range', '0 9 1 jan-MAR *', '2027-01-01T09:00:00.000Z'],
+      [
+        'a day-of-month starting with * and a weekday: both must match (cronie)',
+        '0 9 */2 * TUE',
+        '2026-06-09T09:00:00.000Z',
+      ],
+      ['a leap day, less than 2 years ahead', '0 0 29 2 *', '2028-02-29T00:00:00.000Z'],
     ])('%s: %s next fires at %s', async (_name, cron, next) => {
       const job = await createJob(h, sessionId, { cron });
       expect(job.next_fire_at).toBe(next);
@@ -211,9 +242,17 @@ describe('cron jobs API', () => {
       ['day-of-week 8', '0 9 * * 8', /day-of-week value 8 is out of range 0-7/],
       ['a backwards range', '0 17-9 * * *', /hour range 17-9 is backwards/],
       ['step zero', '*/0 * * * *', /minute step 0 is out of range/],
-      ['a month name', '0 9 * JAN *', /month field item "JAN" is not valid/],
-      ['31 February (no date in a year)', '0 0 31 2 *', /"0 0 31 2 \*" matches no date in the next year/],
-      ['30 February (no date in a year)', '0 0 30 2 *', /matches no date in the next year/],
+      [
+        'an unknown month name',
+        '0 9 * JANUARY *',
+        /month name "JANUARY" is not known, expected one of JAN-DEC/,
+      ],
+      ['31 February (no date in 4 years)', '0 0 31 2 *', /"0 0 31 2 \*" matches no date in the next 4 years/],
+      [
+        '30 February (no date in 4 years)',
+        '0 0 30 feb *',
+        /"0 0 30 FEB \*" matches no date in the next 4 years/,
+      ],
       ['an unknown nickname', '@fortnightly', /unknown nickname "@fortnightly", expected one of @hourly/],
     ])('rejects a cron with %s', async (_name, cron, message) => {
       const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, { body: { cron, prompt: 'p' } });
@@ -378,6 +417,28 @@ describe('cron jobs API', () => {
       expect(resumed.body).toMatchObject({ next_fire_at: '2026-06-09T09:30:00.000Z', next_fire_final: true });
     });
 
+    it('a one-shot resumed inside its early-jitter window, before its nominal time, still fires', async () => {
+      const job = await earlyOneShot();
+      await h.scheduler.tick(); // the scheduler is running from 08:00Z
+      await h.call('POST', `/v1/jobs/${job.id}/pause`);
+      h.clock.set(at(job.next_fire_at) - 1); // due (early), but 09:30 has not passed
+      const resumed = await h.call('POST', `/v1/jobs/${job.id}/resume`);
+      expect(resumed.body).toMatchObject({ status: 'active', next_fire_at: job.next_fire_at });
+      await h.scheduler.tick();
+      expect(h.runs.map((r) => r.slotAt)).toEqual([at(job.next_fire_at)]);
+      expectError(await h.call('GET', `/v1/jobs/${job.id}`), 404, 'not_found');
+    });
+
+    it('a one-shot resumed after its nominal time becomes missed', async () => {
+      const job = await createJob(h, sessionId, { cron: '30 9 * * *', recurring: false });
+      await h.call('POST', `/v1/jobs/${job.id}/pause`);
+      h.clock.set(at(job.next_fire_at) + 1);
+      const resumed = await h.call('POST', `/v1/jobs/${job.id}/resume`);
+      expect(resumed.body).toMatchObject({ status: 'missed', next_fire_at: job.next_fire_at });
+      await h.scheduler.tick();
+      expect(h.runs).toEqual([]);
+    });
+
     it('resuming a job that is not paused is a 409 and changes nothing', async () => {
       const job = await createJob(h, sessionId);
       const err = expectError(await h.call('POST', `/v1/jobs/${job.id}/resume`), 409, 'conflict');
@@ -466,6 +527,47 @@ describe('cron jobs API', () => {
 
     it('answers 404 for an unknown run id', async () => {
       expectError(await h.call('GET', '/v1/runs/run_nope'), 404, 'not_found');
+    });
+  });
+
+  /** A one-shot at 09:30Z that may fire early; of a few, the one with the widest early window. */
+  const earlyOneShot = async (): Promise<any> => {
+    const jobs = [];
+    for (let i = 0; i < 4; i++)
+      jobs.push(await createJob(h, sessionId, { cron: '30 9 * * *', recurring: false }));
+    const early = (j: any): number => at(j.next_fire_at) - at(j.next_fire_jittered_at);
+    const job = jobs.sort((a, b) => early(b) - early(a))[0];
+    for (const other of jobs) if (other !== job) await h.call('DELETE', `/v1/jobs/${other.id}`);
+    expect(early(job)).toBeGreaterThan(0);
+    return job;
+  };
+
+  describe('a one-shot is missed only once its nominal time has passed', () => {
+    it('a daemon that starts inside the early-jitter window, before the nominal time, fires it', async () => {
+      const job = await earlyOneShot();
+      // Down since before the early due time; back up 1 ms before 09:30Z. The first tick starts the scheduler.
+      h.clock.set(at(job.next_fire_at) - 1);
+      await h.scheduler.tick();
+      expect(h.runs.map((r) => r.slotAt)).toEqual([at(job.next_fire_at)]);
+      expectError(await h.call('GET', `/v1/jobs/${job.id}`), 404, 'not_found');
+    });
+
+    it('a daemon that starts before the early due time fires it at that time', async () => {
+      const job = await earlyOneShot();
+      h.clock.set(at(job.next_fire_jittered_at) - 1);
+      await h.scheduler.tick();
+      expect(h.runs).toEqual([]);
+      h.clock.set(at(job.next_fire_jittered_at));
+      await h.scheduler.tick();
+      expect(h.runs.map((r) => r.slotAt)).toEqual([at(job.next_fire_at)]);
+    });
+
+    it('a daemon that starts 1 ms after the nominal time records it as missed', async () => {
+      const job = await earlyOneShot();
+      h.clock.set(at(job.next_fire_at) + 1);
+      await h.scheduler.tick();
+      expect(h.runs).toEqual([]);
+      expect((await h.call('GET', `/v1/jobs/${job.id}`)).body.status).toBe('missed');
     });
   });
 

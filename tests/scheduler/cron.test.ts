@@ -31,9 +31,11 @@ describe('normalizeCron', () => {
     expect(normalizeCron('  0   9 *\t*   1-5 ')).toBe('0 9 * * 1-5');
   });
 
-  it('expands the five nicknames, case-insensitively', () => {
+  it('expands the seven nicknames, case-insensitively', () => {
     expect(normalizeCron('@hourly')).toBe('0 * * * *');
     expect(normalizeCron('@daily')).toBe('0 0 * * *');
+    expect(normalizeCron('@midnight')).toBe('0 0 * * *');
+    expect(normalizeCron('@Annually')).toBe('0 0 1 1 *');
     expect(normalizeCron('@weekly')).toBe('0 0 * * 0');
     expect(normalizeCron('@monthly')).toBe('0 0 1 * *');
     expect(normalizeCron(' @YEARLY ')).toBe('0 0 1 1 *');
@@ -44,9 +46,17 @@ describe('normalizeCron', () => {
     expect(normalizeCron('05 09 * * *')).toBe('05 09 * * *');
   });
 
+  it('accepts month and weekday names in any case, in values, ranges, lists and steps, upper-casing them', () => {
+    expect(normalizeCron('0 9 * * mon-fri')).toBe('0 9 * * MON-FRI');
+    expect(normalizeCron('0 9 * jan-Mar,oct *')).toBe('0 9 * JAN-MAR,OCT *');
+    expect(normalizeCron('0 9 * * MON-FRI/2,sun')).toBe('0 9 * * MON-FRI/2,SUN');
+    expect(normalizeCron('0 9 1 Jan-Dec/3 *')).toBe('0 9 1 JAN-DEC/3 *');
+    expect(normalizeCron('0 9 * 1-JUN 1-fri')).toBe('0 9 * 1-JUN 1-FRI');
+  });
+
   it('rejects the wrong number of fields and says what is expected', () => {
     expect(cronError(() => normalizeCron('0 0 9 * * *')).message).toBe(
-      'cron: expected 5 fields "minute hour day-of-month month day-of-week" or a nickname (@hourly, @daily, @weekly, @monthly, @yearly), got 6 fields',
+      'cron: expected 5 fields "minute hour day-of-month month day-of-week" or a nickname (@hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually), got 6 fields',
     );
     expect(cronError(() => normalizeCron('0 0 9 * * * 2026')).message).toMatch(
       /expected 5 fields.*got 7 fields$/,
@@ -57,7 +67,7 @@ describe('normalizeCron', () => {
 
   it('rejects unknown nicknames', () => {
     expect(cronError(() => normalizeCron('@reboot')).message).toBe(
-      'cron: unknown nickname "@reboot", expected one of @hourly, @daily, @weekly, @monthly, @yearly',
+      'cron: unknown nickname "@reboot", expected one of @hourly, @daily, @midnight, @weekly, @monthly, @yearly, @annually',
     );
     expect(cronError(() => normalizeCron('@every')).message).toMatch(/unknown nickname "@every"/);
   });
@@ -84,6 +94,11 @@ describe('normalizeCron', () => {
       '5/10 * * * *',
       'cron: minute step "5/10" needs "*" or a range before the slash, e.g. "*/10" or "5-59/10"',
     ],
+    [
+      '0 0 * * MON/2',
+      'cron: day-of-week step "MON/2" needs "*" or a range before the slash, e.g. "*/2" or "MON-SAT/2"',
+    ],
+    ['0 0 * jan-dec/13 *', 'cron: month step 13 is out of range 1-12'],
   ])('rejects bad step %s', (expr, message) => {
     expect(cronError(() => normalizeCron(expr)).message).toBe(message);
   });
@@ -92,9 +107,8 @@ describe('normalizeCron', () => {
     ['*/x * * * *', 'minute', '*/x'],
     ['a * * * *', 'minute', 'a'],
     ['1,,2 * * * *', 'minute', ''],
-    ['0 9 * * MON', 'day-of-week', 'MON'],
-    ['0 9 * JAN *', 'month', 'JAN'],
     ['0 0 L * *', 'day-of-month', 'L'],
+    ['0 0 * * MON-', 'day-of-week', 'MON-'],
     ['0 0 ? * *', 'day-of-month', '?'],
     ['0 0 * * 5#2', 'day-of-week', '5#2'],
     ['0 0 * * +1', 'day-of-week', '+1'],
@@ -105,10 +119,44 @@ describe('normalizeCron', () => {
     expect(message).toContain('a range "a-b", a step "*/n" or "a-b/n"');
   });
 
-  it('rejects backwards ranges', () => {
+  it('rejects backwards ranges, names included', () => {
     expect(cronError(() => normalizeCron('0 5-1 * * *')).message).toBe(
       'cron: hour range 5-1 is backwards, expected low-high',
     );
+    expect(cronError(() => normalizeCron('0 0 * dec-jan *')).message).toBe(
+      'cron: month range dec-jan is backwards, expected low-high',
+    );
+    expect(cronError(() => normalizeCron('0 0 * * SAT-MON')).message).toBe(
+      'cron: day-of-week range SAT-MON is backwards, expected low-high',
+    );
+  });
+
+  it('reads SUN closing a range as 7, so FRI-SUN is Friday to Sunday', () => {
+    expect(normalizeCron('0 0 * * FRI-SUN')).toBe('0 0 * * FRI-SUN');
+    expect(normalizeCron('0 0 * * sun-sun')).toBe('0 0 * * SUN-SUN');
+  });
+
+  it.each([
+    ['0 0 * * MO', 'cron: day-of-week name "MO" is not known, expected one of SUN-SAT (any case)'],
+    ['0 0 * * monday', 'cron: day-of-week name "monday" is not known, expected one of SUN-SAT (any case)'],
+    ['0 0 * * L', 'cron: day-of-week name "L" is not known, expected one of SUN-SAT (any case)'],
+    ['0 0 * MON *', 'cron: month name "MON" is not known, expected one of JAN-DEC (any case)'],
+    ['0 0 * January *', 'cron: month name "January" is not known, expected one of JAN-DEC (any case)'],
+  ])('rejects an unknown name %s, saying which names the field takes', (expr, message) => {
+    expect(cronError(() => normalizeCron(expr)).message).toBe(message);
+  });
+
+  it.each([
+    [
+      '0 0 JAN * *',
+      'cron: day-of-month field takes no names, got "JAN"; names are for month (JAN-DEC) and day-of-week (SUN-SAT)',
+    ],
+    [
+      'mon * * * *',
+      'cron: minute field takes no names, got "mon"; names are for month (JAN-DEC) and day-of-week (SUN-SAT)',
+    ],
+  ])('rejects a name in a field that takes none: %s', (expr, message) => {
+    expect(cronError(() => normalizeCron(expr)).message).toBe(message);
   });
 });
 
@@ -137,19 +185,25 @@ describe('validateCron', () => {
 
   it('rejects expressions that match no date', () => {
     expect(cronError(() => validateCron('0 0 31 2 *', 'UTC', NOW)).message).toBe(
-      'cron: "0 0 31 2 *" matches no date in the next year',
+      'cron: "0 0 31 2 *" matches no date in the next 4 years',
     );
     expect(cronError(() => validateCron('0 0 30 2 *', 'Europe/Berlin', NOW)).message).toBe(
-      'cron: "0 0 30 2 *" matches no date in the next year',
+      'cron: "0 0 30 2 *" matches no date in the next 4 years',
+    );
+    expect(cronError(() => validateCron('0 0 30 feb *', 'UTC', NOW)).message).toBe(
+      'cron: "0 0 30 FEB *" matches no date in the next 4 years',
     );
     expect(cronError(() => validateCron('0 0 31 4,6,9,11 *', 'UTC', NOW)).message).toMatch(/matches no date/);
   });
 
-  it('judges "the next year" from now: Feb 29 is too far in 2026, reachable from mid-2027', () => {
-    expect(cronError(() => validateCron('0 0 29 2 *', 'UTC', NOW)).message).toBe(
-      'cron: "0 0 29 2 *" matches no date in the next year',
-    );
-    expect(validateCron('0 0 29 2 *', 'UTC', at('2027-06-01T00:00:00Z'))).toBe('0 0 29 2 *');
+  it('accepts a leap-day job from any day: Feb 29 comes within 4 years', () => {
+    expect(validateCron('0 0 29 2 *', 'UTC', NOW)).toBe('0 0 29 2 *');
+    expect(iso(nextMatch('0 0 29 2 *', 'UTC', NOW))).toBe('2028-02-29T00:00:00.000Z');
+    // The worst case: just after one leap day, the next is 4 years away.
+    const justAfter = at('2028-02-29T00:00:00.001Z');
+    expect(validateCron('0 0 29 FEB *', 'Pacific/Chatham', justAfter)).toBe('0 0 29 FEB *');
+    expect(iso(nextMatch('0 0 29 2 *', 'UTC', justAfter))).toBe('2032-02-29T00:00:00.000Z');
+    expect(validateCron('30 12 29 2 *', 'America/New_York', at('2028-03-01T00:00:00Z'))).toBe('30 12 29 2 *');
   });
 
   it('accepts Feb 31 when a restricted day-of-week also matches (vixie OR)', () => {
@@ -203,6 +257,31 @@ describe('nextMatch', () => {
   });
 });
 
+describe('month and weekday names', () => {
+  const from = at('2026-04-01T00:00:00Z'); // a Wednesday
+
+  it('match like their numbers', () => {
+    expect(isos(matchesBetween('0 9 * * mon-fri/2', 'UTC', from, at('2026-04-12T00:00:00Z'), 10))).toEqual(
+      isos(matchesBetween('0 9 * * 1-5/2', 'UTC', from, at('2026-04-12T00:00:00Z'), 10)),
+    );
+    expect(isos(matchesBetween('0 0 * * FRI-SUN', 'UTC', from, at('2026-04-06T00:00:00Z'), 10))).toEqual([
+      '2026-04-03T00:00:00.000Z',
+      '2026-04-04T00:00:00.000Z',
+      '2026-04-05T00:00:00.000Z',
+    ]);
+    expect(isos(matchesBetween('0 0 1 jan-dec/4 *', 'UTC', from, at('2027-04-02T00:00:00Z'), 10))).toEqual([
+      '2026-05-01T00:00:00.000Z',
+      '2026-09-01T00:00:00.000Z',
+      '2027-01-01T00:00:00.000Z',
+    ]);
+  });
+
+  it('and the nicknames match like their expansions', () => {
+    expect(nextMatch('@midnight', 'UTC', NOW)).toBe(nextMatch('0 0 * * *', 'UTC', NOW));
+    expect(iso(nextMatch('@annually', 'Europe/Berlin', NOW))).toBe('2026-12-31T23:00:00.000Z');
+  });
+});
+
 describe('day-of-month and day-of-week (vixie rule)', () => {
   // 2026-04-01 is a Wednesday; April 13 is a Monday, May 13 a Wednesday.
   const from = at('2026-04-01T00:00:00Z');
@@ -237,6 +316,24 @@ describe('day-of-month and day-of-week (vixie rule)', () => {
       '2026-04-10T00:00:00.000Z',
       '2026-04-17T00:00:00.000Z',
     ]);
+  });
+
+  it('requires both when either field starts with "*" (cronie: DOM_STAR / DOW_STAR)', () => {
+    // 2026-04-13 and 2026-05-11: Mondays on odd days in April-May.
+    const oddMondays = ['2026-04-13T00:00:00.000Z', '2026-04-27T00:00:00.000Z', '2026-05-11T00:00:00.000Z'];
+    expect(isos(matchesBetween('0 0 */2 * 1', 'UTC', from, to, 50))).toEqual([
+      ...oddMondays,
+      '2026-05-25T00:00:00.000Z',
+    ]);
+    // The 13th when it is a Sunday, Tuesday, Thursday or Saturday (*/2 = 0,2,4,6): none in April-May 2026...
+    expect(matchesBetween('0 0 13 * */2', 'UTC', from, to, 50)).toEqual([]);
+    // "*,3" starts with "*": the 13th AND any weekday (the list covers them all), so every 13th...
+    expect(isos(matchesBetween('0 0 13 * *,3', 'UTC', from, to, 50))).toEqual([
+      '2026-04-13T00:00:00.000Z',
+      '2026-05-13T00:00:00.000Z',
+    ]);
+    // ...while "3,*" does not start with "*": the 13th OR any weekday, so every day.
+    expect(matchesBetween('0 0 13 * 3,*', 'UTC', from, to, 100)).toHaveLength(60);
   });
 
   it('treats day-of-week 7 as Sunday, like 0', () => {

@@ -171,3 +171,41 @@ describe('an interval job keeps firing every 15 real minutes through both transi
     ]);
   });
 });
+
+describe('zones with unusual shifts (the brute-force test covers them at random; these are the README examples)', () => {
+  it('Australia/Lord_Howe jumps 02:00 -> 02:30 (+10:30 -> +11:00): 02:15 fires at 02:30 that day', () => {
+    expect(
+      isos(
+        matchesBetween(
+          '15 2 * * *',
+          'Australia/Lord_Howe',
+          at('2026-10-02T12:00:00Z'),
+          at('2026-10-05T12:00:00Z'),
+          10,
+        ),
+      ),
+    ).toEqual([
+      '2026-10-02T15:45:00.000Z', // 02:15 +10:30 on 10-03
+      '2026-10-03T15:30:00.000Z', // 02:30 +11:00 on 10-04: 02:15 does not exist
+      '2026-10-04T15:15:00.000Z', // 02:15 +11:00 on 10-05
+    ]);
+  });
+
+  it('Antarctica/Troll jumps 01:00 -> 03:00 (+00 -> +02): 02:00 fires at 03:00 that day', () => {
+    expect(
+      isos(
+        matchesBetween(
+          '0 2 * * *',
+          'Antarctica/Troll',
+          at('2026-03-27T12:00:00Z'),
+          at('2026-03-30T12:00:00Z'),
+          10,
+        ),
+      ),
+    ).toEqual([
+      '2026-03-28T02:00:00.000Z', // 02:00 +00
+      '2026-03-29T01:00:00.000Z', // 03:00 +02: 02:00 does not exist
+      '2026-03-30T00:00:00.000Z', // 02:00 +02
+    ]);
+  });
+});

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { newId } from '../../ids.js';
-import { specOf } from '../../scheduler/decide.js';
+import { oneShotPassed, specOf } from '../../scheduler/decide.js';
 import { nextFire } from '../../scheduler/next-fire.js';
 import { jitterOptions } from '../../scheduler/plan-job.js';
 import type { CronJob } from '../../store/types.js';
@@ -73,8 +73,9 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
         'active',
         nextFire(specOf(job), now, now, jitterOptions(config)),
       );
-    } else if (job.nextNominalAt !== null && job.nextDueAt !== null && job.nextDueAt <= now) {
+    } else if (job.nextNominalAt !== null && oneShotPassed(job.nextNominalAt, now)) {
       // A one-shot whose time passed while paused is not run behind anyone's back: it waits for a person.
+      // Resumed inside its early-jitter window (due, but its nominal time still ahead), it fires.
       updated = await store.updateJobSchedule(job.id, 'missed', current(job));
     } else {
       updated = await store.updateJobSchedule(job.id, 'active', current(job));

@@ -2,8 +2,8 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Hono } from 'hono';
 import { newId } from '../../ids.js';
-import { isValidTimezone } from '../../scheduler/cron.js';
 import { planJob } from '../../scheduler/plan-job.js';
+import { canonicalZone } from '../../scheduler/zone.js';
 import { requires } from '../auth.js';
 import { jsonBody, query, runOptions } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
@@ -67,15 +67,16 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const session = await store.getSession(sessionId);
     if (!session) throw notFound('session', sessionId);
     const requested = body.timezone ?? config.timezone;
-    if (!isValidTimezone(requested)) {
+    // Store the zone as the caller spelled it, letter case corrected ("europe/kyiv" becomes "Europe/Kyiv");
+    // never the runtime's older alias (Node 20 resolves "Europe/Kyiv" to "Europe/Kiev").
+    const timezone = canonicalZone(requested);
+    if (timezone === null) {
       throw new HttpError(
         422,
         'invalid_timezone',
         `timezone: unknown IANA time zone "${requested}" (expected e.g. "Europe/Berlin" or "UTC")`,
       );
     }
-    // Store the zone's canonical spelling ("europe/berlin" becomes "Europe/Berlin").
-    const timezone = new Intl.DateTimeFormat('en-US', { timeZone: requested }).resolvedOptions().timeZone;
     const job = planJob(
       {
         id: newId('job'),
