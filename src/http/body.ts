@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { modelProblems } from '../agent/models.js';
 import type { Config } from '../config/schema.js';
+import { canonicalZone } from '../scheduler/zone.js';
 import type { RunDefaults } from '../store/types.js';
 import { HttpError, invalid } from './errors.js';
 
@@ -32,4 +33,21 @@ export function runOptions(config: Config, options: RunDefaults | undefined): Ru
     if (problem) throw new HttpError(422, 'invalid_model', problem);
   }
   return options ?? {};
+}
+
+/**
+ * A schedule's time zone as the caller spelled it, letter case corrected ("europe/kyiv" becomes
+ * "Europe/Kyiv"), never the runtime's older alias (Node 20 resolves "Europe/Kyiv" to "Europe/Kiev"); 422
+ * when there is no such zone.
+ */
+export function scheduleZone(requested: string): string {
+  const zone = canonicalZone(requested);
+  if (zone === null) {
+    throw new HttpError(
+      422,
+      'invalid_timezone',
+      `timezone: unknown IANA time zone "${requested}" (expected e.g. "Europe/Berlin" or "UTC")`,
+    );
+  }
+  return zone;
 }

@@ -118,12 +118,12 @@ describe('scheduled triggers', () => {
   it('take a new schedule, prompt and zone by PATCH; delete removes the job', async () => {
     const t = await nightly();
     const r = await h.call('PATCH', `/v1/triggers/${t.id}`, {
-      body: { cron: '30 6 * * 1', timezone: 'Europe/Berlin', prompt: 'Weekly review.' },
+      body: { cron: '30 6 * * MON', timezone: 'europe/kyiv', prompt: 'Weekly review.' },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.schedule).toMatchObject({
-      cron: '30 6 * * 1',
-      timezone: 'Europe/Berlin',
+      cron: '30 6 * * MON',
+      timezone: 'Europe/Kyiv',
       job_id: t.schedule.job_id,
     });
     const job = (await h.call('GET', `/v1/jobs/${t.schedule.job_id}`)).body;

@@ -3,9 +3,8 @@ import { resolve } from 'node:path';
 import { Hono } from 'hono';
 import { newId } from '../../ids.js';
 import { planJob } from '../../scheduler/plan-job.js';
-import { canonicalZone } from '../../scheduler/zone.js';
 import { requires } from '../auth.js';
-import { jsonBody, query, runOptions } from '../body.js';
+import { jsonBody, query, runOptions, scheduleZone } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentJob, presentSession } from '../present.js';
@@ -66,17 +65,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const body = await jsonBody(c, createJobSchema);
     const session = await store.getSession(sessionId);
     if (!session) throw notFound('session', sessionId);
-    const requested = body.timezone ?? config.timezone;
-    // Store the zone as the caller spelled it, letter case corrected ("europe/kyiv" becomes "Europe/Kyiv");
-    // never the runtime's older alias (Node 20 resolves "Europe/Kyiv" to "Europe/Kiev").
-    const timezone = canonicalZone(requested);
-    if (timezone === null) {
-      throw new HttpError(
-        422,
-        'invalid_timezone',
-        `timezone: unknown IANA time zone "${requested}" (expected e.g. "Europe/Berlin" or "UTC")`,
-      );
-    }
+    const timezone = scheduleZone(body.timezone ?? config.timezone);
     const job = planJob(
       {
         id: newId('job'),

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { newId } from '../../ids.js';
-import { CronError, isValidTimezone } from '../../scheduler/cron.js';
+import { CronError } from '../../scheduler/cron.js';
 import { type CronJob, TRIGGER_KINDS, type Trigger } from '../../store/types.js';
 import {
   planScheduleJob,
@@ -14,7 +14,7 @@ import {
 import { TEMPLATE_FIELDS, unknownPlaceholders } from '../../triggers/template.js';
 import { issueTriggerToken, parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
 import { requires } from '../auth.js';
-import { jsonBody, query, runOptions } from '../body.js';
+import { jsonBody, query, runOptions, scheduleZone } from '../body.js';
 import { bodyCap } from '../body-cap.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
@@ -377,15 +377,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
   }
 
   function zoneOf(requested: string | undefined): string {
-    const zone = requested ?? config.timezone;
-    if (!isValidTimezone(zone)) {
-      throw new HttpError(
-        422,
-        'invalid_timezone',
-        `timezone: unknown IANA time zone "${zone}" (expected e.g. "Europe/Berlin" or "UTC")`,
-      );
-    }
-    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
+    return scheduleZone(requested ?? config.timezone);
   }
 
   return app;
