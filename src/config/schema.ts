@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EFFORTS, modelProblems } from '../agent/models.js';
+import { canonicalZone } from '../scheduler/zone.js';
 
 // The configuration contract. Keys are snake_case, identical in YAML and in the `Config` type, and
 // every key has a default, so `configSchema.parse({})` is the complete default configuration.
@@ -23,7 +24,9 @@ export function isSecretPath(path: readonly PropertyKey[]): boolean {
 
 /** The zone of the machine the daemon runs on. */
 export function systemTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+  // TZ as set (Node 20's resolvedOptions() would turn Europe/Kyiv into its old alias Europe/Kiev).
+  const tz = process.env.TZ ? canonicalZone(process.env.TZ.replace(/^:/, '')) : null;
+  return tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
 /** True for a zone name the runtime's ICU knows (IANA names such as `Europe/Berlin`, and `UTC`). */
