@@ -594,3 +594,18 @@ describe('execute.sandbox', () => {
     }
   });
 });
+
+describe('the default time zone', () => {
+  it('is TZ as spelled, not the runtime older alias (Europe/Kyiv stays Europe/Kyiv)', () => {
+    const before = process.env.TZ;
+    try {
+      process.env.TZ = 'Europe/Kyiv';
+      expect(defaultConfig().timezone).toBe('Europe/Kyiv');
+      process.env.TZ = ':asia/kolkata';
+      expect(defaultConfig().timezone).toBe('Asia/Kolkata');
+    } finally {
+      if (before === undefined) delete process.env.TZ;
+      else process.env.TZ = before;
+    }
+  });
+});
