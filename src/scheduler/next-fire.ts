@@ -53,3 +53,18 @@ export function nextFire(
     final: spec.expiresAt !== null && t1 >= spec.expiresAt,
   };
 }
+
+/** A job's next `count` slots (nominal times), from its planned next slot; a one-shot has one at most. */
+export function upcomingSlots(
+  job: { nextNominalAt: number | null; effectiveCron: string; timezone: string; recurring: boolean },
+  count: number,
+): number[] {
+  if (job.nextNominalAt === null) return [];
+  const slots = [job.nextNominalAt];
+  while (job.recurring && slots.length < count) {
+    const next = nextMatch(job.effectiveCron, job.timezone, slots[slots.length - 1]!);
+    if (next === null) break;
+    slots.push(next);
+  }
+  return slots;
+}

@@ -1,7 +1,7 @@
 import type { Identity } from '../auth/tokens.js';
 import { html, type SafeHtml } from './html.js';
 
-export type Section = 'queue' | 'questions' | 'tool-approvals' | null;
+export type Section = 'queue' | 'questions' | 'tool-approvals' | 'schedules' | null;
 
 export interface PageOptions {
   title: string;
@@ -14,6 +14,7 @@ const NAV: [Exclude<Section, null>, string, string][] = [
   ['queue', '/ui', 'Plan queue'],
   ['questions', '/ui/questions', 'Questions'],
   ['tool-approvals', '/ui/tool-approvals', 'Tool approvals'],
+  ['schedules', '/ui/schedules', 'Schedules'],
 ];
 
 /** A whole document. No inline script or style anywhere: the CSP allows only /ui/app.js and /ui/app.css. */

@@ -11,6 +11,7 @@ import { questionRoutes } from './pages/questions.js';
 import { queueRoutes } from './pages/queue.js';
 import { runRoutes } from './pages/run.js';
 import { runEventRoutes } from './pages/run-events.js';
+import { scheduleRoutes } from './pages/schedules.js';
 import { toolApprovalRoutes } from './pages/tool-approvals.js';
 import { UiSecret } from './session.js';
 
@@ -48,6 +49,7 @@ export function uiRoutes(deps: AppDeps): Hono<UiEnv> {
   toolApprovalRoutes(ctx);
   runRoutes(ctx);
   runEventRoutes(ctx);
+  scheduleRoutes(ctx);
 
   app.all('*', (c) => c.html(refusal('Not found', `There is no page at ${c.req.path}.`), 404));
   return app;

@@ -6,6 +6,7 @@ import { jitterOptions } from '../../src/scheduler/plan-job.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Run } from '../../src/store/types.js';
 import { createHarness, type Harness, T0 } from '../support/harness.js';
+import { signIn, ui } from '../ui/helpers.js';
 
 // Schedules that last: a scheduled trigger never expires and fires through the scheduler's own job rules;
 // a session's recurring job can be renewed for another expiry period.
@@ -226,5 +227,25 @@ describe('what a queued run waits on', () => {
       run_id: first.id,
       detail: `its session is busy with run ${first.id} (queued); a session runs one run at a time`,
     });
+  });
+});
+
+describe('the schedules page', () => {
+  it('lists scheduled triggers with their next three fire times, escaped', async () => {
+    await nightly({ name: 'nightly <review>' });
+    const { cookie } = await signIn(h.app, h.tokens.viewer);
+    const page = await ui(h.app, 'GET', '/ui/schedules', { cookie });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('nightly &lt;review&gt;');
+    expect(page.text).toContain('<code>0 3 * * *</code>');
+    for (let day = 1; day <= 3; day++) {
+      const at = new Date(T0 - 5 * HOUR + day * DAY).toISOString();
+      expect(page.text).toContain(`<time datetime="${at}">`);
+    }
+    expect(page.text).toContain('aria-current="page">Schedules');
+    const api = (await h.call('GET', '/v1/triggers')).body.items[0];
+    expect(api.schedule.next_fire_times).toEqual(
+      [1, 2, 3].map((day) => new Date(T0 - 5 * HOUR + day * DAY).toISOString()),
+    );
   });
 });

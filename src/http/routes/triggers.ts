@@ -4,6 +4,7 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { newId } from '../../ids.js';
 import { CronError } from '../../scheduler/cron.js';
+import { upcomingSlots } from '../../scheduler/next-fire.js';
 import { type CronJob, TRIGGER_KINDS, type Trigger } from '../../store/types.js';
 import {
   planScheduleJob,
@@ -118,6 +119,7 @@ export const presentTrigger = (t: Trigger, job?: CronJob | null) => ({
               status: job.status,
               next_fire_at: iso(job.nextNominalAt),
               next_fire_jittered_at: iso(job.nextDueAt),
+              next_fire_times: upcomingSlots(job, 3).map((t) => iso(t)),
               last_slot_at: iso(job.lastSlotAt),
               fire_count: job.fireCount,
             }
