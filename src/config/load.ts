@@ -110,7 +110,10 @@ export function loadConfig(opts: LoadOptions = {}): Config {
 export function resolvePaths(config: Config, baseDir: string): Config {
   const at = (path: string) => (isAbsolute(path) ? resolve(path) : resolve(baseDir, path));
   const repositories = Object.fromEntries(
-    Object.entries(config.github.repositories).map(([name, repo]) => [name, { ...repo, path: at(repo.path) }]),
+    Object.entries(config.github.repositories).map(([name, repo]) => [
+      name,
+      { ...repo, path: at(repo.path) },
+    ]),
   );
   return { ...config, data_dir: at(config.data_dir), github: { ...config.github, repositories } };
 }

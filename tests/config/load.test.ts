@@ -369,12 +369,16 @@ github: { webhook_secrets: [from-file] }
   });
 
   it('resolves every relative path once, against the directory it was started in', () => {
-    const path = writeConfig('data_dir: state\ngithub:\n  repositories:\n    acme/api: { path: ../clones/api }\n');
+    const path = writeConfig(
+      'data_dir: state\ngithub:\n  repositories:\n    acme/api: { path: ../clones/api }\n',
+    );
     const config = loadConfig({ configPath: 'drydock.yaml', env: {}, baseDir: dir });
     expect(config.data_dir).toBe(join(dir, 'state'));
     expect(config.github.repositories['acme/api']!.path).toBe(join(dir, '..', 'clones', 'api'));
     // The config file's own path too; an absolute path stays as it is.
-    expect(loadConfig({ configPath: path, env: {}, baseDir: '/elsewhere' }).data_dir).toBe('/elsewhere/state');
+    expect(loadConfig({ configPath: path, env: {}, baseDir: '/elsewhere' }).data_dir).toBe(
+      '/elsewhere/state',
+    );
     const flagged = loadConfig({ env: { DRYDOCK_DATA_DIR: 'x/../y' }, overrides: {}, baseDir: '/srv' });
     expect(flagged.data_dir).toBe('/srv/y');
     expect(loadConfig({ env: {}, overrides: { data_dir: '/abs/data/' } }).data_dir).toBe('/abs/data');
