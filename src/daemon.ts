@@ -15,6 +15,7 @@ import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { PlanDecisions } from './plans/decisions.js';
+import { PlanExecutions } from './plans/execution.js';
 import { listenError, openStoreChecked } from './preflight.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
@@ -204,7 +205,11 @@ async function assemble(
     modelConfigured,
     submitRun: (run) => queue.submit(run),
   });
+  // Before recover(): a run it marks interrupted fails its plan; reconcile() then catches what ended unseen.
+  const executions = new PlanExecutions({ store, logger });
+  const unsubscribeExecutions = events.subscribeAll(executions.onEvent);
   const recovered = await queue.recover();
+  const failedPlans = await executions.reconcile();
   // The last step that can fail: a token is made only by a start that goes on to print it.
   const admin = await ensureAdminToken(store, config.admin_token, clock.now());
   scheduler.start();
@@ -214,7 +219,7 @@ async function assemble(
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
 
-  logger.info({ url, jobs: await store.countJobs(), ...recovered }, 'drydock started');
+  logger.info({ url, jobs: await store.countJobs(), ...recovered, failedPlans }, 'drydock started');
   logger.debug({ config: redactedConfig(config) }, 'effective configuration');
   announce(`drydock listening on ${url}`);
   if (admin.kind === 'created') {
@@ -250,6 +255,8 @@ async function assemble(
       queue.pause();
       await triggers.stopInbox(grace / 2);
       await queue.drain(Math.max(0, until - Date.now()));
+      unsubscribeExecutions();
+      await executions.close();
       // After the runs (their last plans still get reported), before the store the reporter reads.
       unsubscribeReporter();
       await reporter?.close(config.server.shutdown_grace_ms);
