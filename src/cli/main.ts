@@ -27,7 +27,7 @@ commands:
       --config FILE       configuration file (default: $DRYDOCK_CONFIG, else built-in defaults)
       --port N            listen port (default 8080)
       --host ADDR         listen address (default 127.0.0.1)
-      --data-dir DIR      where the SQLite database lives (default ./data)
+      --data-dir DIR      database, worktrees and checkouts (default ./data; relative to where drydock starts)
   migrate               apply pending database migrations and exit
       --config FILE, --data-dir DIR
   token create          create an API token and print it once (its id goes to stderr)
