@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { serve } from '@hono/node-server';
@@ -14,12 +15,13 @@ import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { PlanDecisions } from './plans/decisions.js';
+import { PlanExecutions } from './plans/execution.js';
+import { listenError, openStoreChecked } from './preflight.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
 import { RunService } from './runs/service.js';
 import { Scheduler } from './scheduler/loop.js';
 import { jitterOptions } from './scheduler/plan-job.js';
-import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { GithubApi } from './triggers/github-api.js';
 import { GithubReporter } from './triggers/report.js';
@@ -56,13 +58,41 @@ export interface Daemon {
   stop(): Promise<void>;
 }
 
+/** Requests go here: a 503 until the daemon is ready, then the app. */
+type Handler = (request: Request, env: unknown) => Response | Promise<Response>;
+
+/**
+ * Starts the daemon. LOUD: order matters. First what can fail without leaving anything behind (the port, then
+ * the data directory), then the database; the admin token is made last, by the start that prints it. A start
+ * that fails throws (a StartError says the cause and the fix in one line) and leaves nothing open.
+ */
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
+  const { config } = opts;
+  let handle: Handler = () =>
+    new Response('drydock is starting', { status: 503, headers: { 'retry-after': '1' } });
+  const server = await listen(config, (request, env) => handle(request, env));
+  let store: Store | undefined;
+  try {
+    store = openStoreChecked(config, (opts.clock ?? systemClock).now());
+    return await assemble(opts, server, store, (app) => {
+      handle = app;
+    });
+  } catch (err) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await store?.close();
+    throw err;
+  }
+}
+
+async function assemble(
+  opts: DaemonOptions,
+  server: Server,
+  store: Store,
+  serveApp: (handler: Handler) => void,
+): Promise<Daemon> {
   const { config, logger } = opts;
   const clock = opts.clock ?? systemClock;
   const announce = opts.announce ?? ((line: string) => process.stderr.write(`${line}\n`));
-
-  const store = openStore(config, clock.now());
-  const admin = await ensureAdminToken(store, config.admin_token, clock.now());
 
   const sandbox =
     opts.sandbox ??
@@ -175,32 +205,21 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     modelConfigured,
     submitRun: (run) => queue.submit(run),
   });
+  // Before recover(): a run it marks interrupted fails its plan; reconcile() then catches what ended unseen.
+  const executions = new PlanExecutions({ store, logger });
+  const unsubscribeExecutions = events.subscribeAll(executions.onEvent);
   const recovered = await queue.recover();
+  const failedPlans = await executions.reconcile();
+  // The last step that can fail: a token is made only by a start that goes on to print it.
+  const admin = await ensureAdminToken(store, config.admin_token, clock.now());
   scheduler.start();
   triggers.startInbox();
-
-  const timeout = config.server.request_timeout_ms;
-  const server = serve({
-    fetch: app.fetch,
-    hostname: config.server.host,
-    port: config.server.port,
-    // A client has request_timeout_ms to send a whole request, headers included; then Node answers 408 and
-    // closes the connection, and the handler's body read ends (releasing what it held). Only the receiving of
-    // the request is timed: a response that streams for hours (a run's events) is not cut. Node looks for
-    // late requests every connectionsCheckingInterval (30 s by default, which would double a 30 s timeout).
-    serverOptions: { requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: 1_000 },
-  });
-  // Connections past this many are closed as soon as they are accepted.
-  server.maxConnections = config.server.max_connections;
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  serveApp(app.fetch);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
 
-  logger.info({ url, jobs: await store.countJobs(), ...recovered }, 'drydock started');
+  logger.info({ url, jobs: await store.countJobs(), ...recovered, failedPlans }, 'drydock started');
   logger.debug({ config: redactedConfig(config) }, 'effective configuration');
   announce(`drydock listening on ${url}`);
   if (admin.kind === 'created') {
@@ -236,6 +255,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       queue.pause();
       await triggers.stopInbox(grace / 2);
       await queue.drain(Math.max(0, until - Date.now()));
+      unsubscribeExecutions();
+      await executions.close();
       // After the runs (their last plans still get reported), before the store the reporter reads.
       unsubscribeReporter();
       await reporter?.close(config.server.shutdown_grace_ms);
@@ -246,6 +267,31 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     return stopping;
   };
   return { url, store, scheduler, queue, events, runs, plans, triggers, sandbox: sandboxStatus, stop };
+}
+
+/**
+ * The HTTP server, listening before anything else starts (it answers 503 until the daemon is ready); a
+ * port in use or an address this machine lacks is a StartError.
+ */
+async function listen(config: Config, fetch: Handler): Promise<Server> {
+  const timeout = config.server.request_timeout_ms;
+  const server = serve({
+    fetch,
+    hostname: config.server.host,
+    port: config.server.port,
+    // A client has request_timeout_ms to send a whole request, headers included; then Node answers 408 and
+    // closes the connection, and the handler's body read ends (releasing what it held). Only the receiving of
+    // the request is timed: a response that streams for hours (a run's events) is not cut. Node looks for
+    // late requests every connectionsCheckingInterval (30 s by default, which would double a 30 s timeout).
+    serverOptions: { requestTimeout: timeout, headersTimeout: timeout, connectionsCheckingInterval: 1_000 },
+  }) as Server;
+  // Connections past this many are closed as soon as they are accepted.
+  server.maxConnections = config.server.max_connections;
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', (err) => reject(listenError(err, config.server.host, config.server.port)));
+  });
+  return server;
 }
 
 /**

@@ -125,7 +125,13 @@ export class ExecutePhase implements Phase {
     const { store, events, clock, config } = deps;
     const plan = run.executesPlanId ? await store.getPlan(run.executesPlanId) : null;
     if (!plan) return { status: 'failed', error: 'the execute run names no plan' };
-    await store.transitionPlan(plan.id, ['approved'], 'executing');
+    // `executing` already: a run resumed after a question or a restart.
+    if (!(await store.transitionPlan(plan.id, ['approved', 'executing'], 'executing'))) {
+      return {
+        status: 'failed',
+        error: `plan ${plan.id} is ${plan.status}, not approved: nothing was executed`,
+      };
+    }
 
     let mode = run.executeMode;
     if (!mode) {

@@ -5,7 +5,8 @@ import { issueToken } from '../auth/tokens.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { createLogger } from '../logger.js';
-import { databaseFile, openStore } from '../store/open.js';
+import { openStoreChecked, StartError } from '../preflight.js';
+import { databaseFile } from '../store/open.js';
 import { SchemaTooNewError } from '../store/store.js';
 import { ROLES, type Role } from '../store/types.js';
 import { deliveriesCommand } from './commands/deliveries.js';
@@ -26,7 +27,7 @@ commands:
       --config FILE       configuration file (default: $DRYDOCK_CONFIG, else built-in defaults)
       --port N            listen port (default 8080)
       --host ADDR         listen address (default 127.0.0.1)
-      --data-dir DIR      where the SQLite database lives (default ./data)
+      --data-dir DIR      database, worktrees and checkouts (default ./data; relative to where drydock starts)
   migrate               apply pending database migrations and exit
       --config FILE, --data-dir DIR
   token create          create an API token and print it once (its id goes to stderr)
@@ -127,6 +128,11 @@ async function serveCommand(args: string[]): Promise<number> {
     config: cfg,
     logger,
     ...(configFile ? { configFile: resolve(configFile) } : {}),
+  }).catch((err: unknown) => {
+    if (err instanceof StartError || err instanceof SchemaTooNewError) throw err;
+    // Not foreseen: still one line (the debug log has the stack).
+    logger.debug({ err }, 'start failed');
+    throw new StartError(`start failed: ${firstLine(err)}`);
   });
   await new Promise<void>((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
@@ -148,7 +154,7 @@ async function migrateCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: common });
   if (values.help) return help();
   const cfg = config(values);
-  const store = openStore(cfg, Date.now(), false);
+  const store = openStoreChecked(cfg, Date.now(), false);
   try {
     const before = await store.schemaVersion();
     if (before.current > before.latest) throw new SchemaTooNewError(before.current, before.latest);
@@ -180,7 +186,7 @@ async function tokenCommand(args: string[]): Promise<number> {
     throw new UsageError(`token create: --role must be one of ${ROLES.join(', ')}`);
   }
   const cfg = config(values);
-  const store = openStore(cfg, Date.now());
+  const store = openStoreChecked(cfg, Date.now());
   try {
     const issued = issueToken(values.name.trim(), values.name.trim(), values.role as Role, Date.now());
     await store.createToken(issued.record);
@@ -203,7 +209,7 @@ async function tokenRevoke(args: string[]): Promise<number> {
   // The whole token names its id between `ddk_` and the dot; the id alone is what `token create` printed.
   const id = /^ddk_([^.]+)\./.exec(given)?.[1] ?? given;
   const cfg = config(values);
-  const store = openStore(cfg, Date.now());
+  const store = openStoreChecked(cfg, Date.now());
   try {
     const token = await store.findToken(id);
     if (!token) {
@@ -229,6 +235,11 @@ async function doctorCommand(args: string[]): Promise<number> {
   const report = await doctor(cfg);
   process.stdout.write(`${report.lines.join('\n')}\n`);
   return report.ok ? 0 : 1;
+}
+
+function firstLine(err: unknown): string {
+  const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return message.split('\n')[0] ?? message;
 }
 
 function help(): number {
@@ -281,7 +292,7 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`drydock: ${(err as Error).message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (err instanceof SchemaTooNewError) {
+    if (err instanceof SchemaTooNewError || err instanceof StartError) {
       process.stderr.write(`drydock: ${err.message}\n`);
       return 1;
     }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { type Config, configSchema, isSecretPath } from './schema.js';
@@ -26,6 +26,12 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
   /** From `drydock serve --port/--data-dir/--host`; win over everything else. */
   overrides?: { port?: number | string; data_dir?: string; host?: string };
+  /**
+   * The directory relative paths mean something in: the config file's path and every relative path in the
+   * configuration (data_dir, github.repositories.*.path). Defaults to process.cwd() at load, the directory
+   * the daemon was started in.
+   */
+  baseDir?: string;
 }
 
 type Kind = 'string' | 'int' | 'list';
@@ -66,7 +72,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const sources = new Map<string, string>();
 
   let raw: Record<string, unknown> = {};
-  const file = configFile(opts, env);
+  const baseDir = opts.baseDir ?? process.cwd();
+  const file = configFile(opts, env, baseDir);
   if (file) {
     const read = readConfigFile(file.path, file.source);
     problems.push(...read.problems);
@@ -91,7 +98,24 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     for (const issue of result.error.issues) problems.push(...describeIssue(issue, raw, sources));
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);
-  return result.data;
+  return resolvePaths(result.data, baseDir);
+}
+
+/**
+ * Makes every path of the configuration absolute, against `baseDir`. Done once, at load: git runs in the
+ * person's repository and commands in worktrees, so a relative data_dir would mean a different directory to
+ * each of them (a worktree made inside the person's repository, then looked for in drydock's directory).
+ * sandbox_read_only_paths must be absolute already (the schema says so).
+ */
+export function resolvePaths(config: Config, baseDir: string): Config {
+  const at = (path: string) => (isAbsolute(path) ? resolve(path) : resolve(baseDir, path));
+  const repositories = Object.fromEntries(
+    Object.entries(config.github.repositories).map(([name, repo]) => [
+      name,
+      { ...repo, path: at(repo.path) },
+    ]),
+  );
+  return { ...config, data_dir: at(config.data_dir), github: { ...config.github, repositories } };
 }
 
 /** The configuration with nothing set: every key at its default. */
@@ -112,12 +136,18 @@ export function redactedConfig(c: Config): unknown {
 
 // --- file ------------------------------------------------------------------------------------------
 
-function configFile(opts: LoadOptions, env: NodeJS.ProcessEnv): { path: string; source: string } | undefined {
+function configFile(
+  opts: LoadOptions,
+  env: NodeJS.ProcessEnv,
+  baseDir: string,
+): { path: string; source: string } | undefined {
   if (opts.configPath !== undefined && opts.configPath !== '') {
-    return { path: resolve(opts.configPath), source: '--config' };
+    return { path: resolve(baseDir, opts.configPath), source: '--config' };
   }
   const fromEnv = env.DRYDOCK_CONFIG;
-  if (fromEnv !== undefined && fromEnv !== '') return { path: resolve(fromEnv), source: 'DRYDOCK_CONFIG' };
+  if (fromEnv !== undefined && fromEnv !== '') {
+    return { path: resolve(baseDir, fromEnv), source: 'DRYDOCK_CONFIG' };
+  }
   return undefined;
 }
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -53,6 +54,35 @@ function serve(
     });
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
   });
+}
+
+/** A start that fails does so at once: a hang never ends, a failed start takes about 1 s to load and exit. */
+const FAST_FAIL_MS = 5_000;
+
+/** `drydock serve` expected to fail: its exit code, stderr and how long it took. */
+async function failedStart(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ code: number | null; stderr: string; ms: number }> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, stderr, ms: Date.now() - started };
+}
+
+/** A port something else listens on, until `close`. */
+async function busyPort(): Promise<{ port: number; server: Server }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as { port: number }).port, server };
 }
 
 const exited = (child: ChildProcess) =>
@@ -225,6 +255,71 @@ describe('drydock serve', () => {
     expect(cli('revoke').status).toBe(2);
     d.child.kill('SIGTERM');
     expect(await exited(d.child)).toBe(0);
+  });
+
+  it('a port in use fails the start at once, creating nothing; the next start prints the admin token', async () => {
+    const data = join(dir(), 'data');
+    const busy = await busyPort();
+    const failed = await failedStart(baseEnv(data, { DRYDOCK_PORT: String(busy.port) }));
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toBe(
+      `drydock: port ${busy.port} is in use: stop the other process or set DRYDOCK_PORT / --port\n`,
+    );
+    // About 1 s on an idle machine (mostly loading the code); the bound leaves room for a busy one.
+    expect(failed.ms).toBeLessThan(FAST_FAIL_MS);
+    // Neither the database nor (in it) an admin token that no one was shown.
+    expect(existsSync(data)).toBe(false);
+    await new Promise((resolve) => busy.server.close(resolve));
+
+    const next = await serve(baseEnv(data, { DRYDOCK_PORT: String(busy.port) }));
+    const token = /admin token \(shown once, keep it safe\): (ddk_\S+)/.exec(next.stderr())?.[1];
+    expect(token).toBeDefined();
+    const ok = await fetch(`${next.url}/v1/sessions`, { headers: { authorization: `Bearer ${token}` } });
+    expect(ok.status).toBe(200);
+    next.child.kill('SIGTERM');
+    expect(await exited(next.child)).toBe(0);
+  });
+
+  it('a data directory that is a file, or lies under one, fails the start with exit 1 and one line', async () => {
+    const file = join(dir(), 'not-a-dir');
+    writeFileSync(file, 'x');
+    const isFile = await failedStart(baseEnv(file));
+    expect(isFile.code).toBe(1);
+    expect(isFile.stderr).toBe(
+      `drydock: data directory ${file} is a file, not a directory: set data_dir (DRYDOCK_DATA_DIR, --data-dir) to a writable directory\n`,
+    );
+    // As --data-dir too, and with missing levels between it and the file (root cannot get past this either).
+    const under = await failedStart(baseEnv(dir()), ['--data-dir', join(file, 'a', 'b')]);
+    expect(under.code).toBe(1);
+    expect(under.stderr).toBe(
+      `drydock: data directory ${join(file, 'a', 'b')} cannot be created: ${file} is a file: set data_dir (DRYDOCK_DATA_DIR, --data-dir) to a writable directory\n`,
+    );
+  });
+
+  it('a data directory that cannot be created (under /proc) fails at once instead of hanging', async () => {
+    // Node's recursive mkdir never returns for /proc/x (ENOENT, then EEXIST for /proc, forever).
+    const r = await failedStart(baseEnv('/proc/drydock-test'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      'drydock: data directory /proc/drydock-test cannot be created (mkdir /proc/drydock-test: no such file or directory): set data_dir (DRYDOCK_DATA_DIR, --data-dir) to a writable directory\n',
+    );
+    expect(r.ms).toBeLessThan(FAST_FAIL_MS);
+    const m = spawnSync(process.execPath, [CLI, 'migrate'], {
+      env: baseEnv('/proc/drydock-test'),
+      encoding: 'utf8',
+      timeout: 5_000,
+    });
+    expect(m.status).toBe(1);
+    expect(m.stderr).toMatch(/^drydock: data directory \/proc\/drydock-test cannot be created/);
+  });
+
+  it('a port in use does not leave a database behind in an existing data directory either', async () => {
+    const data = dir();
+    const busy = await busyPort();
+    const failed = await failedStart(baseEnv(data, { DRYDOCK_PORT: String(busy.port) }));
+    busy.server.close();
+    expect(failed.code).toBe(1);
+    expect(readdirSync(data)).toEqual([]);
   });
 
   it('prints usage for unknown commands with exit 2', () => {

@@ -80,7 +80,11 @@ describe('config/drydock.example.yaml', () => {
   });
 
   it('loads to exactly the defaults', () => {
-    expect(loadConfig({ configPath: examplePath, env: {} })).toEqual(defaultConfig());
+    // Relative paths (data_dir) resolve against the directory the daemon starts in.
+    expect(loadConfig({ configPath: examplePath, env: {}, baseDir: '/srv/drydock' })).toEqual({
+      ...defaultConfig(),
+      data_dir: '/srv/drydock/data',
+    });
   });
 
   it('lists every key of the schema, and no other', () => {

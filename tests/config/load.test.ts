@@ -48,10 +48,13 @@ function problemsOf(opts: LoadOptions): string[] {
 
 const TOKEN = 'tok-0123456789abcdefghijklmnop'; // 29 characters
 
+/** The defaults as loadConfig returns them when started in /srv/drydock: data_dir made absolute. */
+const loadedDefaults = (): Config => ({ ...defaultConfig(), data_dir: '/srv/drydock/data' });
+
 describe('defaults', () => {
   it('applies every default when no file, env or flag is given', () => {
-    const config = loadConfig({ env: {} });
-    expect(config).toEqual(defaultConfig());
+    const config = loadConfig({ env: {}, baseDir: '/srv/drydock' });
+    expect(config).toEqual(loadedDefaults());
     expect(config).toEqual({
       server: {
         host: '127.0.0.1',
@@ -63,7 +66,7 @@ describe('defaults', () => {
         max_connections: 1024,
         shutdown_grace_ms: 10_000,
       },
-      data_dir: './data',
+      data_dir: '/srv/drydock/data',
       database_url: null,
       admin_token: null,
       log_level: 'info',
@@ -190,9 +193,10 @@ github:
   });
 
   it('treats an empty file and an emptied section as defaults', () => {
-    expect(loadConfig({ configPath: writeConfig('# nothing here\n'), env: {} })).toEqual(defaultConfig());
+    const empty = writeConfig('# nothing here\n');
+    expect(loadConfig({ configPath: empty, env: {}, baseDir: '/srv/drydock' })).toEqual(loadedDefaults());
     const emptied = writeConfig('server:\n  # port: 9000\nscheduler:\n  jitter:\n', 'emptied.yaml');
-    expect(loadConfig({ configPath: emptied, env: {} })).toEqual(defaultConfig());
+    expect(loadConfig({ configPath: emptied, env: {}, baseDir: '/srv/drydock' })).toEqual(loadedDefaults());
   });
 
   it('prices a model the catalogue lacks, and replaces a catalogue price, from pricing and models', () => {
@@ -362,6 +366,22 @@ github: { webhook_secrets: [from-file] }
     const config = loadConfig({ configPath: path, env: { DRYDOCK_PORT: '', ANTHROPIC_API_KEY: '' } });
     expect(config.server.port).toBe(9000);
     expect(config.anthropic.api_key).toBeNull();
+  });
+
+  it('resolves every relative path once, against the directory it was started in', () => {
+    const path = writeConfig(
+      'data_dir: state\ngithub:\n  repositories:\n    acme/api: { path: ../clones/api }\n',
+    );
+    const config = loadConfig({ configPath: 'drydock.yaml', env: {}, baseDir: dir });
+    expect(config.data_dir).toBe(join(dir, 'state'));
+    expect(config.github.repositories['acme/api']!.path).toBe(join(dir, '..', 'clones', 'api'));
+    // The config file's own path too; an absolute path stays as it is.
+    expect(loadConfig({ configPath: path, env: {}, baseDir: '/elsewhere' }).data_dir).toBe(
+      '/elsewhere/state',
+    );
+    const flagged = loadConfig({ env: { DRYDOCK_DATA_DIR: 'x/../y' }, overrides: {}, baseDir: '/srv' });
+    expect(flagged.data_dir).toBe('/srv/y');
+    expect(loadConfig({ env: {}, overrides: { data_dir: '/abs/data/' } }).data_dir).toBe('/abs/data');
   });
 
   it('flags beat environment variables', () => {

@@ -1,0 +1,155 @@
+import { accessSync, constants, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Config } from './config/schema.js';
+import { databaseFile, openStore } from './store/open.js';
+import { SchemaTooNewError, type Store } from './store/store.js';
+
+// What stops a start, said in one line with its fix. The checks run before drydock creates anything (the
+// database, the admin token), so a start that fails leaves nothing behind for the next one to trip over.
+
+/** A start that cannot go on: `message` is one line naming the cause and the fix (the CLI exits 1). */
+export class StartError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartError';
+  }
+}
+
+const SET_DATA_DIR = 'set data_dir (DRYDOCK_DATA_DIR, --data-dir) to a writable directory';
+
+const WORDS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  ENOENT: 'no such file or directory',
+  ENOTDIR: 'not a directory',
+  EEXIST: 'already exists',
+};
+
+function says(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code ? (WORDS[code] ?? code) : (err as Error).message;
+}
+
+/**
+ * Makes the data directory if it is missing and proves it writable; throws StartError otherwise. The
+ * directory is made one level at a time: Node's `mkdir(…, {recursive: true})` never returns for a path whose
+ * parent exists but cannot hold it (`/proc/x`: mkdir says ENOENT, the parent EEXIST, and it tries again
+ * forever; nodejs/node, same loop as oven-sh/bun#36162).
+ */
+export function prepareDataDir(dir: string): void {
+  const missing: string[] = [];
+  let at = dir;
+  for (;;) {
+    const kind = kindOf(at);
+    if (kind === 'directory') break;
+    if (kind === 'other') {
+      throw new StartError(
+        at === dir
+          ? `data directory ${dir} is a file, not a directory: ${SET_DATA_DIR}`
+          : `data directory ${dir} cannot be created: ${at} is a file: ${SET_DATA_DIR}`,
+      );
+    }
+    missing.unshift(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  for (const path of missing) {
+    try {
+      mkdirSync(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && kindOf(path) === 'directory') continue;
+      throw new StartError(
+        `data directory ${dir} cannot be created (mkdir ${path}: ${says(err)}): ${SET_DATA_DIR}`,
+      );
+    }
+  }
+  // Access bits say nothing for root on a read-only mount: only a real write tells.
+  const probe = join(dir, `.drydock-write-check-${process.pid}`);
+  try {
+    writeFileSync(probe, '');
+  } catch (err) {
+    throw new StartError(`data directory ${dir} is not writable (${says(err)}): ${SET_DATA_DIR}`);
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
+function kindOf(path: string): 'directory' | 'other' | 'missing' {
+  try {
+    return statSync(path).isDirectory() ? 'directory' : 'other';
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // ENOTDIR: a parent is a file, which the walk up finds.
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'missing';
+    throw new StartError(`data directory ${path} cannot be read (${says(err)}): ${SET_DATA_DIR}`);
+  }
+}
+
+/** Why the HTTP server could not listen, with what to do. */
+export function listenError(err: unknown, host: string, port: number): StartError {
+  const code = (err as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'EADDRINUSE':
+      return new StartError(`port ${port} is in use: stop the other process or set DRYDOCK_PORT / --port`);
+    case 'EACCES':
+      return new StartError(
+        `port ${port} needs privileges this process lacks: set DRYDOCK_PORT / --port to 1024 or above`,
+      );
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new StartError(
+        `cannot listen on ${host}: no such address on this machine: set DRYDOCK_HOST / --host`,
+      );
+    default:
+      return new StartError(`cannot listen on ${host}:${port}: ${says(err)}`);
+  }
+}
+
+/**
+ * The data directory prepared and the store opened (migrated unless `migrate` is false); a database that
+ * cannot be opened or written is a StartError. SchemaTooNewError passes through: it says what to do itself.
+ */
+export function openStoreChecked(
+  config: Config,
+  now: number,
+  migrate = true,
+): Store & { migrateNow(now: number): number[] } {
+  prepareDataDir(config.data_dir);
+  const file = databaseFile(config);
+  // SQLite opens a read-only file without complaint and fails at the first write: the admin token.
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) {
+    if (!existsSync(path)) continue;
+    try {
+      accessSync(path, constants.R_OK | constants.W_OK);
+    } catch (err) {
+      throw new StartError(
+        `database ${path} is read-only (${says(err)}): make it writable, or ${SET_DATA_DIR}`,
+      );
+    }
+  }
+  try {
+    return openStore(config, now, migrate);
+  } catch (err) {
+    if (err instanceof SchemaTooNewError) throw err;
+    throw storeError(err, file);
+  }
+}
+
+/** Why the database could not be opened (the schema being too new has its own error). */
+function storeError(err: unknown, file: string): StartError {
+  const code = String((err as { code?: unknown }).code ?? '');
+  const fix = `make ${file} and its directory writable, or ${SET_DATA_DIR}`;
+  if (code.startsWith('SQLITE_READONLY')) return new StartError(`database ${file} is read-only: ${fix}`);
+  if (code.startsWith('SQLITE_CANTOPEN')) return new StartError(`database ${file} cannot be opened: ${fix}`);
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+    return new StartError(
+      `database ${file} is not a drydock database or is damaged: restore it from a backup, or ${SET_DATA_DIR}`,
+    );
+  }
+  return new StartError(`database ${file} cannot be opened (${(err as Error).message}): ${fix}`);
+}
