@@ -212,7 +212,9 @@ describe('drydock remote commands: usage', () => {
     expect(noId.stderr).toContain('plans show expects ID');
     const badOption = await cli(['runs', 'list', '--bogus']);
     expect(badOption.code, badOption.stderr).toBe(2);
-    expect(badOption.stderr).toContain("Unknown option '--bogus'");
+    expect(badOption.stderr).toBe(
+      'drydock: unknown option --bogus for "runs list" (run "drydock runs list --help" for its options)\n',
+    );
     const badStatus = await cli(['plans', 'list', '--status', 'nope']);
     expect(badStatus.code, badStatus.stderr).toBe(2);
     expect(badStatus.stderr).toContain('--status must be one of pending_approval');

@@ -18,8 +18,9 @@ import {
   str,
   when,
 } from './common.js';
+import { followCommand } from './run-follow.js';
 
-// drydock runs list|show|cancel: agent runs over /v1/runs.
+// drydock runs list|show|cancel|follow: agent runs over /v1/runs.
 
 const STATUSES = RUN_STATUSES;
 
@@ -59,7 +60,7 @@ const cost = (usd: number): string => `$${usd.toFixed(4)}`;
 
 export const runsGroup: Group = {
   name: 'runs',
-  summary: 'Agent runs: list them, read one, cancel one.',
+  summary: 'Agent runs: list them, read one, cancel one, follow one as it happens.',
   commands: {
     list: {
       synopsis: '[--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]',
@@ -167,6 +168,8 @@ export const runsGroup: Group = {
         out(`run ${r.id} ${r.status}`);
       },
     },
+
+    follow: followCommand,
   },
 };
 
