@@ -1,3 +1,4 @@
+import { nextMatch } from '../scheduler/cron.js';
 import type {
   CronJob,
   Decision,
@@ -43,11 +44,29 @@ export const presentJob = (j: CronJob) => ({
   next_fire_at: iso(j.nextNominalAt),
   next_fire_jittered_at: iso(j.nextDueAt),
   next_fire_final: j.nextNominalAt === null ? null : j.nextFinal,
+  next_fire_times: upcomingFires(j, 3).map(iso),
   pending_slot_at: iso(j.pendingSlotAt),
   pending_coalesced: j.pendingCoalesced,
   last_slot_at: iso(j.lastSlotAt),
   fire_count: j.fireCount,
 });
+
+/**
+ * A job's next `n` nominal fire times: the stored next one, then the schedule's after it, stopping at the
+ * last (a one-shot's only slot; a recurring job's first slot at or after its expiry, as nextFire decides).
+ */
+function upcomingFires(j: CronJob, n: number): number[] {
+  if (j.nextNominalAt === null) return [];
+  const times = [j.nextNominalAt];
+  let final = j.nextFinal;
+  while (times.length < n && !final) {
+    const t = nextMatch(j.effectiveCron, j.timezone, times.at(-1)!);
+    if (t === null) break;
+    times.push(t);
+    final = j.expiresAt !== null && t >= j.expiresAt;
+  }
+  return times;
+}
 
 export const presentRun = (r: Run) => ({
   id: r.id,
