@@ -256,7 +256,7 @@ function connection(values: Values, credential?: Credential): { url: string; tok
     throw new RemoteUsageError(
       credential
         ? `no ${credential.name}: pass --${credential.option} (or set ${credential.env})`
-        : 'no API token: set DRYDOCK_TOKEN (or pass --token); create one with `drydock token create`',
+        : 'no API token: set DRYDOCK_TOKEN (or pass --token); create one with `drydock token create --name NAME --role operator`',
     );
   }
   // A header value cannot hold these; fetch would echo the value in its error.
@@ -327,6 +327,24 @@ export function positiveInt(values: Values, name: string): string | undefined {
     throw new RemoteUsageError(`--${name} must be a positive integer, got "${v}"`);
   }
   return v;
+}
+
+/**
+ * The command that prints the next page: the same filters as this one (a cursor belongs to its listing),
+ * then the cursor option. Values are quoted for a POSIX shell where they need it.
+ */
+export function nextPage(
+  command: string,
+  values: Values,
+  filters: string[],
+  cursor: [string, string],
+): string {
+  const quote = (v: string) => (/^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replaceAll("'", "'\\''")}'`);
+  const given = filters.flatMap((f) => {
+    const v = str(values, f);
+    return v === undefined ? [] : [`--${f} ${quote(v)}`];
+  });
+  return `\nmore: drydock ${command} ${[...given, `--${cursor[0]} ${quote(cursor[1])}`].join(' ')}`;
 }
 
 /** `?a=1&b=2` from the defined entries, or ''. */

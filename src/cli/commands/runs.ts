@@ -8,6 +8,7 @@ import {
   type Group,
   idPath,
   jsonOption,
+  nextPage,
   oneOf,
   out,
   positiveInt,
@@ -104,7 +105,15 @@ export const runsGroup: Group = {
             cost(r.cost_usd),
             dash(r.plan_id ?? r.executes_plan_id),
           ],
-          more: (b) => (b.next_cursor ? `\nmore: drydock runs list --cursor ${b.next_cursor}` : null),
+          more: (b) =>
+            b.next_cursor
+              ? nextPage(
+                  'runs list',
+                  values,
+                  ['status', 'session', 'job', 'limit'],
+                  ['cursor', b.next_cursor],
+                )
+              : null,
         });
       },
     },
