@@ -47,15 +47,25 @@ export class ApiClient {
    */
   async stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
     let res: Response;
-    const connect = AbortSignal.any([signal, AbortSignal.timeout(this.timeoutMs)]);
+    // The timeout covers the wait for the headers only: the body may rightly stream for hours.
+    const connect = new AbortController();
+    const timer = setTimeout(
+      () => connect.abort(new DOMException('no headers in time', 'TimeoutError')),
+      this.timeoutMs,
+    );
+    const cancel = () => connect.abort(signal.reason);
+    if (signal.aborted) cancel();
+    else signal.addEventListener('abort', cancel, { once: true });
     try {
       res = await fetch(`${this.baseUrl}${path}`, {
         headers: { ...headers, authorization: `Bearer ${this.token}`, accept: 'text/event-stream' },
-        signal: connect,
+        signal: connect.signal,
         redirect: 'manual',
       });
     } catch (err) {
       throw new UnreachableError(displayUrl(this.baseUrl), reasonOf(err, this.timeoutMs));
+    } finally {
+      clearTimeout(timer);
     }
     if (res.ok && res.body) return res;
     // An error answer is JSON like any other: read it the usual way.

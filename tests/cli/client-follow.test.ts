@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApiClient } from '../../src/cli/client.js';
+import { followEvents } from '../../src/cli/event-stream.js';
 import { newId } from '../../src/ids.js';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { tempDir } from '../support/harness.js';
@@ -209,6 +211,43 @@ describe('drydock runs follow (a connection that drops)', () => {
           '',
         ].join('\n'),
       );
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('followEvents', () => {
+  it('the request timeout bounds the wait for headers only, not a stream that goes on longer', async () => {
+    const server: Server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let n = 0;
+      const tick = setInterval(() => {
+        n += 1;
+        if (n < 8) {
+          res.write(`id: ${n}\nevent: text_delta\ndata: {"n":${n}}\n\n`);
+          return;
+        }
+        clearInterval(tick);
+        res.end(`id: ${n}\nevent: run_finished\ndata: {"n":${n}}\n\n`);
+      }, 100);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      // A 300 ms request timeout; the stream lasts about 800 ms.
+      const client = new ApiClient(`http://127.0.0.1:${port}`, 'tok', 300);
+      const reconnects: string[] = [];
+      const ids: (string | null)[] = [];
+      for await (const e of followEvents(client, '/events', {
+        last: 'run_finished',
+        ended: async () => false,
+        onReconnect: (_id, reason) => reconnects.push(reason),
+      })) {
+        ids.push(e.id);
+      }
+      expect(reconnects).toEqual([]);
+      expect(ids).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
