@@ -41,6 +41,38 @@ export class ApiClient {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
   }
 
+  /**
+   * Opens a long-lived GET (Server-Sent Events): resolves with the response once its headers came, 2xx
+   * only; its body is the caller's to read (and `signal`'s to end). Errors as for `request`.
+   */
+  async stream(path: string, headers: Record<string, string>, signal: AbortSignal): Promise<Response> {
+    let res: Response;
+    // The timeout covers the wait for the headers only: the body may rightly stream for hours.
+    const connect = new AbortController();
+    const timer = setTimeout(
+      () => connect.abort(new DOMException('no headers in time', 'TimeoutError')),
+      this.timeoutMs,
+    );
+    const cancel = () => connect.abort(signal.reason);
+    if (signal.aborted) cancel();
+    else signal.addEventListener('abort', cancel, { once: true });
+    try {
+      res = await fetch(`${this.baseUrl}${path}`, {
+        headers: { ...headers, authorization: `Bearer ${this.token}`, accept: 'text/event-stream' },
+        signal: connect.signal,
+        redirect: 'manual',
+      });
+    } catch (err) {
+      throw new UnreachableError(displayUrl(this.baseUrl), reasonOf(err, this.timeoutMs));
+    } finally {
+      clearTimeout(timer);
+    }
+    if (res.ok && res.body) return res;
+    // An error answer is JSON like any other: read it the usual way.
+    const text = await res.text().catch(() => '');
+    throw errorOf(res, text, this.baseUrl);
+  }
+
   /** Sends one request; resolves for 2xx, throws ApiError for any other status, UnreachableError without one. */
   async request(method: string, path: string, body?: unknown): Promise<ApiResponse> {
     const headers: Record<string, string> = {
@@ -77,16 +109,27 @@ export class ApiClient {
         throw new ApiError(res.status, 'bad_response', `expected JSON from ${displayUrl(this.baseUrl)}`);
       return { status: res.status, body: parsed, text };
     }
-    const error = (parsed as { error?: { code?: unknown; message?: unknown } } | null)?.error;
-    if (error && typeof error.code === 'string' && typeof error.message === 'string') {
-      throw new ApiError(res.status, error.code, error.message);
-    }
-    throw new ApiError(
-      res.status,
-      'http_error',
-      res.statusText || `unexpected answer from ${displayUrl(this.baseUrl)}`,
-    );
+    throw errorOf(res, text, this.baseUrl);
   }
+}
+
+/** The API's `{"error": {"code", "message"}}` of a non-2xx answer, or its status line. */
+function errorOf(res: Response, text: string, baseUrl: string): ApiError {
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: the status line below
+  }
+  const error = (parsed as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  if (error && typeof error.code === 'string' && typeof error.message === 'string') {
+    return new ApiError(res.status, error.code, error.message);
+  }
+  return new ApiError(
+    res.status,
+    'http_error',
+    res.statusText || `unexpected answer from ${displayUrl(baseUrl)}`,
+  );
 }
 
 /** The URL without user information, safe to print. */

@@ -5,10 +5,12 @@ import { issueToken } from '../auth/tokens.js';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { createLogger } from '../logger.js';
+import { packageVersion } from '../paths.js';
 import { openStoreChecked, StartError } from '../preflight.js';
 import { databaseFile } from '../store/open.js';
 import { SchemaTooNewError } from '../store/store.js';
 import { ROLES, type Role } from '../store/types.js';
+import { closest, unknownOption } from './commands/common.js';
 import { deliveriesCommand } from './commands/deliveries.js';
 import { jobsCommand } from './commands/jobs.js';
 import { plansCommand } from './commands/plans.js';
@@ -84,10 +86,13 @@ remote commands (talk to a running daemon over its HTTP API):
   runs list [--status S] [--session ID] [--job ID] [--json]
   runs show ID [--json]
   runs cancel ID
+  runs follow ID [--json]   (prints the run's events as they happen until it ends; exit 1 unless it
+      ended planned or completed)
       --url URL           daemon URL (default: $DRYDOCK_URL, else http://127.0.0.1:8080)
       --token TOKEN       API token (default: $DRYDOCK_TOKEN, required)
       --json              print the API's JSON body as received
-  run "drydock <group> <command> --help" for each command's options
+  run "drydock <group> <command> --help" (or "drydock help <group>") for each command's options
+  drydock --version     print the version
 
 exit codes: 0 success; 1 failure (for remote commands: the API refused or failed, printed as
 "drydock: <status> <code>: <message>", or the daemon is unreachable); 2 bad usage or invalid configuration`;
@@ -247,48 +252,76 @@ function help(): number {
   return 0;
 }
 
+/** Options of the local commands, for suggesting the closest one to an unknown option. */
+const LOCAL_OPTIONS: Record<string, string[]> = {
+  serve: ['config', 'data-dir', 'port', 'host', 'help'],
+  migrate: ['config', 'data-dir', 'help'],
+  token: ['name', 'role', 'config', 'data-dir', 'help'],
+  doctor: ['config', 'data-dir', 'help'],
+};
+
+const REMOTE: Record<string, (argv: string[]) => Promise<number>> = {
+  plans: plansCommand,
+  questions: questionsCommand,
+  'tool-approvals': toolApprovalsCommand,
+  runs: runsCommand,
+  sessions: sessionsCommand,
+  jobs: jobsCommand,
+  triggers: triggersCommand,
+  deliveries: deliveriesCommand,
+};
+
+const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
     switch (command) {
+      case '--version':
+      case '-V':
+      case 'version':
+        process.stdout.write(`${packageVersion()}\n`);
+        return 0;
       case 'serve':
         return await serveCommand(rest);
       case 'migrate':
         return await migrateCommand(rest);
       case 'token':
+        if (isHelp(rest[0])) return help();
         return await tokenCommand(rest);
       case 'doctor':
         return await doctorCommand(rest);
-      case 'plans':
-        return await plansCommand(rest);
-      case 'questions':
-        return await questionsCommand(rest);
-      case 'tool-approvals':
-        return await toolApprovalsCommand(rest);
-      case 'runs':
-        return await runsCommand(rest);
-      case 'sessions':
-        return await sessionsCommand(rest);
-      case 'jobs':
-        return await jobsCommand(rest);
-      case 'triggers':
-        return await triggersCommand(rest);
-      case 'deliveries':
-        return await deliveriesCommand(rest);
-      case undefined:
       case 'help':
+        // `drydock help jobs` is `drydock jobs --help`.
+        if (rest[0] && Object.hasOwn(REMOTE, rest[0])) return await REMOTE[rest[0]]!(['--help']);
+        return help();
+      case undefined:
       case '--help':
       case '-h':
         return help();
-      default:
-        throw new UsageError(`unknown command "${command}"`);
+      default: {
+        if (Object.hasOwn(REMOTE, command)) return await REMOTE[command]!(rest);
+        const near = closest(command, [...Object.keys(LOCAL_OPTIONS), ...Object.keys(REMOTE)]);
+        throw new UsageError(`unknown command "${command}"${near ? `; did you mean "${near}"?` : ''}`);
+      }
     }
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`drydock: ${err.message}\n`);
       return 2;
     }
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    const code = (err as { code?: string }).code;
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && command) {
+      const raw = /'(-[^']*)'/.exec((err as Error).message)?.[1] ?? '?';
+      const where = command === 'token' && rest[0] ? `token ${rest[0]}` : command;
+      process.stderr.write(`drydock: ${unknownOption(raw, LOCAL_OPTIONS[command] ?? [], where)}\n`);
+      return 2;
+    }
+    if (code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`drydock: ${(err as Error).message.split('\n')[0]} (run "drydock --help")\n`);
+      return 2;
+    }
+    if (err instanceof UsageError) {
       process.stderr.write(`drydock: ${(err as Error).message}\n\n${USAGE}\n`);
       return 2;
     }

@@ -24,10 +24,135 @@ export class HttpError extends Error {
 export const notFound = (what: string, id: string) =>
   new HttpError(404, 'not_found', `${what} ${id} not found`);
 
+/** Where invalid input came from, and what the request was for ("to reject"), for messages. */
+export interface InputContext {
+  where?: 'body' | 'query';
+  /** Appended to "<field> is required", when the route knows why: "to reject". */
+  purpose?: string;
+}
+
+/**
+ * A 422 naming every problem. The messages come from `humanIssues` (pass it to `safeParse`) or from the
+ * schema itself where it says something specific; a message that does not name its field is prefixed with it.
+ */
 export function invalid(error: z.ZodError, where: 'body' | 'query' = 'body'): HttpError {
-  const details = error.issues.map((i) => ({ path: i.path.join('.') || '(root)', message: i.message }));
-  const summary = details.map((d) => `${d.path}: ${d.message}`).join('; ');
-  return new HttpError(422, 'invalid_request', `invalid ${where}: ${summary}`, details);
+  const details = error.issues.map((i) => {
+    const path = pathOf(i.path, where);
+    return { path: i.path.length ? path : '(root)', message: named(path, i.message) };
+  });
+  return new HttpError(422, 'invalid_request', details.map((d) => d.message).join('; '), details);
+}
+
+const named = (path: string, message: string): string =>
+  message.startsWith(`${path} `) ? message : `${path}: ${message}`;
+
+function pathOf(path: readonly PropertyKey[] | undefined, where: 'body' | 'query'): string {
+  return path?.length ? path.map(String).join('.') : `the ${where}`;
+}
+
+/**
+ * A per-parse zod error map that words each problem for a person: "comment is required", "limit must be
+ * a number", "status must be one of open, closed". Messages a schema sets itself take precedence over it.
+ */
+export function humanIssues(ctx: InputContext = {}): z.core.$ZodErrorMap {
+  const where = ctx.where ?? 'body';
+  return (iss) => {
+    const field = pathOf(iss.path, where);
+    return `${field} ${problem(iss, ctx.purpose)}`;
+  };
+}
+
+type RawIssue = z.core.$ZodRawIssue;
+
+/** What is wrong with one value, without its name: "is required", "must be a string". */
+function problem(iss: RawIssue, purpose: string | undefined): string {
+  // A JSON body has no undefined values and a query none either: undefined is a field that is absent.
+  if (iss.input === undefined && (iss.code === 'invalid_type' || iss.code === 'invalid_union')) {
+    return purpose ? `is required ${purpose}` : 'is required';
+  }
+  switch (iss.code) {
+    case 'invalid_type':
+      return `must be ${kind(iss.expected)}`;
+    case 'invalid_value':
+      return `must be ${oneOf(iss.values.map(literal))}`;
+    case 'invalid_union': {
+      const wanted = [...new Set(alternatives(iss.errors))];
+      if (!wanted.length) return 'is not valid';
+      return `must be ${wanted.length === 1 ? wanted[0] : `${wanted.slice(0, -1).join(', ')} or ${wanted.at(-1)}`}`;
+    }
+    case 'too_small':
+      return bound(iss.origin, 'least', iss.minimum, iss.inclusive);
+    case 'too_big':
+      return bound(iss.origin, 'most', iss.maximum, iss.inclusive);
+    case 'unrecognized_keys': {
+      const keys = iss.keys.map((k) => `"${k}"`).join(', ');
+      return `has unknown ${iss.keys.length === 1 ? 'field' : 'fields'} ${keys}`;
+    }
+    case 'invalid_format':
+      return iss.format === 'regex'
+        ? `must match ${iss.pattern ?? 'its pattern'}`
+        : `must be a valid ${iss.format}`;
+    case 'not_multiple_of':
+      return `must be a multiple of ${iss.divisor}`;
+    case 'invalid_key':
+      return 'has an invalid key';
+    case 'invalid_element':
+      return 'has an invalid element';
+    default:
+      return 'is not valid';
+  }
+}
+
+/** What each branch of a union would have taken ("off", "an object"), nested unions included. */
+function alternatives(branches: readonly (readonly z.core.$ZodIssue[])[]): string[] {
+  return branches.flatMap((branch) => {
+    const first = branch[0];
+    if (first?.code === 'invalid_value') return first.values.map(literal);
+    if (first?.code === 'invalid_type') return [kind(first.expected)];
+    if (first?.code === 'invalid_union') return alternatives(first.errors);
+    return [];
+  });
+}
+
+const KINDS: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+};
+
+const kind = (expected: string): string => KINDS[expected] ?? `a ${expected}`;
+
+const literal = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/** "a", "a or b", "one of a, b, c". */
+function oneOf(options: string[]): string {
+  if (options.length <= 2) return options.join(' or ');
+  return `one of ${options.join(', ')}`;
+}
+
+function bound(
+  origin: string,
+  side: 'least' | 'most',
+  limit: unknown,
+  inclusive: boolean | undefined,
+): string {
+  const n = Number(limit);
+  switch (origin) {
+    case 'string':
+      if (side === 'least' && n === 1) return 'must not be empty';
+      return `must be at ${side} ${n} character${n === 1 ? '' : 's'} long`;
+    case 'array':
+    case 'set':
+      if (side === 'least' && n === 1) return 'must not be empty';
+      return `must have at ${side} ${n} item${n === 1 ? '' : 's'}`;
+    default:
+      if (inclusive === false) return `must be ${side === 'least' ? 'greater' : 'less'} than ${limit}`;
+      return `must be at ${side} ${limit}`;
+  }
 }
 
 /** Maps known errors to their status; anything else is logged and answered as a bare 500. */

@@ -1,3 +1,4 @@
+import { upcomingSlots } from '../scheduler/next-fire.js';
 import type {
   CronJob,
   Decision,
@@ -43,6 +44,7 @@ export const presentJob = (j: CronJob) => ({
   next_fire_at: iso(j.nextNominalAt),
   next_fire_jittered_at: iso(j.nextDueAt),
   next_fire_final: j.nextNominalAt === null ? null : j.nextFinal,
+  next_fire_times: upcomingSlots(j, 3).map(iso),
   pending_slot_at: iso(j.pendingSlotAt),
   pending_coalesced: j.pendingCoalesced,
   last_slot_at: iso(j.lastSlotAt),

@@ -54,17 +54,28 @@ export function nextFire(
   };
 }
 
-/** A job's next `count` slots (nominal times), from its planned next slot; a one-shot has one at most. */
+/**
+ * A job's next `count` nominal fire times: the stored next one, then the schedule's after it, stopping at the
+ * last (a one-shot's only slot; a recurring job's first slot at or after its expiry, as nextFire decides).
+ */
 export function upcomingSlots(
-  job: { nextNominalAt: number | null; effectiveCron: string; timezone: string; recurring: boolean },
+  job: {
+    nextNominalAt: number | null;
+    nextFinal: boolean;
+    effectiveCron: string;
+    timezone: string;
+    expiresAt: number | null;
+  },
   count: number,
 ): number[] {
   if (job.nextNominalAt === null) return [];
   const slots = [job.nextNominalAt];
-  while (job.recurring && slots.length < count) {
-    const next = nextMatch(job.effectiveCron, job.timezone, slots[slots.length - 1]!);
-    if (next === null) break;
-    slots.push(next);
+  let final = job.nextFinal;
+  while (slots.length < count && !final) {
+    const t = nextMatch(job.effectiveCron, job.timezone, slots.at(-1)!);
+    if (t === null) break;
+    slots.push(t);
+    final = job.expiresAt !== null && t >= job.expiresAt;
   }
   return slots;
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { zoned } from '../../src/cli/commands/jobs.js';
 import { packageRoot } from '../../src/paths.js';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { tempDir } from '../support/harness.js';
@@ -299,6 +300,34 @@ describe('drydock jobs', () => {
     expect((await d.api('GET', `/v1/sessions/${open}/jobs`)).body.items).toEqual([]);
   });
 
+  it('show: a one-shot has one next fire time, the last; a UTC job shows UTC alone', async () => {
+    const sessionId = await session();
+    const once = (
+      await d.api('POST', `/v1/sessions/${sessionId}/jobs`, {
+        cron: '30 23 * * *',
+        timezone: 'America/New_York',
+        prompt: 'once',
+        recurring: false,
+      })
+    ).body;
+    expect(once.next_fire_times).toEqual([once.next_fire_at]);
+    const show = await cli(['jobs', 'show', once.id]);
+    expect(show.code, show.stderr).toBe(0);
+    // 23:30 in New York is the next day in UTC: the UTC date is shown too.
+    expect(show.stdout).toMatch(
+      /\nnext fires:\n {2}(\d{4}-\d\d-\d\d) 23:30 America\/New_York \(\d{4}-\d\d-\d\d 0[34]:30 UTC\) \(the last\)\n\n/,
+    );
+    const utc = (
+      await d.api('POST', `/v1/sessions/${sessionId}/jobs`, {
+        cron: '0 6 * * *',
+        timezone: 'UTC',
+        prompt: 'u',
+      })
+    ).body;
+    const list = await cli(['jobs', 'list', '--session', sessionId]);
+    expect(list.stdout).toMatch(new RegExp(`^${utc.id}\\s.*\\s\\d{4}-\\d\\d-\\d\\d 06:00 UTC\\s`, 'm'));
+  });
+
   it('create, list, show, pause, resume, run, slots and delete', async () => {
     const sessionId = await session();
     const created = await cli([
@@ -338,15 +367,16 @@ describe('drydock jobs', () => {
     expect(list.code, list.stderr).toBe(0);
     const [header, row] = list.stdout.trimEnd().split('\n');
     expect(header).toMatch(/^ID\s+CRON\s+TZ\s+RECURRING\s+STATUS\s+NEXT_FIRE\s+JITTERED\s+EXPIRES\s+PROMPT$/);
-    const short = (iso: string) => iso.replace(/\.\d{3}Z$/, 'Z');
+    // Times in the job's zone with UTC beside; the zone is in its own column. Berlin is UTC+1 or +2.
+    const m = job.effective_cron[0];
     expect(row!.split(/\s{2,}/)).toEqual([
       id,
       `0 9 * * 1-5 → ${job.effective_cron}`,
       'Europe/Berlin',
       'yes',
       'active',
-      short(job.next_fire_at),
-      short(job.next_fire_jittered_at),
+      expect.stringMatching(new RegExp(`^\\d{4}-\\d\\d-\\d\\d 09:0${m} \\(0[78]:0${m} UTC\\)$`)),
+      zoned(job.next_fire_jittered_at, 'Europe/Berlin', false),
       expect.stringMatching(/^in [67]d$/),
       'Review yesterday’s commits',
     ]);
@@ -354,7 +384,19 @@ describe('drydock jobs', () => {
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toMatch(new RegExp(`^job\\s+${id}$`, 'm'));
     expect(show.stdout).toMatch(/^effective_cron\s+[1-6] 9 \* \* 1-5$/m);
-    expect(show.stdout).toMatch(/^next_fire_jittered\s+\S+ \(in \d+[mhd]\)$/m);
+    expect(show.stdout).toMatch(
+      /^next_fire_jittered\s+\S+ 09:\d\d(:\d\d)? Europe\/Berlin \(0[78]:\d\d(:\d\d)? UTC\), in \d+[mhd]$/m,
+    );
+    // The next 3 fire times, from the API, on weekdays at the effective minute.
+    expect(job.next_fire_times).toHaveLength(3);
+    expect(job.next_fire_times[0]).toBe(job.next_fire_at);
+    for (const t of job.next_fire_times) expect([1, 2, 3, 4, 5]).toContain(new Date(t).getUTCDay());
+    expect(show.stdout).toContain(
+      `next fires:\n${job.next_fire_times.map((t: string) => `  ${zoned(t, 'Europe/Berlin')}\n`).join('')}\n`,
+    );
+    expect(show.stdout).toMatch(
+      new RegExp(`^  \\d{4}-\\d\\d-\\d\\d 09:0${m} Europe/Berlin \\(0[78]:0${m} UTC\\)$`, 'm'),
+    );
     expect(show.stdout).toContain('prompt:\nReview yesterday’s commits\n');
     expect(showJson.stdout).toBe(await raw(`/v1/jobs/${id}`));
 
@@ -363,7 +405,11 @@ describe('drydock jobs', () => {
     expect(pause.stdout).toBe(`job ${id} paused\n`);
     const again = await cli(['jobs', 'resume', id]);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(new RegExp(`^job ${id} active; next fire \\S+Z.* \\(in \\d+[mhd]\\)\\n$`));
+    expect(again.stdout).toMatch(
+      new RegExp(
+        `^job ${id} active; next fire \\S+ 09:0${m} Europe/Berlin \\(0[78]:0${m} UTC\\).* \\(in \\d+[mhd]\\)\\n$`,
+      ),
+    );
     const notPaused = await cli(['jobs', 'resume', id]);
     expect(notPaused.code).toBe(1);
     expect(notPaused.stderr).toBe('drydock: 409 conflict: job is active, not paused\n');
@@ -397,7 +443,14 @@ describe('drydock jobs', () => {
         .trimEnd()
         .split('\n')[1]!
         .split(/\s{2,}/),
-    ).toEqual([short(slot.slot_at), 'fired', '1', slot.run_id, short(slot.recorded_at)]);
+    ).toEqual([
+      zoned(slot.slot_at, 'Europe/Berlin'),
+      'fired',
+      '1',
+      slot.run_id,
+      zoned(slot.recorded_at, 'Europe/Berlin'),
+    ]);
+    expect(slots.stdout).toContain(' Europe/Berlin (');
     expect(slotsJson.stdout).toBe(await raw(`/v1/jobs/${id}/slots`));
 
     const del = await cli(['jobs', 'delete', id]);

@@ -212,7 +212,9 @@ describe('drydock remote commands: usage', () => {
     expect(noId.stderr).toContain('plans show expects ID');
     const badOption = await cli(['runs', 'list', '--bogus']);
     expect(badOption.code, badOption.stderr).toBe(2);
-    expect(badOption.stderr).toContain("Unknown option '--bogus'");
+    expect(badOption.stderr).toBe(
+      'drydock: unknown option --bogus for "runs list" (run "drydock runs list --help" for its options)\n',
+    );
     const badStatus = await cli(['plans', 'list', '--status', 'nope']);
     expect(badStatus.code, badStatus.stderr).toBe(2);
     expect(badStatus.stderr).toContain('--status must be one of pending_approval');
@@ -307,9 +309,10 @@ describe('drydock plans', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain(a.id);
     expect(first.stdout).not.toContain(b.id);
-    const cursor = /more: drydock plans list --cursor (\S+)/.exec(first.stdout)?.[1];
-    expect(cursor).toBeDefined();
-    const next = await cli(['plans', 'list', '--session', a.sessionId, '--limit', '1', '--cursor', cursor!]);
+    // The way to the next page keeps the filters, and works as printed.
+    const more = /^more: drydock (plans list --session \S+ --limit 1 --cursor \S+)$/m.exec(first.stdout)?.[1];
+    expect(more, first.stdout).toBeDefined();
+    const next = await cli(more!.split(' '));
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toMatch(new RegExp(`^${b.id}\\s.*second$`, 'm'));
     expect(next.stdout).not.toContain(a.id);

@@ -33,7 +33,8 @@ export interface Subcommand {
    * trigger's own token: the option `--<option>` (which must be among `options`), else the variable `env`.
    */
   credential?: Credential;
-  run(ctx: Context): Promise<void>;
+  /** Resolves with the exit code, or nothing for 0. */
+  run(ctx: Context): Promise<number | undefined>;
 }
 
 export interface Credential {
@@ -107,23 +108,29 @@ export async function runGroup(group: Group, argv: string[]): Promise<number> {
   }
   const command = Object.hasOwn(group.commands, name) ? group.commands[name] : undefined;
   if (!command) {
-    process.stderr.write(`drydock: ${group.name}: unknown command "${name}"\n\n${groupHelp(group)}\n`);
+    const near = closest(name, Object.keys(group.commands));
+    process.stderr.write(
+      `drydock: ${group.name}: unknown command "${name}"${near ? `; did you mean "${near}"?` : ''}\n\n${groupHelp(group)}\n`,
+    );
     return 2;
   }
   const secrets = knownTokens(rest, command.credential);
+  const options = { ...command.options, ...connectionOptions };
+  const say = (msg: string) => process.stderr.write(`drydock: ${redact(msg, secrets)}\n`);
   try {
-    const parsed = parseArgs({
-      args: rest,
-      options: { ...command.options, ...connectionOptions },
-      allowPositionals: true,
-      strict: true,
-    });
-    const values = parsed.values as Values;
-    const positionals = parsed.positionals;
-    if (values.help) {
+    if (checkOptions(rest, options, `${group.name} ${name}`).help) {
       out(commandHelp(group, name, command));
       return 0;
     }
+  } catch (err) {
+    // One line: the option and the closest one it may have meant.
+    say((err as Error).message);
+    return 2;
+  }
+  try {
+    const parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+    const values = parsed.values as Values;
+    const positionals = parsed.positionals;
     if (positionals.length !== command.positionals.length) {
       const wanted = command.positionals.length
         ? `expects ${command.positionals.join(' ')}`
@@ -131,10 +138,10 @@ export async function runGroup(group: Group, argv: string[]): Promise<number> {
       throw new RemoteUsageError(`${group.name} ${name} ${wanted}, got ${positionals.length} argument(s)`);
     }
     const conn = connection(values, command.credential);
-    await command.run({ client: new ApiClient(conn.url, conn.token), values, args: positionals });
-    return 0;
+    return (
+      (await command.run({ client: new ApiClient(conn.url, conn.token), values, args: positionals })) ?? 0
+    );
   } catch (err) {
-    const say = (msg: string) => process.stderr.write(`drydock: ${redact(msg, secrets)}\n`);
     if (err instanceof RemoteUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       say(
         `${(err as Error).message}\nusage: drydock ${group.name} ${name} ${command.synopsis}\n` +
@@ -153,6 +160,78 @@ export async function runGroup(group: Group, argv: string[]): Promise<number> {
     say((err as Error).stack ?? String(err));
     return 1;
   }
+}
+
+// --- options ---
+
+/**
+ * Checks `args` against `options` before parseArgs sees them, so that a mistake gets one line of ours
+ * naming the command and the closest option (`unknown option --sesion for "jobs list"; did you mean
+ * --session?`) instead of Node's text. Returns whether -h/--help is among them: help wins over any mistake.
+ */
+export function checkOptions(args: string[], options: OptionsConfig, command: string): { help: boolean } {
+  const { tokens } = parseArgs({ args, options, allowPositionals: true, strict: false, tokens: true });
+  let problem: string | null = null;
+  for (const t of tokens) {
+    if (t.kind === 'option-terminator') break;
+    if (t.kind !== 'option') continue;
+    const spec = Object.hasOwn(options, t.name) ? options[t.name] : undefined;
+    if (spec && t.name === 'help') return { help: true };
+    if (problem) continue;
+    if (!spec) problem = unknownOption(t.rawName, Object.keys(options), command);
+    else if (spec.type === 'boolean' && t.value !== undefined) {
+      problem = `option ${t.rawName} of "${command}" takes no value, got "${t.value}"`;
+    } else if (spec.type === 'string' && t.value === undefined) {
+      problem = `option ${t.rawName} of "${command}" needs a value`;
+    } else if (spec.type === 'string' && !t.inlineValue && t.value?.startsWith('-')) {
+      // parseArgs refuses this as ambiguous: most often the value was forgotten.
+      problem = `option ${t.rawName} of "${command}" needs a value (got the option ${t.value}; write ${t.rawName}=${t.value} if that is the value)`;
+    }
+  }
+  if (problem) throw new RemoteUsageError(problem);
+  return { help: false };
+}
+
+/** `unknown option --sesion for "jobs list"; did you mean --session?` */
+export function unknownOption(raw: string, known: string[], command: string): string {
+  const name = raw.replace(/^-+/, '').replace(/=.*$/, '');
+  const near = raw.startsWith('--') || name.length > 1 ? closest(name, known) : undefined;
+  return `unknown option ${raw} for "${command}"${
+    near ? `; did you mean --${near}?` : ` (run "drydock ${command} --help" for its options)`
+  }`;
+}
+
+/** The candidate nearest to `word` by edit distance (or the only one it starts), if any is near enough. */
+export function closest(word: string, candidates: readonly string[]): string | undefined {
+  const prefixed = candidates.filter((c) => c.startsWith(word));
+  if (word.length >= 3 && prefixed.length === 1) return prefixed[0];
+  let best: string | undefined;
+  let bestDistance = Math.max(1, Math.min(3, Math.floor(word.length / 3)));
+  for (const c of candidates) {
+    const d = editDistance(word, c);
+    if (d <= bestDistance && (best === undefined || d < editDistance(word, best))) {
+      best = c;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance, a swap of two neighbours counting as one edit. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
 }
 
 /**
@@ -177,7 +256,7 @@ function connection(values: Values, credential?: Credential): { url: string; tok
     throw new RemoteUsageError(
       credential
         ? `no ${credential.name}: pass --${credential.option} (or set ${credential.env})`
-        : 'no API token: set DRYDOCK_TOKEN (or pass --token); create one with `drydock token create`',
+        : 'no API token: set DRYDOCK_TOKEN (or pass --token); create one with `drydock token create --name NAME --role operator`',
     );
   }
   // A header value cannot hold these; fetch would echo the value in its error.
@@ -248,6 +327,24 @@ export function positiveInt(values: Values, name: string): string | undefined {
     throw new RemoteUsageError(`--${name} must be a positive integer, got "${v}"`);
   }
   return v;
+}
+
+/**
+ * The command that prints the next page: the same filters as this one (a cursor belongs to its listing),
+ * then the cursor option. Values are quoted for a POSIX shell where they need it.
+ */
+export function nextPage(
+  command: string,
+  values: Values,
+  filters: string[],
+  cursor: [string, string],
+): string {
+  const quote = (v: string) => (/^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replaceAll("'", "'\\''")}'`);
+  const given = filters.flatMap((f) => {
+    const v = str(values, f);
+    return v === undefined ? [] : [`--${f} ${quote(v)}`];
+  });
+  return `\nmore: drydock ${command} ${[...given, `--${cursor[0]} ${quote(cursor[1])}`].join(' ')}`;
 }
 
 /** `?a=1&b=2` from the defined entries, or ''. */

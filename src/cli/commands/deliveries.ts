@@ -6,6 +6,7 @@ import {
   type Group,
   idPath,
   jsonOption,
+  nextPage,
   oneOf,
   out,
   positiveInt,
@@ -86,7 +87,15 @@ export const deliveriesGroup: Group = {
             dash(d.subject),
             dash(d.detail),
           ],
-          more: (b) => (b.next_before ? `\nmore: drydock deliveries list --before ${b.next_before}` : null),
+          more: (b) =>
+            b.next_before
+              ? nextPage(
+                  'deliveries list',
+                  values,
+                  ['outcome', 'trigger', 'limit'],
+                  ['before', b.next_before],
+                )
+              : null,
         });
       },
     },

@@ -18,7 +18,6 @@ import {
   required,
   runGroup,
   str,
-  when,
 } from './common.js';
 
 // drydock jobs list|show|create|delete|pause|resume|run|slots: cron jobs over /v1/sessions/:id/jobs and
@@ -41,6 +40,8 @@ interface JobJson {
   next_fire_at: string | null;
   next_fire_jittered_at: string | null;
   next_fire_final: boolean | null;
+  /** The next 3 nominal fire times (fewer when the job ends sooner). */
+  next_fire_times?: string[];
   pending_slot_at: string | null;
   pending_coalesced: number;
   last_slot_at: string | null;
@@ -56,22 +57,80 @@ interface SlotJson {
   recorded_at: string;
 }
 
-/** An ISO time to the second: `2025-01-02T09:00:00Z`. */
-const short = (iso: string | null): string => (iso === null ? '-' : iso.replace(/\.\d{3}Z$/, 'Z'));
+/** The calendar date and wall clock of an instant in a time zone. */
+function wallClock(t: Date, timeZone: string): { date: string; time: string; seconds: string } {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    })
+      .formatToParts(t)
+      .map((p) => [p.type, p.value]),
+  );
+  return {
+    date: `${parts.year}-${parts.month}-${parts.day}`,
+    time: `${parts.hour}:${parts.minute}`,
+    seconds: parts.second!,
+  };
+}
+
+/**
+ * An ISO time in the job's zone beside UTC: `2026-12-01 09:00 Europe/Berlin (08:00 UTC)`; the UTC date
+ * too when it differs, seconds when they are not zero (a jittered time), the zone name left out when
+ * `named` is false (a table with a zone column). '-' for null.
+ */
+export function zoned(iso: string | null, timeZone: string, named = true): string {
+  if (iso === null) return '-';
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return iso;
+  const withSeconds = t.getUTCSeconds() !== 0;
+  const clock = (w: ReturnType<typeof wallClock>) => (withSeconds ? `${w.time}:${w.seconds}` : w.time);
+  const utc = wallClock(t, 'UTC');
+  let local: ReturnType<typeof wallClock>;
+  try {
+    local = wallClock(t, timeZone);
+  } catch {
+    return `${utc.date} ${clock(utc)} UTC`; // a zone this machine does not know
+  }
+  if (timeZone === 'UTC' || timeZone === 'Etc/UTC') return `${utc.date} ${clock(utc)} UTC`;
+  const inUtc = local.date === utc.date ? clock(utc) : `${utc.date} ${clock(utc)}`;
+  return `${local.date} ${clock(local)}${named ? ` ${timeZone}` : ''} (${inUtc} UTC)`;
+}
 
 const cronText = (j: JobJson): string =>
   j.cron === j.effective_cron ? j.cron : `${j.cron} → ${j.effective_cron}`;
 
 const yesNo = (b: boolean): string => (b ? 'yes' : 'no');
 
-/** What `pause`, `resume` and `run` print about a job's next fire. */
+/** What `resume` prints about a job's next fire. */
 function nextFire(j: JobJson): string {
   if (!j.next_fire_at) return 'no next fire';
   const jittered =
     j.next_fire_jittered_at && j.next_fire_jittered_at !== j.next_fire_at
-      ? `, jittered to ${short(j.next_fire_jittered_at)}`
+      ? `, jittered to ${zoned(j.next_fire_jittered_at, j.timezone)}`
       : '';
-  return `next fire ${short(j.next_fire_at)}${jittered} (${relative(j.next_fire_jittered_at ?? j.next_fire_at)})${j.next_fire_final ? ', the final one' : ''}`;
+  return `next fire ${zoned(j.next_fire_at, j.timezone)}${jittered} (${relative(j.next_fire_jittered_at ?? j.next_fire_at)})${j.next_fire_final ? ', the final one' : ''}`;
+}
+
+/** A time in the job's zone, then how far it is from now: `… (08:00 UTC), in 2h`. */
+const zonedWhen = (iso: string | null, j: JobJson, now: number): string | null =>
+  iso === null ? null : `${zoned(iso, j.timezone)}, ${relative(iso, now)}`;
+
+/** The next fire times, one a line, the last marked when the job ends with it. */
+function upcoming(j: JobJson): string {
+  const times = j.next_fire_times ?? (j.next_fire_at ? [j.next_fire_at] : []);
+  if (!times.length) return '  none';
+  // Fewer than 3 from the API: the job ends with the last of them.
+  const ends = j.next_fire_times ? times.length < 3 : j.next_fire_final === true;
+  return times
+    .map((t, i) => `  ${zoned(t, j.timezone)}${i === times.length - 1 && ends ? ' (the last)' : ''}`)
+    .join('\n');
 }
 
 const ID_HELP = `  --json                print the API's JSON body`;
@@ -84,7 +143,8 @@ export const jobsGroup: Group = {
     list: {
       synopsis: '--session ID [--json]',
       help: `Lists a session's jobs: id, cron (→ the effective cron when --approximate moved it), time zone,
-recurring, status, next fire (nominal and jittered), expiry and the prompt.
+recurring, status, next fire (nominal and jittered, in the job's zone with UTC beside), expiry and the
+prompt.
 
   --session ID          the session (required)
 ${ID_HELP}`,
@@ -102,8 +162,8 @@ ${ID_HELP}`,
             j.timezone,
             yesNo(j.recurring),
             j.status,
-            `${short(j.next_fire_at)}${j.next_fire_final ? ' (final)' : ''}`,
-            short(j.next_fire_jittered_at),
+            `${zoned(j.next_fire_at, j.timezone, false)}${j.next_fire_final ? ' (final)' : ''}`,
+            zoned(j.next_fire_jittered_at, j.timezone, false),
             relative(j.expires_at, now),
             oneLine(j.prompt, 40),
           ],
@@ -113,8 +173,8 @@ ${ID_HELP}`,
 
     show: {
       synopsis: 'ID [--json]',
-      help: `Shows one job: its schedule, next fire (nominal and jittered), expiry, pending slot, fire count,
-run options and prompt.
+      help: `Shows one job: its schedule, next fire (nominal and jittered) and the next 3 fire times, expiry,
+pending slot, fire count, run options and prompt. Times are in the job's zone with UTC beside them.
 
 ${ID_HELP}`,
       options: { ...jsonOption },
@@ -135,22 +195,22 @@ ${ID_HELP}`,
             ['timezone', j.timezone],
             ['recurring', yesNo(j.recurring)],
             ['approximate', yesNo(j.approximate)],
-            ['next_fire', when(j.next_fire_at, now)],
-            ['next_fire_jittered', when(j.next_fire_jittered_at, now)],
+            ['next_fire', zonedWhen(j.next_fire_at, j, now)],
+            ['next_fire_jittered', zonedWhen(j.next_fire_jittered_at, j, now)],
             ['next_fire_final', j.next_fire_final === null ? null : yesNo(j.next_fire_final)],
-            ['expires', when(j.expires_at, now)],
+            ['expires', zonedWhen(j.expires_at, j, now)],
             [
               'pending_slot',
               j.pending_slot_at
-                ? `${j.pending_slot_at} (${j.pending_coalesced} slot(s) waiting for the session to be idle)`
+                ? `${zoned(j.pending_slot_at, j.timezone)} (${j.pending_coalesced} slot(s) waiting for the session to be idle)`
                 : null,
             ],
-            ['last_slot', when(j.last_slot_at, now)],
+            ['last_slot', zonedWhen(j.last_slot_at, j, now)],
             ['fire_count', j.fire_count],
             ['options', options],
             ['created_by', j.created_by],
-            ['created', when(j.created_at, now)],
-          ])}\n\nprompt:\n${clean(j.prompt).trimEnd()}`,
+            ['created', zonedWhen(j.created_at, j, now)],
+          ])}\n\nnext fires:\n${upcoming(j)}\n\nprompt:\n${clean(j.prompt).trimEnd()}`,
         );
       },
     },
@@ -263,25 +323,34 @@ the job.
 
     slots: {
       synopsis: 'ID [--json]',
-      help: `Shows what became of each of a job's slots (nominal fire times): fired (with its run), coalesced
-into a later fire's run, or missed (a range, while the daemon was down).
+      help: `Shows what became of each of a job's slots (nominal fire times, in the job's zone with UTC
+beside): fired (with its run), coalesced into a later fire's run, or missed (a range, while the daemon
+was down).
 
 ${ID_HELP}`,
       options: { ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {
         const res = await client.request('GET', `/v1/jobs/${idPath(args[0]!)}/slots`);
+        // The job's zone, to show the slots in; UTC alone if the job cannot be read.
+        const zone = flag(values, 'json')
+          ? 'UTC'
+          : await client
+              .request('GET', `/v1/jobs/${idPath(args[0]!)}`)
+              .then((r) => (r.body as JobJson).timezone)
+              .catch(() => 'UTC');
+        const at = (iso: string | null) => zoned(iso, zone);
         printListing<SlotJson>(values, res, {
           empty: 'no slots recorded yet',
           headers: ['SLOT', 'OUTCOME', 'SLOTS', 'RUN', 'RECORDED'],
           row: (s) => [
             s.last_slot_at && s.last_slot_at !== s.slot_at
-              ? `${short(s.slot_at)} … ${short(s.last_slot_at)}`
-              : short(s.slot_at),
+              ? `${at(s.slot_at)} … ${at(s.last_slot_at)}`
+              : at(s.slot_at),
             s.outcome,
             String(s.slots),
             dash(s.run_id),
-            short(s.recorded_at),
+            at(s.recorded_at),
           ],
         });
       },

@@ -10,6 +10,7 @@ import {
   type Group,
   idPath,
   jsonOption,
+  nextPage,
   oneLine,
   oneOf,
   out,
@@ -172,7 +173,16 @@ first line of the plan.
             ]),
           ),
         );
-        if (page.next_cursor) out(`\nmore: drydock plans list --cursor ${page.next_cursor}`);
+        if (page.next_cursor) {
+          out(
+            nextPage(
+              'plans list',
+              values,
+              ['status', 'session', 'job', 'limit'],
+              ['cursor', page.next_cursor],
+            ),
+          );
+        }
       },
     },
 

@@ -8,6 +8,7 @@ import {
   type Group,
   idPath,
   jsonOption,
+  nextPage,
   oneOf,
   out,
   positiveInt,
@@ -18,8 +19,9 @@ import {
   str,
   when,
 } from './common.js';
+import { followCommand } from './run-follow.js';
 
-// drydock runs list|show|cancel: agent runs over /v1/runs.
+// drydock runs list|show|cancel|follow: agent runs over /v1/runs.
 
 const STATUSES = RUN_STATUSES;
 
@@ -59,7 +61,7 @@ const cost = (usd: number): string => `$${usd.toFixed(4)}`;
 
 export const runsGroup: Group = {
   name: 'runs',
-  summary: 'Agent runs: list them, read one, cancel one.',
+  summary: 'Agent runs: list them, read one, cancel one, follow one as it happens.',
   commands: {
     list: {
       synopsis: '[--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]',
@@ -103,7 +105,15 @@ export const runsGroup: Group = {
             cost(r.cost_usd),
             dash(r.plan_id ?? r.executes_plan_id),
           ],
-          more: (b) => (b.next_cursor ? `\nmore: drydock runs list --cursor ${b.next_cursor}` : null),
+          more: (b) =>
+            b.next_cursor
+              ? nextPage(
+                  'runs list',
+                  values,
+                  ['status', 'session', 'job', 'limit'],
+                  ['cursor', b.next_cursor],
+                )
+              : null,
         });
       },
     },
@@ -167,6 +177,8 @@ export const runsGroup: Group = {
         out(`run ${r.id} ${r.status}`);
       },
     },
+
+    follow: followCommand,
   },
 };
 

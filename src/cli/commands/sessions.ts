@@ -9,6 +9,7 @@ import {
   type Group,
   idPath,
   jsonOption,
+  nextPage,
   oneOf,
   out,
   positiveInt,
@@ -119,7 +120,10 @@ export const sessionsGroup: Group = {
           empty: 'no sessions',
           headers: ['ID', 'NAME', 'STATUS', 'OWNER', 'AGE', 'WORKSPACE'],
           row: (s, now) => [s.id, s.name, s.status, s.owner, age(s.created_at, now), s.workspace],
-          more: (b) => (b.next_cursor ? `\nmore: drydock sessions list --cursor ${b.next_cursor}` : null),
+          more: (b) =>
+            b.next_cursor
+              ? nextPage('sessions list', values, ['status', 'limit'], ['cursor', b.next_cursor])
+              : null,
         });
       },
     },

@@ -89,8 +89,11 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
         kind === 'approve'
           ? await jsonBody(c, approveBody)
           : kind === 'reject'
-            ? await jsonBody(c, rejectBody)
-            : await jsonBody(c, reviseBody).then((b) => ({ comment: b.feedback, sha256: b.sha256 }));
+            ? await jsonBody(c, rejectBody, 'to reject')
+            : await jsonBody(c, reviseBody, 'to ask for a revision').then((b) => ({
+                comment: b.feedback,
+                sha256: b.sha256,
+              }));
       try {
         const out = await deps.plans.decide(c.req.param('id'), kind, { identity, ...input });
         return c.json({
