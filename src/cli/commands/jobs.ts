@@ -46,6 +46,12 @@ interface JobJson {
   pending_coalesced: number;
   last_slot_at: string | null;
   fire_count: number;
+  trigger_id?: string | null;
+  renewals?: number;
+  renewed_at?: string | null;
+  renewed_by?: string | null;
+  /** How to renew it; null when it does not expire. */
+  renew?: string | null;
 }
 
 interface SlotJson {
@@ -200,6 +206,18 @@ ${ID_HELP}`,
             ['next_fire_final', j.next_fire_final === null ? null : yesNo(j.next_fire_final)],
             ['expires', zonedWhen(j.expires_at, j, now)],
             [
+              'renewed',
+              j.renewals
+                ? `${j.renewals} time(s), last ${zonedWhen(j.renewed_at ?? null, j, now)} by ${j.renewed_by}`
+                : null,
+            ],
+            [
+              'trigger',
+              j.trigger_id
+                ? `${j.trigger_id} (a scheduled trigger's job: change it through the trigger)`
+                : null,
+            ],
+            [
               'pending_slot',
               j.pending_slot_at
                 ? `${zoned(j.pending_slot_at, j.timezone)} (${j.pending_coalesced} slot(s) waiting for the session to be idle)`
@@ -221,11 +239,14 @@ ${ID_HELP}`,
       help: `Creates a cron job in a session and prints its id.
 
   --session ID          the session (required)
-  --cron EXPR           5 fields "minute hour day-of-month month day-of-week", or @hourly, @daily,
-                        @weekly, @monthly, @yearly (required)
+  --cron EXPR           5 fields "minute hour day-of-month month day-of-week" (names JAN-DEC and
+                        SUN-SAT allowed), or @hourly, @daily, @midnight, @weekly, @monthly, @yearly,
+                        @annually (required)
   --prompt TEXT         what the run is asked to plan (required)
   --timezone TZ         an IANA time zone, e.g. Europe/Berlin (default: the daemon's)
-  --one-shot            fire once, then delete the job (default: recurring, expiring after 7 days)
+  --one-shot            fire once, then delete the job (default: recurring, expiring after 7 days;
+                        renew it with 'drydock jobs renew', or keep a schedule for good as a scheduled
+                        trigger: 'drydock triggers create --kind schedule')
   --approximate         move a minute of exactly 0 or 30 forward 1-6 minutes, so that many jobs do not
                         start in the same second
   --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
@@ -260,7 +281,31 @@ ${ID_HELP}`,
           options: executeMode ? { execute_mode: executeMode } : undefined,
         });
         if (printedJson(values, res.text)) return;
-        out((res.body as JobJson).id);
+        const j = res.body as JobJson;
+        out(j.id);
+        // The id alone on stdout (scripts read it); the expiry and how to renew on stderr.
+        if (j.expires_at) {
+          process.stderr.write(
+            `job ${j.id} expires ${zoned(j.expires_at, j.timezone)}; keep it with: drydock jobs renew ${j.id}\n`,
+          );
+        }
+      },
+    },
+
+    renew: {
+      synopsis: 'ID [--json]',
+      help: `Renews a recurring job: it expires another expiry period (scheduler.recurring_expiry_ms, 7 days by
+default) from now. Recorded on the job (renewals, renewed_at, renewed_by). A schedule meant to last
+is better kept as a scheduled trigger ('drydock triggers create --kind schedule'), which never expires.
+
+${ID_HELP}`,
+      options: { ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('POST', `/v1/jobs/${idPath(args[0]!)}/renew`);
+        if (printedJson(values, res.text)) return;
+        const j = res.body as JobJson;
+        out(`job ${j.id} renewed: expires ${zoned(j.expires_at!, j.timezone)}; ${nextFire(j)}`);
       },
     },
 

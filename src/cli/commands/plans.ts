@@ -79,6 +79,8 @@ interface DecideJson {
   plan: PlanJson;
   decision: DecisionJson;
   run: RunJson | null;
+  /** What happens next, in words (the run that was started, where it will wait). */
+  next?: string;
 }
 
 /** Approvals per plan: only GET /v1/plans/:id counts them, so the table asks for each (a few at a time). */
@@ -105,7 +107,7 @@ function decisionSummary(d: DecideJson): string {
   const { plan, run } = d;
   switch (plan.status) {
     case 'approved':
-      return `plan ${plan.id} approved; execute run ${run?.id ?? '-'} queued`;
+      return `plan ${plan.id} approved; execute run ${run?.id ?? '-'} queued${d.next ? `\n${d.next}` : ''}`;
     case 'rejected':
       return `plan ${plan.id} rejected`;
     case 'revision_requested':

@@ -53,6 +53,10 @@ interface RunJson {
   result_commit: string | null;
   diff_stat: string | null;
   changed_files: string[] | null;
+  active_ms?: number;
+  waiting_ms?: number | null;
+  /** What a run that has not ended waits for. */
+  waiting_on?: { kind: string; detail: string } | null;
 }
 
 const duration = (ms: number | null): string =>
@@ -150,7 +154,13 @@ export const runsGroup: Group = {
             ['created', when(r.created_at, now)],
             ['started', when(r.started_at, now)],
             ['finished', when(r.finished_at, now)],
-            ['duration', r.duration_ms === null ? null : duration(r.duration_ms)],
+            [
+              'duration',
+              r.duration_ms === null
+                ? null
+                : `${duration(r.duration_ms)}${r.active_ms !== undefined ? ` (${duration(r.active_ms)} active, ${duration(r.waiting_ms ?? 0)} waiting)` : ''}`,
+            ],
+            ['waiting_on', r.waiting_on?.detail ?? null],
             ['error', r.error],
             ['plan', r.plan_id],
             ['revises_plan', r.revises_plan_id],

@@ -27,10 +27,11 @@ import {
   type Values,
   when,
 } from './common.js';
+import { zoned } from './jobs.js';
 
 // drydock triggers list|show|create|update|delete|deliveries|fire: remote triggers over /v1/triggers.
 
-const KINDS = ['github', 'generic'] as const;
+const KINDS = ['github', 'generic', 'schedule'] as const;
 
 interface FiltersJson {
   repositories?: string[];
@@ -56,6 +57,17 @@ interface TriggerJson {
   updated_at: string;
   /** Only when it was just issued (a generic trigger's creation, or a rotation). */
   token?: string;
+  /** A scheduled trigger's schedule, from the job it fires through. */
+  schedule?: {
+    cron: string;
+    timezone: string;
+    approximate: boolean;
+    job_id: string;
+    session_id: string;
+    status: string;
+    next_fire_times: string[];
+    fire_count: number;
+  } | null;
 }
 
 interface DeliveryJson {
@@ -100,6 +112,9 @@ const definitionOptions = {
   'hourly-cap': { type: 'string' },
   'execute-mode': { type: 'string' },
   'approvals-required': { type: 'string' },
+  cron: { type: 'string' },
+  timezone: { type: 'string' },
+  approximate: { type: 'boolean' },
   ...jsonOption,
 } as const satisfies OptionsConfig;
 
@@ -113,8 +128,11 @@ const definitionHelp = (draft: string) => `  --name N              a name, shown
   --label L             github: only pull requests with label L (repeatable)
   --author A            github: only pull requests by GitHub user A (repeatable)
   ${draft}
-  --workspace DIR       the directory a generic trigger's runs work in (a relative path is resolved
-                        against the current directory; the daemon must see the same path)
+  --workspace DIR       the directory a generic or schedule trigger's runs work in (a relative path is
+                        resolved against the current directory; the daemon must see the same path)
+  --cron EXPR           schedule: when it fires, e.g. "0 3 * * MON-FRI" (it never expires)
+  --timezone TZ         schedule: an IANA time zone, e.g. Europe/Berlin (default: the daemon's)
+  --approximate         schedule: move a minute of exactly 0 or 30 forward 1-6 minutes
   --hourly-cap N        at most N runs an hour
   --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
   --approvals-required N
@@ -186,6 +204,12 @@ async function readText(path: string): Promise<string> {
   }
 }
 
+/** A scheduled trigger's next fire times, in its zone beside UTC. */
+function scheduleTimes(t: TriggerJson): string {
+  const times = t.schedule?.next_fire_times ?? [];
+  return times.length ? times.map((at) => `  ${zoned(at, t.schedule!.timezone)}`).join('\n') : '  none';
+}
+
 const getTrigger = async (client: ApiClient, id: string): Promise<TriggerJson> =>
   (await client.request('GET', `/v1/triggers/${idPath(id)}`)).body as TriggerJson;
 
@@ -245,22 +269,29 @@ export const triggersGroup: Group = {
             ['authors', list(f.authors)],
             ['draft', f.draft === undefined ? null : String(f.draft)],
             ['workspace', t.workspace],
-            ['hourly_cap', t.hourly_cap],
+            [
+              'schedule',
+              t.schedule
+                ? `${t.schedule.cron} (${t.schedule.timezone})${t.schedule.approximate ? ', approximate' : ''}, ${t.schedule.status}, fired ${t.schedule.fire_count} time(s), job ${t.schedule.job_id}`
+                : null,
+            ],
+            ['hourly_cap', t.kind === 'schedule' ? null : t.hourly_cap],
             ['options', Object.keys(t.options ?? {}).length ? JSON.stringify(t.options) : null],
             ['created_by', t.created_by],
             ['created', when(t.created_at, now)],
             ['updated', when(t.updated_at, now)],
-          ])}\n\nprompt:\n${clean(t.prompt).trimEnd()}\n\ndeliveries: drydock triggers deliveries ${t.id}`,
+          ])}${t.schedule ? `\n\nnext fires:\n${scheduleTimes(t)}` : ''}\n\nprompt:\n${clean(t.prompt).trimEnd()}${t.kind === 'schedule' ? `\n\nruns: drydock runs list --job ${t.schedule?.job_id ?? ''}` : `\n\ndeliveries: drydock triggers deliveries ${t.id}`}`,
         );
       },
     },
 
     create: {
       synopsis:
-        '--kind github|generic --name N --prompt TEXT [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--json]',
+        '--kind github|generic|schedule --name N --prompt TEXT [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--json]',
       help: `Creates a trigger and prints its id. A github trigger fires on the webhook events it names (at least
 one --event), filtered by the filter options; a generic trigger (it needs --workspace) fires on
-'drydock triggers fire' with its own token, which is printed here, once, labelled "token:".
+'drydock triggers fire' with its own token, which is printed here, once, labelled "token:"; a schedule
+trigger (it needs --cron and --workspace) fires on its cron schedule and never expires.
 
   --kind K              ${choices(KINDS)} (required)
 ${definitionHelp('--draft true|false    github: only draft or only ready pull requests')}
@@ -279,14 +310,24 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
         if (kind === 'github' && !events.length) {
           throw new RemoteUsageError('a github trigger needs at least one --event, e.g. pull_request.opened');
         }
-        if (kind === 'generic') {
+        const scheduleGiven =
+          str(values, 'cron') !== undefined ||
+          str(values, 'timezone') !== undefined ||
+          flag(values, 'approximate');
+        if (kind !== 'schedule' && scheduleGiven) {
+          throw new RemoteUsageError('--cron, --timezone and --approximate apply to schedule triggers only');
+        }
+        if (kind === 'schedule' && nonBlank(values, 'cron') === undefined) {
+          throw new RemoteUsageError('a schedule trigger needs --cron, e.g. "0 3 * * MON-FRI"');
+        }
+        if (kind !== 'github') {
           if (githubOnlyGiven(values)) {
             throw new RemoteUsageError(
               '--event, --repository, --base-branch, --label, --author and --draft apply to github triggers only',
             );
           }
           if (workspace === undefined) {
-            throw new RemoteUsageError('a generic trigger needs --workspace: the directory its runs work in');
+            throw new RemoteUsageError(`a ${kind} trigger needs --workspace: the directory its runs work in`);
           }
         }
         const cap = positiveInt(values, 'hourly-cap');
@@ -299,17 +340,25 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
           workspace: workspace === undefined ? undefined : resolve(workspace),
           hourly_cap: cap === undefined ? undefined : Number(cap),
           options: runOptions(values),
+          ...(kind === 'schedule'
+            ? {
+                cron: str(values, 'cron'),
+                timezone: nonBlank(values, 'timezone'),
+                approximate: flag(values, 'approximate') || undefined,
+              }
+            : {}),
         });
         if (printedJson(values, res.text)) return;
         const t = res.body as TriggerJson;
         out(`trigger ${t.id} created (${t.kind}, "${oneLine(t.name)}")`);
         printToken(t);
+        if (t.schedule) out(`next fires:\n${scheduleTimes(t)}`);
       },
     },
 
     update: {
       synopsis:
-        'ID [--name N] [--prompt TEXT] [--event E ...] [--repository R ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--enable|--disable] [--rotate-token] [--json]',
+        'ID [--name N] [--prompt TEXT] [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository R ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--enable|--disable] [--rotate-token] [--json]',
       help: `Changes a trigger; what is not given stays as it is. --event replaces the events. Each filter option
 replaces that filter's values and keeps the others (--clear-filters starts from none; --draft any drops
 the draft filter). --execute-mode and --approvals-required keep the other run options.
@@ -355,6 +404,9 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
           events: events.length ? events : undefined,
           enabled: flag(values, 'enable') ? true : flag(values, 'disable') ? false : undefined,
           rotate_token: flag(values, 'rotate-token') ? true : undefined,
+          cron: nonBlank(values, 'cron'),
+          timezone: nonBlank(values, 'timezone'),
+          approximate: flag(values, 'approximate') ? true : undefined,
         };
         if (filterGiven || optionsGiven) {
           // Filters and options are replaced whole by the API: merge over what the trigger has.
@@ -378,6 +430,7 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
         const t = res.body as TriggerJson;
         out(`trigger ${t.id} updated (${t.enabled ? 'enabled' : 'disabled'})`);
         printToken(t);
+        if (t.schedule) out(`next fires:\n${scheduleTimes(t)}`);
       },
     },
 
