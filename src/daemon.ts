@@ -227,8 +227,9 @@ async function assemble(
   } else if (admin.kind === 'adopted') {
     announce('admin token: the value of DRYDOCK_ADMIN_TOKEN');
   } else {
+    // A command that works as printed, from the package's directory (npx finds its bin there).
     announce(
-      'admin token: the one printed at first start; more with `drydock token create --name NAME --role admin`',
+      `admin token: the one printed at first start; make another with: npx drydock token create --name NAME --role admin --data-dir ${JSON.stringify(config.data_dir)}`,
     );
   }
 

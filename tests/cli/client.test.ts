@@ -367,8 +367,14 @@ describe('drydock plans', () => {
       token: approver,
     });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^plan ${plan.id} approved; execute run run_\\S+ queued\\n$`));
+    expect(r.stdout).toMatch(new RegExp(`^plan ${plan.id} approved; execute run run_\\S+ queued\\n`));
     const runId = /execute run (\S+) queued/.exec(r.stdout)![1]!;
+    // What happens next: where the execution will wait for people, and how to see it.
+    expect(r.stdout.split('\n')[1]).toMatch(
+      new RegExp(
+        `^execute run ${runId} carries out the plan in \\w+ mode.*drydock tool-approvals list --run ${runId}`,
+      ),
+    );
 
     const shown = await d.api('GET', `/v1/plans/${plan.id}`);
     expect(shown.body.decisions).toMatchObject([{ kind: 'approve', identity: 'alice', comment: 'ship it' }]);
