@@ -1,10 +1,8 @@
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { Hono } from 'hono';
 import { newId } from '../../ids.js';
 import { planJob } from '../../scheduler/plan-job.js';
 import { requires } from '../auth.js';
-import { jsonBody, query, runOptions, scheduleZone } from '../body.js';
+import { jsonBody, query, runOptions, scheduleZone, workspaceDir } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentJob, presentSession } from '../present.js';
@@ -16,11 +14,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
 
   app.post('/', requires('operate'), async (c) => {
     const body = await jsonBody(c, createSessionSchema);
-    const workspace = resolve(body.workspace);
-    const info = await stat(workspace).catch(() => null);
-    if (!info?.isDirectory()) {
-      throw new HttpError(422, 'invalid_workspace', `workspace ${workspace} is not an existing directory`);
-    }
+    const workspace = await workspaceDir(body.workspace);
     const id = newId('ses');
     const session = await store.createSession({
       id,

@@ -1,5 +1,3 @@
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { newId } from '../../ids.js';
@@ -15,7 +13,7 @@ import {
 import { TEMPLATE_FIELDS, unknownPlaceholders } from '../../triggers/template.js';
 import { issueTriggerToken, parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
 import { requires } from '../auth.js';
-import { jsonBody, query, runOptions, scheduleZone } from '../body.js';
+import { jsonBody, query, runOptions, scheduleZone, workspaceDir } from '../body.js';
 import { bodyCap } from '../body-cap.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
@@ -160,14 +158,6 @@ function checkPrompt(prompt: string): void {
   }
 }
 
-async function checkWorkspace(path: string): Promise<string> {
-  const abs = resolve(path);
-  if (!(await stat(abs).catch(() => null))?.isDirectory()) {
-    throw new HttpError(422, 'invalid_workspace', `workspace ${abs} is not an existing directory`);
-  }
-  return abs;
-}
-
 /** Trigger management, under the bearer-authenticated /v1 API. */
 export function triggerRoutes(deps: AppDeps): Hono<Env> {
   const { store, clock, config } = deps;
@@ -190,7 +180,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
     if (body.cron !== undefined || body.timezone !== undefined || body.approximate !== undefined) {
       throw new HttpError(422, 'invalid_request', 'cron, timezone and approximate are for schedule triggers');
     }
-    const workspace = body.workspace ? await checkWorkspace(body.workspace) : null;
+    const workspace = body.workspace ? await workspaceDir(body.workspace) : null;
     const token = body.kind === 'generic' ? issueTriggerToken() : null;
     const now = clock.now();
     const trigger = await store.createTrigger({
@@ -270,7 +260,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       ...(body.events !== undefined ? { events: body.events } : {}),
       ...(body.filters !== undefined ? { filters: body.filters } : {}),
       ...(body.prompt !== undefined ? { prompt: body.prompt } : {}),
-      ...(body.workspace !== undefined ? { workspace: await checkWorkspace(body.workspace) } : {}),
+      ...(body.workspace !== undefined ? { workspace: await workspaceDir(body.workspace) } : {}),
       ...(body.options !== undefined ? { options: runOptions(deps.config, body.options) } : {}),
       ...(body.hourly_cap !== undefined ? { hourlyCap: body.hourly_cap } : {}),
       ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
@@ -300,7 +290,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       throw new HttpError(422, 'invalid_request', 'a schedule trigger has no events or filters');
     }
     checkSchedulePrompt(body.prompt);
-    const workspace = await checkWorkspace(body.workspace!);
+    const workspace = await workspaceDir(body.workspace!);
     const now = clock.now();
     const trigger: Trigger = {
       id: newId('trg'),
