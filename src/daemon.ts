@@ -16,6 +16,7 @@ import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
+import { collectGarbage } from './plans/retention.js';
 import { listenError, openStoreChecked } from './preflight.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
@@ -214,6 +215,31 @@ async function assemble(
   const admin = await ensureAdminToken(store, config.admin_token, clock.now());
   scheduler.start();
   triggers.startInbox();
+  // Retention: executions' worktrees and branches, pull request checkouts (src/plans/retention.ts).
+  const gc = async () => {
+    const r = await collectGarbage(
+      { store, dataDir: config.data_dir },
+      { ttlMs: config.retention.worktree_ttl_ms, now: clock.now() },
+    );
+    metrics.gcRemoved.inc({ kind: 'worktree' }, r.worktrees.length);
+    metrics.gcRemoved.inc({ kind: 'checkout' }, r.checkouts.length);
+    if (r.worktrees.length || r.checkouts.length || r.failed.length) {
+      logger.info(
+        { worktrees: r.worktrees.length, checkouts: r.checkouts.length, kept: r.kept, failed: r.failed },
+        'retention pass',
+      );
+    }
+  };
+  let gcRunning: Promise<void> | null = null;
+  const gcPass = () => {
+    gcRunning ??= gc()
+      .catch((err) => logger.warn({ err }, 'retention pass failed'))
+      .finally(() => {
+        gcRunning = null;
+      });
+  };
+  const gcTimer = setInterval(gcPass, config.retention.interval_ms);
+  gcTimer.unref();
   serveApp(app.fetch);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -238,6 +264,8 @@ async function assemble(
     stopping ??= (async () => {
       logger.info('drydock stopping');
       await scheduler.stop();
+      clearInterval(gcTimer);
+      await gcRunning;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         // Idle keep-alive connections would hold close() open; requests in flight get a moment to finish,

@@ -41,6 +41,11 @@ commands:
   doctor                make one tiny real request to the configured model and report the key, the
                         model, the thinking mode and the price, one line each (exit 1 when it fails)
       --config FILE
+  gc                    remove executions' worktrees (and their local drydock/<plan> branches) and pull
+                        request checkouts settled longer than retention.worktree_ttl_ms ago; never one
+                        a run can still use (the daemon also does this every retention.interval_ms)
+      --dry-run           only list what would be removed
+      --config FILE, --data-dir DIR
 
 remote commands (talk to a running daemon over its HTTP API):
   sessions list [--status open|closed] [--limit N] [--cursor C] [--json]
@@ -247,6 +252,31 @@ function firstLine(err: unknown): string {
   return message.split('\n')[0] ?? message;
 }
 
+async function gcCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { ...common, 'dry-run': { type: 'boolean' } } });
+  if (values.help) return help();
+  const cfg = config(values);
+  const store = openStoreChecked(cfg, Date.now());
+  try {
+    const { collectGarbage } = await import('../plans/retention.js');
+    const dryRun = values['dry-run'] === true;
+    const r = await collectGarbage(
+      { store, dataDir: cfg.data_dir },
+      { ttlMs: cfg.retention.worktree_ttl_ms, now: Date.now(), dryRun },
+    );
+    const verb = dryRun ? 'would remove' : 'removed';
+    for (const id of r.worktrees) process.stdout.write(`${verb} worktree and branch drydock/${id}\n`);
+    for (const id of r.checkouts) process.stdout.write(`${verb} pull request checkout ${id}\n`);
+    for (const f of r.failed) process.stderr.write(`drydock: could not remove ${f.path}: ${f.error}\n`);
+    process.stdout.write(
+      `${r.worktrees.length} worktree(s) and ${r.checkouts.length} checkout(s) ${verb}; ${r.kept} kept\n`,
+    );
+    return r.failed.length ? 1 : 0;
+  } finally {
+    await store.close();
+  }
+}
+
 function help(): number {
   process.stdout.write(`${USAGE}\n`);
   return 0;
@@ -258,6 +288,7 @@ const LOCAL_OPTIONS: Record<string, string[]> = {
   migrate: ['config', 'data-dir', 'help'],
   token: ['name', 'role', 'config', 'data-dir', 'help'],
   doctor: ['config', 'data-dir', 'help'],
+  gc: ['config', 'data-dir', 'dry-run', 'help'],
 };
 
 const REMOTE: Record<string, (argv: string[]) => Promise<number>> = {
@@ -291,6 +322,8 @@ export async function main(argv: string[]): Promise<number> {
         return await tokenCommand(rest);
       case 'doctor':
         return await doctorCommand(rest);
+      case 'gc':
+        return await gcCommand(rest);
       case 'help':
         // `drydock help jobs` is `drydock jobs --help`.
         if (rest[0] && Object.hasOwn(REMOTE, rest[0])) return await REMOTE[rest[0]]!(['--help']);

@@ -181,6 +181,13 @@ const plansSchema = section({
   approvals_required: int(1, 10).default(1),
 });
 
+// Worktrees of executions and pull request checkouts are removed this long after their plan (or run) was
+// settled, checked every interval_ms (src/plans/retention.ts; `drydock gc` runs one pass at once).
+const retentionSchema = section({
+  worktree_ttl_ms: int(0).default(604_800_000),
+  interval_ms: int(60_000).default(3_600_000),
+});
+
 const breakerSchema = section({
   window_ms: int(1).default(3_600_000),
   min_executions: int(1).default(5),
@@ -345,6 +352,7 @@ export const configSchema = z
       anthropic: anthropicSchema,
       runs: runsSchema,
       plans: plansSchema,
+      retention: retentionSchema,
       execute: executeSchema,
       github: githubSchema,
       pricing: pricingSchema,

@@ -26,6 +26,12 @@ export class Metrics {
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
     registers: [this.registry],
   });
+  readonly gcRemoved = new Counter({
+    name: 'drydock_gc_removed_total',
+    help: 'Worktrees (with their local branches) and pull request checkouts removed by retention',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
   readonly http = new Histogram({
     name: 'drydock_http_request_duration_seconds',
     help: 'HTTP request latency by route and status',

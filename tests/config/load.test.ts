@@ -101,6 +101,7 @@ describe('defaults', () => {
       },
       runs: { max_concurrent: 4, question_timeout_ms: 86_400_000, default_budget_usd: 5 },
       plans: { ttl_ms: 604_800_000, approvals_required: 1 },
+      retention: { worktree_ttl_ms: 604_800_000, interval_ms: 3_600_000 },
       execute: {
         bash_allow_list: [
           'git status',

@@ -1,0 +1,107 @@
+import { existsSync } from 'node:fs';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { git, withRepoLock } from '../agent/git.js';
+import { branchFor } from '../agent/worktree.js';
+import type { Store } from '../store/store.js';
+import { isFinishedRunStatus, type PlanStatus } from '../store/types.js';
+
+// Retention: an execution's worktree (data_dir/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
+// request run's checkout (data_dir/checkouts/<run id>) are kept for people to look at, then removed once
+// their plan or run has been settled for `ttlMs`. Never while anything can still use them: a plan that is
+// approved or executing, a run that has not ended. Without this, every execution leaves a worktree and a
+// branch behind and the disk only grows. Branches pushed elsewhere are the remote's to keep; only the local
+// branch goes.
+
+/** Plans whose worktree nothing will use again. */
+const SETTLED: ReadonlySet<PlanStatus> = new Set<PlanStatus>([
+  'executed',
+  'execution_failed',
+  'rejected',
+  'expired',
+  'superseded',
+]);
+
+export interface RetentionReport {
+  /** Worktrees removed (plan ids), and with them their local branches. */
+  worktrees: string[];
+  /** Pull request checkouts removed (run ids). */
+  checkouts: string[];
+  /** Still kept: in use, or settled less than the retention time ago. */
+  kept: number;
+  failed: { path: string; error: string }[];
+}
+
+export async function collectGarbage(
+  deps: { store: Store; dataDir: string },
+  opts: { ttlMs: number; now: number; dryRun?: boolean },
+): Promise<RetentionReport> {
+  const { store, dataDir } = deps;
+  const report: RetentionReport = { worktrees: [], checkouts: [], kept: 0, failed: [] };
+  const cutoff = opts.now - opts.ttlMs;
+
+  for (const planId of await entries(join(dataDir, 'worktrees'))) {
+    const top = join(dataDir, 'worktrees', planId);
+    try {
+      const plan = await store.getPlan(planId);
+      let repo: string | null = null;
+      if (plan) {
+        if (!SETTLED.has(plan.status)) {
+          report.kept += 1;
+          continue;
+        }
+        const runs = await store.listPlanRuns(plan);
+        if (runs.some((r) => !isFinishedRunStatus(r.status))) {
+          report.kept += 1;
+          continue;
+        }
+        const settledAt = Math.max(plan.decidedAt ?? plan.createdAt, ...runs.map((r) => r.finishedAt ?? 0));
+        if (settledAt > cutoff) {
+          report.kept += 1;
+          continue;
+        }
+        repo = (await store.getSession(plan.sessionId))?.workspace ?? null;
+      }
+      if (!opts.dryRun) await removeWorktree(repo, top, branchFor(planId));
+      report.worktrees.push(planId);
+    } catch (err) {
+      report.failed.push({ path: top, error: (err as Error).message });
+    }
+  }
+
+  for (const runId of await entries(join(dataDir, 'checkouts'))) {
+    const path = join(dataDir, 'checkouts', runId);
+    try {
+      const run = await store.getRun(runId);
+      if (run && (!isFinishedRunStatus(run.status) || (run.finishedAt ?? 0) > cutoff)) {
+        report.kept += 1;
+        continue;
+      }
+      if (!opts.dryRun) await removeWorktree(run?.checkout?.clone ?? null, path, null);
+      report.checkouts.push(runId);
+    } catch (err) {
+      report.failed.push({ path, error: (err as Error).message });
+    }
+  }
+  return report;
+}
+
+/** The worktree through its repository (so git forgets it), then its directory, then its local branch. */
+async function removeWorktree(repo: string | null, path: string, branch: string | null): Promise<void> {
+  if (repo && existsSync(repo)) {
+    await withRepoLock(repo, async () => {
+      await git(repo, ['worktree', 'remove', '--force', path]).catch(() => undefined);
+      await git(repo, ['worktree', 'prune']).catch(() => undefined);
+      if (branch) await git(repo, ['branch', '-D', branch]).catch(() => undefined);
+    });
+  }
+  // Whatever git left (or a worktree whose repository is gone).
+  await rm(path, { recursive: true, force: true });
+}
+
+async function entries(dir: string): Promise<string[]> {
+  return (await readdir(dir, { withFileTypes: true }).catch(() => []))
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+}
