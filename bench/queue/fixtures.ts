@@ -2,6 +2,7 @@ import { executeKickoff } from '../../src/agent/prompt.js';
 import { newId } from '../../src/ids.js';
 import type { DecisionEffect } from '../../src/store/store.js';
 import type { Decision, Plan } from '../../src/store/types.js';
+import { mulberry32 } from '../../tests/support/prng.js';
 
 // What the children share: identities, the seeded plan text, the what-if index, the approve rule.
 
@@ -20,16 +21,7 @@ export const DROP_EXPIRY_INDEX = `DROP INDEX IF EXISTS ${EXPIRY_INDEX}`;
 export const EXPIRE_SQL = `UPDATE plans SET status = 'expired', decided_at = ? WHERE status = 'pending_approval' AND expires_at <= ?`;
 
 /** Small deterministic PRNG (mulberry32): the same seed gives the same store. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const prng = mulberry32;
 
 const VERBS = ['Add', 'Move', 'Rename', 'Split', 'Validate', 'Cache', 'Log', 'Test', 'Document', 'Remove'];
 const THINGS = [

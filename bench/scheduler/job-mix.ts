@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { jitterFraction } from '../../src/scheduler/jitter.js';
+import { mulberry32 } from '../../tests/support/prng.js';
 
 // The job mix, shared by the seeding child (drydock's store) and the baseline child (croner instances), so
 // both systems hold the same expressions in the same zones. Everything is a pure function of the job index
@@ -26,18 +27,10 @@ export function sessionIndexOf(jobIndex: number, sessions: number): number {
 
 /** A small deterministic generator (mulberry32) seeded from the job index and the attempt. */
 class Rand {
-  private state: number;
+  readonly next: () => number;
 
   constructor(index: number, attempt: number) {
-    this.state = (Math.imul(index + 1, 0x9e3779b1) ^ Math.imul(attempt + 1, 0x85ebca77)) >>> 0;
-  }
-
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+    this.next = mulberry32((Math.imul(index + 1, 0x9e3779b1) ^ Math.imul(attempt + 1, 0x85ebca77)) >>> 0);
   }
 
   int(n: number): number {

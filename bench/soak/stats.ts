@@ -1,16 +1,8 @@
 // Small figures and their formatting; a seeded random source so a soak can be repeated.
+import { mulberry32 } from '../../tests/support/prng.js';
 
 /** mulberry32: a small, fast, seeded PRNG in [0, 1). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 /** Least-squares slope of y over x (NaN with fewer than 2 distinct x). */
 export function slope(points: readonly { x: number; y: number }[]): number {

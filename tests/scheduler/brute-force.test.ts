@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { nextMatch, normalizeCron } from '../../src/scheduler/cron.js';
+import { mulberry32 } from '../support/prng.js';
 
 // src's next-fire search (croner plus our parser) against a matcher that is obviously correct: it steps
 // through real time one minute at a time and asks, for each minute, whether the job fires then. The
@@ -18,19 +19,6 @@ import { nextMatch, normalizeCron } from '../../src/scheduler/cron.js';
 
 const MIN = 60_000;
 const DAY_MIN = 24 * 60;
-
-// --- seeded PRNG (mulberry32) -------------------------------------------------------------------------
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 // --- the reference parser -----------------------------------------------------------------------------
 
@@ -300,7 +288,7 @@ describe('next fire against a minute-by-minute brute force', () => {
   });
 
   it('agrees on a few hundred random expressions in five zones, names, nicknames and DST included', () => {
-    const rand = prng(20260412);
+    const rand = mulberry32(20260412);
     const tables = new Map(ZONES.map((z) => [z, transitions(z)]));
     const exprs = Array.from({ length: 300 }, () => randomExpr(rand));
     const disagreements: string[] = [];

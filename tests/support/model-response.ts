@@ -10,6 +10,7 @@ import type { AcceptedRequest } from './model-contract.js';
 import { contentBlocks, PromptBuilder } from './model-prompt.js';
 import type { ScriptedBlock, ScriptedMessage } from './model-script.js';
 import { signThinking } from './model-signature.js';
+import { mulberry32 } from './prng.js';
 
 /** The summary text of the thinking block the server adds when the script has none and display shows it. */
 export const DEFAULT_THINKING_SUMMARY = 'Working out what the request needs before answering.';
@@ -29,17 +30,6 @@ function hashString(s: string): number {
     h = Math.imul(h, 0x01000193);
   }
   return h >>> 0;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

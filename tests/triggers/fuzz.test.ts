@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../support/prng.js';
 import {
   commentPayload,
   deliver,
@@ -15,17 +16,6 @@ import {
 const COUNT = 2_000;
 const CONCURRENCY = 20;
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Gen {
   private readonly next: () => number;
