@@ -119,8 +119,8 @@ function isNetworkError(err: unknown): boolean {
 }
 
 function retryAfter(headers: Headers | undefined): number | null {
-  const ms = Number(headers?.get?.('retry-after-ms'));
-  if (Number.isFinite(ms) && ms >= 0 && headers?.get?.('retry-after-ms') != null) return ms;
+  const ms = headers?.get?.('retry-after-ms');
+  if (ms != null && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
   const value = headers?.get?.('retry-after');
   if (value == null) return null;
   const seconds = Number(value);
