@@ -9,6 +9,8 @@ import type {
   JobStatus,
   Page,
   Plan,
+  PlanDelivery,
+  PlanDeliveryStatus,
   PlanStatus,
   Question,
   QuestionStatus,
@@ -457,7 +459,29 @@ export interface Store {
 
   getState(key: string): Promise<string | null>;
   setState(key: string, value: string): Promise<void>;
+
+  // ---- delivering executed plans (src/delivery/)
+  /** Executed plans the delivery worker has not looked at yet (delivery null), oldest first. */
+  listUndecidedPlanDeliveries(limit: number): Promise<Plan[]>;
+  /** Plans whose delivery is pending or retrying, due at `now` and held by no worker; earliest first. */
+  duePlanDeliveries(now: number, limit: number): Promise<string[]>;
+  /** When the next pending or retrying delivery is due (or its holder's claim lapses); null: none. */
+  nextPlanDeliveryAt(): Promise<number | null>;
+  /**
+   * Holds a due delivery for one attempt until `until`, counting the attempt, in one transaction. The plan, or
+   * null when it is not due or another worker holds it.
+   */
+  claimPlanDelivery(planId: string, now: number, until: number): Promise<Plan | null>;
+  /** Writes delivery fields if the delivery's status is one of `from` (null: not looked at yet); whether it did. */
+  updatePlanDelivery(
+    planId: string,
+    from: readonly (PlanDeliveryStatus | null)[],
+    patch: PlanDeliveryPatch,
+  ): Promise<boolean>;
 }
+
+/** Delivery fields to write; undefined leaves a field as it is, null clears it. */
+export type PlanDeliveryPatch = Partial<PlanDelivery>;
 
 export class NotFoundError extends Error {}
 

@@ -43,6 +43,8 @@ export interface RunDefaults {
   execute_mode?: ExecuteMode | undefined;
   /** Whether the execute phase's commands may use the network (default false: the sandbox has none). */
   network?: boolean | undefined;
+  /** Whether an executed plan's branch is pushed and a pull request opened (default: delivery.enabled). */
+  deliver?: boolean | undefined;
 }
 
 export type SessionStatus = 'open' | 'closed';
@@ -270,6 +272,8 @@ export interface Plan {
   subject: string | null;
   /** Distinct approvals so far (read from the decisions; ignored when a plan is created). */
   approvals?: number;
+  /** Delivery of the executed result (null until an executed plan was looked at; ignored when created). */
+  delivery?: PlanDelivery | null;
 }
 
 export type DecisionKind = 'approve' | 'reject' | 'revise';
@@ -392,4 +396,33 @@ export interface Delivery {
   receivedAt: number;
   /** When the worker settled it (null while queued). */
   processedAt: number | null;
+}
+
+/**
+ * off: not asked for (or nothing to push); pending: due at nextAttemptAt; retrying: an attempt failed, the
+ * next is due at nextAttemptAt; delivered; failed: every attempt failed.
+ */
+export const PLAN_DELIVERY_STATUSES = ['off', 'pending', 'retrying', 'delivered', 'failed'] as const;
+export type PlanDeliveryStatus = (typeof PLAN_DELIVERY_STATUSES)[number];
+
+/** Where an executed plan's result went: each step is recorded as it completes (src/delivery/). */
+export interface PlanDelivery {
+  status: PlanDeliveryStatus;
+  branch: string | null;
+  /** The remote's name and URL, credentials removed. */
+  remote: string | null;
+  commit: string | null;
+  pushedAt: number | null;
+  pullRequestUrl: string | null;
+  pullRequestNumber: number | null;
+  /** The comment on the pull request the run came from. */
+  commentUrl: string | null;
+  attempts: number;
+  /** Scrubbed of tokens and URL credentials. */
+  lastError: string | null;
+  nextAttemptAt: number | null;
+  /** A worker attempting it holds it until then. */
+  claimedUntil: number | null;
+  /** When it became delivered or failed. */
+  settledAt: number | null;
 }

@@ -4,6 +4,8 @@ import type {
   Decision,
   Delivery,
   Plan,
+  PlanDelivery,
+  PlanDeliveryStatus,
   Question,
   Run,
   RunEvent,
@@ -136,7 +138,7 @@ export interface QuestionRow {
   resolved_at: number | null;
 }
 
-export interface PlanRow {
+export interface PlanRow extends PlanDeliveryRow {
   id: string;
   run_id: string;
   session_id: string;
@@ -393,6 +395,7 @@ export const toPlan = (r: PlanRow): Plan => ({
   failureReason: r.failure_reason,
   subject: r.subject,
   approvals: r.approvals ?? 0,
+  delivery: toPlanDelivery(r),
 });
 
 export const toTrigger = (r: TriggerRow): Trigger => ({
@@ -489,3 +492,40 @@ export function decodeCursor(cursor: string): { createdAt: number; id: string } 
   if (i <= 0 || !Number.isSafeInteger(createdAt)) return null;
   return { createdAt, id: text.slice(i + 1) };
 }
+
+/** The delivery columns of a plan row (migration 000012). */
+export interface PlanDeliveryRow {
+  delivery_status: PlanDeliveryStatus | null;
+  delivery_branch: string | null;
+  delivery_remote: string | null;
+  delivery_commit: string | null;
+  delivery_pushed_at: number | null;
+  delivery_pr_url: string | null;
+  delivery_pr_number: number | null;
+  delivery_comment_url: string | null;
+  delivery_attempts: number;
+  delivery_last_error: string | null;
+  delivery_next_at: number | null;
+  delivery_claimed_until: number | null;
+  delivery_settled_at: number | null;
+}
+
+/** null until the delivery worker looked at the executed plan. */
+export const toPlanDelivery = (r: PlanDeliveryRow): PlanDelivery | null =>
+  r.delivery_status == null
+    ? null
+    : {
+        status: r.delivery_status,
+        branch: r.delivery_branch,
+        remote: r.delivery_remote,
+        commit: r.delivery_commit,
+        pushedAt: r.delivery_pushed_at,
+        pullRequestUrl: r.delivery_pr_url,
+        pullRequestNumber: r.delivery_pr_number,
+        commentUrl: r.delivery_comment_url,
+        attempts: r.delivery_attempts ?? 0,
+        lastError: r.delivery_last_error,
+        nextAttemptAt: r.delivery_next_at,
+        claimedUntil: r.delivery_claimed_until,
+        settledAt: r.delivery_settled_at,
+      };

@@ -14,6 +14,7 @@ import {
   type NewSession,
   type NewToolCall,
   NotFoundError,
+  type PlanDeliveryPatch,
   type PlanFilter,
   type RunFilter,
   type SessionFilter,
@@ -33,6 +34,7 @@ import {
   type JobStatus,
   type Page,
   type Plan,
+  type PlanDeliveryStatus,
   type PlanStatus,
   type Question,
   type QuestionStatus,
@@ -47,6 +49,7 @@ import {
   type Trigger,
   type UiSession,
 } from '../types.js';
+import { PlanDeliverySql } from './delivery.js';
 import { currentVersion, loadMigrations, type Migration, migrate } from './migrate.js';
 import {
   type DecisionRow,
@@ -1495,6 +1498,38 @@ export class SqliteStore implements Store {
       'INSERT INTO scheduler_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
     ).run(key, value);
   }
+  // ---- delivering executed plans (SQL in delivery.ts)
+
+  private deliverySql: PlanDeliverySql | null = null;
+  private get deliveries(): PlanDeliverySql {
+    this.deliverySql ??= new PlanDeliverySql(this.db);
+    return this.deliverySql;
+  }
+
+  async listUndecidedPlanDeliveries(limit: number): Promise<Plan[]> {
+    return this.deliveries.undecided(limit);
+  }
+
+  async duePlanDeliveries(now: number, limit: number): Promise<string[]> {
+    return this.deliveries.due(now, limit);
+  }
+
+  async nextPlanDeliveryAt(): Promise<number | null> {
+    return this.deliveries.nextAt();
+  }
+
+  async claimPlanDelivery(planId: string, now: number, until: number): Promise<Plan | null> {
+    return this.deliveries.claim(planId, now, until);
+  }
+
+  async updatePlanDelivery(
+    planId: string,
+    from: readonly (PlanDeliveryStatus | null)[],
+    patch: PlanDeliveryPatch,
+  ): Promise<boolean> {
+    return this.deliveries.update(planId, from, patch);
+  }
+
 }
 
 /** `col = ?` conditions for the filters that are set (undefined means: not filtered). */
