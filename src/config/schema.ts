@@ -16,6 +16,7 @@ export const SECRET_PATHS: readonly (readonly string[])[] = [
   ['anthropic', 'api_key'],
   ['github', 'webhook_secrets'],
   ['github', 'token'],
+  ['delivery', 'token'],
 ];
 
 export function isSecretPath(path: readonly PropertyKey[]): boolean {
@@ -112,6 +113,9 @@ const serverSchema = section({
   request_timeout_ms: int(1000).default(30_000),
   max_connections: int(1).default(1024),
   shutdown_grace_ms: int(0).default(10_000),
+  // The daemon's address as people reach it (behind a proxy, with TLS): links to plan pages in pull requests
+  // and comments start with it. null: the address the daemon listens on.
+  public_url: httpUrl().nullable().default(null),
 }).refine((server) => server.unauthenticated_body_budget_bytes >= server.webhook_body_limit_bytes, {
   // Else the largest webhook the limit allows could never be read: it would be refused with 503 forever.
   error: 'must be at least webhook_body_limit_bytes',
@@ -249,6 +253,28 @@ const githubSchema = section({
   trigger_hourly_cap: int(1).default(30),
 });
 
+// Delivering an executed plan's result (src/delivery/): its branch drydock/<plan id> pushed to the
+// workspace's remote and, for GitHub repositories, a pull request opened. Opt-in: sessions, jobs and
+// triggers may set `deliver`, else `enabled` decides.
+const deliverySchema = section({
+  enabled: bool().default(false),
+  // The git remote of the workspace's repository to push to.
+  remote: text('a git remote name').default('origin'),
+  // Password for git over HTTPS (a GitHub token), handed to git through GIT_ASKPASS, never on a command line;
+  // null: github.token. Not used for local paths or ssh remotes.
+  token: text('a non-empty token or null').nullable().default(null),
+  username: text('a user name').default('x-access-token'),
+  pull_request: bool().default(true),
+  // The branch pull requests go into; null: the pull request's base for runs a pull request started, else the
+  // remote's default branch.
+  base_branch: text('a branch name or null').nullable().default(null),
+  attempts: int(1, 100).default(6),
+  retry_base_ms: int(1).default(30_000),
+  retry_max_ms: int(1).default(3_600_000),
+  // Longest one push may take.
+  push_timeout_ms: int(1000).default(120_000),
+});
+
 const usdPerMTok = () => num(0, { unit: 'USD per million tokens' });
 
 export const modelPriceSchema = z.strictObject(
@@ -355,6 +381,7 @@ export const configSchema = z
       retention: retentionSchema,
       execute: executeSchema,
       github: githubSchema,
+      delivery: deliverySchema,
       pricing: pricingSchema,
       models: modelsSchema,
     },

@@ -20,6 +20,7 @@ export const runDefaultsSchema = z.strictObject({
   allow_self_approval: z.boolean().optional(),
   execute_mode: z.enum(EXECUTE_MODES).optional(),
   network: z.boolean().optional(),
+  deliver: z.boolean().optional(),
 });
 
 export const createSessionSchema = z.strictObject({
