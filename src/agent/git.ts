@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -61,6 +61,10 @@ export interface GitOptions {
    * the work tree and git never looks for a `.git` inside it.
    */
   gitDir?: string;
+  /** Username and password for git over HTTPS, answered through GIT_ASKPASS (see `askpassProgram`). */
+  credentials?: GitCredentials;
+  /** Ends the command (git is killed) when aborted. */
+  signal?: AbortSignal;
 }
 
 /** git with a fixed identity, no user or system configuration, nothing executable configured, no prompts. */
@@ -85,6 +89,13 @@ export async function git(dir: string, args: string[], opts: GitOptions = {}): P
     env.GIT_DIR = opts.gitDir;
     env.GIT_WORK_TREE = resolve(dir);
   }
+  if (opts.credentials) {
+    // GIT_ASKPASS wins over the emptied core.askPass (gitcredentials(7)); the secret travels in the environment
+    // of git and its askpass child only, never in an argument (which `ps` shows to every user).
+    env.GIT_ASKPASS = askpassProgram();
+    env.DRYDOCK_GIT_USERNAME = opts.credentials.username;
+    env.DRYDOCK_GIT_PASSWORD = opts.credentials.password;
+  }
   const command = PATCH_COMMANDS.has(args[0] ?? '')
     ? [args[0]!, '--no-ext-diff', '--no-textconv', ...args.slice(1)]
     : args;
@@ -92,6 +103,7 @@ export async function git(dir: string, args: string[], opts: GitOptions = {}): P
     timeout: opts.timeoutMs ?? 60_000,
     maxBuffer: 16 * 1024 * 1024,
     env,
+    ...(opts.signal ? { signal: opts.signal } : {}),
   });
   return stdout;
 }
@@ -195,4 +207,71 @@ export function withRepoLock<T>(repo: string, fn: () => Promise<T>): Promise<T> 
     if (locks.get(repo) === settled) locks.delete(repo);
   });
   return next;
+}
+
+export interface GitCredentials {
+  username: string;
+  password: string;
+}
+
+let askpass: string | null = null;
+
+/**
+ * The program git asks for a user name and password over HTTPS. Per gitcredentials(7), git runs the program
+ * named by GIT_ASKPASS with the prompt ("Username for 'https://…': ", "Password for …") as its one argument
+ * and reads the answer from its standard output. It answers from the environment drydock gives that one git
+ * command: the script itself holds no secret. Written once per process, in drydock's private git home.
+ */
+function askpassProgram(): string {
+  if (askpass) return askpass;
+  const path = join(emptyHome(), 'askpass.sh');
+  writeFileSync(
+    path,
+    '#!/bin/sh\ncase "$1" in\n  Username*) printf \'%s\\n\' "$DRYDOCK_GIT_USERNAME" ;;\n  *) printf \'%s\\n\' "$DRYDOCK_GIT_PASSWORD" ;;\nesac\n',
+    { mode: 0o700 },
+  );
+  askpass = path;
+  return path;
+}
+
+/** The URL of a remote of the repository at `repo` (as configured there). Throws when there is no such remote. */
+export async function remoteUrl(repo: string, remote: string): Promise<string> {
+  return (await git(repo, ['remote', 'get-url', '--', remote], { timeoutMs: 10_000 })).trim();
+}
+
+/** The commit a local branch points at, or null when there is no such branch. */
+export async function branchCommit(repo: string, branch: string): Promise<string | null> {
+  try {
+    const sha = (
+      await git(repo, ['rev-parse', '--verify', '-q', `refs/heads/${branch}^{commit}`], { timeoutMs: 10_000 })
+    ).trim();
+    return /^[0-9a-f]{40,64}$/.test(sha) ? sha : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Pushes the local branch to the same name on `remote` (no force: a branch that moved there is refused, not
+ * overwritten). Pushing what the remote already has succeeds.
+ */
+export async function pushBranch(
+  repo: string,
+  remote: string,
+  branch: string,
+  opts: Pick<GitOptions, 'credentials' | 'signal' | 'timeoutMs'> = {},
+): Promise<void> {
+  const ref = `refs/heads/${branch}`;
+  await git(repo, ['push', '--porcelain', '--', remote, `${ref}:${ref}`], opts);
+}
+
+/** The branch the remote's HEAD names (its default branch), or null when it names none. */
+export async function remoteDefaultBranch(
+  repo: string,
+  remote: string,
+  opts: Pick<GitOptions, 'credentials' | 'signal' | 'timeoutMs'> = {},
+): Promise<string | null> {
+  const out = await git(repo, ['ls-remote', '--symref', '--', remote, 'HEAD'], opts);
+  const m = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out);
+  return m ? m[1]! : null;
 }

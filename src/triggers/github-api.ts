@@ -46,6 +46,8 @@ export class GithubCallError extends Error {
     readonly call: string,
     readonly status: number | null,
     message: string,
+    /** The `errors[].message` texts of a 422 answer (scrubbed), e.g. "A pull request already exists for …". */
+    readonly details: string[] = [],
   ) {
     super(`${call}: ${status ?? 'no response'} ${message}`);
   }
@@ -124,6 +126,72 @@ export class GithubApi {
     }
   };
 
+  /**
+   * Opens a pull request from `head` (a branch of the same repository) into `base`; when GitHub answers that
+   * one is already open for that head, the open one is returned instead (`existing: true`), so a delivery
+   * retried after a crash neither fails nor opens a second.
+   *
+   * GitHub's contract (https://docs.github.com/rest/pulls/pulls#create-a-pull-request): POST
+   * /repos/{owner}/{repo}/pulls with title, head, base, body answers 201 with the pull request (`html_url`,
+   * `number`), 403, or 422 "Validation Failed" whose `errors` say why: {"resource":"PullRequest","code":
+   * "custom","message":"A pull request already exists for owner:branch."} when one is open for that head,
+   * {"code":"custom","message":"No commits between base and head"} when head adds nothing, {"field":"base"
+   * (or "head"),"code":"invalid"} when a branch does not exist. The lookup (https://docs.github.com/rest/pulls/
+   * pulls#list-pull-requests): GET /repos/{owner}/{repo}/pulls?head=owner:branch, open ones by default.
+   */
+  async createPullRequest(
+    repository: string,
+    pr: { title: string; head: string; base: string; body: string },
+  ): Promise<{ url: string; number: number; existing: boolean }> {
+    const { owner, repo } = split(repository);
+    try {
+      const res = await this.call(
+        `POST pull request ${repository} ${pr.head} -> ${pr.base}`,
+        this.report,
+        (signal) => this.octokit.rest.pulls.create({ owner, repo, ...pr, request: { signal } }),
+      );
+      return { url: res.data.html_url, number: res.data.number, existing: false };
+    } catch (err) {
+      const exists =
+        err instanceof GithubCallError &&
+        err.status === 422 &&
+        err.details.some((d) => /pull request already exists/i.test(d));
+      if (!exists) throw err;
+      const found = await this.findPullRequest(repository, `${owner}:${pr.head}`);
+      if (!found) throw err;
+      return { ...found, existing: true };
+    }
+  }
+
+  /** The open pull request whose head is `head` (`owner:branch`), or null. */
+  async findPullRequest(repository: string, head: string): Promise<{ url: string; number: number } | null> {
+    const { owner, repo } = split(repository);
+    const res = await this.call(`GET pull requests of ${repository} from ${head}`, this.report, (signal) =>
+      this.octokit.rest.pulls.list({ owner, repo, head, state: 'open', request: { signal } }),
+    );
+    const pr = res.data[0];
+    return pr ? { url: pr.html_url, number: pr.number } : null;
+  }
+
+  /** The comment's web address as well as its id. */
+  async createCommentWithUrl(
+    repository: string,
+    number: number,
+    body: string,
+  ): Promise<{ id: number; url: string }> {
+    const { owner, repo } = split(repository);
+    const res = await this.call(`POST comment on ${repository}#${number}`, this.report, (signal) =>
+      this.octokit.rest.issues.createComment({
+        owner,
+        repo,
+        issue_number: number,
+        body,
+        request: { signal },
+      }),
+    );
+    return { id: res.data.id, url: res.data.html_url };
+  }
+
   /** Ends waits and calls in flight; later calls fail at once. */
   close(): void {
     this.closed.abort();
@@ -156,8 +224,17 @@ export class GithubApi {
     const status = statusOf(err);
     const raw = err instanceof Error ? err.message : String(err);
     // The message comes from GitHub's answer or the network stack; make sure the token cannot ride along.
-    const message = raw.split(this.opts.token).join('[redacted]').slice(0, 300);
-    return new GithubCallError(what, status, message);
+    const scrub = (text: string) => text.split(this.opts.token).join('[redacted]');
+    const message = scrub(raw).slice(0, 300);
+    const errors = (err as { response?: { data?: { errors?: unknown } } } | null)?.response?.data?.errors;
+    const details = Array.isArray(errors)
+      ? errors.flatMap((e) =>
+          typeof (e as { message?: unknown })?.message === 'string'
+            ? [scrub((e as { message: string }).message).slice(0, 300)]
+            : [],
+        )
+      : [];
+    return new GithubCallError(what, status, message, details);
   }
 }
 

@@ -5,11 +5,21 @@
  *   POST /repos/:owner/:repo/issues/:n/comments   201, the comment
  *   POST /repos/:owner/:repo/statuses/:sha        201, the status
  *   GET  /repos/:owner/:repo/pulls/:n             200 from a fixture (`setPullRequest`), else 404
+ *   POST /repos/:owner/:repo/pulls                201, the new pull request; 422 as GitHub answers (below)
+ *   GET  /repos/:owner/:repo/pulls?head=o:branch  200, the pull requests opened here (open ones by default)
+ *
+ * Creating a pull request checks what GitHub checks (https://docs.github.com/rest/pulls/pulls#create-a-pull-request)
+ * and answers 422 "Validation Failed" with GitHub's `errors`: a missing title/head/base ({field, code:
+ * "missing"}), an open pull request for the same head ("A pull request already exists for owner:branch."),
+ * and, for a repository linked to a git directory (`linkRepository`), a base or head branch that does not
+ * exist there ({field: "base"|"head", code: "invalid"}) or a head with no commits the base lacks ("No commits
+ * between base and head").
  *
  * Every request is recorded (method, path, parsed body, headers, status answered). Requests must carry
  * `Authorization: token <t>` or `Bearer <t>` with the configured token (401 otherwise). `fail` scripts
  * failures (500, 403 with retry-after, ...) consumed by the next matching requests.
  */
+import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
@@ -49,12 +59,28 @@ export interface FakeGithub {
   statuses(
     sha?: string,
   ): { repository: string; sha: string; state: string; context: string; description: string }[];
+  /** Pull requests are checked against the branches of this git directory (a bare "remote" repository). */
+  linkRepository(repository: string, gitDir: string): void;
+  /** Pull requests opened successfully, oldest first. */
+  pullRequests(repository?: string): FakePullRequest[];
   /** Polls until `check` is truthy (fails after `ms`). */
   waitFor<T>(check: () => T | undefined | null | false, ms?: number, what?: string): Promise<T>;
   close(): Promise<void>;
 }
 
+export interface FakePullRequest {
+  repository: string;
+  number: number;
+  title: string;
+  body: string;
+  head: string;
+  base: string;
+  html_url: string;
+  state: 'open' | 'closed';
+}
+
 const REPO = '([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)';
+const PULLS = new RegExp(`^/repos/${REPO}/pulls$`);
 const COMMENTS = new RegExp(`^/repos/${REPO}/issues/(\\d+)/comments$`);
 const STATUSES = new RegExp(`^/repos/${REPO}/statuses/([0-9a-f]{40})$`);
 const PULL = new RegExp(`^/repos/${REPO}/pulls/(\\d+)$`);
@@ -77,7 +103,47 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
   const statuses: { repository: string; sha: string; state: string; context: string; description: string }[] =
     [];
   const sockets = new Set<Socket>();
+  const linked = new Map<string, string>();
+  const opened: FakePullRequest[] = [];
+  let nextPullNumber = 100;
   let nextId = 1;
+  /** The commit a branch points at in the linked git directory, or null. */
+  const branchSha = (gitDir: string, branch: string): string | null => {
+    try {
+      return execFileSync(
+        'git',
+        ['-C', gitDir, 'rev-parse', '--verify', '-q', `refs/heads/${branch}^{commit}`],
+        {
+          encoding: 'utf8',
+          env: {
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            GIT_CONFIG_NOSYSTEM: '1',
+            GIT_CONFIG_GLOBAL: '/dev/null',
+          },
+        },
+      ).trim();
+    } catch {
+      return null;
+    }
+  };
+  const commitsBetween = (gitDir: string, base: string, head: string): number =>
+    Number(
+      execFileSync('git', ['-C', gitDir, 'rev-list', '--count', `${base}..${head}`], {
+        encoding: 'utf8',
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          GIT_CONFIG_NOSYSTEM: '1',
+          GIT_CONFIG_GLOBAL: '/dev/null',
+        },
+      }).trim(),
+    );
+  const validationFailed = (call: GithubCall, res: ServerResponse, errors: Record<string, string>[]) =>
+    send(call, res, 422, {
+      message: 'Validation Failed',
+      errors,
+      documentation_url: 'https://docs.github.com/rest/pulls/pulls#create-a-pull-request',
+      status: '422',
+    });
 
   const send = (call: GithubCall, res: ServerResponse, status: number, body: unknown, headers = {}) => {
     call.status = status;
@@ -184,6 +250,94 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
       send(call, res, 201, { id, ...entry, created_at: new Date().toISOString() });
       return;
     }
+    hit = PULLS.exec(path);
+    if (hit && method === 'POST') {
+      const repository = `${hit[1]}/${hit[2]}`;
+      const owner = hit[1]!;
+      for (const field of ['title', 'head', 'base'] as const) {
+        if (typeof body?.[field] !== 'string' || body[field] === '') {
+          validationFailed(call, res, [{ resource: 'PullRequest', field, code: 'missing' }]);
+          return;
+        }
+      }
+      if (body.body !== undefined && (typeof body.body !== 'string' || body.body.length > 65_536)) {
+        validationFailed(call, res, [
+          {
+            resource: 'PullRequest',
+            code: 'custom',
+            field: 'body',
+            message: 'body is too long (maximum is 65536 characters)',
+          },
+        ]);
+        return;
+      }
+      // head is `branch` or `owner:branch`; only same-repository heads are served here.
+      const headBranch = body.head.includes(':') ? body.head.slice(body.head.indexOf(':') + 1) : body.head;
+      const label = `${owner}:${headBranch}`;
+      const gitDir = linked.get(repository);
+      if (gitDir) {
+        const baseSha = branchSha(gitDir, body.base);
+        if (!baseSha) {
+          validationFailed(call, res, [{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
+          return;
+        }
+        const headSha = branchSha(gitDir, headBranch);
+        if (!headSha) {
+          validationFailed(call, res, [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
+          return;
+        }
+        if (commitsBetween(gitDir, baseSha, headSha) === 0) {
+          validationFailed(call, res, [
+            {
+              resource: 'PullRequest',
+              code: 'custom',
+              message: `No commits between ${body.base} and ${headBranch}`,
+            },
+          ]);
+          return;
+        }
+      }
+      if (
+        opened.some(
+          (p) => p.repository === repository && p.state === 'open' && `${owner}:${p.head}` === label,
+        )
+      ) {
+        validationFailed(call, res, [
+          { resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${label}.` },
+        ]);
+        return;
+      }
+      const number = nextPullNumber++;
+      const pr: FakePullRequest = {
+        repository,
+        number,
+        title: body.title,
+        body: body.body ?? '',
+        head: headBranch,
+        base: body.base,
+        html_url: `https://github.com/${repository}/pull/${number}`,
+        state: 'open',
+      };
+      opened.push(pr);
+      send(call, res, 201, pullJson(pr), {
+        location: `https://api.github.com/repos/${repository}/pulls/${number}`,
+      });
+      return;
+    }
+    if (hit && method === 'GET') {
+      const repository = `${hit[1]}/${hit[2]}`;
+      const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+      const state = query.get('state') ?? 'open';
+      const head = query.get('head');
+      const items = opened.filter(
+        (p) =>
+          p.repository === repository &&
+          (state === 'all' || p.state === state) &&
+          (!head || `${hit![1]}:${p.head}` === head),
+      );
+      send(call, res, 200, items.map(pullJson));
+      return;
+    }
     hit = PULL.exec(path);
     if (hit && method === 'GET') {
       const pr = pulls.get(`${hit[1]}/${hit[2]}#${hit[3]}`);
@@ -229,6 +383,12 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
     statuses(sha) {
       return statuses.filter((s) => !sha || s.sha === sha);
     },
+    linkRepository(repository, gitDir) {
+      linked.set(repository, gitDir);
+    },
+    pullRequests(repository) {
+      return opened.filter((p) => !repository || p.repository === repository);
+    },
     async waitFor(check, ms = 10_000, what = 'condition') {
       const end = Date.now() + ms;
       for (;;) {
@@ -245,5 +405,21 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
       });
       return closing;
     },
+  };
+}
+
+/** A pull request as the REST API returns it (the fields drydock and the tests read). */
+function pullJson(p: FakePullRequest): Record<string, unknown> {
+  const owner = p.repository.split('/')[0];
+  return {
+    url: `https://api.github.com/repos/${p.repository}/pulls/${p.number}`,
+    html_url: p.html_url,
+    number: p.number,
+    state: p.state,
+    title: p.title,
+    body: p.body,
+    head: { label: `${owner}:${p.head}`, ref: p.head },
+    base: { label: `${owner}:${p.base}`, ref: p.base },
+    user: { login: 'drydock-bot', type: 'Bot' },
   };
 }

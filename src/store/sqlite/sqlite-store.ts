@@ -1529,7 +1529,6 @@ export class SqliteStore implements Store {
   ): Promise<boolean> {
     return this.deliveries.update(planId, from, patch);
   }
-
 }
 
 /** `col = ?` conditions for the filters that are set (undefined means: not filtered). */
