@@ -11,6 +11,7 @@ import { ensureAdminToken } from './auth/bootstrap.js';
 import { type Clock, systemClock } from './clock.js';
 import { redactedConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
+import { PlanDeliveryWorker } from './delivery/worker.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
@@ -162,6 +163,23 @@ async function assemble(
   const reporter = github && config.github.report ? new GithubReporter({ github, store, logger }) : null;
   const unsubscribeReporter = reporter ? events.subscribeAll(reporter.onEvent) : () => {};
   const lookupPullRequest = opts.lookupPullRequest ?? github?.lookupPullRequest;
+  // Delivery of executed plans (src/delivery/): push drydock/<plan>, open a pull request, comment on the PR.
+  const listening = server.address() as AddressInfo;
+  const publicUrl = (
+    config.server.public_url ??
+    `http://${listening.family === 'IPv6' ? `[${listening.address}]` : listening.address}:${listening.port}`
+  ).replace(/\/+$/, '');
+  const delivery = new PlanDeliveryWorker({
+    store,
+    clock,
+    config,
+    logger,
+    events,
+    github,
+    pageUrl: (planId) => `${publicUrl}/ui/plans/${encodeURIComponent(planId)}`,
+    onOutcome: (outcome) => metrics.planDeliveries.inc({ outcome }),
+  });
+  const unsubscribeDelivery = events.subscribeAll(delivery.onEvent);
   const triggers = new TriggerService({
     store,
     clock,
@@ -205,6 +223,7 @@ async function assemble(
     sandbox: sandboxStatus,
     modelConfigured,
     submitRun: (run) => queue.submit(run),
+    delivery,
   });
   // Before recover(): a run it marks interrupted fails its plan; reconcile() then catches what ended unseen.
   const executions = new PlanExecutions({ store, logger });
@@ -215,6 +234,7 @@ async function assemble(
   const admin = await ensureAdminToken(store, config.admin_token, clock.now());
   scheduler.start();
   triggers.startInbox();
+  delivery.start();
   // Retention: executions' worktrees and branches, pull request checkouts (src/plans/retention.ts).
   const gc = async () => {
     const r = await collectGarbage(
@@ -286,6 +306,9 @@ async function assemble(
       await queue.drain(Math.max(0, until - Date.now()));
       unsubscribeExecutions();
       await executions.close();
+      // After the runs (their executions may still be recorded), before the GitHub client and the store.
+      unsubscribeDelivery();
+      await delivery.stop(Math.min(5_000, grace));
       // After the runs (their last plans still get reported), before the store the reporter reads.
       unsubscribeReporter();
       await reporter?.close(config.server.shutdown_grace_ms);

@@ -1,6 +1,7 @@
 import type { SandboxStatus } from '../agent/sandbox.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { PlanDeliveryWorker } from '../delivery/worker.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { PlanDecisions } from '../plans/decisions.js';
@@ -37,6 +38,8 @@ export interface AppDeps {
    * one of server.unauthenticated_body_budget_bytes when none is given (tests pass one to look into it).
    */
   unauthenticatedBodies?: BodyBudget;
+  /** Delivery of executed plans (POST /v1/plans/:id/deliver); 503 without it. */
+  delivery?: Pick<PlanDeliveryWorker, 'requestDelivery'>;
 }
 
 export type Env = { Variables: AuthVariables };

@@ -241,6 +241,14 @@ export const OPERATIONS: Operation[] = [
     errors: [400, 404, 409, 410, 422],
   },
   {
+    method: 'post',
+    path: '/v1/plans/{id}/deliver',
+    summary: "Deliver an executed plan's result now (push its branch, open the pull request)",
+    auth: 'decide',
+    ok: 202,
+    errors: [404, 409, 503],
+  },
+  {
     method: 'get',
     path: '/v1/tool-approvals',
     summary: 'List tool approvals',

@@ -4,6 +4,7 @@ import type {
   Decision,
   Delivery,
   Plan,
+  PlanDelivery,
   Question,
   Run,
   RunEvent,
@@ -148,7 +149,26 @@ export const presentPlan = (p: Plan, now: number) => ({
   expires_at: iso(p.expiresAt),
   decided_at: iso(p.decidedAt),
   failure_reason: p.failureReason,
+  delivery: presentPlanDelivery(p.delivery ?? null),
 });
+
+/** Where an executed plan's result went (src/delivery/); null while not looked at, or when delivery is off. */
+export const presentPlanDelivery = (d: PlanDelivery | null) =>
+  d === null || d.status === 'off'
+    ? null
+    : {
+        status: d.status,
+        branch: d.branch,
+        remote: d.remote,
+        commit: d.commit,
+        pushed_at: iso(d.pushedAt),
+        pull_request_url: d.pullRequestUrl,
+        pull_request_number: d.pullRequestNumber,
+        comment_url: d.commentUrl,
+        attempts: d.attempts,
+        last_error: d.lastError,
+        next_attempt_at: iso(d.nextAttemptAt),
+      };
 
 export const presentDecision = (d: Decision) => ({
   id: d.id,

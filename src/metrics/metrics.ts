@@ -32,6 +32,12 @@ export class Metrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+  readonly planDeliveries = new Counter({
+    name: 'drydock_deliveries_total',
+    help: "Attempts to deliver an executed plan's result (push, pull request), by outcome: delivered, retry (failed, tried again later), failed (attempts used up)",
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly http = new Histogram({
     name: 'drydock_http_request_duration_seconds',
     help: 'HTTP request latency by route and status',

@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { git, withRepoLock } from '../agent/git.js';
 import { branchFor } from '../agent/worktree.js';
 import type { Store } from '../store/store.js';
-import { isFinishedRunStatus, type PlanStatus } from '../store/types.js';
+import { isFinishedRunStatus, type Plan, type PlanStatus } from '../store/types.js';
 
 // Retention: an execution's worktree (data_dir/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
 // request run's checkout (data_dir/checkouts/<run id>) are kept for people to look at, then removed once
 // their plan or run has been settled for `ttlMs`. Never while anything can still use them: a plan that is
 // approved or executing, a run that has not ended. Without this, every execution leaves a worktree and a
 // branch behind and the disk only grows. Branches pushed elsewhere are the remote's to keep; only the local
-// branch goes.
+// branch goes. An executed plan's delivery (src/delivery/) must have ended first: delivered, failed or off.
 
 /** Plans whose worktree nothing will use again. */
 const SETTLED: ReadonlySet<PlanStatus> = new Set<PlanStatus>([
@@ -46,7 +46,7 @@ export async function collectGarbage(
       const plan = await store.getPlan(planId);
       let repo: string | null = null;
       if (plan) {
-        if (!SETTLED.has(plan.status)) {
+        if (!SETTLED.has(plan.status) || deliveryUnsettled(plan)) {
           report.kept += 1;
           continue;
         }
@@ -55,7 +55,11 @@ export async function collectGarbage(
           report.kept += 1;
           continue;
         }
-        const settledAt = Math.max(plan.decidedAt ?? plan.createdAt, ...runs.map((r) => r.finishedAt ?? 0));
+        const settledAt = Math.max(
+          plan.decidedAt ?? plan.createdAt,
+          plan.delivery?.settledAt ?? 0,
+          ...runs.map((r) => r.finishedAt ?? 0),
+        );
         if (settledAt > cutoff) {
           report.kept += 1;
           continue;
@@ -84,6 +88,16 @@ export async function collectGarbage(
     }
   }
   return report;
+}
+
+/**
+ * An executed plan is settled only once its delivery is (delivered, failed, or off): the branch is what gets
+ * pushed, so it stays while the delivery worker has not looked at the plan yet, or a delivery waits or retries.
+ */
+function deliveryUnsettled(plan: Plan): boolean {
+  if (plan.status !== 'executed') return false;
+  const status = plan.delivery?.status ?? null;
+  return status === null || status === 'pending' || status === 'retrying';
 }
 
 /** The worktree through its repository (so git forgets it), then its directory, then its local branch. */

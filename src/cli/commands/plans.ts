@@ -23,6 +23,7 @@ import {
   table,
   when,
 } from './common.js';
+import { deliverCommand } from './plans-deliver.js';
 
 // drydock plans list|show|approve|reject|revise: the approval queue over GET/POST /v1/plans.
 
@@ -122,7 +123,8 @@ const decide = async (client: ApiClient, id: string, kind: string, body: Record<
 
 export const plansGroup: Group = {
   name: 'plans',
-  summary: 'The plan approval queue: list plans, read one, approve, reject or ask for a revision.',
+  summary:
+    'The plan approval queue: list plans, read one, approve, reject or ask for a revision; deliver an executed one.',
   commands: {
     list: {
       synopsis: '[--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]',
@@ -298,6 +300,8 @@ first line of the plan.
         if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideJson));
       },
     },
+
+    deliver: deliverCommand,
   },
 };
 

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { DeliverRequestError } from '../../delivery/worker.js';
 import { DecisionError } from '../../plans/decisions.js';
 import { type ExecuteMode, PLAN_STATUSES, type Run } from '../../store/types.js';
 import { requires } from '../auth.js';
@@ -122,5 +123,19 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
   decide('approve');
   decide('reject');
   decide('revise');
+
+  /** Delivers an executed plan now: a failed delivery tried again, or one that was never asked for. */
+  app.post('/:id/deliver', requires('decide'), async (c) => {
+    if (!deps.delivery) throw new HttpError(503, 'unavailable', 'delivery is not running in this daemon');
+    try {
+      const plan = await deps.delivery.requestDelivery(c.req.param('id'));
+      return c.json(presentPlan(plan, deps.clock.now()), 202);
+    } catch (err) {
+      if (err instanceof DeliverRequestError) {
+        throw new HttpError(err.status, err.status === 404 ? 'not_found' : 'conflict', err.message);
+      }
+      throw err;
+    }
+  });
   return app;
 }

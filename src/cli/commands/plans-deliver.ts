@@ -1,0 +1,32 @@
+import { idPath, jsonOption, out, printedJson, type Subcommand } from './common.js';
+
+// drydock plans deliver ID: POST /v1/plans/:id/deliver.
+
+interface DeliveredJson {
+  id: string;
+  delivery: {
+    status: string;
+    branch: string | null;
+    attempts: number;
+    last_error: string | null;
+  } | null;
+}
+
+export const deliverCommand: Subcommand = {
+  synopsis: 'ID [--json]',
+  help: `Delivers an executed plan's result now: pushes its branch drydock/ID to the workspace's remote and, for a
+GitHub repository, opens the pull request (steps done before are not repeated). For a failed delivery, one
+that waits for its next try, or an executed plan whose delivery was off. Follow it with drydock plans show ID.
+
+  --json                print the API's JSON body`,
+  options: { ...jsonOption },
+  positionals: ['ID'],
+  async run({ client, values, args }) {
+    const res = await client.request('POST', `/v1/plans/${idPath(args[0]!)}/deliver`);
+    if (printedJson(values, res.text)) return;
+    const p = res.body as DeliveredJson;
+    out(
+      `plan ${p.id}: delivery ${p.delivery?.status ?? 'pending'} (branch ${p.delivery?.branch ?? `drydock/${p.id}`})`,
+    );
+  },
+};

@@ -1,0 +1,483 @@
+import {
+  branchCommit,
+  type GitCredentials,
+  pushBranch,
+  remoteDefaultBranch,
+  remoteUrl,
+} from '../agent/git.js';
+import { branchFor, planTitle } from '../agent/worktree.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import type { RunEvents } from '../runs/events.js';
+import type { Store } from '../store/store.js';
+import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../store/types.js';
+import type { GithubApi } from '../triggers/github-api.js';
+import { pullRequestBody, pullRequestComment } from './body.js';
+import { scrub, withoutCredentials } from './scrub.js';
+import { githubHosts, githubRepositoryOfPath, githubRepositoryOfUrl } from './target.js';
+
+// Delivering an executed plan's result: its branch drydock/<plan id> pushed to the workspace's remote, a pull
+// request opened on GitHub, and a comment on the pull request the run came from. One owner of the delivery
+// lifecycle: this worker decides whether an executed plan is delivered (off or pending), attempts due
+// deliveries and records each step as it completes, so a retry goes on where the last attempt stopped.
+//
+// Durable: its work is read from the store (executed plans not looked at yet, deliveries due), never kept only
+// in memory; the event that a plan was executed just wakes it. A daemon that dies between an execution and
+// its delivery, or during one, delivers after the next start (a claim held by a dead worker lapses).
+
+/** The longest the loop sleeps before it looks at the store again. */
+const MAX_SLEEP_MS = 30_000;
+/** Deliveries attempted per pass, one after another. */
+const BATCH = 10;
+
+/** Run events the worker writes on the execute run (the notification outbox turns the second into delivery.failed). */
+export const DELIVERY_COMPLETED = 'delivery_completed';
+export const DELIVERY_FAILED = 'delivery_failed';
+
+export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
+
+/** A failure no retry can mend (the local branch or the session is gone): the delivery fails at once. */
+export class PermanentDeliveryError extends Error {}
+
+/** Refused manual delivery (`POST /v1/plans/:id/deliver`), with the HTTP status that says why. */
+export class DeliverRequestError extends Error {
+  constructor(
+    readonly status: 404 | 409,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface DeliveryPolicy {
+  attempts: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+}
+
+/**
+ * After a failed attempt (`attempts` made so far): when to try next, or null when they are used up. The wait
+ * doubles from retryBaseMs per attempt, capped at retryMaxMs.
+ */
+export function nextAttemptAt(attempts: number, policy: DeliveryPolicy, now: number): number | null {
+  if (attempts >= policy.attempts) return null;
+  return now + Math.min(policy.retryMaxMs, policy.retryBaseMs * 2 ** Math.max(0, attempts - 1));
+}
+
+export interface DeliveryDeps {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  events: RunEvents;
+  /** GitHub's REST API (github.token); without it no pull request is opened and no comment posted. */
+  github: GithubApi | null;
+  /** The plan page's address for people (server.public_url, or the address the daemon listens on). */
+  pageUrl: (planId: string) => string;
+  onOutcome?: (outcome: DeliveryOutcome) => void;
+}
+
+/** Where one plan's result goes. */
+interface Target {
+  repo: string;
+  branch: string;
+  commit: string;
+  remote: string;
+  /** The remote's name and URL without credentials. */
+  remoteLabel: string;
+  credentials: GitCredentials | undefined;
+  /** owner/repo when the repository is on GitHub. */
+  repository: string | null;
+  /** The pull request the plan's run came from. */
+  origin: RunCheckout | null;
+  planRun: Run | null;
+  executeRun: Run | null;
+}
+
+export class PlanDeliveryWorker {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private readonly abort = new AbortController();
+
+  constructor(private readonly deps: DeliveryDeps) {}
+
+  start(): void {
+    this.stopped = false;
+    this.kick();
+  }
+
+  /** Looks at the store now (a plan was executed, or a person asked for a delivery). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.schedule(0);
+  }
+
+  /**
+   * Ends the loop and the pushes in flight (their claims are given back: the next start goes on); waits at
+   * most `graceMs` for a GitHub call still out (its claim then lapses on its own).
+   */
+  async stop(graceMs = 5_000): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.abort.abort();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.running, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+  }
+
+  /** For RunEvents.subscribeAll: an execution was recorded, so a delivery may be due. Never throws. */
+  readonly onEvent = (event: { type: string }): void => {
+    if (event.type === 'execution_recorded') this.kick();
+  };
+
+  /**
+   * A person asks for the delivery now: an executed plan's failed, waiting or never-asked-for delivery
+   * becomes pending and due, with its attempts counted afresh. Steps already done are not done again.
+   */
+  async requestDelivery(planId: string): Promise<Plan> {
+    const { store, clock } = this.deps;
+    const plan = await store.getPlan(planId);
+    if (!plan) throw new DeliverRequestError(404, `plan ${planId} not found`);
+    if (plan.status !== 'executed') {
+      throw new DeliverRequestError(
+        409,
+        `plan ${planId} is ${plan.status}: only an executed plan is delivered`,
+      );
+    }
+    if (!plan.workspaceCommit) {
+      throw new DeliverRequestError(
+        409,
+        `plan ${planId} executed in a directory that is no git repository: there is no branch to deliver`,
+      );
+    }
+    if (plan.delivery?.status === 'delivered') {
+      throw new DeliverRequestError(409, `plan ${planId} is delivered already`);
+    }
+    const now = clock.now();
+    const ok = await store.updatePlanDelivery(planId, [null, 'off', 'failed', 'retrying', 'pending'], {
+      status: 'pending',
+      branch: branchFor(planId),
+      attempts: 0,
+      nextAttemptAt: now,
+      settledAt: null,
+    });
+    if (!ok) throw new DeliverRequestError(409, `plan ${planId}'s delivery changed meanwhile; try again`);
+    this.kick();
+    return (await store.getPlan(planId))!;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.pass()
+        .catch((err) => this.deps.logger.warn({ err: String(err) }, 'delivery pass failed'))
+        .then(() => this.afterPass())
+        .finally(() => {
+          this.running = null;
+        });
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  private async afterPass(): Promise<void> {
+    if (this.stopped) return;
+    if (this.again) {
+      this.again = false;
+      this.schedule(0);
+      return;
+    }
+    const next = await this.deps.store.nextPlanDeliveryAt().catch(() => null);
+    const wait =
+      next === null ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, next - this.deps.clock.now()));
+    this.schedule(wait);
+  }
+
+  /** One look at the store: decide newly executed plans, then attempt what is due. */
+  async pass(): Promise<void> {
+    const { store, clock } = this.deps;
+    for (;;) {
+      const undecided = await store.listUndecidedPlanDeliveries(50);
+      for (const plan of undecided) await this.decide(plan);
+      if (undecided.length < 50) break;
+    }
+    for (const id of await store.duePlanDeliveries(clock.now(), BATCH)) {
+      if (this.stopped) return;
+      await this.attempt(id);
+    }
+  }
+
+  /** An executed plan is delivered when its run options, its session or the configuration ask for it. */
+  private async decide(plan: Plan): Promise<void> {
+    const { store, config, clock } = this.deps;
+    const [run, session] = await Promise.all([store.getRun(plan.runId), store.getSession(plan.sessionId)]);
+    const wanted = run?.overrides.deliver ?? session?.defaults.deliver ?? config.delivery.enabled;
+    // Nothing to push without a repository (the plan executed in place).
+    const on = wanted && plan.workspaceCommit !== null;
+    await store.updatePlanDelivery(
+      plan.id,
+      [null],
+      on
+        ? { status: 'pending', branch: branchFor(plan.id), attempts: 0, nextAttemptAt: clock.now() }
+        : { status: 'off' },
+    );
+  }
+
+  /** One attempt at a due delivery, held against other workers; every completed step is recorded at once. */
+  private async attempt(planId: string): Promise<void> {
+    const { store, clock, config, logger } = this.deps;
+    const lease = config.delivery.push_timeout_ms + 300_000;
+    const plan = await store.claimPlanDelivery(planId, clock.now(), clock.now() + lease);
+    if (!plan?.delivery) return;
+    const done: PlanDelivery = { ...plan.delivery };
+    let target: Target | null = null;
+    try {
+      target = await this.target(plan);
+      await this.carryOut(plan, done, target);
+      await store.updatePlanDelivery(planId, ['pending', 'retrying'], {
+        status: 'delivered',
+        lastError: null,
+        nextAttemptAt: null,
+        claimedUntil: null,
+        settledAt: clock.now(),
+      });
+      this.deps.onOutcome?.('delivered');
+      logger.info(
+        { plan_id: planId, branch: done.branch, pull_request: done.pullRequestUrl, attempts: done.attempts },
+        'plan delivered',
+      );
+      await this.emit(plan, target.executeRun, DELIVERY_COMPLETED, {
+        plan_id: planId,
+        branch: done.branch,
+        commit: done.commit,
+        remote: done.remote,
+        pull_request_url: done.pullRequestUrl,
+      });
+    } catch (err) {
+      if (this.stopped && this.abort.signal.aborted) {
+        // Cut off by the daemon stopping, not a failure of the delivery: given back, counted as not made.
+        await store.updatePlanDelivery(planId, ['pending', 'retrying'], {
+          claimedUntil: null,
+          attempts: Math.max(0, done.attempts - 1),
+        });
+        return;
+      }
+      await this.failed(plan, done, target, err);
+    }
+  }
+
+  private async failed(plan: Plan, done: PlanDelivery, target: Target | null, err: unknown): Promise<void> {
+    const { store, clock, config, logger } = this.deps;
+    const error = this.scrubbed(err instanceof Error ? err.message : String(err));
+    const now = clock.now();
+    const next =
+      err instanceof PermanentDeliveryError
+        ? null
+        : nextAttemptAt(
+            done.attempts,
+            {
+              attempts: config.delivery.attempts,
+              retryBaseMs: config.delivery.retry_base_ms,
+              retryMaxMs: config.delivery.retry_max_ms,
+            },
+            now,
+          );
+    if (next !== null) {
+      await store.updatePlanDelivery(plan.id, ['pending', 'retrying'], {
+        status: 'retrying',
+        lastError: error,
+        nextAttemptAt: next,
+        claimedUntil: null,
+      });
+      this.deps.onOutcome?.('retry');
+      logger.warn(
+        { plan_id: plan.id, attempts: done.attempts, retry_at: new Date(next).toISOString(), error },
+        'plan delivery failed; retrying',
+      );
+      return;
+    }
+    await store.updatePlanDelivery(plan.id, ['pending', 'retrying'], {
+      status: 'failed',
+      lastError: error,
+      nextAttemptAt: null,
+      claimedUntil: null,
+      settledAt: now,
+    });
+    this.deps.onOutcome?.('failed');
+    logger.error({ plan_id: plan.id, attempts: done.attempts, error }, 'plan delivery failed');
+    const executeRun = target?.executeRun ?? (await this.executeRunOf(plan));
+    await this.emit(plan, executeRun, DELIVERY_FAILED, { plan_id: plan.id, error, attempts: done.attempts });
+  }
+
+  /** Push, pull request, comment: each skipped when an earlier attempt recorded it done. */
+  private async carryOut(plan: Plan, done: PlanDelivery, t: Target): Promise<void> {
+    const { store, config, clock } = this.deps;
+    const record = async (patch: Partial<PlanDelivery>) => {
+      Object.assign(done, patch);
+      await store.updatePlanDelivery(plan.id, ['pending', 'retrying'], patch);
+    };
+    if (done.pushedAt === null || done.commit !== t.commit) {
+      await pushBranch(t.repo, t.remote, t.branch, {
+        timeoutMs: config.delivery.push_timeout_ms,
+        signal: this.abort.signal,
+        ...(t.credentials ? { credentials: t.credentials } : {}),
+      }).catch((err: Error & { stderr?: string }) => {
+        throw new Error(`git push to ${t.remoteLabel} failed: ${(err.stderr || err.message).trim()}`);
+      });
+      await record({ branch: t.branch, commit: t.commit, remote: t.remoteLabel, pushedAt: clock.now() });
+    }
+    const github = this.deps.github;
+    if (!t.repository) return;
+    if (!github) {
+      this.deps.logger.warn(
+        { plan_id: plan.id, repository: t.repository },
+        'github.token is not set: the branch is pushed, but no pull request is opened and no comment posted',
+      );
+      return;
+    }
+    const pageUrl = this.deps.pageUrl(plan.id);
+    if (config.delivery.pull_request && done.pullRequestUrl === null) {
+      const base = await this.base(t);
+      const approvers = (await store.listDecisions(plan.id))
+        .filter((d) => d.kind === 'approve')
+        .map((d) => d.identity);
+      const pr = await github.createPullRequest(t.repository, {
+        title: `drydock: ${planTitle(plan.markdown)}`,
+        head: t.branch,
+        base,
+        body: pullRequestBody({
+          plan,
+          planRun: t.planRun,
+          executeRun: t.executeRun,
+          approvers: [...new Set(approvers)],
+          pageUrl,
+          branch: t.branch,
+          commit: t.commit,
+        }),
+      });
+      await record({ pullRequestUrl: pr.url, pullRequestNumber: pr.number });
+    }
+    if (t.origin && done.commentUrl === null) {
+      const comment = await github.createCommentWithUrl(
+        t.origin.repository,
+        t.origin.number,
+        pullRequestComment({
+          planId: plan.id,
+          pageUrl,
+          branch: t.branch,
+          commit: t.commit,
+          remote: t.remoteLabel,
+          pullRequest:
+            done.pullRequestUrl && done.pullRequestNumber !== null
+              ? { url: done.pullRequestUrl, number: done.pullRequestNumber }
+              : null,
+        }),
+      );
+      await record({ commentUrl: comment.url });
+    }
+  }
+
+  /** The base branch: the pull request's, else the configured one, else the remote's default branch. */
+  private async base(t: Target): Promise<string> {
+    if (t.origin) return t.origin.baseRef;
+    if (this.deps.config.delivery.base_branch) return this.deps.config.delivery.base_branch;
+    const found = await remoteDefaultBranch(t.repo, t.remote, {
+      timeoutMs: this.deps.config.delivery.push_timeout_ms,
+      signal: this.abort.signal,
+      ...(t.credentials ? { credentials: t.credentials } : {}),
+    }).catch((err: Error & { stderr?: string }) => {
+      throw new Error(
+        `could not read ${t.remoteLabel}'s default branch: ${(err.stderr || err.message).trim()}`,
+      );
+    });
+    if (!found) {
+      throw new Error(`${t.remoteLabel} names no default branch: set delivery.base_branch`);
+    }
+    return found;
+  }
+
+  private async target(plan: Plan): Promise<Target> {
+    const { store, config } = this.deps;
+    const session: Session | null = await store.getSession(plan.sessionId);
+    if (!session) throw new PermanentDeliveryError(`session ${plan.sessionId} no longer exists`);
+    const repo = session.workspace;
+    const branch = branchFor(plan.id);
+    const commit = await branchCommit(repo, branch);
+    if (!commit) {
+      throw new PermanentDeliveryError(`the local branch ${branch} no longer exists in ${repo}`);
+    }
+    const remote = config.delivery.remote;
+    if (!/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(remote)) {
+      throw new PermanentDeliveryError(`delivery.remote "${remote}" is not a git remote name`);
+    }
+    const url = await remoteUrl(repo, remote).catch((err: Error & { stderr?: string }) => {
+      throw new Error(
+        `the repository ${repo} has no remote ${remote}: ${(err.stderr || err.message).trim()}`,
+      );
+    });
+    const token = config.delivery.token ?? config.github.token;
+    const credentials =
+      token && /^https?:\/\//i.test(url)
+        ? { username: config.delivery.username, password: token }
+        : undefined;
+    const runs = await store.listPlanRuns(plan);
+    const planRun = runs.find((r) => r.id === plan.runId) ?? null;
+    const executeRun = runs.filter((r) => r.executesPlanId === plan.id).pop() ?? null;
+    const origin = await this.originOf(planRun);
+    const repository =
+      origin?.repository ??
+      (await githubRepositoryOfPath(repo, config.github.repositories)) ??
+      githubRepositoryOfUrl(url, githubHosts(config.github.api_url));
+    return {
+      repo,
+      branch,
+      commit,
+      remote,
+      remoteLabel: `${remote} ${withoutCredentials(url)}`,
+      credentials,
+      repository,
+      origin,
+      planRun,
+      executeRun,
+    };
+  }
+
+  /** The pull request a plan's run came from: its own checkout, or that of the round it revises. */
+  private async originOf(run: Run | null): Promise<RunCheckout | null> {
+    const { store } = this.deps;
+    for (let hop = 0; run && hop < 50; hop++) {
+      if (run.checkout) return run.checkout;
+      if (!run.revisesPlanId) return null;
+      const previous = await store.getPlan(run.revisesPlanId);
+      run = previous ? await store.getRun(previous.runId) : null;
+    }
+    return null;
+  }
+
+  private async executeRunOf(plan: Plan): Promise<Run | null> {
+    const runs = await this.deps.store.listPlanRuns(plan).catch(() => [] as Run[]);
+    return runs.filter((r) => r.executesPlanId === plan.id).pop() ?? null;
+  }
+
+  private async emit(plan: Plan, executeRun: Run | null, type: string, data: Record<string, unknown>) {
+    await this.deps.events
+      .emit(executeRun?.id ?? plan.runId, type, data)
+      .catch((err) =>
+        this.deps.logger.warn({ plan_id: plan.id, err: String(err) }, `could not record ${type}`),
+      );
+  }
+
+  private scrubbed(text: string): string {
+    const { config } = this.deps;
+    return scrub(text, [config.delivery.token, config.github.token]);
+  }
+}
