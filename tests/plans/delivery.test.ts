@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { scrub, withoutCredentials } from '../../src/delivery/scrub.js';
 import { githubHosts, githubRepositoryOfUrl } from '../../src/delivery/target.js';
 import { nextAttemptAt } from '../../src/delivery/worker.js';
 import { createLogger } from '../../src/logger.js';
+import { collectGarbage } from '../../src/plans/retention.js';
 import { runCli } from '../cli/cli-process.js';
 import { ADMIN_TOKEN, waitFor } from '../support/daemon.js';
 import { settledAnswer } from '../support/deliveries.js';
@@ -460,6 +462,34 @@ describe('delivering an executed plan', () => {
     expect(shown, shown.last_error).toMatchObject({ status: 'delivered', attempts: 1 });
     expect(git(w.remote, 'rev-parse', `refs/heads/drydock/${plan.id}`)).toBe(shown.commit);
     expect(github.pullRequests(REPO)).toHaveLength(1);
+  });
+});
+
+describe('retention and delivery', () => {
+  it("keeps an executed plan's worktree and branch while its delivery waits, and removes them once it ended", async () => {
+    w = await world();
+    const { plan } = await executedPlan(w, { execute_mode: 'auto' });
+    const store = w.d.daemon.store;
+    await waitFor(async () => (await store.getPlan(plan.id))?.delivery?.status === 'off' || undefined);
+    const dataDir = join(w.dir, 'data');
+    const tree = join(dataDir, 'worktrees', plan.id);
+    const later = Date.now() + 2 * 3_600_000;
+    // A delivery waiting for its next try: the branch it would push stays, however old the execution.
+    await store.updatePlanDelivery(plan.id, ['off'], { status: 'retrying', nextAttemptAt: later * 2 });
+    const kept = await collectGarbage({ store, dataDir }, { ttlMs: 3_600_000, now: later });
+    expect(kept).toMatchObject({ worktrees: [], kept: 1, failed: [] });
+    expect(existsSync(tree)).toBe(true);
+    // Ended (failed) just now: settled, but not for the retention time yet.
+    await store.updatePlanDelivery(plan.id, ['retrying'], {
+      status: 'failed',
+      nextAttemptAt: null,
+      settledAt: later,
+    });
+    expect((await collectGarbage({ store, dataDir }, { ttlMs: 3_600_000, now: later })).kept).toBe(1);
+    const gone = await collectGarbage({ store, dataDir }, { ttlMs: 3_600_000, now: later + 2 * 3_600_000 });
+    expect(gone.worktrees).toEqual([plan.id]);
+    expect(existsSync(tree)).toBe(false);
+    expect(git(w.repo, 'branch', '--list', 'drydock/*')).toBe('');
   });
 });
 
