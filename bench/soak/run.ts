@@ -434,6 +434,7 @@ async function main(opts: SoakOptions): Promise<number> {
     );
 
     const rt = a.retention!;
+    writeFileSync(join(dir, 'trees.jsonl'), trees.samples.map((t) => `${JSON.stringify(t)}\n`).join(''));
     writeFileSync(
       join(dir, 'worktrees.csv'),
       `ms_into_load,worktrees,branches,checkouts,bound,checkout_bound\n${rt.series
@@ -507,9 +508,11 @@ async function main(opts: SoakOptions): Promise<number> {
       int(k.started),
       int(k.seen),
       int(k.removed),
-      `${int(k.maxAlive)} at ${clock(k.maxAliveAt - origin - loadStart)}`,
+      `${int(k.maxAlive)} at ${clock(k.maxAliveAt - origin - loadStart)} (bound ${int(k.boundAtMax)})`,
       int(k.end),
-      int(k.maxBound),
+      Number.isFinite(k.minHeadroom)
+        ? `${int(k.minHeadroom)} at ${clock(k.minHeadroomAt - origin - loadStart)}`
+        : '-',
       String(k.overBound),
       `${k.overdue} of ${int(k.owed)} owed`,
       String(k.early),
@@ -658,7 +661,7 @@ async function main(opts: SoakOptions): Promise<number> {
           'removed',
           'max alive',
           'at end',
-          'max bound',
+          'least headroom',
           'over bound',
           'past deadline',
           'removed early',
@@ -671,7 +674,7 @@ async function main(opts: SoakOptions): Promise<number> {
       `  executions: ${int(rt.executions.started)} started, ${int(rt.executions.settled)} settled, ` +
         `${int(rt.executions.inUse)} in use at the end (${rt.inUseMissing} of them without worktree or branch); ` +
         `ended but plan unsettled ${rt.endedButUnsettled}; most settled within any ${secs(rt.windowMs)} ` +
-        `(ttl + interval + slack): ${int(rt.windowMax)}` +
+        `(ttl + interval + 60 s): ${int(rt.windowMax)}` +
         (trees.failed ? `; ${trees.failed} failed readings: ${trees.errors.join('; ')}` : '') +
         `  ${verdict(retentionOk)}`,
       '',

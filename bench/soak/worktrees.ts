@@ -92,8 +92,11 @@ export class TreeSampler {
   }
 }
 
-export interface RetentionInput {
+export interface RetentionInput extends RetentionTiming {
   samples: TreeSample[];
+}
+
+export interface RetentionTiming {
   /** The daemon's lifetimes, Date.now() values: each one's retention timer starts between spawn and ready. */
   lifetimes: { spawnedAt: number; readyAt: number; endedAt: number | null }[];
   ttlMs: number;
@@ -111,9 +114,12 @@ export interface KindTally {
   removed: number;
   maxAlive: number;
   maxAliveAt: number;
+  /** The bound at the sample with the most alive. */
+  boundAtMax: number;
+  /** The smallest bound - alive over the samples (how close the count came to the bound), and when. */
+  minHeadroom: number;
+  minHeadroomAt: number;
   end: number;
-  /** Largest number that could be alive at a sample, by the configuration (see `bound`). */
-  maxBound: number;
   /** Samples where more were alive than the bound allows. */
   overBound: number;
   /** Names still present in a sample after their deadline. */
@@ -132,7 +138,7 @@ export interface RetentionResult {
   checkouts: KindTally;
   /** Executions: started, settled (by the store's final state), still in use at the end. */
   executions: { started: number; settled: number; inUse: number };
-  /** ttl + interval + slack, and the most executions settled within any window that long. */
+  /** ttl + interval + 60 s, and the most executions settled within any window that long. */
   windowMs: number;
   windowMax: number;
   /** Executions in use at the end (plan approved or executing, or a run not ended) whose worktree or branch is gone. */
@@ -151,22 +157,13 @@ export interface RetentionResult {
   failures: string[];
 }
 
-interface Item {
-  /** started_at of the run that makes it. */
-  start: number;
-  /** When retention may start counting the ttl (null: still in use at the end). */
-  settledAt: number | null;
-  /** The latest moment it may still be seen. */
-  deadline: number;
-}
-
 /**
  * The latest moment something that became removable at `eligibleAt` may still exist: the end (plus the slack)
  * of the first retention pass that certainly started after `eligibleAt`. A lifetime's passes run every
  * `intervalMs` from a timer set between its spawn and its ready: pass k starts in
  * [spawnedAt + k·interval, readyAt + k·interval]. Infinity when no such pass happened before the stop.
  */
-export function removalDeadline(eligibleAt: number, input: RetentionInput): number {
+export function removalDeadline(eligibleAt: number, input: RetentionTiming): number {
   let best = Number.POSITIVE_INFINITY;
   for (const life of input.lifetimes) {
     const end = life.endedAt ?? Number.POSITIVE_INFINITY;
@@ -179,16 +176,24 @@ export function removalDeadline(eligibleAt: number, input: RetentionInput): numb
   return best;
 }
 
-export function auditRetention(db: Database.Database, input: RetentionInput): RetentionResult {
-  const failures: string[] = [];
-  const shown = new Map<string, number>();
-  const fail = (check: string, detail: string) => {
-    const n = (shown.get(check) ?? 0) + 1;
-    shown.set(check, n);
-    if (n <= 5) failures.push(`${check}: ${detail}`);
-    else if (n === 6) failures.push(`${check}: ... (more)`);
-  };
+export interface RetentionItem {
+  /** started_at of the run that makes it. */
+  start: number;
+  /** When retention may start counting the ttl (null: still in use at the end). */
+  settledAt: number | null;
+  /** The latest moment it may still be seen. */
+  deadline: number;
+}
 
+/**
+ * What retention is held to, from the database: executions by plan id (their worktrees and branches) and pull
+ * request plan runs by run id (their checkouts), each with its deadline; and the execute runs that ended while
+ * their plan stayed unsettled.
+ */
+export function retentionItems(
+  db: Database.Database,
+  input: RetentionTiming,
+): { executions: Map<string, RetentionItem>; checkouts: Map<string, RetentionItem>; unsettled: string[] } {
   // Executions, settled as src/plans/retention.ts decides it from the store: the plan in a settled status and
   // every run of the plan (its plan run, its execute run, a revision run) ended; settled at the latest of the
   // decision and those runs' ends.
@@ -214,16 +219,12 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
     runs_finished: number | null;
     unfinished: number;
   }[];
-  const executions = new Map<string, Item>();
-  let endedButUnsettled = 0;
+  const executions = new Map<string, RetentionItem>();
+  const unsettled: string[] = [];
   for (const r of rows) {
     const settled = SETTLED_PLANS.includes(r.plan_status) && r.unfinished === 0;
     if (!settled && r.finished_at !== null) {
-      endedButUnsettled += 1;
-      fail(
-        'execute run ended, plan not settled (its worktree is kept for ever)',
-        `${r.id}: run ${r.status}, plan ${r.plan_status}`,
-      );
+      unsettled.push(`${r.id}: run ${r.status}, plan ${r.plan_status}`);
     }
     const settledAt = settled ? Math.max(r.decided_at, r.runs_finished ?? 0) : null;
     executions.set(r.id, {
@@ -235,7 +236,7 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
   }
   // Pull request checkouts: made by the plan run of a pull request, removed by that run when it ends, or by
   // retention once it has ended for the ttl (a run cut off by a kill leaves its checkout behind).
-  const checkouts = new Map<string, Item>();
+  const checkouts = new Map<string, RetentionItem>();
   for (const r of db
     .prepare(
       `SELECT id, status, started_at, finished_at FROM runs
@@ -252,22 +253,41 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
     });
   }
 
+  return { executions, checkouts, unsettled };
+}
+
+/** How many of `items` may exist at `at`: started by then, deadline not passed. */
+export function aliveBound(items: ReadonlyMap<string, RetentionItem>, at: number): number {
+  let n = 0;
+  for (const item of items.values()) if (item.start <= at && at <= item.deadline) n += 1;
+  return n;
+}
+
+export function auditRetention(db: Database.Database, input: RetentionInput): RetentionResult {
+  const failures: string[] = [];
+  const shown = new Map<string, number>();
+  const fail = (check: string, detail: string) => {
+    const n = (shown.get(check) ?? 0) + 1;
+    shown.set(check, n);
+    if (n <= 5) failures.push(`${check}: ${detail}`);
+    else if (n === 6) failures.push(`${check}: ... (more)`);
+  };
+
+  const { executions, checkouts, unsettled } = retentionItems(db, input);
+  for (const u of unsettled) fail('execute run ended, plan not settled (its worktree is kept for ever)', u);
+  const endedButUnsettled = unsettled.length;
+
   const samples = input.samples;
   const lastAt = samples.at(-1)?.at ?? 0;
-  const bound = (items: Map<string, Item>, at: number) => {
-    let n = 0;
-    for (const item of items.values()) if (item.start <= at && at <= item.deadline) n += 1;
-    return n;
-  };
   const bounds = samples.map((s) => ({
     at: s.at,
-    executions: bound(executions, s.at),
-    checkouts: bound(checkouts, s.at),
+    executions: aliveBound(executions, s.at),
+    checkouts: aliveBound(checkouts, s.at),
   }));
 
   const tally = (
     kind: 'worktrees' | 'branches' | 'checkouts',
-    items: Map<string, Item>,
+    items: Map<string, RetentionItem>,
     checkEarly: boolean,
   ): KindTally => {
     const t: KindTally = {
@@ -276,8 +296,10 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
       removed: 0,
       maxAlive: 0,
       maxAliveAt: 0,
+      boundAtMax: 0,
+      minHeadroom: Number.POSITIVE_INFINITY,
+      minHeadroomAt: 0,
       end: samples.at(-1)?.[kind].length ?? 0,
-      maxBound: 0,
       overBound: 0,
       overdue: 0,
       early: 0,
@@ -291,10 +313,14 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
     samples.forEach((s, i) => {
       const names = new Set(s[kind]);
       const limit = kind === 'checkouts' ? bounds[i]!.checkouts : bounds[i]!.executions;
-      t.maxBound = Math.max(t.maxBound, limit);
       if (names.size > t.maxAlive) {
         t.maxAlive = names.size;
         t.maxAliveAt = s.at;
+        t.boundAtMax = limit;
+      }
+      if (limit - names.size < t.minHeadroom) {
+        t.minHeadroom = limit - names.size;
+        t.minHeadroomAt = s.at;
       }
       if (names.size > limit) {
         t.overBound += 1;
@@ -361,8 +387,10 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
     }
   }
 
-  // The plain figure: the most executions settled within any window of ttl + interval + slack.
-  const windowMs = input.ttlMs + input.intervalMs + input.slackMs;
+  // The plain figure: the most executions settled within any window of ttl + interval + a minute, about what
+  // can be alive at once in a steady state (informational: a kill delays the passes, and the deadlines above
+  // are what is checked).
+  const windowMs = input.ttlMs + input.intervalMs + 60_000;
   const settledTimes = [...executions.values()]
     .map((e) => e.settledAt)
     .filter((x): x is number => x !== null)
