@@ -128,7 +128,8 @@ export interface KindTally {
   early: number;
   /** Names that match no execution (or run) in the database. */
   unknown: number;
-  /** Deadlines that passed before the last sample: things retention owed a removal. */
+  /** Seen, with a deadline before the last sample: things retention owed a removal. (A checkout that its own
+   *  run removed between two samples was never seen and is owed nothing.) */
   owed: number;
 }
 
@@ -359,7 +360,7 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
     t.seen = seen.size;
     t.overdue = overdue.size;
     t.unknown = unknown.size;
-    for (const item of items.values()) if (item.deadline < lastAt) t.owed += 1;
+    for (const [name, item] of items) if (seen.has(name) && item.deadline < lastAt) t.owed += 1;
     if (t.owed > 0 && t.removed === 0)
       fail(`${kind}: retention removed nothing`, `${t.owed} were owed a removal before the last sample`);
     return t;
