@@ -3,6 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import Database from 'better-sqlite3';
 import type { AckedAnswer, AckedDecision, CreatedJob, DeliveryRecord } from './load.js';
 import { bump } from './stats.js';
+import { auditRetention, type RetentionInput, type RetentionResult } from './worktrees.js';
 
 // The audit: the SQLite file read directly (read-only, after the daemon exited), held to what the scheduling
 // semantics promise and to everything the API acknowledged during the soak.
@@ -30,6 +31,8 @@ export interface AuditInput {
   stopAt: number;
   /** Slots due in (stopAt - edgeMs, stopAt] may be covered or not. */
   edgeMs: number;
+  /** Worktrees, branches and checkouts sampled during the soak, judged against retention's configuration. */
+  retention?: RetentionInput;
 }
 
 export interface SlotTally {
@@ -104,6 +107,8 @@ export interface AuditResult {
   retriedAfterKill: number;
   /** Failed runs by error (ids and paths folded): the scripted model never fails, so each is the daemon's. */
   failedRuns: Record<string, number>;
+  /** Retention's bound on worktrees, branches and checkouts (null when nothing was sampled). */
+  retention: RetentionResult | null;
   /** Every check that failed, one line each (capped per check). */
   failures: string[];
 }
@@ -533,6 +538,10 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
   for (const r of several)
     fail('delivery with several runs for one trigger', `${r.delivery_id}: ${r.n} runs`);
 
+  // ---- retention ---------------------------------------------------------------------------------------
+  const retention = input.retention ? auditRetention(db, input.retention) : null;
+  for (const f of retention?.failures ?? []) failures.push(`retention: ${f}`);
+
   return {
     slots: s,
     runsByStatus,
@@ -556,6 +565,7 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
       `SELECT COUNT(*) AS n FROM run_events WHERE type = 'run_interrupted' AND json_extract(data, '$.retrying') = 1`,
     ),
     failedRuns,
+    retention,
     failures,
   };
 }

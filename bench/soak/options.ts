@@ -49,6 +49,13 @@ export interface SoakOptions {
   heapSlopeLimitMbPerMin: number;
   /** Keep the temporary directory (database, repositories, daemon log). */
   keep: boolean;
+  /** retention.worktree_ttl_ms of the daemon: short, so the soak sees worktrees removed and can bound them. */
+  worktreeTtlMs: number;
+  /** retention.interval_ms of the daemon (the daemon's minimum is 60 s). */
+  gcIntervalMs: number;
+  /** Added to each removal deadline the audit computes: a pass's duration, timers late under load. A pass that
+   *  removed about 75 worktrees took 5-10 s under the soak's load on 2 CPUs. */
+  gcSlackMs: number;
 }
 
 const FULL = { minutes: 10, jobs: 1000, kills: 3 };
@@ -74,6 +81,9 @@ const NUMERIC = {
   slopeLimitMbPerMin: ['--slope-limit', 'SOAK_SLOPE_LIMIT'],
   heapSlopeLimitMbPerMin: ['--heap-slope-limit', 'SOAK_HEAP_SLOPE_LIMIT'],
   seed: ['--seed', 'SOAK_SEED'],
+  worktreeTtlMs: ['--worktree-ttl-ms', 'SOAK_WORKTREE_TTL_MS'],
+  gcIntervalMs: ['--gc-interval-ms', 'SOAK_GC_INTERVAL_MS'],
+  gcSlackMs: ['--gc-slack-ms', 'SOAK_GC_SLACK_MS'],
 } as const;
 
 const SWITCHES = ['--quick', '--keep', '--no-heap', '--uniform-kills', '--help'] as const;
@@ -83,15 +93,19 @@ export const USAGE = `usage: npm run bench:soak -- [--quick] [--minutes N] [--jo
                              [--decisions-per-tick N] [--answer-every-ms MS] [--ask-every N] [--late-answer-ms MS]
                              [--max-concurrent N] [--catchup-ms MS] [--model-delay-ms MS] [--edge-ms MS]
                              [--slope-limit MB_PER_MIN] [--heap-slope-limit MB_PER_MIN] [--seed N]
+                             [--worktree-ttl-ms MS] [--gc-interval-ms MS] [--gc-slack-ms MS]
                              [--uniform-kills] [--no-heap] [--keep]
   defaults: --minutes ${FULL.minutes} --jobs ${FULL.jobs} --kills ${FULL.kills} --sessions max(20, jobs/50) --pause-min 2 --pause-max 20
             --webhook-rate 1 --decide-every-ms 1000 --decisions-per-tick 2 --answer-every-ms 2000 --ask-every 50
             --late-answer-ms 75000 --max-concurrent 8 --catchup-ms 15000 --model-delay-ms 20 --edge-ms 5000 --slope-limit 2
-            --heap-slope-limit 0.5
+            --heap-slope-limit 0.5 --worktree-ttl-ms 60000 --gc-interval-ms 60000 --gc-slack-ms 30000
   kills: a random moment in each of N equal windows between the first and the last minute, moved to 2-10 s
          after the next minute (the burst of fires), unless --uniform-kills
   --no-heap: do not preload heap-probe.js into the daemon (node --expose-gc --import): by default it forces a
              full GC every 30 s and records the live heap after it, judged next to RSS
+  retention: the daemon runs with retention.worktree_ttl_ms / interval_ms from --worktree-ttl-ms /
+             --gc-interval-ms (at least 60000); worktrees, drydock/* branches and pull request checkouts are
+             counted every 5 s and each is held to the deadline these imply, plus --gc-slack-ms
   --quick:  --minutes ${QUICK.minutes} --jobs ${QUICK.jobs} --kills ${QUICK.kills}
   environment: SOAK_MINUTES, SOAK_JOBS, ... (the flag's name in capitals), SOAK_QUICK=1, SOAK_KEEP=1,
                SOAK_DAEMON_NODE_ARGS (extra node flags for the daemon, e.g. "--max-old-space-size=256")`;
@@ -137,6 +151,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): S
     heap: !(flags.has('--no-heap') || env.SOAK_NO_HEAP === '1'),
     heapSlopeLimitMbPerMin: num('heapSlopeLimitMbPerMin') ?? 0.5,
     keep,
+    worktreeTtlMs: Math.round(num('worktreeTtlMs') ?? 60_000),
+    gcIntervalMs: Math.round(num('gcIntervalMs') ?? 60_000),
+    gcSlackMs: Math.round(num('gcSlackMs') ?? 30_000),
   };
   if (o.minutes < 1) throw new OptionsError('--minutes: at least 1');
   if (o.jobs < 1) throw new OptionsError('--jobs: at least 1');
@@ -147,5 +164,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): S
   if (o.pauseMaxS < o.pauseMinS) throw new OptionsError('--pause-max must not be below --pause-min');
   if (o.maxConcurrent < 1) throw new OptionsError('--max-concurrent: at least 1');
   if (o.askEvery < 1) throw new OptionsError('--ask-every: at least 1');
+  if (o.gcIntervalMs < 60_000)
+    throw new OptionsError(
+      '--gc-interval-ms: at least 60000 (the daemon refuses a shorter retention.interval_ms)',
+    );
   return o;
 }

@@ -13,6 +13,7 @@ import { startScriptedModel } from './model.js';
 import { parseOptions, type SoakOptions, USAGE } from './options.js';
 import { pullRequestPayloads } from './payload.js';
 import { clock, counts, int, mb, rng, secs, sleep, slope, table } from './stats.js';
+import { type KindTally, TreeSampler } from './worktrees.js';
 
 // The soak: the daemon as a user runs it (`drydock serve` in a child process) under steady load for N minutes,
 // killed with SIGKILL at random moments and restarted, then stopped with SIGTERM; the SQLite file is then
@@ -218,6 +219,7 @@ async function main(opts: SoakOptions): Promise<number> {
           server: { shutdown_grace_ms: 10_000 },
           scheduler: { catchup_window_ms: opts.catchupMs },
           runs: { max_concurrent: opts.maxConcurrent },
+          retention: { worktree_ttl_ms: opts.worktreeTtlMs, interval_ms: opts.gcIntervalMs },
           github: { repositories: { [payloads.repository]: { path: clone } } },
         },
         null,
@@ -251,6 +253,9 @@ async function main(opts: SoakOptions): Promise<number> {
     }
     const logFile = join(dir, 'daemon.log');
     daemon = new Daemon({ cli, url, env, logFile, nodeArgs, origin, sampleEveryMs: RSS_EVERY_MS });
+    // What executions leave on disk, counted like the RSS (executions work in worktrees of the workspace; the
+    // clone holds pull request checkouts and could hold branches too).
+    const trees = new TreeSampler(dataDir, [workspace, clone], RSS_EVERY_MS);
 
     log(
       `seed ${opts.seed}; ${opts.minutes} min, ${int(opts.jobs)} jobs in ${opts.sessions} sessions, ${opts.kills} kills; ` +
@@ -258,6 +263,7 @@ async function main(opts: SoakOptions): Promise<number> {
     );
     const first = await daemon.start();
     log(`daemon up (pid ${first.pid}) on ${url} in ${secs(first.readyAt - first.spawnedAt)}`);
+    trees.start();
 
     // ---- setup over the API --------------------------------------------------------------------------
     const load = new Load(
@@ -360,6 +366,7 @@ async function main(opts: SoakOptions): Promise<number> {
     const last = await daemon.stop('SIGTERM');
     const stopMs = at() - stopT0;
     daemon.close();
+    await trees.stop();
     log(
       `SIGTERM: exit code ${last.exitCode}${last.exitSignal ? ` (signal ${last.exitSignal})` : ''} after ${secs(stopMs)}`,
     );
@@ -375,6 +382,19 @@ async function main(opts: SoakOptions): Promise<number> {
       approver: DECISION_IDENTITY,
       stopAt,
       edgeMs: opts.edgeMs,
+      retention: {
+        samples: trees.samples,
+        lifetimes: daemon.lifetimes
+          .filter((l) => Number.isFinite(l.readyAt))
+          .map((l) => ({
+            spawnedAt: origin + l.spawnedAt,
+            readyAt: origin + l.readyAt,
+            endedAt: l.endedAt === null ? null : origin + l.endedAt,
+          })),
+        ttlMs: opts.worktreeTtlMs,
+        intervalMs: opts.gcIntervalMs,
+        slackMs: opts.gcSlackMs,
+      },
     });
 
     // ---- memory --------------------------------------------------------------------------------------
@@ -410,6 +430,18 @@ async function main(opts: SoakOptions): Promise<number> {
       join(dir, 'rss.csv'),
       `lifetime,pid,ms_into_load,rss_bytes\n${daemon.lifetimes
         .flatMap((l) => l.samples.map((p) => `${l.index},${l.pid},${p.at - loadStart},${p.bytes}`))
+        .join('\n')}\n`,
+    );
+
+    const rt = a.retention!;
+    writeFileSync(join(dir, 'trees.jsonl'), trees.samples.map((t) => `${JSON.stringify(t)}\n`).join(''));
+    writeFileSync(
+      join(dir, 'worktrees.csv'),
+      `ms_into_load,worktrees,branches,checkouts,bound,checkout_bound\n${rt.series
+        .map(
+          (p) =>
+            `${p.at - origin - loadStart},${p.worktrees},${p.branches},${p.checkouts},${p.bound},${p.checkoutBound}`,
+        )
         .join('\n')}\n`,
     );
 
@@ -457,7 +489,37 @@ async function main(opts: SoakOptions): Promise<number> {
       daemon.unexpectedExits === 0 &&
       kills.length === opts.kills &&
       a.activeAtStop === 0;
+    const kindOk = (k: KindTally) =>
+      k.overBound === 0 &&
+      k.overdue === 0 &&
+      k.early === 0 &&
+      k.unknown === 0 &&
+      (k.owed === 0 || k.removed > 0);
+    const retentionOk =
+      // A failed reading (reported) only leaves a gap between samples: the checks hold on the others.
+      trees.samples.length > 0 &&
+      kindOk(rt.worktrees) &&
+      kindOk(rt.branches) &&
+      kindOk(rt.checkouts) &&
+      rt.inUseMissing === 0 &&
+      rt.endedButUnsettled === 0;
+    const retentionRow = (name: string, k: KindTally) => [
+      name,
+      int(k.started),
+      int(k.seen),
+      int(k.removed),
+      `${int(k.maxAlive)} at ${clock(k.maxAliveAt - origin - loadStart)} (bound ${int(k.boundAtMax)})`,
+      int(k.end),
+      Number.isFinite(k.minHeadroom)
+        ? `${int(k.minHeadroom)} at ${clock(k.minHeadroomAt - origin - loadStart)}`
+        : '-',
+      String(k.overBound),
+      `${k.overdue} of ${int(k.owed)} owed`,
+      String(k.early),
+      String(k.unknown),
+    ];
     const pass =
+      retentionOk &&
       slotsOk &&
       plansOk &&
       decisionsOk &&
@@ -587,6 +649,34 @@ async function main(opts: SoakOptions): Promise<number> {
           : '; live heap not probed (--no-heap)'),
       `  database at the end: ${mb(dbBytes)}; its page cache holds at most ${SQLITE_CACHE_MB.toFixed(1)} MB  ` +
         `${judgeable ? verdict(memoryOk) : 'not judged'}`,
+      '',
+      `retention (worktree_ttl_ms ${int(opts.worktreeTtlMs)}, interval_ms ${int(opts.gcIntervalMs)}; counted every ` +
+        `${RSS_EVERY_MS / 1000} s, ${trees.samples.length} samples, the last after the stop; deadline: end of the first ` +
+        `pass after settled + ttl, + ${secs(opts.gcSlackMs)})`,
+      ...table([
+        [
+          'kind',
+          'started',
+          'seen',
+          'removed',
+          'max alive',
+          'at end',
+          'least headroom',
+          'over bound',
+          'past deadline',
+          'removed early',
+          'unknown',
+        ],
+        retentionRow('worktrees', rt.worktrees),
+        retentionRow('drydock/* branches', rt.branches),
+        retentionRow('PR checkouts', rt.checkouts),
+      ]),
+      `  executions: ${int(rt.executions.started)} started, ${int(rt.executions.settled)} settled, ` +
+        `${int(rt.executions.inUse)} in use at the end (${rt.inUseMissing} of them without worktree or branch); ` +
+        `ended but plan unsettled ${rt.endedButUnsettled}; most settled within any ${secs(rt.windowMs)} ` +
+        `(ttl + interval + 60 s): ${int(rt.windowMax)}` +
+        (trees.failed ? `; ${trees.failed} failed readings: ${trees.errors.join('; ')}` : '') +
+        `  ${verdict(retentionOk)}`,
       '',
     ];
     if (a.failures.length) out.push('failures:', ...a.failures.map((f) => `  ${f}`), '');
