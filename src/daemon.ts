@@ -29,6 +29,9 @@ import { GithubApi } from './triggers/github-api.js';
 import { GithubReporter } from './triggers/report.js';
 import { type PullRequestLookup, TriggerService } from './triggers/service.js';
 
+/** The first retention pass after a start: late enough to stay out of recovery's way. */
+const GC_FIRST_PASS_MS = 60_000;
+
 export interface DaemonOptions {
   config: Config;
   logger: Logger;
@@ -260,6 +263,9 @@ async function assemble(
   };
   const gcTimer = setInterval(gcPass, config.retention.interval_ms);
   gcTimer.unref();
+  // One pass soon after the start too: a daemon restarted more often than interval_ms would never clean up.
+  const gcFirst = setTimeout(gcPass, Math.min(config.retention.interval_ms, GC_FIRST_PASS_MS));
+  gcFirst.unref();
   serveApp(app.fetch);
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -285,6 +291,7 @@ async function assemble(
       logger.info('drydock stopping');
       await scheduler.stop();
       clearInterval(gcTimer);
+      clearTimeout(gcFirst);
       await gcRunning;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
