@@ -14,6 +14,7 @@ import type { Config } from './config/schema.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
+import { Notifier } from './notify/notifier.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
 import { collectGarbage } from './plans/retention.js';
@@ -209,12 +210,23 @@ async function assemble(
   // Before recover(): a run it marks interrupted fails its plan; reconcile() then catches what ended unseen.
   const executions = new PlanExecutions({ store, logger });
   const unsubscribeExecutions = events.subscribeAll(executions.onEvent);
+  // Outbound notifications (src/notify/): its cursor is placed before recover() appends events of its own.
+  const notifier = new Notifier({
+    store,
+    clock,
+    logger,
+    config,
+    onOutcome: (event, outcome) => metrics.notifications.inc({ event, outcome }),
+  });
+  await notifier.init();
+  const unsubscribeNotifier = events.subscribeAll(notifier.onEvent);
   const recovered = await queue.recover();
   const failedPlans = await executions.reconcile();
   // The last step that can fail: a token is made only by a start that goes on to print it.
   const admin = await ensureAdminToken(store, config.admin_token, clock.now());
   scheduler.start();
   triggers.startInbox();
+  notifier.start();
   // Retention: executions' worktrees and branches, pull request checkouts (src/plans/retention.ts).
   const gc = async () => {
     const r = await collectGarbage(
@@ -286,6 +298,9 @@ async function assemble(
       await queue.drain(Math.max(0, until - Date.now()));
       unsubscribeExecutions();
       await executions.close();
+      // After the runs (their last events are written to the outbox), before the store closes.
+      unsubscribeNotifier();
+      await notifier.stop();
       // After the runs (their last plans still get reported), before the store the reporter reads.
       unsubscribeReporter();
       await reporter?.close(config.server.shutdown_grace_ms);
