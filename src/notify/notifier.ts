@@ -28,7 +28,7 @@ const BATCH = 200;
 /** Requests in flight at once, across receivers. */
 const MAX_IN_FLIGHT = 4;
 /** An attempt holds its row this much longer than its timeout (a SIGKILLed attempt is retried after). */
-const HOLD_MARGIN_MS = 5_000;
+const HOLD_MARGIN_MS = 1_000;
 
 const WATCHED = new Set<string>(ANNOUNCED_RUN_EVENTS);
 
