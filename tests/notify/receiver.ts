@@ -15,6 +15,8 @@ export interface Received {
 export interface Receiver {
   url: string;
   requests: Received[];
+  /** Requests whose body has arrived (answered or not yet). */
+  arrived(): number;
   /** Bodies of the requests answered 2xx, parsed. */
   accepted(): any[];
   close(): Promise<void>;
@@ -29,20 +31,30 @@ export interface Receiver {
  *   non-empty `text`, else 200 "ok" (or `answer(n)` when it says otherwise).
  */
 export async function startReceiver(
-  opts: { kind?: 'json' | 'slack'; secret?: string; answer?: (n: number) => number } = {},
+  opts: {
+    kind?: 'json' | 'slack';
+    secret?: string;
+    answer?: (n: number) => number;
+    /** Before answering the n-th request: wait for this (a receiver that is slow to answer). */
+    hold?: (n: number) => Promise<void> | undefined;
+  } = {},
 ): Promise<Receiver> {
   const requests: Received[] = [];
+  let arrived = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
+      const n = ++arrived;
+      await opts.hold?.(n);
       const raw = Buffer.concat(chunks);
       const signed = opts.secret
         ? verifySignature(opts.secret, raw, req.headers['x-drydock-signature-256'] as string | undefined)
         : null;
       const reply = (status: number, text: string) => {
         requests.push({ headers: req.headers, raw: raw.toString('utf8'), status, signed });
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
+        // The sender may be gone by now (killed while waiting): the request counts as received all the same.
+        if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end(text);
       };
       if (req.method !== 'POST') return reply(405, 'method not allowed');
       if (opts.kind === 'slack') {
@@ -60,7 +72,7 @@ export async function startReceiver(
       } else if (signed === false) {
         return reply(401, 'bad signature');
       }
-      const status = opts.answer?.(requests.length + 1) ?? 200;
+      const status = opts.answer?.(n) ?? 200;
       reply(status, status < 300 ? 'ok' : 'try later');
     });
   });
@@ -69,6 +81,7 @@ export async function startReceiver(
   return {
     url: `http://127.0.0.1:${port}/hook`,
     requests,
+    arrived: () => arrived,
     accepted: () => requests.filter((r) => r.status < 300).map((r) => JSON.parse(r.raw)),
     close: () =>
       new Promise<void>((resolve) => {
