@@ -25,9 +25,17 @@ export async function postNotification(
     'x-drydock-delivery': n.id,
   };
   if (target.secret) headers[SIGNATURE_HEADER] = signBody(target.secret, n.body);
+  // fetch refuses a URL with userinfo: send it as what it means over HTTP, Basic authentication.
+  const url = new URL(target.url);
+  if (url.username || url.password) {
+    const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    headers.authorization = `Basic ${Buffer.from(user, 'utf8').toString('base64')}`;
+    url.username = '';
+    url.password = '';
+  }
   let res: Response;
   try {
-    res = await fetch(target.url, {
+    res = await fetch(url, {
       method: 'POST',
       headers,
       body: n.body,
