@@ -129,6 +129,7 @@ it('a receiver that fails the first 3 deliveries, a SIGKILL in between: every ev
   // Every request was signed with the secret over its exact body; the header names the body's id and event.
   for (const r of receiver.requests) {
     expect(r.signed).toBe(true);
+    expect(verifySignature(SECRET, r.raw, r.headers['x-drydock-signature-256'] as string)).toBe(true);
     const body = JSON.parse(r.raw);
     expect(r.headers['x-drydock-delivery']).toBe(body.id);
     expect(r.headers['x-drydock-event']).toBe(body.event);
