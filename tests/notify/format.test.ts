@@ -240,3 +240,23 @@ describe('announce', () => {
     expect(title('\n\n  ##   Hello\r\n')).toBe('Hello');
   });
 });
+
+describe('README', () => {
+  it("the receiver's verification snippet in Notifications accepts drydock's signature and nothing else", async () => {
+    const { readFileSync } = await import('node:fs');
+    const crypto = await import('node:crypto');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Notifications'));
+    const code = /```js\n([\s\S]*?)```/.exec(section)![1]!.replace(/^import .*\n/m, '');
+    const verified = new Function('createHmac', 'timingSafeEqual', `${code}\nreturn verified;`)(
+      crypto.createHmac,
+      crypto.timingSafeEqual,
+    ) as (secret: string, raw: Buffer, header: unknown) => boolean;
+    const body = renderBody('json', envelope());
+    const header = signBody('s3cret', body);
+    expect(verified('s3cret', Buffer.from(body), header)).toBe(true);
+    expect(verified('s3cret', Buffer.from(`${body}\n`), header)).toBe(false);
+    expect(verified('other', Buffer.from(body), header)).toBe(false);
+    expect(verified('s3cret', Buffer.from(body), undefined)).toBe(false);
+  });
+});
