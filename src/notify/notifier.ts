@@ -97,7 +97,7 @@ export class Notifier {
     await this.collect().catch((err) => this.deps.logger.warn({ err }, 'notifications: collecting failed'));
   }
 
-  /** One pass: collect new events into the outbox, then start due attempts. Passes never overlap. */
+  /** Runs a pass in `ms` (replacing the one set before). */
   private schedule(ms: number): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
@@ -106,27 +106,32 @@ export class Notifier {
     }, ms);
   }
 
+  /** One pass: collect new events into the outbox, then start due attempts. Passes never overlap. */
   private pass(): void {
     if (this.running) {
       this.again = true;
       return;
     }
     this.running = (async () => {
+      let wait = this.deps.config.notifications.poll_interval_ms;
       try {
         await this.collect();
         await this.sendDue();
+        wait = await this.nextWait();
       } catch (err) {
         this.deps.logger.warn({ err }, 'notifications: a pass failed (retried at the next one)');
       }
-    })().finally(async () => {
+      return wait;
+    })().then((wait) => {
       this.running = null;
+      // Nothing is scheduled once stop() began: it waits for this pass and collects once more itself.
       if (this.stopped) return;
       if (this.again) {
         this.again = false;
         this.schedule(0);
-        return;
+      } else {
+        this.schedule(wait);
       }
-      this.schedule(await this.nextWait().catch(() => this.deps.config.notifications.poll_interval_ms));
     });
   }
 
