@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
 import { verifySignature } from '../../src/notify/signature.js';
-import { jobIn, plannedJob, proposes, tokenFor } from '../plans/helpers.js';
+import { approveAs, calls, jobIn, plannedJob, proposes, runUntil, tokenFor } from '../plans/helpers.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { makeRepo } from '../support/git-repo.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
@@ -216,4 +216,60 @@ it('does not announce what happened before notifications were configured', async
   await new Promise((res) => setTimeout(res, 300));
   expect(r.accepted().map((b) => b.data.plan_id)).toEqual([plan.id]);
   expect(r.accepted()[0].data.title).toBe('New plan');
+});
+
+it('announces a failed execution and a failed delivery of its result', async () => {
+  const r = await receiver({ secret: SECRET });
+  const d = await daemonWith((c) =>
+    fast(c, [
+      {
+        url: r.url,
+        events: ['tool_approval.pending', 'plan.execution_failed', 'delivery.failed'],
+        secret: SECRET,
+        format: 'json',
+      },
+    ]),
+  );
+  const repo = `${d.dir}/repo-x`;
+  makeRepo(repo, { 'README.md': '# demo\n' });
+  const { jobId } = await jobIn(d, repo, { execute_mode: 'manual' }, 'Add a greeting file');
+  model.enqueue(proposes(), calls('w1', 'Bash', { command: 'rm -rf <!everyone> && echo hi' }));
+  const { plan } = await plannedJob(d, jobId);
+  const alice = await tokenFor(d, 'alice', 'approver');
+  const exec = await approveAs(d, plan, alice);
+  await runUntil(d, exec.id, ['awaiting_input']);
+  expect((await d.api('POST', `/v1/runs/${exec.id}/cancel`)).status).toBe(200);
+  await runUntil(d, exec.id, ['canceled']);
+  // The delivery part records a push or pull request that failed for good as this event on the execute run.
+  await d.daemon.events.emit(exec.id, 'delivery_failed', {
+    plan_id: plan.id,
+    error: 'push refused: remote rejected',
+    attempts: 5,
+  });
+  await waitFor(async () => r.accepted().length >= 3, 10_000, 'three notifications');
+  const by = Object.fromEntries(r.accepted().map((b) => [b.event, b.data]));
+  expect(Object.keys(by).sort()).toEqual([
+    'delivery.failed',
+    'plan.execution_failed',
+    'tool_approval.pending',
+  ]);
+  expect(by['tool_approval.pending']).toMatchObject({
+    plan_id: plan.id,
+    run_id: exec.id,
+    title: 'Bash: rm -rf <!everyone> && echo hi',
+  });
+  expect(by['plan.execution_failed']).toMatchObject({
+    plan_id: plan.id,
+    run_id: exec.id,
+    status: 'canceled',
+    error: 'canceled',
+    title: 'Add a greeting',
+  });
+  expect(by['delivery.failed']).toMatchObject({
+    plan_id: plan.id,
+    error: 'push refused: remote rejected',
+    attempts: 5,
+    links: { plan: `/ui/plans/${plan.id}` },
+  });
+  expect(r.requests.every((q) => q.signed === true)).toBe(true);
 });
