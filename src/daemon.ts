@@ -15,6 +15,7 @@ import { PlanDeliveryWorker } from './delivery/worker.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
+import { Notifier } from './notify/notifier.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
 import { collectGarbage } from './plans/retention.js';
@@ -231,6 +232,16 @@ async function assemble(
   // Before recover(): a run it marks interrupted fails its plan; reconcile() then catches what ended unseen.
   const executions = new PlanExecutions({ store, logger });
   const unsubscribeExecutions = events.subscribeAll(executions.onEvent);
+  // Outbound notifications (src/notify/): its cursor is placed before recover() appends events of its own.
+  const notifier = new Notifier({
+    store,
+    clock,
+    logger,
+    config,
+    onOutcome: (event, outcome) => metrics.notifications.inc({ event, outcome }),
+  });
+  await notifier.init();
+  const unsubscribeNotifier = events.subscribeAll(notifier.onEvent);
   const recovered = await queue.recover();
   const failedPlans = await executions.reconcile();
   // The last step that can fail: a token is made only by a start that goes on to print it.
@@ -238,6 +249,7 @@ async function assemble(
   scheduler.start();
   triggers.startInbox();
   delivery.start();
+  notifier.start();
   // Retention: executions' worktrees and branches, pull request checkouts (src/plans/retention.ts).
   const gc = async () => {
     const r = await collectGarbage(
@@ -316,6 +328,9 @@ async function assemble(
       // After the runs (their executions may still be recorded), before the GitHub client and the store.
       unsubscribeDelivery();
       await delivery.stop(Math.min(5_000, grace));
+      // After the runs (their last events are written to the outbox), before the store closes.
+      unsubscribeNotifier();
+      await notifier.stop();
       // After the runs (their last plans still get reported), before the store the reporter reads.
       unsubscribeReporter();
       await reporter?.close(config.server.shutdown_grace_ms);

@@ -13,6 +13,7 @@ import { ROLES, type Role } from '../store/types.js';
 import { closest, unknownOption } from './commands/common.js';
 import { deliveriesCommand } from './commands/deliveries.js';
 import { jobsCommand } from './commands/jobs.js';
+import { notificationsCommand } from './commands/notifications.js';
 import { plansCommand } from './commands/plans.js';
 import { questionsCommand } from './commands/questions.js';
 import { runsCommand } from './commands/runs.js';
@@ -77,6 +78,7 @@ remote commands (talk to a running daemon over its HTTP API):
       (authenticates with the trigger's token, or $DRYDOCK_TRIGGER_TOKEN, instead of DRYDOCK_TOKEN)
   deliveries list [--outcome O] [--trigger ID] [--limit N] [--before ID] [--json]
   deliveries show ID [--json]
+  notifications list [--status S] [--event E] [--limit N] [--cursor C] [--json]
   plans list [--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]
   plans show ID [--json]
   plans approve ID [--sha256 S] [--comment C]
@@ -300,6 +302,7 @@ const REMOTE: Record<string, (argv: string[]) => Promise<number>> = {
   jobs: jobsCommand,
   triggers: triggersCommand,
   deliveries: deliveriesCommand,
+  notifications: notificationsCommand,
 };
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';

@@ -131,6 +131,12 @@ export function redactedConfig(c: Config): unknown {
   copy.database_url = hide(copy.database_url);
   copy.anthropic.api_key = hide(copy.anthropic.api_key);
   copy.github.webhook_secrets = copy.github.webhook_secrets.map(() => '[redacted]');
+  // A webhook's URL may be its credential (Slack's is): only its origin is shown.
+  copy.notifications.webhooks = copy.notifications.webhooks.map((w) => ({
+    ...w,
+    url: `${new URL(w.url).origin}/[redacted]`,
+    secret: hide(w.secret),
+  }));
   return copy;
 }
 

@@ -17,6 +17,8 @@ export const SECRET_PATHS: readonly (readonly string[])[] = [
   ['github', 'webhook_secrets'],
   ['github', 'token'],
   ['delivery', 'token'],
+  // Webhook URLs often carry their own credential (a Slack incoming webhook's path is one), and secrets.
+  ['notifications', 'webhooks'],
 ];
 
 export function isSecretPath(path: readonly PropertyKey[]): boolean {
@@ -113,8 +115,9 @@ const serverSchema = section({
   request_timeout_ms: int(1000).default(30_000),
   max_connections: int(1).default(1024),
   shutdown_grace_ms: int(0).default(10_000),
-  // The daemon's address as people reach it (behind a proxy, with TLS): links to plan pages in pull requests
-  // and comments start with it. null: the address the daemon listens on.
+  // The daemon's address as people reach it (behind a proxy, with TLS): links to plan pages in pull requests,
+  // comments and notifications start with it. null: pull requests and comments link to the address the daemon
+  // listens on; notifications carry paths (/ui/plans/...) only.
   public_url: httpUrl().nullable().default(null),
 }).refine((server) => server.unauthenticated_body_budget_bytes >= server.webhook_body_limit_bytes, {
   // Else the largest webhook the limit allows could never be read: it would be refused with 503 forever.
@@ -342,6 +345,62 @@ const modelsSchema = z
   )
   .default(() => ({}));
 
+/** What outbound notifications announce (src/notify/). */
+export const NOTIFICATION_EVENTS = [
+  'plan.pending',
+  'question.pending',
+  'tool_approval.pending',
+  'plan.executed',
+  'plan.execution_failed',
+  'delivery.failed',
+] as const;
+export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
+
+const webhookSchema = z.strictObject(
+  {
+    url: httpUrl(),
+    events: z
+      .array(z.enum(NOTIFICATION_EVENTS, { error: `expected one of ${NOTIFICATION_EVENTS.join(', ')}` }), {
+        error: 'expected a list of events',
+      })
+      .min(1, { error: 'expected at least one event (leave events out for all of them)' })
+      .default(() => [...NOTIFICATION_EVENTS]),
+    secret: text('a non-empty secret or null').nullable().default(null),
+    format: z.enum(['json', 'slack'], { error: 'expected json or slack' }).default('json'),
+  },
+  { error: 'expected a mapping with url and optionally events, secret, format' },
+);
+export type WebhookConfig = z.infer<typeof webhookSchema>;
+
+const notificationsSchema = section({
+  webhooks: z
+    .array(webhookSchema, { error: 'expected a list of webhooks' })
+    .default(() => [])
+    .superRefine((hooks, ctx) => {
+      const seen = new Set<string>();
+      hooks.forEach((hook, i) => {
+        if (seen.has(hook.url)) {
+          // showValue: false: the URL may be a credential.
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'url'],
+            message: 'the same url is listed twice; list each webhook once with all its events',
+            params: { showValue: false },
+          });
+        }
+        seen.add(hook.url);
+      });
+    }),
+  max_attempts: int(1, 100).default(10),
+  backoff_base_ms: int(1).default(10_000),
+  backoff_max_ms: int(1).default(3_600_000),
+  timeout_ms: int(100, 120_000).default(10_000),
+  poll_interval_ms: int(100, 30_000).default(5_000),
+}).refine((n) => n.backoff_base_ms <= n.backoff_max_ms, {
+  error: 'must not exceed backoff_max_ms',
+  path: ['backoff_base_ms'],
+});
+
 const TIME_ZONE_ERROR =
   'expected an IANA time zone such as "Europe/Berlin" or "UTC", or null for system local';
 
@@ -379,6 +438,7 @@ export const configSchema = z
       runs: runsSchema,
       plans: plansSchema,
       retention: retentionSchema,
+      notifications: notificationsSchema,
       execute: executeSchema,
       github: githubSchema,
       delivery: deliverySchema,

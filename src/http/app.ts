@@ -10,6 +10,7 @@ import { openApiDocument } from './openapi.js';
 import { adminRoutes } from './routes/admin.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { jobRoutes } from './routes/jobs.js';
+import { notificationRoutes } from './routes/notifications.js';
 import { planRoutes } from './routes/plans.js';
 import { questionRoutes } from './routes/questions.js';
 import { runRoutes } from './routes/runs.js';
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
   api.route('/admin', adminRoutes(deps));
   api.route('/triggers', triggerRoutes(deps));
   api.route('/deliveries', deliveryRoutes(deps));
+  api.route('/notifications', notificationRoutes(deps));
   app.route('/v1', api);
   return app;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { autoModeBody } from './routes/admin.js';
 import { deliveryListQuery } from './routes/deliveries.js';
+import { notificationListQuery } from './routes/notifications.js';
 import { approveBody, planListQuery, rejectBody, reviseBody } from './routes/plans.js';
 import { answerBody, questionListQuery } from './routes/questions.js';
 import { toolApprovalListQuery, toolDecisionBody } from './routes/tool-approvals.js';
@@ -359,6 +360,15 @@ export const OPERATIONS: Operation[] = [
     auth: 'read',
     ok: 200,
     errors: [404],
+  },
+  {
+    method: 'get',
+    path: '/v1/notifications',
+    summary: 'Outbound notifications, newest first: status, attempts, last error, next attempt',
+    auth: 'decide',
+    query: notificationListQuery,
+    ok: 200,
+    errors: [400, 422],
   },
   {
     method: 'post',

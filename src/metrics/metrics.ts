@@ -38,6 +38,12 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly notifications = new Counter({
+    name: 'drydock_notifications_total',
+    help: 'Outbound notification attempts by event and outcome (delivered, retried, failed)',
+    labelNames: ['event', 'outcome'] as const,
+    registers: [this.registry],
+  });
   readonly http = new Histogram({
     name: 'drydock_http_request_duration_seconds',
     help: 'HTTP request latency by route and status',
@@ -130,5 +136,11 @@ export class Metrics {
     fromStore('drydock_active_jobs', 'Active cron jobs', [], async (g) => {
       g.set((await stats()).activeJobs);
     });
+    fromStore(
+      'drydock_notification_outbox',
+      'Outbound notifications in the outbox by status (pending is the depth still to send)',
+      ['status'],
+      async (g) => setAll(g as Gauge<string>, 'status', await store.countNotifications()),
+    );
   }
 }

@@ -7,6 +7,11 @@ import type {
   DeliveryOutcome,
   ExecuteMode,
   JobStatus,
+  LoggedEvent,
+  NewNotification,
+  Notification,
+  NotificationOutcome,
+  NotificationStatus,
   Page,
   Plan,
   PlanDelivery,
@@ -478,6 +483,40 @@ export interface Store {
     from: readonly (PlanDeliveryStatus | null)[],
     patch: PlanDeliveryPatch,
   ): Promise<boolean>;
+
+  // ---- notification outbox (src/notify/; SQLite: src/store/sqlite/outbox.ts)
+  /** The rowid of the last event the notifier has looked at; null before notifications ever started. */
+  notificationCursor(): Promise<number | null>;
+  /** The rowid of the newest event in the log (0 when empty). */
+  eventLogEnd(): Promise<number>;
+  /**
+   * Events of `types` after rowid `after`, in log order, at most `limit`; and the log's end, read at the
+   * same moment (every event up to it is either returned or not of those types, when fewer than `limit`).
+   */
+  eventsAfter(
+    after: number,
+    types: readonly string[],
+    limit: number,
+  ): Promise<{ events: LoggedEvent[]; end: number }>;
+  /**
+   * In one transaction: writes the rows (one whose (event, webhook) exists already is skipped) and moves the
+   * cursor forward to `cursor` (never back). Returns how many rows were new.
+   */
+  enqueueNotifications(rows: NewNotification[], cursor: number): Promise<number>;
+  /** Claims pending rows due at `now` (oldest first): one more attempt each, held until `holdUntil`. */
+  claimNotifications(now: number, holdUntil: number, limit: number): Promise<Notification[]>;
+  /** Records an attempt's outcome on a row still pending. */
+  settleNotification(id: string, outcome: NotificationOutcome): Promise<void>;
+  /** When the earliest pending row is due (null: none pends). */
+  nextNotificationDue(): Promise<number | null>;
+  /** Newest first, keyset-paginated. */
+  listNotifications(filter: {
+    status?: NotificationStatus | undefined;
+    event?: string | undefined;
+    limit: number;
+    cursor?: string | undefined;
+  }): Promise<Page<Notification>>;
+  countNotifications(): Promise<Record<NotificationStatus, number>>;
 }
 
 /** Delivery fields to write; undefined leaves a field as it is, null clears it. */

@@ -426,3 +426,46 @@ export interface PlanDelivery {
   /** When it became delivered or failed. */
   settledAt: number | null;
 }
+
+// ---- outbound notifications (src/notify/) -----------------------------------------------------------
+
+export const NOTIFICATION_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+
+/** One event announced to one webhook: an outbox row, sent until delivered or out of attempts. */
+export interface Notification {
+  /** The idempotency id (X-Drydock-Delivery): the same on every attempt. */
+  id: string;
+  /** The run event it announces (its place in the log). */
+  eventRowid: number;
+  /** The receiver's key (a hash of its URL). */
+  webhook: string;
+  /** The receiver's URL as it may be shown: no userinfo, query or path below its first segment. */
+  webhookUrl: string;
+  event: string;
+  runId: string;
+  planId: string | null;
+  data: Record<string, unknown>;
+  /** The exact body sent on every attempt. */
+  body: string;
+  status: NotificationStatus;
+  attempts: number;
+  lastError: string | null;
+  /** Pending: when it is due; while an attempt runs, when that attempt's hold runs out. */
+  nextAttemptAt: number | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+export type NewNotification = Omit<Notification, 'status' | 'attempts' | 'lastError' | 'deliveredAt'>;
+
+/** What became of one attempt. */
+export type NotificationOutcome =
+  | { status: 'delivered'; at: number }
+  | { status: 'pending'; nextAttemptAt: number; error: string }
+  | { status: 'failed'; error: string };
+
+/** A run event with its place in the whole log (SQLite's rowid: it only grows, run_events is never pruned). */
+export interface LoggedEvent extends RunEvent {
+  rowid: number;
+}

@@ -103,6 +103,14 @@ describe('defaults', () => {
       runs: { max_concurrent: 4, question_timeout_ms: 86_400_000, default_budget_usd: 5 },
       plans: { ttl_ms: 604_800_000, approvals_required: 1 },
       retention: { worktree_ttl_ms: 604_800_000, interval_ms: 3_600_000 },
+      notifications: {
+        webhooks: [],
+        max_attempts: 10,
+        backoff_base_ms: 10_000,
+        backoff_max_ms: 3_600_000,
+        timeout_ms: 10_000,
+        poll_interval_ms: 5_000,
+      },
       execute: {
         bash_allow_list: [
           'git status',

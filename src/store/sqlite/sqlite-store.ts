@@ -32,6 +32,11 @@ import {
   type Delivery,
   type DeliveryOutcome,
   type JobStatus,
+  type LoggedEvent,
+  type NewNotification,
+  type Notification,
+  type NotificationOutcome,
+  type NotificationStatus,
   type Page,
   type Plan,
   type PlanDeliveryStatus,
@@ -51,6 +56,7 @@ import {
 } from '../types.js';
 import { PlanDeliverySql } from './delivery.js';
 import { currentVersion, loadMigrations, type Migration, migrate } from './migrate.js';
+import { SqliteOutbox } from './outbox.js';
 import {
   type DecisionRow,
   type DeliveryRow,
@@ -1528,6 +1534,54 @@ export class SqliteStore implements Store {
     patch: PlanDeliveryPatch,
   ): Promise<boolean> {
     return this.deliveries.update(planId, from, patch);
+  }
+
+  // ---- notification outbox (the SQL lives in ./outbox.ts)
+
+  private outboxSql: SqliteOutbox | undefined;
+  private get outbox(): SqliteOutbox {
+    this.outboxSql ??= new SqliteOutbox(this.db);
+    return this.outboxSql;
+  }
+
+  async notificationCursor(): Promise<number | null> {
+    return this.outbox.cursor();
+  }
+
+  async eventLogEnd(): Promise<number> {
+    return this.outbox.logEnd();
+  }
+
+  async eventsAfter(
+    after: number,
+    types: readonly string[],
+    limit: number,
+  ): Promise<{ events: LoggedEvent[]; end: number }> {
+    return this.outbox.eventsAfter(after, types, limit);
+  }
+
+  async enqueueNotifications(rows: NewNotification[], cursor: number): Promise<number> {
+    return this.outbox.enqueue(rows, cursor);
+  }
+
+  async claimNotifications(now: number, holdUntil: number, limit: number): Promise<Notification[]> {
+    return this.outbox.claim(now, holdUntil, limit);
+  }
+
+  async settleNotification(id: string, outcome: NotificationOutcome): Promise<void> {
+    this.outbox.settle(id, outcome);
+  }
+
+  async nextNotificationDue(): Promise<number | null> {
+    return this.outbox.nextDue();
+  }
+
+  async listNotifications(filter: Parameters<Store['listNotifications']>[0]): Promise<Page<Notification>> {
+    return this.outbox.list(filter);
+  }
+
+  async countNotifications(): Promise<Record<NotificationStatus, number>> {
+    return this.outbox.counts();
   }
 }
 

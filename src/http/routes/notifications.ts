@@ -1,0 +1,60 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { NOTIFICATION_EVENTS } from '../../config/schema.js';
+import { NOTIFICATION_STATUSES, type Notification } from '../../store/types.js';
+import { requires } from '../auth.js';
+import { query } from '../body.js';
+import type { AppDeps, Env } from '../deps.js';
+import { iso } from '../present.js';
+
+export const notificationListQuery = z.strictObject({
+  status: z.enum(NOTIFICATION_STATUSES).optional(),
+  event: z.enum(NOTIFICATION_EVENTS).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(500).optional(),
+});
+
+/** A notification as the API shows it: what it announced, to which receiver, and how sending it went. */
+export function presentNotification(n: Notification, maxAttempts: number) {
+  return {
+    id: n.id,
+    event: n.event,
+    status: n.status,
+    attempts: n.attempts,
+    max_attempts: maxAttempts,
+    last_error: n.lastError,
+    next_attempt_at: n.status === 'pending' ? iso(n.nextAttemptAt) : null,
+    delivered_at: iso(n.deliveredAt),
+    created_at: iso(n.createdAt),
+    // Never the configured URL itself: it may be a credential (see src/notify/webhooks.ts shownUrl).
+    webhook: { id: n.webhook, url: n.webhookUrl },
+    run_id: n.runId,
+    plan_id: n.planId,
+    data: n.data,
+  };
+}
+
+/**
+ * The outbound notifications outbox, newest first: for approvers and admins to see what was announced
+ * and whether it arrived (the receiver's HTTP status or network error of the last failed attempt).
+ */
+export function notificationRoutes(deps: AppDeps): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.get('/', requires('decide'), async (c) => {
+    const q = query(c, notificationListQuery);
+    const page = await deps.store.listNotifications({
+      status: q.status,
+      event: q.event,
+      limit: q.limit,
+      cursor: q.cursor,
+    });
+    const max = deps.config.notifications.max_attempts;
+    return c.json({
+      items: page.items.map((n) => presentNotification(n, max)),
+      next_cursor: page.nextCursor,
+    });
+  });
+
+  return app;
+}

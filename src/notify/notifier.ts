@@ -1,0 +1,273 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Config, WebhookConfig } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import type { Store } from '../store/store.js';
+import type { LoggedEvent, NewNotification, Notification, RunEvent } from '../store/types.js';
+import { ANNOUNCED_RUN_EVENTS, announce, planIdOf } from './announce.js';
+import { retryDelay } from './backoff.js';
+import { renderBody } from './format.js';
+import { postNotification } from './send.js';
+import { shownUrl, subscribers, webhookKey } from './webhooks.js';
+
+export type NotificationOutcomeLabel = 'delivered' | 'retried' | 'failed';
+
+export interface NotifierDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'notifications'> & { server: Pick<Config['server'], 'public_url'> };
+  /** Each attempt's outcome (metrics). */
+  onOutcome?: (event: string, outcome: NotificationOutcomeLabel) => void;
+  /** [0, 1): the jitter of retry delays (tests pin it). */
+  random?: () => number;
+}
+
+/** Events read from the log per store read. */
+const BATCH = 200;
+/** Requests in flight at once, across receivers. */
+const MAX_IN_FLIGHT = 4;
+/** An attempt holds its row this much longer than its timeout (a SIGKILLed attempt is retried after). */
+const HOLD_MARGIN_MS = 1_000;
+
+const WATCHED = new Set<string>(ANNOUNCED_RUN_EVENTS);
+
+/**
+ * Outbound notifications from a durable outbox, in two steps that each survive a crash:
+ *
+ * 1. collect: the run event log is the source of truth. From its cursor (the rowid of the last event looked
+ *    at) the notifier reads the events that announce something, maps each (announce.ts) and writes one
+ *    outbox row per subscribed webhook IN THE SAME TRANSACTION that moves the cursor. A crash before it
+ *    commits reads the same events again; a unique (event, webhook) key keeps a second daemon on the file
+ *    from doubling a row.
+ * 2. send: due rows are claimed (one more attempt, held for the request's timeout plus a margin), POSTed,
+ *    and marked delivered, due again after a backoff, or failed after the last attempt. A crash mid-request
+ *    leaves the row held: it is due again when the hold runs out. So delivery is at least once, and the
+ *    row's id (X-Drydock-Delivery, the same on every attempt) lets a receiver drop repeats.
+ *
+ * New events wake it (RunEvents.subscribeAll → onEvent); a timer looks every poll_interval_ms anyway
+ * (events written by another process, due retries). On the first start with notifications the cursor is
+ * set to the end of the log: the past is not announced.
+ */
+export class Notifier {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly hooks: Map<string, WebhookConfig>;
+
+  constructor(private readonly deps: NotifierDeps) {
+    this.hooks = new Map(deps.config.notifications.webhooks.map((h) => [webhookKey(h.url), h]));
+  }
+
+  /** Before the daemon appends events of its own: places the cursor at the log's end on the first start. */
+  async init(): Promise<void> {
+    const { store, logger } = this.deps;
+    if ((await store.notificationCursor()) !== null) return;
+    const end = await store.eventLogEnd();
+    await store.enqueueNotifications([], end);
+    logger.info(
+      { cursor: end },
+      'notifications start at the end of the event log: earlier events are not announced',
+    );
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** For RunEvents.subscribeAll: wakes the notifier for an event that may announce something. */
+  readonly onEvent = (event: RunEvent): void => {
+    if (WATCHED.has(event.type)) this.kick();
+  };
+
+  kick(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  /** Stops the timer, waits for requests in flight, and collects once more (events written meanwhile). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+    await Promise.all([...this.inFlight]);
+    await this.collect().catch((err) => this.deps.logger.warn({ err }, 'notifications: collecting failed'));
+  }
+
+  /** Runs a pass in `ms` (replacing the one set before). */
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.pass();
+    }, ms);
+  }
+
+  /** One pass: collect new events into the outbox, then start due attempts. Passes never overlap. */
+  private pass(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      let wait = this.deps.config.notifications.poll_interval_ms;
+      try {
+        await this.collect();
+        await this.sendDue();
+        wait = await this.nextWait();
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'notifications: a pass failed (retried at the next one)');
+      }
+      return wait;
+    })().then((wait) => {
+      this.running = null;
+      // Nothing is scheduled once stop() began: it waits for this pass and collects once more itself.
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        this.schedule(0);
+      } else {
+        this.schedule(wait);
+      }
+    });
+  }
+
+  private async nextWait(): Promise<number> {
+    const poll = this.deps.config.notifications.poll_interval_ms;
+    const due = await this.deps.store.nextNotificationDue();
+    if (due === null) return poll;
+    return Math.max(0, Math.min(poll, due - this.deps.clock.now()));
+  }
+
+  /** Moves the cursor over every event written so far, writing the outbox rows they make. */
+  async collect(): Promise<number> {
+    const { store } = this.deps;
+    let added = 0;
+    for (;;) {
+      const cursor = (await store.notificationCursor()) ?? 0;
+      const { events, end } = await store.eventsAfter(cursor, ANNOUNCED_RUN_EVENTS, BATCH);
+      const rows: NewNotification[] = [];
+      for (const event of events) rows.push(...(await this.rowsFor(event)));
+      // A full batch may leave announcing events after it; else everything up to the log's end was seen.
+      const full = events.length === BATCH;
+      const next = full ? events.at(-1)!.rowid : end;
+      if (next > cursor || rows.length > 0) added += await store.enqueueNotifications(rows, next);
+      if (!full) return added;
+    }
+  }
+
+  private async rowsFor(event: LoggedEvent): Promise<NewNotification[]> {
+    const { store, config } = this.deps;
+    if (config.notifications.webhooks.length === 0) return [];
+    const run = await store.getRun(event.runId);
+    const planId = planIdOf(event, run);
+    const plan = planId ? await store.getPlan(planId) : null;
+    const a = announce(event, { run, plan, publicUrl: config.server.public_url });
+    if (!a) return [];
+    return subscribers(config.notifications.webhooks, a.event).map((hook) => {
+      const id = notificationId();
+      const createdAt = event.at;
+      return {
+        id,
+        eventRowid: event.rowid,
+        webhook: webhookKey(hook.url),
+        webhookUrl: shownUrl(hook.url),
+        event: a.event,
+        runId: a.runId,
+        planId: a.planId,
+        data: a.data as unknown as Record<string, unknown>,
+        body: renderBody(hook.format, {
+          id,
+          event: a.event,
+          created_at: new Date(createdAt).toISOString(),
+          data: a.data,
+        }),
+        nextAttemptAt: this.deps.clock.now(),
+        createdAt,
+      };
+    });
+  }
+
+  /** Claims what is due, as many as free request slots, and starts their attempts. */
+  private async sendDue(): Promise<void> {
+    const free = MAX_IN_FLIGHT - this.inFlight.size;
+    if (free <= 0 || this.stopped) return;
+    const { store, clock, config } = this.deps;
+    const now = clock.now();
+    const claimed = await store.claimNotifications(
+      now,
+      now + config.notifications.timeout_ms + HOLD_MARGIN_MS,
+      free,
+    );
+    for (const n of claimed) {
+      const attempt: Promise<void> = this.attempt(n)
+        .catch((err) =>
+          this.deps.logger.warn({ err, notification_id: n.id }, 'notifications: attempt failed'),
+        )
+        .finally(() => {
+          this.inFlight.delete(attempt);
+          this.kick();
+        });
+      this.inFlight.add(attempt);
+    }
+  }
+
+  private async attempt(n: Notification): Promise<void> {
+    const { store, clock, logger, config } = this.deps;
+    const settings = config.notifications;
+    const fields = { notification_id: n.id, event: n.event, webhook: n.webhookUrl, attempt: n.attempts };
+    const hook = this.hooks.get(n.webhook);
+    if (!hook) {
+      await this.fail(n, 'the webhook is no longer configured');
+      logger.warn(fields, 'notification dropped: its webhook is no longer configured');
+      return;
+    }
+    if (n.attempts > settings.max_attempts) {
+      // The last attempt was cut off (the daemon stopped mid-request) and none is left.
+      await this.fail(n, n.lastError ?? 'the last attempt was cut off');
+      return;
+    }
+    const r = await postNotification(
+      n,
+      { url: hook.url, secret: hook.secret, timeoutMs: settings.timeout_ms },
+      clock.now(),
+    );
+    if (r.ok) {
+      await store.settleNotification(n.id, { status: 'delivered', at: clock.now() });
+      this.deps.onOutcome?.(n.event, 'delivered');
+      logger.debug(fields, 'notification delivered');
+      return;
+    }
+    if (r.permanent || n.attempts >= settings.max_attempts) {
+      await this.fail(n, r.error);
+      logger.warn({ ...fields, error: r.error }, 'notification failed: no attempt left');
+      return;
+    }
+    const delay = retryDelay(n.attempts, {
+      baseMs: settings.backoff_base_ms,
+      maxMs: settings.backoff_max_ms,
+      random: (this.deps.random ?? Math.random)(),
+      retryAfterMs: r.retryAfterMs,
+    });
+    await store.settleNotification(n.id, {
+      status: 'pending',
+      nextAttemptAt: clock.now() + delay,
+      error: r.error,
+    });
+    this.deps.onOutcome?.(n.event, 'retried');
+    logger.info({ ...fields, error: r.error, retry_in_ms: delay }, 'notification attempt failed; will retry');
+  }
+
+  private async fail(n: Notification, error: string): Promise<void> {
+    await this.deps.store.settleNotification(n.id, { status: 'failed', error });
+    this.deps.onOutcome?.(n.event, 'failed');
+  }
+}
+
+/** The idempotency id of a notification: 96 random bits. */
+function notificationId(): string {
+  return `ntf_${randomBytes(12).toString('base64url')}`;
+}
