@@ -1,18 +1,20 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { planContext } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
 import { type ExecuteMode, PLAN_STATUSES, type Run } from '../../store/types.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
-import { presentDecision, presentPlan, presentPlanSummary, presentRun } from '../present.js';
+import { presentDecision, presentPlan, presentPlanContext, presentPlanSummary, presentRun } from '../present.js';
 
 export const planListQuery = z.strictObject({
   status: z.enum(PLAN_STATUSES).optional(),
   session_id: z.string().max(100).optional(),
   job_id: z.string().max(100).optional(),
   trigger_id: z.string().max(100).optional(),
+  requested_by: z.string().max(200).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(500).optional(),
   /** List items carry a title; `include=markdown` adds each plan's full text. */
@@ -58,6 +60,7 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
       sessionId: q.session_id,
       jobId: q.job_id,
       triggerId: q.trigger_id,
+      requestedBy: q.requested_by,
       limit: q.limit,
       cursor: q.cursor,
     });
@@ -74,11 +77,17 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
   app.get('/:id', async (c) => {
     const plan = await store.getPlan(c.req.param('id'));
     if (!plan) throw notFound('plan', c.req.param('id'));
-    const [decisions, runs] = await Promise.all([store.listDecisions(plan.id), store.listPlanRuns(plan)]);
+    const [decisions, runs, context] = await Promise.all([
+      store.listDecisions(plan.id),
+      store.listPlanRuns(plan),
+      planContext(store, plan),
+    ]);
     return c.json({
       ...presentPlan(plan, deps.clock.now()),
       decisions: decisions.map(presentDecision),
       runs: runs.map(presentRun),
+      // What an approver reads beside the plan: source, files read, questions, cost, the previous round's diff.
+      context: presentPlanContext(context),
     });
   });
 
