@@ -270,7 +270,9 @@ export function untrustedData(prompt: string): Record<string, unknown> | null {
   if (json < 0) return null;
   try {
     const data: unknown = JSON.parse(block.slice(json + 1));
-    return data && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : null;
+    return data && typeof data === 'object' && !Array.isArray(data)
+      ? (data as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -403,15 +405,29 @@ export function fileActivity(messages: ConversationMessage[], roundOf: Map<strin
     if (m.role !== 'assistant' || !m.runId || !roundOf.has(m.runId)) continue;
     for (const b of m.content) {
       const block = b as { type?: unknown; id?: unknown; name?: unknown; input?: unknown };
-      if (block.type !== 'tool_use' || (block.name !== 'Read' && block.name !== 'Grep' && block.name !== 'Glob'))
+      if (
+        block.type !== 'tool_use' ||
+        (block.name !== 'Read' && block.name !== 'Grep' && block.name !== 'Glob')
+      )
         continue;
-      const input = (block.input && typeof block.input === 'object' ? block.input : {}) as Record<string, unknown>;
+      const input = (block.input && typeof block.input === 'object' ? block.input : {}) as Record<
+        string,
+        unknown
+      >;
       const tool = block.name as SearchTool;
       const path = text(tool === 'Read' ? input.file_path : input.path);
       const pattern = tool === 'Read' ? null : text(input.pattern);
       const glob = tool === 'Grep' ? text(input.glob) : null;
       const key = JSON.stringify([tool, path, pattern, glob]);
-      const entry = seen.get(key) ?? { tool, path, pattern, glob, round: roundOf.get(m.runId)!, calls: 0, errors: 0 };
+      const entry = seen.get(key) ?? {
+        tool,
+        path,
+        pattern,
+        glob,
+        round: roundOf.get(m.runId)!,
+        calls: 0,
+        errors: 0,
+      };
       entry.calls++;
       if (typeof block.id === 'string' && failed.has(block.id)) entry.errors++;
       seen.set(key, entry);

@@ -7,7 +7,13 @@ import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
-import { presentDecision, presentPlan, presentPlanContext, presentPlanSummary, presentRun } from '../present.js';
+import {
+  presentDecision,
+  presentPlan,
+  presentPlanContext,
+  presentPlanSummary,
+  presentRun,
+} from '../present.js';
 
 export const planListQuery = z.strictObject({
   status: z.enum(PLAN_STATUSES).optional(),
