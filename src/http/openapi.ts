@@ -208,7 +208,8 @@ export const OPERATIONS: Operation[] = [
   {
     method: 'get',
     path: '/v1/plans/{id}',
-    summary: 'Get a plan with its decisions and runs',
+    summary:
+      'Get a plan with its decisions, runs and context (source, files read and searched, questions and answers, planning cost, diff against the previous round)',
     auth: 'read',
     ok: 200,
     errors: [404],
