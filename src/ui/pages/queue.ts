@@ -130,11 +130,11 @@ export function queueRoutes({ app, deps, guard }: UiContext): void {
       ]);
       // A plan made against a commit of a git workspace is stale once the workspace moved on (approving it
       // is refused); a pull request's plan is pinned to its head instead. The head is read from the files.
-      let behind: string | null = null;
+      let behind: { head: string | null } | null = null;
       if (plan.workspaceCommit && !plan.subject && session) {
         if (!heads.has(session.workspace)) heads.set(session.workspace, headCommit(session.workspace));
         const head = await heads.get(session.workspace)!;
-        if (head !== plan.workspaceCommit) behind = head;
+        if (head !== plan.workspaceCommit) behind = { head };
       }
       if (f.behind && behind === null) continue;
       const pending = plan.status === 'pending_approval' && plan.expiresAt > now;
@@ -146,7 +146,7 @@ export function queueRoutes({ app, deps, guard }: UiContext): void {
     mayDecide && pending
       ? html`<input type="checkbox" name="plan" value="${plan.id}" id="${box}" form="bulk-form"${
           draft?.selected.has(plan.id) ? html` checked` : ''
-        }><label for="${box}" class="sr-only">Select ${plan.id}</label>`
+        }><label for="${box}"><span class="sr-only">Select ${plan.id}</span></label>`
       : ''
   }</td>
   <th scope="row"><a href="${uiPath('plans', plan.id)}">${planTitle(plan.markdown)}</a><br><code class="muted">${plan.id}</code></th>
@@ -156,7 +156,7 @@ export function queueRoutes({ app, deps, guard }: UiContext): void {
   <td>${plan.requestedBy}</td>
   <td>${plan.status === 'pending_approval' ? '' : html`${plan.status}<br>`}${time(plan.createdAt)} <span class="muted">(${age(now - plan.createdAt)} ago)</span>${
     behind !== null
-      ? html`<br><span class="stale">stale: the workspace is at <code>${behind?.slice(0, 12) ?? 'no commit'}</code>, not <code>${plan.workspaceCommit!.slice(0, 12)}</code></span>`
+      ? html`<br><span class="stale">stale: the workspace is at <code>${behind.head?.slice(0, 12) ?? 'no commit'}</code>, not <code>${plan.workspaceCommit!.slice(0, 12)}</code></span>`
       : ''
   }</td>
   <td>${approvals} / ${plan.approvalsRequired}</td>
@@ -217,7 +217,7 @@ ${mayDecide ? '' : html`<p class="hint">Your role (${viewer.role}) may read plan
   <caption>${caption}</caption>
   <thead><tr><th scope="col">${
     mayDecide
-      ? html`<input type="checkbox" id="select-all" aria-controls="queue-rows"><label for="select-all" class="sr-only">Select all plans on this page</label>`
+      ? html`<input type="checkbox" id="select-all" aria-controls="queue-rows"><label for="select-all"><span class="sr-only">Select all plans on this page</span></label>`
       : html`<span class="sr-only">Select</span>`
   }</th><th scope="col">Plan</th><th scope="col">Source</th><th scope="col">Session</th><th scope="col">Round</th><th scope="col">Requested by</th><th scope="col">Waiting since</th><th scope="col">Approvals</th><th scope="col">Your approval</th></tr></thead>
   <tbody id="queue-rows" data-rows-url="/ui/queue/rows${filterQuery(f, f.cursor ? { cursor: f.cursor } : {})}" data-refresh-ms="${REFRESH_MS}">${
