@@ -276,7 +276,7 @@ form.decide legend { font-weight: 600; }
 .why, .cannot, .stale { color: var(--err); }
 form.filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin: 1rem 0 .25rem; }
 form.filters label { margin: 0; }
-form.filters input[type="text"], form.filters input[type="number"] { width: 12rem; }
+form.filters input[type="text"], form.filters input[type="number"], form.filters select { width: 12rem; font: inherit; padding: .4rem; }
 form.filters .check label { display: inline; font-weight: 400; }
 .quick { margin-top: 0; }
 .bulk-results { border: 1px solid var(--line); padding: .25rem 1rem; margin: 1rem 0; }

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { planDetailSchema } from '../../src/http/routes/plans.js';
 import { untrustedData } from '../../src/plans/context.js';
 import { renderPrompt } from '../../src/triggers/template.js';
 import { runCli } from '../cli/cli-process.js';
@@ -180,6 +181,9 @@ describe('GET /v1/plans/:id context', () => {
         },
       ],
     });
+    // The body is what the OpenAPI document says it is.
+    expect(() => planDetailSchema.parse(first)).not.toThrow();
+    expect(() => planDetailSchema.parse(second)).not.toThrow();
     // The existing fields are unchanged.
     expect(second).toMatchObject({
       id: run2.plan_id,

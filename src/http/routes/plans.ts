@@ -27,6 +27,166 @@ export const planListQuery = z.strictObject({
   include: z.enum(['markdown']).optional(),
 });
 
+// The `context` of GET /v1/plans/:id (presentPlanContext), as documented in the OpenAPI document; a test
+// parses the served JSON with it. Times are ISO-8601 UTC strings.
+const time = z.string();
+const usage = z.record(z.string(), z.number());
+export const planContextSchema = z.strictObject({
+  source: z
+    .strictObject({
+      kind: z.enum(['job', 'trigger', 'pull_request', 'manual']),
+      run_id: z.string(),
+      requested_by: z.string(),
+      prompt: z
+        .string()
+        .describe('the instructions the agent was given (a trigger: without its external data)'),
+      job: z
+        .strictObject({
+          id: z.string(),
+          exists: z.boolean(),
+          cron: z.string().nullable(),
+          timezone: z.string().nullable(),
+          slot_at: time.nullable(),
+          coalesced_slots: z.number(),
+        })
+        .nullable(),
+      trigger: z
+        .strictObject({
+          id: z.string(),
+          name: z.string().nullable(),
+          kind: z.string().nullable(),
+          exists: z.boolean(),
+        })
+        .nullable(),
+      delivery: z
+        .strictObject({
+          id: z.string(),
+          source: z.enum(['github', 'fire']),
+          key: z.string(),
+          event: z.string(),
+          outcome: z.string(),
+          received_at: time,
+        })
+        .nullable(),
+      fired_text: z.string().nullable().describe('external: the text the trigger was fired with'),
+      pull_request: z
+        .strictObject({
+          repository: z.string(),
+          number: z.number(),
+          title: z.string().nullable().describe('external'),
+          html_url: z.string().nullable().describe('external; only http(s) URLs are kept'),
+          author: z.string().nullable().describe('external'),
+          head_ref: z.string(),
+          base_ref: z.string(),
+          head_sha: z.string(),
+          base_sha: z.string().nullable(),
+          draft: z.boolean().nullable(),
+          labels: z.array(z.string()),
+        })
+        .nullable(),
+    })
+    .nullable(),
+  rounds: z.array(
+    z.strictObject({
+      round: z.number(),
+      plan_id: z.string(),
+      run_id: z.string(),
+      status: z.enum(PLAN_STATUSES),
+      created_at: time,
+      feedback: z.strictObject({ identity: z.string(), comment: z.string().nullable(), at: time }).nullable(),
+    }),
+  ),
+  files: z.array(
+    z.strictObject({
+      tool: z.enum(['Read', 'Grep', 'Glob']),
+      path: z.string().nullable(),
+      pattern: z.string().nullable(),
+      glob: z.string().nullable(),
+      round: z.number(),
+      calls: z.number(),
+      errors: z.number(),
+    }),
+  ),
+  questions: z.array(
+    z.strictObject({
+      id: z.string(),
+      run_id: z.string(),
+      round: z.number(),
+      status: z.string(),
+      created_at: time,
+      resolved_at: time.nullable(),
+      answered_by: z.string().nullable(),
+      items: z.array(
+        z.strictObject({
+          question: z.string(),
+          header: z.string().nullable(),
+          multi_select: z.boolean(),
+          options: z.array(z.string()),
+          answer: z.union([z.string(), z.array(z.string())]).nullable(),
+        }),
+      ),
+    }),
+  ),
+  cost: z.strictObject({
+    runs: z.array(
+      z.strictObject({
+        round: z.number(),
+        run_id: z.string(),
+        status: z.string(),
+        model: z.string().nullable(),
+        turns: z.number(),
+        usage,
+        cost_usd: z.number(),
+      }),
+    ),
+    total: z.strictObject({ turns: z.number(), usage, cost_usd: z.number() }),
+  }),
+  decisions: z.array(
+    z.strictObject({
+      id: z.string(),
+      kind: z.enum(['approve', 'reject', 'revise']),
+      identity: z.string(),
+      comment: z.string().nullable(),
+      sha256: z.string(),
+      created_at: time,
+    }),
+  ),
+  diff: z
+    .strictObject({
+      previous_plan_id: z.string(),
+      previous_round: z.number(),
+      added: z.number(),
+      removed: z.number(),
+      hunks: z.array(
+        z.strictObject({
+          old_start: z.number(),
+          old_lines: z.number(),
+          new_start: z.number(),
+          new_lines: z.number(),
+          lines: z.array(
+            z.strictObject({
+              op: z.enum(['same', 'add', 'remove']),
+              text: z.string(),
+              old_line: z.number().nullable(),
+              new_line: z.number().nullable(),
+            }),
+          ),
+        }),
+      ),
+    })
+    .nullable(),
+});
+
+/** GET /v1/plans/:id: the plan's fields (as in the listing), its decisions and runs, and its context. */
+export const planDetailSchema = z.looseObject({
+  id: z.string(),
+  markdown: z.string(),
+  sha256: z.string(),
+  decisions: z.array(z.unknown()),
+  runs: z.array(z.unknown()),
+  context: planContextSchema,
+});
+
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected the plan sha256 (64 hex characters)');
 export const approveBody = z.strictObject({
   sha256: sha256.optional(),
