@@ -8,6 +8,7 @@ import { runCli } from '../cli/cli-process.js';
 import { ADMIN_TOKEN, waitFor } from '../support/daemon.js';
 import { git } from '../support/git-repo.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { deliver, PR_NUMBER, plannedPlan, prPayload, REPO, triggerWorld } from '../triggers/helpers.js';
 import { calls, PLAN_MD, planned, proposes, runUntil, type World, world } from './helpers.js';
 
 // The plan context end to end: a real daemon, a real git repository and the scripted model, read back over
@@ -268,4 +269,44 @@ describe('untrustedData', () => {
     });
     expect(untrustedData('no block here')).toBeNull();
   });
+});
+
+describe('the context of a pull request plan', () => {
+  it('names the repository, number, title, link, author, refs, head sha, trigger and delivery', async () => {
+    const tw = await triggerWorld();
+    try {
+      const trigger = await tw.trigger({
+        name: 'review',
+        events: ['pull_request.opened'],
+        prompt: 'Review {{repository}}#{{number}}.',
+      });
+      const head = tw.repo.pushBranch('feature-x', { 'x.txt': 'x\n' });
+      const payload = prPayload('opened', { sha: head, ref: 'feature-x' });
+      payload.pull_request.title = 'Fix <script>alert(1)</script> "><img src=x onerror=alert(1)>';
+      const r = await deliver(tw.d, 'pull_request', payload);
+      expect(r.status).toBe(202);
+      const plan = await plannedPlan(tw.d, r.body.run_ids[0]);
+      expect(plan.context.source).toMatchObject({
+        kind: 'pull_request',
+        run_id: r.body.run_ids[0],
+        prompt: `Review ${REPO}#${PR_NUMBER}.`,
+        trigger: { id: trigger.id, name: 'review', kind: 'github', exists: true },
+        delivery: { key: r.delivery, event: 'pull_request.opened', source: 'github' },
+        fired_text: null,
+        pull_request: {
+          repository: REPO,
+          number: PR_NUMBER,
+          title: payload.pull_request.title,
+          html_url: payload.pull_request.html_url,
+          author: payload.pull_request.user.login,
+          head_ref: 'feature-x',
+          head_sha: head,
+          base_ref: payload.pull_request.base.ref,
+          base_sha: null,
+        },
+      });
+    } finally {
+      await tw.close();
+    }
+  }, 30_000);
 });
