@@ -182,7 +182,6 @@ fieldset .own label { display: block; margin-top: .5rem; }
  * Every <time datetime> rendered by the server in UTC is rewritten into the browser's own zone, the UTC time
  * staying in its title (hover). The queue's table body is fetched again every ~15 s and replaced, but never
  * while the person is using the page: a focused field, a typed-in text, a ticked box or a hidden tab pauses it.
- * Rows come from our own server, already escaped.
  */
 function viewerScript(): string {
   return `(function () {
@@ -244,7 +243,14 @@ function viewerScript(): string {
       // Looked at again: the person may have started typing while the rows were on their way.
       var late = busy();
       if (late) { say('Auto-refresh paused: ' + late + '.'); return; }
-      rows.innerHTML = text;
+      // The rows are our own server's markup (escaped there as on any page), parsed into an inert
+      // document and moved over: no markup string is ever assigned to the live page.
+      var parsed = new DOMParser().parseFromString('<table><tbody>' + text + '</tbody></table>', 'text/html');
+      var fresh = parsed.querySelector('tbody');
+      if (!fresh) return;
+      rows.replaceChildren.apply(rows, Array.prototype.slice.call(fresh.children).map(function (tr) {
+        return document.adoptNode(tr);
+      }));
       if (all) all.checked = false;
       localTimes(rows);
       var n = new Date();
