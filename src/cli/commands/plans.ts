@@ -43,6 +43,8 @@ interface PlanJson {
   sha256: string;
   workspace_commit: string | null;
   approvals_required: number;
+  /** Given so far. */
+  approvals?: number;
   allow_self_approval: boolean;
   execute_mode: string;
   network: boolean;
@@ -299,13 +301,21 @@ interface DecideJson {
   next?: string;
 }
 
-/** Approvals per plan: only GET /v1/plans/:id counts them, so the table asks for each (a few at a time). */
+/**
+ * Approvals per plan, from the listing. A listing without them (an older daemon) is completed from
+ * GET /v1/plans/:id, a few at a time; that answer now carries the whole plan context, so it is the fallback.
+ */
 async function approvalCounts(client: ApiClient, plans: PlanJson[]): Promise<Map<string, number | null>> {
   const counts = new Map<string, number | null>();
+  const missing: PlanJson[] = [];
+  for (const p of plans) {
+    if (typeof p.approvals === 'number') counts.set(p.id, p.approvals);
+    else missing.push(p);
+  }
   let next = 0;
   const worker = async () => {
-    while (next < plans.length) {
-      const plan = plans[next++]!;
+    while (next < missing.length) {
+      const plan = missing[next++]!;
       try {
         const res = await client.request('GET', `/v1/plans/${idPath(plan.id)}`);
         counts.set(plan.id, (res.body as PlanDetailJson).approvals);
@@ -315,7 +325,7 @@ async function approvalCounts(client: ApiClient, plans: PlanJson[]): Promise<Map
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(8, plans.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(8, missing.length) }, worker));
   return counts;
 }
 
