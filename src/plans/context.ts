@@ -40,7 +40,12 @@ export interface PullRequestSource {
   headRef: string;
   baseRef: string;
   headSha: string;
-  /** Not recorded when the run was started (the webhook payload is dropped once handled). */
+  /**
+   * GitHub's pull_request payload has it (`pull_request.base.sha`, next to `head.sha`, `html_url` and
+   * `user.login`: GitHub's REST description, PullRequestWebhook, as published in
+   * https://docs.rs/crate/openapi-github/latest/source/docs/PullRequestWebhook.md), but the trigger does not
+   * record it in the run's checkout and the payload is dropped once handled: null until it does.
+   */
   baseSha: string | null;
   draft: boolean | null;
   /** External. */
