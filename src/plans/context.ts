@@ -325,7 +325,7 @@ function pullRequestOf(run: Run, untrusted: Record<string, unknown> | null): Pul
 export async function planContext(store: Store, plan: Plan): Promise<PlanContext> {
   const chain = await roundPlans(store, plan);
   const [source, decisions, runs, conversation, roundDecisions] = await Promise.all([
-    planSource(store, plan),
+    store.getRun(chain[0]!.runId).then((run) => (run ? sourceOf(run, new SourceCache(store)) : null)),
     store.listDecisions(plan.id),
     Promise.all(chain.map((p) => store.getRun(p.runId))),
     store.loadConversation(plan.conversationId),
