@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { autoModeBody } from './routes/admin.js';
 import { deliveryListQuery } from './routes/deliveries.js';
 import { notificationListQuery } from './routes/notifications.js';
-import { approveBody, planListQuery, rejectBody, reviseBody } from './routes/plans.js';
+import { approveBody, planDetailSchema, planListQuery, rejectBody, reviseBody } from './routes/plans.js';
 import { answerBody, questionListQuery } from './routes/questions.js';
 import { toolApprovalListQuery, toolDecisionBody } from './routes/tool-approvals.js';
 import { createTriggerSchema, fireSchema, patchTriggerSchema } from './routes/triggers.js';
@@ -17,6 +17,8 @@ interface Operation {
   body?: z.ZodType;
   query?: z.ZodObject;
   ok: number;
+  /** The success body, where documented. */
+  response?: z.ZodType;
   /** The error statuses this route answers besides 401/403 where auth applies. */
   errors?: number[];
 }
@@ -209,9 +211,11 @@ export const OPERATIONS: Operation[] = [
   {
     method: 'get',
     path: '/v1/plans/{id}',
-    summary: 'Get a plan with its decisions and runs',
+    summary:
+      'Get a plan with its decisions, runs and context (source, files read and searched, questions and answers, planning cost, diff against the previous round)',
     auth: 'read',
     ok: 200,
+    response: planDetailSchema,
     errors: [404],
   },
   {
@@ -410,7 +414,10 @@ export function openApiDocument(version: string): Record<string, unknown> {
       }
     }
     const responses: Record<string, unknown> = {
-      [op.ok]: { description: op.ok === 204 ? 'No content' : 'Success' },
+      [op.ok]: {
+        description: op.ok === 204 ? 'No content' : 'Success',
+        ...(op.response ? { content: { 'application/json': { schema: jsonSchema(op.response) } } } : {}),
+      },
     };
     const errors = new Set(op.errors ?? []);
     if (op.auth !== 'none') errors.add(401);

@@ -1,3 +1,4 @@
+import type { PlanContext } from '../plans/context.js';
 import { upcomingSlots } from '../scheduler/next-fire.js';
 import type {
   CronJob,
@@ -218,4 +219,118 @@ export const presentDelivery = (d: Delivery) => ({
   run_ids: d.runIds,
   received_at: iso(d.receivedAt),
   processed_at: iso(d.processedAt),
+});
+
+/** The approver's context of a plan (src/plans/context.ts) in its JSON form. */
+export const presentPlanContext = (c: PlanContext) => ({
+  source: c.source && {
+    kind: c.source.kind,
+    run_id: c.source.runId,
+    requested_by: c.source.requestedBy,
+    prompt: c.source.prompt,
+    job: c.source.job && {
+      id: c.source.job.id,
+      exists: c.source.job.exists,
+      cron: c.source.job.cron,
+      timezone: c.source.job.timezone,
+      slot_at: iso(c.source.job.slotAt),
+      coalesced_slots: c.source.job.coalescedSlots,
+    },
+    trigger: c.source.trigger && {
+      id: c.source.trigger.id,
+      name: c.source.trigger.name,
+      kind: c.source.trigger.kind,
+      exists: c.source.trigger.exists,
+    },
+    delivery: c.source.delivery && {
+      id: c.source.delivery.id,
+      source: c.source.delivery.source,
+      key: c.source.delivery.key,
+      event: c.source.delivery.event,
+      outcome: c.source.delivery.outcome,
+      received_at: iso(c.source.delivery.receivedAt),
+    },
+    fired_text: c.source.firedText,
+    pull_request: c.source.pullRequest && {
+      repository: c.source.pullRequest.repository,
+      number: c.source.pullRequest.number,
+      title: c.source.pullRequest.title,
+      html_url: c.source.pullRequest.url,
+      author: c.source.pullRequest.author,
+      head_ref: c.source.pullRequest.headRef,
+      base_ref: c.source.pullRequest.baseRef,
+      head_sha: c.source.pullRequest.headSha,
+      base_sha: c.source.pullRequest.baseSha,
+      draft: c.source.pullRequest.draft,
+      labels: c.source.pullRequest.labels,
+    },
+  },
+  rounds: c.rounds.map((r) => ({
+    round: r.round,
+    plan_id: r.planId,
+    run_id: r.runId,
+    status: r.status,
+    created_at: iso(r.createdAt),
+    feedback: r.feedback && {
+      identity: r.feedback.identity,
+      comment: r.feedback.comment,
+      at: iso(r.feedback.at),
+    },
+  })),
+  files: c.files.map((f) => ({
+    tool: f.tool,
+    path: f.path,
+    pattern: f.pattern,
+    glob: f.glob,
+    round: f.round,
+    calls: f.calls,
+    errors: f.errors,
+  })),
+  questions: c.questions.map((q) => ({
+    id: q.id,
+    run_id: q.runId,
+    round: q.round,
+    status: q.status,
+    created_at: iso(q.createdAt),
+    resolved_at: iso(q.resolvedAt),
+    answered_by: q.answeredBy,
+    items: q.items.map((i) => ({
+      question: i.question,
+      header: i.header,
+      multi_select: i.multiSelect,
+      options: i.options,
+      answer: i.answer,
+    })),
+  })),
+  cost: {
+    runs: c.cost.runs.map((r) => ({
+      round: r.round,
+      run_id: r.runId,
+      status: r.status,
+      model: r.model,
+      turns: r.turns,
+      usage: r.usage,
+      cost_usd: r.costUsd,
+    })),
+    total: { turns: c.cost.total.turns, usage: c.cost.total.usage, cost_usd: c.cost.total.costUsd },
+  },
+  decisions: c.decisions.map(presentDecision),
+  diff: c.diff && {
+    previous_plan_id: c.diff.previousPlanId,
+    previous_round: c.diff.previousRound,
+    added: c.diff.added,
+    removed: c.diff.removed,
+    hunks: c.diff.hunks.map((h) => ({
+      old_start: h.oldStart,
+      old_lines: h.oldLines,
+      new_start: h.newStart,
+      new_lines: h.newLines,
+      lines: h.lines.map((l) => ({
+        op: l.op,
+        text: l.text,
+        old_line: l.oldLine ?? null,
+        new_line: l.newLine ?? null,
+      })),
+    })),
+  },
 });

@@ -155,6 +155,10 @@ export interface PlanFilter {
   sessionId?: string | undefined;
   jobId?: string | undefined;
   triggerId?: string | undefined;
+  /** Only plans this identity requested. */
+  requestedBy?: string | undefined;
+  /** Only plans proposed before this time (the queue's "older than N days"). */
+  createdBefore?: number | undefined;
   limit: number;
   cursor?: string | undefined;
 }

@@ -6,6 +6,7 @@
  * as text (textContent / text nodes), never as markup: event data is model output.
  */
 export const APP_JS = `'use strict';
+${viewerScript()}
 (function () {
   var log = document.getElementById('run-events');
   if (!log || typeof EventSource === 'undefined') return;
@@ -128,7 +129,7 @@ export const APP_JS = `'use strict';
 })();
 `;
 
-export const APP_CSS = `:root { color-scheme: light dark; --fg: #1b1b1f; --bg: #fff; --muted: #5c5f66; --line: #d0d3d9;
+export const APP_CSS = `${viewerStyles()}:root { color-scheme: light dark; --fg: #1b1b1f; --bg: #fff; --muted: #5c5f66; --line: #d0d3d9;
   --accent: #0b5cad; --err-bg: #fde8e8; --err: #8a1111; --ok-bg: #e6f4ea; --ok: #14532d; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e8e8ec; --bg: #16171a; --muted: #a4a7ae; --line: #3a3d44;
   --accent: #7fb3ff; --err-bg: #3b1414; --err: #ffb4b4; --ok-bg: #12301d; --ok: #b6f0c8; } }
@@ -173,3 +174,118 @@ fieldset .own label { display: block; margin-top: .5rem; }
 .ev-receipt { border-top: 2px solid var(--line); margin-top: .5rem; padding-top: .25rem; font-weight: 600; }
 .ev-receipt p { margin: .1rem 0; }
 `;
+
+// ---- times in the viewer's zone, the queue's refresh and bulk selection ---------------------------------
+// (Function declarations: hoisted, so the constants above can include them.)
+
+/**
+ * Every <time datetime> rendered by the server in UTC is rewritten into the browser's own zone, the UTC time
+ * staying in its title (hover). The queue's table body is fetched again every ~15 s and replaced, but never
+ * while the person is using the page: a focused field, a typed-in text, a ticked box or a hidden tab pauses it.
+ */
+function viewerScript(): string {
+  return `(function () {
+  function pad(n) { return (n < 10 ? '0' : '') + n; }
+  function zoneName(d) {
+    try {
+      var parts = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(d);
+      for (var i = 0; i < parts.length; i++) if (parts[i].type === 'timeZoneName') return parts[i].value;
+    } catch (_) {}
+    return '';
+  }
+  function localTimes(root) {
+    var times = root.querySelectorAll('time[datetime]');
+    for (var i = 0; i < times.length; i++) {
+      var t = times[i];
+      if (t.getAttribute('data-local') === '1') continue;
+      var d = new Date(t.getAttribute('datetime'));
+      if (isNaN(d.getTime())) continue;
+      if (!t.title) t.title = t.textContent;
+      t.textContent = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' +
+        pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()) + ' ' + zoneName(d);
+      t.setAttribute('data-local', '1');
+    }
+  }
+  localTimes(document);
+
+  var all = document.getElementById('select-all');
+  var rows = document.getElementById('queue-rows');
+  function boxes() { return rows ? rows.querySelectorAll('input[type="checkbox"][name="plan"]') : []; }
+  if (all && rows) {
+    all.addEventListener('change', function () {
+      var b = boxes();
+      for (var i = 0; i < b.length; i++) b[i].checked = all.checked;
+    });
+  }
+
+  if (!rows || typeof fetch === 'undefined') return;
+  var url = rows.getAttribute('data-rows-url');
+  var every = Number(rows.getAttribute('data-refresh-ms')) || 15000;
+  var state = document.getElementById('queue-refresh');
+  function say(text) { if (state) state.textContent = text; }
+  function busy() {
+    var a = document.activeElement;
+    if (a && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName)) return 'a field has the focus';
+    var typed = document.querySelectorAll('textarea, input[type="text"], input[type="number"], input[type="search"]');
+    for (var i = 0; i < typed.length; i++) if (typed[i].value !== typed[i].defaultValue) return 'a text is being written';
+    var b = boxes();
+    for (var j = 0; j < b.length; j++) if (b[j].checked) return 'plans are selected';
+    return null;
+  }
+  function refresh() {
+    if (document.hidden) return;
+    var why = busy();
+    if (why) { say('Auto-refresh paused: ' + why + '.'); return; }
+    fetch(url, { credentials: 'same-origin', headers: { Accept: 'text/html' } }).then(function (res) {
+      if (!res.ok) throw new Error('HTTP ' + res.status);
+      return res.text();
+    }).then(function (text) {
+      // Looked at again: the person may have started typing while the rows were on their way.
+      var late = busy();
+      if (late) { say('Auto-refresh paused: ' + late + '.'); return; }
+      // The rows are our own server's markup (escaped there as on any page), parsed into an inert
+      // document and moved over: no markup string is ever assigned to the live page.
+      var parsed = new DOMParser().parseFromString('<table><tbody>' + text + '</tbody></table>', 'text/html');
+      var fresh = parsed.querySelector('tbody');
+      if (!fresh) return;
+      rows.replaceChildren.apply(rows, Array.prototype.slice.call(fresh.children).map(function (tr) {
+        return document.adoptNode(tr);
+      }));
+      if (all) all.checked = false;
+      localTimes(rows);
+      var n = new Date();
+      say('Updated ' + pad(n.getHours()) + ':' + pad(n.getMinutes()) + ':' + pad(n.getSeconds()) + '.');
+    }).catch(function () {
+      say('Could not refresh the queue; trying again shortly.');
+    });
+  }
+  setInterval(refresh, every);
+})();`;
+}
+
+function viewerStyles(): string {
+  return `.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+time[title] { text-decoration: underline dotted; text-underline-offset: 2px; }
+pre.prompt, pre.untrusted { max-height: 24rem; overflow: auto; }
+.untrusted { overflow-wrap: anywhere; }
+pre.untrusted { border-left: 4px solid var(--line); }
+.diff { border: 1px solid var(--line); margin: .5rem 0 1rem; }
+.diff .hunk { margin: .25rem .5rem; font-size: .9em; }
+ol.diff-lines { list-style: none; margin: 0; padding: 0; font-family: ui-monospace, monospace; font-size: .9em; }
+ol.diff-lines li { white-space: pre-wrap; overflow-wrap: anywhere; padding: 0 .5rem; }
+ol.diff-lines ins, ol.diff-lines del { text-decoration: none; display: block; }
+ol.diff-lines li.add { background: var(--ok-bg); color: var(--ok); }
+ol.diff-lines li.remove { background: var(--err-bg); color: var(--err); }
+ol.diff-lines .sign { display: inline-block; width: 1.25em; font-weight: 700; }
+form.decide fieldset { border: 0; padding: 0; margin: 0; }
+form.decide legend { font-weight: 600; }
+.why, .cannot, .stale { color: var(--err); }
+form.filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin: 1rem 0 .25rem; }
+form.filters label { margin: 0; }
+form.filters input[type="text"], form.filters input[type="number"], form.filters select { width: 12rem; font: inherit; padding: .4rem; }
+form.filters .check label { display: inline; font-weight: 400; }
+.quick { margin-top: 0; }
+.bulk-results { border: 1px solid var(--line); padding: .25rem 1rem; margin: 1rem 0; }
+td.mark { max-width: 14rem; }
+`;
+}

@@ -72,10 +72,15 @@ export function uiPath(kind: 'plans' | 'runs', id: string): string {
   return `/ui/${kind}/${encodeURIComponent(id)}`;
 }
 
+/**
+ * A time, rendered in UTC; the page script (app.js) rewrites the text into the viewer's own zone and keeps
+ * the UTC time in the title, shown on hover.
+ */
 export function time(t: number | null): SafeHtml {
   if (t === null) return html`—`;
   const iso = new Date(t).toISOString();
-  return html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time>`;
+  const utc = iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  return html`<time datetime="${iso}" title="${utc}">${utc}</time>`;
 }
 
 /** A rough age: "45 s", "12 min", "3 h", "2 d". */

@@ -41,6 +41,17 @@ it('serves an OpenAPI 3.1 document generated from the zod schemas', async () => 
   );
   const status = list.parameters.find((p: any) => p.name === 'status');
   expect(status.schema.enum).toContain('pending_approval');
+  const planContext = doc.paths['/v1/plans/{id}'].get.responses['200'].content['application/json'].schema;
+  expect(planContext.required).toEqual(expect.arrayContaining(['id', 'context']));
+  expect(Object.keys(planContext.properties.context.properties)).toEqual([
+    'source',
+    'rounds',
+    'files',
+    'questions',
+    'cost',
+    'decisions',
+    'diff',
+  ]);
   expect(doc.paths['/webhooks/github'].post.security).toEqual([]);
   expect(doc.paths['/v1/triggers/{id}/fire'].post['x-drydock-auth']).toBe('trigger_token');
 });

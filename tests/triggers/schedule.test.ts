@@ -240,7 +240,7 @@ describe('the schedules page', () => {
     expect(page.text).toContain('<code>0 3 * * *</code>');
     for (let day = 1; day <= 3; day++) {
       const at = new Date(T0 - 5 * HOUR + day * DAY).toISOString();
-      expect(page.text).toContain(`<time datetime="${at}">`);
+      expect(page.text).toContain(`<time datetime="${at}" title=`);
     }
     expect(page.text).toContain('aria-current="page">Schedules');
     const api = (await h.call('GET', '/v1/triggers')).body.items[0];

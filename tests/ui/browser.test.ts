@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { git, makeRepo } from '../support/git-repo.js';
+import type { Harness } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { seedPlan } from './helpers.js';
 
 // A real daemon, a real git repository, the scripted model and Debian's chromium (installed by .ci/run;
 // never a downloaded browser). The plan is hostile model output: none of it may run in the page.
@@ -151,8 +153,13 @@ describe('the approver page in a browser', () => {
     expect(page.url()).toBe(`${d.daemon.url}/ui/plans/${plan.id}`);
     expect(await page.locator('#plan-sha256').textContent()).toBe(plan.sha256);
 
-    // Approve the text shown.
-    await page.getByRole('button', { name: /Approve this text/ }).click();
+    // Where the work came from: the job's prompt, as text.
+    expect(await page.locator('#source-prompt').textContent()).toBe('Tidy up the README');
+
+    // Approve the text shown: one decision box, a choice and a comment.
+    await page.getByLabel('Approve', { exact: true }).check();
+    await page.getByLabel(/^Comment/).fill('Looks right.');
+    await page.getByRole('button', { name: 'Submit decision' }).click();
     await page.waitForURL(`${d.daemon.url}/ui/plans/${plan.id}?done=approve`);
     expect(await page.getByRole('status').first().textContent()).toContain('Your approval was recorded.');
 
@@ -187,4 +194,92 @@ describe('the approver page in a browser', () => {
     expect(cspViolations).toEqual([]);
     await page.close();
   }, 30_000);
+});
+
+/** A signed-in page in a browser context of its own (its own time zone). */
+async function signedInPage(o: { timezoneId?: string; locale?: string } = {}): Promise<Page> {
+  const context = await browser!.newContext({
+    timezoneId: o.timezoneId ?? 'UTC',
+    locale: o.locale ?? 'en-US',
+  });
+  const page = await context.newPage();
+  await page.goto(`${d.daemon.url}/ui/login`);
+  await page.getByLabel('API token').fill(approverToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${d.daemon.url}/ui`);
+  return page;
+}
+
+/** A pending plan written straight into the daemon's store (its run already planned). */
+function seedPending(markdown: string, requestedBy = 'operator-user') {
+  const shim = { clock: { now: () => Date.now() }, store: d.daemon.store, workspace: repo };
+  return seedPlan(shim as unknown as Harness, { markdown, requestedBy });
+}
+
+describe('the approver page in a browser: times, the queue refresh and bulk reject', () => {
+  it("shows times in the viewer's zone with the UTC time on hover", async () => {
+    const { plan } = await seedPending('# A plan seen from New York\n');
+    const page = await signedInPage({ timezoneId: 'America/New_York' });
+    await page.goto(`${d.daemon.url}/ui/plans/${plan.id}`);
+    const proposed = page.locator('dt:text-is("Proposed") + dd time');
+    await expect.poll(() => proposed.getAttribute('data-local')).toBe('1');
+    const iso = (await proposed.getAttribute('datetime'))!;
+    const utc = `${iso.replace('T', ' ').replace(/\.\d+Z$/, '')} UTC`;
+    expect(await proposed.getAttribute('title')).toBe(utc);
+    // The same instant, written in New York's time (EST or EDT, 5 or 4 hours behind UTC).
+    const text = (await proposed.textContent())!;
+    const m = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d) (EST|EDT)$/.exec(text);
+    expect(m, text).not.toBeNull();
+    const offset = m![7] === 'EDT' ? 4 : 5;
+    const local = Date.UTC(+m![1]!, +m![2]! - 1, +m![3]!, +m![4]! + offset, +m![5]!, +m![6]!);
+    expect(local).toBe(Math.floor(Date.parse(iso) / 1000) * 1000);
+    await page.context().close();
+  });
+
+  it('refreshes the rows without a reload, and never while a comment is half-written', async () => {
+    const first = await seedPending('# First queued plan\n');
+    const page = await signedInPage();
+    await page.clock.install();
+    await page.goto(`${d.daemon.url}/ui`);
+    await page.evaluate('window.__same_document = true');
+    await expect.poll(() => page.locator(`tr[data-plan="${first.plan.id}"]`).count()).toBe(1);
+
+    // Half a comment in the bulk box: the refresh waits, the text stays.
+    await page.getByLabel(/Why reject them/).fill('These are supersed');
+    const second = await seedPending('# Second queued plan\n');
+    await page.clock.runFor(16_000);
+    await expect.poll(() => page.locator('#queue-refresh').textContent()).toContain('Auto-refresh paused');
+    expect(await page.locator(`tr[data-plan="${second.plan.id}"]`).count()).toBe(0);
+    expect(await page.getByLabel(/Why reject them/).inputValue()).toBe('These are supersed');
+
+    // Nothing typed and nothing focused: the next tick brings the new row in, in the same document.
+    await page.getByLabel(/Why reject them/).fill('');
+    await page.locator('h1').click();
+    await page.clock.runFor(16_000);
+    await expect.poll(() => page.locator(`tr[data-plan="${second.plan.id}"]`).count()).toBe(1);
+    expect(await page.evaluate('window.__same_document')).toBe(true);
+    expect(await page.locator('#queue-refresh').textContent()).toMatch(/^Updated \d\d:\d\d:\d\d\.$/);
+    // The refreshed rows have their times in the viewer's zone too.
+    expect(await page.locator(`tr[data-plan="${second.plan.id}"] time`).getAttribute('data-local')).toBe('1');
+    await page.context().close();
+  });
+
+  it('bulk rejects every plan selected with "select all" and reports each', async () => {
+    const page = await signedInPage();
+    await page.goto(`${d.daemon.url}/ui`);
+    const boxes = page.locator('#queue-rows input[name="plan"]');
+    const n = await boxes.count();
+    expect(n).toBeGreaterThanOrEqual(2);
+    await page.getByLabel('Select all plans on this page').check();
+    for (let i = 0; i < n; i++) expect(await boxes.nth(i).isChecked()).toBe(true);
+    await page.getByLabel(/Why reject them/).fill('Superseded by a newer plan.');
+    await page.getByRole('button', { name: 'Reject selected plans' }).click();
+    await page.waitForURL(/\/ui\/plans\/bulk-reject/);
+    expect(await page.locator('#bulk-results-h').textContent()).toBe(
+      `Bulk rejection: ${n} rejected, 0 refused`,
+    );
+    const pending = (await d.api('GET', '/v1/plans?status=pending_approval')).body.items;
+    expect(pending).toEqual([]);
+    await page.context().close();
+  });
 });

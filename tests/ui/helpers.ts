@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Hono } from 'hono';
 import { newId } from '../../src/ids.js';
+import type { NewRun } from '../../src/store/store.js';
 import type { Plan, Run } from '../../src/store/types.js';
 import type { Harness } from '../support/harness.js';
 
@@ -79,7 +80,17 @@ export const sha256 = (text: string) => createHash('sha256').update(text).digest
 /** A session, a finished plan-phase run and its pending plan, requested by `requestedBy`. */
 export async function seedPlan(
   h: Harness,
-  o: { markdown?: string; requestedBy?: string; createdAt?: number } = {},
+  o: {
+    markdown?: string;
+    requestedBy?: string;
+    createdAt?: number;
+    /** Fields of the plan-phase run (a trigger, a delivery, a pull request checkout, a job, its prompt). */
+    run?: Partial<NewRun>;
+    approvalsRequired?: number;
+    workspaceCommit?: string | null;
+    subject?: string | null;
+    triggerId?: string | null;
+  } = {},
 ): Promise<{ plan: Plan; run: Run }> {
   const now = h.clock.now();
   const session = await h.store.createSession({
@@ -99,6 +110,7 @@ export async function seedPlan(
     prompt: 'Plan something',
     requestedBy: o.requestedBy ?? 'operator-user',
     createdAt: now,
+    ...o.run,
   });
   await h.store.transitionRun(run.id, ['queued'], 'planned', { startedAt: now, finishedAt: now });
   const markdown = o.markdown ?? '# Add a cache\n\n1. Add an LRU.\n';
@@ -110,24 +122,24 @@ export async function seedPlan(
     toolUseId: 'toolu_plan',
     markdown,
     sha256: sha256(markdown),
-    workspaceCommit: null,
+    workspaceCommit: o.workspaceCommit ?? null,
     status: 'pending_approval',
     round: 1,
     previousPlanId: null,
     requestedBy: o.requestedBy ?? 'operator-user',
     createdAt: o.createdAt ?? now,
-    jobId: null,
-    triggerId: null,
-    source: 'manual',
+    jobId: o.run?.jobId ?? null,
+    triggerId: o.triggerId ?? o.run?.triggerId ?? null,
+    source: o.run?.source ?? 'manual',
     expiresAt: now + 86_400_000,
-    approvalsRequired: 1,
+    approvalsRequired: o.approvalsRequired ?? 1,
     allowSelfApproval: false,
     executeMode: 'manual',
     network: false,
     owner: o.requestedBy ?? 'operator-user',
     decidedAt: null,
     failureReason: null,
-    subject: null,
+    subject: o.subject ?? null,
   });
   await h.store.updateRun(run.id, { planId: plan.id });
   return { plan, run: (await h.store.getRun(run.id))! };

@@ -109,8 +109,11 @@ describe('the plan page', () => {
     expect(body).toContain(`name="sha256" value="${plan.sha256}"`);
     expect(body).toContain('<dd id="plan-status">pending_approval</dd>');
     expect(body).toContain(`href="/ui/runs/${run.id}"`);
-    expect(body).toContain(`action="/ui/plans/${plan.id}/reject"`);
-    expect(body).toContain(`action="/ui/plans/${plan.id}/revise"`);
+    // One decision box: a comment and a choice, posted to one endpoint.
+    expect(body).toContain(`action="/ui/plans/${plan.id}/decide"`);
+    expect(body.match(/<form method="post" action="\/ui\/plans\//g)).toHaveLength(1);
+    for (const kind of ['approve', 'revise', 'reject'])
+      expect(body).toContain(`id="decision-${kind}" value="${kind}" required>`);
     expectLabelled(body);
     // Only known notices are shown; anything else in ?done= prints nothing.
     const odd = await ui(h.app, 'GET', `/ui/plans/${plan.id}?done=constructor`, { cookie });
@@ -157,7 +160,8 @@ describe('the plan page', () => {
     ]);
     const after = await ui(h.app, 'GET', ok.headers.get('location')!, { cookie: other.cookie });
     expect(after.text).toContain('Your approval was recorded.');
-    expect(after.text).not.toContain(`action="/ui/plans/${plan.id}/approve"`);
+    expect(after.text).not.toContain(`action="/ui/plans/${plan.id}/decide"`);
+    expect(after.text).toContain('This plan is approved: it can no longer be decided.');
     const exec = (await h.store.listPlanRuns((await h.store.getPlan(plan.id))!)).find(
       (r) => r.phase === 'execute',
     );

@@ -44,6 +44,8 @@ interface PlanJson {
   sha256: string;
   workspace_commit: string | null;
   approvals_required: number;
+  /** Given so far. */
+  approvals?: number;
   allow_self_approval: boolean;
   execute_mode: string;
   network: boolean;
@@ -51,6 +53,22 @@ interface PlanJson {
   expires_at: string;
   decided_at: string | null;
   failure_reason: string | null;
+  /** Where the executed result went; null when delivery is off (absent from older daemons). */
+  delivery?: DeliveryJson | null;
+}
+
+interface DeliveryJson {
+  status: string;
+  branch: string | null;
+  remote: string | null;
+  commit: string | null;
+  pushed_at: string | null;
+  pull_request_url: string | null;
+  pull_request_number: number | null;
+  comment_url: string | null;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: string | null;
 }
 
 interface DecisionJson {
@@ -74,6 +92,238 @@ interface PlanDetailJson extends PlanJson {
   approvals: number;
   decisions: DecisionJson[];
   runs: RunJson[];
+  /** Absent from daemons older than the plan context. */
+  context?: ContextJson;
+}
+
+/** GET /v1/plans/:id `context` (src/http/present.ts presentPlanContext). */
+interface ContextJson {
+  source: {
+    kind: string;
+    run_id: string;
+    requested_by: string;
+    prompt: string;
+    job: {
+      id: string;
+      exists: boolean;
+      cron: string | null;
+      timezone: string | null;
+      slot_at: string | null;
+    } | null;
+    trigger: { id: string; name: string | null; kind: string | null } | null;
+    delivery: { id: string; key: string; event: string; outcome: string; received_at: string } | null;
+    fired_text: string | null;
+    pull_request: {
+      repository: string;
+      number: number;
+      title: string | null;
+      html_url: string | null;
+      author: string | null;
+      head_ref: string;
+      head_sha: string;
+      base_ref: string;
+      base_sha: string | null;
+    } | null;
+  } | null;
+  rounds: {
+    round: number;
+    plan_id: string;
+    status: string;
+    feedback: { identity: string; comment: string | null } | null;
+  }[];
+  files: {
+    tool: string;
+    path: string | null;
+    pattern: string | null;
+    glob: string | null;
+    round: number;
+    calls: number;
+    errors: number;
+  }[];
+  questions: {
+    round: number;
+    status: string;
+    answered_by: string | null;
+    items: { question: string; answer: string | string[] | null }[];
+  }[];
+  cost: {
+    runs: {
+      round: number;
+      run_id: string;
+      model: string | null;
+      turns: number;
+      usage: Record<string, number>;
+      cost_usd: number;
+    }[];
+    total: { turns: number; usage: Record<string, number>; cost_usd: number };
+  };
+  diff: {
+    previous_plan_id: string;
+    previous_round: number;
+    added: number;
+    removed: number;
+    hunks: {
+      old_start: number;
+      old_lines: number;
+      new_start: number;
+      new_lines: number;
+      lines: { op: string; text: string }[];
+    }[];
+  } | null;
+}
+
+const indent = (text: string, by = '    ') => text.replace(/^/gm, by);
+
+const tokenLine = (u: Record<string, number>) =>
+  `${u.input_tokens ?? 0} in, ${u.output_tokens ?? 0} out, ${u.cache_read_tokens ?? 0} cache read, ${
+    (u.cache_write_5m_tokens ?? 0) + (u.cache_write_1h_tokens ?? 0)
+  } cache write`;
+
+/** The context's sections for `plans show`. External texts pass through `clean` (no terminal controls). */
+/** Where an executed plan's result went: branch, pull request, the attempts and why the last one failed. */
+function deliverySection(d: DeliveryJson, now: number): string {
+  const rows: [string, unknown][] = [
+    ['status', d.status],
+    ['branch', d.branch && `${d.branch}${d.remote ? ` on ${d.remote}` : ''}`],
+    ['commit', d.commit],
+    ['pushed', when(d.pushed_at, now)],
+    ['pull_request', d.pull_request_url && `#${d.pull_request_number ?? '?'} ${d.pull_request_url}`],
+    ['comment', d.comment_url],
+    ['attempts', d.attempts],
+  ];
+  if (d.last_error) rows.push(['last_error', oneLine(d.last_error, 300)]);
+  if (d.next_attempt_at) rows.push(['next_attempt', when(d.next_attempt_at, now)]);
+  return `delivery:\n${indent(fields(rows), '  ')}`;
+}
+
+function contextSections(c: ContextJson, now: number): string[] {
+  const sections: string[] = [];
+  const s = c.source;
+  if (s) {
+    const pr = s.pull_request;
+    const entries: [string, unknown][] = [
+      ['kind', s.kind],
+      ['requested_by', s.requested_by],
+    ];
+    if (pr) {
+      entries.push(
+        ['pull_request', `${pr.repository}#${pr.number}${pr.html_url ? `  ${pr.html_url}` : ''}`],
+        ['title', pr.title],
+        ['author', pr.author],
+        ['head', `${pr.head_ref} at ${pr.head_sha}`],
+        ['base', pr.base_sha ? `${pr.base_ref} at ${pr.base_sha}` : pr.base_ref],
+      );
+    }
+    if (s.job)
+      entries.push(
+        [
+          'job',
+          `${s.job.id}${s.job.cron ? `  ${s.job.cron} (${s.job.timezone})` : ''}${s.job.exists ? '' : ' (deleted)'}`,
+        ],
+        ['slot', when(s.job.slot_at, now)],
+      );
+    if (s.trigger)
+      entries.push([
+        'trigger',
+        `${s.trigger.name ?? '(deleted)'} (${s.trigger.kind ?? '?'}) ${s.trigger.id}`,
+      ]);
+    if (s.delivery)
+      entries.push([
+        'delivery',
+        `${s.delivery.event} ${s.delivery.key} received ${s.delivery.received_at} (${s.delivery.outcome})`,
+      ]);
+    let text = `source:\n${indent(fields(entries), '  ')}\n  prompt:\n${indent(clean(s.prompt).trimEnd())}`;
+    if (s.fired_text !== null) text += `\n  fired text (external):\n${indent(clean(s.fired_text).trimEnd())}`;
+    sections.push(text);
+  }
+  if (c.rounds.length > 1) {
+    sections.push(
+      `rounds:\n${c.rounds
+        .map(
+          (r) =>
+            `  ${r.round}  ${r.plan_id}  ${r.status}` +
+            (r.feedback
+              ? `\n    changes asked by ${oneLine(r.feedback.identity, 40)}: ${oneLine(r.feedback.comment ?? '', 200)}`
+              : ''),
+        )
+        .join('\n')}`,
+    );
+  }
+  if (c.diff) {
+    const body = c.diff.hunks
+      .map(
+        (h) =>
+          `@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@\n` +
+          h.lines
+            .map(
+              (l) =>
+                `${l.op === 'add' ? '+' : l.op === 'remove' ? '-' : ' '}${clean(l.text).replace(/\n/g, ' ')}`,
+            )
+            .join('\n'),
+      )
+      .join('\n');
+    sections.push(
+      `changes since round ${c.diff.previous_round} (+${c.diff.added} -${c.diff.removed}):\n${body ? indent(body, '  ') : '  none'}`,
+    );
+  }
+  sections.push(
+    `files read and searched:\n${
+      c.files.length
+        ? table(
+            ['TOOL', 'PATH', 'PATTERN', 'ROUND', 'CALLS'],
+            c.files.map((f) => [
+              f.tool,
+              dash(f.path),
+              f.pattern === null ? '-' : `${f.pattern}${f.glob ? ` in ${f.glob}` : ''}`,
+              String(f.round),
+              `${f.calls}${f.errors ? ` (${f.errors} failed)` : ''}`,
+            ]),
+          ).replace(/^/gm, '  ')
+        : '  none'
+    }`,
+  );
+  sections.push(
+    `questions:\n${
+      c.questions.length
+        ? c.questions
+            .flatMap((q) =>
+              q.items.map(
+                (i) =>
+                  `  round ${q.round}, ${q.status}${q.answered_by ? ` by ${oneLine(q.answered_by, 40)}` : ''}: ${oneLine(i.question, 200)}\n    => ${
+                    i.answer === null
+                      ? '-'
+                      : oneLine(Array.isArray(i.answer) ? i.answer.join(', ') : i.answer, 400)
+                  }`,
+              ),
+            )
+            .join('\n')
+        : '  none'
+    }`,
+  );
+  sections.push(
+    `cost of planning:\n${table(
+      ['ROUND', 'RUN', 'MODEL', 'TURNS', 'TOKENS', 'COST'],
+      [
+        ...c.cost.runs.map((r) => [
+          String(r.round),
+          r.run_id,
+          dash(r.model),
+          String(r.turns),
+          tokenLine(r.usage),
+          `$${r.cost_usd.toFixed(4)}`,
+        ]),
+        [
+          'total',
+          '',
+          '',
+          String(c.cost.total.turns),
+          tokenLine(c.cost.total.usage),
+          `$${c.cost.total.cost_usd.toFixed(4)}`,
+        ],
+      ],
+    ).replace(/^/gm, '  ')}`,
+  );
+  return sections;
 }
 
 interface DecideJson {
@@ -84,13 +334,21 @@ interface DecideJson {
   next?: string;
 }
 
-/** Approvals per plan: only GET /v1/plans/:id counts them, so the table asks for each (a few at a time). */
+/**
+ * Approvals per plan, from the listing. A listing without them (an older daemon) is completed from
+ * GET /v1/plans/:id, a few at a time; that answer now carries the whole plan context, so it is the fallback.
+ */
 async function approvalCounts(client: ApiClient, plans: PlanJson[]): Promise<Map<string, number | null>> {
   const counts = new Map<string, number | null>();
+  const missing: PlanJson[] = [];
+  for (const p of plans) {
+    if (typeof p.approvals === 'number') counts.set(p.id, p.approvals);
+    else missing.push(p);
+  }
   let next = 0;
   const worker = async () => {
-    while (next < plans.length) {
-      const plan = plans[next++]!;
+    while (next < missing.length) {
+      const plan = missing[next++]!;
       try {
         const res = await client.request('GET', `/v1/plans/${idPath(plan.id)}`);
         counts.set(plan.id, (res.body as PlanDetailJson).approvals);
@@ -100,7 +358,7 @@ async function approvalCounts(client: ApiClient, plans: PlanJson[]): Promise<Map
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(8, plans.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(8, missing.length) }, worker));
   return counts;
 }
 
@@ -127,13 +385,16 @@ export const plansGroup: Group = {
     'The plan approval queue: list plans, read one, approve, reject or ask for a revision; deliver an executed one.',
   commands: {
     list: {
-      synopsis: '[--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]',
+      synopsis:
+        '[--status S] [--session ID] [--job ID] [--trigger ID] [--requester WHO] [--limit N] [--cursor C] [--json]',
       help: `Lists plans, oldest first: id, status, round, approvals (given/required), requester, age and the
 first line of the plan.
 
   --status S            ${choices(PLAN_STATUSES)}
   --session ID          only this session's plans
   --job ID              only this job's plans
+  --trigger ID          only this trigger's plans
+  --requester WHO       only plans this identity requested
   --limit N             at most N plans (API default 50, max 200)
   --cursor C            the next page (from a previous listing)
   --json                print the API's JSON body`,
@@ -141,6 +402,8 @@ first line of the plan.
         status: { type: 'string' },
         session: { type: 'string' },
         job: { type: 'string' },
+        trigger: { type: 'string' },
+        requester: { type: 'string' },
         limit: { type: 'string' },
         cursor: { type: 'string' },
         ...jsonOption,
@@ -151,6 +414,8 @@ first line of the plan.
           status: oneOf(values, 'status', PLAN_STATUSES),
           session_id: str(values, 'session'),
           job_id: str(values, 'job'),
+          trigger_id: str(values, 'trigger'),
+          requested_by: str(values, 'requester'),
           limit: positiveInt(values, 'limit'),
           cursor: str(values, 'cursor'),
         });
@@ -182,7 +447,7 @@ first line of the plan.
             nextPage(
               'plans list',
               values,
-              ['status', 'session', 'job', 'limit'],
+              ['status', 'session', 'job', 'trigger', 'requester', 'limit'],
               ['cursor', page.next_cursor],
             ),
           );
@@ -192,7 +457,9 @@ first line of the plan.
 
     show: {
       synopsis: 'ID [--json]',
-      help: `Shows one plan: its fields, the decisions on it, its runs, and the plan text.
+      help: `Shows one plan: its fields, the decisions on it, its runs, where it came from (job, trigger or pull
+request, and the prompt), the changes since the previous round, the files the agent read and searched, the
+questions it asked and their answers, what planning cost, and the plan text.
 
   --json                print the API's JSON body`,
       options: { ...jsonOption },
@@ -246,6 +513,8 @@ first line of the plan.
                 ).replace(/^/gm, '  ')
               : '  none'
           }`,
+          ...(p.context ? contextSections(p.context, now) : []),
+          ...(p.delivery ? [deliverySection(p.delivery, now)] : []),
           `plan:\n\n${clean(p.markdown).trimEnd()}`,
         ];
         out(sections.join('\n\n'));

@@ -1,23 +1,191 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { DeliverRequestError } from '../../delivery/worker.js';
+import { planContext } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
 import { type ExecuteMode, PLAN_STATUSES, type Run } from '../../store/types.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
-import { presentDecision, presentPlan, presentPlanSummary, presentRun } from '../present.js';
+import {
+  presentDecision,
+  presentPlan,
+  presentPlanContext,
+  presentPlanSummary,
+  presentRun,
+} from '../present.js';
 
 export const planListQuery = z.strictObject({
   status: z.enum(PLAN_STATUSES).optional(),
   session_id: z.string().max(100).optional(),
   job_id: z.string().max(100).optional(),
   trigger_id: z.string().max(100).optional(),
+  requested_by: z.string().max(200).optional(),
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().max(500).optional(),
   /** List items carry a title; `include=markdown` adds each plan's full text. */
   include: z.enum(['markdown']).optional(),
+});
+
+// The `context` of GET /v1/plans/:id (presentPlanContext), as documented in the OpenAPI document; a test
+// parses the served JSON with it. Times are ISO-8601 UTC strings.
+const time = z.string();
+const usage = z.record(z.string(), z.number());
+export const planContextSchema = z.strictObject({
+  source: z
+    .strictObject({
+      kind: z.enum(['job', 'trigger', 'pull_request', 'manual']),
+      run_id: z.string(),
+      requested_by: z.string(),
+      prompt: z
+        .string()
+        .describe('the instructions the agent was given (a trigger: without its external data)'),
+      job: z
+        .strictObject({
+          id: z.string(),
+          exists: z.boolean(),
+          cron: z.string().nullable(),
+          timezone: z.string().nullable(),
+          slot_at: time.nullable(),
+          coalesced_slots: z.number(),
+        })
+        .nullable(),
+      trigger: z
+        .strictObject({
+          id: z.string(),
+          name: z.string().nullable(),
+          kind: z.string().nullable(),
+          exists: z.boolean(),
+        })
+        .nullable(),
+      delivery: z
+        .strictObject({
+          id: z.string(),
+          source: z.enum(['github', 'fire']),
+          key: z.string(),
+          event: z.string(),
+          outcome: z.string(),
+          received_at: time,
+        })
+        .nullable(),
+      fired_text: z.string().nullable().describe('external: the text the trigger was fired with'),
+      pull_request: z
+        .strictObject({
+          repository: z.string(),
+          number: z.number(),
+          title: z.string().nullable().describe('external'),
+          html_url: z.string().nullable().describe('external; only http(s) URLs are kept'),
+          author: z.string().nullable().describe('external'),
+          head_ref: z.string(),
+          base_ref: z.string(),
+          head_sha: z.string(),
+          base_sha: z.string().nullable(),
+          draft: z.boolean().nullable(),
+          labels: z.array(z.string()),
+        })
+        .nullable(),
+    })
+    .nullable(),
+  rounds: z.array(
+    z.strictObject({
+      round: z.number(),
+      plan_id: z.string(),
+      run_id: z.string(),
+      status: z.enum(PLAN_STATUSES),
+      created_at: time,
+      feedback: z.strictObject({ identity: z.string(), comment: z.string().nullable(), at: time }).nullable(),
+    }),
+  ),
+  files: z.array(
+    z.strictObject({
+      tool: z.enum(['Read', 'Grep', 'Glob']),
+      path: z.string().nullable(),
+      pattern: z.string().nullable(),
+      glob: z.string().nullable(),
+      round: z.number(),
+      calls: z.number(),
+      errors: z.number(),
+    }),
+  ),
+  questions: z.array(
+    z.strictObject({
+      id: z.string(),
+      run_id: z.string(),
+      round: z.number(),
+      status: z.string(),
+      created_at: time,
+      resolved_at: time.nullable(),
+      answered_by: z.string().nullable(),
+      items: z.array(
+        z.strictObject({
+          question: z.string(),
+          header: z.string().nullable(),
+          multi_select: z.boolean(),
+          options: z.array(z.string()),
+          answer: z.union([z.string(), z.array(z.string())]).nullable(),
+        }),
+      ),
+    }),
+  ),
+  cost: z.strictObject({
+    runs: z.array(
+      z.strictObject({
+        round: z.number(),
+        run_id: z.string(),
+        status: z.string(),
+        model: z.string().nullable(),
+        turns: z.number(),
+        usage,
+        cost_usd: z.number(),
+      }),
+    ),
+    total: z.strictObject({ turns: z.number(), usage, cost_usd: z.number() }),
+  }),
+  decisions: z.array(
+    z.strictObject({
+      id: z.string(),
+      kind: z.enum(['approve', 'reject', 'revise']),
+      identity: z.string(),
+      comment: z.string().nullable(),
+      sha256: z.string(),
+      created_at: time,
+    }),
+  ),
+  diff: z
+    .strictObject({
+      previous_plan_id: z.string(),
+      previous_round: z.number(),
+      added: z.number(),
+      removed: z.number(),
+      hunks: z.array(
+        z.strictObject({
+          old_start: z.number(),
+          old_lines: z.number(),
+          new_start: z.number(),
+          new_lines: z.number(),
+          lines: z.array(
+            z.strictObject({
+              op: z.enum(['same', 'add', 'remove']),
+              text: z.string(),
+              old_line: z.number().nullable(),
+              new_line: z.number().nullable(),
+            }),
+          ),
+        }),
+      ),
+    })
+    .nullable(),
+});
+
+/** GET /v1/plans/:id: the plan's fields (as in the listing), its decisions and runs, and its context. */
+export const planDetailSchema = z.looseObject({
+  id: z.string(),
+  markdown: z.string(),
+  sha256: z.string(),
+  decisions: z.array(z.unknown()),
+  runs: z.array(z.unknown()),
+  context: planContextSchema,
 });
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected the plan sha256 (64 hex characters)');
@@ -59,6 +227,7 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
       sessionId: q.session_id,
       jobId: q.job_id,
       triggerId: q.trigger_id,
+      requestedBy: q.requested_by,
       limit: q.limit,
       cursor: q.cursor,
     });
@@ -75,11 +244,17 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
   app.get('/:id', async (c) => {
     const plan = await store.getPlan(c.req.param('id'));
     if (!plan) throw notFound('plan', c.req.param('id'));
-    const [decisions, runs] = await Promise.all([store.listDecisions(plan.id), store.listPlanRuns(plan)]);
+    const [decisions, runs, context] = await Promise.all([
+      store.listDecisions(plan.id),
+      store.listPlanRuns(plan),
+      planContext(store, plan),
+    ]);
     return c.json({
       ...presentPlan(plan, deps.clock.now()),
       decisions: decisions.map(presentDecision),
       runs: runs.map(presentRun),
+      // What an approver reads beside the plan: source, files read, questions, cost, the previous round's diff.
+      context: presentPlanContext(context),
     });
   });
 

@@ -896,7 +896,12 @@ export class SqliteStore implements Store {
       ['session_id', f.sessionId],
       ['job_id', f.jobId],
       ['trigger_id', f.triggerId],
+      ['requested_by', f.requestedBy],
     ]);
+    if (f.createdBefore !== undefined) {
+      where.push('created_at < ?');
+      args.push(f.createdBefore);
+    }
     if (f.activeAt !== undefined && f.status === 'pending_approval') {
       // The unary + keeps the planner on plans_queue (status, created_at, id), which serves the order: an
       // index on expires_at would have it read every pending plan and sort them.

@@ -2,18 +2,34 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { SandboxStatus } from '../../agent/sandbox.js';
 import { planTitle } from '../../agent/worktree.js';
-import { allows } from '../../auth/tokens.js';
+import { allows, type Identity } from '../../auth/tokens.js';
+import {
+  type AskedQuestion,
+  type FileActivity,
+  type PlanContext,
+  type PlanDiff,
+  type PlanSource,
+  planContext,
+  type RunUsage,
+} from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
-import type { DecisionKind, Plan } from '../../store/types.js';
+import type {
+  Decision,
+  DecisionKind,
+  Plan,
+  PlanDelivery,
+  PlanDeliveryStatus,
+  TokenUsage,
+} from '../../store/types.js';
 import type { UiEnv } from '../env.js';
 import { field } from '../form.js';
-import { html } from '../html.js';
-import { alertBox, csrfField, time, uiPath } from '../layout.js';
+import { html, type SafeHtml } from '../html.js';
+import { alertBox, csrfField, time, uiPath, usd } from '../layout.js';
 import { renderMarkdown } from '../markdown.js';
 import { signedIn, type UiContext } from './context.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
-const LIMITS = { comment: 10_000, feedback: 20_000 };
+const LIMITS: Record<DecisionKind, number> = { approve: 10_000, reject: 10_000, revise: 20_000 };
 
 const DONE: Record<string, string> = {
   approve: 'Your approval was recorded.',
@@ -21,9 +37,16 @@ const DONE: Record<string, string> = {
   revise: 'Revision requested: a new planning round has started.',
 };
 
+/** The choices of the decision box, in the order shown, with the words a person reads. */
+const CHOICES: [DecisionKind, string][] = [
+  ['approve', 'Approve'],
+  ['revise', 'Request changes'],
+  ['reject', 'Reject'],
+];
+
 /** What the person typed, put back into the form when a decision is refused. */
 interface Draft {
-  kind: DecisionKind;
+  kind: DecisionKind | null;
   text: string;
 }
 
@@ -34,23 +57,48 @@ interface Shown {
   draft?: Draft;
 }
 
-/** GET /ui/plans/:id and its three decision forms. */
+/**
+ * Why this viewer may not approve this plan, or null when they may. The same rules the decision itself
+ * enforces (src/plans/decisions.ts), asked in advance so the page offers only what will be accepted.
+ */
+export function cannotApprove(viewer: Identity, plan: Plan, decisions: readonly Decision[]): string | null {
+  if (!allows(viewer.role, 'decide')) return `your role (${viewer.role}) may read plans but not decide them`;
+  if ((plan.requestedBy === viewer.identity || plan.owner === viewer.identity) && !plan.allowSelfApproval) {
+    return plan.requestedBy === viewer.identity
+      ? 'you requested this plan; someone else must approve it'
+      : 'you own its session; someone else must approve it';
+  }
+  if (decisions.some((d) => d.kind === 'approve' && d.identity === viewer.identity))
+    return 'you already approved it';
+  return null;
+}
+
+/** Why a plan cannot be decided at all any more, or null while it is pending. */
+function closedReason(plan: Plan, now: number): string | null {
+  if (plan.status === 'pending_approval' && plan.expiresAt > now) return null;
+  if (plan.status === 'pending_approval' || plan.status === 'expired') return 'This plan has expired';
+  return `This plan is ${plan.status.replace(/_/g, ' ')}`;
+}
+
+/** GET /ui/plans/:id, its decision box (POST /ui/plans/:id/decide) and the older per-kind endpoints. */
 export function planRoutes(ctx: UiContext): void {
   const { app, deps, guard } = ctx;
   const { store } = deps;
 
   async function show(c: Context<UiEnv>, id: string, shown: Shown = {}): Promise<Response> {
-    await store.expirePlans(deps.clock.now());
+    const now = deps.clock.now();
+    await store.expirePlans(now);
     const plan = await store.getPlan(id);
     if (!plan) {
       const body = html`<h1>Plan not found</h1>${alertBox(`There is no plan ${id}.`)}<p><a href="/ui">Back to the queue</a></p>`;
       return c.html(signedIn(c, null, 'Plan not found', body), 404);
     }
-    const [decisions, runs, session] = await Promise.all([
-      store.listDecisions(plan.id),
+    const [runs, session, context] = await Promise.all([
       store.listPlanRuns(plan),
       store.getSession(plan.sessionId),
+      planContext(store, plan),
     ]);
+    const decisions = context.decisions;
     const approvals = decisions.filter((d) => d.kind === 'approve').length;
     const title = planTitle(plan.markdown);
     const body = html`<h1>${title}</h1>
@@ -71,18 +119,27 @@ ${alertBox(shown.error, shown.notice)}
   ${plan.decidedAt !== null && html`<dt>Decided</dt><dd>${time(plan.decidedAt)}</dd>`}
   ${plan.failureReason && html`<dt>Failure</dt><dd>${plan.failureReason}</dd>`}
 </dl>
+${sourceSection(context.source)}
+${roundsSection(context)}
 <h2 id="plan-text">The plan</h2>
 <article class="plan-body" aria-labelledby="plan-text">
 ${renderMarkdown(plan.markdown)}
 </article>
-${decideForms(c, plan, shown.draft)}
-<h2>Decisions</h2>
+${
+  // execution section (src/ui/pages/execution.ts) goes here
+  ''
+}${deliverySection(plan.delivery ?? null)}
+${filesSection(context.files)}
+${questionsSection(context.questions)}
+${costSection(context.cost)}
+${decisionBox(c, plan, decisions, now, shown.draft)}
+<h2 id="decisions">Decisions</h2>
 ${
   decisions.length
-    ? html`<table><thead><tr><th scope="col">Decision</th><th scope="col">By</th><th scope="col">When</th><th scope="col">Comment</th><th scope="col">sha256 seen</th></tr></thead>
+    ? html`<table aria-labelledby="decisions"><thead><tr><th scope="col">Decision</th><th scope="col">By</th><th scope="col">When</th><th scope="col">Comment</th><th scope="col">sha256 seen</th></tr></thead>
 <tbody>${decisions.map(
         (d) =>
-          html`<tr><td>${d.kind}</td><td>${d.identity}</td><td>${time(d.createdAt)}</td><td>${d.comment ?? ''}</td><td><code>${d.sha256.slice(0, 12)}</code></td></tr>`,
+          html`<tr><td>${decisionWords(d.kind)}</td><td>${d.identity}</td><td>${time(d.createdAt)}</td><td class="comment">${d.comment ?? ''}</td><td><code>${d.sha256.slice(0, 12)}</code></td></tr>`,
       )}</tbody></table>`
     : html`<p>No decisions yet.</p>`
 }
@@ -101,73 +158,294 @@ ${
     return show(c, c.req.param('id'), { notice: done && Object.hasOwn(DONE, done) ? DONE[done] : undefined });
   });
 
-  const decide = (kind: DecisionKind) =>
-    app.post(`/plans/:id/${kind}`, guard, async (c) => {
-      const id = c.req.param('id');
-      const viewer = c.get('viewer');
+  /** One decision from a form: checked here for what the page can tell, then by PlanDecisions. */
+  async function decideFromForm(
+    c: Context<UiEnv>,
+    id: string,
+    kind: DecisionKind | null,
+    text: string,
+    sha256: string | undefined,
+  ): Promise<Response> {
+    const viewer = c.get('viewer');
+    const draft = { kind, text };
+    if (!allows(viewer.role, 'decide')) {
+      return show(c, id, { status: 403, error: `Your role (${viewer.role}) may not decide plans.` });
+    }
+    let error: string | null = null;
+    if (kind === null) error = 'Choose a decision: approve, request changes or reject.';
+    else if (kind === 'approve' && (!sha256 || !SHA256.test(sha256)))
+      error = 'The approval did not say which plan text it approves (sha256).';
+    else if (kind === 'reject' && !text) error = 'A rejection needs a comment.';
+    else if (kind === 'revise' && !text) error = 'A revision needs feedback.';
+    else if (text.length > LIMITS[kind])
+      error = `That text is too long (at most ${LIMITS[kind]} characters).`;
+    if (error || kind === null) return show(c, id, { status: 422, error: error ?? undefined, draft });
+    try {
+      await deps.plans.decide(id, kind, {
+        identity: viewer.identity,
+        comment: text || undefined,
+        sha256: kind === 'reject' ? undefined : sha256,
+      });
+    } catch (err) {
+      if (!(err instanceof DecisionError)) throw err;
+      return show(c, id, { status: err.status, error: err.message, draft });
+    }
+    return c.redirect(`${uiPath('plans', id)}?done=${kind}`, 303);
+  }
+
+  // The decision box: one comment and a choice.
+  app.post('/plans/:id/decide', guard, (c) => {
+    const form = c.get('form');
+    const choice = field(form, 'decision');
+    const kind = CHOICES.some(([k]) => k === choice) ? (choice as DecisionKind) : null;
+    const text = (field(form, 'comment') ?? '').trim();
+    return decideFromForm(c, c.req.param('id'), kind, text, field(form, 'sha256'));
+  });
+
+  // The per-kind endpoints of the earlier page, kept as aliases of the decision box (a revision's text was
+  // sent as `feedback` there).
+  for (const kind of ['approve', 'reject', 'revise'] as const) {
+    app.post(`/plans/:id/${kind}`, guard, (c) => {
       const form = c.get('form');
-      const text = (field(form, kind === 'revise' ? 'feedback' : 'comment') ?? '').trim();
-      const draft = { kind, text };
-      if (!allows(viewer.role, 'decide')) {
-        return show(c, id, { status: 403, error: `Your role (${viewer.role}) may not decide plans.` });
-      }
-      const sha256 = field(form, 'sha256');
-      let error: string | null = null;
-      if (kind === 'approve' && (!sha256 || !SHA256.test(sha256)))
-        error = 'The approval did not say which plan text it approves (sha256).';
-      else if (kind === 'reject' && !text) error = 'A rejection needs a comment.';
-      else if (kind === 'revise' && !text) error = 'A revision needs feedback.';
-      else if (text.length > (kind === 'revise' ? LIMITS.feedback : LIMITS.comment))
-        error = `That text is too long (at most ${kind === 'revise' ? LIMITS.feedback : LIMITS.comment} characters).`;
-      if (error) return show(c, id, { status: 422, error, draft });
-      try {
-        await deps.plans.decide(id, kind, {
-          identity: viewer.identity,
-          comment: text || undefined,
-          sha256: kind === 'reject' ? undefined : sha256,
-        });
-      } catch (err) {
-        if (!(err instanceof DecisionError)) throw err;
-        return show(c, id, { status: err.status, error: err.message, draft });
-      }
-      return c.redirect(`${uiPath('plans', id)}?done=${kind}`, 303);
+      const text = (
+        field(form, kind === 'revise' ? 'feedback' : 'comment') ??
+        field(form, 'comment') ??
+        ''
+      ).trim();
+      return decideFromForm(c, c.req.param('id'), kind, text, field(form, 'sha256'));
     });
-  decide('approve');
-  decide('reject');
-  decide('revise');
+  }
 }
 
-function decideForms(c: Context<UiEnv>, plan: Plan, draft: Draft | undefined) {
-  if (plan.status !== 'pending_approval') return html``;
+const decisionWords = (kind: DecisionKind) =>
+  kind === 'approve' ? 'approved' : kind === 'reject' ? 'rejected' : 'requested changes';
+
+/**
+ * One form: a comment and a choice. It offers only what this viewer may do; what they may not do is shown
+ * disabled with the reason, or, when nothing may be done, replaced by the reason.
+ */
+function decisionBox(
+  c: Context<UiEnv>,
+  plan: Plan,
+  decisions: Decision[],
+  now: number,
+  draft: Draft | undefined,
+) {
   const viewer = c.get('viewer');
-  if (!allows(viewer.role, 'decide')) {
-    return html`<p class="hint">Your role (${viewer.role}) may read plans but not decide them.</p>`;
+  const closed = closedReason(plan, now);
+  if (closed) {
+    return html`<h2 id="decide">Decide</h2><p class="hint" id="decide-closed">${closed}: it can no longer be decided.</p>`;
   }
-  const action = (kind: DecisionKind) => `${uiPath('plans', plan.id)}/${kind}`;
-  const typed = (kind: DecisionKind) => (draft?.kind === kind ? draft.text : '');
-  const own =
-    (plan.requestedBy === viewer.identity || plan.owner === viewer.identity) && !plan.allowSelfApproval;
-  return html`<h2>Decide</h2>
-${own && html`<p class="hint">You requested this plan: you may reject it or ask for a revision, but someone else must approve it.</p>`}
-<form method="post" action="${action('approve')}" class="decide">
+  if (!allows(viewer.role, 'decide')) {
+    return html`<h2 id="decide">Decide</h2><p class="hint" id="decide-closed">Your role (${viewer.role}) may read plans but not decide them.</p>`;
+  }
+  const noApprove = cannotApprove(viewer, plan, decisions);
+  const chosen = draft?.kind ?? null;
+  const approvals = decisions.filter((d) => d.kind === 'approve').length;
+  return html`<h2 id="decide">Decide</h2>
+<form method="post" action="${uiPath('plans', plan.id)}/decide" class="decide" id="decide-form">
   ${csrfField(c.get('csrf'))}
   <input type="hidden" name="sha256" value="${plan.sha256}">
-  <label for="approve-comment">Comment (optional)</label>
-  <textarea id="approve-comment" name="comment" rows="2" maxlength="${LIMITS.comment}">${typed('approve')}</textarea>
-  <button type="submit">Approve this text (sha256 ${plan.sha256.slice(0, 12)}…)</button>
-</form>
-<form method="post" action="${action('reject')}" class="decide">
-  ${csrfField(c.get('csrf'))}
-  <label for="reject-comment">Why reject it? (required)</label>
-  <textarea id="reject-comment" name="comment" rows="2" required maxlength="${LIMITS.comment}">${typed('reject')}</textarea>
-  <button type="submit">Reject</button>
-</form>
-<form method="post" action="${action('revise')}" class="decide">
-  ${csrfField(c.get('csrf'))}
-  <label for="revise-feedback">What should change? (required)</label>
-  <textarea id="revise-feedback" name="feedback" rows="3" required maxlength="${LIMITS.feedback}">${typed('revise')}</textarea>
-  <button type="submit">Request a revision</button>
+  <fieldset>
+    <legend>Your decision on this text (sha256 <code>${plan.sha256.slice(0, 12)}</code>…)</legend>
+    ${CHOICES.map(([kind, words]) => {
+      const disabled = kind === 'approve' && noApprove !== null;
+      return html`<div class="choice"><input type="radio" name="decision" id="decision-${kind}" value="${kind}" required${
+        disabled ? html` disabled aria-describedby="approve-why"` : ''
+      }${chosen === kind && !disabled ? html` checked` : ''}> <label for="decision-${kind}">${words}</label>${
+        kind === 'approve'
+          ? disabled
+            ? html` <span class="why" id="approve-why">— not offered: ${noApprove}.</span>`
+            : html` <span class="muted">(${approvals + 1} of ${plan.approvalsRequired} approvals with yours)</span>`
+          : kind === 'revise'
+            ? html` <span class="muted">(a new planning round starts with your comment)</span>`
+            : html` <span class="muted">(nothing is executed)</span>`
+      }</div>`;
+    })}
+  </fieldset>
+  <label for="decide-comment">Comment (required to reject or request changes)</label>
+  <textarea id="decide-comment" name="comment" rows="4" maxlength="${LIMITS.revise}">${draft?.text ?? ''}</textarea>
+  <button type="submit">Submit decision</button>
 </form>`;
+}
+
+/** Where the work came from. Everything marked external is shown as text, never as markup or a live link. */
+const DELIVERY_WORDS: Record<PlanDeliveryStatus, string> = {
+  off: 'off',
+  pending: 'waiting for its first attempt',
+  retrying: 'an attempt failed; tried again',
+  delivered: 'delivered',
+  failed: 'failed: every attempt failed (the local branch stays; retry with drydock plans deliver)',
+};
+
+/** Only http(s) addresses become links; anything else is shown as text. */
+const webLink = (url: string, label: string) =>
+  /^https?:\/\//i.test(url) ? html`<a href="${url}" rel="noopener noreferrer nofollow">${label}</a>` : label;
+
+/** Where the executed result went: the pushed branch, the pull request, and the attempts so far. */
+function deliverySection(d: PlanDelivery | null): SafeHtml | string {
+  if (!d || d.status === 'off') return '';
+  return html`<h2 id="delivery">Delivery</h2>
+<dl class="facts delivery" aria-labelledby="delivery">
+  <dt>Status</dt><dd id="delivery-status" data-status="${d.status}">${DELIVERY_WORDS[d.status]}</dd>
+  ${d.branch && html`<dt>Branch</dt><dd><code>${d.branch}</code>${d.remote ? html` on <code>${d.remote}</code>` : ''}${d.pushedAt !== null ? html`, pushed ${time(d.pushedAt)}` : ''}</dd>`}
+  ${d.commit && html`<dt>Commit</dt><dd><code>${d.commit}</code></dd>`}
+  ${d.pullRequestUrl && html`<dt>Pull request</dt><dd id="delivery-pr">${webLink(d.pullRequestUrl, `#${d.pullRequestNumber ?? ''} ${d.pullRequestUrl}`)}</dd>`}
+  ${d.commentUrl && html`<dt>Comment</dt><dd>${webLink(d.commentUrl, 'on the pull request that started it')}</dd>`}
+  <dt>Attempts</dt><dd>${d.attempts}${d.nextAttemptAt !== null && d.status !== 'delivered' && d.status !== 'failed' ? html`; next ${time(d.nextAttemptAt)}` : ''}</dd>
+  ${d.lastError && html`<dt>Last error</dt><dd><pre class="untrusted">${d.lastError}</pre></dd>`}
+</dl>`;
+}
+
+function sourceSection(source: PlanSource | null): SafeHtml {
+  if (!source) return html`<h2 id="source">Source</h2><p>The run that started this work is gone.</p>`;
+  const pr = source.pullRequest;
+  const rows: SafeHtml[] = [];
+  const row = (dt: string, dd: SafeHtml | string) => rows.push(html`<dt>${dt}</dt><dd>${dd}</dd>`);
+  row('Started by', html`${sourceWords(source)}; requested by ${source.requestedBy}`);
+  if (source.job) {
+    row(
+      'Job',
+      html`<code>${source.job.id}</code>${source.job.cron ? html` <code>${source.job.cron}</code> (${source.job.timezone})` : ''}${
+        source.job.exists ? '' : ' (deleted since)'
+      }`,
+    );
+    if (source.job.slotAt !== null)
+      row(
+        'Slot',
+        html`${time(source.job.slotAt)}${source.job.coalescedSlots > 1 ? ` (${source.job.coalescedSlots} slots coalesced)` : ''}`,
+      );
+  }
+  if (source.trigger) {
+    row(
+      'Trigger',
+      html`${source.trigger.name ?? '(deleted)'}${source.trigger.kind ? ` (${source.trigger.kind})` : ''} <code>${source.trigger.id}</code>`,
+    );
+  }
+  if (source.delivery) {
+    const d = source.delivery;
+    row(
+      'Delivery',
+      html`<code>${d.event}</code> ${d.source === 'github' ? 'X-GitHub-Delivery' : 'key'} <code>${d.key}</code>, received ${time(d.receivedAt)} (${d.outcome})`,
+    );
+  }
+  if (pr) {
+    const label = `${pr.repository}#${pr.number}`;
+    row(
+      'Pull request',
+      html`${pr.url ? html`<a href="${pr.url}" rel="noopener noreferrer nofollow">${label}</a>` : label}`,
+    );
+    row('Title', html`<span class="untrusted" id="pr-title">${pr.title ?? '(not recorded)'}</span>`);
+    row('Author', html`<span class="untrusted">${pr.author ?? '(not recorded)'}</span>`);
+    row('Head', html`<code>${pr.headRef}</code> at <code>${pr.headSha}</code>`);
+    row('Base', html`<code>${pr.baseRef}</code>${pr.baseSha ? html` at <code>${pr.baseSha}</code>` : ''}`);
+    if (pr.labels.length) row('Labels', html`<span class="untrusted">${pr.labels.join(', ')}</span>`);
+  }
+  return html`<h2 id="source">Source</h2>
+<dl class="facts source">${rows}</dl>
+<h3 id="prompt-h">Prompt</h3>
+<pre class="prompt" id="source-prompt" aria-labelledby="prompt-h">${source.prompt}</pre>
+${
+  source.firedText !== null &&
+  html`<h3 id="fired-h">Text sent with the fire <span class="muted">(external: shown as text, given to the agent as data)</span></h3>
+<pre class="untrusted" id="fired-text" aria-labelledby="fired-h">${source.firedText}</pre>`
+}`;
+}
+
+export function sourceWords(source: PlanSource): string {
+  switch (source.kind) {
+    case 'pull_request':
+      return 'a pull request';
+    case 'trigger':
+      return `trigger ${source.trigger?.name ?? source.trigger?.id ?? ''}`.trimEnd();
+    case 'job':
+      return source.job?.slotAt !== null ? 'a scheduled job' : 'a job run by hand';
+    default:
+      return 'a run started by hand';
+  }
+}
+
+/** The rounds so far, the feedback that started each next one, and this round's changes. */
+function roundsSection(context: PlanContext): SafeHtml {
+  if (context.rounds.length < 2) return html``;
+  return html`<h2 id="rounds">Rounds</h2>
+<ol class="rounds">${context.rounds.map(
+    (r) =>
+      html`<li>${r.planId === context.rounds.at(-1)!.planId ? html`<strong>round ${r.round} (this plan)</strong>` : html`<a href="${uiPath('plans', r.planId)}">round ${r.round}</a>`}: ${r.status}, proposed ${time(r.createdAt)}${
+        r.feedback &&
+        html`<br><span class="muted">${r.feedback.identity} asked for changes ${time(r.feedback.at)}:</span> <q class="comment">${r.feedback.comment ?? ''}</q>`
+      }</li>`,
+  )}</ol>
+${context.diff && diffSection(context.diff)}`;
+}
+
+/** Added and removed lines marked by sign, element (ins/del) and a label read out, not by colour alone. */
+function diffSection(diff: PlanDiff): SafeHtml {
+  const heading = html`<h3 id="diff-h">Changes since round ${diff.previousRound} <span class="muted">(${diff.added} line${diff.added === 1 ? '' : 's'} added, ${diff.removed} removed)</span></h3>`;
+  if (!diff.hunks.length)
+    return html`${heading}<p>The plan text is the same as in round ${diff.previousRound}.</p>`;
+  return html`${heading}
+<div class="diff" id="plan-diff" aria-labelledby="diff-h">${diff.hunks.map(
+    (
+      h,
+    ) => html`<p class="hunk muted">Lines ${h.oldStart}–${h.oldStart + Math.max(0, h.oldLines - 1)} of round ${diff.previousRound}, ${h.newStart}–${h.newStart + Math.max(0, h.newLines - 1)} of this round</p>
+<ol class="diff-lines">${h.lines.map((l) =>
+      l.op === 'add'
+        ? html`<li class="add"><ins><span class="sign" aria-hidden="true">+</span><span class="sr-only">added: </span>${l.text}</ins></li>`
+        : l.op === 'remove'
+          ? html`<li class="remove"><del><span class="sign" aria-hidden="true">-</span><span class="sr-only">removed: </span>${l.text}</del></li>`
+          : html`<li class="same"><span class="sign" aria-hidden="true"> </span>${l.text}</li>`,
+    )}</ol>`,
+  )}</div>`;
+}
+
+function filesSection(files: FileActivity[]): SafeHtml {
+  const heading = html`<h2 id="files">Files read and searched</h2>`;
+  if (!files.length) return html`${heading}<p>The agent read no files while planning.</p>`;
+  return html`${heading}
+<table aria-labelledby="files" id="files-table"><thead><tr><th scope="col">Tool</th><th scope="col">Path</th><th scope="col">Pattern</th><th scope="col">Round</th><th scope="col">Calls</th></tr></thead>
+<tbody>${files.map(
+    (f) =>
+      html`<tr><td>${f.tool}</td><td>${f.path !== null ? html`<code>${f.path}</code>` : html`<span class="muted">workspace</span>`}</td><td>${
+        f.pattern !== null ? html`<code>${f.pattern}</code>` : ''
+      }${f.glob !== null ? html` in <code>${f.glob}</code>` : ''}</td><td>${f.round}</td><td>${f.calls}${
+        f.errors ? html` <span class="warning">(${f.errors} failed)</span>` : ''
+      }</td></tr>`,
+  )}</tbody></table>`;
+}
+
+function questionsSection(questions: AskedQuestion[]): SafeHtml {
+  if (!questions.length) return html`<h2 id="questions">Questions</h2><p>The agent asked no questions.</p>`;
+  return html`<h2 id="questions">Questions</h2>
+<ul class="asked">${questions.map(
+    (
+      q,
+    ) => html`<li><p class="muted">Round ${q.round}, asked ${time(q.createdAt)}: ${q.status.replace('_', ' ')}${
+      q.answeredBy ? ` by ${q.answeredBy}` : ''
+    }${q.resolvedAt !== null ? html` ${time(q.resolvedAt)}` : ''}</p>
+<dl class="facts">${q.items.map(
+      (i) =>
+        html`<dt>${i.header ?? 'Question'}</dt><dd><span class="question">${i.question}</span><br><span class="muted">Options: ${i.options.join(' · ')}</span><br>Answer: ${
+          i.answer === null
+            ? html`<span class="muted">none</span>`
+            : html`<strong class="answer">${Array.isArray(i.answer) ? i.answer.join(', ') : i.answer}</strong>`
+        }</dd>`,
+    )}</dl></li>`,
+  )}</ul>`;
+}
+
+const tokens = (u: TokenUsage) =>
+  `${u.input_tokens ?? 0} in, ${u.output_tokens ?? 0} out, ${u.cache_read_tokens ?? 0} cache read, ${
+    (u.cache_write_5m_tokens ?? 0) + (u.cache_write_1h_tokens ?? 0)
+  } cache write`;
+
+function costSection(cost: PlanContext['cost']): SafeHtml {
+  const row = (r: RunUsage) =>
+    html`<tr><td>${r.round}</td><td><a href="${uiPath('runs', r.runId)}">${r.runId}</a></td><td>${r.model ?? '—'}</td><td>${r.turns}</td><td>${tokens(r.usage)}</td><td>${usd(r.costUsd)}</td></tr>`;
+  return html`<h2 id="cost">Cost of planning</h2>
+<table aria-labelledby="cost" id="cost-table"><thead><tr><th scope="col">Round</th><th scope="col">Run</th><th scope="col">Model</th><th scope="col">Turns</th><th scope="col">Tokens</th><th scope="col">Cost</th></tr></thead>
+<tbody>${cost.runs.map(row)}</tbody>
+<tfoot><tr><th scope="row" colspan="3">Total</th><td>${cost.total.turns}</td><td>${tokens(cost.total.usage)}</td><td id="cost-total">${usd(cost.total.costUsd)}</td></tr></tfoot></table>`;
 }
 
 /** How the execution's commands would run: the sandbox state of this daemon and the plan's network. */

@@ -1,25 +1,192 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { headCommit } from '../../agent/git.js';
 import { planTitle } from '../../agent/worktree.js';
+import { allows } from '../../auth/tokens.js';
+import { type PlanSource, planSource, SourceCache } from '../../plans/context.js';
+import { DecisionError } from '../../plans/decisions.js';
 import { InvalidCursorError } from '../../store/store.js';
-import type { Plan, Session } from '../../store/types.js';
-import { html } from '../html.js';
-import { age, alertBox, time, uiPath } from '../layout.js';
+import { PLAN_STATUSES, type PlanStatus, type Session } from '../../store/types.js';
+import type { UiEnv } from '../env.js';
+import { field, fields } from '../form.js';
+import { html, type SafeHtml } from '../html.js';
+import { age, alertBox, csrfField, time, uiPath } from '../layout.js';
 import { signedIn, type UiContext } from './context.js';
+import { cannotApprove } from './plan.js';
 
 const PAGE = 100;
 /** Counts above this read "200+": enough to say that there is work waiting. */
 const COUNT_CAP = 200;
+const DAY = 86_400_000;
+/** The most plans one bulk rejection takes (two pages of the queue). */
+const BULK_MAX = 200;
+const COMMENT_MAX = 10_000;
+/** How often the page script fetches the rows again. */
+const REFRESH_MS = 15_000;
 
-/** GET /ui: the plans waiting for approval, oldest first, and what else waits for a person. */
+/** The queue's filters, from the query string (GET form); every one optional. */
+interface QueueFilter {
+  /** A plan status, or null for every status. */
+  status: PlanStatus | null;
+  session: string;
+  trigger: string;
+  requester: string;
+  /** Only plans proposed more than this many days ago; null: any age. */
+  olderThanDays: number | null;
+  /** Only plans whose workspace moved past the commit they were made against. */
+  behind: boolean;
+  cursor: string | undefined;
+}
+
+function readFilter(c: Context<UiEnv>): { filter: QueueFilter; problems: string[] } {
+  const problems: string[] = [];
+  const q = (name: string) => (c.req.query(name) ?? '').trim().slice(0, 200);
+  const rawStatus = c.req.query('status');
+  let status: PlanStatus | null = 'pending_approval';
+  if (rawStatus === 'any') status = null;
+  else if (rawStatus !== undefined && rawStatus !== '') {
+    if ((PLAN_STATUSES as readonly string[]).includes(rawStatus)) status = rawStatus as PlanStatus;
+    else problems.push(`There is no plan status "${rawStatus}".`);
+  }
+  const rawDays = q('older_than_days');
+  let olderThanDays: number | null = null;
+  if (rawDays !== '') {
+    const n = Number(rawDays);
+    if (Number.isInteger(n) && n >= 0 && n <= 3650) olderThanDays = n;
+    else problems.push('"Older than" takes a whole number of days (0 to 3650).');
+  }
+  return {
+    filter: {
+      status,
+      session: q('session'),
+      trigger: q('trigger'),
+      requester: q('requester'),
+      olderThanDays,
+      behind: c.req.query('behind') === '1',
+      cursor: c.req.query('cursor') || undefined,
+    },
+    problems,
+  };
+}
+
+/** The filter as a query string (without the cursor unless asked). */
+function filterQuery(f: QueueFilter, extra: Record<string, string> = {}): string {
+  const p = new URLSearchParams();
+  if (f.status !== 'pending_approval') p.set('status', f.status ?? 'any');
+  if (f.session) p.set('session', f.session);
+  if (f.trigger) p.set('trigger', f.trigger);
+  if (f.requester) p.set('requester', f.requester);
+  if (f.olderThanDays !== null) p.set('older_than_days', String(f.olderThanDays));
+  if (f.behind) p.set('behind', '1');
+  for (const [k, v] of Object.entries(extra)) p.set(k, v);
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
+
+interface BulkDraft {
+  comment: string;
+  selected: Set<string>;
+}
+
+interface Shown {
+  status?: ContentfulStatusCode;
+  error?: string;
+  notice?: string;
+  results?: SafeHtml;
+  draft?: BulkDraft;
+}
+
+/** GET /ui: the plan queue with filters, marks and bulk rejection; GET /ui/queue/rows: its rows alone. */
 export function queueRoutes({ app, deps, guard }: UiContext): void {
   const { store } = deps;
 
-  app.get('/', guard, async (c) => {
+  /** The rows of the queue's table, and the cursor of the next page. */
+  async function rows(c: Context<UiEnv>, f: QueueFilter, draft?: BulkDraft) {
     const now = deps.clock.now();
     await store.expirePlans(now);
-    const cursor = c.req.query('cursor');
-    let plans: { items: Plan[]; nextCursor: string | null };
+    const page = await store.listPlans({
+      status: f.status ?? undefined,
+      ...(f.status === 'pending_approval' ? { activeAt: now } : {}),
+      summary: true,
+      sessionId: f.session || undefined,
+      triggerId: f.trigger || undefined,
+      requestedBy: f.requester || undefined,
+      createdBefore: f.olderThanDays !== null ? now - f.olderThanDays * DAY : undefined,
+      limit: PAGE,
+      cursor: f.cursor,
+    });
+    const viewer = c.get('viewer');
+    const mayDecide = allows(viewer.role, 'decide');
+    const sessions = new Map<string, Promise<Session | null>>();
+    const heads = new Map<string, Promise<string | null>>();
+    const cache = new SourceCache(store);
+    const out: SafeHtml[] = [];
+    for (const plan of page.items) {
+      if (!sessions.has(plan.sessionId)) sessions.set(plan.sessionId, store.getSession(plan.sessionId));
+      const [session, decisions, source] = await Promise.all([
+        sessions.get(plan.sessionId)!,
+        store.listDecisions(plan.id),
+        planSource(store, plan, cache),
+      ]);
+      // A plan made against a commit of a git workspace is stale once the workspace moved on (approving it
+      // is refused); a pull request's plan is pinned to its head instead. The head is read from the files.
+      let behind: { head: string | null } | null = null;
+      if (plan.workspaceCommit && !plan.subject && session) {
+        if (!heads.has(session.workspace)) heads.set(session.workspace, headCommit(session.workspace));
+        const head = await heads.get(session.workspace)!;
+        if (head !== plan.workspaceCommit) behind = { head };
+      }
+      if (f.behind && behind === null) continue;
+      const pending = plan.status === 'pending_approval' && plan.expiresAt > now;
+      const why = pending ? cannotApprove(viewer, plan, decisions) : null;
+      const approvals = decisions.filter((d) => d.kind === 'approve').length;
+      const box = `pick-${plan.id}`;
+      out.push(html`<tr data-plan="${plan.id}">
+  <td>${
+    mayDecide && pending
+      ? html`<input type="checkbox" name="plan" value="${plan.id}" id="${box}" form="bulk-form"${
+          draft?.selected.has(plan.id) ? html` checked` : ''
+        }><label for="${box}"><span class="sr-only">Select ${plan.id}</span></label>`
+      : ''
+  }</td>
+  <th scope="row"><a href="${uiPath('plans', plan.id)}">${planTitle(plan.markdown)}</a><br><code class="muted">${plan.id}</code></th>
+  <td class="source">${sourceCell(source)}</td>
+  <td>${session?.name ?? plan.sessionId}</td>
+  <td>${plan.round}</td>
+  <td>${plan.requestedBy}</td>
+  <td>${plan.status === 'pending_approval' ? '' : html`${plan.status}<br>`}${time(plan.createdAt)} <span class="muted">(${age(now - plan.createdAt)} ago)</span>${
+    behind !== null
+      ? html`<br><span class="stale">stale: the workspace is at <code>${behind.head?.slice(0, 12) ?? 'no commit'}</code>, not <code>${plan.workspaceCommit!.slice(0, 12)}</code></span>`
+      : ''
+  }</td>
+  <td>${approvals} / ${plan.approvalsRequired}</td>
+  <td class="mark">${why ? html`<span class="cannot">You cannot approve: ${why}.</span>` : ''}</td>
+</tr>`);
+    }
+    return { rows: out, nextCursor: page.nextCursor };
+  }
+
+  const emptyRow = (f: QueueFilter) =>
+    html`<tr class="empty"><td colspan="9">${
+      f.status === 'pending_approval' &&
+      !f.session &&
+      !f.trigger &&
+      !f.requester &&
+      f.olderThanDays === null &&
+      !f.behind
+        ? 'No plans are waiting for approval.'
+        : 'No plans match these filters.'
+    }</td></tr>`;
+
+  async function render(c: Context<UiEnv>, shown: Shown = {}): Promise<Response> {
+    const { filter: f, problems } = readFilter(c);
+    if (problems.length) {
+      const body = html`<h1>Plan queue</h1>${alertBox(problems.join(' '))}<p><a href="/ui">The whole queue</a></p>`;
+      return c.html(signedIn(c, 'queue', 'Plan queue', body), 400);
+    }
+    let table: Awaited<ReturnType<typeof rows>>;
     try {
-      plans = await store.listPlans({ status: 'pending_approval', limit: PAGE, cursor });
+      table = await rows(c, f, shown.draft);
     } catch (err) {
       if (!(err instanceof InvalidCursorError)) throw err;
       const body = html`<h1>Plan queue</h1>${alertBox('That page of the queue does not exist.')}
@@ -30,37 +197,154 @@ export function queueRoutes({ app, deps, guard }: UiContext): void {
       store.listQuestions({ status: 'pending', limit: COUNT_CAP + 1 }),
       store.listToolApprovals({ status: 'pending', limit: COUNT_CAP + 1 }),
     ]);
-    const sessions = new Map<string, Session | null>();
-    const rows = [];
-    for (const plan of plans.items) {
-      if (!sessions.has(plan.sessionId)) sessions.set(plan.sessionId, await store.getSession(plan.sessionId));
-      const session = sessions.get(plan.sessionId);
-      const approvalsSoFar = (await store.listDecisions(plan.id)).filter((d) => d.kind === 'approve').length;
-      rows.push(html`<tr>
-  <th scope="row"><a href="${uiPath('plans', plan.id)}">${planTitle(plan.markdown)}</a><br><code class="muted">${plan.id}</code></th>
-  <td>${session?.name ?? plan.sessionId}</td>
-  <td>${plan.round}</td>
-  <td>${plan.requestedBy}</td>
-  <td>${time(plan.createdAt)} <span class="muted">(${age(now - plan.createdAt)} ago)</span></td>
-  <td>${approvalsSoFar} / ${plan.approvalsRequired}</td>
-</tr>`);
-    }
+    const viewer = c.get('viewer');
+    const mayDecide = allows(viewer.role, 'decide');
     const count = (n: number) => (n > COUNT_CAP ? `${COUNT_CAP}+` : String(n));
+    const caption =
+      f.status === 'pending_approval'
+        ? 'Plans waiting for approval, oldest first'
+        : `Plans (${f.status ?? 'any status'}), oldest first`;
     const body = html`<h1>Plan queue</h1>
+${alertBox(shown.error, shown.notice)}
+${shown.results ?? ''}
 <ul class="waiting">
   <li><a href="/ui/questions">${count(questions.length)} pending question${questions.length === 1 ? '' : 's'}</a></li>
   <li><a href="/ui/tool-approvals">${count(approvals.length)} pending tool approval${approvals.length === 1 ? '' : 's'}</a></li>
 </ul>
+${filterForm(f)}
+${mayDecide ? '' : html`<p class="hint">Your role (${viewer.role}) may read plans but not decide them.</p>`}
+<table>
+  <caption>${caption}</caption>
+  <thead><tr><th scope="col">${
+    mayDecide
+      ? html`<input type="checkbox" id="select-all" aria-controls="queue-rows"><label for="select-all"><span class="sr-only">Select all plans on this page</span></label>`
+      : html`<span class="sr-only">Select</span>`
+  }</th><th scope="col">Plan</th><th scope="col">Source</th><th scope="col">Session</th><th scope="col">Round</th><th scope="col">Requested by</th><th scope="col">Waiting since</th><th scope="col">Approvals</th><th scope="col">Your approval</th></tr></thead>
+  <tbody id="queue-rows" data-rows-url="/ui/queue/rows${filterQuery(f, f.cursor ? { cursor: f.cursor } : {})}" data-refresh-ms="${REFRESH_MS}">${
+    table.rows.length ? table.rows : emptyRow(f)
+  }</tbody>
+</table>
+<p class="muted" id="queue-refresh" aria-live="polite"></p>
+${table.nextCursor && html`<p><a href="/ui${filterQuery(f, { cursor: table.nextCursor })}">More plans…</a></p>`}
 ${
-  rows.length
-    ? html`<table>
-  <caption>Plans waiting for approval, oldest first</caption>
-  <thead><tr><th scope="col">Plan</th><th scope="col">Session</th><th scope="col">Round</th><th scope="col">Requested by</th><th scope="col">Waiting since</th><th scope="col">Approvals</th></tr></thead>
-  <tbody>${rows}</tbody>
-</table>`
-    : html`<p>No plans are waiting for approval.</p>`
-}
-${plans.nextCursor && html`<p><a href="/ui?cursor=${encodeURIComponent(plans.nextCursor)}">More plans…</a></p>`}`;
-    return c.html(signedIn(c, 'queue', 'Plan queue', body));
+  mayDecide &&
+  html`<form method="post" action="/ui/plans/bulk-reject${filterQuery(f)}" class="decide bulk" id="bulk-form">
+  ${csrfField(c.get('csrf'))}
+  <h2 id="bulk-h">Reject the selected plans</h2>
+  <p class="hint">For superseded or stale plans. Each selected plan is rejected on its own, with this comment, as if from its page; nothing is executed.</p>
+  <label for="bulk-comment">Why reject them? (required)</label>
+  <textarea id="bulk-comment" name="comment" rows="2" required maxlength="${COMMENT_MAX}">${shown.draft?.comment ?? ''}</textarea>
+  <button type="submit">Reject selected plans</button>
+</form>`
+}`;
+    return c.html(signedIn(c, 'queue', 'Plan queue', body), shown.status ?? 200);
+  }
+
+  app.get('/', guard, (c) => render(c));
+
+  // The rows alone, for the page script's refresh: it replaces the table's body and nothing else.
+  app.get('/queue/rows', guard, async (c) => {
+    const { filter, problems } = readFilter(c);
+    if (problems.length)
+      return c.html(html`<tr class="empty"><td colspan="9">${problems.join(' ')}</td></tr>`.value, 400);
+    try {
+      const table = await rows(c, filter);
+      return c.html((table.rows.length ? html`${table.rows}` : emptyRow(filter)).value);
+    } catch (err) {
+      if (!(err instanceof InvalidCursorError)) throw err;
+      return c.html(
+        html`<tr class="empty"><td colspan="9">That page of the queue does not exist.</td></tr>`.value,
+        400,
+      );
+    }
   });
+
+  // Bulk reject: each selected plan through the normal decision path, each outcome reported.
+  app.post('/plans/bulk-reject', guard, async (c) => {
+    const viewer = c.get('viewer');
+    const form = c.get('form');
+    const ids = [
+      ...new Set(
+        fields(form, 'plan')
+          .map((id) => id.trim())
+          .filter(Boolean),
+      ),
+    ];
+    const comment = (field(form, 'comment') ?? '').trim();
+    const draft = { comment, selected: new Set(ids) };
+    if (!allows(viewer.role, 'decide'))
+      return render(c, { status: 403, error: `Your role (${viewer.role}) may not decide plans.` });
+    if (!ids.length) return render(c, { status: 422, error: 'Select at least one plan to reject.', draft });
+    if (!comment) return render(c, { status: 422, error: 'A rejection needs a comment.', draft });
+    if (comment.length > COMMENT_MAX)
+      return render(c, {
+        status: 422,
+        error: `That comment is too long (at most ${COMMENT_MAX} characters).`,
+        draft,
+      });
+    if (ids.length > BULK_MAX)
+      return render(c, { status: 422, error: `At most ${BULK_MAX} plans can be rejected at once.`, draft });
+    const done: string[] = [];
+    const refused: { id: string; why: string }[] = [];
+    for (const id of ids) {
+      try {
+        await deps.plans.decide(id, 'reject', { identity: viewer.identity, comment });
+        done.push(id);
+      } catch (err) {
+        if (!(err instanceof DecisionError)) throw err;
+        refused.push({ id, why: err.message });
+      }
+    }
+    const results = html`<section class="bulk-results" aria-labelledby="bulk-results-h" role="status">
+<h2 id="bulk-results-h">Bulk rejection: ${done.length} rejected, ${refused.length} refused</h2>
+${done.length ? html`<p>Rejected: ${done.map((id, i) => html`${i ? ', ' : ''}<a href="${uiPath('plans', id)}">${id}</a>`)}.</p>` : ''}
+${
+  refused.length
+    ? html`<p>Not rejected:</p><ul class="refused">${refused.map(
+        (r) => html`<li><a href="${uiPath('plans', r.id)}">${r.id}</a>: ${r.why}</li>`,
+      )}</ul>`
+    : ''
+}</section>`;
+    return render(c, { results, ...(refused.length && !done.length ? { status: 409 } : {}) });
+  });
+}
+
+/** Where a plan came from, in a table cell: job, trigger or pull request (with its link), all escaped. */
+function sourceCell(source: PlanSource | null): SafeHtml {
+  if (!source) return html`<span class="muted">unknown</span>`;
+  const pr = source.pullRequest;
+  if (pr) {
+    const label = `${pr.repository}#${pr.number}`;
+    const title = pr.title ?? '';
+    return html`pull request ${pr.url ? html`<a href="${pr.url}" rel="noopener noreferrer nofollow">${label}</a>` : label}${
+      title
+        ? html`<br><span class="untrusted">${title.length > 120 ? `${title.slice(0, 120)}…` : title}</span>`
+        : ''
+    }${pr.author ? html`<br><span class="muted">by ${pr.author}</span>` : ''}`;
+  }
+  if (source.kind === 'trigger' && source.trigger)
+    return html`trigger ${source.trigger.name ?? source.trigger.id}${source.trigger.kind ? html` <span class="muted">(${source.trigger.kind})</span>` : ''}`;
+  if (source.job) {
+    const line = source.prompt.split('\n').find((l) => l.trim()) ?? '';
+    return html`job <code>${source.job.id}</code>${source.job.slotAt === null ? ' (run by hand)' : ''}<br><span class="muted">${
+      line.length > 80 ? `${line.slice(0, 80)}…` : line
+    }</span>`;
+  }
+  return html`by hand <span class="muted">(${source.requestedBy})</span>`;
+}
+
+function filterForm(f: QueueFilter): SafeHtml {
+  const option = (value: string, label: string, selected: boolean) =>
+    html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`;
+  return html`<form method="get" action="/ui" class="filters" id="queue-filters" role="search" aria-label="Filter the queue">
+  <div><label for="f-status">Status</label>
+  <select id="f-status" name="status">${PLAN_STATUSES.map((s) => option(s, s.replace(/_/g, ' '), f.status === s))}${option('any', 'any status', f.status === null)}</select></div>
+  <div><label for="f-session">Session id</label><input type="text" id="f-session" name="session" value="${f.session}"></div>
+  <div><label for="f-trigger">Trigger id</label><input type="text" id="f-trigger" name="trigger" value="${f.trigger}"></div>
+  <div><label for="f-requester">Requested by</label><input type="text" id="f-requester" name="requester" value="${f.requester}"></div>
+  <div><label for="f-older">Older than (days)</label><input type="number" id="f-older" name="older_than_days" min="0" max="3650" value="${f.olderThanDays ?? ''}"></div>
+  <div class="check"><input type="checkbox" id="f-behind" name="behind" value="1"${f.behind ? html` checked` : ''}><label for="f-behind">Stale only (the workspace moved on)</label></div>
+  <div><button type="submit">Filter</button> <a href="/ui">Clear</a></div>
+</form>
+<p class="quick">Quick filters: <a href="/ui?older_than_days=7">pending for over 7 days</a> · <a href="/ui?behind=1">stale (workspace moved on)</a> · <a href="/ui?status=any">every plan</a></p>`;
 }
