@@ -64,8 +64,10 @@ export function unquotePath(s: string): string {
 
 /** A path from a `---`/`+++` line or a rename line: unquoted, without its `a/`/`b/` prefix; null for /dev/null. */
 function headerPath(raw: string, prefix: 'a/' | 'b/' | ''): string | null {
-  // A tab separates a timestamp in diffs from other tools; git writes none (it quotes names with tabs).
-  const trimmed = raw.startsWith('"') ? raw : raw.replace(/\t.*$/, '');
+  // git ends a name holding a space with a tab (as diff(1) separates a timestamp); names with a tab it quotes.
+  const trimmed = raw.startsWith('"')
+    ? raw.slice(0, closingQuote(raw, 0) + 1) || raw
+    : raw.replace(/\t.*$/, '');
   if (trimmed === '/dev/null') return null;
   const path = unquotePath(trimmed);
   return prefix && path.startsWith(prefix) ? path.slice(prefix.length) : path;
