@@ -255,6 +255,11 @@ export function visibleControls(text: string): string {
     .replace(INVISIBLE, (ch) => `⟨U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}⟩`);
 }
 
+/** Multi-line text (command output, a diff stat) with line ends kept (CR as a line end) and other controls shown. */
+export function visibleLines(text: string): string {
+  return text.replace(/\r\n?/g, '\n').split('\n').map(visibleControls).join('\n');
+}
+
 /** A short summary of a line count for a heading: `+3 −1`. */
 function counts(f: DiffFile) {
   return html`<span class="diff-counts"><span class="diff-count-add" aria-label="${f.additions} added lines">+${f.additions}</span> <span class="diff-count-del" aria-label="${f.deletions} removed lines">-${f.deletions}</span></span>`;
