@@ -191,7 +191,7 @@ export const APP_JS = `'use strict';
         planLink(entry('decision', e, 'Plan ' + str(e.decision) + ' by ' + str(e.identity) + ': now ' + str(e.plan_status)), e.plan_id);
         return;
       case 'execution_recorded':
-        planLink(entry('execution', e, 'Execution recorded: ' + (e.commit ? 'commit ' + short(str(e.commit), 12) : 'no commit') +
+        planLink(entry('execution', e, 'Execution recorded: ' + (e.commit ? 'commit ' + str(e.commit).slice(0, 12) : 'no commit') +
           (e.branch ? ' on ' + e.branch : '') + ', ' + (Array.isArray(e.changed_files) ? e.changed_files.length : 0) +
           ' file(s) changed'), e.plan_id);
         return;
