@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { commitExecution, planTitle, prepareWorktree } from '../../src/agent/worktree.js';
+import type { Config } from '../../src/config/schema.js';
 import { newId } from '../../src/ids.js';
+import type { Store } from '../../src/store/store.js';
 import type { ExecuteMode, Plan, Run, Session } from '../../src/store/types.js';
 import { makeRepo } from '../support/git-repo.js';
-import type { Harness } from '../support/harness.js';
 import { sha256 } from './helpers.js';
 
 export interface SeededExecution {
@@ -22,10 +23,11 @@ export interface SeededExecution {
 /**
  * A git repository, a session on it, a plan made against its HEAD and an execute run that really ran in the
  * plan's worktree (prepareWorktree), changed files there (`changes`: content, or null to delete) and
- * committed them (commitExecution), as the execute phase does. `status` leaves the run unfinished.
+ * committed them (commitExecution), as the execute phase does. `status` leaves the run unfinished. `h` is a
+ * harness, or a test daemon's parts.
  */
 export async function seedExecution(
-  h: Harness,
+  h: { dir: string; store: Store; clock: { now(): number }; config: Config },
   o: {
     files?: Record<string, string>;
     changes?: Record<string, string | null>;
