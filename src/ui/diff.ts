@@ -35,7 +35,12 @@ export interface DiffFile {
 /** The path a file is known by: its new path, or the old one for a deletion. */
 export const filePath = (f: DiffFile): string => f.newPath ?? f.oldPath ?? '(unnamed)';
 
-/** Undoes git's C-style quoting of a path (`"a/caf\303\251 \"x\".txt"`), octal escapes being UTF-8 bytes. */
+/**
+ * Undoes git's C-style quoting of a path (`"a/caf\303\251 \"x\".txt"`), octal escapes being UTF-8 bytes.
+ * git quotes a path holding a double quote, backslash or control character (always) or a byte ≥ 0x80
+ * (unless core.quotePath is false) by putting it in double quotes with C escapes (git-config(1),
+ * core.quotePath: https://git-scm.com/docs/git-config#Documentation/git-config.txt-corequotePath).
+ */
 export function unquotePath(s: string): string {
   if (!s.startsWith('"') || !s.endsWith('"') || s.length < 2) return s;
   const bytes: number[] = [];
