@@ -93,6 +93,7 @@ remote commands (talk to a running daemon over its HTTP API):
   runs list [--status S] [--session ID] [--job ID] [--json]
   runs show ID [--json]
   runs cancel ID
+  runs diff ID [--stat] [--json]   (what an execute run changed, as a unified diff)
   runs follow ID [--json]   (prints the run's events as they happen until it ends; exit 1 unless it
       ended planned or completed)
       --url URL           daemon URL (default: $DRYDOCK_URL, else http://127.0.0.1:8080)

@@ -166,6 +166,15 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/v1/runs/{id}/diff',
+    summary:
+      "An execute run's result as a unified diff (JSON: state, reason, branch, base_commit, commit, files with +/- counts, shown_files, truncated, diff text; at most 300 files and 1 MB of text). state: ready | no_changes | pending | not_git | unavailable (removed by retention); 409 for a planning run",
+    auth: 'read',
+    ok: 200,
+    errors: [404, 409],
+  },
+  {
+    method: 'get',
     path: '/v1/runs/{id}/events',
     summary: "A run's event log as Server-Sent Events (Last-Event-ID resumes)",
     auth: 'read',

@@ -39,8 +39,11 @@ export function splitLines(text: string): string[] {
 
 /** Every line of both texts in order, each marked same, add or remove: a shortest edit script. */
 export function diffLines(oldText: string, newText: string, maxEdits = MAX_EDITS): DiffLine[] {
-  const a = splitLines(oldText);
-  const b = splitLines(newText);
+  return diffLineLists(splitLines(oldText), splitLines(newText), maxEdits);
+}
+
+/** `diffLines` over texts already split (by callers that keep `\r` or mark a missing final newline). */
+export function diffLineLists(a: string[], b: string[], maxEdits = MAX_EDITS): DiffLine[] {
   // The common head and tail are cheap to match and are most of a revision.
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head++;

@@ -2,8 +2,10 @@
 // forbids inline script and style, so everything dynamic lives here.
 
 /**
- * The run page's live event log: an EventSource on the cookie-authenticated stream. Everything is added
- * as text (textContent / text nodes), never as markup: event data is model output.
+ * The run page's live event log as a timeline: an EventSource on the cookie-authenticated stream, one entry
+ * per event (text and thinking gathered from their deltas, a tool call with its result on one line), each
+ * with its time and its JSON one click away. Everything is added as text (textContent / text nodes), never
+ * as markup: event data is model output.
  */
 export const APP_JS = `'use strict';
 ${viewerScript()}
@@ -12,47 +14,99 @@ ${viewerScript()}
   if (!log || typeof EventSource === 'undefined') return;
   var state = document.getElementById('run-events-state');
   var runStatus = document.getElementById('run-status');
-  var open = null; // the text or thinking block that deltas are appended to
+  var open = null; // the text or thinking entry that deltas are appended to
   var openKind = null;
+  var tools = {}; // tool_use_id -> its entry, for the result
+  var WORDS = { allowed: 'allowed', denied: 'denied', timed_out: 'timed out' };
 
   function setState(text) {
     if (state) state.textContent = text;
   }
+  function el(tag, cls, text) {
+    var n = document.createElement(tag);
+    if (cls) n.className = cls;
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+  function str(v) {
+    return v === null || v === undefined ? '-' : String(v);
+  }
   function short(value, max) {
     var s = typeof value === 'string' ? value : JSON.stringify(value);
     if (s === undefined) s = String(value);
+    s = s.replace(/\\s+/g, ' ');
     return s.length > max ? s.slice(0, max) + '\\u2026' : s;
   }
-  function line(kind, text) {
-    var p = document.createElement('p');
-    p.className = 'ev ev-' + kind;
-    p.textContent = text;
-    log.appendChild(p);
+  function size(n) {
+    n = Number(n) || 0;
+    return n < 1000 ? n + ' chars' : (n / 1000).toFixed(1) + 'k chars';
+  }
+  function clock(at) {
+    var d = new Date(at);
+    return isNaN(d.getTime()) ? '' : d.toLocaleTimeString();
+  }
+  /** The JSON of the entry's events, built only when someone opens it. */
+  function rawJson(li, events) {
+    var box = el('details', 'ev-raw');
+    box.appendChild(el('summary', null, 'JSON'));
+    var pre = el('pre');
+    box.appendChild(pre);
+    box.addEventListener('toggle', function () {
+      if (box.open) pre.textContent = JSON.stringify(events.length === 1 ? events[0] : events, null, 2);
+    });
+    li.appendChild(box);
+  }
+  /** A timeline entry: time, a readable line, its JSON one click away. */
+  function entry(kind, e, text) {
+    var li = el('li', 'ev ev-' + kind);
+    var t = el('time', 'ev-time', clock(e.at));
+    if (typeof e.at === 'string') {
+      t.setAttribute('datetime', e.at);
+      t.title = e.at;
+    }
+    li.appendChild(t);
+    var body = el('div', 'ev-body');
+    if (text !== undefined) body.appendChild(el('span', 'ev-line', text));
+    li.appendChild(body);
+    var events = [e];
+    rawJson(li, events);
+    log.appendChild(li);
     open = null;
     openKind = null;
-    return p;
+    return { li: li, body: body, events: events };
   }
-  function delta(kind, text) {
+  function link(x, href, text) {
+    var a = el('a', null, text);
+    a.href = href;
+    x.body.appendChild(document.createTextNode(' '));
+    x.body.appendChild(a);
+  }
+  function planLink(x, planId) {
+    if (typeof planId === 'string') link(x, '/ui/plans/' + encodeURIComponent(planId), 'open plan');
+  }
+  function delta(kind, e) {
     if (openKind !== kind) {
-      open = document.createElement('pre');
-      open.className = 'ev ev-' + kind;
-      log.appendChild(open);
+      var x = entry(kind, e);
+      x.body.appendChild(el('span', 'ev-label', kind === 'thinking' ? 'Thinking' : 'Text'));
+      x.text = el('p', 'ev-prose');
+      x.body.appendChild(x.text);
+      open = x;
       openKind = kind;
-    }
-    open.appendChild(document.createTextNode(text));
+    } else open.events.push(e);
+    open.text.appendChild(document.createTextNode(String(e.text || '')));
   }
-  function planLink(p, planId) {
-    if (typeof planId !== 'string') return;
-    var a = document.createElement('a');
-    a.href = '/ui/plans/' + encodeURIComponent(planId);
-    a.textContent = 'open plan';
-    p.appendChild(document.createTextNode(' '));
-    p.appendChild(a);
+  /** The argument that says what a tool call is about: a path, a command, a pattern. */
+  function mainArg(input) {
+    if (!input || typeof input !== 'object') return short(input, 120);
+    var keys = ['file_path', 'command', 'pattern', 'path', 'url', 'plan'];
+    for (var i = 0; i < keys.length; i++) {
+      if (typeof input[keys[i]] === 'string') return short(input[keys[i]], 160);
+    }
+    return short(input, 120);
   }
   function receipt(e) {
-    var box = document.createElement('div');
-    box.className = 'ev ev-receipt';
-    box.setAttribute('data-status', String(e.status));
+    var x = entry('receipt', e);
+    x.li.setAttribute('data-status', String(e.status));
     var u = e.usage || {};
     var rows = [
       'Run finished: ' + e.status,
@@ -65,14 +119,112 @@ ${viewerScript()}
     ];
     if (e.error) rows.push('Error: ' + e.error);
     rows.forEach(function (text) {
-      var p = document.createElement('p');
-      p.textContent = text;
-      box.appendChild(p);
+      x.body.appendChild(el('p', null, text));
     });
-    log.appendChild(box);
-    open = null;
-    openKind = null;
+    planLink(x, e.plan_id);
     if (runStatus) runStatus.textContent = String(e.status);
+  }
+  function questions(qs) {
+    if (!Array.isArray(qs)) return '';
+    return qs
+      .map(function (q) {
+        var opts = Array.isArray(q && q.options) ? q.options.map(function (o) { return str(o && o.label); }) : [];
+        return str(q && q.question) + (opts.length ? ' (' + opts.join(' | ') + ')' : '');
+      })
+      .join('; ');
+  }
+
+  function show(e) {
+    var x;
+    switch (e.type) {
+      case 'text_delta':
+        return delta('text', e);
+      case 'thinking_delta':
+        return delta('thinking', e);
+      case 'run_started':
+      case 'run_resumed':
+        entry('run', e, (e.type === 'run_started' ? 'Run started: ' : 'Run resumed: ') + str(e.phase) +
+          ' phase, model ' + str(e.model) + ', attempt ' + str(e.attempt));
+        return;
+      case 'tool_use':
+        x = entry('tool', e, '\\u2192 ' + str(e.tool) + ' ' + mainArg(e.input));
+        tools[String(e.tool_use_id)] = x;
+        return;
+      case 'tool_result': {
+        var text = (e.is_error ? 'error' : 'ok') + ', ' + size(e.chars) + (e.truncated ? ', truncated' : '');
+        x = tools[String(e.tool_use_id)];
+        if (x) {
+          x.events.push(e);
+          x.li.classList.add(e.is_error ? 'ev-failed' : 'ev-ok');
+          x.body.appendChild(el('span', 'ev-result', ' \\u2190 ' + text));
+          open = null;
+          openKind = null;
+        } else entry('result', e, '\\u2190 ' + str(e.tool) + ' ' + text);
+        return;
+      }
+      case 'tool_interrupted':
+        entry('result', e, '\\u2190 ' + str(e.tool) + ' was interrupted by a restart and is not run again');
+        return;
+      case 'tool_call_cut_off':
+        entry('result', e, str(e.tool) + ' call cut off at max_tokens; not run');
+        return;
+      case 'tool_approval_request':
+        x = entry('approval', e, 'Approval needed: ' + str(e.tool) + ' ' + mainArg(e.input) + ' (' + str(e.reason) + ')');
+        link(x, '/ui/tool-approvals', 'decide');
+        return;
+      case 'tool_approval_resolved':
+        entry('decision', e, 'Tool call ' + (WORDS[e.decision] || str(e.decision)) + (e.by ? ' by ' + e.by : '') +
+          (e.message ? ': ' + short(e.message, 300) : ''));
+        return;
+      case 'question_request':
+        x = entry('question', e, 'Question: ' + questions(e.questions));
+        link(x, '/ui/questions', 'answer');
+        return;
+      case 'question_resolved':
+        entry('decision', e, e.reason === 'answered'
+          ? 'Question answered' + (e.by ? ' by ' + e.by : '') + (e.answers ? ': ' + short(e.answers, 300) : '')
+          : 'Question ' + str(e.reason));
+        return;
+      case 'plan_proposed':
+        planLink(entry('plan', e, 'Plan proposed (round ' + str(e.round) + ', sha256 ' + short(str(e.sha256), 12) + ')'), e.plan_id);
+        return;
+      case 'plan_decided':
+        planLink(entry('decision', e, 'Plan ' + str(e.decision) + ' by ' + str(e.identity) + ': now ' + str(e.plan_status)), e.plan_id);
+        return;
+      case 'execution_recorded':
+        planLink(entry('execution', e, 'Execution recorded: ' + (e.commit ? 'commit ' + str(e.commit).slice(0, 12) : 'no commit') +
+          (e.branch ? ' on ' + e.branch : '') + ', ' + (Array.isArray(e.changed_files) ? e.changed_files.length : 0) +
+          ' file(s) changed'), e.plan_id);
+        return;
+      case 'model_retry':
+        entry('retry', e, 'Model retry: attempt ' + str(e.attempt) + ' failed (' + str(e.cause) + '); next in ' +
+          (Number(e.next_attempt_in_ms || 0) / 1000).toFixed(1) + ' s');
+        return;
+      case 'turn_finished':
+        entry('turn', e, 'Turn ' + str(e.turn) + ' finished: ' + str(e.stop_reason) + ', $' + Number(e.cost_usd || 0).toFixed(4));
+        return;
+      case 'policy_violation':
+        entry('warning', e, 'Refused: ' + str(e.tool) + ' is not allowed in the ' + str(e.phase) + ' phase' + (e.reason ? ' (' + e.reason + ')' : ''));
+        return;
+      case 'mode_fallback':
+        entry('warning', e, 'Execute mode ' + str(e.from) + ' fell back to ' + str(e.to) + ': ' + str(e.reason));
+        return;
+      case 'run_interrupted':
+        entry('warning', e, 'Run interrupted by a restart' + (e.retrying ? '; retrying (attempt ' + str(e.attempt) + ')' : ''));
+        return;
+      case 'run_finished':
+        receipt(e);
+        source.close();
+        setState('The run has finished.');
+        return;
+      default: {
+        var rest = {};
+        Object.keys(e).forEach(function (k) {
+          if (k !== 'type' && k !== 'seq' && k !== 'at') rest[k] = e[k];
+        });
+        entry('other', e, str(e.type) + ' ' + short(rest, 300));
+      }
+    }
   }
 
   var source = new EventSource(log.getAttribute('data-events-url'));
@@ -86,38 +238,7 @@ ${viewerScript()}
     } catch (_) {
       return;
     }
-    switch (e.type) {
-      case 'text_delta':
-        delta('text', String(e.text || ''));
-        break;
-      case 'thinking_delta':
-        delta('thinking', String(e.text || ''));
-        break;
-      case 'tool_use':
-        line('tool', '\\u2192 ' + e.tool + ' ' + short(e.input, 400));
-        break;
-      case 'tool_result':
-        line('result', '\\u2190 ' + e.tool + (e.is_error ? ' failed' : ' done') + ' (' + e.chars + ' chars)');
-        break;
-      case 'plan_proposed':
-        planLink(line('plan', 'Plan proposed (round ' + e.round + ', sha256 ' + short(e.sha256, 12) + ')'), e.plan_id);
-        break;
-      case 'plan_decided':
-        planLink(line('plan', 'Plan ' + e.decision + ' by ' + e.identity + ': now ' + e.plan_status), e.plan_id);
-        break;
-      case 'run_finished':
-        receipt(e);
-        source.close();
-        setState('The run has finished.');
-        break;
-      default: {
-        var rest = {};
-        Object.keys(e).forEach(function (k) {
-          if (k !== 'type' && k !== 'seq' && k !== 'at') rest[k] = e[k];
-        });
-        line('other', e.type + ' ' + short(rest, 400));
-      }
-    }
+    if (e && typeof e === 'object') show(e);
   };
   source.addEventListener('end', function () {
     source.close();
@@ -173,6 +294,46 @@ fieldset .own label { display: block; margin-top: .5rem; }
 .ev-tool, .ev-result, .ev-other, .ev-plan { font-family: ui-monospace, monospace; font-size: .9em; overflow-wrap: anywhere; }
 .ev-receipt { border-top: 2px solid var(--line); margin-top: .5rem; padding-top: .25rem; font-weight: 600; }
 .ev-receipt p { margin: .1rem 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.timeline { list-style: none; padding: .5rem 1rem; }
+.timeline .ev { display: grid; grid-template-columns: 6.5rem 1fr; gap: 0 .75rem; border-bottom: 1px solid var(--line); padding: .3rem 0; }
+.timeline .ev-time { color: var(--muted); font-size: .85em; font-variant-numeric: tabular-nums; }
+.timeline .ev-body { overflow-wrap: anywhere; min-width: 0; }
+.timeline .ev-raw { grid-column: 2; font-size: .85em; }
+.timeline .ev-raw summary { color: var(--muted); cursor: pointer; }
+.ev-label { font-weight: 600; margin-right: .5rem; }
+.ev-prose { white-space: pre-wrap; margin: .1rem 0; }
+.ev-thinking .ev-prose { color: var(--muted); font-style: italic; }
+.ev-failed .ev-result, .ev-warning .ev-line { color: var(--err); }
+.ev-turn .ev-line { color: var(--muted); font-size: .9em; }
+.ev-approval, .ev-question { background: color-mix(in srgb, var(--accent) 8%, transparent); }
+.diff-file { border: 1px solid var(--line); margin: 1rem 0; }
+.diff-head { font-size: 1rem; margin: 0; padding: .4rem .6rem; background: color-mix(in srgb, var(--fg) 5%, transparent); overflow-wrap: anywhere; }
+.diff-mark { font-size: .8em; font-weight: 600; border: 1px solid var(--line); border-radius: 3px; padding: 0 .3rem; margin-left: .3rem; }
+.diff-count-add { color: #1a7f37; } .diff-count-del { color: #cf222e; }
+@media (prefers-color-scheme: dark) { .diff-count-add { color: #7ee2a8; } .diff-count-del { color: #ffa198; } }
+.diff-counts { font-family: ui-monospace, monospace; font-size: .85em; margin-left: .5rem; }
+.diff-files { columns: 2 20rem; }
+table.diff { font-family: ui-monospace, monospace; font-size: .85em; table-layout: fixed; }
+table.diff th { font-size: .8em; color: var(--muted); padding: .1rem .4rem; }
+table.diff th:nth-child(1), table.diff th:nth-child(2) { width: 3.5rem; } table.diff th:nth-child(3) { width: 1.5rem; }
+table.diff td { padding: 0 .4rem; border: 0; }
+.diff-ln { color: var(--muted); text-align: right; user-select: none; }
+.diff-marker { user-select: none; font-weight: 700; }
+.diff-code code { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 1em; }
+.diff-add { background: color-mix(in srgb, #2da44e 16%, transparent); }
+.diff-del { background: color-mix(in srgb, #cf222e 14%, transparent); }
+.diff-hunk td { color: var(--muted); background: color-mix(in srgb, var(--accent) 8%, transparent); padding: .15rem .4rem; }
+.diff-note td { color: var(--muted); font-style: italic; }
+.tk-kw { color: #8250df; } .tk-str { color: #0a3069; } .tk-com { color: #6e7781; font-style: italic; } .tk-num { color: #0550ae; }
+@media (prefers-color-scheme: dark) { .tk-kw { color: #d2a8ff; } .tk-str { color: #a5d6ff; } .tk-com { color: #8b949e; } .tk-num { color: #79c0ff; } }
+.commands { padding-left: 1.25rem; }
+.command { margin: .5rem 0; }
+.cmd-line { margin: .2rem 0; overflow-wrap: anywhere; }
+.cmd-state { font-size: .8em; font-weight: 600; border-radius: 3px; padding: 0 .3rem; margin-left: .3rem; }
+.cmd-ok { background: var(--ok-bg); color: var(--ok); } .cmd-error { background: var(--err-bg); color: var(--err); } .cmd-pending { color: var(--muted); }
+.cmd-output { max-height: 30rem; overflow: auto; }
+.tool-preview { margin: .5rem 0; }
 `;
 
 // ---- times in the viewer's zone, the queue's refresh and bulk selection ---------------------------------

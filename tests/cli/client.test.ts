@@ -167,6 +167,7 @@ const SUBCOMMANDS: [string, string][] = [
   ['runs', 'list'],
   ['runs', 'show'],
   ['runs', 'cancel'],
+  ['runs', 'diff'],
 ];
 
 describe('drydock remote commands: usage', () => {

@@ -5,6 +5,7 @@ import {
   clean,
   dash,
   fields,
+  flag,
   type Group,
   idPath,
   jsonOption,
@@ -17,11 +18,12 @@ import {
   queryString,
   runGroup,
   str,
+  table,
   when,
 } from './common.js';
 import { followCommand } from './run-follow.js';
 
-// drydock runs list|show|cancel|follow: agent runs over /v1/runs.
+// drydock runs list|show|cancel|follow|diff: agent runs over /v1/runs.
 
 const STATUSES = RUN_STATUSES;
 
@@ -65,7 +67,7 @@ const cost = (usd: number): string => `$${usd.toFixed(4)}`;
 
 export const runsGroup: Group = {
   name: 'runs',
-  summary: 'Agent runs: list them, read one, cancel one, follow one as it happens.',
+  summary: 'Agent runs: list them, read one, cancel one, follow one as it happens, print what one changed.',
   commands: {
     list: {
       synopsis: '[--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]',
@@ -189,7 +191,65 @@ export const runsGroup: Group = {
     },
 
     follow: followCommand,
+
+    diff: {
+      synopsis: 'ID [--stat] [--json]',
+      help: `Prints what an execute run changed, as a unified diff (from the plan's commit to the execution's
+commit on drydock/<plan id>): the diff text on standard output, notes (cut short, no diff and why) on
+standard error. On a terminal control characters are left out; piped, the text is as git wrote it, so
+\`drydock runs diff ID | git apply\` works. Exit 1 when there is no diff to show (still running, failed,
+removed by retention, not a git workspace), 0 for a diff or an execution that changed nothing.
+
+  --stat                print the changed files with their +/- counts instead of the text
+  --json                print the API's JSON body`,
+      options: { stat: { type: 'boolean' }, ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('GET', `/v1/runs/${idPath(args[0]!)}/diff`);
+        if (printedJson(values, res.text)) return;
+        const d = res.body as DiffJson;
+        const note = (text: string) => process.stderr.write(`drydock: ${clean(text)}\n`);
+        if (d.state === 'no_changes') {
+          note(`run ${d.run_id}: ${d.reason}`);
+          return;
+        }
+        if (d.state !== 'ready' || d.diff === null) {
+          note(`run ${d.run_id}: no diff (${d.state}): ${d.reason ?? ''}`);
+          return 1;
+        }
+        if (flag(values, 'stat')) {
+          out(
+            table(
+              ['FILE', 'ADDED', 'REMOVED'],
+              d.files.map((f) => [
+                f.old_path ? `${f.old_path} => ${f.path}` : f.path,
+                f.binary ? 'binary' : String(f.additions),
+                f.binary ? '' : String(f.deletions),
+              ]),
+            ),
+          );
+        } else {
+          process.stdout.write(process.stdout.isTTY ? clean(d.diff) : d.diff);
+        }
+        if (d.truncated) note(`the diff is cut short: ${d.truncated}`);
+      },
+    },
   },
 };
+
+interface DiffJson {
+  run_id: string;
+  state: string;
+  reason: string | null;
+  files: {
+    path: string;
+    old_path: string | null;
+    additions: number | null;
+    deletions: number | null;
+    binary: boolean;
+  }[];
+  truncated: string | null;
+  diff: string | null;
+}
 
 export const runsCommand = (argv: string[]): Promise<number> => runGroup(runsGroup, argv);

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { type ResultDiff, readResultDiff } from '../../agent/result-diff.js';
 import { RUN_FINISHED } from '../../runs/events.js';
 import { isFinishedRunStatus, type RunEvent } from '../../store/types.js';
 import { requires } from '../auth.js';
@@ -40,6 +41,19 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
       throw new HttpError(409, 'conflict', `run ${id} already ended (${now?.status})`);
     }
     return c.json(presentRun((await store.getRun(id))!));
+  });
+
+  /**
+   * An execute run's result as a unified diff (the plan's commit to the execution's commit), in JSON with its
+   * files counted; `state` says why there is no diff text (see presentDiff). 409 for a planning run.
+   */
+  app.get('/:id/diff', async (c) => {
+    const id = c.req.param('id');
+    const run = await store.getRun(id);
+    if (!run) throw notFound('run', id);
+    const diff = await readResultDiff({ store, dataDir: deps.config.data_dir }, run);
+    if (diff.state === 'not_execution') throw new HttpError(409, 'not_an_execution', diff.reason);
+    return c.json(presentDiff(diff));
   });
 
   /**
@@ -108,4 +122,34 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
   });
 
   return app;
+}
+
+/**
+ * `state`: ready (diff holds the text, maybe cut: see truncated), no_changes, pending (no commit yet, or the
+ * execution failed before one), not_git (the workspace is no repository: changed in place), unavailable
+ * (commit or repository gone, e.g. after retention); `reason` says it in words for every state but ready.
+ */
+export function presentDiff(d: ResultDiff) {
+  return {
+    run_id: d.runId,
+    plan_id: d.planId,
+    state: d.state,
+    reason: d.state === 'ready' ? null : d.reason,
+    branch: d.branch,
+    base_commit: d.base,
+    commit: d.commit,
+    files:
+      d.state === 'ready'
+        ? d.files.map((f) => ({
+            path: f.path,
+            old_path: f.oldPath,
+            additions: f.additions,
+            deletions: f.deletions,
+            binary: f.binary,
+          }))
+        : [],
+    shown_files: d.state === 'ready' ? d.shownFiles : 0,
+    truncated: d.state === 'ready' ? d.truncated : null,
+    diff: d.state === 'ready' ? d.diff : null,
+  };
 }

@@ -27,6 +27,7 @@ import { html, type SafeHtml } from '../html.js';
 import { alertBox, csrfField, time, uiPath, usd } from '../layout.js';
 import { renderMarkdown } from '../markdown.js';
 import { signedIn, type UiContext } from './context.js';
+import { executionSection } from './execution.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const LIMITS: Record<DecisionKind, number> = { approve: 10_000, reject: 10_000, revise: 20_000 };
@@ -93,10 +94,11 @@ export function planRoutes(ctx: UiContext): void {
       const body = html`<h1>Plan not found</h1>${alertBox(`There is no plan ${id}.`)}<p><a href="/ui">Back to the queue</a></p>`;
       return c.html(signedIn(c, null, 'Plan not found', body), 404);
     }
-    const [runs, session, context] = await Promise.all([
+    const [runs, session, context, execution] = await Promise.all([
       store.listPlanRuns(plan),
       store.getSession(plan.sessionId),
       planContext(store, plan),
+      executionSection(deps, plan),
     ]);
     const decisions = context.decisions;
     const approvals = decisions.filter((d) => d.kind === 'approve').length;
@@ -125,10 +127,8 @@ ${roundsSection(context)}
 <article class="plan-body" aria-labelledby="plan-text">
 ${renderMarkdown(plan.markdown)}
 </article>
-${
-  // execution section (src/ui/pages/execution.ts) goes here
-  ''
-}${deliverySection(plan.delivery ?? null)}
+${execution}
+${deliverySection(plan.delivery ?? null)}
 ${filesSection(context.files)}
 ${questionsSection(context.questions)}
 ${costSection(context.cost)}

@@ -1,8 +1,14 @@
+import { branchFor } from '../../agent/worktree.js';
+import { visibleLines } from '../diff.js';
 import { html } from '../html.js';
 import { alertBox, time, uiPath, usd } from '../layout.js';
 import { signedIn, type UiContext } from './context.js';
+import { executionDetails } from './execution.js';
 
-/** GET /ui/runs/:id: the run's record; app.js follows its event log live from /ui/runs/:id/events. */
+/**
+ * GET /ui/runs/:id: the run's record, for an execute run its diff and command outputs; app.js follows its
+ * event log live from /ui/runs/:id/events and shows it as a timeline.
+ */
 export function runRoutes({ app, deps, guard }: UiContext): void {
   app.get('/runs/:id', guard, async (c) => {
     const id = c.req.param('id');
@@ -17,6 +23,10 @@ export function runRoutes({ app, deps, guard }: UiContext): void {
       run.startedAt !== null && run.finishedAt !== null
         ? `${((run.finishedAt - run.startedAt) / 1000).toFixed(1)} s`
         : '—';
+    const executed =
+      run.phase === 'execute' && run.executesPlanId ? await deps.store.getPlan(run.executesPlanId) : null;
+    const execution =
+      run.phase === 'execute' ? await executionDetails(deps, executed, run, { facts: false }) : null;
     const body = html`<h1>${run.phase === 'execute' ? 'Execute' : 'Plan'} run <code>${run.id}</code></h1>
 <dl class="facts">
   <dt>Status</dt><dd id="run-status">${run.status}</dd>
@@ -30,14 +40,16 @@ export function runRoutes({ app, deps, guard }: UiContext): void {
   <dt>Started</dt><dd>${time(run.startedAt)}</dd>
   <dt>Finished</dt><dd>${time(run.finishedAt)} (${duration})</dd>
   ${run.error && html`<dt>Error</dt><dd>${run.error}</dd>`}
+  ${executed?.workspaceCommit && html`<dt>Branch</dt><dd><code>${branchFor(executed.id)}</code></dd>`}
   ${run.resultCommit && html`<dt>Result commit</dt><dd><code>${run.resultCommit}</code></dd>`}
   ${run.changedFiles && run.changedFiles.length > 0 && html`<dt>Changed files</dt><dd><ul>${run.changedFiles.map((f) => html`<li><code>${f}</code></li>`)}</ul></dd>`}
-  ${run.diffStat && html`<dt>Diff stat</dt><dd><pre>${run.diffStat}</pre></dd>`}
+  ${run.diffStat && html`<dt>Diff stat</dt><dd><pre>${visibleLines(run.diffStat)}</pre></dd>`}
 </dl>
-<h2 id="events-heading">Events</h2>
+${execution && html`<section class="execution" aria-labelledby="execution-heading"><h2 id="execution-heading">Execution</h2>${execution}</section>`}
+<h2 id="events-heading">Timeline</h2>
 <p id="run-events-state" role="status">Loading the event log…</p>
 <noscript><p>The live event log needs JavaScript. Reload the page to see the run's latest status.</p></noscript>
-<div id="run-events" class="events" aria-labelledby="events-heading" data-events-url="/ui/runs/${encodeURIComponent(run.id)}/events"></div>`;
+<ol id="run-events" class="events timeline" aria-labelledby="events-heading" data-events-url="/ui/runs/${encodeURIComponent(run.id)}/events"></ol>`;
     return c.html(signedIn(c, null, `Run ${run.id}`, body));
   });
 }

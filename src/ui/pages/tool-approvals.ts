@@ -6,8 +6,9 @@ import { QuestionError } from '../../runs/service.js';
 import type { ToolApproval } from '../../store/types.js';
 import type { UiEnv } from '../env.js';
 import { field } from '../form.js';
-import { html } from '../html.js';
+import { html, type SafeHtml } from '../html.js';
 import { alertBox, csrfField, time, uiPath } from '../layout.js';
+import { toolPreview } from '../tool-preview.js';
 import { signedIn, type UiContext } from './context.js';
 
 const MESSAGE_LIMIT = 10_000;
@@ -16,15 +17,7 @@ const DONE: Record<string, string> = {
   deny: 'The tool call was denied; the run continues without it.',
 };
 
-function pretty(input: unknown): string {
-  try {
-    return JSON.stringify(input, null, 2) ?? String(input);
-  } catch {
-    return String(input);
-  }
-}
-
-/** GET /ui/tool-approvals and the allow / deny forms. */
+/** GET /ui/tool-approvals: each pending call shown as what it would do (tool-preview.ts), with allow / deny. */
 export function toolApprovalRoutes({ app, deps, guard }: UiContext): void {
   const { store } = deps;
 
@@ -43,6 +36,23 @@ export function toolApprovalRoutes({ app, deps, guard }: UiContext): void {
         ),
       ),
     );
+    const sessions = new Map(
+      await Promise.all(
+        [...new Set(pending.map((a) => a.sessionId))].map(
+          async (id) => [id, await store.getSession(id)] as const,
+        ),
+      ),
+    );
+    // What each call would do: the file it would write or the edit, as a diff; the command.
+    const previews = await Promise.all(
+      pending.map((a) =>
+        toolPreview(a, {
+          dataDir: deps.config.data_dir,
+          plan: a.planId ? (plans.get(a.planId) ?? null) : null,
+          session: sessions.get(a.sessionId) ?? null,
+        }),
+      ),
+    );
     const ownCall = (a: ToolApproval) => {
       const plan = a.planId ? plans.get(a.planId) : null;
       return (
@@ -54,7 +64,7 @@ export function toolApprovalRoutes({ app, deps, guard }: UiContext): void {
     const body = html`<h1>Pending tool approvals</h1>
 ${alertBox(shown.error, shown.notice)}
 ${!canDecide && html`<p class="hint">Your role (${c.get('viewer').role}) may read tool calls but not decide them.</p>`}
-${pending.length ? pending.map((a) => approvalForm(c, a, canDecide, !ownCall(a))) : html`<p>No tool calls are waiting for a decision.</p>`}`;
+${pending.length ? pending.map((a, i) => approvalForm(c, a, previews[i]!, canDecide, !ownCall(a))) : html`<p>No tool calls are waiting for a decision.</p>`}`;
     return c.html(signedIn(c, 'tool-approvals', 'Tool approvals', body), shown.status ?? 200);
   }
 
@@ -95,12 +105,18 @@ ${pending.length ? pending.map((a) => approvalForm(c, a, canDecide, !ownCall(a))
   });
 }
 
-function approvalForm(c: Context<UiEnv>, a: ToolApproval, canDecide: boolean, canAllow: boolean) {
+function approvalForm(
+  c: Context<UiEnv>,
+  a: ToolApproval,
+  preview: SafeHtml,
+  canDecide: boolean,
+  canAllow: boolean,
+) {
   const messageId = `msg-${a.id}`;
   return html`<section class="tool-approval" aria-labelledby="h-${a.id}">
 <h2 id="h-${a.id}"><code>${a.tool}</code> in run <a href="${uiPath('runs', a.runId)}">${a.runId}</a></h2>
 <p class="muted">${a.planId && html`Carrying out plan <a href="${uiPath('plans', a.planId)}">${a.planId}</a>. `}Asked ${time(a.createdAt)}; expires ${time(a.expiresAt)}</p>
-<pre aria-label="Tool input">${pretty(a.input)}</pre>
+${preview}
 ${
   canDecide &&
   html`<form method="post" action="/ui/tool-approvals/${encodeURIComponent(a.id)}" class="tool">
