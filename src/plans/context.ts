@@ -315,7 +315,7 @@ function pullRequestOf(run: Run, untrusted: Record<string, unknown> | null): Pul
     headRef: c.headRef,
     baseRef: c.baseRef,
     headSha: c.headSha,
-    baseSha: null,
+    baseSha: c.baseSha ?? null,
     draft: typeof data.draft === 'boolean' ? data.draft : null,
     labels: Array.isArray(data.labels) ? data.labels.filter((l): l is string => typeof l === 'string') : [],
   };

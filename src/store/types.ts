@@ -164,6 +164,8 @@ export interface RunCheckout {
   headSha: string;
   headRef: string;
   baseRef: string;
+  /** Absent on runs recorded before it was kept. */
+  baseSha?: string | null;
   number: number;
 }
 

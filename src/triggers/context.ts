@@ -10,6 +10,8 @@ export interface PullRequestContext {
   headSha: string;
   headRef: string;
   baseRef: string;
+  /** The base branch's commit when the event was sent (null when the payload lacks a valid one). */
+  baseSha: string | null;
   draft: boolean;
   labels: string[];
   author: string; // GitHub login
@@ -63,6 +65,7 @@ export function pullRequestContext(event: string, payload: unknown): PullRequest
     headSha,
     headRef,
     baseRef,
+    baseSha: SHA.test(str(at(pr, 'base', 'sha')) ?? '') ? (str(at(pr, 'base', 'sha')) as string) : null,
     draft: at(pr, 'draft') === true,
     labels,
     author: str(at(pr, 'user', 'login')) ?? 'unknown',

@@ -301,6 +301,7 @@ export class TriggerService {
           headSha: ctx.headSha,
           headRef: ctx.headRef,
           baseRef: ctx.baseRef,
+          baseSha: ctx.baseSha,
           number: ctx.number,
         },
       },

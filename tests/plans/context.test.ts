@@ -246,6 +246,7 @@ describe('untrustedData', () => {
         headSha: 'a'.repeat(40),
         headRef: 'feature',
         baseRef: 'main',
+        baseSha: null,
         draft: false,
         labels: ['x'],
         author: 'mallory',
@@ -302,7 +303,7 @@ describe('the context of a pull request plan', () => {
           head_ref: 'feature-x',
           head_sha: head,
           base_ref: payload.pull_request.base.ref,
-          base_sha: null,
+          base_sha: payload.pull_request.base.sha,
         },
       });
     } finally {

@@ -86,6 +86,7 @@ async function seedPullRequest(o: { title: string; url: string; author?: string;
       headSha,
       headRef: 'feature/x',
       baseRef: 'main',
+      baseSha: null,
       draft: false,
       labels: [`bug ${XSS}`],
       author: o.author ?? 'mallory',
