@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
+import { launchChromium, pwned, signInPage } from '../support/chromium.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import type { Harness } from '../support/harness.js';
@@ -11,8 +11,6 @@ import { seedPlan } from './helpers.js';
 
 // A real daemon, a real git repository, the scripted model and Debian's chromium (installed by .ci/run;
 // never a downloaded browser). The plan is hostile model output: none of it may run in the page.
-
-const CHROMIUM = process.env.DRYDOCK_CHROMIUM ?? '/usr/bin/chromium';
 
 const PLAN = [
   '# Tidy up the README',
@@ -35,11 +33,6 @@ let repo: string;
 let approverToken: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `chromium not found at ${CHROMIUM}: install Debian's chromium (see .ci/run) or set DRYDOCK_CHROMIUM`,
-    );
-  }
   model = await startModelServer();
   d = await startTestDaemon({ modelUrl: model.url });
   repo = join(d.dir, 'repo');
@@ -48,10 +41,7 @@ beforeAll(async () => {
   const issued = issueToken('alice', 'alice', 'approver', Date.now());
   await d.daemon.store.createToken(issued.record);
   approverToken = issued.token;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -60,11 +50,6 @@ afterAll(async () => {
   await d?.stop();
   await model?.close();
 });
-
-async function pwned(page: Page): Promise<unknown> {
-  // A string expression: the tests compile without the DOM library.
-  return page.evaluate('window.__pwned');
-}
 
 describe('the approver page in a browser', () => {
   it('signs in, shows the queue, renders a hostile plan inert, approves it and follows the execution', async () => {
@@ -203,10 +188,7 @@ async function signedInPage(o: { timezoneId?: string; locale?: string } = {}): P
     locale: o.locale ?? 'en-US',
   });
   const page = await context.newPage();
-  await page.goto(`${d.daemon.url}/ui/login`);
-  await page.getByLabel('API token').fill(approverToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${d.daemon.url}/ui`);
+  await signInPage(page, d.daemon.url, approverToken);
   return page;
 }
 

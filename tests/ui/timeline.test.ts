@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
+import { launchChromium, pwned, signInPage } from '../support/chromium.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { makeRepo } from '../support/git-repo.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
@@ -11,7 +11,6 @@ import { type ModelServer, startModelServer } from '../support/model-server.js';
 // events as a timeline and, once it ended, the diff it committed. The model's text and tool input are
 // hostile: none of it may run in the page.
 
-const CHROMIUM = process.env.DRYDOCK_CHROMIUM ?? '/usr/bin/chromium';
 const HOSTILE_FILE = '"><img src=x onerror="window.__pwned=2">.md';
 
 let model: ModelServer;
@@ -20,20 +19,12 @@ let browser: Browser | null = null;
 let approverToken: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `chromium not found at ${CHROMIUM}: install Debian's chromium (see .ci/run) or set DRYDOCK_CHROMIUM`,
-    );
-  }
   model = await startModelServer();
   d = await startTestDaemon({ modelUrl: model.url });
   const issued = issueToken('alice', 'alice', 'approver', Date.now());
   await d.daemon.store.createToken(issued.record);
   approverToken = issued.token;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -42,8 +33,6 @@ afterAll(async () => {
   await d?.stop();
   await model?.close();
 });
-
-const pwned = (page: Page): Promise<unknown> => page.evaluate('window.__pwned');
 
 describe('the execute run page in a browser', () => {
   it('shows the events as a timeline with JSON one click away, then the diff, all inert', async () => {
@@ -110,10 +99,7 @@ describe('the execute run page in a browser', () => {
     page.on('console', (msg) => {
       if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
     });
-    await page.goto(`${d.daemon.url}/ui/login?next=${encodeURIComponent(`/ui/runs/${runId}`)}`);
-    await page.getByLabel('API token').fill(approverToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${d.daemon.url}/ui/runs/${runId}`);
+    await signInPage(page, d.daemon.url, approverToken, `/ui/runs/${runId}`);
 
     const log = page.locator('#run-events');
     await log.locator('.ev-receipt').waitFor({ timeout: 10_000 });

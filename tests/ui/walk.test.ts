@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhooks } from '@octokit/webhooks';
 import examples from '@octokit/webhooks-examples';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
 import { calls, says } from '../plans/helpers.js';
+import { launchChromium, pwned, signInPage } from '../support/chromium.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { settledAnswer } from '../support/deliveries.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
@@ -21,7 +22,6 @@ import { type ModelServer, startModelServer } from '../support/model-server.js';
 // Everything that came from outside (PR title, question, answer, plan, file content) is hostile and must
 // stay inert. DRYDOCK_SCREENSHOTS=<dir> also saves the plan page before and after the execution (README).
 
-const CHROMIUM = process.env.DRYDOCK_CHROMIUM ?? '/usr/bin/chromium';
 const SCREENSHOTS = process.env.DRYDOCK_SCREENSHOTS;
 const REPO = 'acme/widgets';
 const SECRET = 'walk-webhook-secret-0123456789abcdef';
@@ -49,11 +49,6 @@ let repo: string;
 let approverToken: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `chromium not found at ${CHROMIUM}: install Debian's chromium (see .ci/run) or set DRYDOCK_CHROMIUM`,
-    );
-  }
   model = await startModelServer();
   github = await startFakeGithub({ token: GITHUB_TOKEN });
   tmp = tempDir('drydock-walk-');
@@ -81,10 +76,7 @@ beforeAll(async () => {
   const issued = issueToken('alice', 'alice', 'approver', Date.now());
   await d.daemon.store.createToken(issued.record);
   approverToken = issued.token;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -94,8 +86,6 @@ afterAll(async () => {
   await model?.close();
   tmp?.remove();
 });
-
-const pwned = (page: Page): Promise<unknown> => page.evaluate('window.__pwned');
 
 async function shoot(page: Page, name: string): Promise<void> {
   if (!SCREENSHOTS) return;
@@ -193,10 +183,7 @@ describe("the approver's walk from a pull request to the pull request drydock op
       dialogs.push(dialog.message());
       void dialog.dismiss();
     });
-    await page.goto(`${d.daemon.url}/ui/login`);
-    await page.getByLabel('API token').fill(approverToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(`${d.daemon.url}/ui`);
+    await signInPage(page, d.daemon.url, approverToken);
 
     // The queue names the pull request as the source.
     const row = page.getByRole('row', { name: /Cache the parsed config/ });
