@@ -1,3 +1,5 @@
+import { NOTIFICATION_EVENTS } from '../../config/schema.js';
+import { NOTIFICATION_STATUSES } from '../../store/types.js';
 import {
   age,
   choices,
@@ -16,15 +18,8 @@ import {
 
 // drydock notifications list: the outbound notifications outbox over /v1/notifications.
 
-const STATUSES = ['pending', 'delivered', 'failed'] as const;
-const EVENTS = [
-  'plan.pending',
-  'question.pending',
-  'tool_approval.pending',
-  'plan.executed',
-  'plan.execution_failed',
-  'delivery.failed',
-] as const;
+const STATUSES = NOTIFICATION_STATUSES;
+const EVENTS = NOTIFICATION_EVENTS;
 
 interface NotificationJson {
   id: string;

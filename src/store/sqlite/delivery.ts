@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { PlanDeliveryPatch } from '../store.js';
 import type { Plan, PlanDeliveryStatus } from '../types.js';
 import { type PlanRow, toPlan } from './rows.js';
+import { Statements } from './statements.js';
 
 // The SQL of delivering executed plans (src/delivery/): the delivery columns of `plans` (migration 000012).
 
@@ -25,17 +26,14 @@ const COLUMNS: Record<keyof PlanDeliveryPatch, string> = {
 };
 
 export class PlanDeliverySql {
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly statements: Statements;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.statements = new Statements(db);
+  }
 
   private sql(text: string): Database.Statement {
-    let stmt = this.statements.get(text);
-    if (!stmt) {
-      stmt = this.db.prepare(text);
-      this.statements.set(text, stmt);
-    }
-    return stmt;
+    return this.statements.get(text);
   }
 
   undecided(limit: number): Plan[] {

@@ -9,6 +9,7 @@ import type {
   Page,
 } from '../types.js';
 import { decodeCursor, encodeCursor } from './rows.js';
+import { Statements } from './statements.js';
 
 /** Where the notifier is in the event log (a key of scheduler_state). */
 const CURSOR_KEY = 'notifications.cursor';
@@ -54,17 +55,14 @@ const toNotification = (r: NotificationRow): Notification => ({
  * are IMMEDIATE transactions, like the store's own.
  */
 export class SqliteOutbox {
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly statements: Statements;
 
-  constructor(private readonly db: Database.Database) {}
+  constructor(private readonly db: Database.Database) {
+    this.statements = new Statements(db);
+  }
 
   private sql(text: string): Database.Statement {
-    let stmt = this.statements.get(text);
-    if (!stmt) {
-      stmt = this.db.prepare(text);
-      this.statements.set(text, stmt);
-    }
-    return stmt;
+    return this.statements.get(text);
   }
 
   cursor(): number | null {

@@ -89,6 +89,7 @@ import {
   toUiSession,
   type UiSessionRow,
 } from './rows.js';
+import { Statements } from './statements.js';
 
 /** Each plan row comes with how many distinct people approved it so far. */
 const APPROVALS = `(SELECT COUNT(*) FROM decisions d WHERE d.plan_id = plans.id AND d.kind = 'approve') AS approvals`;
@@ -115,10 +116,12 @@ export interface SqliteStoreOptions {
 export class SqliteStore implements Store {
   readonly db: Database.Database;
   private readonly migrations: Migration[];
+  private readonly statements: Statements;
 
   constructor(opts: SqliteStoreOptions) {
     mkdirSync(dirname(opts.file), { recursive: true });
     this.db = new Database(opts.file);
+    this.statements = new Statements(this.db);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
@@ -127,16 +130,8 @@ export class SqliteStore implements Store {
     if (opts.migrate !== false) this.migrateNow((opts.now ?? Date.now)());
   }
 
-  /** Prepared statements are cached: the scheduler and the API run the same few statements many times. */
-  private readonly statements = new Map<string, Database.Statement>();
-
   private sql(text: string): Database.Statement {
-    let stmt = this.statements.get(text);
-    if (!stmt) {
-      stmt = this.db.prepare(text);
-      this.statements.set(text, stmt);
-    }
-    return stmt;
+    return this.statements.get(text);
   }
 
   migrateNow(now: number): number[] {
