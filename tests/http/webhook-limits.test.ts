@@ -629,10 +629,15 @@ describe('memory', () => {
       `peak RSS ${before.toFixed(0)} MB -> ${after.toFixed(0)} MB (+${growth.toFixed(0)} MB) over ${seconds.toFixed(1)} s; answers: ${JSON.stringify(count(answers))}`,
     );
 
-    // Every unsigned body is refused (401), every wrongly-signed one either checked and refused (401) or turned
-    // away because the budget was full (503); none is dropped without an answer.
+    // Every unsigned body is read, dropped and refused (401). Every wrongly-signed one is either checked and
+    // refused (401) or turned away at once because the budget was full (503). A 503 sent at once races the
+    // client's upload: on a loaded machine the client may find its connection reset before it read the
+    // answer (EPIPE/ECONNRESET), as GitHub would, and redeliver; nothing else is acceptable.
     expect(answers.slice(0, 20).filter((a) => a !== '401')).toEqual([]);
-    expect(answers.slice(20).filter((a) => a !== '401' && a !== '503')).toEqual([]);
+    expect(
+      answers.slice(20).filter((a) => !['401', '503', 'dropped: EPIPE', 'dropped: ECONNRESET'].includes(a)),
+    ).toEqual([]);
+    expect(answers.slice(20).filter((a) => a === '401').length).toBeGreaterThan(0);
     expect(growth).toBeLessThan(PEAK_GROWTH_MB);
     // And the daemon still takes a signed delivery.
     expect(await postBuffer(url, webhookHeaders('after', sign(ping.toString())), ping)).toBe('200');
