@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { findModel, type ModelSpec } from '../../src/agent/models.js';
 import { costOf, promptTokensOf } from '../../src/agent/pricing.js';
-import type { TokenUsage } from '../../src/store/types.js';
+import type { TokenUsage } from '../../src/domain/types.js';
 import { breakpointsOf, type CacheUsage, PromptCache } from '../../tests/support/model-cache.js';
 import { promptOf } from '../../tests/support/model-prompt.js';
 import { rulesFor } from '../../tests/support/model-rules.js';

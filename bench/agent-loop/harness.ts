@@ -8,11 +8,11 @@ import { Sandbox } from '../../src/agent/sandbox.js';
 import { DEFAULT_TOOL_LIMITS } from '../../src/agent/tools/limits.js';
 import { systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
+import type { Run, RunEvent } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import { RUN_FINISHED, RunEvents } from '../../src/runs/events.js';
 import { RunQueue } from '../../src/runs/queue.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Run, RunEvent } from '../../src/store/types.js';
 import { countingLogger } from '../shared/logger.js';
 import { WORKSPACE_FILES } from './script.js';
 

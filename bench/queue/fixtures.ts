@@ -1,7 +1,7 @@
 import { executeKickoff } from '../../src/agent/prompt.js';
+import type { Decision, Plan } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import type { DecisionEffect } from '../../src/store/store.js';
-import type { Decision, Plan } from '../../src/store/types.js';
 import { mulberry32 } from '../../tests/support/prng.js';
 
 // What the children share: identities, the seeded plan text, the what-if index, the approve rule.

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { systemClock } from '../../src/clock.js';
+import type { Run } from '../../src/domain/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { PlanDecisions } from '../../src/plans/decisions.js';
 import { RunEvents } from '../../src/runs/events.js';
 import type { RunQueue } from '../../src/runs/queue.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Run } from '../../src/store/types.js';
 import { childParams, fail, finish } from './child-io.js';
 import { approveRule, CREATE_EXPIRY_INDEX, DROP_EXPIRY_INDEX, EXPIRE_SQL } from './fixtures.js';
 import type { Loop, PoolPlan, Pools, StoreParams, StoreReport } from './protocol.js';

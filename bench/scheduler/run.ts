@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Run } from '../../src/domain/types.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Run } from '../../src/store/types.js';
 import { Child, type Settled, settle } from '../shared/children.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, p50p99, type Summary, summarize, table } from '../shared/stats.js';

@@ -1,8 +1,8 @@
 import { statSync, writeFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { defaultConfig } from '../../src/config/load.js';
+import type { RunDefaults } from '../../src/domain/types.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { RunDefaults } from '../../src/store/types.js';
 import { childParams, fail, finish } from './child-io.js';
 import { benchId, ceilMinute, dueOffsetMs, dueShape, sessionIndexOf } from './job-mix.js';
 import type { DueJob, MixFile, SeedParams } from './protocol.js';

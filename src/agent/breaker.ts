@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
+import type { ExecuteMode } from '../domain/types.js';
 import type { Store } from '../store/store.js';
-import type { ExecuteMode } from '../store/types.js';
 
 export const AUTO_MODE_KEY = 'auto_mode';
 

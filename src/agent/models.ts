@@ -1,4 +1,5 @@
 import type { Config, ModelPrice, ModelSettings } from '../config/schema.js';
+import { EFFORTS, type Effort, type ThinkingOption, type ThinkingType } from '../domain/types.js';
 
 // The model catalogue: what each Claude model accepts and what it costs. The Messages API answers 400 to
 // a request that uses a setting the named model does not take, so every request drydock sends is shaped
@@ -33,13 +34,6 @@ import type { Config, ModelPrice, ModelSettings } from '../config/schema.js';
 //   deprecated 2026-11-23, end of life 2027-01-22 (also the SDK's deprecated-models list); Opus 4.1, Opus 4
 //   and Sonnet 4 retired (the API answers 404).
 // See README "Models" for the table in prose.
-
-export type ThinkingType = 'adaptive' | 'between_tools' | 'enabled' | 'disabled';
-export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
-export type Effort = (typeof EFFORTS)[number];
-
-/** What a person asks for; translated per model by `shapeThinking`. */
-export type ThinkingOption = 'off' | 'adaptive' | { budget_tokens: number };
 
 /**
  * Reads a stored or submitted thinking option, including the shape used before (`{enabled, budget_tokens}`):

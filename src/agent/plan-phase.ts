@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
-import type { Run, Session } from '../store/types.js';
 import { removeCheckout } from '../triggers/checkout.js';
 import { headCommit } from './git.js';
 import type { PARKED, Phase, ToolResultBlock, ToolUse } from './phase.js';

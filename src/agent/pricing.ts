@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../store/types.js';
+import type { TokenUsage } from '../domain/types.js';
 import { type ModelSpec, priceFor } from './models.js';
 
 /** The usage block of a Messages API response, as much of it as pricing needs. */

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { ConversationMessage, RunSettings } from '../store/types.js';
+import type { ConversationMessage, RunSettings } from '../domain/types.js';
 import type { ToolDefinition } from './tools/types.js';
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { isFinishedRunStatus, type Plan, type Run } from '../domain/types.js';
 import type { Store } from '../store/store.js';
-import { isFinishedRunStatus, type Plan, type Run } from '../store/types.js';
 import { git } from './git.js';
 import { branchFor } from './worktree.js';
 

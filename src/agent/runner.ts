@@ -1,12 +1,12 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunExecutor, RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
-import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../store/types.js';
 import { checkoutPullRequest } from '../triggers/checkout.js';
 import { ExecutePhase } from './execute-phase.js';
 import { classifyModelError, ModelUnavailable, retryDelay } from './model-errors.js';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import type { Run, RunSettings, Session } from '../store/types.js';
+import type { Run, RunSettings, Session } from '../domain/types.js';
 import { findModel, readThinkingOption, shapeThinking } from './models.js';
 
 /**

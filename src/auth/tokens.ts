@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ApiToken, Role } from '../domain/types.js';
 import type { Store } from '../store/store.js';
-import type { ApiToken, Role } from '../store/types.js';
 
 // A token reads `ddk_<id>.<secret>`: the id finds the row, the secret is checked against its stored sha256
 // in constant time. The secret has 256 random bits, so a plain hash is enough (nothing to brute-force).

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { EFFORTS, modelProblems } from '../agent/models.js';
-import { canonicalZone } from '../scheduler/zone.js';
+import { modelProblems } from '../agent/models.js';
+import { EFFORTS } from '../domain/types.js';
+import { canonicalZone, isValidTimezone } from '../scheduler/zone.js';
 
 // The configuration contract. Keys are snake_case, identical in YAML and in the `Config` type, and
 // every key has a default, so `configSchema.parse({})` is the complete default configuration.
@@ -30,19 +31,6 @@ export function systemTimeZone(): string {
   // TZ as set (Node 20's resolvedOptions() would turn Europe/Kyiv into its old alias Europe/Kiev).
   const tz = process.env.TZ ? canonicalZone(process.env.TZ.replace(/^:/, '')) : null;
   return tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
-}
-
-/** True for a zone name the runtime's ICU knows (IANA names such as `Europe/Berlin`, and `UTC`). */
-export function isValidTimeZone(timeZone: string): boolean {
-  // Newer runtimes also accept offsets such as "+01:00"; Node 20 does not. Reject them everywhere so a
-  // config that starts on one machine starts on all of them.
-  if (timeZone === '' || /^[+-]/.test(timeZone)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export const POSTGRES_NOT_SUPPORTED =
@@ -429,7 +417,7 @@ export const configSchema = z
       // null (the default) means the zone of the machine, resolved once at load.
       timezone: z
         .string({ error: TIME_ZONE_ERROR })
-        .refine(isValidTimeZone, { error: TIME_ZONE_ERROR })
+        .refine(isValidTimezone, { error: TIME_ZONE_ERROR })
         .nullable()
         .default(null)
         .transform((zone) => zone ?? systemTimeZone()),

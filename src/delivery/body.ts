@@ -1,4 +1,4 @@
-import type { Plan, Run } from '../store/types.js';
+import type { Plan, Run } from '../domain/types.js';
 
 // The text a delivery posts on GitHub: the pull request (the plan, its receipts, a link to the plan page) and
 // the comment on the pull request a run came from.

@@ -8,10 +8,10 @@ import {
 import { branchFor, planTitle } from '../agent/worktree.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { Store } from '../store/store.js';
-import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../store/types.js';
 import type { GithubApi } from '../triggers/github-api.js';
 import { pullRequestBody, pullRequestComment } from './body.js';
 import { scrub, withoutCredentials } from './scrub.js';

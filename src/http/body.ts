@@ -4,8 +4,8 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { modelProblems } from '../agent/models.js';
 import type { Config } from '../config/schema.js';
+import type { RunDefaults } from '../domain/types.js';
 import { canonicalZone } from '../scheduler/zone.js';
-import type { RunDefaults } from '../store/types.js';
 import { HttpError, humanIssues, invalid } from './errors.js';
 
 /**

@@ -1,5 +1,3 @@
-import type { PlanContext } from '../plans/context.js';
-import { upcomingSlots } from '../scheduler/next-fire.js';
 import type {
   CronJob,
   Decision,
@@ -12,7 +10,9 @@ import type {
   Session,
   SlotRecord,
   ToolApproval,
-} from '../store/types.js';
+} from '../domain/types.js';
+import type { PlanContext } from '../plans/context.js';
+import { upcomingSlots } from '../scheduler/next-fire.js';
 
 // Domain records to their JSON form: snake_case, ISO-8601 UTC times.
 

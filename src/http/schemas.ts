@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { EFFORTS, fromLegacyThinking } from '../agent/models.js';
+import { fromLegacyThinking } from '../agent/models.js';
 import { thinkingOptionSchema } from '../config/schema.js';
-import { EXECUTE_MODES, RUN_STATUSES } from '../store/types.js';
+import { EFFORTS, EXECUTE_MODES, RUN_STATUSES } from '../domain/types.js';
 
 // The API contract: request schemas validate input; the serializers in present.ts produce the responses.
 

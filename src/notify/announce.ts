@@ -1,5 +1,5 @@
 import type { NotificationEvent } from '../config/schema.js';
-import type { LoggedEvent, Plan, Run } from '../store/types.js';
+import type { LoggedEvent, Plan, Run } from '../domain/types.js';
 import type { AnnouncementData } from './format.js';
 import { uiLink } from './webhooks.js';
 

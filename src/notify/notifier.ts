@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config, WebhookConfig } from '../config/schema.js';
+import type { LoggedEvent, NewNotification, Notification, RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
-import type { LoggedEvent, NewNotification, Notification, RunEvent } from '../store/types.js';
 import { ANNOUNCED_RUN_EVENTS, announce, planIdOf } from './announce.js';
 import { retryDelay } from './backoff.js';
 import { renderBody } from './format.js';

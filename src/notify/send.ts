@@ -1,5 +1,5 @@
+import type { Notification } from '../domain/types.js';
 import { packageVersion } from '../paths.js';
-import type { Notification } from '../store/types.js';
 import { parseRetryAfter } from './backoff.js';
 import { SIGNATURE_HEADER, signBody } from './signature.js';
 

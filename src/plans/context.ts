@@ -1,4 +1,3 @@
-import type { Store } from '../store/store.js';
 import type {
   ConversationMessage,
   Decision,
@@ -11,7 +10,8 @@ import type {
   RunStatus,
   TokenUsage,
   TriggerKind,
-} from '../store/types.js';
+} from '../domain/types.js';
+import type { Store } from '../store/store.js';
 import { type DiffHunk, diffHunks, diffLines } from './text-diff.js';
 
 // Everything an approver needs beside the plan text, gathered from the store: where the work came from,

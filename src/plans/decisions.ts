@@ -2,12 +2,12 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { headCommit } from '../agent/git.js';
 import { executeKickoff, reviseKickoff } from '../agent/prompt.js';
 import type { Clock } from '../clock.js';
+import type { Decision, DecisionKind, Plan, Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunQueue } from '../runs/queue.js';
 import type { DecisionEffect, NewRun, Store } from '../store/store.js';
-import type { Decision, DecisionKind, Plan, Run, Session } from '../store/types.js';
 
 /** A refused decision, with the HTTP status that says why. */
 export class DecisionError extends Error {

@@ -1,7 +1,7 @@
+import { isFinishedRunStatus, type Plan, type Run, type RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { RUN_FINISHED } from '../runs/events.js';
 import type { Store } from '../store/store.js';
-import { isFinishedRunStatus, type Plan, type Run, type RunEvent } from '../store/types.js';
 
 interface Deps {
   store: Store;

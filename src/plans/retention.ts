@@ -3,8 +3,8 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { git, withRepoLock } from '../agent/git.js';
 import { branchFor } from '../agent/worktree.js';
+import { isFinishedRunStatus, type Plan, type PlanStatus } from '../domain/types.js';
 import type { Store } from '../store/store.js';
-import { isFinishedRunStatus, type Plan, type PlanStatus } from '../store/types.js';
 
 // Retention: an execution's worktree (data_dir/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
 // request run's checkout (data_dir/checkouts/<run id>) are kept for people to look at, then removed once

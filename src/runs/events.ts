@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../clock.js';
+import type { RunEvent } from '../domain/types.js';
 import type { Store } from '../store/store.js';
-import type { RunEvent } from '../store/types.js';
 
 /**
  * The per-run event log: every event is appended to the store (numbered) before listeners hear of it, so

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
+import { isFinishedRunStatus, type Run, type RunStatus } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
-import { isFinishedRunStatus, type Run, type RunStatus } from '../store/types.js';
 import { RUN_FINISHED, type RunEvents } from './events.js';
 import { waitsOnSomeone } from './service.js';
 

@@ -1,9 +1,9 @@
 import type { AskUserQuestionInput } from '../agent/tools/plan-tools.js';
 import { checkAnswers } from '../agent/tools/plan-tools.js';
 import type { Clock } from '../clock.js';
+import type { Question, Run, ToolApproval } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
-import type { Question, Run, ToolApproval } from '../store/types.js';
 import type { RunEvents } from './events.js';
 import type { RunQueue } from './queue.js';
 

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { isValidTimezone } from './zone.js';
 
 /**
  * Cron expressions: parse and validate the 5-field grammar ourselves (so every
@@ -54,21 +55,6 @@ const DAY_OF_WEEK = 4;
 // only) three-letter names in any case. "?", L, W and # are croner extensions outside our documented
 // grammar, so they fail here on purpose.
 const ITEM = /^(?:(\*)|(\d+|[A-Za-z]+)(?:-(\d+|[A-Za-z]+))?)(?:\/(\d+))?$/;
-
-/** A valid IANA zone name as the runtime's Intl knows it. UTC offsets ("+05:30") are not zone names. */
-export function isValidTimezone(tz: string): boolean {
-  if (validZones.has(tz)) return true;
-  if (tz === '' || /^[+-]/.test(tz)) return false;
-  try {
-    // Building a formatter costs ~50 µs; the zones in use are few, so remember the good ones.
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    if (validZones.size < 1_000) validZones.add(tz);
-    return true;
-  } catch {
-    return false;
-  }
-}
-const validZones = new Set<string>();
 
 function assertTimezone(tz: string): void {
   if (!isValidTimezone(tz)) throw new CronError(`timezone: unknown IANA time zone "${tz}"`);

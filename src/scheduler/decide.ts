@@ -1,5 +1,5 @@
+import type { CronJob } from '../domain/types.js';
 import type { SlotTransition } from '../store/store.js';
-import type { CronJob } from '../store/types.js';
 import type { JitterOptions } from './jitter.js';
 import { type NextFire, nextFire, type ScheduleSpec } from './next-fire.js';
 

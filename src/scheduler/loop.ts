@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
+import type { Run } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { AdvanceResult, Store } from '../store/store.js';
-import type { Run } from '../store/types.js';
 import { decide } from './decide.js';
 import type { JitterOptions } from './jitter.js';
 

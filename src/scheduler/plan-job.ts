@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
+import type { RunDefaults } from '../domain/types.js';
 import type { NewJob } from '../store/store.js';
-import type { RunDefaults } from '../store/types.js';
 import { CronError, validateCron } from './cron.js';
 import { approximateCron, type JitterOptions } from './jitter.js';
 import { nextFire } from './next-fire.js';

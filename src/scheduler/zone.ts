@@ -225,3 +225,22 @@ export function canonicalZone(tz: string): string | null {
   const lower = tz.toLowerCase();
   return spellings().get(lower) ?? (resolved.toLowerCase() === lower ? resolved : tz);
 }
+
+/**
+ * A valid IANA zone name as the runtime's Intl knows it (for cron jobs and the configuration alike). UTC
+ * offsets ("+05:30") are not zone names: newer runtimes accept them, Node 20 does not, so they are refused
+ * everywhere and a configuration that starts on one machine starts on all.
+ */
+export function isValidTimezone(tz: string): boolean {
+  if (validZones.has(tz)) return true;
+  if (tz === '' || /^[+-]/.test(tz)) return false;
+  try {
+    // Building a formatter costs ~50 µs; the zones in use are few, so remember the good ones.
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    if (validZones.size < 1_000) validZones.add(tz);
+    return true;
+  } catch {
+    return false;
+  }
+}
+const validZones = new Set<string>();

@@ -35,7 +35,7 @@ import type {
   ToolCall,
   Trigger,
   UiSession,
-} from './types.js';
+} from '../domain/types.js';
 
 /**
  * Everything the scheduler decided about one job at one moment, applied by the store in one transaction.

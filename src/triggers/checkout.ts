@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { git, withRepoLock } from '../agent/git.js';
-import type { RunCheckout } from '../store/types.js';
+import type { RunCheckout } from '../domain/types.js';
 
 export class CheckoutError extends Error {}
 

@@ -1,6 +1,6 @@
+import type { Delivery } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
-import type { Delivery } from '../store/types.js';
 
 const MAX_ATTEMPTS = 3;
 

@@ -1,4 +1,4 @@
-import type { Trigger } from '../store/types.js';
+import type { Trigger } from '../domain/types.js';
 import type { PullRequestContext } from './context.js';
 
 /** Why a github trigger does not fire for a pull request event, or null when it does. */

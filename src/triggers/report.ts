@@ -1,6 +1,6 @@
+import type { RunCheckout, RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
-import type { RunCheckout, RunEvent } from '../store/types.js';
 import { commentParts } from './comment-split.js';
 import type { CommitState, GithubApi } from './github-api.js';
 

@@ -1,10 +1,10 @@
 import type { Config } from '../config/schema.js';
+import type { CronJob, JobStatus, Trigger } from '../domain/types.js';
 import { newId } from '../ids.js';
 import { specOf } from '../scheduler/decide.js';
 import { nextFire } from '../scheduler/next-fire.js';
 import { jitterOptions, planJob } from '../scheduler/plan-job.js';
 import type { NewJob } from '../store/store.js';
-import type { CronJob, JobStatus, Trigger } from '../store/types.js';
 
 // A scheduled trigger (kind `schedule`) is a cron schedule that belongs to no person's session and never
 // expires: how a team keeps a nightly review. The scheduler fires it through a job of its own (the job's

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { Delivery, DeliveryOutcome, Run, Trigger } from '../domain/types.js';
 import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
@@ -7,7 +8,6 @@ import type { RunQueue } from '../runs/queue.js';
 import type { RunService } from '../runs/service.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { Store } from '../store/store.js';
-import type { Delivery, DeliveryOutcome, Run, Trigger } from '../store/types.js';
 import { parseCommand } from './commands.js';
 import { at, type PullRequestContext, prSubject, pullRequestContext } from './context.js';
 import { DeliveryInbox } from './inbox.js';

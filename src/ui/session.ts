@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Identity } from '../auth/tokens.js';
+import type { UiSession } from '../domain/types.js';
 import type { Store } from '../store/store.js';
-import type { UiSession } from '../store/types.js';
 
 // The approver page's session lives in the store (ui_sessions); the cookie holds only its random id,
 // signed with HMAC-SHA256 under a per-daemon secret. The store keeps the id's sha256, never the id, so a

@@ -4,9 +4,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
+import type { Plan } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import { packageRoot } from '../../src/paths.js';
-import type { Plan } from '../../src/store/types.js';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { tempDir } from '../support/harness.js';
 

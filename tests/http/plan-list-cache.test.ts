@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { Plan } from '../../src/domain/types.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Plan } from '../../src/store/types.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
-import type { Role } from '../../src/store/types.js';
+import type { Role } from '../../src/domain/types.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { makeRepo } from '../support/git-repo.js';
 import type { ModelServer, ScriptedResponse } from '../support/model-server.js';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { Run } from '../../src/domain/types.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 import { RunEvents } from '../../src/runs/events.js';
 import { type RunExecutor, type RunOutcome, RunQueue } from '../../src/runs/queue.js';
-import type { Run } from '../../src/store/types.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;

@@ -6,6 +6,7 @@ import type { SandboxStatus } from '../../src/agent/sandbox.js';
 import { issueToken } from '../../src/auth/tokens.js';
 import { defaultConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
+import type { Role, Run } from '../../src/domain/types.js';
 import { createApp } from '../../src/http/app.js';
 import type { BodyBudget } from '../../src/http/body-budget.js';
 import type { Env } from '../../src/http/deps.js';
@@ -17,7 +18,6 @@ import { RunService } from '../../src/runs/service.js';
 import { Scheduler } from '../../src/scheduler/loop.js';
 import { jitterOptions } from '../../src/scheduler/plan-job.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { Role, Run } from '../../src/store/types.js';
 import { TriggerService } from '../../src/triggers/service.js';
 import { FakeClock } from './fake-clock.js';
 

@@ -6,7 +6,7 @@ import examples from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config/schema.js';
-import type { Delivery } from '../../src/store/types.js';
+import type { Delivery } from '../../src/domain/types.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { processedDelivery, settledAnswer } from '../support/deliveries.js';
 import { git } from '../support/git-repo.js';

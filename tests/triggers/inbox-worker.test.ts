@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
+import type { Delivery } from '../../src/domain/types.js';
 import { silentLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/store.js';
-import type { Delivery } from '../../src/store/types.js';
 import { DeliveryInbox } from '../../src/triggers/inbox.js';
 
 // The inbox worker on its own, over a store that holds queued deliveries in memory: order, giving way while

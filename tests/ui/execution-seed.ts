@@ -3,9 +3,9 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { commitExecution, planTitle, prepareWorktree } from '../../src/agent/worktree.js';
 import type { Config } from '../../src/config/schema.js';
+import type { ExecuteMode, Plan, Run, Session } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import type { Store } from '../../src/store/store.js';
-import type { ExecuteMode, Plan, Run, Session } from '../../src/store/types.js';
 import { makeRepo } from '../support/git-repo.js';
 import { sha256 } from './helpers.js';
 

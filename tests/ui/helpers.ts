@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Hono } from 'hono';
+import type { Plan, Run } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import type { NewRun } from '../../src/store/store.js';
-import type { Plan, Run } from '../../src/store/types.js';
 import type { Harness } from '../support/harness.js';
 
 export interface UiResponse {

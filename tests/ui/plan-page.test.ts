@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Plan } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
-import type { Plan } from '../../src/store/types.js';
 import { renderPrompt } from '../../src/triggers/template.js';
 import { createHarness, type Harness, T0 } from '../support/harness.js';
 import { seedPlan, sha256, signIn, ui } from './helpers.js';

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
+import type { UiSession } from '../../src/domain/types.js';
 import { loadMigrations } from '../../src/store/sqlite/migrate.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import type { UiSession } from '../../src/store/types.js';
 import { T0, tempDir } from '../support/harness.js';
 
 // The store's side of /ui sessions, on a real SQLite file.

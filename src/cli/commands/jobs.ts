@@ -1,4 +1,4 @@
-import { EXECUTE_MODES } from '../../store/types.js';
+import { EXECUTE_MODES } from '../../domain/types.js';
 import {
   choices,
   clean,

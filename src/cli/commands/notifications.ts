@@ -1,5 +1,5 @@
 import { NOTIFICATION_EVENTS } from '../../config/schema.js';
-import { NOTIFICATION_STATUSES } from '../../store/types.js';
+import { NOTIFICATION_STATUSES } from '../../domain/types.js';
 import {
   age,
   choices,

@@ -1,4 +1,4 @@
-import { PLAN_STATUSES } from '../../store/types.js';
+import { PLAN_STATUSES } from '../../domain/types.js';
 import { type ApiClient, ApiError } from '../client.js';
 import {
   age,

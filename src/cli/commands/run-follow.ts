@@ -1,4 +1,4 @@
-import { isFinishedRunStatus } from '../../store/types.js';
+import { isFinishedRunStatus } from '../../domain/types.js';
 import { followEvents, StreamLostError } from '../event-stream.js';
 import { clean, idPath, jsonOption, oneLine, out, type Subcommand } from './common.js';
 

@@ -1,4 +1,4 @@
-import { RUN_STATUSES } from '../../store/types.js';
+import { RUN_STATUSES } from '../../domain/types.js';
 import {
   age,
   choices,

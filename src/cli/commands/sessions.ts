@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
-import { EFFORTS } from '../../agent/models.js';
-import { EXECUTE_MODES } from '../../store/types.js';
+import { EFFORTS, EXECUTE_MODES } from '../../domain/types.js';
 import {
   age,
   choices,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { EXECUTE_MODES } from '../../store/types.js';
+import { EXECUTE_MODES } from '../../domain/types.js';
 import type { ApiClient } from '../client.js';
 import {
   age,

@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
+import type { CronJob } from '../../domain/types.js';
 import { newId } from '../../ids.js';
 import { oneShotPassed, specOf } from '../../scheduler/decide.js';
 import { nextFire } from '../../scheduler/next-fire.js';
 import { jitterOptions } from '../../scheduler/plan-job.js';
-import type { CronJob } from '../../store/types.js';
 import { requires } from '../auth.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';

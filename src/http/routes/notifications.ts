@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { NOTIFICATION_EVENTS } from '../../config/schema.js';
-import { NOTIFICATION_STATUSES, type Notification } from '../../store/types.js';
+import { NOTIFICATION_STATUSES, type Notification } from '../../domain/types.js';
 import { requires } from '../auth.js';
 import { query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';

@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { DeliverRequestError } from '../../delivery/worker.js';
+import { type ExecuteMode, PLAN_STATUSES, type Run } from '../../domain/types.js';
 import { planContext } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
-import { type ExecuteMode, PLAN_STATUSES, type Run } from '../../store/types.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import type { AppDeps, Env } from '../deps.js';

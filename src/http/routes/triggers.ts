@@ -1,9 +1,9 @@
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
+import { type CronJob, TRIGGER_KINDS, type Trigger } from '../../domain/types.js';
 import { newId } from '../../ids.js';
 import { CronError } from '../../scheduler/cron.js';
 import { upcomingSlots } from '../../scheduler/next-fire.js';
-import { type CronJob, TRIGGER_KINDS, type Trigger } from '../../store/types.js';
 import {
   planScheduleJob,
   scheduleRequester,

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
+import type { Plan, PlanDeliveryStatus } from '../../domain/types.js';
 import type { PlanDeliveryPatch } from '../store.js';
-import type { Plan, PlanDeliveryStatus } from '../types.js';
 import { type PlanRow, toPlan } from './rows.js';
 import { Statements } from './statements.js';
 

@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import { InvalidCursorError } from '../store.js';
 import type {
   LoggedEvent,
   NewNotification,
@@ -7,7 +6,8 @@ import type {
   NotificationOutcome,
   NotificationStatus,
   Page,
-} from '../types.js';
+} from '../../domain/types.js';
+import { InvalidCursorError } from '../store.js';
 import { decodeCursor, encodeCursor } from './rows.js';
 import { Statements } from './statements.js';
 

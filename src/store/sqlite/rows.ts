@@ -15,7 +15,7 @@ import type {
   ToolCall,
   Trigger,
   UiSession,
-} from '../types.js';
+} from '../../domain/types.js';
 
 // Row shapes as SQLite returns them, and their mapping to domain records.
 

@@ -2,28 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
-  type AdvanceResult,
-  ConflictError,
-  type DecideFn,
-  type DecisionEffect,
-  type DeliveryPatch,
-  InvalidCursorError,
-  JobLimitError,
-  type NewJob,
-  type NewRun,
-  type NewSession,
-  type NewToolCall,
-  NotFoundError,
-  type PlanDeliveryPatch,
-  type PlanFilter,
-  type RunFilter,
-  type SessionFilter,
-  type SlotTransition,
-  type Store,
-  type StoreStats,
-  type TriggerFireInput,
-} from '../store.js';
-import {
   ACTIVE_RUN_STATUSES,
   type ApiToken,
   type ConversationMessage,
@@ -53,7 +31,29 @@ import {
   type ToolCall,
   type Trigger,
   type UiSession,
-} from '../types.js';
+} from '../../domain/types.js';
+import {
+  type AdvanceResult,
+  ConflictError,
+  type DecideFn,
+  type DecisionEffect,
+  type DeliveryPatch,
+  InvalidCursorError,
+  JobLimitError,
+  type NewJob,
+  type NewRun,
+  type NewSession,
+  type NewToolCall,
+  NotFoundError,
+  type PlanDeliveryPatch,
+  type PlanFilter,
+  type RunFilter,
+  type SessionFilter,
+  type SlotTransition,
+  type Store,
+  type StoreStats,
+  type TriggerFireInput,
+} from '../store.js';
 import { PlanDeliverySql } from './delivery.js';
 import { currentVersion, loadMigrations, type Migration, migrate } from './migrate.js';
 import { SqliteOutbox } from './outbox.js';

@@ -3,6 +3,14 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { SandboxStatus } from '../../agent/sandbox.js';
 import { planTitle } from '../../agent/worktree.js';
 import { allows, type Identity } from '../../auth/tokens.js';
+import type {
+  Decision,
+  DecisionKind,
+  Plan,
+  PlanDelivery,
+  PlanDeliveryStatus,
+  TokenUsage,
+} from '../../domain/types.js';
 import {
   type AskedQuestion,
   type FileActivity,
@@ -13,14 +21,6 @@ import {
   type RunUsage,
 } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
-import type {
-  Decision,
-  DecisionKind,
-  Plan,
-  PlanDelivery,
-  PlanDeliveryStatus,
-  TokenUsage,
-} from '../../store/types.js';
 import type { UiEnv } from '../env.js';
 import { field } from '../form.js';
 import { html, type SafeHtml } from '../html.js';

@@ -1,7 +1,7 @@
 import { streamSSE } from 'hono/streaming';
+import { isFinishedRunStatus, type RunEvent } from '../../domain/types.js';
 import { presentEvent } from '../../http/present.js';
 import { RUN_FINISHED } from '../../runs/events.js';
-import { isFinishedRunStatus, type RunEvent } from '../../store/types.js';
 import type { UiContext } from './context.js';
 
 const PAGE = 500;

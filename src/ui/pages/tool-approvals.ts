@@ -1,9 +1,9 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { allows } from '../../auth/tokens.js';
+import type { ToolApproval } from '../../domain/types.js';
 import { toolDecisionStatus } from '../../http/routes/tool-approvals.js';
 import { QuestionError } from '../../runs/service.js';
-import type { ToolApproval } from '../../store/types.js';
 import type { UiEnv } from '../env.js';
 import { field } from '../form.js';
 import { html, type SafeHtml } from '../html.js';

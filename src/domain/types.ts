@@ -1,7 +1,14 @@
 // Domain records as the rest of drydock sees them. Times are epoch milliseconds; the HTTP layer turns them
 // into ISO-8601 strings. Nothing here knows which database holds them.
 
-import type { Effort, ThinkingOption } from '../agent/models.js';
+// ---- models: what a person may ask of a model (the per-model rules are the catalogue, src/agent/models.ts)
+
+export type ThinkingType = 'adaptive' | 'between_tools' | 'enabled' | 'disabled';
+export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
+export type Effort = (typeof EFFORTS)[number];
+
+/** What a person asks for; translated per model by `shapeThinking`. */
+export type ThinkingOption = 'off' | 'adaptive' | { budget_tokens: number };
 
 export const ROLES = ['admin', 'operator', 'approver', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
