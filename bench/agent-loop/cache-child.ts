@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { findModel, type ModelSpec } from '../../src/agent/models.js';
-import { costOf, promptTokensOf } from '../../src/agent/pricing.js';
 import type { TokenUsage } from '../../src/domain/types.js';
+import { findModel, type ModelSpec } from '../../src/models/catalogue.js';
+import { costOf, promptTokensOf } from '../../src/models/pricing.js';
 import { breakpointsOf, type CacheUsage, PromptCache } from '../../tests/support/model-cache.js';
 import { promptOf } from '../../tests/support/model-prompt.js';
 import { rulesFor } from '../../tests/support/model-rules.js';

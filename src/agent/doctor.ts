@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Config } from '../config/schema.js';
-import { classifyModelError } from './model-errors.js';
-import { findModel, modelProblems, shapeThinking } from './models.js';
-import { costOf, promptTokensOf, tokensOf } from './pricing.js';
+import { findModel, modelProblems, shapeThinking } from '../models/catalogue.js';
+import { classifyModelError } from '../models/errors.js';
+import { costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
 
 export interface DoctorReport {
   ok: boolean;

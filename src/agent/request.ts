@@ -13,7 +13,7 @@ import type { ToolDefinition } from './tools/types.js';
  * when a turn adds more than the API's 20-block lookback), and the newest message.
  *
  * Sampling parameters, prefill and tool_choice are never sent: the 5.5 models refuse anything but the
- * defaults. Thinking and effort are shaped per model by models.ts (settings.request).
+ * defaults. Thinking and effort are shaped per model by models/catalogue.ts (settings.request).
  */
 export function buildRequest(opts: {
   settings: RunSettings;

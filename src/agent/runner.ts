@@ -4,16 +4,16 @@ import type { Config } from '../config/schema.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
+import { findModel, type ResolvedModel } from '../models/catalogue.js';
+import { classifyModelError, ModelUnavailable, retryDelay } from '../models/errors.js';
+import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunExecutor, RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
 import { checkoutPullRequest } from '../triggers/checkout.js';
 import { ExecutePhase } from './execute-phase.js';
-import { classifyModelError, ModelUnavailable, retryDelay } from './model-errors.js';
-import { findModel, type ResolvedModel } from './models.js';
 import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
-import { addUsage, costOf, promptTokensOf, tokensOf } from './pricing.js';
 import {
   CALL_CUT_OFF,
   NOT_RUN_AFTER_PLAN,

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Run, RunSettings, Session } from '../domain/types.js';
-import { findModel, readThinkingOption, shapeThinking } from './models.js';
+import { findModel, readThinkingOption, shapeThinking } from '../models/catalogue.js';
 
 /**
  * What a run is carried out with: the job's (or trigger's) options, then the session's defaults, then the
- * configuration; thinking and effort translated to what the model accepts (models.ts).
+ * configuration; thinking and effort translated to what the model accepts (models/catalogue.ts).
  */
 export function resolveSettings(run: Run, session: Session, config: Config): RunSettings {
   const o = run.overrides;

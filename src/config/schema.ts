@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { modelProblems } from '../agent/models.js';
 import { EFFORTS } from '../domain/types.js';
-import { canonicalZone, isValidTimezone } from '../scheduler/zone.js';
+import { canonicalZone, isValidTimezone } from '../domain/zone.js';
+import { modelProblems } from '../models/catalogue.js';
 
 // The configuration contract. Keys are snake_case, identical in YAML and in the `Config` type, and
 // every key has a default, so `configSchema.parse({})` is the complete default configuration.
@@ -148,7 +148,7 @@ const anthropicSchema = section({
   api_key: text('a non-empty string or null').nullable().default(null),
   base_url: httpUrl().nullable().default(null),
   model: text('a model id').default('claude-sonnet-5-5'),
-  // Translated per model (src/agent/models.ts); sessions, jobs and triggers may override both.
+  // Translated per model (src/models/catalogue.ts); sessions, jobs and triggers may override both.
   thinking: thinkingOptionSchema.default('adaptive'),
   effort: z.enum(EFFORTS, { error: EFFORT_ERROR }).nullable().default(null),
   // Clamped to the model's output cap; thinking counts toward it.
@@ -280,7 +280,7 @@ export const modelPriceSchema = z.strictObject(
 );
 export type ModelPrice = z.infer<typeof modelPriceSchema>;
 
-// Prices of the built-in models live in the model catalogue (src/agent/models.ts). An entry here replaces
+// Prices of the built-in models live in the model catalogue (src/models/catalogue.ts). An entry here replaces
 // the catalogue's price for that model (the older way to price a model; `models.<id>.price` is the same).
 const pricingSchema = z
   .preprocess(

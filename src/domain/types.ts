@@ -1,7 +1,7 @@
 // Domain records as the rest of drydock sees them. Times are epoch milliseconds; the HTTP layer turns them
 // into ISO-8601 strings. Nothing here knows which database holds them.
 
-// ---- models: what a person may ask of a model (the per-model rules are the catalogue, src/agent/models.ts)
+// ---- models: what a person may ask of a model (the per-model rules are the catalogue, src/models/catalogue.ts)
 
 export type ThinkingType = 'adaptive' | 'between_tools' | 'enabled' | 'disabled';
 export const EFFORTS = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
@@ -40,7 +40,7 @@ export type ExecuteMode = (typeof EXECUTE_MODES)[number];
 /** Per-session defaults; a job may override any of them. */
 export interface RunDefaults {
   model?: string | undefined;
-  /** off | adaptive | {budget_tokens}, translated per model (agent/models.ts). */
+  /** off | adaptive | {budget_tokens}, translated per model (models/catalogue.ts). */
   thinking?: ThinkingOption | undefined;
   effort?: Effort | undefined;
   budget_usd?: number | undefined;

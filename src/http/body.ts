@@ -2,10 +2,10 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { modelProblems } from '../agent/models.js';
 import type { Config } from '../config/schema.js';
 import type { RunDefaults } from '../domain/types.js';
-import { canonicalZone } from '../scheduler/zone.js';
+import { canonicalZone } from '../domain/zone.js';
+import { modelProblems } from '../models/catalogue.js';
 import { HttpError, humanIssues, invalid } from './errors.js';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { fromLegacyThinking } from '../agent/models.js';
 import { thinkingOptionSchema } from '../config/schema.js';
 import { EFFORTS, EXECUTE_MODES, RUN_STATUSES } from '../domain/types.js';
+import { fromLegacyThinking } from '../models/catalogue.js';
 
 // The API contract: request schemas validate input; the serializers in present.ts produce the responses.
 

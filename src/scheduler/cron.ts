@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import { isValidTimezone } from './zone.js';
+import { isValidTimezone } from '../domain/zone.js';
 
 /**
  * Cron expressions: parse and validate the 5-field grammar ourselves (so every

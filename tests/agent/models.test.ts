@@ -1,10 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { classifyModelError } from '../../src/agent/model-errors.js';
-import { findModel, modelProblems, readThinkingOption, shapeThinking } from '../../src/agent/models.js';
-import { costOf } from '../../src/agent/pricing.js';
 import { defaultConfig } from '../../src/config/load.js';
 import type { ThinkingOption } from '../../src/domain/types.js';
+import { findModel, modelProblems, readThinkingOption, shapeThinking } from '../../src/models/catalogue.js';
+import { classifyModelError } from '../../src/models/errors.js';
+import { costOf } from '../../src/models/pricing.js';
 
 const config = defaultConfig();
 const shape = (model: string, thinking: ThinkingOption, effort: string | null = null, maxTokens = 32_000) =>

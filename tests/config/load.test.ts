@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { findModel, modelProblems } from '../../src/agent/models.js';
 import {
   ConfigError,
   defaultConfig,
@@ -16,6 +15,7 @@ import {
   POSTGRES_NOT_SUPPORTED,
   systemTimeZone,
 } from '../../src/config/schema.js';
+import { findModel, modelProblems } from '../../src/models/catalogue.js';
 
 let dir: string;
 
@@ -150,7 +150,7 @@ describe('defaults', () => {
         retry_max_ms: 3_600_000,
         push_timeout_ms: 120_000,
       },
-      // Built-in models and their prices are the catalogue's (src/agent/models.ts).
+      // Built-in models and their prices are the catalogue's (src/models/catalogue.ts).
       pricing: {},
       models: {},
     });

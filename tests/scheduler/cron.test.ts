@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { isValidTimezone } from '../../src/domain/zone.js';
 import {
   CRON_CACHE_SIZE,
   CronError,
@@ -8,7 +9,6 @@ import {
   normalizeCron,
   validateCron,
 } from '../../src/scheduler/cron.js';
-import { isValidTimezone } from '../../src/scheduler/zone.js';
 
 const at = (iso: string): number => Date.parse(iso);
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

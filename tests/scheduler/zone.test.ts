@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalZone } from '../../src/scheduler/zone.js';
+import { canonicalZone } from '../../src/domain/zone.js';
 
 describe('canonicalZone', () => {
   it('keeps the name the caller chose, never the runtime alias (Node 20 resolves Kyiv to Kiev)', () => {

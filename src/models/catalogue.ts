@@ -1,9 +1,8 @@
-import type { Config, ModelPrice, ModelSettings } from '../config/schema.js';
 import { EFFORTS, type Effort, type ThinkingOption, type ThinkingType } from '../domain/types.js';
 
 // The model catalogue: what each Claude model accepts and what it costs. The Messages API answers 400 to
 // a request that uses a setting the named model does not take, so every request drydock sends is shaped
-// from here (request.ts); prices come from here too (pricing.ts). Configuration (`models:`, and the older
+// from here (agent/request.ts); prices come from here too (pricing.ts). Configuration (`models:`, and the older
 // `pricing:`) can override any entry and add new ones.
 //
 // Sources, read on 2026-11-30 under https://platform.claude.com/docs/en/ (per-model pages, migration guides,
@@ -61,6 +60,44 @@ export function readThinkingOption(v: unknown): ThinkingOption | undefined {
     if (typeof o.budget_tokens === 'number') return { budget_tokens: o.budget_tokens };
   }
   return undefined;
+}
+
+// The catalogue sits below the configuration (config/schema.ts validates the configured model with it), so
+// it names what it reads of the configuration in its own types; the configuration's schema produces values
+// of these shapes, and the compiler holds the two together where config/schema.ts calls modelProblems.
+
+/** Prices in USD per million tokens (`models.<id>.price`, `pricing.<id>` in the configuration). */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  cache_write_5m: number;
+  cache_write_1h: number;
+  cache_read: number;
+}
+
+/** `models.<id>` in the configuration: overrides a catalogue entry field by field. */
+export type ModelSettings = Partial<
+  Pick<
+    ModelSpec,
+    | 'thinking'
+    | 'efforts'
+    | 'display'
+    | 'off_max_effort'
+    | 'max_output_tokens'
+    | 'min_cacheable_tokens'
+    | 'prefix_check'
+    | 'price'
+    | 'long_prompt'
+    | 'status'
+    | 'status_date'
+    | 'replacement'
+  >
+>;
+
+/** What the catalogue reads of the configuration. */
+export interface ModelConfig {
+  models: Record<string, ModelSettings>;
+  pricing: Record<string, ModelPrice>;
 }
 
 export interface PriceBand {
@@ -290,7 +327,7 @@ export type ResolvedModel = ModelSpec & { known: boolean; priced: boolean };
  * The catalogue entry for a model id or alias, with configuration applied: `models.<id>` overrides any
  * field (or describes a new model), `pricing.<id>` overrides the price.
  */
-export function findModel(config: Pick<Config, 'models' | 'pricing'>, id: string): ResolvedModel {
+export function findModel(config: ModelConfig, id: string): ResolvedModel {
   const builtIn = BUILT_IN.find((m) => m.id === id || m.aliases.includes(id));
   const key = builtIn?.id ?? id;
   const override: ModelSettings | undefined = config.models[id] ?? config.models[key];
@@ -309,10 +346,7 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
 }
 
 /** Problems and warnings about a model a configuration or a session names. */
-export function modelProblems(
-  config: Pick<Config, 'models' | 'pricing'>,
-  id: string,
-): { errors: string[]; warnings: string[] } {
+export function modelProblems(config: ModelConfig, id: string): { errors: string[]; warnings: string[] } {
   const m = findModel(config, id);
   const errors: string[] = [];
   const warnings: string[] = [];

@@ -1,5 +1,5 @@
 import type { TokenUsage } from '../domain/types.js';
-import { type ModelSpec, priceFor } from './models.js';
+import { type ModelSpec, priceFor } from './catalogue.js';
 
 /** The usage block of a Messages API response, as much of it as pricing needs. */
 export interface ApiUsage {
