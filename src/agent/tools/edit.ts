@@ -1,8 +1,8 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import type { ExecLimits } from './execute-tools.js';
 import { guard } from './fs-errors.js';
 import { parseInput } from './input.js';
+import type { ExecLimits } from './limits.js';
 import { formatBytes } from './text.js';
 import { errorResult, type ToolDefinition } from './types.js';
 import { READ_FLAGS, type Workspace } from './workspace.js';

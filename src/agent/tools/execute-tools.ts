@@ -25,19 +25,6 @@ export const EXECUTE_TOOLS: ToolDefinition[] = [
   bashTool,
 ];
 
-/** Bounds on what one Write or Edit call may change. */
-export interface ExecLimits {
-  /** Write and Edit: most bytes a file may have, before (Edit) and after the change (default 5 MiB). */
-  maxWriteBytes: number;
-}
-
-export const DEFAULT_EXEC_LIMITS: ExecLimits = Object.freeze({ maxWriteBytes: 5 * 1024 * 1024 });
-
-/** The defaults with some limits replaced, e.g. from configuration. */
-export function execLimits(overrides: Partial<ExecLimits> = {}): ExecLimits {
-  return { ...DEFAULT_EXEC_LIMITS, ...overrides };
-}
-
 export {
   type AutoAllowed,
   type AutoAllowOptions,
@@ -61,4 +48,6 @@ export {
   safeEnv,
 } from './bash.js';
 export { type EditInput, editInput, editTool, runEdit } from './edit.js';
+// The limits live in limits.ts with the plan tools' ones, so that Write and Edit need not import this list.
+export { DEFAULT_EXEC_LIMITS, type ExecLimits, execLimits } from './limits.js';
 export { type ChangeResult, runWrite, type WriteInput, writeInput, writeTool } from './write.js';

@@ -39,3 +39,16 @@ export const DEFAULT_TOOL_LIMITS: ToolLimits = Object.freeze({
 export function toolLimits(overrides: Partial<ToolLimits> = {}): ToolLimits {
   return { ...DEFAULT_TOOL_LIMITS, ...overrides };
 }
+
+/** Bounds on what one Write or Edit call may change. */
+export interface ExecLimits {
+  /** Write and Edit: most bytes a file may have, before (Edit) and after the change (default 5 MiB). */
+  maxWriteBytes: number;
+}
+
+export const DEFAULT_EXEC_LIMITS: ExecLimits = Object.freeze({ maxWriteBytes: 5 * 1024 * 1024 });
+
+/** The execute-phase defaults with some limits replaced, e.g. from configuration. */
+export function execLimits(overrides: Partial<ExecLimits> = {}): ExecLimits {
+  return { ...DEFAULT_EXEC_LIMITS, ...overrides };
+}
