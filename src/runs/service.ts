@@ -1,6 +1,5 @@
-import type { AskUserQuestionInput } from '../agent/tools/plan-tools.js';
-import { checkAnswers } from '../agent/tools/plan-tools.js';
 import type { Clock } from '../clock.js';
+import { type AskUserQuestionInput, checkAnswers } from '../domain/questions.js';
 import type { Question, Run, ToolApproval } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';

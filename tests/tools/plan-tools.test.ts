@@ -1,15 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import {
-  type AskUserQuestionInput,
-  checkAnswers,
   exitPlanModeInput,
-  MAX_FREE_TEXT_CHARS,
   MAX_PLAN_CHARS,
   PLAN_MISSING,
-  shortHeader,
   validatePlan,
   validateQuestions,
 } from '../../src/agent/tools/plan-tools.js';
+import {
+  type AskUserQuestionInput,
+  checkAnswers,
+  MAX_FREE_TEXT_CHARS,
+  shortHeader,
+} from '../../src/domain/questions.js';
 
 function option(label: string) {
   return { label, description: `choose ${label}` };

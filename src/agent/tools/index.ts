@@ -13,20 +13,22 @@ export const PLAN_TOOLS: ToolDefinition[] = [
   exitPlanModeTool,
 ];
 
-export { globInput, globTool, runGlob } from './glob.js';
-export { grepInput, grepTool, runGrep } from './grep.js';
-export { DEFAULT_TOOL_LIMITS, type ToolLimits, toolLimits } from './limits.js';
 export {
   type AskedQuestion,
   type AskUserQuestionInput,
   askUserQuestionInput,
-  askUserQuestionTool,
   checkAnswers,
+  shortHeader,
+} from '../../domain/questions.js';
+export { globInput, globTool, runGlob } from './glob.js';
+export { grepInput, grepTool, runGrep } from './grep.js';
+export { DEFAULT_TOOL_LIMITS, type ToolLimits, toolLimits } from './limits.js';
+export {
+  askUserQuestionTool,
   type ExitPlanModeInput,
   exitPlanModeInput,
   exitPlanModeTool,
   PLAN_MISSING,
-  shortHeader,
   validatePlan,
   validateQuestions,
 } from './plan-tools.js';

@@ -1,6 +1,5 @@
 import type { z } from 'zod';
-
-export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+import type { Parsed } from '../../domain/input.js';
 
 /** Most issues listed in one message; a model that got many things wrong needs the first few to fix. */
 const MAX_ISSUES = 8;

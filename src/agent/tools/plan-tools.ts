@@ -1,72 +1,21 @@
 import { z } from 'zod';
-import { describeIssues, type Parsed } from './input.js';
+import { isPlainObject, type Parsed } from '../../domain/input.js';
+import {
+  type AskUserQuestionInput,
+  askUserQuestionInput,
+  MAX_OPTIONS,
+  MAX_QUESTIONS,
+  MIN_OPTIONS,
+} from '../../domain/questions.js';
+import { describeIssues } from './input.js';
 import type { ToolDefinition } from './types.js';
 
 // The two plan-phase tools that do not touch the workspace: AskUserQuestion parks the run until a person
-// answers, ExitPlanMode hands in the plan. The agent loop acts on them; this module owns their contracts.
+// answers, ExitPlanMode hands in the plan. The agent loop acts on them; this module owns their tool
+// definitions and the plan's contract. What a question is and how answers are checked is the domain's
+// (src/domain/questions.ts): the run service checks answers too.
 
-export const MAX_QUESTIONS = 4;
-export const MIN_OPTIONS = 2;
-export const MAX_OPTIONS = 4;
-/** Headers are shown cut to this many characters (see `shortHeader`); longer ones are accepted and stored whole. */
-export const MAX_HEADER_CHARS = 12;
-/** The most a header may have at all: a model trained on a 12-character tag sometimes writes a phrase. */
-export const MAX_STORED_HEADER_CHARS = 200;
-export const MAX_PREVIEW_CHARS = 10_000;
-/** The most characters of a person's own answer ("Other") to one question. */
-export const MAX_FREE_TEXT_CHARS = 2_000;
 export const MAX_PLAN_CHARS = 100_000;
-
-// Unknown keys are stripped, not refused: Claude Code's tools take fields drydock does not use (an
-// AskUserQuestion `answers` or `metadata`, an ExitPlanMode `allowedPrompts`), and a model trained on them
-// should not have its call refused for sending them. Known fields of the wrong type are still refused.
-
-const option = z.object({
-  label: z.string().trim().min(1).max(200),
-  description: z.string().max(2_000),
-  /** Claude Code's option preview (a mockup or code snippet); shown beside the option. */
-  preview: z.string().max(MAX_PREVIEW_CHARS).optional(),
-});
-
-const question = z
-  .object({
-    question: z.string().trim().min(1).max(2_000),
-    header: z.string().trim().min(1).max(MAX_STORED_HEADER_CHARS),
-    options: z.array(option).min(MIN_OPTIONS).max(MAX_OPTIONS),
-    multiSelect: z.boolean(),
-  })
-  .superRefine((q, ctx) => {
-    const seen = new Set<string>();
-    q.options.forEach((o, i) => {
-      if (seen.has(o.label)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['options', i, 'label'],
-          message: `duplicate option label "${o.label}"`,
-        });
-      }
-      seen.add(o.label);
-    });
-  });
-
-export const askUserQuestionInput = z
-  .object({ questions: z.array(question).min(1).max(MAX_QUESTIONS) })
-  .superRefine((input, ctx) => {
-    // Answers come back keyed by question text, so the texts must tell the questions apart.
-    const seen = new Set<string>();
-    input.questions.forEach((q, i) => {
-      if (seen.has(q.question)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['questions', i, 'question'],
-          message: 'duplicate question text',
-        });
-      }
-      seen.add(q.question);
-    });
-  });
-export type AskUserQuestionInput = z.infer<typeof askUserQuestionInput>;
-export type AskedQuestion = AskUserQuestionInput['questions'][number];
 
 export const exitPlanModeInput = z.object({
   plan: z
@@ -76,15 +25,6 @@ export const exitPlanModeInput = z.object({
     .refine((p) => p.trim() !== '', 'plan is blank'),
 });
 export type ExitPlanModeInput = z.infer<typeof exitPlanModeInput>;
-
-/**
- * A header as shown to people (question pages, the CLI): at most MAX_HEADER_CHARS characters, then "…".
- * Counts code points, so an emoji is never cut in half.
- */
-export function shortHeader(header: string): string {
-  const chars = Array.from(header.trim());
-  return chars.length > MAX_HEADER_CHARS ? `${chars.slice(0, MAX_HEADER_CHARS).join('')}…` : chars.join('');
-}
 
 export const askUserQuestionTool: ToolDefinition = {
   name: 'AskUserQuestion',
@@ -192,100 +132,4 @@ export function validatePlan(input: unknown, turnText?: string): Parsed<ExitPlan
   const result = exitPlanModeInput.safeParse(input);
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, error: describeIssues('ExitPlanMode', result.error) };
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
-}
-
-/**
- * Checks answers to asked questions, keyed by question text: every question answered and no other keys.
- * A single-choice answer is one string: an option label, or the person's own text ("Other"). A multiSelect
- * answer is a non-empty array of distinct strings: option labels and at most one text of their own.
- * Surrounding whitespace is dropped; a blank answer is refused. The model reads the answers as given.
- */
-export function checkAnswers(
-  questions: AskUserQuestionInput,
-  answers: unknown,
-): Parsed<Record<string, string | string[]>> {
-  if (!isPlainObject(answers))
-    return { ok: false, error: 'answers must be an object keyed by question text' };
-  const byText = new Map(questions.questions.map((q) => [q.question, q]));
-  for (const key of Object.keys(answers)) {
-    if (!byText.has(key)) return { ok: false, error: `unknown question ${JSON.stringify(key)}` };
-  }
-
-  const entries: [string, string | string[]][] = [];
-  for (const q of questions.questions) {
-    const name = JSON.stringify(q.question);
-    if (!Object.hasOwn(answers, q.question)) return { ok: false, error: `question ${name} is not answered` };
-    const answer = answers[q.question];
-    const labels = new Set(q.options.map((o) => o.label));
-    const choices = q.options.map((o) => JSON.stringify(o.label)).join(', ');
-    /** One answer, trimmed; an error when it is not a non-blank string of bounded length. */
-    const one = (a: unknown): Parsed<string> => {
-      if (typeof a !== 'string') {
-        return {
-          ok: false,
-          error: `${JSON.stringify(a) ?? String(a)} is not a valid answer to question ${name}: give an option label (${choices}) or your own text`,
-        };
-      }
-      const text = a.trim();
-      if (text === '') {
-        return {
-          ok: false,
-          error: `question ${name} has a blank answer: give an option label (${choices}) or your own text`,
-        };
-      }
-      if (!labels.has(text) && text.length > MAX_FREE_TEXT_CHARS) {
-        return {
-          ok: false,
-          error: `the answer to question ${name} is longer than ${MAX_FREE_TEXT_CHARS} characters`,
-        };
-      }
-      return { ok: true, value: text };
-    };
-    if (q.multiSelect) {
-      if (!Array.isArray(answer) || answer.length === 0) {
-        return {
-          ok: false,
-          error: `question ${name} takes a non-empty array of answers (option labels from ${choices}, and at most one text of your own)`,
-        };
-      }
-      const picked: string[] = [];
-      let ownText: string | undefined;
-      for (const a of answer) {
-        const checked = one(a);
-        if (!checked.ok) return checked;
-        const text = checked.value;
-        if (picked.includes(text))
-          return { ok: false, error: `${JSON.stringify(text)} is chosen twice for question ${name}` };
-        if (!labels.has(text)) {
-          if (ownText !== undefined) {
-            return {
-              ok: false,
-              error: `question ${name} takes at most one answer of your own besides its options (${choices}); got ${JSON.stringify(ownText)} and ${JSON.stringify(text)}`,
-            };
-          }
-          ownText = text;
-        }
-        picked.push(text);
-      }
-      entries.push([q.question, picked]);
-    } else {
-      if (Array.isArray(answer)) {
-        return {
-          ok: false,
-          error: `question ${name} takes one answer as a string: an option label (${choices}) or your own text`,
-        };
-      }
-      const checked = one(answer);
-      if (!checked.ok) return checked;
-      entries.push([q.question, checked.value]);
-    }
-  }
-  // fromEntries defines own properties, so a question text such as "__proto__" cannot reach the prototype.
-  return { ok: true, value: Object.fromEntries(entries) };
 }

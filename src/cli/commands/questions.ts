@@ -1,4 +1,4 @@
-import { shortHeader } from '../../agent/tools/plan-tools.js';
+import { shortHeader } from '../../domain/questions.js';
 import {
   age,
   choices,

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { MAX_FREE_TEXT_CHARS, shortHeader } from '../../agent/tools/plan-tools.js';
 import { allows } from '../../auth/tokens.js';
+import { MAX_FREE_TEXT_CHARS, shortHeader } from '../../domain/questions.js';
 import type { Question } from '../../domain/types.js';
 import { QuestionError } from '../../runs/service.js';
 import type { UiEnv } from '../env.js';
