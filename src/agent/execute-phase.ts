@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import { planTitle } from '../domain/plan-title.js';
 import type { ConversationMessage, ExecuteMode, Plan, Run, Session, ToolApproval } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -40,13 +41,7 @@ import {
 import type { ToolLimits } from './tools/limits.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
-import {
-  commitExecution,
-  type ExecutionTree,
-  planTitle,
-  prepareWorktree,
-  StaleBaseError,
-} from './worktree.js';
+import { commitExecution, type ExecutionTree, prepareWorktree, StaleBaseError } from './worktree.js';
 
 const READ_ONLY = new Set(['Read', 'Glob', 'Grep']);
 const CHANGING = new Set(['Write', 'Edit', 'Bash']);

@@ -92,10 +92,3 @@ export async function commitExecution(
   const changedFiles = (await run(['diff', '--name-only', base, 'HEAD'])).split('\n').filter(Boolean);
   return { commit: commit !== base ? commit : null, diffStat, changedFiles };
 }
-
-/** The first heading or line of a plan, for a commit subject. */
-export function planTitle(markdown: string): string {
-  const line = markdown.split('\n').find((l) => l.trim() !== '') ?? 'drydock plan';
-  const title = line.replace(/^#+\s*/, '').trim();
-  return title.length > 72 ? `${title.slice(0, 69)}...` : title;
-}

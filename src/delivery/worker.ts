@@ -5,9 +5,10 @@ import {
   remoteDefaultBranch,
   remoteUrl,
 } from '../agent/git.js';
-import { branchFor, planTitle } from '../agent/worktree.js';
+import { branchFor } from '../agent/worktree.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import { planTitle } from '../domain/plan-title.js';
 import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';

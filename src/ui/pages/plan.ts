@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { SandboxStatus } from '../../agent/sandbox.js';
-import { planTitle } from '../../agent/worktree.js';
 import { allows, type Identity } from '../../auth/tokens.js';
+import { planTitle } from '../../domain/plan-title.js';
 import type {
   Decision,
   DecisionKind,

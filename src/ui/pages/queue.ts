@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { headCommit } from '../../agent/git.js';
-import { planTitle } from '../../agent/worktree.js';
 import { allows } from '../../auth/tokens.js';
+import { planTitle } from '../../domain/plan-title.js';
 import { PLAN_STATUSES, type PlanStatus, type Session } from '../../domain/types.js';
 import { type PlanSource, planSource, SourceCache } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
