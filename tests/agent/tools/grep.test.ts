@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runGrep } from '../../src/agent/tools/grep.js';
+import { runGrep } from '../../../src/agent/tools/grep.js';
 import { expectNoLeak, type Fixture, makeFixture } from './fixture.js';
 
 let fx: Fixture;

@@ -5,13 +5,13 @@ import {
   PLAN_MISSING,
   validatePlan,
   validateQuestions,
-} from '../../src/agent/tools/plan-tools.js';
+} from '../../../src/agent/tools/plan-tools.js';
 import {
   type AskUserQuestionInput,
   checkAnswers,
   MAX_FREE_TEXT_CHARS,
   shortHeader,
-} from '../../src/domain/questions.js';
+} from '../../../src/domain/questions.js';
 
 function option(label: string) {
   return { label, description: `choose ${label}` };

@@ -3,15 +3,15 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Confinement, Sandbox } from '../../../src/agent/sandbox.js';
+import { type Confinement, Sandbox } from '../../../../src/agent/sandbox.js';
 import {
   type BashOptions,
   DEFAULT_BASH_LIMITS,
   runBash,
   safeEnv,
-} from '../../../src/agent/tools/execute-tools.js';
-import { makeRepo } from '../../support/git-repo.js';
-import { tempDir } from '../../support/harness.js';
+} from '../../../../src/agent/tools/execute-tools.js';
+import { makeRepo } from '../../../support/git-repo.js';
+import { tempDir } from '../../../support/harness.js';
 
 // The bubblewrap sandbox on this machine, for real: CI installs Debian's `bubblewrap`. Without it these tests
 // fail (they are not skipped): the daemon's promise that commands are contained rests on them.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSecretName, safeEnv } from '../../../src/agent/tools/execute-tools.js';
+import { isSecretName, safeEnv } from '../../../../src/agent/tools/execute-tools.js';
 
 describe('safeEnv', () => {
   it('keeps only harmless variables from the base', () => {

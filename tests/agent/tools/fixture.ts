@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { DEFAULT_TOOL_LIMITS, type ToolLimits } from '../../src/agent/tools/limits.js';
-import { Workspace } from '../../src/agent/tools/workspace.js';
+import { DEFAULT_TOOL_LIMITS, type ToolLimits } from '../../../src/agent/tools/limits.js';
+import { Workspace } from '../../../src/agent/tools/workspace.js';
 
 /** A temp dir holding a workspace (`ws/`) and, beside it, a directory the tools must never reach. */
 export interface Fixture {

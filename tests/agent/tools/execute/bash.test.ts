@@ -10,7 +10,7 @@ import {
   OutputBuffer,
   runBash,
   safeEnv,
-} from '../../../src/agent/tools/execute-tools.js';
+} from '../../../../src/agent/tools/execute-tools.js';
 import { type Fixture, makeFixture } from '../fixture.js';
 
 let fx: Fixture;

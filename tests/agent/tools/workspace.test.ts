@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PathError, Workspace } from '../../src/agent/tools/workspace.js';
+import { PathError, Workspace } from '../../../src/agent/tools/workspace.js';
 import { type Fixture, makeFixture } from './fixture.js';
 
 let fx: Fixture;

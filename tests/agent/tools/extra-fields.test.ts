@@ -8,8 +8,14 @@ import {
   runEdit,
   runWrite,
   safeEnv,
-} from '../../src/agent/tools/execute-tools.js';
-import { runGlob, runGrep, runRead, validatePlan, validateQuestions } from '../../src/agent/tools/index.js';
+} from '../../../src/agent/tools/execute-tools.js';
+import {
+  runGlob,
+  runGrep,
+  runRead,
+  validatePlan,
+  validateQuestions,
+} from '../../../src/agent/tools/index.js';
 import { expectNoLeak, type Fixture, makeFixture } from './fixture.js';
 
 // A model trained on Claude Code sends fields drydock does not know (or has no use for). Every tool ignores

@@ -8,7 +8,7 @@ import {
   PLAN_TOOLS,
   readInput,
   type ToolDefinition,
-} from '../../src/agent/tools/index.js';
+} from '../../../src/agent/tools/index.js';
 
 const schemas: Record<string, z.ZodObject> = {
   Read: readInput,

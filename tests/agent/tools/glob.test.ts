@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runGlob } from '../../src/agent/tools/glob.js';
+import { runGlob } from '../../../src/agent/tools/glob.js';
 import { expectNoLeak, type Fixture, makeFixture } from './fixture.js';
 
 let fx: Fixture;

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { packageRoot } from '../../src/paths.js';
-import { createHarness, type Harness, T0 } from '../support/harness.js';
+import { packageRoot } from '../../../src/paths.js';
+import { createHarness, type Harness, T0 } from '../../support/harness.js';
 
 const MIN = 60_000;
 let h: Harness;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createHarness, type Harness, T0 } from '../support/harness.js';
+import { createHarness, type Harness, T0 } from '../../support/harness.js';
 
 const MIN = 60_000;
 let h: Harness;

@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runRead } from '../../src/agent/tools/read.js';
+import { runRead } from '../../../src/agent/tools/read.js';
 import { expectNoLeak, type Fixture, makeFixture } from './fixture.js';
 
 let fx: Fixture;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { autoAllowed, parseShellWords } from '../../../src/agent/tools/execute-tools.js';
-import { defaultConfig } from '../../../src/config/load.js';
+import { autoAllowed, parseShellWords } from '../../../../src/agent/tools/execute-tools.js';
+import { defaultConfig } from '../../../../src/config/load.js';
 
 // The default list, as shipped: the escapes below were all auto-allowed by it under the old string-prefix check.
 const defaults = defaultConfig().execute.bash_allow_list;

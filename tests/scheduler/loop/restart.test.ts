@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Run } from '../../src/domain/types.js';
-import { silentLogger } from '../../src/logger.js';
-import { Scheduler } from '../../src/scheduler/loop.js';
-import { jitterOptions } from '../../src/scheduler/plan-job.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { createHarness, type Harness, T0 } from '../support/harness.js';
+import type { Run } from '../../../src/domain/types.js';
+import { silentLogger } from '../../../src/logger.js';
+import { Scheduler } from '../../../src/scheduler/loop.js';
+import { jitterOptions } from '../../../src/scheduler/plan-job.js';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
+import { createHarness, type Harness, T0 } from '../../support/harness.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_EXEC_LIMITS, type ExecLimits, runWrite } from '../../../src/agent/tools/execute-tools.js';
+import { DEFAULT_EXEC_LIMITS, type ExecLimits, runWrite } from '../../../../src/agent/tools/execute-tools.js';
 import { expectNoLeak, type Fixture, makeFixture, OUTSIDE_SECRET } from '../fixture.js';
 
 let fx: Fixture;

@@ -7,8 +7,8 @@ import {
   editInput,
   execLimits,
   writeInput,
-} from '../../../src/agent/tools/execute-tools.js';
-import { PLAN_TOOLS, readInput, type ToolDefinition } from '../../../src/agent/tools/index.js';
+} from '../../../../src/agent/tools/execute-tools.js';
+import { PLAN_TOOLS, readInput, type ToolDefinition } from '../../../../src/agent/tools/index.js';
 
 const schemas: Record<string, z.ZodObject> = {
   Write: writeInput,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileGlob, GlobPatternError, normalizeGlob } from '../../src/agent/tools/glob-pattern.js';
+import { compileGlob, GlobPatternError, normalizeGlob } from '../../../src/agent/tools/glob-pattern.js';
 
 function matches(pattern: string, path: string): boolean {
   return compileGlob(pattern).regex.test(path);
