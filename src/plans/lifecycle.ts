@@ -90,18 +90,18 @@ export class PlanLifecycle implements PlanRecorder {
    * A pull request moved on (new commits, or closed): its plans still pending approval become superseded,
    * but those of runs `exceptDelivery` started. Their ids.
    */
-  supersede(subject: string, exceptDelivery?: string): Promise<string[]> {
+  async supersede(subject: string, exceptDelivery?: string): Promise<string[]> {
     legal('pending_approval', 'superseded');
     return this.deps.store.supersedePlans(subject, exceptDelivery, this.deps.clock.now());
   }
 
   /** The sweep: pending plans past their expiry (isPlanOverdue) are written expired; how many. */
-  expire(now: number = this.deps.clock.now()): Promise<number> {
+  async expire(now: number = this.deps.clock.now()): Promise<number> {
     legal('pending_approval', 'expired');
     return this.deps.store.expirePlans(now);
   }
 
-  private move(planId: string, to: PlanStatus, reason?: string, only?: PlanStatus): Promise<boolean> {
+  private async move(planId: string, to: PlanStatus, reason?: string, only?: PlanStatus): Promise<boolean> {
     if (only !== undefined) legal(only, to);
     const from = only !== undefined ? [only] : planSourcesOf(to);
     return this.deps.store.transitionPlan(
