@@ -3,7 +3,7 @@ import { PLAN_STATUSES } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import { silentLogger } from '../../src/logger.js';
 import { PlanLifecycle } from '../../src/plans/lifecycle.js';
-import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
+import { type TestDaemon, waitFor } from '../support/daemon.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
 import { seedPlan, signIn, ui } from '../ui/helpers.js';

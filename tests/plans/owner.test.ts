@@ -143,7 +143,12 @@ describe('plan status has one writer', () => {
       '// store.transitionPlan(id) in a line comment',
       '/* store.expirePlans(now) in a block comment */ const url = "http://x"; store.createPlan(p);',
       "const re = /a\\/\\/b/; store['supersedePlans'](s, d, now);",
-      'const t = `${a /* not code: transitionPlan */}//${b}`; await this.deps.store.decidePlan(id, rule);',
+      // A template literal whose placeholder holds a comment, then `//` in its text.
+      [
+        'const t = `$',
+        '{a /* not code: transitionPlan */}//$',
+        '{b}`; await this.deps.store.decidePlan(id, rule);',
+      ].join(''),
       '/**',
       ' * transitionPlan, in a doc comment',
       ' */',
