@@ -18,6 +18,7 @@ import { modelProblems } from './models/catalogue.js';
 import { Notifier } from './notify/notifier.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
+import { PlanLifecycle } from './plans/lifecycle.js';
 import { collectGarbage } from './plans/retention.js';
 import { listenError, openStoreChecked } from './preflight.js';
 import { RunEvents } from './runs/events.js';
@@ -117,6 +118,9 @@ async function assemble(
   await killLeftoverCommands(store, logger);
 
   const events = new RunEvents(store, clock);
+  // The one writer of plan status (src/plans/lifecycle.ts); PlanExecutions settles plans of ended runs.
+  const lifecycle = new PlanLifecycle({ store, clock, logger });
+  const executions = new PlanExecutions({ store, logger, lifecycle });
   const metrics = new Metrics(store);
   const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
   if (!modelConfigured) {
@@ -146,6 +150,7 @@ async function assemble(
       model,
       toolLimits: DEFAULT_TOOL_LIMITS,
       sandbox,
+      lifecycle,
     });
   let scheduler: Scheduler | undefined;
   const queue = new RunQueue({
@@ -157,8 +162,15 @@ async function assemble(
     maxConcurrent: config.runs.max_concurrent,
     onSettled: () => scheduler?.kick(),
   });
-  const runs = new RunService({ store, clock, logger, events, queue });
-  const plans = new PlanDecisions({ store, clock, logger, events, queue });
+  const runs = new RunService({
+    store,
+    clock,
+    logger,
+    events,
+    queue,
+    onCanceled: (run) => lifecycle.settleExecuteRun(run.id),
+  });
+  const plans = new PlanDecisions({ store, clock, logger, events, queue, lifecycle });
   // GitHub: github.token lets `/drydock plan` comments read the pull request; github.report also posts
   // each pull request's plans to it and keeps a drydock/plan commit status in step with their decisions.
   const github = config.github.token
@@ -192,6 +204,7 @@ async function assemble(
     queue,
     runs,
     plans,
+    lifecycle,
     ...(lookupPullRequest ? { lookupPullRequest } : {}),
     onProcessed: (ms) => metrics.deliveryWait.observe(Math.max(0, ms) / 1000),
   });
@@ -204,7 +217,11 @@ async function assemble(
     maxWaitMs: config.scheduler.max_wait_ms,
     batchSize: config.scheduler.batch_size,
     jitter: jitterOptions(config),
-    afterTick: (now) => runs.expire(now),
+    // The periodic sweep of deadlines: questions and tool approvals, then plans nobody decided in time.
+    afterTick: async (now) => {
+      await runs.expire(now);
+      await lifecycle.expire(now);
+    },
     onLateness: (ms) => metrics.lateness.observe(Math.max(0, ms) / 1000),
     onReport: (r) => {
       for (const outcome of ['fired', 'pending', 'coalesced', 'missed'] as const) {
@@ -230,7 +247,6 @@ async function assemble(
     delivery,
   });
   // Before recover(): a run it marks interrupted fails its plan; reconcile() then catches what ended unseen.
-  const executions = new PlanExecutions({ store, logger });
   const unsubscribeExecutions = events.subscribeAll(executions.onEvent);
   // Outbound notifications (src/notify/): its cursor is placed before recover() appends events of its own.
   const notifier = new Notifier({

@@ -23,10 +23,6 @@ const ALLOWED: Record<string, string> = {
     'workspace: pull request checkouts move from triggers/checkout.ts into src/workspace/',
   'http/app.ts -> ui/routes.ts':
     'server.ts: src/server.ts mounts /v1 and /ui; http/app.ts stops mounting the UI',
-  'runs/queue.ts -> runs/service.ts':
-    'runs-cycle: waitsOnSomeone moves out of runs/service.ts into a file both import',
-  'runs/service.ts -> runs/queue.ts':
-    'runs-cycle: waitsOnSomeone moves out of runs/service.ts into a file both import',
 };
 
 // ---- scanning

@@ -10,6 +10,7 @@ import { defaultConfig } from '../../src/config/load.js';
 import type { Run, RunEvent } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import { findModel } from '../../src/models/catalogue.js';
+import { PlanLifecycle } from '../../src/plans/lifecycle.js';
 import { RUN_FINISHED, RunEvents } from '../../src/runs/events.js';
 import { RunQueue } from '../../src/runs/queue.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -123,6 +124,7 @@ export function openDrydock(opts: { file: string; url: string; maxConcurrent: nu
     model,
     sandbox: new Sandbox({ setting: config.execute.sandbox, hidden: [config.data_dir] }),
     toolLimits: DEFAULT_TOOL_LIMITS,
+    lifecycle: new PlanLifecycle({ store, clock, logger }),
   });
   const waiting = new Map<string, { submittedAt: number; resolve: (s: Settled) => void }>();
   const queue = new RunQueue({

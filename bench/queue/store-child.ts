@@ -3,6 +3,7 @@ import { systemClock } from '../../src/clock.js';
 import type { Run } from '../../src/domain/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { PlanDecisions } from '../../src/plans/decisions.js';
+import { PlanLifecycle } from '../../src/plans/lifecycle.js';
 import { RunEvents } from '../../src/runs/events.js';
 import type { RunQueue } from '../../src/runs/queue.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
@@ -100,6 +101,7 @@ async function main(): Promise<StoreReport> {
     logger: silentLogger(),
     events: new RunEvents(store, systemClock),
     queue,
+    lifecycle: new PlanLifecycle({ store, clock: systemClock, logger: silentLogger() }),
   });
   const service = await loop(
     p.seconds,

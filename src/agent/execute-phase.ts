@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { PlanRecorder } from '../domain/plan-status.js';
 import { planTitle } from '../domain/plan-title.js';
 import type { ConversationMessage, ExecuteMode, Plan, Run, Session, ToolApproval } from '../domain/types.js';
 import { newId } from '../ids.js';
@@ -54,6 +55,8 @@ interface ExecuteDeps {
   events: RunEvents;
   toolLimits: ToolLimits;
   sandbox: Sandbox;
+  /** Moves the plan through its execution (the plan service). */
+  lifecycle: PlanRecorder;
 }
 
 /** sha256 of a tool input as canonical JSON (keys sorted), which an approval binds. */
@@ -121,7 +124,7 @@ export class ExecutePhase implements Phase {
     const plan = run.executesPlanId ? await store.getPlan(run.executesPlanId) : null;
     if (!plan) return { status: 'failed', error: 'the execute run names no plan' };
     // `executing` already: a run resumed after a question or a restart.
-    if (!(await store.transitionPlan(plan.id, ['approved', 'executing'], 'executing'))) {
+    if (!(await deps.lifecycle.startExecution(plan.id))) {
       return {
         status: 'failed',
         error: `plan ${plan.id} is ${plan.status}, not approved: nothing was executed`,
@@ -148,9 +151,7 @@ export class ExecutePhase implements Phase {
 
     const place = await ExecutePhase.place(deps, plan, session);
     if ('error' in place) {
-      await store.transitionPlan(plan.id, ['approved', 'executing'], 'execution_failed', {
-        failureReason: place.error,
-      });
+      await deps.lifecycle.failExecution(plan.id, place.error);
       return { status: 'failed', error: place.error };
     }
     const sandbox = await deps.sandbox.status();
@@ -280,14 +281,12 @@ export class ExecutePhase implements Phase {
   }
 
   async finish(outcome: RunOutcome): Promise<RunOutcome> {
-    const { store, events } = this.deps;
+    const { store, events, lifecycle } = this.deps;
     // Made again when a parked run resumes.
     if (this.home) await rm(this.home, { recursive: true, force: true });
     if (outcome.status === 'awaiting_input') return outcome;
     if (outcome.status !== 'completed') {
-      await store.transitionPlan(this.plan.id, ['approved', 'executing'], 'execution_failed', {
-        failureReason: outcome.error ?? outcome.status,
-      });
+      await lifecycle.failExecution(this.plan.id, outcome.error ?? outcome.status);
       return outcome;
     }
     try {
@@ -307,7 +306,7 @@ export class ExecutePhase implements Phase {
         changed = await this.changedInPlace();
       }
       await store.updateRun(this.run.id, { resultCommit: commit, diffStat, changedFiles: changed });
-      await store.transitionPlan(this.plan.id, ['approved', 'executing'], 'executed');
+      await lifecycle.finishExecution(this.plan.id);
       await events.emit(this.run.id, 'execution_recorded', {
         plan_id: this.plan.id,
         branch: this.plan.workspaceCommit ? `drydock/${this.plan.id}` : null,
@@ -318,9 +317,7 @@ export class ExecutePhase implements Phase {
       return outcome;
     } catch (err) {
       const reason = `recording the result failed: ${(err as Error).message}`;
-      await store.transitionPlan(this.plan.id, ['approved', 'executing'], 'execution_failed', {
-        failureReason: reason,
-      });
+      await lifecycle.failExecution(this.plan.id, reason);
       return { status: 'failed', error: reason };
     }
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { PlanRecorder } from '../domain/plan-status.js';
 import type { Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { RunEvents } from '../runs/events.js';
@@ -28,6 +29,8 @@ interface PlanPhaseDeps {
   config: Config;
   events: RunEvents;
   toolLimits: ToolLimits;
+  /** Stores the plan it captures (the plan service). */
+  lifecycle: PlanRecorder;
 }
 
 /** Plan mode: read, search, ask; ExitPlanMode captures the plan and ends the run. Nothing else runs. */
@@ -86,7 +89,7 @@ export class PlanPhase implements Phase {
   }
 
   private async capturePlan(use: ToolUse, turnText: string): Promise<ToolResult> {
-    const { store, events, clock, config } = this.deps;
+    const { store, events, clock, config, lifecycle } = this.deps;
     const run = this.run;
     let plan = await store.findPlan(run.id, use.id);
     if (!plan) {
@@ -97,7 +100,7 @@ export class PlanPhase implements Phase {
       const o = run.overrides;
       const d = this.session.defaults;
       const now = clock.now();
-      plan = await store.createPlan({
+      plan = await lifecycle.propose({
         id: newId('pln'),
         runId: run.id,
         sessionId: run.sessionId,
@@ -107,7 +110,6 @@ export class PlanPhase implements Phase {
         sha256: createHash('sha256').update(markdown).digest('hex'),
         // A pull request's plan is pinned to the head commit it was checked out at.
         workspaceCommit: run.checkout ? run.checkout.headSha : await headCommit(this.workspace.root),
-        status: 'pending_approval',
         round: previous ? previous.round + 1 : 1,
         previousPlanId: previous?.id ?? null,
         requestedBy: run.requestedBy,
@@ -122,8 +124,6 @@ export class PlanPhase implements Phase {
         executeMode: o.execute_mode ?? d.execute_mode ?? 'manual',
         network: o.network ?? d.network ?? false,
         owner: this.session.owner,
-        decidedAt: null,
-        failureReason: null,
         subject: run.subject,
       });
       await store.updateRun(run.id, { planId: plan.id });

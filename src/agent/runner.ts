@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { PlanRecorder } from '../domain/plan-status.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -41,6 +42,8 @@ export interface AgentDeps {
   toolLimits: ToolLimits;
   /** Where the execute phase's commands run (see sandbox.ts). */
   sandbox: Sandbox;
+  /** Writes the plans the phases propose and carry out (the plan service, src/plans/lifecycle.ts). */
+  lifecycle: PlanRecorder;
 }
 
 class BudgetExceeded extends Error {}

@@ -1,3 +1,4 @@
+import { planStatusAt } from '../domain/plan-status.js';
 import type {
   CronJob,
   Decision,
@@ -108,10 +109,6 @@ export const presentQuestion = (q: Question) => ({
   resolved_at: iso(q.resolvedAt),
 });
 
-/** A pending plan past its expiry is expired, even before the sweep has written it so. */
-export const planStatus = (p: Plan, now: number) =>
-  p.status === 'pending_approval' && p.expiresAt <= now ? 'expired' : p.status;
-
 /** The first line of a plan, without heading marks: its title in lists. */
 export const planTitleOf = (markdown: string) => {
   const line = markdown.split('\n').find((l) => l.trim() !== '') ?? '';
@@ -128,7 +125,8 @@ export const presentPlanSummary = (p: Plan, now: number) => {
 
 export const presentPlan = (p: Plan, now: number) => ({
   id: p.id,
-  status: planStatus(p, now),
+  // A pending plan past its expiry reads expired, even before the sweep has written it so.
+  status: planStatusAt(p, now),
   round: p.round,
   previous_plan_id: p.previousPlanId,
   session_id: p.sessionId,

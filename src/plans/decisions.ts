@@ -2,12 +2,14 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { headCommit } from '../agent/git.js';
 import { executeKickoff, reviseKickoff } from '../agent/prompt.js';
 import type { Clock } from '../clock.js';
+import { planStatusAt } from '../domain/plan-status.js';
 import type { Decision, DecisionKind, Plan, Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunQueue } from '../runs/queue.js';
 import type { DecisionEffect, NewRun, Store } from '../store/store.js';
+import type { PlanLifecycle } from './lifecycle.js';
 
 /** A refused decision, with the HTTP status that says why. */
 export class DecisionError extends Error {
@@ -41,11 +43,19 @@ export interface DecisionOutcome {
  */
 export class PlanDecisions {
   constructor(
-    private readonly deps: { store: Store; clock: Clock; logger: Logger; events: RunEvents; queue: RunQueue },
+    private readonly deps: {
+      store: Store;
+      clock: Clock;
+      logger: Logger;
+      events: RunEvents;
+      queue: RunQueue;
+      /** Records the decision and the plan's new status. */
+      lifecycle: PlanLifecycle;
+    },
   ) {}
 
   async decide(planId: string, kind: DecisionKind, input: DecisionInput): Promise<DecisionOutcome> {
-    const { store, clock, events, queue } = this.deps;
+    const { store, clock, events, queue, lifecycle } = this.deps;
     const plan = await store.getPlan(planId);
     if (!plan) throw new DecisionError(404, 'not_found', `plan ${planId} not found`);
     const session = await store.getSession(plan.sessionId);
@@ -55,7 +65,7 @@ export class PlanDecisions {
     if (kind === 'approve' && plan.status === 'pending_approval') await this.checkFresh(plan, session);
 
     const now = clock.now();
-    const result = await store.decidePlan(planId, (fresh, decisions) =>
+    const result = await lifecycle.decide(planId, (fresh, decisions) =>
       rule(fresh, decisions, kind, input, now, source),
     );
     await events.emit(plan.runId, 'plan_decided', {
@@ -95,7 +105,7 @@ function rule(
   now: number,
   source: Run,
 ): DecisionEffect {
-  if (plan.status === 'expired' || (plan.status === 'pending_approval' && plan.expiresAt <= now)) {
+  if (planStatusAt(plan, now) === 'expired') {
     throw new DecisionError(
       410,
       'expired',

@@ -1,11 +1,14 @@
-import { isFinishedRunStatus, type Plan, type Run, type RunEvent } from '../domain/types.js';
+import { isFinishedRunStatus, type Plan, type RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { RUN_FINISHED } from '../runs/events.js';
 import type { Store } from '../store/store.js';
+import { type PlanLifecycle, runEnd } from './lifecycle.js';
 
 interface Deps {
   store: Store;
   logger: Logger;
+  /** Writes the plans' statuses. */
+  lifecycle: PlanLifecycle;
 }
 
 /**
@@ -23,7 +26,8 @@ export class PlanExecutions {
   /** For RunEvents.subscribeAll: settles the plan of each execute run that finishes. Never throws. */
   readonly onEvent = (event: RunEvent): void => {
     if (event.type !== RUN_FINISHED) return;
-    const settling = this.settle(event.runId)
+    const settling = this.deps.lifecycle
+      .settleExecuteRun(event.runId)
       .catch((err) =>
         this.deps.logger.warn({ err, run_id: event.runId }, 'could not settle the plan of an execute run'),
       )
@@ -31,37 +35,21 @@ export class PlanExecutions {
     this.pending.add(settling);
   };
 
-  /** Fails the plan of an execute run that has ended while the plan still waits on it; whether it did. */
-  async settle(runId: string): Promise<boolean> {
-    const { store, logger } = this.deps;
-    const run = await store.getRun(runId);
-    if (!run?.executesPlanId || !isFinishedRunStatus(run.status)) return false;
-    const reason = `the execute run ${run.id} ended ${ended(run)} before the plan's result was recorded`;
-    const failed = await store.transitionPlan(
-      run.executesPlanId,
-      ['approved', 'executing'],
-      'execution_failed',
-      { failureReason: reason },
-    );
-    if (failed) logger.warn({ plan_id: run.executesPlanId, run_id: run.id, reason }, 'plan execution failed');
-    return failed;
-  }
-
   /**
    * On start, after the run queue recovered (runs it retries are queued again and left alone): plans still
    * `approved` or `executing` whose execute run has ended, or no longer exists, become `execution_failed`.
    */
   async reconcile(): Promise<number> {
-    const { store, logger } = this.deps;
+    const { store, logger, lifecycle } = this.deps;
     let failed = 0;
     for (const status of ['executing', 'approved'] as const) {
       for (const plan of await this.all(status)) {
         const run = (await store.listPlanRuns(plan)).filter((r) => r.executesPlanId === plan.id).pop();
         if (run && !isFinishedRunStatus(run.status)) continue;
         const reason = run
-          ? `its execute run ${run.id} had ended ${ended(run)} when drydock started`
+          ? `its execute run ${run.id} had ended ${runEnd(run)} when drydock started`
           : 'its execute run no longer exists (found when drydock started)';
-        if (await store.transitionPlan(plan.id, [status], 'execution_failed', { failureReason: reason })) {
+        if (await lifecycle.failExecution(plan.id, reason, status)) {
           logger.warn({ plan_id: plan.id, run_id: run?.id ?? null, reason }, 'plan execution failed');
           failed += 1;
         }
@@ -85,8 +73,4 @@ export class PlanExecutions {
     } while (cursor);
     return plans;
   }
-}
-
-function ended(run: Run): string {
-  return `(${run.status}${run.error ? `: ${run.error}` : ''})`;
 }

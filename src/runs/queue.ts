@@ -3,7 +3,7 @@ import { isFinishedRunStatus, type Run, type RunStatus } from '../domain/types.j
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import { RUN_FINISHED, type RunEvents } from './events.js';
-import { waitsOnSomeone } from './service.js';
+import { waitsOnSomeone } from './waiting.js';
 
 export interface RunOutcome {
   status: Exclude<RunStatus, 'queued' | 'running'>;

@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import type { RunEvents } from './events.js';
 import type { RunQueue } from './queue.js';
+import { waitsOnSomeone } from './waiting.js';
 
 export class QuestionError extends Error {
   constructor(
@@ -21,7 +22,18 @@ export class QuestionError extends Error {
  */
 export class RunService {
   constructor(
-    private readonly deps: { store: Store; clock: Clock; logger: Logger; events: RunEvents; queue: RunQueue },
+    private readonly deps: {
+      store: Store;
+      clock: Clock;
+      logger: Logger;
+      events: RunEvents;
+      queue: RunQueue;
+      /**
+       * Called with a run this service canceled, once it has ended: an execute run's plan is settled by
+       * whoever owns plans (the daemon wires the plan service here; runs do not know plans).
+       */
+      onCanceled: (run: Run) => Promise<unknown>;
+    },
   ) {}
 
   /** What the run waits for (see `waitingOn`). */
@@ -103,7 +115,7 @@ export class RunService {
     return (await store.getToolApproval(id))!;
   }
 
-  /** Everything with a deadline: questions and tool approvals nobody answered, plans nobody decided. */
+  /** Questions and tool approvals nobody answered in time (plans nobody decided: the plan service's sweep). */
   async expire(now: number): Promise<void> {
     const { store, events } = this.deps;
     await this.expireQuestions(now);
@@ -112,7 +124,6 @@ export class RunService {
       await events.emit(a.runId, 'tool_approval_resolved', { tool_approval_id: a.id, decision: 'timed_out' });
       await this.resume(a.runId);
     }
-    await store.expirePlans(now);
   }
 
   async cancel(runId: string): Promise<boolean> {
@@ -133,12 +144,8 @@ export class RunService {
       }
     }
     const canceled = await this.deps.queue.cancel(runId);
-    const run = await store.getRun(runId);
-    if (canceled && run?.executesPlanId) {
-      await store.transitionPlan(run.executesPlanId, ['approved', 'executing'], 'execution_failed', {
-        failureReason: 'canceled',
-      });
-    }
+    const run = canceled ? await store.getRun(runId) : null;
+    if (run) await this.deps.onCanceled(run);
     return canceled;
   }
 
@@ -151,7 +158,6 @@ export class RunService {
   }
 }
 
-/** True while a run has a question or a tool approval that nobody has resolved. */
 /** What a run that has not ended is waiting for, in words a person can act on; null when it is executing. */
 export type WaitingOn =
   | { kind: 'question'; id: string; detail: string }
@@ -208,10 +214,4 @@ export async function waitingOn(
     };
   }
   return { kind: 'queue', detail: 'its turn in the queue: it starts in a moment' };
-}
-
-export async function waitsOnSomeone(store: Store, runId: string): Promise<boolean> {
-  const questions = await store.listQuestions({ runId, status: 'pending', limit: 1 });
-  if (questions.length) return true;
-  return (await store.listToolApprovals({ runId, status: 'pending', limit: 1 })).length > 0;
 }

@@ -148,7 +148,10 @@ export interface DecisionEffect {
 
 export interface PlanFilter {
   status?: PlanStatus | undefined;
-  /** With status pending_approval: only plans still decidable at this time (not past their expiry). */
+  /**
+   * With status pending_approval: only plans still decidable at this time (not past their expiry); with
+   * status expired: also pending plans past their expiry at this time, before the sweep writes them so.
+   */
   activeAt?: number | undefined;
   /** Rows for a listing: the markdown is cut to its first 300 characters. */
   summary?: boolean | undefined;
@@ -358,7 +361,7 @@ export interface Store {
     to: PlanStatus,
     fields?: { failureReason?: string | null },
   ): Promise<boolean>;
-  /** Pending plans past their TTL become expired; returns how many. */
+  /** Pending plans past their expiry at `now` (isPlanOverdue, src/domain/plan-status.ts) become expired; how many. */
   expirePlans(now: number): Promise<number>;
   /** Statuses of the newest execute runs that ended since `since` (for the circuit breaker). */
   recentExecutions(since: number, limit: number): Promise<RunStatus[]>;
@@ -456,8 +459,11 @@ export interface Store {
   fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }>;
   /** Records that a trigger looked at a delivery and let it pass (filters). */
   recordTriggerFire(triggerId: string, deliveryId: string, outcome: 'filtered', now: number): Promise<void>;
-  /** Pending plans of a subject become superseded, but those of runs `exceptDelivery` started; their ids. */
-  supersedePlans(subject: string, exceptDelivery?: string): Promise<string[]>;
+  /**
+   * Pending plans of a subject become superseded (decided at `now`), but those of runs `exceptDelivery`
+   * started; their ids.
+   */
+  supersedePlans(subject: string, exceptDelivery: string | undefined, now: number): Promise<string[]>;
   /** Active runs of a subject (queued, running, awaiting input). */
   activeRunsForSubject(subject: string): Promise<Run[]>;
   /** The newest plan of a subject still pending approval. */

@@ -4,6 +4,7 @@ import type { Delivery, DeliveryOutcome, Run, Trigger } from '../domain/types.js
 import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
+import type { PlanLifecycle } from '../plans/lifecycle.js';
 import type { RunQueue } from '../runs/queue.js';
 import type { RunService } from '../runs/service.js';
 import { GroupCommit } from '../store/group-commit.js';
@@ -45,6 +46,8 @@ interface Deps {
   queue: RunQueue;
   runs: RunService;
   plans: PlanDecisions;
+  /** Supersedes a pull request's pending plans (the plan service). */
+  lifecycle: Pick<PlanLifecycle, 'supersede'>;
   lookupPullRequest?: PullRequestLookup;
   /** Called with how long a delivery waited in the inbox (ms), once it is processed. */
   onProcessed?: (waitMs: number) => void;
@@ -208,8 +211,8 @@ export class TriggerService {
    * started is kept, so processing it again (after a crash or a failure) undoes nothing it did.
    */
   private async supersede(subject: string, deliveryId: string): Promise<string[]> {
-    const { store } = this.deps;
-    const ids = await store.supersedePlans(subject, deliveryId);
+    const { store, lifecycle } = this.deps;
+    const ids = await lifecycle.supersede(subject, deliveryId);
     for (const run of await store.activeRunsForSubject(subject)) {
       if (run.phase === 'plan' && run.deliveryId !== deliveryId) await this.deps.runs.cancel(run.id);
     }

@@ -12,6 +12,7 @@ import type { BodyBudget } from '../../src/http/body-budget.js';
 import type { Env } from '../../src/http/deps.js';
 import { silentLogger } from '../../src/logger.js';
 import { PlanDecisions } from '../../src/plans/decisions.js';
+import { PlanLifecycle } from '../../src/plans/lifecycle.js';
 import { RunEvents } from '../../src/runs/events.js';
 import { noAgentExecutor, RunQueue } from '../../src/runs/queue.js';
 import { RunService } from '../../src/runs/service.js';
@@ -96,9 +97,26 @@ export async function createHarness(
   // Runs are collected in `runs` rather than executed; the queue only serves cancel and resume.
   const events = new RunEvents(store, clock);
   const queue = new RunQueue({ store, clock, logger, events, executor: noAgentExecutor, maxConcurrent: 1 });
-  const service = new RunService({ store, clock, logger, events, queue });
-  const plans = new PlanDecisions({ store, clock, logger, events, queue });
-  const triggers = new TriggerService({ store, clock, config, logger, queue, runs: service, plans });
+  const lifecycle = new PlanLifecycle({ store, clock, logger });
+  const service = new RunService({
+    store,
+    clock,
+    logger,
+    events,
+    queue,
+    onCanceled: (run) => lifecycle.settleExecuteRun(run.id),
+  });
+  const plans = new PlanDecisions({ store, clock, logger, events, queue, lifecycle });
+  const triggers = new TriggerService({
+    store,
+    clock,
+    config,
+    logger,
+    queue,
+    runs: service,
+    plans,
+    lifecycle,
+  });
   const app = createApp({
     store,
     clock,

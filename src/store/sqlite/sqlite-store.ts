@@ -886,8 +886,11 @@ export class SqliteStore implements Store {
   }
 
   async listPlans(f: PlanFilter): Promise<Page<Plan>> {
+    // Listing the expired ones at activeAt: those written so, and pending ones past their expiry the sweep
+    // has not reached yet (the expiry rule, isPlanOverdue in src/domain/plan-status.ts).
+    const expiredAt = f.status === 'expired' ? f.activeAt : undefined;
     const { where, args } = equalities([
-      ['status', f.status],
+      ['status', expiredAt === undefined ? f.status : undefined],
       ['session_id', f.sessionId],
       ['job_id', f.jobId],
       ['trigger_id', f.triggerId],
@@ -898,10 +901,15 @@ export class SqliteStore implements Store {
       args.push(f.createdBefore);
     }
     if (f.activeAt !== undefined && f.status === 'pending_approval') {
+      // The expiry rule (isPlanOverdue, src/domain/plan-status.ts), negated: still pending at activeAt.
       // The unary + keeps the planner on plans_queue (status, created_at, id), which serves the order: an
       // index on expires_at would have it read every pending plan and sort them.
       where.push('+expires_at > ?');
       args.push(f.activeAt);
+    }
+    if (expiredAt !== undefined) {
+      where.push(`(status = 'expired' OR (status = 'pending_approval' AND expires_at <= ?))`);
+      args.push(expiredAt);
     }
     addCursor(f.cursor, where, args, 'asc');
     const columns = f.summary ? 'plans.*, substr(markdown, 1, 300) AS markdown' : 'plans.*';
@@ -982,6 +990,7 @@ export class SqliteStore implements Store {
   }
 
   async expirePlans(now: number): Promise<number> {
+    // The expiry rule (isPlanOverdue, src/domain/plan-status.ts) in SQL: pending, expires_at <= now.
     return this.sql(
       `UPDATE plans SET status = 'expired', decided_at = ? WHERE status = 'pending_approval' AND expires_at <= ?`,
     ).run(now, now).changes;
@@ -1438,14 +1447,14 @@ export class SqliteStore implements Store {
     ).run(triggerId, deliveryId, outcome, now);
   }
 
-  async supersedePlans(subject: string, exceptDelivery?: string): Promise<string[]> {
+  async supersedePlans(subject: string, exceptDelivery: string | undefined, now: number): Promise<string[]> {
     return this.sql(
       `UPDATE plans SET status = 'superseded', decided_at = ?
        WHERE subject = ? AND status = 'pending_approval'
          AND run_id NOT IN (SELECT id FROM runs WHERE delivery_id = ? AND subject = ?) RETURNING id`,
     )
       .pluck()
-      .all(Date.now(), subject, exceptDelivery ?? null, subject) as string[];
+      .all(now, subject, exceptDelivery ?? null, subject) as string[];
   }
 
   async activeRunsForSubject(subject: string): Promise<Run[]> {

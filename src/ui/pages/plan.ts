@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { SandboxStatus } from '../../agent/sandbox.js';
 import { allows, type Identity } from '../../auth/tokens.js';
+import { planStatusAt } from '../../domain/plan-status.js';
 import { planTitle } from '../../domain/plan-title.js';
 import type {
   Decision,
@@ -76,9 +77,10 @@ export function cannotApprove(viewer: Identity, plan: Plan, decisions: readonly 
 
 /** Why a plan cannot be decided at all any more, or null while it is pending. */
 function closedReason(plan: Plan, now: number): string | null {
-  if (plan.status === 'pending_approval' && plan.expiresAt > now) return null;
-  if (plan.status === 'pending_approval' || plan.status === 'expired') return 'This plan has expired';
-  return `This plan is ${plan.status.replace(/_/g, ' ')}`;
+  const status = planStatusAt(plan, now);
+  if (status === 'pending_approval') return null;
+  if (status === 'expired') return 'This plan has expired';
+  return `This plan is ${status.replace(/_/g, ' ')}`;
 }
 
 /** GET /ui/plans/:id, its decision box (POST /ui/plans/:id/decide) and the older per-kind endpoints. */
@@ -87,8 +89,8 @@ export function planRoutes(ctx: UiContext): void {
   const { store } = deps;
 
   async function show(c: Context<UiEnv>, id: string, shown: Shown = {}): Promise<Response> {
+    // Read only: a plan past its expiry shows as expired (planStatusAt); the daemon's sweep writes it so.
     const now = deps.clock.now();
-    await store.expirePlans(now);
     const plan = await store.getPlan(id);
     if (!plan) {
       const body = html`<h1>Plan not found</h1>${alertBox(`There is no plan ${id}.`)}<p><a href="/ui">Back to the queue</a></p>`;
@@ -107,7 +109,7 @@ export function planRoutes(ctx: UiContext): void {
 ${alertBox(shown.error, shown.notice)}
 <dl class="facts">
   <dt>Plan</dt><dd><code>${plan.id}</code></dd>
-  <dt>Status</dt><dd id="plan-status">${plan.status}</dd>
+  <dt>Status</dt><dd id="plan-status">${planStatusAt(plan, now)}</dd>
   <dt>Round</dt><dd>${plan.round}${plan.previousPlanId && html` (revises <a href="${uiPath('plans', plan.previousPlanId)}">${plan.previousPlanId}</a>)`}</dd>
   <dt>Session</dt><dd>${session?.name ?? plan.sessionId} <span class="muted">(${session?.workspace ?? 'unknown workspace'})</span></dd>
   <dt>Requested by</dt><dd>${plan.requestedBy}${plan.owner !== plan.requestedBy ? ` (session owner ${plan.owner})` : ''}</dd>

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { headCommit } from '../../agent/git.js';
 import { allows } from '../../auth/tokens.js';
+import { planStatusAt } from '../../domain/plan-status.js';
 import { planTitle } from '../../domain/plan-title.js';
 import { PLAN_STATUSES, type PlanStatus, type Session } from '../../domain/types.js';
 import { type PlanSource, planSource, SourceCache } from '../../plans/context.js';
@@ -102,11 +103,11 @@ export function queueRoutes({ app, deps, guard }: UiContext): void {
 
   /** The rows of the queue's table, and the cursor of the next page. */
   async function rows(c: Context<UiEnv>, f: QueueFilter, draft?: BulkDraft) {
+    // Read only: plans past their expiry list and show as expired (planStatusAt); the daemon's sweep writes it.
     const now = deps.clock.now();
-    await store.expirePlans(now);
     const page = await store.listPlans({
       status: f.status ?? undefined,
-      ...(f.status === 'pending_approval' ? { activeAt: now } : {}),
+      activeAt: now,
       summary: true,
       sessionId: f.session || undefined,
       triggerId: f.trigger || undefined,
@@ -137,7 +138,8 @@ export function queueRoutes({ app, deps, guard }: UiContext): void {
         if (head !== plan.workspaceCommit) behind = { head };
       }
       if (f.behind && behind === null) continue;
-      const pending = plan.status === 'pending_approval' && plan.expiresAt > now;
+      const status = planStatusAt(plan, now);
+      const pending = status === 'pending_approval';
       const why = pending ? cannotApprove(viewer, plan, decisions) : null;
       const approvals = decisions.filter((d) => d.kind === 'approve').length;
       const box = `pick-${plan.id}`;
@@ -154,7 +156,7 @@ export function queueRoutes({ app, deps, guard }: UiContext): void {
   <td>${session?.name ?? plan.sessionId}</td>
   <td>${plan.round}</td>
   <td>${plan.requestedBy}</td>
-  <td>${plan.status === 'pending_approval' ? '' : html`${plan.status}<br>`}${time(plan.createdAt)} <span class="muted">(${age(now - plan.createdAt)} ago)</span>${
+  <td>${pending ? '' : html`${status}<br>`}${time(plan.createdAt)} <span class="muted">(${age(now - plan.createdAt)} ago)</span>${
     behind !== null
       ? html`<br><span class="stale">stale: the workspace is at <code>${behind.head?.slice(0, 12) ?? 'no commit'}</code>, not <code>${plan.workspaceCommit!.slice(0, 12)}</code></span>`
       : ''

@@ -1,0 +1,126 @@
+import type { Clock } from '../clock.js';
+import {
+  isPlanTransition,
+  type PlanRecorder,
+  type ProposedPlan,
+  planSourcesOf,
+} from '../domain/plan-status.js';
+import { type Decision, isFinishedRunStatus, type Plan, type PlanStatus, type Run } from '../domain/types.js';
+import type { Logger } from '../logger.js';
+import type { DecisionEffect, Store } from '../store/store.js';
+
+/**
+ * The plan service: the ONLY code that writes a plan's status (the store's createPlan, decidePlan,
+ * transitionPlan, expirePlans and supersedePlans are called from here and nowhere else; a test holds
+ * that). Every move is checked against the legal transitions (src/domain/plan-status.ts).
+ *
+ * The cut: this class says WHAT happens to a plan and applies it; the modules around it say WHEN.
+ * - PlanDecisions (decisions.ts) holds the pure decision rules and the approval's freshness check, and
+ *   records a decision through `decide`.
+ * - The agent's phases propose (`propose`) and carry out (`startExecution`, `finishExecution`,
+ *   `failExecution`) through a narrow port (`PlanRecorder`, src/domain/plan-status.ts), so `agent/`
+ *   never imports `plans/`.
+ * - PlanExecutions (execution.ts) follows execute runs (run events, the start-up reconcile) and settles
+ *   their plans through `settleExecuteRun` / `failExecution`; the run service's cancel reaches
+ *   `settleExecuteRun` through a callback the daemon wires, so `runs/` never imports `plans/`.
+ * - The pull request intake supersedes (`supersede`); the daemon's periodic sweep expires (`expire`).
+ *   Pages and presenters never write: they read an overdue plan as expired through `planStatusAt`.
+ */
+export class PlanLifecycle implements PlanRecorder {
+  constructor(private readonly deps: { store: Store; clock: Clock; logger: Logger }) {}
+
+  /** Stores a newly proposed plan, pending approval. */
+  propose(plan: ProposedPlan): Promise<Plan> {
+    return this.deps.store.createPlan({
+      ...plan,
+      status: 'pending_approval',
+      decidedAt: null,
+      failureReason: null,
+    });
+  }
+
+  /**
+   * Records a decision atomically: `rule` (pure, may throw to refuse) computes the effect from the plan's
+   * freshest row inside the store's transaction; a status it asks for must be a legal move.
+   */
+  decide(
+    planId: string,
+    rule: (plan: Plan, decisions: Decision[]) => DecisionEffect,
+  ): Promise<{ plan: Plan; decision: Decision; run: Run | null }> {
+    return this.deps.store.decidePlan(planId, (fresh, decisions) => {
+      const effect = rule(fresh, decisions);
+      if (effect.planStatus) legal(fresh.status, effect.planStatus);
+      return effect;
+    });
+  }
+
+  /** approved (or executing, for a run resumed after a question or a restart) -> executing; whether it moved. */
+  startExecution(planId: string): Promise<boolean> {
+    return this.move(planId, 'executing');
+  }
+
+  /** The execution's result is recorded: -> executed. */
+  finishExecution(planId: string): Promise<boolean> {
+    return this.move(planId, 'executed');
+  }
+
+  /**
+   * -> execution_failed with the reason a person reads. `only` narrows the statuses it may leave (a plan
+   * seen in that status and no other); by default every status the table allows.
+   */
+  failExecution(planId: string, reason: string, only?: PlanStatus): Promise<boolean> {
+    return this.move(planId, 'execution_failed', reason, only);
+  }
+
+  /**
+   * Fails the plan of an execute run that has ended (failed, canceled, interrupted, …) while the plan still
+   * waits on it; whether it did. A plan whose execution recorded its own outcome is left alone.
+   */
+  async settleExecuteRun(runId: string): Promise<boolean> {
+    const { store, logger } = this.deps;
+    const run = await store.getRun(runId);
+    if (!run?.executesPlanId || !isFinishedRunStatus(run.status)) return false;
+    const reason = `the execute run ${run.id} ended ${runEnd(run)} before the plan's result was recorded`;
+    const failed = await this.failExecution(run.executesPlanId, reason);
+    if (failed) logger.warn({ plan_id: run.executesPlanId, run_id: run.id, reason }, 'plan execution failed');
+    return failed;
+  }
+
+  /**
+   * A pull request moved on (new commits, or closed): its plans still pending approval become superseded,
+   * but those of runs `exceptDelivery` started. Their ids.
+   */
+  async supersede(subject: string, exceptDelivery?: string): Promise<string[]> {
+    legal('pending_approval', 'superseded');
+    return this.deps.store.supersedePlans(subject, exceptDelivery, this.deps.clock.now());
+  }
+
+  /** The sweep: pending plans past their expiry (isPlanOverdue) are written expired; how many. */
+  async expire(now: number = this.deps.clock.now()): Promise<number> {
+    legal('pending_approval', 'expired');
+    return this.deps.store.expirePlans(now);
+  }
+
+  private async move(planId: string, to: PlanStatus, reason?: string, only?: PlanStatus): Promise<boolean> {
+    if (only !== undefined) legal(only, to);
+    const from = only !== undefined ? [only] : planSourcesOf(to);
+    return this.deps.store.transitionPlan(
+      planId,
+      from,
+      to,
+      reason !== undefined ? { failureReason: reason } : {},
+    );
+  }
+}
+
+/** A move the table does not list is a bug in drydock, not a person's mistake: it throws. */
+function legal(from: PlanStatus, to: PlanStatus): void {
+  if (!isPlanTransition(from, to)) {
+    throw new Error(`PlanLifecycle: a plan cannot go from ${from} to ${to}`);
+  }
+}
+
+/** How a run ended, for a failure reason: `(status: error)`. */
+export function runEnd(run: Run): string {
+  return `(${run.status}${run.error ? `: ${run.error}` : ''})`;
+}
