@@ -2,14 +2,14 @@ import { z } from 'zod';
 import { describeIssues, type Parsed } from './input.js';
 import type { ToolDefinition } from './types.js';
 
+export { MAX_HEADER_CHARS, shortHeader } from '../../domain/questions.js';
+
 // The two plan-phase tools that do not touch the workspace: AskUserQuestion parks the run until a person
 // answers, ExitPlanMode hands in the plan. The agent loop acts on them; this module owns their contracts.
 
 export const MAX_QUESTIONS = 4;
 export const MIN_OPTIONS = 2;
 export const MAX_OPTIONS = 4;
-/** Headers are shown cut to this many characters (see `shortHeader`); longer ones are accepted and stored whole. */
-export const MAX_HEADER_CHARS = 12;
 /** The most a header may have at all: a model trained on a 12-character tag sometimes writes a phrase. */
 export const MAX_STORED_HEADER_CHARS = 200;
 export const MAX_PREVIEW_CHARS = 10_000;
@@ -76,15 +76,6 @@ export const exitPlanModeInput = z.object({
     .refine((p) => p.trim() !== '', 'plan is blank'),
 });
 export type ExitPlanModeInput = z.infer<typeof exitPlanModeInput>;
-
-/**
- * A header as shown to people (question pages, the CLI): at most MAX_HEADER_CHARS characters, then "…".
- * Counts code points, so an emoji is never cut in half.
- */
-export function shortHeader(header: string): string {
-  const chars = Array.from(header.trim());
-  return chars.length > MAX_HEADER_CHARS ? `${chars.slice(0, MAX_HEADER_CHARS).join('')}…` : chars.join('');
-}
 
 export const askUserQuestionTool: ToolDefinition = {
   name: 'AskUserQuestion',
