@@ -1,3 +1,4 @@
+import type { AskedQuestion } from './questions.js';
 import type {
   DecisionKind,
   Effort,
@@ -62,7 +63,12 @@ export interface RunEventMap {
   /** A call in a reply cut off at max_tokens: not run. */
   tool_call_cut_off: ToolRef;
   policy_violation: ToolRef & { phase: RunPhase; reason?: 'repeated_tool_use_id' };
-  question_request: { question_id: string; tool_use_id: string; questions: unknown[]; expires_at: string };
+  question_request: {
+    question_id: string;
+    tool_use_id: string;
+    questions: AskedQuestion[];
+    expires_at: string;
+  };
   question_resolved: {
     question_id: string;
     reason: 'answered' | 'timeout' | 'canceled';

@@ -11,3 +11,11 @@ export function shortHeader(header: string): string {
   const chars = Array.from(header.trim());
   return chars.length > MAX_HEADER_CHARS ? `${chars.slice(0, MAX_HEADER_CHARS).join('')}…` : chars.join('');
 }
+
+/** One question of an AskUserQuestion call, as stored and shown (unknown keys dropped). */
+export type AskedQuestion = {
+  question: string;
+  header: string;
+  options: { label: string; description: string; preview?: string | undefined }[];
+  multiSelect: boolean;
+};

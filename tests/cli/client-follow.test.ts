@@ -81,7 +81,15 @@ describe('drydock runs follow (the daemon)', () => {
     await emit('question_request', {
       question_id: 'q_1',
       questions: [
-        { question: 'Which store?', header: 'Store', options: [{ label: 'Redis' }, { label: 'LRU' }] },
+        {
+          question: 'Which store?',
+          header: 'Store',
+          options: [
+            { label: 'Redis', description: '' },
+            { label: 'LRU', description: '' },
+          ],
+          multiSelect: false,
+        },
       ],
     });
     await emit('turn_finished', { turn: 1, stop_reason: 'tool_use', cost_usd: 0.0123 });

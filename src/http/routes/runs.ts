@@ -5,10 +5,10 @@ import { isFinishedRunStatus, type RunEvent } from '../../domain/types.js';
 import { RUN_FINISHED } from '../../runs/events.js';
 import { requires } from '../auth.js';
 import { query } from '../body.js';
+import { listRunsQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentEvent, presentRun } from '../present.js';
-import { listRunsQuery } from '../schemas.js';
 
 export function runRoutes(deps: AppDeps): Hono<Env> {
   const { store } = deps;
