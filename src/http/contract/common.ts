@@ -73,6 +73,8 @@ export const runDefaults = z.strictObject({
   deliver: z.boolean().optional(),
 });
 
+export type RunDefaultsJson = z.infer<typeof runDefaults>;
+
 /** Every error answer: a stable code, a message safe to show, and for invalid input what was wrong where. */
 export const errorSchema = z.strictObject({
   error: z.strictObject({

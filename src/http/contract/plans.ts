@@ -50,6 +50,8 @@ export const planDeliverySchema = z.strictObject({
   next_attempt_at: time.nullable(),
 });
 
+export type PlanDeliveryJson = z.infer<typeof planDeliverySchema>;
+
 export const planSchema = z.strictObject({
   id: z.string(),
   status: z.enum(PLAN_STATUSES).describe('a pending plan past its expiry shows expired'),

@@ -87,6 +87,8 @@ export const filtersSchema = z.strictObject({
   draft: z.boolean().optional(),
 });
 
+export type FiltersJson = z.infer<typeof filtersSchema>;
+
 /** A scheduled trigger's schedule, from the job it fires through (null if that job is gone). */
 export const triggerScheduleSchema = z.strictObject({
   cron: z.string(),
