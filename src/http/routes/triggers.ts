@@ -20,6 +20,7 @@ import {
   FIRE_TEXT_LIMIT,
   fireSchema,
   patchTriggerSchema,
+  type TriggerJson,
   triggerDeliveriesQuery,
 } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
@@ -27,7 +28,7 @@ import { HttpError, notFound } from '../errors.js';
 import { iso, presentRun } from '../present.js';
 
 /** A trigger as the API shows it; a scheduled one with its schedule (from the job it fires through). */
-export const presentTrigger = (t: Trigger, job?: CronJob | null) => ({
+export const presentTrigger = (t: Trigger, job?: CronJob | null): TriggerJson => ({
   id: t.id,
   name: t.name,
   kind: t.kind,
