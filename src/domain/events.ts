@@ -128,20 +128,3 @@ export interface RunEventMap {
 }
 
 export type RunEventType = keyof RunEventMap;
-
-/** A stored event of one known type, its payload typed. */
-export interface TypedRunEvent<K extends RunEventType> {
-  runId: string;
-  seq: number;
-  type: K;
-  data: RunEventMap[K];
-  at: number;
-}
-
-/** Narrows a stored event (whose payload is untyped JSON) to the payload its type says it carries. */
-export function isRunEvent<K extends RunEventType>(
-  event: { type: string },
-  type: K,
-): event is { type: K; data: RunEventMap[K] } & typeof event {
-  return event.type === type;
-}
