@@ -7,6 +7,7 @@ import { Sandbox } from '../../src/agent/sandbox.js';
 import { DEFAULT_TOOL_LIMITS } from '../../src/agent/tools/limits.js';
 import { systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
+import type { RunEventMap, RunEventType } from '../../src/domain/events.js';
 import type { Run, RunEvent } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import { findModel } from '../../src/models/catalogue.js';
@@ -72,7 +73,7 @@ export interface TurnMarks {
 class TimedEvents extends RunEvents {
   readonly marks = new Map<string, TurnMarks>();
 
-  override emit(runId: string, type: string, data?: Record<string, unknown>): Promise<RunEvent> {
+  override emit<K extends RunEventType>(runId: string, type: K, data: RunEventMap[K]): Promise<RunEvent> {
     if (type === 'run_started') this.marks.set(runId, { started: performance.now(), turnEnds: [] });
     else if (type === 'turn_finished') this.marks.get(runId)?.turnEnds.push(performance.now());
     return super.emit(runId, type, data);

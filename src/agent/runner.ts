@@ -346,7 +346,7 @@ export class AgentExecutor implements RunExecutor {
   /** The model's reply, streamed into the event log as it comes. */
   private async reply(ctx: LoopContext, params: ReturnType<typeof buildRequest>): Promise<Anthropic.Message> {
     const { events, model } = this.deps;
-    const emit = (type: string, text: string) =>
+    const emit = (type: 'text_delta' | 'thinking_delta', text: string) =>
       events.emit(ctx.run.id, type, { text }).catch((err: unknown) => {
         throw new NotTheModel(err);
       });

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { NOTIFICATION_EVENTS } from '../domain/notifications.js';
+import { thinkingOptionSchema } from '../domain/thinking.js';
 import { EFFORTS } from '../domain/types.js';
 import { canonicalZone, isValidTimezone } from '../domain/zone.js';
 import { modelProblems } from '../models/catalogue.js';
@@ -138,11 +140,7 @@ const schedulerSchema = section({
 
 const EFFORT_ERROR = `expected one of ${EFFORTS.join(', ')}, or null for the model's default`;
 
-/** `thinking` as a person writes it: off, adaptive, or {budget_tokens: N}. */
-export const thinkingOptionSchema = z.union(
-  [z.enum(['off', 'adaptive']), z.strictObject({ budget_tokens: z.int().min(1024).max(128_000) })],
-  { error: 'expected off, adaptive or {budget_tokens: N} with N 1024-128000' },
-);
+/** `thinking` as a person writes it: off, adaptive, or {budget_tokens: N} (the API accepts the same). */
 
 const anthropicSchema = section({
   api_key: text('a non-empty string or null').nullable().default(null),
@@ -334,15 +332,6 @@ const modelsSchema = z
   .default(() => ({}));
 
 /** What outbound notifications announce (src/notify/). */
-export const NOTIFICATION_EVENTS = [
-  'plan.pending',
-  'question.pending',
-  'tool_approval.pending',
-  'plan.executed',
-  'plan.execution_failed',
-  'delivery.failed',
-] as const;
-export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 
 const webhookSchema = z.strictObject(
   {

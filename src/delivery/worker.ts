@@ -8,6 +8,7 @@ import {
 import { branchFor } from '../agent/worktree.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { RunEventMap, RunEventType } from '../domain/events.js';
 import { planTitle } from '../domain/plan-title.js';
 import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/types.js';
 import type { Logger } from '../logger.js';
@@ -33,8 +34,8 @@ const MAX_SLEEP_MS = 30_000;
 const BATCH = 10;
 
 /** Run events the worker writes on the execute run (the notification outbox turns the second into delivery.failed). */
-export const DELIVERY_COMPLETED = 'delivery_completed';
-export const DELIVERY_FAILED = 'delivery_failed';
+export const DELIVERY_COMPLETED = 'delivery_completed' satisfies RunEventType;
+export const DELIVERY_FAILED = 'delivery_failed' satisfies RunEventType;
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
 
@@ -469,7 +470,12 @@ export class PlanDeliveryWorker {
     return runs.filter((r) => r.executesPlanId === plan.id).pop() ?? null;
   }
 
-  private async emit(plan: Plan, executeRun: Run | null, type: string, data: Record<string, unknown>) {
+  private async emit<K extends typeof DELIVERY_COMPLETED | typeof DELIVERY_FAILED>(
+    plan: Plan,
+    executeRun: Run | null,
+    type: K,
+    data: RunEventMap[K],
+  ) {
     await this.deps.events
       .emit(executeRun?.id ?? plan.runId, type, data)
       .catch((err) =>

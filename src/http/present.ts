@@ -14,12 +14,31 @@ import type {
 } from '../domain/types.js';
 import type { PlanContext } from '../plans/context.js';
 import { upcomingSlots } from '../scheduler/next-fire.js';
+import type {
+  DecisionJson,
+  DeliveryJson,
+  JobJson,
+  PlanContextJson,
+  PlanDeliveryJson,
+  PlanJson,
+  PlanSummaryJson,
+  QuestionJson,
+  RunJson,
+  SessionJson,
+  SlotJson,
+  ToolApprovalJson,
+} from './contract/index.js';
 
-// Domain records to their JSON form: snake_case, ISO-8601 UTC times.
+// Domain records to their JSON form: snake_case, ISO-8601 UTC times. Each presenter returns the type of its
+// contract schema (src/http/contract/), so the compiler and the drift test hold the two together.
 
-export const iso = (t: number | null): string | null => (t === null ? null : new Date(t).toISOString());
+export function iso(t: number): string;
+export function iso(t: number | null): string | null;
+export function iso(t: number | null): string | null {
+  return t === null ? null : new Date(t).toISOString();
+}
 
-export const presentSession = (s: Session) => ({
+export const presentSession = (s: Session): SessionJson => ({
   id: s.id,
   name: s.name,
   workspace: s.workspace,
@@ -30,7 +49,7 @@ export const presentSession = (s: Session) => ({
   closed_at: iso(s.closedAt),
 });
 
-export const presentJob = (j: CronJob) => ({
+export const presentJob = (j: CronJob): JobJson => ({
   id: j.id,
   session_id: j.sessionId,
   cron: j.cron,
@@ -47,7 +66,7 @@ export const presentJob = (j: CronJob) => ({
   next_fire_at: iso(j.nextNominalAt),
   next_fire_jittered_at: iso(j.nextDueAt),
   next_fire_final: j.nextNominalAt === null ? null : j.nextFinal,
-  next_fire_times: upcomingSlots(j, 3).map(iso),
+  next_fire_times: upcomingSlots(j, 3).map((t) => iso(t)),
   pending_slot_at: iso(j.pendingSlotAt),
   pending_coalesced: j.pendingCoalesced,
   last_slot_at: iso(j.lastSlotAt),
@@ -60,7 +79,7 @@ export const presentJob = (j: CronJob) => ({
   renew: j.expiresAt === null ? null : `POST /v1/jobs/${j.id}/renew (drydock jobs renew ${j.id})`,
 });
 
-export const presentRun = (r: Run) => ({
+export const presentRun = (r: Run): RunJson => ({
   id: r.id,
   session_id: r.sessionId,
   job_id: r.jobId,
@@ -96,12 +115,13 @@ export const presentRun = (r: Run) => ({
   changed_files: r.changedFiles,
 });
 
-export const presentQuestion = (q: Question) => ({
+export const presentQuestion = (q: Question): QuestionJson => ({
   id: q.id,
   run_id: q.runId,
   session_id: q.sessionId,
   status: q.status,
-  questions: (q.questions as { questions?: unknown }).questions ?? q.questions,
+  // Stored as the AskUserQuestion input ({questions}); the oldest rows hold the list itself.
+  questions: ((q.questions as { questions?: unknown }).questions ?? q.questions) as QuestionJson['questions'],
   answers: q.answers,
   answered_by: q.answeredBy,
   created_at: iso(q.createdAt),
@@ -118,12 +138,12 @@ export const planTitleOf = (markdown: string) => {
     .slice(0, 200);
 };
 
-export const presentPlanSummary = (p: Plan, now: number) => {
+export const presentPlanSummary = (p: Plan, now: number): PlanSummaryJson => {
   const { markdown: _markdown, ...rest } = presentPlan(p, now);
   return { ...rest, title: planTitleOf(p.markdown) };
 };
 
-export const presentPlan = (p: Plan, now: number) => ({
+export const presentPlan = (p: Plan, now: number): PlanJson => ({
   id: p.id,
   // A pending plan past its expiry reads expired, even before the sweep has written it so.
   status: planStatusAt(p, now),
@@ -152,7 +172,7 @@ export const presentPlan = (p: Plan, now: number) => ({
 });
 
 /** Where an executed plan's result went (src/delivery/); null while not looked at, or when delivery is off. */
-export const presentPlanDelivery = (d: PlanDelivery | null) =>
+export const presentPlanDelivery = (d: PlanDelivery | null): PlanDeliveryJson | null =>
   d === null || d.status === 'off'
     ? null
     : {
@@ -169,7 +189,7 @@ export const presentPlanDelivery = (d: PlanDelivery | null) =>
         next_attempt_at: iso(d.nextAttemptAt),
       };
 
-export const presentDecision = (d: Decision) => ({
+export const presentDecision = (d: Decision): DecisionJson => ({
   id: d.id,
   kind: d.kind,
   identity: d.identity,
@@ -178,7 +198,7 @@ export const presentDecision = (d: Decision) => ({
   created_at: iso(d.createdAt),
 });
 
-export const presentToolApproval = (a: ToolApproval) => ({
+export const presentToolApproval = (a: ToolApproval): ToolApprovalJson => ({
   id: a.id,
   run_id: a.runId,
   session_id: a.sessionId,
@@ -196,7 +216,7 @@ export const presentToolApproval = (a: ToolApproval) => ({
 
 export const presentEvent = (e: RunEvent) => ({ seq: e.seq, type: e.type, at: iso(e.at), ...e.data });
 
-export const presentSlot = (s: SlotRecord) => ({
+export const presentSlot = (s: SlotRecord): SlotJson => ({
   slot_at: iso(s.slotAt),
   last_slot_at: iso(s.lastSlotAt),
   slots: s.slots,
@@ -205,7 +225,7 @@ export const presentSlot = (s: SlotRecord) => ({
   recorded_at: iso(s.recordedAt),
 });
 
-export const presentDelivery = (d: Delivery) => ({
+export const presentDelivery = (d: Delivery): DeliveryJson => ({
   id: d.id,
   source: d.source,
   key: d.key,
@@ -220,7 +240,7 @@ export const presentDelivery = (d: Delivery) => ({
 });
 
 /** The approver's context of a plan (src/plans/context.ts) in its JSON form. */
-export const presentPlanContext = (c: PlanContext) => ({
+export const presentPlanContext = (c: PlanContext): PlanContextJson => ({
   source: c.source && {
     kind: c.source.kind,
     run_id: c.source.runId,

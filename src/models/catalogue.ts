@@ -1,3 +1,4 @@
+import { fromLegacyThinking } from '../domain/thinking.js';
 import { EFFORTS, type Effort, type ThinkingOption, type ThinkingType } from '../domain/types.js';
 
 // The model catalogue: what each Claude model accepts and what it costs. The Messages API answers 400 to
@@ -34,17 +35,7 @@ import { EFFORTS, type Effort, type ThinkingOption, type ThinkingType } from '..
 //   and Sonnet 4 retired (the API answers 404).
 // See README "Models" for the table in prose.
 
-/**
- * Reads a stored or submitted thinking option, including the shape used before (`{enabled, budget_tokens}`):
- * enabled with a budget keeps the budget, enabled without one is adaptive, disabled is off.
- */
-export function fromLegacyThinking(v: {
-  enabled: boolean;
-  budget_tokens?: number | undefined;
-}): ThinkingOption {
-  if (!v.enabled) return 'off';
-  return v.budget_tokens !== undefined ? { budget_tokens: v.budget_tokens } : 'adaptive';
-}
+// The legacy-shape reader moved to the domain (the API contract and the config share it).
 
 /** A thinking option as stored, whichever shape it was stored in; undefined when unset or unreadable. */
 export function readThinkingOption(v: unknown): ThinkingOption | undefined {

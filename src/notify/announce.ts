@@ -1,4 +1,4 @@
-import type { NotificationEvent } from '../config/schema.js';
+import type { NotificationEvent } from '../domain/notifications.js';
 import type { LoggedEvent, Plan, Run } from '../domain/types.js';
 import type { AnnouncementData } from './format.js';
 import { uiLink } from './webhooks.js';

@@ -1,4 +1,4 @@
-import type { NotificationEvent } from '../config/schema.js';
+import type { NotificationEvent } from '../domain/notifications.js';
 
 /** What one notification says, before it is rendered for a receiver. */
 export interface Envelope {

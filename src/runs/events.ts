@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../clock.js';
+import type { RunEventMap, RunEventType } from '../domain/events.js';
 import type { RunEvent } from '../domain/types.js';
 import type { Store } from '../store/store.js';
 
@@ -18,7 +19,8 @@ export class RunEvents {
     this.emitter.setMaxListeners(0);
   }
 
-  async emit(runId: string, type: string, data: Record<string, unknown> = {}): Promise<RunEvent> {
+  /** Appends an event of a known type with the payload that type carries (src/domain/events.ts). */
+  async emit<K extends RunEventType>(runId: string, type: K, data: RunEventMap[K]): Promise<RunEvent> {
     const event = await this.store.appendEvent(runId, type, data, this.clock.now());
     this.emitter.emit(runId, event);
     this.emitter.emit(ALL, event);
@@ -40,4 +42,4 @@ export class RunEvents {
 const ALL = Symbol('all runs');
 
 /** The event that closes a run's stream. */
-export const RUN_FINISHED = 'run_finished';
+export const RUN_FINISHED = 'run_finished' satisfies RunEventType;

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiClient } from '../../src/cli/client.js';
 import { followEvents } from '../../src/cli/event-stream.js';
+import type { RunEventMap, RunEventType } from '../../src/domain/events.js';
 import { newId } from '../../src/ids.js';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { tempDir } from '../support/harness.js';
@@ -48,8 +49,9 @@ async function runningRun(): Promise<string> {
 describe('drydock runs follow (the daemon)', () => {
   it('prints one line per event as the run goes on, joins deltas into lines, and exits 0 when it is planned', async () => {
     const runId = await runningRun();
-    const emit = (type: string, data: Record<string, unknown> = {}) =>
-      d.daemon.events.emit(runId, type, data);
+    // Payloads with fields left out: the CLI prints what an event carries (and older daemons sent less).
+    const emit = <K extends RunEventType>(type: K, data: Partial<RunEventMap[K]>) =>
+      d.daemon.events.emit(runId, type, data as RunEventMap[K]);
     await emit('run_started', { phase: 'plan', model: 'claude-sonnet-5-5', attempt: 1 });
     await emit('thinking_delta', { text: 'Look at the ' });
     await emit('thinking_delta', { text: 'handler first.' });
@@ -79,7 +81,15 @@ describe('drydock runs follow (the daemon)', () => {
     await emit('question_request', {
       question_id: 'q_1',
       questions: [
-        { question: 'Which store?', header: 'Store', options: [{ label: 'Redis' }, { label: 'LRU' }] },
+        {
+          question: 'Which store?',
+          header: 'Store',
+          options: [
+            { label: 'Redis', description: '' },
+            { label: 'LRU', description: '' },
+          ],
+          multiSelect: false,
+        },
       ],
     });
     await emit('turn_finished', { turn: 1, stop_reason: 'tool_use', cost_usd: 0.0123 });
@@ -148,12 +158,13 @@ describe('drydock runs follow (the daemon)', () => {
       error: 'boom',
     });
     await d.daemon.events.emit(runId, 'run_finished', {
+      // usage, active_ms and plan_id left out, as a daemon before them sent it.
       status: 'failed',
       error: 'boom',
       turns: 0,
       cost_usd: 0,
       duration_ms: 10,
-    });
+    } as RunEventMap['run_finished']);
     const r = await runCli(['runs', 'follow', runId], env());
     expect(r).toEqual({
       code: 1,

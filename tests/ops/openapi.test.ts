@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { OPERATIONS } from '../../src/http/openapi.js';
+import { ROUTES } from '../../src/http/contract/index.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;
@@ -19,7 +19,7 @@ function servedRoutes(): string[] {
 }
 
 it('documents every route the app serves, and no other', async () => {
-  const documented = OPERATIONS.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
+  const documented = ROUTES.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
   expect(documented).toEqual(servedRoutes());
 });
 
@@ -54,4 +54,43 @@ it('serves an OpenAPI 3.1 document generated from the zod schemas', async () => 
   ]);
   expect(doc.paths['/webhooks/github'].post.security).toEqual([]);
   expect(doc.paths['/v1/triggers/{id}/fire'].post['x-drydock-auth']).toBe('trigger_token');
+});
+
+it('gives every route a response for its success status, with a body schema unless it answers 204', async () => {
+  const doc = (await h.call('GET', '/openapi.json', { token: null })).body;
+  for (const route of servedRoutes()) {
+    const [method, path] = route.split(' ') as [string, string];
+    const op = doc.paths[path]?.[method.toLowerCase()];
+    expect(op, route).toBeDefined();
+    const success = Object.keys(op.responses).filter((s) => s.startsWith('2'));
+    expect(success.length, `${route}: a success response`).toBeGreaterThan(0);
+    for (const status of success) {
+      const answer = op.responses[status];
+      if (status === '204') {
+        expect(answer.content, `${route} ${status}`).toBeUndefined();
+        continue;
+      }
+      const [media] = Object.values(answer.content ?? {}) as { schema?: Record<string, unknown> }[];
+      expect(media?.schema, `${route} ${status}: a body schema`).toBeDefined();
+      expect(Object.keys(media!.schema!).length, `${route} ${status}: a non-empty schema`).toBeGreaterThan(0);
+    }
+  }
+});
+
+it('documents response bodies field by field, with their nullables and ISO times', async () => {
+  const doc = (await h.call('GET', '/openapi.json', { token: null })).body;
+  const run = doc.paths['/v1/runs/{id}'].get.responses['200'].content['application/json'].schema;
+  expect(run.additionalProperties).toBe(false);
+  expect(run.required).toEqual(expect.arrayContaining(['id', 'status', 'created_at', 'waiting_on']));
+  expect(run.properties.created_at).toMatchObject({ type: 'string', format: 'date-time' });
+  expect(run.properties.finished_at.anyOf).toEqual(
+    expect.arrayContaining([expect.objectContaining({ type: 'null' })]),
+  );
+  const plans = doc.paths['/v1/plans'].get.responses['200'].content['application/json'].schema;
+  expect(plans.required).toEqual(['items', 'next_cursor']);
+  const events = doc.paths['/v1/runs/{id}/events'].get.responses['200'].content['text/event-stream'].schema;
+  const types = (events.oneOf ?? events.anyOf).map((e: any) => e.properties.type.const);
+  expect(types).toEqual(expect.arrayContaining(['run_started', 'plan_proposed', 'run_finished']));
+  expect(doc.paths['/v1/jobs/{id}'].delete.responses['204']).toEqual({ description: 'No content' });
+  expect(doc.components.schemas.Error.required).toEqual(['error']);
 });

@@ -350,6 +350,7 @@ describe('reporting plans back to GitHub', () => {
     await w.daemon.events.emit(runId, 'plan_proposed', {
       plan_id: 'pln_huge',
       sha256: 'f'.repeat(64),
+      workspace_commit: null,
       round: 1,
       previous_plan_id: null,
       markdown: bigPlan(400_000),

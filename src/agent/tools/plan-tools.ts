@@ -10,6 +10,8 @@ import {
 import { describeIssues } from './input.js';
 import type { ToolDefinition } from './types.js';
 
+export { MAX_HEADER_CHARS, shortHeader } from '../../domain/questions.js';
+
 // The two plan-phase tools that do not touch the workspace: AskUserQuestion parks the run until a person
 // answers, ExitPlanMode hands in the plan. The agent loop acts on them; this module owns their tool
 // definitions and the plan's contract. What a question is and how answers are checked is the domain's

@@ -312,12 +312,12 @@ export function required(values: Values, name: string, why: string): string {
 }
 
 /** One of `allowed`, or undefined when the option is absent. */
-export function oneOf(values: Values, name: string, allowed: readonly string[]): string | undefined {
+export function oneOf<T extends string>(values: Values, name: string, allowed: readonly T[]): T | undefined {
   const v = str(values, name);
-  if (v !== undefined && !allowed.includes(v)) {
+  if (v !== undefined && !(allowed as readonly string[]).includes(v)) {
     throw new RemoteUsageError(`--${name} must be one of ${allowed.join(', ')}, got "${v}"`);
   }
-  return v;
+  return v as T | undefined;
 }
 
 /** A positive integer option, as the string the API takes. */

@@ -1,3 +1,4 @@
+import type { DeliveryJson } from '../../http/contract/index.js';
 import {
   age,
   choices,
@@ -30,20 +31,6 @@ const OUTCOMES = [
   'ignored',
   'failed',
 ] as const;
-
-interface DeliveryJson {
-  id: string;
-  source: string;
-  key: string;
-  event: string;
-  trigger_id: string | null;
-  outcome: string;
-  detail: string | null;
-  subject: string | null;
-  run_ids: string[];
-  received_at: string;
-  processed_at: string | null;
-}
 
 export const deliveriesGroup: Group = {
   name: 'deliveries',

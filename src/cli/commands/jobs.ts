@@ -1,4 +1,5 @@
 import { EXECUTE_MODES } from '../../domain/types.js';
+import type { JobJson, SlotJson } from '../../http/contract/index.js';
 import {
   choices,
   clean,
@@ -22,46 +23,6 @@ import {
 
 // drydock jobs list|show|create|delete|pause|resume|run|slots: cron jobs over /v1/sessions/:id/jobs and
 // /v1/jobs.
-
-interface JobJson {
-  id: string;
-  session_id: string;
-  cron: string;
-  effective_cron: string;
-  timezone: string;
-  recurring: boolean;
-  approximate: boolean;
-  prompt: string;
-  options: Record<string, unknown>;
-  status: string;
-  created_by: string;
-  created_at: string;
-  expires_at: string | null;
-  next_fire_at: string | null;
-  next_fire_jittered_at: string | null;
-  next_fire_final: boolean | null;
-  /** The next 3 nominal fire times (fewer when the job ends sooner). */
-  next_fire_times?: string[];
-  pending_slot_at: string | null;
-  pending_coalesced: number;
-  last_slot_at: string | null;
-  fire_count: number;
-  trigger_id?: string | null;
-  renewals?: number;
-  renewed_at?: string | null;
-  renewed_by?: string | null;
-  /** How to renew it; null when it does not expire. */
-  renew?: string | null;
-}
-
-interface SlotJson {
-  slot_at: string;
-  last_slot_at: string;
-  slots: number;
-  outcome: string;
-  run_id: string | null;
-  recorded_at: string;
-}
 
 /** The calendar date and wall clock of an instant in a time zone. */
 function wallClock(t: Date, timeZone: string): { date: string; time: string; seconds: string } {

@@ -1,5 +1,6 @@
-import { NOTIFICATION_EVENTS } from '../../config/schema.js';
+import { NOTIFICATION_EVENTS } from '../../domain/notifications.js';
 import { NOTIFICATION_STATUSES } from '../../domain/types.js';
+import type { NotificationJson } from '../../http/contract/index.js';
 import {
   age,
   choices,
@@ -20,20 +21,6 @@ import {
 
 const STATUSES = NOTIFICATION_STATUSES;
 const EVENTS = NOTIFICATION_EVENTS;
-
-interface NotificationJson {
-  id: string;
-  event: string;
-  status: string;
-  attempts: number;
-  max_attempts: number;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  delivered_at: string | null;
-  created_at: string;
-  webhook: { id: string; url: string };
-  data: { title?: string };
-}
 
 export const notificationsGroup: Group = {
   name: 'notifications',
@@ -79,7 +66,7 @@ title of what was announced.
               `${n.attempts}/${n.max_attempts}`,
               n.webhook.url,
               dash(n.last_error),
-              oneLine(n.data.title ?? '', 50),
+              oneLine(typeof n.data.title === 'string' ? n.data.title : '', 50),
             ],
             more: (b) =>
               b.next_cursor

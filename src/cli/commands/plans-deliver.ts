@@ -1,16 +1,7 @@
+import type { PlanJson } from '../../http/contract/index.js';
 import { idPath, jsonOption, out, printedJson, type Subcommand } from './common.js';
 
 // drydock plans deliver ID: POST /v1/plans/:id/deliver.
-
-interface DeliveredJson {
-  id: string;
-  delivery: {
-    status: string;
-    branch: string | null;
-    attempts: number;
-    last_error: string | null;
-  } | null;
-}
 
 export const deliverCommand: Subcommand = {
   synopsis: 'ID [--json]',
@@ -24,7 +15,7 @@ that waits for its next try, or an executed plan whose delivery was off. Follow 
   async run({ client, values, args }) {
     const res = await client.request('POST', `/v1/plans/${idPath(args[0]!)}/deliver`);
     if (printedJson(values, res.text)) return;
-    const p = res.body as DeliveredJson;
+    const p = res.body as PlanJson;
     out(
       `plan ${p.id}: delivery ${p.delivery?.status ?? 'pending'} (branch ${p.delivery?.branch ?? `drydock/${p.id}`})`,
     );

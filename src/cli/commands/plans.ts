@@ -1,4 +1,12 @@
 import { PLAN_STATUSES } from '../../domain/types.js';
+import type {
+  DecideResultJson,
+  PlanContextJson,
+  PlanDeliveryJson,
+  PlanDetailJson,
+  PlanJson,
+  PlanSummaryJson,
+} from '../../http/contract/index.js';
 import { type ApiClient, ApiError } from '../client.js';
 import {
   age,
@@ -27,151 +35,6 @@ import { deliverCommand } from './plans-deliver.js';
 
 // drydock plans list|show|approve|reject|revise: the approval queue over GET/POST /v1/plans.
 
-interface PlanJson {
-  id: string;
-  status: string;
-  round: number;
-  previous_plan_id: string | null;
-  session_id: string;
-  job_id: string | null;
-  trigger_id: string | null;
-  source: string;
-  run_id: string;
-  requested_by: string;
-  owner: string;
-  markdown: string;
-  title?: string;
-  sha256: string;
-  workspace_commit: string | null;
-  approvals_required: number;
-  /** Given so far. */
-  approvals?: number;
-  allow_self_approval: boolean;
-  execute_mode: string;
-  network: boolean;
-  created_at: string;
-  expires_at: string;
-  decided_at: string | null;
-  failure_reason: string | null;
-  /** Where the executed result went; null when delivery is off (absent from older daemons). */
-  delivery?: DeliveryJson | null;
-}
-
-interface DeliveryJson {
-  status: string;
-  branch: string | null;
-  remote: string | null;
-  commit: string | null;
-  pushed_at: string | null;
-  pull_request_url: string | null;
-  pull_request_number: number | null;
-  comment_url: string | null;
-  attempts: number;
-  last_error: string | null;
-  next_attempt_at: string | null;
-}
-
-interface DecisionJson {
-  id: string;
-  kind: string;
-  identity: string;
-  comment: string | null;
-  sha256: string;
-  created_at: string;
-}
-
-interface RunJson {
-  id: string;
-  phase: string;
-  status: string;
-  created_at: string;
-  error: string | null;
-}
-
-interface PlanDetailJson extends PlanJson {
-  approvals: number;
-  decisions: DecisionJson[];
-  runs: RunJson[];
-  /** Absent from daemons older than the plan context. */
-  context?: ContextJson;
-}
-
-/** GET /v1/plans/:id `context` (src/http/present.ts presentPlanContext). */
-interface ContextJson {
-  source: {
-    kind: string;
-    run_id: string;
-    requested_by: string;
-    prompt: string;
-    job: {
-      id: string;
-      exists: boolean;
-      cron: string | null;
-      timezone: string | null;
-      slot_at: string | null;
-    } | null;
-    trigger: { id: string; name: string | null; kind: string | null } | null;
-    delivery: { id: string; key: string; event: string; outcome: string; received_at: string } | null;
-    fired_text: string | null;
-    pull_request: {
-      repository: string;
-      number: number;
-      title: string | null;
-      html_url: string | null;
-      author: string | null;
-      head_ref: string;
-      head_sha: string;
-      base_ref: string;
-      base_sha: string | null;
-    } | null;
-  } | null;
-  rounds: {
-    round: number;
-    plan_id: string;
-    status: string;
-    feedback: { identity: string; comment: string | null } | null;
-  }[];
-  files: {
-    tool: string;
-    path: string | null;
-    pattern: string | null;
-    glob: string | null;
-    round: number;
-    calls: number;
-    errors: number;
-  }[];
-  questions: {
-    round: number;
-    status: string;
-    answered_by: string | null;
-    items: { question: string; answer: string | string[] | null }[];
-  }[];
-  cost: {
-    runs: {
-      round: number;
-      run_id: string;
-      model: string | null;
-      turns: number;
-      usage: Record<string, number>;
-      cost_usd: number;
-    }[];
-    total: { turns: number; usage: Record<string, number>; cost_usd: number };
-  };
-  diff: {
-    previous_plan_id: string;
-    previous_round: number;
-    added: number;
-    removed: number;
-    hunks: {
-      old_start: number;
-      old_lines: number;
-      new_start: number;
-      new_lines: number;
-      lines: { op: string; text: string }[];
-    }[];
-  } | null;
-}
-
 const indent = (text: string, by = '    ') => text.replace(/^/gm, by);
 
 const tokenLine = (u: Record<string, number>) =>
@@ -181,7 +44,7 @@ const tokenLine = (u: Record<string, number>) =>
 
 /** The context's sections for `plans show`. External texts pass through `clean` (no terminal controls). */
 /** Where an executed plan's result went: branch, pull request, the attempts and why the last one failed. */
-function deliverySection(d: DeliveryJson, now: number): string {
+function deliverySection(d: PlanDeliveryJson, now: number): string {
   const rows: [string, unknown][] = [
     ['status', d.status],
     ['branch', d.branch && `${d.branch}${d.remote ? ` on ${d.remote}` : ''}`],
@@ -196,7 +59,7 @@ function deliverySection(d: DeliveryJson, now: number): string {
   return `delivery:\n${indent(fields(rows), '  ')}`;
 }
 
-function contextSections(c: ContextJson, now: number): string[] {
+function contextSections(c: PlanContextJson, now: number): string[] {
   const sections: string[] = [];
   const s = c.source;
   if (s) {
@@ -326,21 +189,16 @@ function contextSections(c: ContextJson, now: number): string[] {
   return sections;
 }
 
-interface DecideJson {
-  plan: PlanJson;
-  decision: DecisionJson;
-  run: RunJson | null;
-  /** What happens next, in words (the run that was started, where it will wait). */
-  next?: string;
-}
+/** A plan in a listing: its title, or its whole text with --markdown. */
+type PlanItem = PlanSummaryJson | PlanJson;
 
 /**
  * Approvals per plan, from the listing. A listing without them (an older daemon) is completed from
  * GET /v1/plans/:id, a few at a time; that answer now carries the whole plan context, so it is the fallback.
  */
-async function approvalCounts(client: ApiClient, plans: PlanJson[]): Promise<Map<string, number | null>> {
+async function approvalCounts(client: ApiClient, plans: PlanItem[]): Promise<Map<string, number | null>> {
   const counts = new Map<string, number | null>();
-  const missing: PlanJson[] = [];
+  const missing: PlanItem[] = [];
   for (const p of plans) {
     if (typeof p.approvals === 'number') counts.set(p.id, p.approvals);
     else missing.push(p);
@@ -362,7 +220,7 @@ async function approvalCounts(client: ApiClient, plans: PlanJson[]): Promise<Map
   return counts;
 }
 
-function decisionSummary(d: DecideJson): string {
+function decisionSummary(d: DecideResultJson): string {
   const { plan, run } = d;
   switch (plan.status) {
     case 'approved':
@@ -421,7 +279,7 @@ first line of the plan.
         });
         const res = await client.request('GET', `/v1/plans${q}`);
         if (printedJson(values, res.text)) return;
-        const page = res.body as { items: PlanJson[]; next_cursor: string | null };
+        const page = res.body as { items: PlanItem[]; next_cursor: string | null };
         if (!page.items.length) {
           out('no plans');
           return;
@@ -438,7 +296,7 @@ first line of the plan.
               `${counts.get(p.id) ?? '?'}/${p.approvals_required}`,
               p.requested_by,
               age(p.created_at, now),
-              p.title ?? firstLine(p.markdown ?? ''),
+              'title' in p ? p.title : firstLine(p.markdown),
             ]),
           ),
         );
@@ -535,7 +393,7 @@ questions it asked and their answers, what planning cost, and the plan text.
           sha256: str(values, 'sha256'),
           comment: str(values, 'comment'),
         });
-        if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideJson));
+        if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideResultJson));
       },
     },
 
@@ -550,7 +408,7 @@ questions it asked and their answers, what planning cost, and the plan text.
       async run({ client, values, args }) {
         const comment = required(values, 'comment', 'a rejection says why');
         const res = await decide(client, args[0]!, 'reject', { comment });
-        if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideJson));
+        if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideResultJson));
       },
     },
 
@@ -566,7 +424,7 @@ questions it asked and their answers, what planning cost, and the plan text.
       async run({ client, values, args }) {
         const feedback = required(values, 'feedback', 'a revision needs feedback');
         const res = await decide(client, args[0]!, 'revise', { feedback, sha256: str(values, 'sha256') });
-        if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideJson));
+        if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideResultJson));
       },
     },
 

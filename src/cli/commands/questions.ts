@@ -1,4 +1,5 @@
 import { shortHeader } from '../../domain/questions.js';
+import type { QuestionJson } from '../../http/contract/index.js';
 import {
   age,
   choices,
@@ -23,12 +24,8 @@ import {
 
 const STATUSES = ['pending', 'answered', 'timed_out', 'canceled'] as const;
 
-interface Asked {
-  question: string;
-  header: string;
-  options: { label: string; description: string; preview?: unknown }[];
-  multiSelect: boolean;
-}
+/** One question as the model asked it. */
+type Asked = QuestionJson['questions'][number];
 
 /** Most lines of an option's preview shown by list and show. */
 const PREVIEW_LINES = 12;
@@ -44,20 +41,7 @@ function previewLines(preview: unknown): string[] {
   return shown;
 }
 
-interface QuestionJson {
-  id: string;
-  run_id: string;
-  session_id: string;
-  status: string;
-  questions: unknown;
-  answers: Record<string, string | string[]> | null;
-  answered_by: string | null;
-  created_at: string;
-  expires_at: string;
-  resolved_at: string | null;
-}
-
-const askedOf = (q: QuestionJson): Asked[] => (Array.isArray(q.questions) ? (q.questions as Asked[]) : []);
+const askedOf = (q: QuestionJson): Asked[] => (Array.isArray(q.questions) ? q.questions : []);
 
 function render(q: QuestionJson, now: number): string {
   const head = [

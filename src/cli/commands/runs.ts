@@ -1,4 +1,5 @@
 import { RUN_STATUSES } from '../../domain/types.js';
+import type { DiffJson, RunDetailJson } from '../../http/contract/index.js';
 import {
   age,
   choices,
@@ -26,40 +27,6 @@ import { followCommand } from './run-follow.js';
 // drydock runs list|show|cancel|follow|diff: agent runs over /v1/runs.
 
 const STATUSES = RUN_STATUSES;
-
-interface RunJson {
-  id: string;
-  session_id: string;
-  job_id: string | null;
-  slot_at: string | null;
-  source: string;
-  phase: string;
-  status: string;
-  prompt: string;
-  requested_by: string;
-  coalesced_slots: number;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  error: string | null;
-  model: string | null;
-  turns: number;
-  usage: Record<string, number>;
-  cost_usd: number;
-  plan_id: string | null;
-  attempt: number;
-  duration_ms: number | null;
-  revises_plan_id: string | null;
-  executes_plan_id: string | null;
-  execute_mode: string | null;
-  result_commit: string | null;
-  diff_stat: string | null;
-  changed_files: string[] | null;
-  active_ms?: number;
-  waiting_ms?: number | null;
-  /** What a run that has not ended waits for. */
-  waiting_on?: { kind: string; detail: string } | null;
-}
 
 const duration = (ms: number | null): string =>
   ms === null ? '-' : ms < 1000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`;
@@ -97,7 +64,7 @@ export const runsGroup: Group = {
           cursor: str(values, 'cursor'),
         });
         const res = await client.request('GET', `/v1/runs${q}`);
-        printListing<RunJson, { items: RunJson[]; next_cursor: string | null }>(values, res, {
+        printListing<RunDetailJson, { items: RunDetailJson[]; next_cursor: string | null }>(values, res, {
           empty: 'no runs',
           headers: ['ID', 'PHASE', 'STATUS', 'SOURCE', 'SESSION', 'AGE', 'DURATION', 'COST', 'PLAN'],
           row: (r, now) => [
@@ -134,7 +101,7 @@ export const runsGroup: Group = {
       async run({ client, values, args }) {
         const res = await client.request('GET', `/v1/runs/${idPath(args[0]!)}`);
         if (printedJson(values, res.text)) return;
-        const r = res.body as RunJson;
+        const r = res.body as RunDetailJson;
         const now = Date.now();
         const usage = Object.entries(r.usage ?? {})
           .map(([k, v]) => `${k.replace(/_tokens$/, '')} ${v}`)
@@ -185,7 +152,7 @@ export const runsGroup: Group = {
       async run({ client, values, args }) {
         const res = await client.request('POST', `/v1/runs/${idPath(args[0]!)}/cancel`);
         if (printedJson(values, res.text)) return;
-        const r = res.body as RunJson;
+        const r = res.body as RunDetailJson;
         out(`run ${r.id} ${r.status}`);
       },
     },
@@ -236,20 +203,5 @@ removed by retention, not a git workspace), 0 for a diff or an execution that ch
     },
   },
 };
-
-interface DiffJson {
-  run_id: string;
-  state: string;
-  reason: string | null;
-  files: {
-    path: string;
-    old_path: string | null;
-    additions: number | null;
-    deletions: number | null;
-    binary: boolean;
-  }[];
-  truncated: string | null;
-  diff: string | null;
-}
 
 export const runsCommand = (argv: string[]): Promise<number> => runGroup(runsGroup, argv);

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { EFFORTS, EXECUTE_MODES } from '../../domain/types.js';
+import type { RunDefaultsJson, SessionJson } from '../../http/contract/index.js';
 import {
   age,
   choices,
@@ -26,29 +27,6 @@ import {
 
 const STATUSES = ['open', 'closed'] as const;
 
-interface SessionDefaultsJson {
-  model?: string;
-  thinking?: 'off' | 'adaptive' | { budget_tokens: number };
-  effort?: string;
-  budget_usd?: number;
-  max_turns?: number;
-  approvals_required?: number;
-  allow_self_approval?: boolean;
-  execute_mode?: string;
-  network?: boolean;
-}
-
-interface SessionJson {
-  id: string;
-  name: string;
-  workspace: string;
-  owner: string;
-  status: string;
-  defaults: SessionDefaultsJson;
-  created_at: string;
-  closed_at: string | null;
-}
-
 /** A positive decimal number option (e.g. dollars), or undefined when absent. */
 function positiveNumber(values: Values, name: string): number | undefined {
   const v = str(values, name);
@@ -62,7 +40,7 @@ function positiveNumber(values: Values, name: string): number | undefined {
 
 const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
 
-function thinkingOption(v: string | undefined): SessionDefaultsJson['thinking'] {
+function thinkingOption(v: string | undefined): RunDefaultsJson['thinking'] {
   if (v === undefined) return undefined;
   if (v === 'off' || v === 'adaptive') return v;
   if (/^\d+$/.test(v) && Number(v) >= 1024) return { budget_tokens: Number(v) };
@@ -71,7 +49,7 @@ function thinkingOption(v: string | undefined): SessionDefaultsJson['thinking'] 
   );
 }
 
-function defaultsSummary(d: SessionDefaultsJson): [string, unknown][] {
+function defaultsSummary(d: RunDefaultsJson): [string, unknown][] {
   const thinking =
     d.thinking === undefined || typeof d.thinking === 'string'
       ? d.thinking
@@ -201,7 +179,7 @@ the session's runs; unset ones are the daemon's.
         const name = str(values, 'name');
         if (name !== undefined && !name.trim()) throw new RemoteUsageError('--name must not be blank');
         const thinking = thinkingOption(str(values, 'thinking'));
-        const defaults: SessionDefaultsJson = {
+        const defaults: RunDefaultsJson = {
           model: str(values, 'model'),
           execute_mode: oneOf(values, 'execute-mode', EXECUTE_MODES),
           approvals_required: num(positiveInt(values, 'approvals-required')),

@@ -1,3 +1,4 @@
+import type { ToolApprovalJson } from '../../http/contract/index.js';
 import {
   age,
   choices,
@@ -26,21 +27,6 @@ import {
 // /v1/tool-approvals.
 
 const STATUSES = ['pending', 'allowed', 'denied', 'timed_out', 'canceled'] as const;
-
-interface ToolApprovalJson {
-  id: string;
-  run_id: string;
-  session_id: string;
-  plan_id: string | null;
-  tool: string;
-  input: unknown;
-  status: string;
-  message: string | null;
-  decided_by: string | null;
-  created_at: string;
-  expires_at: string;
-  decided_at: string | null;
-}
 
 const inputText = (input: unknown): string => JSON.stringify(input) ?? 'null';
 

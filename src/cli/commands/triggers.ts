@@ -1,6 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { EXECUTE_MODES } from '../../domain/types.js';
+import type {
+  FiltersJson,
+  FireResultJson,
+  TriggerDeliveryJson,
+  TriggerWithTokenJson,
+} from '../../http/contract/index.js';
 import type { ApiClient } from '../client.js';
 import {
   age,
@@ -32,63 +38,6 @@ import { zoned } from './jobs.js';
 // drydock triggers list|show|create|update|delete|deliveries|fire: remote triggers over /v1/triggers.
 
 const KINDS = ['github', 'generic', 'schedule'] as const;
-
-interface FiltersJson {
-  repositories?: string[];
-  base_branches?: string[];
-  labels?: string[];
-  authors?: string[];
-  draft?: boolean;
-}
-
-interface TriggerJson {
-  id: string;
-  name: string;
-  kind: string;
-  events: string[];
-  filters: FiltersJson;
-  prompt: string;
-  workspace: string | null;
-  options: Record<string, unknown>;
-  hourly_cap: number;
-  enabled: boolean;
-  created_by: string;
-  created_at: string;
-  updated_at: string;
-  /** Only when it was just issued (a generic trigger's creation, or a rotation). */
-  token?: string;
-  /** A scheduled trigger's schedule, from the job it fires through. */
-  schedule?: {
-    cron: string;
-    timezone: string;
-    approximate: boolean;
-    job_id: string;
-    session_id: string;
-    status: string;
-    next_fire_times: string[];
-    fire_count: number;
-  } | null;
-}
-
-interface DeliveryJson {
-  id: string;
-  source: string;
-  event: string;
-  /** What this trigger made of the delivery. */
-  outcome: string;
-  run_id: string | null;
-  /** The delivery's outcome across all triggers. */
-  delivery_outcome: string;
-  detail: string | null;
-  subject: string | null;
-  received_at: string;
-}
-
-interface FireJson {
-  delivery_id: string;
-  duplicate: boolean;
-  run: { id: string; status: string } | null;
-}
 
 /** The filter options: option name → the filter it sets. */
 const FILTERS = {
@@ -180,7 +129,7 @@ function nonBlank(values: Values, name: string): string | undefined {
 }
 
 /** Prints a token the API just issued, labelled, with what to do with it. */
-function printToken(t: TriggerJson): void {
+function printToken(t: TriggerWithTokenJson): void {
   if (!t.token) return;
   out(
     `token: ${t.token}\n  (${TOKEN_NOTE}; it cannot be shown again, only replaced with ` +
@@ -205,13 +154,13 @@ async function readText(path: string): Promise<string> {
 }
 
 /** A scheduled trigger's next fire times, in its zone beside UTC. */
-function scheduleTimes(t: TriggerJson): string {
+function scheduleTimes(t: TriggerWithTokenJson): string {
   const times = t.schedule?.next_fire_times ?? [];
   return times.length ? times.map((at) => `  ${zoned(at, t.schedule!.timezone)}`).join('\n') : '  none';
 }
 
-const getTrigger = async (client: ApiClient, id: string): Promise<TriggerJson> =>
-  (await client.request('GET', `/v1/triggers/${idPath(id)}`)).body as TriggerJson;
+const getTrigger = async (client: ApiClient, id: string): Promise<TriggerWithTokenJson> =>
+  (await client.request('GET', `/v1/triggers/${idPath(id)}`)).body as TriggerWithTokenJson;
 
 export const triggersGroup: Group = {
   name: 'triggers',
@@ -227,7 +176,7 @@ export const triggersGroup: Group = {
       positionals: [],
       async run({ client, values }) {
         const res = await client.request('GET', '/v1/triggers');
-        printListing<TriggerJson>(values, res, {
+        printListing<TriggerWithTokenJson>(values, res, {
           empty: 'no triggers',
           headers: ['ID', 'KIND', 'NAME', 'ENABLED', 'CAP', 'AGE', 'EVENTS'],
           row: (t, now) => [
@@ -253,7 +202,7 @@ export const triggersGroup: Group = {
       async run({ client, values, args }) {
         const res = await client.request('GET', `/v1/triggers/${idPath(args[0]!)}`);
         if (printedJson(values, res.text)) return;
-        const t = res.body as TriggerJson;
+        const t = res.body as TriggerWithTokenJson;
         const now = Date.now();
         const f = t.filters ?? {};
         out(
@@ -349,7 +298,7 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
             : {}),
         });
         if (printedJson(values, res.text)) return;
-        const t = res.body as TriggerJson;
+        const t = res.body as TriggerWithTokenJson;
         out(`trigger ${t.id} created (${t.kind}, "${oneLine(t.name)}")`);
         printToken(t);
         if (t.schedule) out(`next fires:\n${scheduleTimes(t)}`);
@@ -427,7 +376,7 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
         }
         const res = await client.request('PATCH', `/v1/triggers/${idPath(id)}`, body);
         if (printedJson(values, res.text)) return;
-        const t = res.body as TriggerJson;
+        const t = res.body as TriggerWithTokenJson;
         out(`trigger ${t.id} updated (${t.enabled ? 'enabled' : 'disabled'})`);
         printToken(t);
         if (t.schedule) out(`next fires:\n${scheduleTimes(t)}`);
@@ -458,7 +407,7 @@ when that differs), its run, subject and detail.
       async run({ client, values, args }) {
         const q = queryString({ limit: positiveInt(values, 'limit') });
         const res = await client.request('GET', `/v1/triggers/${idPath(args[0]!)}/deliveries${q}`);
-        printListing<DeliveryJson>(values, res, {
+        printListing<TriggerDeliveryJson>(values, res, {
           empty: 'no deliveries',
           headers: ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUN', 'SUBJECT', 'DETAIL'],
           row: (x, now) => [
@@ -510,7 +459,7 @@ DRYDOCK_TOKEN. Prints the run: a new one, or the one an earlier fire with the sa
           text,
         });
         if (printedJson(values, res.text)) return;
-        const f = res.body as FireJson;
+        const f = res.body as FireResultJson;
         const run = f.run ? `run ${f.run.id}` : 'no run';
         out(
           f.duplicate

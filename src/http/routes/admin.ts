@@ -1,11 +1,9 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { AUTO_MODE_KEY, breakerState } from '../../agent/breaker.js';
 import { requires } from '../auth.js';
 import { jsonBody } from '../body.js';
+import { autoModeBody } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
-
-export const autoModeBody = z.strictObject({ enabled: z.boolean() });
 
 export function adminRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();

@@ -1,19 +1,9 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { query } from '../body.js';
+import { deliveryListQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentDelivery } from '../present.js';
-
-export const deliveryListQuery = z.strictObject({
-  outcome: z
-    .enum(['queued', 'accepted', 'duplicate', 'filtered', 'capped', 'rejected', 'ignored', 'failed'])
-    .optional(),
-  trigger_id: z.string().max(100).optional(),
-  /** A delivery id: the page continues with older ones. */
-  before: z.string().max(100).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-});
 
 /**
  * Webhook deliveries and fires, newest first, with what became of them. A webhook is answered once it is

@@ -1,18 +1,10 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
-import { NOTIFICATION_EVENTS } from '../../config/schema.js';
-import { NOTIFICATION_STATUSES, type Notification } from '../../domain/types.js';
+import type { Notification } from '../../domain/types.js';
 import { requires } from '../auth.js';
 import { query } from '../body.js';
+import { notificationListQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { iso } from '../present.js';
-
-export const notificationListQuery = z.strictObject({
-  status: z.enum(NOTIFICATION_STATUSES).optional(),
-  event: z.enum(NOTIFICATION_EVENTS).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(500).optional(),
-});
 
 /** A notification as the API shows it: what it announced, to which receiver, and how sending it went. */
 export function presentNotification(n: Notification, maxAttempts: number) {

@@ -1,21 +1,11 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { QuestionError } from '../../runs/service.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
+import { answerBody, questionListQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentQuestion } from '../present.js';
-
-export const questionListQuery = z.strictObject({
-  status: z.enum(['pending', 'answered', 'timed_out', 'canceled']).optional(),
-  run_id: z.string().max(100).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-});
-
-export const answerBody = z.strictObject({
-  answers: z.record(z.string(), z.union([z.string(), z.array(z.string())])),
-});
 
 export function questionRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();

@@ -5,10 +5,10 @@ import { isFinishedRunStatus, type RunEvent } from '../../domain/types.js';
 import { RUN_FINISHED } from '../../runs/events.js';
 import { requires } from '../auth.js';
 import { query } from '../body.js';
+import { type DiffJson, listRunsQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentEvent, presentRun } from '../present.js';
-import { listRunsQuery } from '../schemas.js';
 
 export function runRoutes(deps: AppDeps): Hono<Env> {
   const { store } = deps;
@@ -129,7 +129,7 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
  * execution failed before one), not_git (the workspace is no repository: changed in place), unavailable
  * (commit or repository gone, e.g. after retention); `reason` says it in words for every state but ready.
  */
-export function presentDiff(d: ResultDiff) {
+export function presentDiff(d: Exclude<ResultDiff, { state: 'not_execution' }>): DiffJson {
   return {
     run_id: d.runId,
     plan_id: d.planId,

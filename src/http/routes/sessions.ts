@@ -3,10 +3,10 @@ import { newId } from '../../ids.js';
 import { planJob } from '../../scheduler/plan-job.js';
 import { requires } from '../auth.js';
 import { jsonBody, query, runOptions, scheduleZone, workspaceDir } from '../body.js';
+import { createJobSchema, createSessionSchema, listSessionsQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentJob, presentSession } from '../present.js';
-import { createJobSchema, createSessionSchema, listSessionsQuery } from '../schemas.js';
 
 export function sessionRoutes(deps: AppDeps): Hono<Env> {
   const { store, clock, config } = deps;

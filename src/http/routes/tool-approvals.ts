@@ -1,22 +1,11 @@
 import { Hono } from 'hono';
-import { z } from 'zod';
 import { QuestionError } from '../../runs/service.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
+import { toolApprovalListQuery, toolDecisionBody } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { presentToolApproval } from '../present.js';
-
-export const toolApprovalListQuery = z.strictObject({
-  status: z.enum(['pending', 'allowed', 'denied', 'timed_out', 'canceled']).optional(),
-  run_id: z.string().max(100).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-});
-
-export const toolDecisionBody = z.strictObject({
-  decision: z.enum(['allow', 'deny']),
-  message: z.string().max(10_000).optional(),
-});
 
 /** 404 unknown, 403 self-approval, 409 already decided. */
 export function toolDecisionStatus(err: QuestionError): 403 | 404 | 409 {

@@ -1,6 +1,6 @@
 import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import { z } from 'zod';
-import { type CronJob, TRIGGER_KINDS, type Trigger } from '../../domain/types.js';
+import type { z } from 'zod';
+import type { CronJob, Trigger } from '../../domain/types.js';
 import { newId } from '../../ids.js';
 import { CronError } from '../../scheduler/cron.js';
 import { upcomingSlots } from '../../scheduler/next-fire.js';
@@ -15,83 +15,20 @@ import { issueTriggerToken, parseTriggerToken, secretMatches } from '../../trigg
 import { requires } from '../auth.js';
 import { jsonBody, query, runOptions, scheduleZone, workspaceDir } from '../body.js';
 import { bodyCap } from '../body-cap.js';
+import {
+  createTriggerSchema,
+  FIRE_TEXT_LIMIT,
+  fireSchema,
+  patchTriggerSchema,
+  type TriggerJson,
+  triggerDeliveriesQuery,
+} from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import { iso, presentRun } from '../present.js';
-import { runDefaultsSchema } from '../schemas.js';
-
-const EVENT = /^pull_request(\.[a-z_]+)?$/;
-
-const filtersSchema = z.strictObject({
-  repositories: z
-    .array(z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/repo'))
-    .max(100)
-    .optional(),
-  base_branches: z.array(z.string().min(1).max(255)).max(100).optional(),
-  labels: z.array(z.string().min(1).max(100)).max(100).optional(),
-  authors: z.array(z.string().min(1).max(100)).max(1000).optional(),
-  draft: z.boolean().optional(),
-});
-
-const triggerFields = {
-  name: z.string().trim().min(1).max(200),
-  events: z
-    .array(
-      z.string().regex(EVENT, 'expected pull_request or pull_request.<action>, e.g. pull_request.opened'),
-    )
-    .max(20),
-  filters: filtersSchema,
-  prompt: z.string().min(1).max(65_536),
-  workspace: z.string().min(1).max(4096),
-  options: runDefaultsSchema,
-  hourly_cap: z.int().min(1).max(10_000),
-  enabled: z.boolean(),
-  // schedule
-  cron: z.string().min(1).max(200),
-  timezone: z.string().min(1).max(100),
-  approximate: z.boolean(),
-};
-
-export const createTriggerSchema = z.strictObject({
-  kind: z.enum(TRIGGER_KINDS),
-  name: triggerFields.name,
-  events: triggerFields.events.optional(),
-  filters: triggerFields.filters.optional(),
-  prompt: triggerFields.prompt,
-  workspace: triggerFields.workspace.optional(),
-  options: triggerFields.options.optional(),
-  hourly_cap: triggerFields.hourly_cap.optional(),
-  enabled: triggerFields.enabled.optional(),
-  cron: triggerFields.cron.optional(),
-  timezone: triggerFields.timezone.optional(),
-  approximate: triggerFields.approximate.optional(),
-});
-
-export const patchTriggerSchema = z.strictObject({
-  name: triggerFields.name.optional(),
-  events: triggerFields.events.optional(),
-  filters: triggerFields.filters.optional(),
-  prompt: triggerFields.prompt.optional(),
-  workspace: triggerFields.workspace.optional(),
-  options: triggerFields.options.optional(),
-  hourly_cap: triggerFields.hourly_cap.optional(),
-  enabled: triggerFields.enabled.optional(),
-  rotate_token: z.boolean().optional(),
-  cron: triggerFields.cron.optional(),
-  timezone: triggerFields.timezone.optional(),
-  approximate: triggerFields.approximate.optional(),
-});
-
-export const fireSchema = z.strictObject({
-  idempotency_key: z.string().min(1).max(200).optional(),
-  text: z.string().optional(),
-});
-
-/** The largest `text` a fire may carry: it reaches the model as untrusted data. */
-export const FIRE_TEXT_LIMIT = 65_536;
 
 /** A trigger as the API shows it; a scheduled one with its schedule (from the job it fires through). */
-export const presentTrigger = (t: Trigger, job?: CronJob | null) => ({
+export const presentTrigger = (t: Trigger, job?: CronJob | null): TriggerJson => ({
   id: t.id,
   name: t.name,
   kind: t.kind,
@@ -222,7 +159,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
   app.get('/:id/deliveries', async (c) => {
     const t = await store.getTrigger(c.req.param('id'));
     if (!t) throw notFound('trigger', c.req.param('id'));
-    const q = query(c, z.strictObject({ limit: z.coerce.number().int().min(1).max(200).default(50) }));
+    const q = query(c, triggerDeliveriesQuery);
     const fires = await store.listTriggerFires(t.id, q.limit);
     return c.json({
       items: fires.map((f) => ({

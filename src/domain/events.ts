@@ -1,0 +1,130 @@
+import type { AskedQuestion } from './questions.js';
+import type {
+  DecisionKind,
+  Effort,
+  ExecuteMode,
+  PlanStatus,
+  RunPhase,
+  RunStatus,
+  TokenUsage,
+} from './types.js';
+
+// What each run event carries. `RunEvents.emit` (src/runs/events.ts) takes a type and its payload from this
+// map, consumers read `data` through it, and the API contract (src/http/contract/events.ts) describes each
+// payload in JSON (GET /v1/runs/:id/events). Times are ISO-8601 strings, as in the API.
+
+/** A tool call named in an event. */
+type ToolRef = { tool: string; tool_use_id: string };
+
+/** Who ran, with what, on which attempt (also the whole payload of run_resumed). */
+type RunStart = { phase: RunPhase; model: string; attempt: number };
+
+export interface RunEventMap {
+  run_started: RunStart & {
+    /** The thinking and effort the model was sent, and where that differs from what was asked. */
+    thinking: { type: string; budget_tokens?: number; display?: string } | null;
+    effort: Effort | null;
+    notes: string[];
+  };
+  run_resumed: RunStart;
+  /** The daemon stopped while the run ran: it is retried (or not, past its attempts). */
+  run_interrupted: { retrying: boolean; attempt: number };
+  /** The last event of a run: its stream closes after it. */
+  run_finished: {
+    status: RunStatus;
+    error: string | null;
+    turns: number;
+    usage: TokenUsage;
+    cost_usd: number;
+    duration_ms: number;
+    active_ms: number;
+    plan_id: string | null;
+  };
+  text_delta: { text: string };
+  thinking_delta: { text: string };
+  turn_finished: {
+    turn: number;
+    stop_reason: string;
+    /** Only on a refusal. */
+    refusal?: { category: string | null; explanation: string | null };
+    usage: TokenUsage;
+    cost_usd: number;
+  };
+  model_retry: {
+    attempt: number;
+    next_attempt_in_ms: number;
+    cause: string;
+    partial_reply_discarded: boolean;
+  };
+  tool_use: ToolRef & { input: unknown };
+  tool_result: ToolRef & { is_error: boolean; truncated: boolean; chars: number };
+  /** A changing call the daemon died in: it is not run again. */
+  tool_interrupted: ToolRef;
+  /** A call in a reply cut off at max_tokens: not run. */
+  tool_call_cut_off: ToolRef;
+  policy_violation: ToolRef & { phase: RunPhase; reason?: 'repeated_tool_use_id' };
+  question_request: {
+    question_id: string;
+    tool_use_id: string;
+    questions: AskedQuestion[];
+    expires_at: string;
+  };
+  question_resolved: {
+    question_id: string;
+    reason: 'answered' | 'timeout' | 'canceled';
+    answers: Record<string, string | string[]> | null;
+    /** Who answered (answered only). */
+    by?: string;
+  };
+  tool_approval_request: ToolRef & {
+    tool_approval_id: string;
+    input: unknown;
+    mode: ExecuteMode;
+    reason: string;
+    sandbox: 'bwrap' | 'off' | 'unavailable';
+    expires_at: string;
+  };
+  tool_approval_resolved: {
+    tool_approval_id: string;
+    decision: 'allowed' | 'denied' | 'timed_out' | 'canceled';
+    /** Who decided, and what they said to the model (allowed or denied only). */
+    by?: string;
+    message?: string | null;
+  };
+  plan_proposed: {
+    plan_id: string;
+    sha256: string;
+    workspace_commit: string | null;
+    round: number;
+    previous_plan_id: string | null;
+    markdown: string;
+  };
+  plan_decided: {
+    plan_id: string;
+    decision: DecisionKind;
+    identity: string;
+    comment: string | null;
+    sha256: string;
+    plan_status: PlanStatus;
+    run_id: string | null;
+  };
+  /** The breaker is open (or auto mode off): the execution runs in manual mode. */
+  mode_fallback: { from: ExecuteMode; to: ExecuteMode; reason: string };
+  execution_recorded: {
+    plan_id: string;
+    branch: string | null;
+    commit: string | null;
+    diff_stat: string | null;
+    changed_files: string[];
+  };
+  delivery_completed: {
+    plan_id: string;
+    branch: string | null;
+    commit: string | null;
+    remote: string | null;
+    pull_request_url: string | null;
+  };
+  delivery_failed: { plan_id: string; error: string; attempts: number };
+}
+
+export type RunEventType = keyof RunEventMap;

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { fromLegacyThinking, thinkingOptionSchema } from '../../domain/thinking.js';
+import type { DeliveryOutcome, RunSource } from '../../domain/types.js';
+import { EFFORTS, EXECUTE_MODES } from '../../domain/types.js';
+
+// Pieces every part of the contract shares: times, pages, usage, run options and the error body.
+
+/** A time as the API writes it: ISO-8601 in UTC with milliseconds (`2026-01-31T09:00:00.000Z`). */
+export const time = z.iso.datetime();
+
+export const limit = z.coerce.number().int().min(1).max(200).default(50);
+export const cursor = z.string().max(500).optional();
+
+/** A list with the cursor of the next page (null on the last). */
+export const pageOf = <T extends z.ZodType>(item: T) =>
+  z.strictObject({ items: z.array(item), next_cursor: z.string().nullable() });
+
+/** A whole list in one answer. */
+export const listOf = <T extends z.ZodType>(item: T) => z.strictObject({ items: z.array(item) });
+
+/** Tokens by kind, summed over a run's turns (a kind never used is absent). */
+export const usage = z.strictObject({
+  input_tokens: z.number().optional(),
+  output_tokens: z.number().optional(),
+  cache_write_5m_tokens: z.number().optional(),
+  cache_write_1h_tokens: z.number().optional(),
+  cache_read_tokens: z.number().optional(),
+});
+
+export const RUN_SOURCES = ['schedule', 'manual', 'delivery'] as const satisfies readonly RunSource[];
+export const DELIVERY_OUTCOMES = [
+  'queued',
+  'accepted',
+  'duplicate',
+  'filtered',
+  'capped',
+  'rejected',
+  'ignored',
+  'failed',
+] as const satisfies readonly DeliveryOutcome[];
+
+/** The shape before thinking became off | adaptive | {budget_tokens}: still accepted. */
+const legacyThinking = z.strictObject({
+  enabled: z.boolean(),
+  budget_tokens: z.int().min(1024).max(128_000).optional(),
+});
+
+/** Run options as a request gives them: a session's defaults, a job's or a trigger's overrides. */
+export const runDefaultsSchema = z.strictObject({
+  model: z.string().min(1).max(200).optional(),
+  thinking: z.union([thinkingOptionSchema, legacyThinking.transform(fromLegacyThinking)]).optional(),
+  effort: z.enum(EFFORTS).optional(),
+  budget_usd: z.number().positive().max(10_000).optional(),
+  max_turns: z.int().min(1).max(500).optional(),
+  approvals_required: z.int().min(1).max(10).optional(),
+  allow_self_approval: z.boolean().optional(),
+  execute_mode: z.enum(EXECUTE_MODES).optional(),
+  network: z.boolean().optional(),
+  deliver: z.boolean().optional(),
+});
+
+/** Run options as the API shows them (what was stored; options stored before the new thinking shape keep theirs). */
+export const runDefaults = z.strictObject({
+  model: z.string().optional(),
+  thinking: z.union([thinkingOptionSchema, legacyThinking]).optional(),
+  effort: z.enum(EFFORTS).optional(),
+  budget_usd: z.number().optional(),
+  max_turns: z.number().optional(),
+  approvals_required: z.number().optional(),
+  allow_self_approval: z.boolean().optional(),
+  execute_mode: z.enum(EXECUTE_MODES).optional(),
+  network: z.boolean().optional(),
+  deliver: z.boolean().optional(),
+});
+
+export type RunDefaultsJson = z.infer<typeof runDefaults>;
+
+/** Every error answer: a stable code, a message safe to show, and for invalid input what was wrong where. */
+export const errorSchema = z.strictObject({
+  error: z.strictObject({
+    code: z.string(),
+    message: z.string(),
+    details: z.unknown().optional(),
+  }),
+});
+
+/** A path parameter: a record's id. */
+export const idParams = z.strictObject({ id: z.string() });

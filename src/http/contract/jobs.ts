@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { listOf, runDefaults, runDefaultsSchema, time } from './common.js';
+
+// Cron jobs of a session (/v1/sessions/:id/jobs, /v1/jobs).
+
+export const createJobSchema = z.strictObject({
+  cron: z.string().min(1).max(200),
+  timezone: z.string().min(1).max(100).optional(),
+  prompt: z.string().min(1).max(65_536),
+  recurring: z.boolean().default(true),
+  approximate: z.boolean().default(false),
+  options: runDefaultsSchema.optional(),
+});
+
+export const jobSchema = z.strictObject({
+  id: z.string(),
+  session_id: z.string(),
+  cron: z.string(),
+  effective_cron: z.string(),
+  timezone: z.string(),
+  recurring: z.boolean(),
+  approximate: z.boolean(),
+  prompt: z.string(),
+  options: runDefaults,
+  status: z.enum(['active', 'paused', 'missed']),
+  created_by: z.string(),
+  created_at: time,
+  expires_at: time.nullable(),
+  next_fire_at: time.nullable(),
+  next_fire_jittered_at: time.nullable(),
+  next_fire_final: z.boolean().nullable(),
+  /** The next 3 nominal fire times (fewer when the job ends sooner). */
+  next_fire_times: z.array(time),
+  pending_slot_at: time.nullable(),
+  pending_coalesced: z.number(),
+  last_slot_at: time.nullable(),
+  fire_count: z.number(),
+  trigger_id: z.string().nullable(),
+  renewals: z.number(),
+  renewed_at: time.nullable(),
+  renewed_by: z.string().nullable(),
+  renew: z.string().nullable().describe('how to keep a recurring job past its expiry; null when it has none'),
+});
+export type JobJson = z.infer<typeof jobSchema>;
+
+export const jobListSchema = listOf(jobSchema);
+
+export const slotSchema = z.strictObject({
+  slot_at: time,
+  last_slot_at: time,
+  slots: z.number(),
+  outcome: z.enum(['fired', 'coalesced', 'missed']),
+  run_id: z.string().nullable(),
+  recorded_at: time,
+});
+export type SlotJson = z.infer<typeof slotSchema>;
+
+export const slotListSchema = listOf(slotSchema);

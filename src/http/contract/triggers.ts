@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import { TRIGGER_KINDS } from '../../domain/types.js';
+import { DELIVERY_OUTCOMES, limit, listOf, runDefaults, runDefaultsSchema, time } from './common.js';
+import { runSchema } from './runs.js';
+
+// /v1/triggers: GitHub, generic (fired with a token) and scheduled triggers, their deliveries, and the fire.
+
+const EVENT = /^pull_request(\.[a-z_]+)?$/;
+
+const filtersInput = z.strictObject({
+  repositories: z
+    .array(z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/repo'))
+    .max(100)
+    .optional(),
+  base_branches: z.array(z.string().min(1).max(255)).max(100).optional(),
+  labels: z.array(z.string().min(1).max(100)).max(100).optional(),
+  authors: z.array(z.string().min(1).max(100)).max(1000).optional(),
+  draft: z.boolean().optional(),
+});
+
+const triggerFields = {
+  name: z.string().trim().min(1).max(200),
+  events: z
+    .array(
+      z.string().regex(EVENT, 'expected pull_request or pull_request.<action>, e.g. pull_request.opened'),
+    )
+    .max(20),
+  filters: filtersInput,
+  prompt: z.string().min(1).max(65_536),
+  workspace: z.string().min(1).max(4096),
+  options: runDefaultsSchema,
+  hourly_cap: z.int().min(1).max(10_000),
+  enabled: z.boolean(),
+  // schedule
+  cron: z.string().min(1).max(200),
+  timezone: z.string().min(1).max(100),
+  approximate: z.boolean(),
+};
+
+export const createTriggerSchema = z.strictObject({
+  kind: z.enum(TRIGGER_KINDS),
+  name: triggerFields.name,
+  events: triggerFields.events.optional(),
+  filters: triggerFields.filters.optional(),
+  prompt: triggerFields.prompt,
+  workspace: triggerFields.workspace.optional(),
+  options: triggerFields.options.optional(),
+  hourly_cap: triggerFields.hourly_cap.optional(),
+  enabled: triggerFields.enabled.optional(),
+  cron: triggerFields.cron.optional(),
+  timezone: triggerFields.timezone.optional(),
+  approximate: triggerFields.approximate.optional(),
+});
+
+export const patchTriggerSchema = z.strictObject({
+  name: triggerFields.name.optional(),
+  events: triggerFields.events.optional(),
+  filters: triggerFields.filters.optional(),
+  prompt: triggerFields.prompt.optional(),
+  workspace: triggerFields.workspace.optional(),
+  options: triggerFields.options.optional(),
+  hourly_cap: triggerFields.hourly_cap.optional(),
+  enabled: triggerFields.enabled.optional(),
+  rotate_token: z.boolean().optional(),
+  cron: triggerFields.cron.optional(),
+  timezone: triggerFields.timezone.optional(),
+  approximate: triggerFields.approximate.optional(),
+});
+
+export const fireSchema = z.strictObject({
+  idempotency_key: z.string().min(1).max(200).optional(),
+  text: z.string().optional(),
+});
+
+/** The largest `text` a fire may carry: it reaches the model as untrusted data. */
+export const FIRE_TEXT_LIMIT = 65_536;
+
+/** GET /v1/triggers/:id/deliveries */
+export const triggerDeliveriesQuery = z.strictObject({ limit });
+
+/** Filters as the API shows them. */
+export const filtersSchema = z.strictObject({
+  repositories: z.array(z.string()).optional(),
+  base_branches: z.array(z.string()).optional(),
+  labels: z.array(z.string()).optional(),
+  authors: z.array(z.string()).optional(),
+  draft: z.boolean().optional(),
+});
+
+export type FiltersJson = z.infer<typeof filtersSchema>;
+
+/** A scheduled trigger's schedule, from the job it fires through (null if that job is gone). */
+export const triggerScheduleSchema = z.strictObject({
+  cron: z.string(),
+  timezone: z.string(),
+  approximate: z.boolean(),
+  job_id: z.string(),
+  session_id: z.string(),
+  status: z.enum(['active', 'paused', 'missed']),
+  next_fire_at: time.nullable(),
+  next_fire_jittered_at: time.nullable(),
+  next_fire_times: z.array(time),
+  last_slot_at: time.nullable(),
+  fire_count: z.number(),
+});
+
+export const triggerSchema = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  kind: z.enum(TRIGGER_KINDS),
+  events: z.array(z.string()),
+  filters: filtersSchema,
+  prompt: z.string(),
+  workspace: z.string().nullable(),
+  options: runDefaults,
+  hourly_cap: z.number(),
+  enabled: z.boolean(),
+  created_by: z.string(),
+  created_at: time,
+  updated_at: time,
+  /** Scheduled triggers only. */
+  schedule: triggerScheduleSchema.nullable().optional(),
+});
+export type TriggerJson = z.infer<typeof triggerSchema>;
+
+/** POST and PATCH: a generic trigger's token, shown this once (on creation, or when rotated). */
+export const triggerWithTokenSchema = triggerSchema.extend({ token: z.string().optional() });
+export type TriggerWithTokenJson = z.infer<typeof triggerWithTokenSchema>;
+
+export const triggerListSchema = listOf(triggerSchema);
+
+/** What one trigger made of a delivery, beside the delivery's overall outcome. */
+export const triggerDeliverySchema = z.strictObject({
+  id: z.string(),
+  source: z.enum(['github', 'fire']),
+  event: z.string(),
+  outcome: z.enum(['accepted', 'filtered', 'capped']),
+  run_id: z.string().nullable(),
+  delivery_outcome: z.enum(DELIVERY_OUTCOMES),
+  detail: z.string().nullable(),
+  subject: z.string().nullable(),
+  received_at: time,
+});
+export type TriggerDeliveryJson = z.infer<typeof triggerDeliverySchema>;
+
+export const triggerDeliveryListSchema = listOf(triggerDeliverySchema);
+
+/** POST /v1/triggers/:id/fire: 201 with the run it started, 200 for a repeated idempotency key. */
+export const fireResultSchema = z.strictObject({
+  delivery_id: z.string(),
+  duplicate: z.boolean(),
+  run: runSchema.nullable(),
+});
+export type FireResultJson = z.infer<typeof fireResultSchema>;
