@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
-import type { AppDeps, Env } from './http/deps.js';
 import { createApi } from './http/app.js';
+import type { AppDeps, Env } from './http/deps.js';
 import type { Services } from './services.js';
 import { uiRoutes } from './ui/routes.js';
 
@@ -20,7 +20,8 @@ export function createApp(deps: AppDeps): Hono<Env> {
 
 /** What the HTTP surface is given from the composition root (src/services.ts). */
 export function appDeps(services: Services): AppDeps {
-  const { store, clock, config, logger, scheduler, events, runs, plans, triggers, metrics, delivery } = services;
+  const { store, clock, config, logger, scheduler, events, runs, plans, triggers, metrics, delivery } =
+    services;
   return {
     store,
     clock,
