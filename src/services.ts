@@ -110,7 +110,7 @@ export interface Services {
   stop(graceMs: number): Promise<void>;
 }
 
-/** Builds every service; nothing runs until `start()`. The sandbox is probed here (its state is logged). */
+/** Builds every service; nothing runs until `start()`. The sandbox is probed here, its state logged by `start()`. */
 export async function buildServices(opts: ServiceOptions): Promise<Services> {
   const { config, logger, store } = opts;
   const clock = opts.clock ?? systemClock;
@@ -126,24 +126,9 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
           hidden: [config.data_dir, ...(opts.configFile ? [opts.configFile] : [])],
         }));
   const sandboxStatus = sandbox ? await sandbox.status() : undefined;
-  if (sandboxStatus?.state === 'bwrap') logger.info({ sandbox: sandboxStatus.state }, sandboxStatus.detail);
-  else if (sandboxStatus)
-    logger.warn(
-      { sandbox: sandboxStatus.state },
-      `SANDBOX ${sandboxStatus.state.toUpperCase()}: ${sandboxStatus.detail}`,
-    );
-
   const events = opts.events ?? new RunEvents(store, clock);
   const metrics = new Metrics(store);
   const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
-  if (!modelConfigured) {
-    logger.warn(
-      'ANTHROPIC_API_KEY is not set: the daemon serves, but every run fails until it is (see `drydock doctor`)',
-    );
-  }
-  for (const warning of modelProblems(config, config.anthropic.model).warnings) {
-    logger.warn({ model: config.anthropic.model }, warning);
-  }
   const executor = opts.executor ?? agentExecutor(opts, { clock, events, sandbox });
 
   // --- Runs and plans.
@@ -242,6 +227,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     starting ??= (async (): Promise<StartReport> => {
       // LOUD: order matters. Leftover commands die before any run resumes; every subscriber is in place and
       // the notifier's cursor placed before recover() appends events of its own.
+      logStartWarnings(opts, sandboxStatus, modelConfigured);
       await killLeftoverCommands(store, logger);
       if (reporter) unsubscribeReporter = events.subscribeAll(reporter.onEvent);
       unsubscribeDelivery = events.subscribeAll(delivery.onEvent);
@@ -388,6 +374,26 @@ function retentionTimer(opts: ServiceOptions, clock: Clock, metrics: Metrics) {
       await gcRunning;
     },
   };
+}
+
+/** What a start says first: where commands run, and what is wrong with the model settings. */
+function logStartWarnings(
+  opts: ServiceOptions,
+  sandbox: SandboxStatus | undefined,
+  modelConfigured: boolean,
+) {
+  const { config, logger } = opts;
+  if (sandbox?.state === 'bwrap') logger.info({ sandbox: sandbox.state }, sandbox.detail);
+  else if (sandbox)
+    logger.warn({ sandbox: sandbox.state }, `SANDBOX ${sandbox.state.toUpperCase()}: ${sandbox.detail}`);
+  if (!modelConfigured) {
+    logger.warn(
+      'ANTHROPIC_API_KEY is not set: the daemon serves, but every run fails until it is (see `drydock doctor`)',
+    );
+  }
+  for (const warning of modelProblems(config, config.anthropic.model).warnings) {
+    logger.warn({ model: config.anthropic.model }, warning);
+  }
 }
 
 /**
