@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   CRON_CACHE_SIZE,
   CronError,
-  matchesBetween,
   minuteOf,
   nextMatch,
   normalizeCron,
   validateCron,
 } from '../../src/scheduler/cron.js';
 import { isValidTimezone } from '../../src/scheduler/zone.js';
+import { matchesBetween } from '../support/cron.js';
 
 const at = (iso: string): number => Date.parse(iso);
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

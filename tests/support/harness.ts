@@ -10,12 +10,19 @@ import type { Role, Run } from '../../src/domain/types.js';
 import type { BodyBudget } from '../../src/http/body-budget.js';
 import type { Env } from '../../src/http/deps.js';
 import { silentLogger } from '../../src/logger.js';
-import { noAgentExecutor } from '../../src/runs/queue.js';
+import type { RunExecutor } from '../../src/runs/queue.js';
 import type { Scheduler } from '../../src/scheduler/loop.js';
 import { appDeps, createApp } from '../../src/server.js';
 import { buildServices } from '../../src/services.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { FakeClock } from './fake-clock.js';
+
+/** The API harness carries out no run: one that reaches the queue fails with a reason that says so. */
+export const noAgentExecutor: RunExecutor = {
+  async execute() {
+    return { status: 'failed', error: 'no agent runner is configured in this build of drydock' };
+  },
+};
 
 export const T0 = Date.parse('2026-06-01T08:00:00.000Z');
 
