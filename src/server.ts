@@ -8,9 +8,10 @@ import { uiRoutes } from './ui/routes.js';
  * The whole HTTP surface: the API (/v1 with /webhooks, /healthz, /readyz, /metrics, /openapi.json, built by
  * src/http/app.ts) and the approver web pages (/ui, src/ui/routes.ts), side by side.
  *
- * Direction of imports: this file sits above both. `ui` may import small shared pieces of `http` (its
- * dependencies `http/deps.ts`, the presenters of `http/present.ts`), one way only: nothing in `http` imports
- * `ui`, and `ui` never imports `http/app.ts`.
+ * Direction of imports: this file sits above both. `ui` may import small shared pieces of `http` (the
+ * dependencies `http/deps.ts`, the presenters of `http/present.ts`, the tool decision rule of
+ * `http/routes/tool-approvals.ts`), one way only: nothing in `http` imports `ui`, and `ui` never imports
+ * `http/app.ts`.
  */
 export function createApp(deps: AppDeps): Hono<Env> {
   return createApi(deps, (app) => {
