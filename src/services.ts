@@ -131,7 +131,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
   const executor = opts.executor ?? agentExecutor(opts, { clock, events, sandbox });
 
-  // --- Runs and plans.
+  // --- Runs and plans (services of the plan lifecycle are built here, beside PlanDecisions).
   let scheduler: Scheduler | undefined;
   const queue = new RunQueue({
     store,
@@ -233,6 +233,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
       unsubscribeDelivery = events.subscribeAll(delivery.onEvent);
       // Before recover(): a run it marks interrupted fails its plan; reconcile() then catches what ended unseen.
       unsubscribeExecutions = events.subscribeAll(executions.onEvent);
+      // Outbound notifications (src/notify/): the cursor is placed before recover() appends events of its own.
       await notifier.init();
       unsubscribeNotifier = events.subscribeAll(notifier.onEvent);
       const recovered = await queue.recover();
@@ -252,6 +253,8 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   let stopping: Promise<void> | null = null;
   const stop = (graceMs: number) => {
     stopping ??= (async () => {
+      // LOUD: order matters. Nothing new comes in first (the cron loop, retention, then the HTTP server);
+      // then the runs end; then what records or reports their results; the store closes last.
       await cron.stop();
       await retention.stop();
       await opts.closeIngress?.();
