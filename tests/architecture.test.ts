@@ -21,8 +21,6 @@ const ALLOWED: Record<string, string> = {
     'workspace: pull request checkouts move from triggers/checkout.ts into src/workspace/',
   'agent/runner.ts -> triggers/checkout.ts':
     'workspace: pull request checkouts move from triggers/checkout.ts into src/workspace/',
-  'http/app.ts -> ui/routes.ts':
-    'server.ts: src/server.ts mounts /v1 and /ui; http/app.ts stops mounting the UI',
 };
 
 // ---- scanning

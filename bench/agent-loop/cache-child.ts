@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   const ws = join(p.dir, 'workspace-cache');
   mkdirSync(ws, { recursive: true });
   makeWorkspace(ws);
-  const dd = openDrydock({ file: join(p.dir, 'cache.db'), url: server.url, maxConcurrent: 1 });
+  const dd = await openDrydock({ file: join(p.dir, 'cache.db'), url: server.url, maxConcurrent: 1 });
   const sessionId = await dd.createSession(ws, p.turns);
   const settled = await dd.submit(await dd.createRun(sessionId, 'Add pagination to the list endpoints.'));
   const check = await checkRun(dd.store, settled.run, p.turns);

@@ -42,7 +42,11 @@ async function main(): Promise<void> {
   const ws = join(p.dir, 'workspace-concurrent');
   mkdirSync(ws, { recursive: true });
   makeWorkspace(ws);
-  const dd = openDrydock({ file: join(p.dir, 'concurrent.db'), url: p.url, maxConcurrent: p.concurrent });
+  const dd = await openDrydock({
+    file: join(p.dir, 'concurrent.db'),
+    url: p.url,
+    maxConcurrent: p.concurrent,
+  });
   const sessions: string[] = [];
   for (let i = 0; i < p.concurrent; i++) sessions.push(await dd.createSession(ws, p.turns));
 

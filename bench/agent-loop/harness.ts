@@ -2,26 +2,25 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { AgentExecutor } from '../../src/agent/runner.js';
 import { Sandbox } from '../../src/agent/sandbox.js';
-import { DEFAULT_TOOL_LIMITS } from '../../src/agent/tools/limits.js';
 import { systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
 import type { RunEventMap, RunEventType } from '../../src/domain/events.js';
 import type { Run, RunEvent } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import { findModel } from '../../src/models/catalogue.js';
-import { PlanLifecycle } from '../../src/plans/lifecycle.js';
 import { RUN_FINISHED, RunEvents } from '../../src/runs/events.js';
-import { RunQueue } from '../../src/runs/queue.js';
+import type { RunQueue } from '../../src/runs/queue.js';
+import { buildServices } from '../../src/services.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { countingLogger } from '../shared/logger.js';
 import { WORKSPACE_FILES } from './script.js';
 
-// The drydock under test, wired as startDaemon wires it (src/daemon.ts) minus the HTTP server and the
-// scheduler: SqliteStore on a file, RunEvents, AgentExecutor with the real SDK client, RunQueue. Two things
-// are the bench's own: RunEvents is subclassed to timestamp the events that bound a turn, and the SDK
-// client is given a fetch that timestamps each request (and hands over its body, for the bare replay).
+// The drydock under test, built by the daemon's composition root (src/services.ts) and not started, so
+// without the HTTP server and the scheduler: SqliteStore on a file, RunEvents, AgentExecutor with the real
+// SDK client, RunQueue. Two things are the bench's own: RunEvents is subclassed to timestamp the events that
+// bound a turn, and the SDK client is given a fetch that timestamps each request (and hands over its body,
+// for the bare replay).
 
 /** A few small files; a git repository when git is at hand, so the plan records a commit as in real use. */
 export function makeWorkspace(dir: string): 'git' | 'plain' {
@@ -103,7 +102,11 @@ export interface Drydock {
 /** The model the runs ask for: the configured default (a catalogue model the SDK does not warn about). */
 export const BENCH_MODEL = defaultConfig().anthropic.model;
 
-export function openDrydock(opts: { file: string; url: string; maxConcurrent: number }): Drydock {
+export async function openDrydock(opts: {
+  file: string;
+  url: string;
+  maxConcurrent: number;
+}): Promise<Drydock> {
   const base = defaultConfig();
   const config = {
     ...base,
@@ -116,26 +119,17 @@ export function openDrydock(opts: { file: string; url: string; maxConcurrent: nu
   const store = new SqliteStore({ file: opts.file });
   const events = new TimedEvents(store, clock);
   const { client: model, hook } = modelClient(opts.url);
-  const executor = new AgentExecutor({
-    store,
-    clock,
+  const waiting = new Map<string, { submittedAt: number; resolve: (s: Settled) => void }>();
+  const { queue } = await buildServices({
     config,
     logger,
+    store,
+    clock,
     events,
     model,
     sandbox: new Sandbox({ setting: config.execute.sandbox, hidden: [config.data_dir] }),
-    toolLimits: DEFAULT_TOOL_LIMITS,
-    lifecycle: new PlanLifecycle({ store, clock, logger }),
-  });
-  const waiting = new Map<string, { submittedAt: number; resolve: (s: Settled) => void }>();
-  const queue = new RunQueue({
-    store,
-    clock,
-    logger,
-    events,
-    executor,
     maxConcurrent: opts.maxConcurrent,
-    onSettled: (run) => {
+    onRunSettled: (run) => {
       const settledAt = performance.now();
       const w = waiting.get(run.id);
       if (!w) return;

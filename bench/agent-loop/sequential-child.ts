@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   mkdirSync(ws, { recursive: true });
   const workspace = makeWorkspace(ws);
   const file = join(p.dir, 'sequential.db');
-  const dd = openDrydock({ file, url: p.url, maxConcurrent: 4 });
+  const dd = await openDrydock({ file, url: p.url, maxConcurrent: 4 });
   const sessionId = await dd.createSession(ws, p.turns);
   const bare = modelClient(p.url);
 

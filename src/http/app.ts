@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
 import { packageVersion } from '../paths.js';
-import { uiRoutes } from '../ui/routes.js';
 import { authenticate } from './auth.js';
 import { BodyBudget } from './body-budget.js';
 import { bodyCap } from './body-cap.js';
@@ -19,8 +18,13 @@ import { toolApprovalRoutes } from './routes/tool-approvals.js';
 import { fireRoute, triggerRoutes } from './routes/triggers.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
-/** Builds the HTTP application from its dependencies; no globals, nothing happens at import. */
-export function createApp(deps: AppDeps): Hono<Env> {
+/**
+ * Builds the HTTP application from its dependencies: /v1, /webhooks, /healthz, /readyz, /metrics and
+ * /openapi.json; `mountBeside` adds routes next to them, behind the same error handling and metrics
+ * (src/server.ts mounts the web pages at /ui this way, so this folder never imports them). No globals,
+ * nothing happens at import.
+ */
+export function createApi(deps: AppDeps, mountBeside: (app: Hono<Env>) => void = () => {}): Hono<Env> {
   const app = new Hono<Env>();
   app.onError((err, c) => errorResponse(err, c, deps.logger));
   const metrics = deps.metrics;
@@ -70,7 +74,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
     return c.json({ status: ready ? 'ready' : 'not_ready', checks, ...sandbox, model }, ready ? 200 : 503);
   });
 
-  app.route('/ui', uiRoutes(deps));
+  mountBeside(app);
 
   // Authenticated by their own secrets (a webhook signature, a trigger token), not by API tokens.
   const unauthenticated =

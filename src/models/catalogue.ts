@@ -290,11 +290,6 @@ function retired(
   });
 }
 
-/** The built-in entries, by id (aliases resolve through `findModel`). */
-export function builtInModels(): Record<string, ModelSpec> {
-  return Object.fromEntries(BUILT_IN.map((m) => [m.id, structuredClone(m)]));
-}
-
 /** A model drydock knows nothing about: sent as named, with no thinking or effort knobs. */
 function unknownModel(id: string, price: ModelPrice | undefined): ModelSpec & { known: false } {
   return {

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 
 // Signing follows GitHub's scheme for its own webhooks ("Validating webhook deliveries",
 // https://docs.github.com/webhooks/using-webhooks/validating-webhook-deliveries): the header's value is
@@ -12,16 +12,4 @@ export const SIGNATURE_HEADER = 'x-drydock-signature-256';
 /** The signature header's value for `body` under `secret`: `sha256=<hex>`. */
 export function signBody(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
-}
-
-/** Whether `header` is the signature of `body` under `secret` (constant time; false for any malformed one). */
-export function verifySignature(
-  secret: string,
-  body: string | Buffer,
-  header: string | null | undefined,
-): boolean {
-  if (!header || !/^sha256=[0-9a-f]{64}$/.test(header)) return false;
-  const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`, 'utf8');
-  const given = Buffer.from(header, 'utf8');
-  return given.length === expected.length && timingSafeEqual(given, expected);
 }

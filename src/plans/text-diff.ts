@@ -188,13 +188,3 @@ function lineBefore(lines: DiffLine[], index: number, side: 'oldLine' | 'newLine
   }
   return 0;
 }
-
-/** The hunks as unified-diff text (`@@ -a,b +c,d @@`, then ` `, `-` and `+` lines). */
-export function unifiedDiff(hunks: DiffHunk[]): string {
-  const out: string[] = [];
-  for (const h of hunks) {
-    out.push(`@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`);
-    for (const l of h.lines) out.push(`${l.op === 'add' ? '+' : l.op === 'remove' ? '-' : ' '}${l.text}`);
-  }
-  return out.join('\n');
-}

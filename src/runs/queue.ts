@@ -15,13 +15,6 @@ export interface RunExecutor {
   execute(run: Run, signal: AbortSignal): Promise<RunOutcome>;
 }
 
-/** Until an agent is configured, a run cannot be carried out: it fails with a reason that says so. */
-export const noAgentExecutor: RunExecutor = {
-  async execute() {
-    return { status: 'failed', error: 'no agent runner is configured in this build of drydock' };
-  },
-};
-
 /** Why a run's signal was aborted: a person canceled it, or the daemon is stopping. */
 export class RunAborted extends Error {
   constructor(readonly kind: 'cancel' | 'shutdown') {

@@ -269,25 +269,6 @@ export function nextMatch(expr: string, timezone: string, after: number): number
 const MATCH_MEMO_SIZE = 20_000;
 const matchMemo = new Map<string, number | null>();
 
-/** Slots in (fromExclusive, toInclusive], oldest first, at most `limit` of them. */
-export function matchesBetween(
-  expr: string,
-  timezone: string,
-  fromExclusive: number,
-  toInclusive: number,
-  limit: number,
-): number[] {
-  const slots: number[] = [];
-  let cursor = fromExclusive;
-  while (slots.length < limit) {
-    const next = nextMatch(expr, timezone, cursor);
-    if (next === null || next > toInclusive) break;
-    slots.push(next);
-    cursor = next;
-  }
-  return slots;
-}
-
 const minuteFormats = new Map<string, Intl.DateTimeFormat>();
 
 /** Wall-clock minute (0-59) of `at` in `timezone`: differs from the UTC minute in zones such as Asia/Kolkata. */

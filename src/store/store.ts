@@ -282,7 +282,6 @@ export interface Store {
       activeMs?: number;
     },
   ): Promise<boolean>;
-  isSessionBusy(sessionId: string): Promise<boolean>;
   /** Records what a run is carried out with, and its progress after each turn. */
   updateRun(
     id: string,

@@ -2,7 +2,6 @@ import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { verifySignature } from '../../src/notify/signature.js';
 import {
   approveAs,
   calls,
@@ -18,6 +17,7 @@ import { makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
 import { createTokenOffline, serveProcess } from '../support/process-daemon.js';
+import { verifySignature } from '../support/signature.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
 let model: ModelServer | undefined;

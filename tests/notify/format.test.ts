@@ -3,8 +3,9 @@ import type { LoggedEvent, Plan, Run } from '../../src/domain/types.js';
 import { announce, title } from '../../src/notify/announce.js';
 import { parseRetryAfter, retryDelay } from '../../src/notify/backoff.js';
 import { type Envelope, renderBody, slackEscape, slackText } from '../../src/notify/format.js';
-import { signBody, verifySignature } from '../../src/notify/signature.js';
+import { signBody } from '../../src/notify/signature.js';
 import { shownUrl, uiLink, webhookKey } from '../../src/notify/webhooks.js';
+import { verifySignature } from '../support/signature.js';
 
 describe('signature', () => {
   it("matches GitHub's documented example of an X-Hub-Signature-256 value", () => {

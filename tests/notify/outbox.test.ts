@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
-import { verifySignature } from '../../src/notify/signature.js';
 import { approveAs, calls, jobIn, plannedJob, proposes, runUntil, tokenFor } from '../plans/helpers.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { makeRepo } from '../support/git-repo.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { verifySignature } from '../support/signature.js';
 import { type Receiver, startReceiver } from './receiver.js';
 
 let model: ModelServer;

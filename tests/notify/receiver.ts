@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifySignature } from '../../src/notify/signature.js';
+import { verifySignature } from '../support/signature.js';
 
 export interface Received {
   headers: IncomingHttpHeaders;

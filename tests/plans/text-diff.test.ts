@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type DiffLine, diffHunks, diffLines, splitLines, unifiedDiff } from '../../src/plans/text-diff.js';
+import { type DiffLine, diffHunks, diffLines, splitLines } from '../../src/plans/text-diff.js';
 import { mulberry32 } from '../support/prng.js';
+import { unifiedDiff } from '../support/unified-diff.js';
 
 const ops = (lines: DiffLine[]) =>
   lines.map((l) => `${l.op === 'add' ? '+' : l.op === 'remove' ? '-' : ' '}${l.text}`);

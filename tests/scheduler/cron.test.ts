@@ -3,12 +3,12 @@ import { isValidTimezone } from '../../src/domain/zone.js';
 import {
   CRON_CACHE_SIZE,
   CronError,
-  matchesBetween,
   minuteOf,
   nextMatch,
   normalizeCron,
   validateCron,
 } from '../../src/scheduler/cron.js';
+import { matchesBetween } from '../support/cron.js';
 
 const at = (iso: string): number => Date.parse(iso);
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchesBetween, nextMatch } from '../../src/scheduler/cron.js';
+import { nextMatch } from '../../src/scheduler/cron.js';
+import { matchesBetween } from '../support/cron.js';
 
 // Real zones, real 2026 transitions:
 //   America/New_York  2026-03-08 02:00 EST -> 03:00 EDT (07:00Z)   2026-11-01 02:00 EDT -> 01:00 EST (06:00Z)

@@ -7,20 +7,22 @@ import { issueToken } from '../../src/auth/tokens.js';
 import { defaultConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import type { Role, Run } from '../../src/domain/types.js';
-import { createApp } from '../../src/http/app.js';
 import type { BodyBudget } from '../../src/http/body-budget.js';
 import type { Env } from '../../src/http/deps.js';
 import { silentLogger } from '../../src/logger.js';
-import { PlanDecisions } from '../../src/plans/decisions.js';
-import { PlanLifecycle } from '../../src/plans/lifecycle.js';
-import { RunEvents } from '../../src/runs/events.js';
-import { noAgentExecutor, RunQueue } from '../../src/runs/queue.js';
-import { RunService } from '../../src/runs/service.js';
-import { Scheduler } from '../../src/scheduler/loop.js';
-import { jitterOptions } from '../../src/scheduler/plan-job.js';
+import type { RunExecutor } from '../../src/runs/queue.js';
+import type { Scheduler } from '../../src/scheduler/loop.js';
+import { appDeps, createApp } from '../../src/server.js';
+import { buildServices } from '../../src/services.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { TriggerService } from '../../src/triggers/service.js';
 import { FakeClock } from './fake-clock.js';
+
+/** The API harness carries out no run: one that reaches the queue fails with a reason that says so. */
+export const noAgentExecutor: RunExecutor = {
+  async execute() {
+    return { status: 'failed', error: 'no agent runner is configured in this build of drydock' };
+  },
+};
 
 export const T0 = Date.parse('2026-06-01T08:00:00.000Z');
 
@@ -83,53 +85,26 @@ export async function createHarness(
   const workspace = join(tmp.path, 'workspace');
   mkdirSync(workspace);
   const runs: Run[] = [];
-  const logger = silentLogger();
-  const scheduler = new Scheduler({
-    store,
-    clock,
-    logger,
-    onRun: (run) => runs.push(run),
-    catchupWindowMs: config.scheduler.catchup_window_ms,
-    maxWaitMs: config.scheduler.max_wait_ms,
-    batchSize: config.scheduler.batch_size,
-    jitter: jitterOptions(config),
-  });
-  // Runs are collected in `runs` rather than executed; the queue only serves cancel and resume.
-  const events = new RunEvents(store, clock);
-  const queue = new RunQueue({ store, clock, logger, events, executor: noAgentExecutor, maxConcurrent: 1 });
-  const lifecycle = new PlanLifecycle({ store, clock, logger });
-  const service = new RunService({
-    store,
-    clock,
-    logger,
-    events,
-    queue,
-    onCanceled: (run) => lifecycle.settleExecuteRun(run.id),
-  });
-  const plans = new PlanDecisions({ store, clock, logger, events, queue, lifecycle });
-  const triggers = new TriggerService({
-    store,
-    clock,
+  // The daemon's services, not started: runs from the scheduler and the API are collected in `runs` rather
+  // than executed (the queue, with no agent, only serves cancel, resume and triggers). No sandbox is probed,
+  // and the app gets neither metrics nor plan delivery.
+  const services = await buildServices({
     config,
-    logger,
-    queue,
-    runs: service,
-    plans,
-    lifecycle,
-  });
-  const app = createApp({
+    logger: silentLogger(),
     store,
     clock,
-    config,
-    logger,
-    scheduler,
-    events,
-    runs: service,
-    plans,
-    triggers,
-    ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+    executor: noAgentExecutor,
+    sandbox: null,
+    maxConcurrent: 1,
     submitRun: (run) => runs.push(run),
-    ...(opts.unauthenticatedBodies ? { unauthenticatedBodies: opts.unauthenticatedBodies } : {}),
+  });
+  const { scheduler } = services;
+  const app = createApp({
+    ...appDeps(services),
+    metrics: undefined,
+    delivery: undefined,
+    sandbox: opts.sandbox,
+    unauthenticatedBodies: opts.unauthenticatedBodies,
   });
   const tokens = {} as Record<Role, string>;
   for (const role of ['admin', 'operator', 'approver', 'viewer'] as const) {

@@ -631,10 +631,6 @@ export class SqliteStore implements Store {
     );
   }
 
-  async isSessionBusy(sessionId: string): Promise<boolean> {
-    return this.sessionBusy(sessionId);
-  }
-
   private sessionBusy(sessionId: string): boolean {
     return (
       this.sql(`SELECT 1 FROM runs WHERE session_id = ? AND status IN (${ACTIVE}) LIMIT 1`).get(sessionId) !==

@@ -1,0 +1,432 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { killLeftoverGroup } from './agent/processes.js';
+import { AgentExecutor } from './agent/runner.js';
+import { Sandbox, type SandboxStatus } from './agent/sandbox.js';
+import { DEFAULT_TOOL_LIMITS } from './agent/tools/limits.js';
+import { type AdminBootstrap, ensureAdminToken } from './auth/bootstrap.js';
+import { type Clock, systemClock } from './clock.js';
+import type { Config } from './config/schema.js';
+import { PlanDeliveryWorker } from './delivery/worker.js';
+import type { Run } from './domain/types.js';
+import type { Logger } from './logger.js';
+import { Metrics } from './metrics/metrics.js';
+import { modelProblems } from './models/catalogue.js';
+import { Notifier } from './notify/notifier.js';
+import { PlanDecisions } from './plans/decisions.js';
+import { PlanExecutions } from './plans/execution.js';
+import { PlanLifecycle } from './plans/lifecycle.js';
+import { collectGarbage } from './plans/retention.js';
+import { RunEvents } from './runs/events.js';
+import { type RunExecutor, RunQueue } from './runs/queue.js';
+import { RunService } from './runs/service.js';
+import { Scheduler } from './scheduler/loop.js';
+import { jitterOptions } from './scheduler/plan-job.js';
+import type { Store } from './store/store.js';
+import { GithubApi } from './triggers/github-api.js';
+import { GithubReporter } from './triggers/report.js';
+import { type PullRequestLookup, TriggerService } from './triggers/service.js';
+
+/**
+ * The composition root: every domain service of the daemon, built from the configuration and a few parts a
+ * caller may replace. The daemon (src/daemon.ts), the tests' harnesses and the benchmarks all build through
+ * here, so there is one wiring to read. Building starts nothing; `start()` recovers and starts the loops,
+ * `stop()` ends them in the one order that loses nothing.
+ */
+
+/** The first retention pass after a start: late enough to stay out of recovery's way. */
+const GC_FIRST_PASS_MS = 60_000;
+
+export interface ServiceOptions {
+  config: Config;
+  logger: Logger;
+  /** The opened store (the daemon opens it through its preflight checks); closed by `stop()`. */
+  store: Store;
+  /** Default: the system clock. */
+  clock?: Clock;
+  /** Replaces the agent (tests of the queue and scheduler). Default: the agent built from the config. */
+  executor?: RunExecutor;
+  /** Replaces the Messages API client built from config.anthropic. */
+  model?: Anthropic;
+  /** Reads a pull request for `/drydock plan` comments (the GitHub client provides one when configured). */
+  lookupPullRequest?: PullRequestLookup;
+  /** The configuration file read, if any: never visible to sandboxed commands. */
+  configFile?: string;
+  /**
+   * Replaces the sandbox built from config.execute (tests of a machine without a working one). `null`: none
+   * is probed and its state stays unknown, for callers whose executor runs no commands (needs `executor`).
+   */
+  sandbox?: Sandbox | null;
+  /** Replaces the run event log (a benchmark times its appends). Default: one on the store and clock. */
+  events?: RunEvents;
+  /** Where new runs go, from the scheduler and the API's run-now. Default: the run queue. */
+  submitRun?: (run: Run) => void;
+  /** Runs carried out at once. Default: runs.max_concurrent. */
+  maxConcurrent?: number;
+  /** Told of each run the queue settled (after the scheduler is woken). */
+  onRunSettled?: (run: Run) => void;
+  /** The address the web pages are reached at, for links in deliveries. Default: server.public_url or host:port. */
+  publicUrl?: string;
+  /**
+   * Stops new requests (the HTTP server): called by `stop()` once the scheduler and retention have stopped,
+   * before runs are drained.
+   */
+  closeIngress?: () => Promise<void>;
+}
+
+export interface StartReport {
+  /** What `queue.recover()` found: runs resumed and runs marked interrupted. */
+  recovered: Awaited<ReturnType<RunQueue['recover']>>;
+  /** How many plans left executing by a run that ended unseen are now failed. */
+  failedPlans: number;
+  /** The admin token: created now (print it once), adopted from the config, or made at an earlier start. */
+  admin: AdminBootstrap;
+}
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  store: Store;
+  /** How the execute phase's commands run; undefined when no sandbox was probed (`sandbox: null`). */
+  sandbox: SandboxStatus | undefined;
+  /** Whether the Messages API client has a key. */
+  modelConfigured: boolean;
+  events: RunEvents;
+  metrics: Metrics;
+  queue: RunQueue;
+  runs: RunService;
+  plans: PlanDecisions;
+  executions: PlanExecutions;
+  triggers: TriggerService;
+  scheduler: Scheduler;
+  delivery: PlanDeliveryWorker;
+  notifier: Notifier;
+  /** Posts pull requests' plans to GitHub (github.report); null without it. */
+  reporter: GithubReporter | null;
+  /** Where new runs go (the queue unless replaced). */
+  submitRun: (run: Run) => void;
+  /** Recovers what a previous process left, makes the admin token, then starts the loops. Once. */
+  start(): Promise<StartReport>;
+  /** Stops everything in order and closes the store; `graceMs` bounds the wait for work in flight. Idempotent. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/** Builds every service; nothing runs until `start()`. The sandbox is probed here, its state logged by `start()`. */
+export async function buildServices(opts: ServiceOptions): Promise<Services> {
+  const { config, logger, store } = opts;
+  const clock = opts.clock ?? systemClock;
+
+  // --- The agent's parts: sandbox, model client, executor.
+  const sandbox =
+    opts.sandbox === null
+      ? null
+      : (opts.sandbox ??
+        new Sandbox({
+          setting: config.execute.sandbox,
+          readOnlyPaths: config.execute.sandbox_read_only_paths,
+          hidden: [config.data_dir, ...(opts.configFile ? [opts.configFile] : [])],
+        }));
+  const sandboxStatus = sandbox ? await sandbox.status() : undefined;
+  const events = opts.events ?? new RunEvents(store, clock);
+  const metrics = new Metrics(store);
+  const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
+  // The one writer of plan status (src/plans/lifecycle.ts); PlanExecutions settles plans of ended runs.
+  const lifecycle = new PlanLifecycle({ store, clock, logger });
+  const executor = opts.executor ?? agentExecutor(opts, { clock, events, sandbox, lifecycle });
+
+  // --- Runs and plans (services of the plan lifecycle are built here, beside PlanDecisions).
+  let scheduler: Scheduler | undefined;
+  const queue = new RunQueue({
+    store,
+    clock,
+    logger,
+    events,
+    executor,
+    maxConcurrent: opts.maxConcurrent ?? config.runs.max_concurrent,
+    onSettled: (run) => {
+      scheduler?.kick();
+      opts.onRunSettled?.(run);
+    },
+  });
+  const submitRun = opts.submitRun ?? ((run: Run) => queue.submit(run));
+  const runs = new RunService({
+    store,
+    clock,
+    logger,
+    events,
+    queue,
+    onCanceled: (run) => lifecycle.settleExecuteRun(run.id),
+  });
+  const plans = new PlanDecisions({ store, clock, logger, events, queue, lifecycle });
+  const executions = new PlanExecutions({ store, logger, lifecycle });
+
+  // --- GitHub: github.token lets `/drydock plan` comments read the pull request; github.report also posts
+  // each pull request's plans to it and keeps a drydock/plan commit status in step with their decisions.
+  const github = config.github.token
+    ? new GithubApi({ token: config.github.token, baseUrl: config.github.api_url, logger })
+    : null;
+  const reporter = github && config.github.report ? new GithubReporter({ github, store, logger }) : null;
+  const lookupPullRequest = opts.lookupPullRequest ?? github?.lookupPullRequest;
+  // Delivery of executed plans (src/delivery/): push drydock/<plan>, open a pull request, comment on the PR.
+  const publicUrl = (
+    opts.publicUrl ??
+    config.server.public_url ??
+    `http://${config.server.host}:${config.server.port}`
+  ).replace(/\/+$/, '');
+  const delivery = new PlanDeliveryWorker({
+    store,
+    clock,
+    config,
+    logger,
+    events,
+    github,
+    pageUrl: (planId) => `${publicUrl}/ui/plans/${encodeURIComponent(planId)}`,
+    onOutcome: (outcome) => metrics.planDeliveries.inc({ outcome }),
+  });
+  // Outbound notifications (src/notify/).
+  const notifier = new Notifier({
+    store,
+    clock,
+    logger,
+    config,
+    onOutcome: (event, outcome) => metrics.notifications.inc({ event, outcome }),
+  });
+
+  // --- Triggers and the cron loop.
+  const triggers = new TriggerService({
+    store,
+    clock,
+    config,
+    logger,
+    queue,
+    runs,
+    plans,
+    lifecycle,
+    ...(lookupPullRequest ? { lookupPullRequest } : {}),
+    onProcessed: (ms) => metrics.deliveryWait.observe(Math.max(0, ms) / 1000),
+  });
+  scheduler = new Scheduler({
+    store,
+    clock,
+    logger,
+    onRun: submitRun,
+    catchupWindowMs: config.scheduler.catchup_window_ms,
+    maxWaitMs: config.scheduler.max_wait_ms,
+    batchSize: config.scheduler.batch_size,
+    jitter: jitterOptions(config),
+    // The periodic sweep of deadlines: questions and tool approvals, then plans nobody decided in time.
+    afterTick: async (now) => {
+      await runs.expire(now);
+      await lifecycle.expire(now);
+    },
+    onLateness: (ms) => metrics.lateness.observe(Math.max(0, ms) / 1000),
+    onReport: (r) => {
+      for (const outcome of ['fired', 'pending', 'coalesced', 'missed'] as const) {
+        if (r[outcome]) metrics.fires.inc({ outcome }, r[outcome]);
+      }
+    },
+  });
+  const cron = scheduler;
+
+  // --- Retention: executions' worktrees and branches, pull request checkouts (src/plans/retention.ts).
+  const retention = retentionTimer(opts, clock, metrics);
+
+  // Event subscribers, in place from start() on; each is let go at its turn in stop().
+  const noop = () => {};
+  let unsubscribeReporter = noop;
+  let unsubscribeDelivery = noop;
+  let unsubscribeExecutions = noop;
+  let unsubscribeNotifier = noop;
+  let starting: Promise<StartReport> | null = null;
+  const start = () => {
+    starting ??= (async (): Promise<StartReport> => {
+      // LOUD: order matters. Leftover commands die before any run resumes; every subscriber is in place and
+      // the notifier's cursor placed before recover() appends events of its own.
+      logStartWarnings(opts, sandboxStatus, modelConfigured);
+      await killLeftoverCommands(store, logger);
+      if (reporter) unsubscribeReporter = events.subscribeAll(reporter.onEvent);
+      unsubscribeDelivery = events.subscribeAll(delivery.onEvent);
+      // Before recover(): a run it marks interrupted fails its plan; reconcile() then catches what ended unseen.
+      unsubscribeExecutions = events.subscribeAll(executions.onEvent);
+      // Outbound notifications (src/notify/): the cursor is placed before recover() appends events of its own.
+      await notifier.init();
+      unsubscribeNotifier = events.subscribeAll(notifier.onEvent);
+      const recovered = await queue.recover();
+      const failedPlans = await executions.reconcile();
+      // The last step that can fail: a token is made only by a start that goes on to print it.
+      const admin = await ensureAdminToken(store, config.admin_token, clock.now());
+      cron.start();
+      triggers.startInbox();
+      delivery.start();
+      notifier.start();
+      retention.start();
+      return { recovered, failedPlans, admin };
+    })();
+    return starting;
+  };
+
+  let stopping: Promise<void> | null = null;
+  const stop = (graceMs: number) => {
+    stopping ??= (async () => {
+      // LOUD: order matters. Nothing new comes in first (the cron loop, retention, then the HTTP server);
+      // then the runs end; then what records or reports their results; the store closes last.
+      await cron.stop();
+      await retention.stop();
+      await opts.closeIngress?.();
+      // One grace period in all: deliveries still in the inbox get up to half of it (what is left stays
+      // queued for the next start, and the runs they make wait in the store), running runs the rest.
+      const until = Date.now() + graceMs;
+      queue.pause();
+      await triggers.stopInbox(graceMs / 2);
+      await queue.drain(Math.max(0, until - Date.now()));
+      unsubscribeExecutions();
+      await executions.close();
+      // After the runs (their executions may still be recorded), before the GitHub client and the store.
+      unsubscribeDelivery();
+      await delivery.stop(Math.min(5_000, graceMs));
+      // After the runs (their last events are written to the outbox), before the store closes.
+      unsubscribeNotifier();
+      await notifier.stop();
+      // After the runs (their last plans still get reported), before the store the reporter reads.
+      unsubscribeReporter();
+      await reporter?.close(graceMs);
+      github?.close();
+      await store.close();
+    })();
+    return stopping;
+  };
+
+  return {
+    config,
+    logger,
+    clock,
+    store,
+    sandbox: sandboxStatus,
+    modelConfigured,
+    events,
+    metrics,
+    queue,
+    runs,
+    plans,
+    executions,
+    triggers,
+    scheduler,
+    delivery,
+    notifier,
+    reporter,
+    submitRun,
+    start,
+    stop,
+  };
+}
+
+/** The agent: the Messages API client built from config.anthropic unless one is given. */
+function agentExecutor(
+  opts: ServiceOptions,
+  parts: { clock: Clock; events: RunEvents; sandbox: Sandbox | null; lifecycle: PlanLifecycle },
+): RunExecutor {
+  const { config, logger, store } = opts;
+  if (!parts.sandbox)
+    throw new Error('services: the agent needs a sandbox (sandbox: null needs an executor)');
+  const model =
+    opts.model ??
+    new Anthropic({
+      apiKey: config.anthropic.api_key,
+      baseURL: config.anthropic.base_url,
+      maxRetries: config.anthropic.max_retries,
+      timeout: config.anthropic.request_timeout_ms,
+    });
+  return new AgentExecutor({
+    store,
+    clock: parts.clock,
+    config,
+    logger,
+    events: parts.events,
+    model,
+    toolLimits: DEFAULT_TOOL_LIMITS,
+    sandbox: parts.sandbox,
+    lifecycle: parts.lifecycle,
+  });
+}
+
+/** Retention passes every retention.interval_ms, one at a time; `stop()` waits for the one in progress. */
+function retentionTimer(opts: ServiceOptions, clock: Clock, metrics: Metrics) {
+  const { config, logger, store } = opts;
+  const gc = async () => {
+    const r = await collectGarbage(
+      { store, dataDir: config.data_dir },
+      { ttlMs: config.retention.worktree_ttl_ms, now: clock.now() },
+    );
+    metrics.gcRemoved.inc({ kind: 'worktree' }, r.worktrees.length);
+    metrics.gcRemoved.inc({ kind: 'checkout' }, r.checkouts.length);
+    if (r.worktrees.length || r.checkouts.length || r.failed.length) {
+      logger.info(
+        { worktrees: r.worktrees.length, checkouts: r.checkouts.length, kept: r.kept, failed: r.failed },
+        'retention pass',
+      );
+    }
+  };
+  let gcRunning: Promise<void> | null = null;
+  const gcPass = () => {
+    gcRunning ??= gc()
+      .catch((err) => logger.warn({ err }, 'retention pass failed'))
+      .finally(() => {
+        gcRunning = null;
+      });
+  };
+  let timers: { every: NodeJS.Timeout; first: NodeJS.Timeout } | null = null;
+  return {
+    start() {
+      const every = setInterval(gcPass, config.retention.interval_ms);
+      every.unref();
+      // One pass soon after the start too: a daemon restarted more often than interval_ms would never clean up.
+      const first = setTimeout(gcPass, Math.min(config.retention.interval_ms, GC_FIRST_PASS_MS));
+      first.unref();
+      timers = { every, first };
+    },
+    async stop() {
+      if (timers) {
+        clearInterval(timers.every);
+        clearTimeout(timers.first);
+        timers = null;
+      }
+      await gcRunning;
+    },
+  };
+}
+
+/** What a start says first: where commands run, and what is wrong with the model settings. */
+function logStartWarnings(
+  opts: ServiceOptions,
+  sandbox: SandboxStatus | undefined,
+  modelConfigured: boolean,
+) {
+  const { config, logger } = opts;
+  if (sandbox?.state === 'bwrap') logger.info({ sandbox: sandbox.state }, sandbox.detail);
+  else if (sandbox)
+    logger.warn({ sandbox: sandbox.state }, `SANDBOX ${sandbox.state.toUpperCase()}: ${sandbox.detail}`);
+  if (!modelConfigured) {
+    logger.warn(
+      'ANTHROPIC_API_KEY is not set: the daemon serves, but every run fails until it is (see `drydock doctor`)',
+    );
+  }
+  for (const warning of modelProblems(config, config.anthropic.model).warnings) {
+    logger.warn({ model: config.anthropic.model }, warning);
+  }
+}
+
+/**
+ * Commands a dead daemon left running unconfined (in the sandbox they died with it): killed before any run
+ * resumes. Their journal rows stay open, so the retried turn answers "interrupted, not re-run".
+ */
+async function killLeftoverCommands(store: Store, logger: Logger): Promise<void> {
+  for (const call of await store.listOpenCommands(1_000)) {
+    const killed = killLeftoverGroup(call.processGroup!, call.processStart);
+    if (killed > 0) {
+      logger.warn(
+        { run_id: call.runId, tool_use_id: call.toolUseId, processes: killed },
+        'killed what was left of a command interrupted by a crash',
+      );
+    }
+  }
+}
