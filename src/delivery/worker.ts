@@ -8,6 +8,7 @@ import {
 import { branchFor } from '../agent/worktree.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import { DomainError } from '../domain/errors.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
 import { planTitle } from '../domain/plan-title.js';
 import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/types.js';
@@ -42,15 +43,8 @@ export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
 /** A failure no retry can mend (the local branch or the session is gone): the delivery fails at once. */
 export class PermanentDeliveryError extends Error {}
 
-/** Refused manual delivery (`POST /v1/plans/:id/deliver`), with the HTTP status that says why. */
-export class DeliverRequestError extends Error {
-  constructor(
-    readonly status: 404 | 409,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** Refused manual delivery (`POST /v1/plans/:id/deliver`); its code says why. */
+export class DeliverRequestError extends DomainError<'not_found' | 'conflict'> {}
 
 export interface DeliveryPolicy {
   attempts: number;
@@ -147,21 +141,21 @@ export class PlanDeliveryWorker {
   async requestDelivery(planId: string): Promise<Plan> {
     const { store, clock } = this.deps;
     const plan = await store.getPlan(planId);
-    if (!plan) throw new DeliverRequestError(404, `plan ${planId} not found`);
+    if (!plan) throw new DeliverRequestError('not_found', `plan ${planId} not found`);
     if (plan.status !== 'executed') {
       throw new DeliverRequestError(
-        409,
+        'conflict',
         `plan ${planId} is ${plan.status}: only an executed plan is delivered`,
       );
     }
     if (!plan.workspaceCommit) {
       throw new DeliverRequestError(
-        409,
+        'conflict',
         `plan ${planId} executed in a directory that is no git repository: there is no branch to deliver`,
       );
     }
     if (plan.delivery?.status === 'delivered') {
-      throw new DeliverRequestError(409, `plan ${planId} is delivered already`);
+      throw new DeliverRequestError('conflict', `plan ${planId} is delivered already`);
     }
     const now = clock.now();
     const ok = await store.updatePlanDelivery(planId, [null, 'off', 'failed', 'retrying', 'pending'], {
@@ -171,7 +165,8 @@ export class PlanDeliveryWorker {
       nextAttemptAt: now,
       settledAt: null,
     });
-    if (!ok) throw new DeliverRequestError(409, `plan ${planId}'s delivery changed meanwhile; try again`);
+    if (!ok)
+      throw new DeliverRequestError('conflict', `plan ${planId}'s delivery changed meanwhile; try again`);
     this.kick();
     return (await store.getPlan(planId))!;
   }

@@ -1,9 +1,8 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
+import { DomainError, type ErrorCode } from '../domain/errors.js';
 import type { Logger } from '../logger.js';
-import { CronError } from '../scheduler/cron.js';
-import { ConflictError, InvalidCursorError, NotFoundError } from '../store/store.js';
 
 /**
  * The one error type of the HTTP layer: a status, a stable code and a message safe to show, and any headers the
@@ -21,8 +20,27 @@ export class HttpError extends Error {
   }
 }
 
-export const notFound = (what: string, id: string) =>
-  new HttpError(404, 'not_found', `${what} ${id} not found`);
+/**
+ * The API's one table from a domain error's code to the status it is answered with. Every code has its row
+ * (the compiler holds the list to `ERROR_CODES`); the body is always `{error: {code, message}}`.
+ */
+export const API_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
+  not_found: 404,
+  conflict: 409,
+  managed_by_trigger: 409,
+  stale: 409,
+  expired: 410,
+  sha256_mismatch: 409,
+  self_approval: 403,
+  already_approved: 409,
+  not_pending: 409,
+  invalid_answers: 422,
+  invalid_cron: 422,
+  bad_cursor: 400,
+  capped: 429,
+};
+
+export const notFound = (what: string, id: string) => new DomainError('not_found', `${what} ${id} not found`);
 
 /** Where invalid input came from, and what the request was for ("to reject"), for messages. */
 export interface InputContext {
@@ -171,9 +189,9 @@ export function errorResponse(err: unknown, c: Context, logger: Logger): Respons
 
 function toHttpError(err: unknown): HttpError | null {
   if (err instanceof HttpError) return err;
-  if (err instanceof CronError) return new HttpError(422, 'invalid_cron', err.message);
-  if (err instanceof NotFoundError) return new HttpError(404, 'not_found', err.message);
-  if (err instanceof ConflictError) return new HttpError(409, 'conflict', err.message);
-  if (err instanceof InvalidCursorError) return new HttpError(400, 'bad_cursor', err.message);
+  if (err instanceof DomainError) {
+    const code: ErrorCode = err.code;
+    return new HttpError(API_STATUS[code], code, err.message);
+  }
   return null;
 }

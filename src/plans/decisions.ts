@@ -1,7 +1,7 @@
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { headCommit } from '../agent/git.js';
 import { executeKickoff, reviseKickoff } from '../agent/prompt.js';
 import type { Clock } from '../clock.js';
+import { DomainError } from '../domain/errors.js';
 import { planStatusAt } from '../domain/plan-status.js';
 import type { Decision, DecisionKind, Plan, Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
@@ -11,16 +11,10 @@ import type { RunQueue } from '../runs/queue.js';
 import type { DecisionEffect, NewRun, Store } from '../store/store.js';
 import type { PlanLifecycle } from './lifecycle.js';
 
-/** A refused decision, with the HTTP status that says why. */
-export class DecisionError extends Error {
-  constructor(
-    readonly status: ContentfulStatusCode,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** A refused decision; its code says why. */
+export class DecisionError extends DomainError<
+  'not_found' | 'conflict' | 'stale' | 'expired' | 'sha256_mismatch' | 'self_approval' | 'already_approved'
+> {}
 
 export interface DecisionInput {
   identity: string;
@@ -57,11 +51,11 @@ export class PlanDecisions {
   async decide(planId: string, kind: DecisionKind, input: DecisionInput): Promise<DecisionOutcome> {
     const { store, clock, events, queue, lifecycle } = this.deps;
     const plan = await store.getPlan(planId);
-    if (!plan) throw new DecisionError(404, 'not_found', `plan ${planId} not found`);
+    if (!plan) throw new DecisionError('not_found', `plan ${planId} not found`);
     const session = await store.getSession(plan.sessionId);
     const source = await store.getRun(plan.runId);
     if (!session || !source)
-      throw new DecisionError(409, 'conflict', `plan ${planId} has lost its session or run`);
+      throw new DecisionError('conflict', `plan ${planId} has lost its session or run`);
     if (kind === 'approve' && plan.status === 'pending_approval') await this.checkFresh(plan, session);
 
     const now = clock.now();
@@ -88,7 +82,6 @@ export class PlanDecisions {
     const head = await headCommit(session.workspace);
     if (head !== plan.workspaceCommit) {
       throw new DecisionError(
-        409,
         'stale',
         `plan ${plan.id} is stale: it was made against ${plan.workspaceCommit.slice(0, 12)}, the workspace is now at ${head?.slice(0, 12) ?? 'no commit'}; revise it or plan again`,
       );
@@ -107,20 +100,15 @@ function rule(
 ): DecisionEffect {
   if (planStatusAt(plan, now) === 'expired') {
     throw new DecisionError(
-      410,
       'expired',
       `plan ${plan.id} expired at ${new Date(plan.expiresAt).toISOString()}`,
     );
   }
   if (plan.status !== 'pending_approval') {
-    throw new DecisionError(409, 'conflict', `plan ${plan.id} is ${plan.status}, no longer pending approval`);
+    throw new DecisionError('conflict', `plan ${plan.id} is ${plan.status}, no longer pending approval`);
   }
   if (input.sha256 !== undefined && input.sha256 !== plan.sha256) {
-    throw new DecisionError(
-      409,
-      'sha256_mismatch',
-      `plan ${plan.id} is not the text you saw (sha256 differs)`,
-    );
+    throw new DecisionError('sha256_mismatch', `plan ${plan.id} is not the text you saw (sha256 differs)`);
   }
   const decision: Decision = {
     id: newId('dec'),
@@ -167,14 +155,13 @@ function rule(
   const requesters = new Set([plan.requestedBy, plan.owner]);
   if (requesters.has(input.identity) && !plan.allowSelfApproval) {
     throw new DecisionError(
-      403,
       'self_approval',
       `${input.identity} requested this plan and cannot approve it (allow_self_approval is off); rejecting or revising is allowed`,
     );
   }
   const approvers = decisions.filter((d) => d.kind === 'approve').map((d) => d.identity);
   if (approvers.includes(input.identity)) {
-    throw new DecisionError(409, 'already_approved', `${input.identity} already approved plan ${plan.id}`);
+    throw new DecisionError('already_approved', `${input.identity} already approved plan ${plan.id}`);
   }
   approvers.push(input.identity);
   if (approvers.length < plan.approvalsRequired) return { decision };

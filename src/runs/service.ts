@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { DomainError } from '../domain/errors.js';
 import { type AskUserQuestionInput, checkAnswers } from '../domain/questions.js';
 import type { Question, Run, ToolApproval } from '../domain/types.js';
 import type { Logger } from '../logger.js';
@@ -7,14 +8,10 @@ import type { RunEvents } from './events.js';
 import type { RunQueue } from './queue.js';
 import { waitsOnSomeone } from './waiting.js';
 
-export class QuestionError extends Error {
-  constructor(
-    readonly kind: 'not_found' | 'not_pending' | 'invalid' | 'self_approval',
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** A refused answer to a question or decision on a tool approval; its code says why. */
+export class QuestionError extends DomainError<
+  'not_found' | 'not_pending' | 'invalid_answers' | 'self_approval'
+> {}
 
 /**
  * What people do to runs in progress: answer their questions, cancel them; and what time does to them:
@@ -48,7 +45,7 @@ export class RunService {
     if (q.status !== 'pending')
       throw new QuestionError('not_pending', `question ${questionId} is ${q.status}`);
     const checked = checkAnswers(q.questions as AskUserQuestionInput, answers);
-    if (!checked.ok) throw new QuestionError('invalid', checked.error);
+    if (!checked.ok) throw new QuestionError('invalid_answers', checked.error);
     if (!(await store.answerQuestion(q.id, checked.value, by, clock.now()))) {
       throw new QuestionError('not_pending', `question ${questionId} was resolved meanwhile`);
     }

@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { DomainError } from '../domain/errors.js';
 import { isValidTimezone } from '../domain/zone.js';
 
 /**
@@ -7,8 +8,12 @@ import { isValidTimezone } from '../domain/zone.js';
  * walk to croner. Every function takes its reference time as an argument.
  */
 
-export class CronError extends Error {
+/** An expression or time zone the scheduler cannot use: the caller's mistake, in the scheduler's words. */
+export class CronError extends DomainError<'invalid_cron'> {
   override name = 'CronError';
+  constructor(message: string) {
+    super('invalid_cron', message);
+  }
 }
 
 // cronie's shortcuts (src/entry.c): @midnight is @daily, @annually is @yearly.

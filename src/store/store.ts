@@ -1,3 +1,4 @@
+import { DomainError } from '../domain/errors.js';
 import type {
   ApiToken,
   ConversationMessage,
@@ -531,9 +532,17 @@ export interface Store {
 /** Delivery fields to write; undefined leaves a field as it is, null clears it. */
 export type PlanDeliveryPatch = Partial<PlanDelivery>;
 
-export class NotFoundError extends Error {}
+export class NotFoundError extends DomainError<'not_found'> {
+  constructor(message: string) {
+    super('not_found', message);
+  }
+}
 
-export class ConflictError extends Error {}
+export class ConflictError extends DomainError<'conflict'> {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
 
 export class JobLimitError extends ConflictError {
   constructor(readonly limit: number) {
@@ -554,9 +563,9 @@ export class SchemaTooNewError extends Error {
   }
 }
 
-export class InvalidCursorError extends Error {
+export class InvalidCursorError extends DomainError<'bad_cursor'> {
   constructor() {
-    super('cursor is not one this server issued');
+    super('bad_cursor', 'cursor is not one this server issued');
   }
 }
 

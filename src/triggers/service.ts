@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import { DomainError } from '../domain/errors.js';
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../domain/types.js';
 import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -15,9 +16,25 @@ import { DeliveryInbox } from './inbox.js';
 import { mismatch } from './match.js';
 import { renderPrompt } from './template.js';
 
+/**
+ * What became of a received webhook: a ping answered (`pong`), a redelivery answered with what became of
+ * the first (`duplicate`), or a delivery recorded, queued for processing or settled at once by triage
+ * (`accepted`). The body is what the sender is told.
+ */
 export interface WebhookAnswer {
-  status: 200 | 202;
+  kind: 'pong' | 'duplicate' | 'accepted';
   body: Record<string, unknown>;
+}
+
+/**
+ * What became of a fire: a new run (`created`), or a repeated idempotency key answered with the first
+ * fire's delivery and run (`existing`; its run is null when that fire was capped). A fire over the hourly
+ * cap throws a `capped` DomainError instead.
+ */
+export interface FireOutcome {
+  kind: 'created' | 'existing';
+  delivery: Delivery;
+  run: Run | null;
 }
 
 /** What became of a processed delivery. */
@@ -139,10 +156,10 @@ export class TriggerService {
         this.inbox.notify();
         d = { ...d, outcome: 'queued', detail: null };
       } else if (event === 'ping') {
-        return { status: 200, body: { pong: true, duplicate: true, delivery_id: d.id } };
+        return { kind: 'pong', body: { pong: true, duplicate: true, delivery_id: d.id } };
       } else {
         return {
-          status: 200,
+          kind: 'duplicate',
           body: {
             duplicate: true,
             delivery_id: d.id,
@@ -153,12 +170,12 @@ export class TriggerService {
         };
       }
     } else if (event === 'ping') {
-      return { status: 200, body: { pong: true, delivery_id: d.id } };
+      return { kind: 'pong', body: { pong: true, delivery_id: d.id } };
     } else if (!early) {
       this.inbox.notify();
     }
     return {
-      status: 202,
+      kind: 'accepted',
       body: { delivery_id: d.id, outcome: d.outcome, detail: d.detail, run_ids: d.runIds },
     };
   }
@@ -394,8 +411,7 @@ export class TriggerService {
         out.run ? [out.run.id] : [],
       );
     } catch (err) {
-      if (err instanceof DecisionError)
-        return settlement('rejected', `${err.status} ${err.code}: ${err.message}`);
+      if (err instanceof DecisionError) return settlement('rejected', `${err.code}: ${err.message}`);
       throw err;
     }
   }
@@ -404,12 +420,7 @@ export class TriggerService {
   async fire(
     trigger: Trigger,
     input: { idempotencyKey?: string | undefined; text?: string | undefined },
-  ): Promise<{
-    status: 200 | 201 | 429;
-    delivery: Delivery;
-    run: Run | null;
-    duplicate: boolean;
-  }> {
+  ): Promise<FireOutcome> {
     const { store, clock } = this.deps;
     const key = `${trigger.id}:${input.idempotencyKey ?? newId('dlv')}`;
     const recorded = await store.recordDelivery({
@@ -431,10 +442,9 @@ export class TriggerService {
     if (recorded.duplicate && recorded.delivery.processedAt !== null) {
       const runId = recorded.delivery.runIds[0];
       return {
-        status: 200,
+        kind: 'existing',
         delivery: recorded.delivery,
         run: runId ? await store.getRun(runId) : null,
-        duplicate: true,
       };
     }
     const now = clock.now();
@@ -477,9 +487,14 @@ export class TriggerService {
     });
     // A retry may get back a run the first attempt already started.
     if (result.run?.status === 'queued') this.deps.queue.submit(result.run);
+    if (!result.run) {
+      throw new DomainError(
+        'capped',
+        `trigger ${trigger.name} reached its hourly cap of ${trigger.hourlyCap} runs`,
+      );
+    }
     const delivery = (await store.getDelivery(recorded.delivery.id))!;
-    const duplicate = recorded.duplicate;
-    return { status: result.run ? (duplicate ? 200 : 201) : 429, delivery, run: result.run, duplicate };
+    return { kind: recorded.duplicate ? 'existing' : 'created', delivery, run: result.run };
   }
 }
 

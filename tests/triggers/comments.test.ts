@@ -110,10 +110,10 @@ describe('/drydock commands in pull request comments', () => {
     const r = await comment('/drydock approve', 'Codertocat');
     expect(r.status).toBe(202);
     expect(r.body.outcome).toBe('rejected');
-    expect(r.body.detail).toMatch(/^403 self_approval: alice requested this plan/);
+    expect(r.body.detail).toMatch(/^self_approval: alice requested this plan/);
     expect(r.body.run_ids).toEqual([]);
     const stored = await w.d.daemon.store.getDelivery(r.body.delivery_id);
-    expect(stored?.detail).toContain('403 self_approval');
+    expect(stored?.detail).toContain('self_approval: alice requested this plan');
     const after = await getPlan(w.d, plan.id);
     expect(after.status).toBe('pending_approval');
     expect(after.decisions).toEqual([]);

@@ -1,8 +1,6 @@
 import { Hono } from 'hono';
-import { DeliverRequestError } from '../../delivery/worker.js';
 import type { ExecuteMode, Run } from '../../domain/types.js';
 import { planContext } from '../../plans/context.js';
-import { DecisionError } from '../../plans/decisions.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import { approveBody, planListQuery, rejectBody, reviseBody } from '../contract/index.js';
@@ -85,18 +83,13 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
                 comment: b.feedback,
                 sha256: b.sha256,
               }));
-      try {
-        const out = await deps.plans.decide(c.req.param('id'), kind, { identity, ...input });
-        return c.json({
-          plan: presentPlan(out.plan, deps.clock.now()),
-          decision: presentDecision(out.decision),
-          run: out.run ? presentRun(out.run) : null,
-          ...(out.run ? { next: nextStep(out.run, out.plan.executeMode) } : {}),
-        });
-      } catch (err) {
-        if (err instanceof DecisionError) throw new HttpError(err.status, err.code, err.message);
-        throw err;
-      }
+      const out = await deps.plans.decide(c.req.param('id'), kind, { identity, ...input });
+      return c.json({
+        plan: presentPlan(out.plan, deps.clock.now()),
+        decision: presentDecision(out.decision),
+        run: out.run ? presentRun(out.run) : null,
+        ...(out.run ? { next: nextStep(out.run, out.plan.executeMode) } : {}),
+      });
     });
   /** What happens next, in words: the run that was started, and where it will wait for people. */
   const nextStep = (run: Run, mode: ExecuteMode) =>
@@ -117,15 +110,8 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
   /** Delivers an executed plan now: a failed delivery tried again, or one that was never asked for. */
   app.post('/:id/deliver', requires('decide'), async (c) => {
     if (!deps.delivery) throw new HttpError(503, 'unavailable', 'delivery is not running in this daemon');
-    try {
-      const plan = await deps.delivery.requestDelivery(c.req.param('id'));
-      return c.json(presentPlan(plan, deps.clock.now()), 202);
-    } catch (err) {
-      if (err instanceof DeliverRequestError) {
-        throw new HttpError(err.status, err.status === 404 ? 'not_found' : 'conflict', err.message);
-      }
-      throw err;
-    }
+    const plan = await deps.delivery.requestDelivery(c.req.param('id'));
+    return c.json(presentPlan(plan, deps.clock.now()), 202);
   });
   return app;
 }

@@ -1,10 +1,9 @@
 import { Hono } from 'hono';
-import { QuestionError } from '../../runs/service.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import { answerBody, questionListQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
-import { HttpError, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import { presentQuestion } from '../present.js';
 
 export function questionRoutes(deps: AppDeps): Hono<Env> {
@@ -24,14 +23,8 @@ export function questionRoutes(deps: AppDeps): Hono<Env> {
 
   app.post('/:id/answers', requires('decide'), async (c) => {
     const body = await jsonBody(c, answerBody);
-    try {
-      const q = await deps.runs.answer(c.req.param('id'), body.answers, c.get('identity').identity);
-      return c.json(presentQuestion(q));
-    } catch (err) {
-      if (!(err instanceof QuestionError)) throw err;
-      const status = err.kind === 'not_found' ? 404 : err.kind === 'not_pending' ? 409 : 422;
-      throw new HttpError(status, err.kind === 'invalid' ? 'invalid_answers' : err.kind, err.message);
-    }
+    const q = await deps.runs.answer(c.req.param('id'), body.answers, c.get('identity').identity);
+    return c.json(presentQuestion(q));
   });
 
   return app;

@@ -2,7 +2,6 @@ import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import type { z } from 'zod';
 import type { CronJob, Trigger } from '../../domain/types.js';
 import { newId } from '../../ids.js';
-import { CronError } from '../../scheduler/cron.js';
 import { upcomingSlots } from '../../scheduler/next-fire.js';
 import {
   planScheduleJob,
@@ -62,16 +61,6 @@ export const presentTrigger = (t: Trigger, job?: CronJob | null): TriggerJson =>
       }
     : {}),
 });
-
-/** A cron expression the scheduler cannot use is the caller's mistake (422), with the scheduler's words. */
-function planned<T>(plan: () => T): T {
-  try {
-    return plan();
-  } catch (err) {
-    if (err instanceof CronError) throw new HttpError(422, 'invalid_cron', err.message);
-    throw err;
-  }
-}
 
 /** A scheduled trigger's prompt is sent as written: there is no event to fill placeholders from. */
 function checkSchedulePrompt(prompt: string): void {
@@ -247,14 +236,12 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       updatedAt: now,
     };
     const sessionId = newId('ses');
-    const job = planned(() =>
-      planScheduleJob(
-        trigger,
-        { cron: body.cron!, timezone: zoneOf(body.timezone), approximate: body.approximate ?? false },
-        { sessionId },
-        now,
-        config,
-      ),
+    const job = planScheduleJob(
+      trigger,
+      { cron: body.cron!, timezone: zoneOf(body.timezone), approximate: body.approximate ?? false },
+      { sessionId },
+      now,
+      config,
     );
     const created = await store.createScheduleTrigger({
       trigger,
@@ -284,18 +271,16 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       body.prompt !== undefined ||
       body.options !== undefined;
     if (redefine) {
-      const next = planned(() =>
-        planScheduleJob(
-          t,
-          {
-            cron: body.cron ?? job.cron,
-            timezone: body.timezone !== undefined ? zoneOf(body.timezone) : job.timezone,
-            approximate: body.approximate ?? job.approximate,
-          },
-          { jobId: job.id, sessionId: job.sessionId },
-          now,
-          config,
-        ),
+      const next = planScheduleJob(
+        t,
+        {
+          cron: body.cron ?? job.cron,
+          timezone: body.timezone !== undefined ? zoneOf(body.timezone) : job.timezone,
+          approximate: body.approximate ?? job.approximate,
+        },
+        { jobId: job.id, sessionId: job.sessionId },
+        now,
+        config,
       );
       await store.redefineJob(next, t.enabled ? 'active' : 'paused');
     } else if (body.enabled !== undefined && body.enabled !== (job.status !== 'paused')) {
@@ -353,16 +338,13 @@ export function fireRoute(deps: AppDeps): Hono<FireEnv> {
       idempotencyKey: body.idempotency_key,
       text: body.text,
     });
-    if (out.status === 429) {
-      throw new HttpError(
-        429,
-        'capped',
-        `trigger ${trigger.name} reached its hourly cap of ${trigger.hourlyCap} runs`,
-      );
-    }
     return c.json(
-      { delivery_id: out.delivery.id, duplicate: out.duplicate, run: out.run ? presentRun(out.run) : null },
-      out.status,
+      {
+        delivery_id: out.delivery.id,
+        duplicate: out.kind === 'existing',
+        run: out.run ? presentRun(out.run) : null,
+      },
+      out.kind === 'created' ? 201 : 200,
     );
   });
   return app;

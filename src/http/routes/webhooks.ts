@@ -115,7 +115,7 @@ export function webhookRoutes(deps: AppDeps, budget: BodyBudget): Hono<Env> {
     }
     const answer = await deps.triggers.receiveGithub(event, delivery, raw, payload);
     deps.logger.debug({ event, delivery, outcome: answer.body.outcome ?? 'pong' }, 'webhook received');
-    return c.json(answer.body, answer.status);
+    return c.json(answer.body, answer.kind === 'accepted' ? 202 : 200);
   });
   return app;
 }

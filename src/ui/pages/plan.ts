@@ -23,6 +23,7 @@ import {
 } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
 import type { UiEnv } from '../env.js';
+import { pageStatus } from '../errors.js';
 import { field } from '../form.js';
 import { html, type SafeHtml } from '../html.js';
 import { alertBox, csrfField, time, uiPath, usd } from '../layout.js';
@@ -190,7 +191,7 @@ ${
       });
     } catch (err) {
       if (!(err instanceof DecisionError)) throw err;
-      return show(c, id, { status: err.status, error: err.message, draft });
+      return show(c, id, { status: pageStatus(err), error: err.message, draft });
     }
     return c.redirect(`${uiPath('plans', id)}?done=${kind}`, 303);
   }

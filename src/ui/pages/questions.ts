@@ -5,6 +5,7 @@ import { MAX_FREE_TEXT_CHARS, shortHeader } from '../../domain/questions.js';
 import type { Question } from '../../domain/types.js';
 import { QuestionError } from '../../runs/service.js';
 import type { UiEnv } from '../env.js';
+import { pageStatus } from '../errors.js';
 import { type FormFields, field, fields } from '../form.js';
 import { html } from '../html.js';
 import { alertBox, csrfField, time, uiPath } from '../layout.js';
@@ -108,8 +109,7 @@ ${pending.length ? pending.map((q) => questionForm(c, q, canAnswer, shown.errorF
       await deps.runs.answer(id, given.answers, viewer.identity);
     } catch (err) {
       if (!(err instanceof QuestionError)) throw err;
-      const status = err.kind === 'not_found' ? 404 : err.kind === 'not_pending' ? 409 : 422;
-      return show(c, { status, error: err.message, errorFor: id });
+      return show(c, { status: pageStatus(err), error: err.message, errorFor: id });
     }
     return c.redirect('/ui/questions?done=answered', 303);
   });

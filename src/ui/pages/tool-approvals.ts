@@ -2,9 +2,9 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { allows } from '../../auth/tokens.js';
 import type { ToolApproval } from '../../domain/types.js';
-import { toolDecisionStatus } from '../../http/routes/tool-approvals.js';
 import { QuestionError } from '../../runs/service.js';
 import type { UiEnv } from '../env.js';
+import { pageStatus } from '../errors.js';
 import { field } from '../form.js';
 import { html, type SafeHtml } from '../html.js';
 import { alertBox, csrfField, time, uiPath } from '../layout.js';
@@ -99,7 +99,7 @@ ${pending.length ? pending.map((a, i) => approvalForm(c, a, previews[i]!, canDec
       );
     } catch (err) {
       if (!(err instanceof QuestionError)) throw err;
-      return show(c, { status: toolDecisionStatus(err), error: err.message });
+      return show(c, { status: pageStatus(err), error: err.message });
     }
     return c.redirect(`/ui/tool-approvals?done=${decision}`, 303);
   });
