@@ -15,7 +15,6 @@ import { Notifier } from './notify/notifier.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
 import { PlanLifecycle } from './plans/lifecycle.js';
-import { collectGarbage } from './plans/retention.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
 import { RunService } from './runs/service.js';
@@ -25,6 +24,7 @@ import type { Store } from './store/store.js';
 import { GithubApi } from './triggers/github-api.js';
 import { GithubReporter } from './triggers/report.js';
 import { type PullRequestLookup, TriggerService } from './triggers/service.js';
+import { collectGarbage } from './workspace/retention.js';
 
 /**
  * The composition root: every domain service of the daemon, built from the configuration and a few parts a
@@ -228,7 +228,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   });
   const cron = scheduler;
 
-  // --- Retention: executions' worktrees and branches, pull request checkouts (src/plans/retention.ts).
+  // --- Retention: executions' worktrees and branches, pull request checkouts (src/workspace/retention.ts).
   const retention = retentionTimer(opts, clock, metrics);
 
   // Event subscribers, in place from start() on; each is let go at its turn in stop().

@@ -12,8 +12,14 @@ import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
+import { inGitRepository } from '../workspace/git.js';
+import {
+  commitExecution,
+  type ExecutionTree,
+  prepareWorktree,
+  StaleBaseError,
+} from '../workspace/worktree.js';
 import { effectiveMode } from './breaker.js';
-import { inGitRepository } from './git.js';
 import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
 import { readOnlyTool } from './plan-phase.js';
 import { processIdentity } from './processes.js';
@@ -42,7 +48,6 @@ import {
 import type { ToolLimits } from './tools/limits.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
-import { commitExecution, type ExecutionTree, prepareWorktree, StaleBaseError } from './worktree.js';
 
 const READ_ONLY = new Set(['Read', 'Glob', 'Grep']);
 const CHANGING = new Set(['Write', 'Edit', 'Bash']);

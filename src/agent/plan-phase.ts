@@ -7,8 +7,8 @@ import { newId } from '../ids.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
-import { removeCheckout } from '../triggers/checkout.js';
-import { headCommit } from './git.js';
+import { removeCheckout } from '../workspace/checkout.js';
+import { headCommit } from '../workspace/git.js';
 import type { PARKED, Phase, ToolResultBlock, ToolUse } from './phase.js';
 import {
   BASE_SYSTEM_PROMPT,

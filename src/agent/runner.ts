@@ -11,7 +11,7 @@ import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js
 import type { RunEvents } from '../runs/events.js';
 import type { RunExecutor, RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
-import { checkoutPullRequest } from '../triggers/checkout.js';
+import { checkoutPullRequest } from '../workspace/checkout.js';
 import { ExecutePhase } from './execute-phase.js';
 import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';

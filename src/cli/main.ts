@@ -261,7 +261,7 @@ async function gcCommand(args: string[]): Promise<number> {
   const cfg = config(values);
   const store = openStoreChecked(cfg, Date.now());
   try {
-    const { collectGarbage } = await import('../plans/retention.js');
+    const { collectGarbage } = await import('../workspace/retention.js');
     const dryRun = values['dry-run'] === true;
     const r = await collectGarbage(
       { store, dataDir: cfg.data_dir },

@@ -175,7 +175,7 @@ const plansSchema = section({
 });
 
 // Worktrees of executions and pull request checkouts are removed this long after their plan (or run) was
-// settled, checked every interval_ms (src/plans/retention.ts; `drydock gc` runs one pass at once).
+// settled, checked every interval_ms (src/workspace/retention.ts; `drydock gc` runs one pass at once).
 const retentionSchema = section({
   worktree_ttl_ms: int(0).default(604_800_000),
   interval_ms: int(60_000).default(3_600_000),

@@ -1,11 +1,3 @@
-import {
-  branchCommit,
-  type GitCredentials,
-  pushBranch,
-  remoteDefaultBranch,
-  remoteUrl,
-} from '../agent/git.js';
-import { branchFor } from '../agent/worktree.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
@@ -16,6 +8,14 @@ import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { Store } from '../store/store.js';
 import type { GithubApi } from '../triggers/github-api.js';
+import {
+  branchCommit,
+  type GitCredentials,
+  pushBranch,
+  remoteDefaultBranch,
+  remoteUrl,
+} from '../workspace/git.js';
+import { branchFor } from '../workspace/worktree.js';
 import { pullRequestBody, pullRequestComment } from './body.js';
 import { scrub, withoutCredentials } from './scrub.js';
 import { githubHosts, githubRepositoryOfPath, githubRepositoryOfUrl } from './target.js';

@@ -1,4 +1,3 @@
-import { headCommit } from '../agent/git.js';
 import { executeKickoff, reviseKickoff } from '../agent/prompt.js';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../domain/errors.js';
@@ -9,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunQueue } from '../runs/queue.js';
 import type { DecisionEffect, NewRun, Store } from '../store/store.js';
+import { headCommit } from '../workspace/git.js';
 import type { PlanLifecycle } from './lifecycle.js';
 
 /** A refused decision; its code says why. */

@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { prefixInRepository } from '../agent/git.js';
 import { Workspace } from '../agent/tools/workspace.js';
 import type { Plan, Session, ToolApproval } from '../domain/types.js';
+import { prefixInRepository } from '../workspace/git.js';
 import { parseUnifiedDiff, renderDiff, visibleLines } from './diff.js';
 import { html, type SafeHtml } from './html.js';
 import { unifiedTextDiff } from './text-diff.js';

@@ -14,7 +14,7 @@ import { scrub, withoutCredentials } from '../../src/delivery/scrub.js';
 import { githubHosts, githubRepositoryOfUrl } from '../../src/delivery/target.js';
 import { nextAttemptAt } from '../../src/delivery/worker.js';
 import { createLogger } from '../../src/logger.js';
-import { collectGarbage } from '../../src/plans/retention.js';
+import { collectGarbage } from '../../src/workspace/retention.js';
 import { runCli } from '../cli/cli-process.js';
 import { ADMIN_TOKEN, waitFor } from '../support/daemon.js';
 import { settledAnswer } from '../support/deliveries.js';

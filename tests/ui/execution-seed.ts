@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { commitExecution, prepareWorktree } from '../../src/agent/worktree.js';
 import type { Config } from '../../src/config/schema.js';
 import { planTitle } from '../../src/domain/plan-title.js';
 import type { ExecuteMode, Plan, Run, Session } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import type { Store } from '../../src/store/store.js';
+import { commitExecution, prepareWorktree } from '../../src/workspace/worktree.js';
 import { makeRepo } from '../support/git-repo.js';
 import { sha256 } from './helpers.js';
 

@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { type ResultDiff, readResultDiff } from '../../agent/result-diff.js';
 import { isFinishedRunStatus, type RunEvent } from '../../domain/types.js';
 import { RUN_FINISHED } from '../../runs/events.js';
+import { type ResultDiff, readResultDiff } from '../../workspace/result-diff.js';
 import { requires } from '../auth.js';
 import { query } from '../body.js';
 import { type DiffJson, listRunsQuery } from '../contract/index.js';

@@ -1,7 +1,7 @@
-import { readResultDiff } from '../../agent/result-diff.js';
-import { branchFor } from '../../agent/worktree.js';
 import type { Plan, Run } from '../../domain/types.js';
 import type { AppDeps } from '../../http/deps.js';
+import { readResultDiff } from '../../workspace/result-diff.js';
+import { branchFor } from '../../workspace/worktree.js';
 import { parseUnifiedDiff, renderDiff, visibleControls, visibleLines } from '../diff.js';
 import { html, type SafeHtml } from '../html.js';
 import { time, uiPath } from '../layout.js';

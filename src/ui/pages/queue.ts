@@ -1,6 +1,5 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { headCommit } from '../../agent/git.js';
 import { allows } from '../../auth/tokens.js';
 import { planStatusAt } from '../../domain/plan-status.js';
 import { planTitle } from '../../domain/plan-title.js';
@@ -8,6 +7,7 @@ import { PLAN_STATUSES, type PlanStatus, type Session } from '../../domain/types
 import { type PlanSource, planSource, SourceCache } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
 import { InvalidCursorError } from '../../store/store.js';
+import { headCommit } from '../../workspace/git.js';
 import type { UiEnv } from '../env.js';
 import { field, fields } from '../form.js';
 import { html, type SafeHtml } from '../html.js';

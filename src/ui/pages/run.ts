@@ -1,4 +1,4 @@
-import { branchFor } from '../../agent/worktree.js';
+import { branchFor } from '../../workspace/worktree.js';
 import { visibleLines } from '../diff.js';
 import { html } from '../html.js';
 import { alertBox, time, uiPath, usd } from '../layout.js';

@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cutAtLine, parseNumstat, readResultDiff } from '../../src/agent/result-diff.js';
-import { collectGarbage } from '../../src/plans/retention.js';
 import { parseUnifiedDiff } from '../../src/ui/diff.js';
+import { cutAtLine, parseNumstat, readResultDiff } from '../../src/workspace/result-diff.js';
+import { collectGarbage } from '../../src/workspace/retention.js';
 import { git } from '../support/git-repo.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { seedExecution } from '../ui/execution-seed.js';

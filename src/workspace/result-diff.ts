@@ -213,7 +213,7 @@ export function cutAtLine(text: string, maxBytes: number): string {
  * `added\tdeleted\t\0old\0new\0`; a binary file counts `-` for both. With -z paths are written verbatim,
  * never quoted. (git's Documentation/diff-format.txt, "other diff formats", and git-diff(1) --numstat / -z:
  * https://github.com/git/git/blob/master/Documentation/diff-format.txt; checked against git 2.39 by
- * tests/agent/result-diff.test.ts.)
+ * tests/workspace/result-diff.test.ts.)
  */
 export function parseNumstat(out: string): ChangedFile[] {
   const parts = out.split('\0');

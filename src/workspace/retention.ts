@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { git, withRepoLock } from '../agent/git.js';
-import { branchFor } from '../agent/worktree.js';
 import { isFinishedRunStatus, type Plan, type PlanStatus } from '../domain/types.js';
 import type { Store } from '../store/store.js';
+import { git, withRepoLock } from './git.js';
+import { branchFor } from './worktree.js';
 
 // Retention: an execution's worktree (data_dir/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
 // request run's checkout (data_dir/checkouts/<run id>) are kept for people to look at, then removed once

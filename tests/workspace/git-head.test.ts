@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { headCommit } from '../../src/agent/git.js';
+import { headCommit } from '../../src/workspace/git.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 

@@ -1,10 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { collectGarbage } from '../../src/plans/retention.js';
+import { collectGarbage } from '../../src/workspace/retention.js';
 import { runCli } from '../cli/cli-process.js';
-import { git } from '../support/git-repo.js';
-import { type ModelServer, startModelServer } from '../support/model-server.js';
 import {
   approveAs,
   calls,
@@ -16,7 +14,9 @@ import {
   says,
   type World,
   world,
-} from './helpers.js';
+} from '../plans/helpers.js';
+import { git } from '../support/git-repo.js';
+import { type ModelServer, startModelServer } from '../support/model-server.js';
 
 // Retention on a real repository: an execution's worktree and its local branch go once the plan has been
 // settled for the retention time; a worktree a run can still use stays.

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { git, withRepoLock } from '../agent/git.js';
 import type { RunCheckout } from '../domain/types.js';
+import { git, withRepoLock } from './git.js';
 
 export class CheckoutError extends Error {}
 
