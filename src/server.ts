@@ -23,6 +23,7 @@ export function createApp(deps: AppDeps): Hono<Env> {
 export function appDeps(services: Services): AppDeps {
   const { store, clock, config, logger, scheduler, events, runs, plans, triggers, metrics, delivery } =
     services;
+  const { sessions, jobs, triggerAdmin } = services;
   return {
     store,
     clock,
@@ -33,6 +34,9 @@ export function appDeps(services: Services): AppDeps {
     runs,
     plans,
     triggers,
+    sessions,
+    jobs,
+    triggerAdmin,
     metrics,
     ...(services.sandbox ? { sandbox: services.sandbox } : {}),
     modelConfigured: services.modelConfigured,

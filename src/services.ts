@@ -18,9 +18,12 @@ import { PlanLifecycle } from './plans/lifecycle.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
 import { RunService } from './runs/service.js';
+import { Jobs } from './scheduler/jobs.js';
 import { Scheduler } from './scheduler/loop.js';
 import { jitterOptions } from './scheduler/plan-job.js';
+import { Sessions } from './sessions/service.js';
 import type { Store } from './store/store.js';
+import { TriggerAdmin } from './triggers/admin.js';
 import { GithubApi } from './triggers/github-api.js';
 import { GithubReporter } from './triggers/report.js';
 import { type PullRequestLookup, TriggerService } from './triggers/service.js';
@@ -98,6 +101,10 @@ export interface Services {
   plans: PlanDecisions;
   executions: PlanExecutions;
   triggers: TriggerService;
+  /** Administration: sessions, their jobs, triggers (the API's and the UI's writes go through these). */
+  sessions: Sessions;
+  jobs: Jobs;
+  triggerAdmin: TriggerAdmin;
   scheduler: Scheduler;
   delivery: PlanDeliveryWorker;
   notifier: Notifier;
@@ -227,6 +234,10 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     },
   });
   const cron = scheduler;
+  // --- Administration of sessions, jobs and triggers: they wake the cron loop when a schedule changes.
+  const sessions = new Sessions({ store, clock, scheduler: cron });
+  const jobs = new Jobs({ store, clock, config, scheduler: cron, submitRun });
+  const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler: cron });
 
   // --- Retention: executions' worktrees and branches, pull request checkouts (src/workspace/retention.ts).
   const retention = retentionTimer(opts, clock, metrics);
@@ -310,6 +321,9 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     plans,
     executions,
     triggers,
+    sessions,
+    jobs,
+    triggerAdmin,
     scheduler,
     delivery,
     notifier,

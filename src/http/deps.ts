@@ -8,7 +8,10 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { PlanDecisions } from '../plans/decisions.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunService } from '../runs/service.js';
+import type { Jobs } from '../scheduler/jobs.js';
+import type { Sessions } from '../sessions/service.js';
 import type { Store } from '../store/store.js';
+import type { TriggerAdmin } from '../triggers/admin.js';
 import type { TriggerService } from '../triggers/service.js';
 import type { AuthVariables } from './auth.js';
 import type { BodyBudget } from './body-budget.js';
@@ -27,6 +30,12 @@ export interface AppDeps {
   runs: RunService;
   plans: PlanDecisions;
   triggers: TriggerService;
+  /** Creating and closing sessions. */
+  sessions: Sessions;
+  /** A session's cron jobs: create, pause, resume, renew, run now, delete. */
+  jobs: Jobs;
+  /** Creating, changing and deleting triggers (and a scheduled trigger's job). */
+  triggerAdmin: TriggerAdmin;
   /** Prometheus metrics; /metrics answers 404 without them. */
   metrics?: Metrics;
   /** How the execute phase's commands run (shown on plans and by /readyz); unknown without it. */

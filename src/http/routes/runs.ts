@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { DomainError } from '../../domain/errors.js';
 import { isFinishedRunStatus, type RunEvent } from '../../domain/types.js';
 import { RUN_FINISHED } from '../../runs/events.js';
 import { type ResultDiff, readResultDiff } from '../../workspace/result-diff.js';
@@ -38,7 +39,7 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
     if (!run) throw notFound('run', id);
     if (!(await deps.runs.cancel(id))) {
       const now = await store.getRun(id);
-      throw new HttpError(409, 'conflict', `run ${id} already ended (${now?.status})`);
+      throw new DomainError('conflict', `run ${id} already ended (${now?.status})`);
     }
     return c.json(presentRun((await store.getRun(id))!));
   });

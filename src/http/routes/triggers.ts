@@ -1,16 +1,8 @@
-import { type Context, Hono, type MiddlewareHandler } from 'hono';
-import type { z } from 'zod';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { CronJob, Trigger } from '../../domain/types.js';
-import { newId } from '../../ids.js';
 import { upcomingSlots } from '../../scheduler/next-fire.js';
-import {
-  planScheduleJob,
-  scheduleRequester,
-  scheduleScope,
-  switchedSchedule,
-} from '../../triggers/schedule.js';
 import { TEMPLATE_FIELDS, unknownPlaceholders } from '../../triggers/template.js';
-import { issueTriggerToken, parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
+import { parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
 import { requires } from '../auth.js';
 import { jsonBody, query, runOptions, scheduleZone, workspaceDir } from '../body.js';
 import { bodyCap } from '../body-cap.js';
@@ -23,7 +15,7 @@ import {
   triggerDeliveriesQuery,
 } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
-import { HttpError, notFound } from '../errors.js';
+import { HttpError } from '../errors.js';
 import { iso, presentRun } from '../present.js';
 
 /** A trigger as the API shows it; a scheduled one with its schedule (from the job it fires through). */
@@ -86,8 +78,10 @@ function checkPrompt(prompt: string): void {
 
 /** Trigger management, under the bearer-authenticated /v1 API. */
 export function triggerRoutes(deps: AppDeps): Hono<Env> {
-  const { store, clock, config } = deps;
+  const { store, config, triggerAdmin: admin } = deps;
   const app = new Hono<Env>();
+
+  const present = async (t: Trigger) => presentTrigger(t, await admin.jobOf(t));
 
   app.post('/', requires('operate'), async (c) => {
     const body = await jsonBody(c, createTriggerSchema);
@@ -102,36 +96,42 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
     if (body.kind !== 'github' && !body.workspace) {
       throw new HttpError(422, 'invalid_request', `a ${body.kind} trigger needs a workspace directory`);
     }
-    if (body.kind === 'schedule') return c.json(await createSchedule(c, body), 201);
-    if (body.cron !== undefined || body.timezone !== undefined || body.approximate !== undefined) {
+    if (body.kind === 'schedule') {
+      if (!body.cron) {
+        throw new HttpError(422, 'invalid_request', 'a schedule trigger needs cron, e.g. "0 3 * * *"');
+      }
+      if (body.events?.length || body.filters) {
+        throw new HttpError(422, 'invalid_request', 'a schedule trigger has no events or filters');
+      }
+      checkSchedulePrompt(body.prompt);
+    } else if (body.cron !== undefined || body.timezone !== undefined || body.approximate !== undefined) {
       throw new HttpError(422, 'invalid_request', 'cron, timezone and approximate are for schedule triggers');
     }
     const workspace = body.workspace ? await workspaceDir(body.workspace) : null;
-    const token = body.kind === 'generic' ? issueTriggerToken() : null;
-    const now = clock.now();
-    const trigger = await store.createTrigger({
-      id: newId('trg'),
+    const options = runOptions(config, body.options);
+    const { trigger, token } = await admin.create({
       name: body.name,
       kind: body.kind,
       events: body.events ?? [],
       filters: body.filters ?? {},
       prompt: body.prompt,
       workspace,
-      options: runOptions(deps.config, body.options),
-      hourlyCap: body.hourly_cap ?? config.github.trigger_hourly_cap,
-      tokenId: token?.tokenId ?? null,
-      tokenHash: token?.tokenHash ?? null,
+      options,
+      hourlyCap: body.hourly_cap,
       enabled: body.enabled ?? true,
       createdBy: c.get('identity').identity,
-      createdAt: now,
-      updatedAt: now,
+      schedule:
+        body.kind === 'schedule'
+          ? {
+              cron: body.cron!,
+              timezone: scheduleZone(body.timezone ?? config.timezone),
+              approximate: body.approximate ?? false,
+            }
+          : undefined,
     });
     // The token is shown this once; only its hash is kept.
-    return c.json({ ...presentTrigger(trigger), ...(token ? { token: token.token } : {}) }, 201);
+    return c.json({ ...(await present(trigger)), ...(token ? { token } : {}) }, 201);
   });
-
-  const present = async (t: Trigger) =>
-    presentTrigger(t, t.kind === 'schedule' ? await store.jobOfTrigger(t.id) : null);
 
   app.get('/', async (c) => {
     const items = [];
@@ -139,15 +139,10 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
     return c.json({ items });
   });
 
-  app.get('/:id', async (c) => {
-    const t = await store.getTrigger(c.req.param('id'));
-    if (!t) throw notFound('trigger', c.req.param('id'));
-    return c.json(await present(t));
-  });
+  app.get('/:id', async (c) => c.json(await present(await admin.get(c.req.param('id')))));
 
   app.get('/:id/deliveries', async (c) => {
-    const t = await store.getTrigger(c.req.param('id'));
-    if (!t) throw notFound('trigger', c.req.param('id'));
+    const t = await admin.get(c.req.param('id'));
     const q = query(c, triggerDeliveriesQuery);
     const fires = await store.listTriggerFires(t.id, q.limit);
     return c.json({
@@ -167,8 +162,8 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.patch('/:id', requires('operate'), async (c) => {
-    const current = await store.getTrigger(c.req.param('id'));
-    if (!current) throw notFound('trigger', c.req.param('id'));
+    // A trigger's kind never changes: the change is checked against the one read here.
+    const current = await admin.get(c.req.param('id'));
     const body = await jsonBody(c, patchTriggerSchema);
     if (body.prompt !== undefined) checkPrompt(body.prompt);
     if (body.rotate_token && current.kind !== 'generic') {
@@ -180,119 +175,27 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       throw new HttpError(422, 'invalid_request', 'cron, timezone and approximate are for schedule triggers');
     }
     if (current.kind === 'schedule' && body.prompt !== undefined) checkSchedulePrompt(body.prompt);
-    const token = body.rotate_token ? issueTriggerToken() : null;
-    const updated = await store.updateTrigger(current.id, {
-      ...(body.name !== undefined ? { name: body.name } : {}),
-      ...(body.events !== undefined ? { events: body.events } : {}),
-      ...(body.filters !== undefined ? { filters: body.filters } : {}),
-      ...(body.prompt !== undefined ? { prompt: body.prompt } : {}),
-      ...(body.workspace !== undefined ? { workspace: await workspaceDir(body.workspace) } : {}),
-      ...(body.options !== undefined ? { options: runOptions(deps.config, body.options) } : {}),
-      ...(body.hourly_cap !== undefined ? { hourlyCap: body.hourly_cap } : {}),
-      ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
-      ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),
-      updatedAt: clock.now(),
+    const { trigger, token } = await admin.update(current.id, {
+      name: body.name,
+      events: body.events,
+      filters: body.filters,
+      prompt: body.prompt,
+      workspace: body.workspace !== undefined ? await workspaceDir(body.workspace) : undefined,
+      options: body.options !== undefined ? runOptions(config, body.options) : undefined,
+      hourlyCap: body.hourly_cap,
+      enabled: body.enabled,
+      rotateToken: body.rotate_token,
+      cron: body.cron,
+      timezone: body.timezone !== undefined ? scheduleZone(body.timezone) : undefined,
+      approximate: body.approximate,
     });
-    if (updated!.kind === 'schedule') await reschedule(updated!, body);
-    return c.json({ ...(await present(updated!)), ...(token ? { token: token.token } : {}) });
+    return c.json({ ...(await present(trigger)), ...(token ? { token } : {}) });
   });
 
   app.delete('/:id', requires('operate'), async (c) => {
-    const job = await store.jobOfTrigger(c.req.param('id'));
-    if (!(await store.deleteTrigger(c.req.param('id')))) throw notFound('trigger', c.req.param('id'));
-    if (job) {
-      await store.deleteJob(job.id);
-      deps.scheduler.kick();
-    }
+    await admin.delete(c.req.param('id'));
     return c.body(null, 204);
   });
-
-  /** A scheduled trigger: the trigger, its session and the job it fires through, in one transaction. */
-  async function createSchedule(c: Context<Env>, body: z.output<typeof createTriggerSchema>) {
-    if (!body.cron) {
-      throw new HttpError(422, 'invalid_request', 'a schedule trigger needs cron, e.g. "0 3 * * *"');
-    }
-    if (body.events?.length || body.filters) {
-      throw new HttpError(422, 'invalid_request', 'a schedule trigger has no events or filters');
-    }
-    checkSchedulePrompt(body.prompt);
-    const workspace = await workspaceDir(body.workspace!);
-    const now = clock.now();
-    const trigger: Trigger = {
-      id: newId('trg'),
-      name: body.name,
-      kind: 'schedule',
-      events: [],
-      filters: {},
-      prompt: body.prompt,
-      workspace,
-      options: runOptions(deps.config, body.options),
-      hourlyCap: body.hourly_cap ?? config.github.trigger_hourly_cap,
-      tokenId: null,
-      tokenHash: null,
-      enabled: body.enabled ?? true,
-      createdBy: c.get('identity').identity,
-      createdAt: now,
-      updatedAt: now,
-    };
-    const sessionId = newId('ses');
-    const job = planScheduleJob(
-      trigger,
-      { cron: body.cron!, timezone: zoneOf(body.timezone), approximate: body.approximate ?? false },
-      { sessionId },
-      now,
-      config,
-    );
-    const created = await store.createScheduleTrigger({
-      trigger,
-      session: {
-        id: sessionId,
-        name: `schedule ${trigger.name}`,
-        workspace,
-        owner: scheduleRequester(trigger),
-        defaults: {},
-        scopeKey: scheduleScope(trigger.id),
-      },
-      job,
-    });
-    deps.scheduler.kick();
-    return present(created);
-  }
-
-  /** A scheduled trigger's job follows the trigger: its definition, and on or off. */
-  async function reschedule(t: Trigger, body: z.output<typeof patchTriggerSchema>): Promise<void> {
-    const job = await store.jobOfTrigger(t.id);
-    if (!job) return;
-    const now = clock.now();
-    const redefine =
-      body.cron !== undefined ||
-      body.timezone !== undefined ||
-      body.approximate !== undefined ||
-      body.prompt !== undefined ||
-      body.options !== undefined;
-    if (redefine) {
-      const next = planScheduleJob(
-        t,
-        {
-          cron: body.cron ?? job.cron,
-          timezone: body.timezone !== undefined ? zoneOf(body.timezone) : job.timezone,
-          approximate: body.approximate ?? job.approximate,
-        },
-        { jobId: job.id, sessionId: job.sessionId },
-        now,
-        config,
-      );
-      await store.redefineJob(next, t.enabled ? 'active' : 'paused');
-    } else if (body.enabled !== undefined && body.enabled !== (job.status !== 'paused')) {
-      const s = switchedSchedule(job, body.enabled, now, config);
-      await store.updateJobSchedule(job.id, s.status, s.next);
-    }
-    deps.scheduler.kick();
-  }
-
-  function zoneOf(requested: string | undefined): string {
-    return scheduleZone(requested ?? config.timezone);
-  }
 
   return app;
 }

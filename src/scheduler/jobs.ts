@@ -1,0 +1,174 @@
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import { DomainError } from '../domain/errors.js';
+import type { CronJob, Run, RunDefaults, SlotRecord } from '../domain/types.js';
+import { newId } from '../ids.js';
+import type { Store } from '../store/store.js';
+import { oneShotPassed, specOf } from './decide.js';
+import { nextFire } from './next-fire.js';
+import { jitterOptions, planJob } from './plan-job.js';
+
+// A session's cron jobs as people change them: create, pause, resume, renew, run now, delete. The scheduler
+// loop (loop.ts) fires them; this only writes their definition and status, then wakes the loop.
+
+export interface JobsDeps {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  /** The scheduler loop, woken when a job changes. */
+  scheduler: { kick(): void };
+  /** Where a run-now run goes (the run queue). */
+  submitRun: (run: Run) => void;
+}
+
+/** A job as requested, already checked as input: its time zone canonical, its options allowed. */
+export interface NewJobRequest {
+  cron: string;
+  timezone: string;
+  prompt: string;
+  recurring: boolean;
+  approximate: boolean;
+  options: RunDefaults;
+  createdBy: string;
+}
+
+const notFound = (id: string) => new DomainError('not_found', `job ${id} not found`);
+
+export class Jobs {
+  constructor(private readonly deps: JobsDeps) {}
+
+  async get(id: string): Promise<CronJob> {
+    const job = await this.deps.store.getJob(id);
+    if (!job) throw notFound(id);
+    return job;
+  }
+
+  /** A session's jobs; not_found when there is no such session. */
+  async list(sessionId: string): Promise<CronJob[]> {
+    const { store } = this.deps;
+    if (!(await store.getSession(sessionId)))
+      throw new DomainError('not_found', `session ${sessionId} not found`);
+    return store.listJobs(sessionId);
+  }
+
+  async slots(id: string): Promise<SlotRecord[]> {
+    const job = await this.get(id);
+    return this.deps.store.listSlots(job.id);
+  }
+
+  /**
+   * A new job in a session, planned from now. Throws CronError (invalid_cron) for an unusable expression and
+   * a conflict when the session holds config.scheduler.max_jobs_per_session jobs already.
+   */
+  async create(sessionId: string, req: NewJobRequest): Promise<CronJob> {
+    const { store, clock, config } = this.deps;
+    if (!(await store.getSession(sessionId)))
+      throw new DomainError('not_found', `session ${sessionId} not found`);
+    const job = planJob({ id: newId('job'), sessionId, ...req }, clock.now(), config);
+    const created = await store.createJob(job, config.scheduler.max_jobs_per_session);
+    this.deps.scheduler.kick();
+    return created;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.own(id);
+    if (!(await this.deps.store.deleteJob(id))) throw notFound(id);
+    this.deps.scheduler.kick();
+  }
+
+  async pause(id: string): Promise<CronJob> {
+    const job = await this.own(id);
+    if (job.status === 'missed')
+      throw new DomainError('conflict', 'a missed one-shot cannot be paused; run or delete it');
+    // A one-shot keeps its slot while paused, so resuming can tell whether it passed meanwhile.
+    const keep = job.recurring || job.nextNominalAt === null ? null : current(job);
+    return this.updated(job.id, await this.deps.store.updateJobSchedule(job.id, 'paused', keep));
+  }
+
+  async resume(id: string): Promise<CronJob> {
+    const { store, clock, config } = this.deps;
+    const job = await this.own(id);
+    if (job.status !== 'paused') throw new DomainError('conflict', `job is ${job.status}, not paused`);
+    const now = clock.now();
+    let updated: CronJob | null;
+    if (job.recurring) {
+      // Slots that passed while paused are skipped: resuming schedules the next slot from now.
+      updated = await store.updateJobSchedule(
+        job.id,
+        'active',
+        nextFire(specOf(job), now, now, jitterOptions(config)),
+      );
+    } else if (job.nextNominalAt !== null && oneShotPassed(job.nextNominalAt, now)) {
+      // A one-shot whose time passed while paused is not run behind anyone's back: it waits for a person.
+      // Resumed inside its early-jitter window (due, but its nominal time still ahead), it fires.
+      updated = await store.updateJobSchedule(job.id, 'missed', current(job));
+    } else {
+      updated = await store.updateJobSchedule(job.id, 'active', current(job));
+    }
+    this.deps.scheduler.kick();
+    return this.updated(job.id, updated);
+  }
+
+  /** A run of the job's prompt now, outside its schedule (a scheduled trigger's job too). */
+  async runNow(id: string, requestedBy: string): Promise<Run> {
+    const { store, clock } = this.deps;
+    const job = await this.get(id);
+    const run = await store.runJobNow(job.id, {
+      id: newId('run'),
+      sessionId: job.sessionId,
+      jobId: job.id,
+      slotAt: null,
+      source: 'manual',
+      prompt: job.prompt,
+      requestedBy,
+      createdAt: clock.now(),
+      overrides: job.options,
+      ...(job.triggerId ? { triggerId: job.triggerId } : {}),
+    });
+    if (!run) throw notFound(job.id);
+    this.deps.submitRun(run);
+    return run;
+  }
+
+  /**
+   * Another expiry period from now, recorded on the job (renewals, renewed_at, renewed_by). A session's
+   * recurring jobs expire (recurring_expiry_ms) so that forgotten ones stop; a team that means to keep a
+   * schedule renews it, or makes it a scheduled trigger, which never expires.
+   */
+  async renew(id: string, by: string): Promise<CronJob> {
+    const { store, clock, config } = this.deps;
+    const job = await this.own(id);
+    if (!job.recurring) {
+      throw new DomainError('conflict', `job ${job.id} is a one-shot: it has no expiry to renew`);
+    }
+    const now = clock.now();
+    const renewed = await store.renewJob(job.id, now + config.scheduler.recurring_expiry_ms, by, now);
+    if (!renewed) throw notFound(job.id);
+    this.deps.scheduler.kick();
+    return renewed;
+  }
+
+  /** A scheduled trigger's job is changed through its trigger, never on its own. */
+  private async own(id: string): Promise<CronJob> {
+    const job = await this.get(id);
+    if (job.triggerId) {
+      throw new DomainError(
+        'managed_by_trigger',
+        `job ${job.id} fires schedule trigger ${job.triggerId}: change, pause or delete it through /v1/triggers/${job.triggerId}`,
+      );
+    }
+    return job;
+  }
+
+  /** A job deleted between reading and writing it is gone. */
+  private updated(id: string, job: CronJob | null): CronJob {
+    if (!job) throw notFound(id);
+    return job;
+  }
+}
+
+/** The job's next slot as stored, or null when it has none. */
+const current = (job: CronJob) =>
+  job.nextNominalAt === null || job.nextDueAt === null
+    ? null
+    : { nominalAt: job.nextNominalAt, dueAt: job.nextDueAt, final: job.nextFinal };

@@ -1,0 +1,74 @@
+import type { Clock } from '../clock.js';
+import { DomainError } from '../domain/errors.js';
+import type { RunDefaults, Session } from '../domain/types.js';
+import { newId } from '../ids.js';
+import type { Store } from '../store/store.js';
+
+// A session is a workspace someone works in: its runs share it, its jobs fire into it. Created by a person;
+// closed by a person, which ends its jobs. A schedule trigger's session (scope `schedule:<trigger id>`) is the
+// trigger's: it ends with the trigger, never on its own.
+
+export interface SessionsDeps {
+  store: Store;
+  clock: Clock;
+  /** The scheduler loop, woken when closing a session deleted its jobs. */
+  scheduler: { kick(): void };
+}
+
+/** A session as requested, already checked as input: the workspace an existing absolute directory. */
+export interface NewSessionRequest {
+  /** Default: the session's id. */
+  name?: string | undefined;
+  workspace: string;
+  owner: string;
+  defaults: RunDefaults;
+}
+
+/** A closed session and how many jobs closing it deleted. */
+export interface ClosedSession {
+  session: Session;
+  deletedJobs: number;
+}
+
+const SCHEDULE_SCOPE = 'schedule:';
+
+export class Sessions {
+  constructor(private readonly deps: SessionsDeps) {}
+
+  async create(req: NewSessionRequest): Promise<Session> {
+    const id = newId('ses');
+    return this.deps.store.createSession({
+      id,
+      name: req.name ?? id,
+      workspace: req.workspace,
+      owner: req.owner,
+      defaults: req.defaults,
+      createdAt: this.deps.clock.now(),
+    });
+  }
+
+  async get(id: string): Promise<Session> {
+    const session = await this.deps.store.getSession(id);
+    if (!session) throw new DomainError('not_found', `session ${id} not found`);
+    return session;
+  }
+
+  /**
+   * Marks the session closed and deletes its jobs in one transaction (its runs are left as they are; closing
+   * twice deletes nothing more); managed_by_trigger for a schedule trigger's session.
+   */
+  async close(id: string): Promise<ClosedSession> {
+    const { store, clock } = this.deps;
+    const scoped = await store.getSession(id);
+    if (scoped?.scopeKey?.startsWith(SCHEDULE_SCOPE)) {
+      throw new DomainError(
+        'managed_by_trigger',
+        `session ${scoped.id} belongs to schedule trigger ${scoped.scopeKey.slice(SCHEDULE_SCOPE.length)}: delete the trigger instead`,
+      );
+    }
+    const closed = await store.closeSession(id, clock.now());
+    if (!closed) throw new DomainError('not_found', `session ${id} not found`);
+    this.deps.scheduler.kick();
+    return closed;
+  }
+}

@@ -1,0 +1,113 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DomainError } from '../../src/domain/errors.js';
+import type { NewTriggerRequest } from '../../src/triggers/admin.js';
+import { parseTriggerToken, secretMatches } from '../../src/triggers/tokens.js';
+import { type AdminWorld, adminWorld } from '../support/admin-services.js';
+
+// Trigger administration without HTTP: tokens, and the job a scheduled trigger owns following its trigger.
+
+let w: AdminWorld;
+beforeEach(async () => {
+  w = await adminWorld();
+});
+afterEach(async () => {
+  await w.close();
+});
+
+const request = (over: Partial<NewTriggerRequest> = {}): NewTriggerRequest => ({
+  name: 'fire',
+  kind: 'generic',
+  events: [],
+  filters: {},
+  prompt: 'look at {{text}}',
+  workspace: w.workspace,
+  options: {},
+  enabled: true,
+  createdBy: 'ops',
+  ...over,
+});
+
+const refusal = async (p: Promise<unknown>) => {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DomainError);
+  return err as DomainError;
+};
+
+/** Whether `token` authenticates the stored trigger `id`, as the fire route checks it. */
+async function authenticates(token: string, id: string): Promise<boolean> {
+  const parsed = parseTriggerToken(token)!;
+  const found = await w.store.findTriggerByToken(parsed.tokenId);
+  return found?.id === id && secretMatches(parsed.secret, found.tokenHash);
+}
+
+describe('TriggerAdmin', () => {
+  it('issues a generic trigger a token once (only its hash stored); rotating replaces it', async () => {
+    const { triggerAdmin } = w.services;
+    const { trigger, token } = await triggerAdmin.create(request({ hourlyCap: 7 }));
+    expect(trigger.hourlyCap).toBe(7);
+    expect(token).toMatch(/^ddt_/);
+    expect(JSON.stringify(await triggerAdmin.get(trigger.id))).not.toContain(token!.split('.')[1]);
+    expect(await authenticates(token!, trigger.id)).toBe(true);
+
+    const renamed = await triggerAdmin.update(trigger.id, { name: 'renamed' });
+    expect(renamed).toMatchObject({ token: null, trigger: { name: 'renamed' } });
+    expect(await authenticates(token!, trigger.id)).toBe(true);
+
+    const rotated = await triggerAdmin.update(trigger.id, { rotateToken: true });
+    expect(rotated.token).toMatch(/^ddt_/);
+    expect(await authenticates(rotated.token!, trigger.id)).toBe(true);
+    expect(await authenticates(token!, trigger.id)).toBe(false);
+  });
+
+  it('gives a github trigger no token and the configured hourly cap by default', async () => {
+    const { trigger, token } = await w.services.triggerAdmin.create(
+      request({ kind: 'github', events: ['pull_request.opened'], workspace: null, prompt: 'review' }),
+    );
+    expect(token).toBeNull();
+    expect(trigger).toMatchObject({ tokenId: null, hourlyCap: w.config.github.trigger_hourly_cap });
+  });
+
+  it('a scheduled trigger’s job follows it: created with it, paused and resumed with enabled, redefined, deleted', async () => {
+    const { triggerAdmin } = w.services;
+    const { trigger } = await triggerAdmin.create(
+      request({
+        kind: 'schedule',
+        prompt: 'review main',
+        schedule: { cron: '0 3 * * *', timezone: 'UTC', approximate: false },
+      }),
+    );
+    const job = (await triggerAdmin.jobOf(trigger))!;
+    expect(job).toMatchObject({
+      triggerId: trigger.id,
+      cron: '0 3 * * *',
+      status: 'active',
+      expiresAt: null,
+    });
+    expect((await w.store.getSession(job.sessionId))?.scopeKey).toBe(`schedule:${trigger.id}`);
+
+    await triggerAdmin.update(trigger.id, { enabled: false });
+    expect((await triggerAdmin.jobOf(trigger))?.status).toBe('paused');
+    await triggerAdmin.update(trigger.id, { enabled: true });
+    expect((await triggerAdmin.jobOf(trigger))?.status).toBe('active');
+
+    await triggerAdmin.update(trigger.id, { cron: '15 4 * * *', prompt: 'review main again' });
+    expect(await triggerAdmin.jobOf(trigger)).toMatchObject({
+      id: job.id,
+      cron: '15 4 * * *',
+      prompt: 'review main again',
+      status: 'active',
+    });
+    expect((await refusal(triggerAdmin.update(trigger.id, { cron: 'not a cron' }))).code).toBe(
+      'invalid_cron',
+    );
+
+    await triggerAdmin.delete(trigger.id);
+    expect(await w.store.getJob(job.id)).toBeNull();
+    expect((await refusal(triggerAdmin.get(trigger.id))).code).toBe('not_found');
+    expect((await refusal(triggerAdmin.delete(trigger.id))).code).toBe('not_found');
+    expect((await refusal(triggerAdmin.update(trigger.id, { name: 'x' }))).code).toBe('not_found');
+  });
+});
