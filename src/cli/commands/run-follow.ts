@@ -1,5 +1,5 @@
 import type { RunEventMap, RunEventType } from '../../domain/events.js';
-import { isFinishedRunStatus } from '../../domain/types.js';
+import { isFinishedRunStatus, isSucceededRunStatus } from '../../domain/types.js';
 import { followEvents, StreamLostError } from '../event-stream.js';
 import { clean, idPath, jsonOption, oneLine, out, type Subcommand } from './common.js';
 
@@ -148,9 +148,6 @@ export function describeEvent(sent: EventJson): string | null {
   }
 }
 
-/** Statuses `follow` exits 0 for; any other end is exit 1. */
-const GOOD_ENDS = new Set(['planned', 'completed']);
-
 export const followCommand: Subcommand = {
   synopsis: 'ID [--json]',
   help: `Follows a run's events as they happen, one line each (the model's text and thinking as the lines it
@@ -200,6 +197,6 @@ where it stopped (Last-Event-ID). Exits 0 when the run ends planned or completed
     printer.flush();
     // A run that ended without its receipt (one older than receipts) still says how it ended.
     if (!json && !receipt && status !== null) out(`• run ended: ${status} (no run_finished event recorded)`);
-    return status !== null && GOOD_ENDS.has(status) ? 0 : 1;
+    return status !== null && isSucceededRunStatus(status) ? 0 : 1;
   },
 };
