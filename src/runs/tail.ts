@@ -17,6 +17,8 @@ export interface TailSink {
   keepAlive(): Promise<unknown>;
   /** The run ended and its receipt did not come: the tail stops without run_finished. */
   ended(): Promise<void>;
+  /** Calls `listener` once the client goes away: the tail then stops. */
+  onAbort(listener: () => void): void;
 }
 
 export interface TailSource {
@@ -32,16 +34,17 @@ export type AfterFinish = 'replay' | 'stop';
 
 /**
  * Replays a run's stored events after `after`, then follows it live until run_finished (or until the run
- * ended and no receipt came, or `signal` aborts). Both event streams (/v1 and /ui) are this loop.
+ * ended and no receipt came, or the client goes away). Both event streams (/v1 and /ui) are this loop.
  */
 export async function tailEvents(
   { store, events }: TailSource,
   runId: string,
   after: number,
   sink: TailSink,
-  { signal, afterFinish }: { signal: AbortSignal; afterFinish: AfterFinish },
+  afterFinish: AfterFinish,
 ): Promise<void> {
   let last = after;
+  let aborted = false;
   let finished = false;
   const live: RunEvent[] = [];
   let wake: (() => void) | null = null;
@@ -50,9 +53,11 @@ export async function tailEvents(
     live.push(e);
     wake?.();
   });
-  const onAbort = () => wake?.();
-  signal.addEventListener('abort', onAbort);
-  const stopped = () => signal.aborted || (finished && afterFinish === 'stop');
+  sink.onAbort(() => {
+    aborted = true;
+    wake?.();
+  });
+  const stopped = () => aborted || (finished && afterFinish === 'stop');
   const send = async (e: RunEvent) => {
     if (e.seq <= last || stopped()) return;
     last = e.seq;
@@ -65,7 +70,7 @@ export async function tailEvents(
       for (const e of page) await send(e);
       if (page.length < PAGE || stopped()) break;
     }
-    while (!finished && !signal.aborted) {
+    while (!finished && !aborted) {
       if (!live.length) {
         // An ended run writes its receipt right after its status changes: wait a little for it.
         const ended = isFinishedRunStatus((await store.getRun(runId))?.status ?? 'failed');
@@ -77,7 +82,7 @@ export async function tailEvents(
           };
         });
         wake = null;
-        if (!live.length && !finished && !signal.aborted) {
+        if (!live.length && !finished && !aborted) {
           if (ended) {
             await sink.ended();
             break;
@@ -88,7 +93,6 @@ export async function tailEvents(
       for (const e of live.splice(0)) await send(e);
     }
   } finally {
-    signal.removeEventListener('abort', onAbort);
     unsubscribe();
   }
 }

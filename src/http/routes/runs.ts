@@ -68,10 +68,8 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
     if (!Number.isSafeInteger(after) || after < 0) {
       throw new HttpError(400, 'bad_event_id', `Last-Event-ID must be a sequence number, got "${from}"`);
     }
-    return streamSSE(c, async (stream) => {
-      const abort = new AbortController();
-      stream.onAbort(() => abort.abort());
-      await tailEvents(
+    return streamSSE(c, (stream) =>
+      tailEvents(
         deps,
         id,
         after,
@@ -81,10 +79,11 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
           keepAlive: () => stream.write(': keep-alive\n\n'),
           // The client reads the run's status itself when the stream closes without a receipt.
           ended: async () => {},
+          onAbort: (listener) => stream.onAbort(listener),
         },
-        { signal: abort.signal, afterFinish: 'replay' },
-      );
-    });
+        'replay',
+      ),
+    );
   });
 
   return app;

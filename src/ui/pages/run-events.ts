@@ -18,10 +18,8 @@ export function runEventRoutes({ app, deps, guard }: UiContext): void {
     const from = Number(c.req.header('last-event-id') ?? '0');
     const after = Number.isSafeInteger(from) && from > 0 ? from : 0;
 
-    return streamSSE(c, async (stream) => {
-      const abort = new AbortController();
-      stream.onAbort(() => abort.abort());
-      await tailEvents(
+    return streamSSE(c, (stream) =>
+      tailEvents(
         deps,
         id,
         after,
@@ -30,9 +28,10 @@ export function runEventRoutes({ app, deps, guard }: UiContext): void {
           keepAlive: () => stream.write(': keep-alive\n\n'),
           // No receipt is coming: tell the page to stop rather than let EventSource reconnect.
           ended: () => stream.writeSSE({ event: 'end', data: '{}' }),
+          onAbort: (listener) => stream.onAbort(listener),
         },
-        { signal: abort.signal, afterFinish: 'stop' },
-      );
-    });
+        'stop',
+      ),
+    );
   });
 }
