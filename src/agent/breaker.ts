@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import type { ExecuteMode } from '../domain/types.js';
+import { type ExecuteMode, isFailedRunStatus } from '../domain/types.js';
 import type { Store } from '../store/store.js';
 
 export const AUTO_MODE_KEY = 'auto_mode';
@@ -14,8 +14,6 @@ export interface BreakerState {
   reason: string | null;
 }
 
-const FAILED = new Set(['failed', 'budget_exceeded', 'interrupted', 'refused']);
-
 /**
  * The circuit breaker in front of the unattended modes. Between planning and execution the world may have
  * changed: an admin may have switched unattended execution off, or executions may have started failing.
@@ -25,7 +23,7 @@ export async function breakerState(store: Store, config: Config, now: number): P
   const b = config.execute.breaker;
   const autoModeEnabled = (await store.getState(AUTO_MODE_KEY)) !== 'off';
   const statuses = await store.recentExecutions(now - b.window_ms, 100);
-  const failures = statuses.filter((s) => FAILED.has(s)).length;
+  const failures = statuses.filter(isFailedRunStatus).length;
   const tripped = statuses.length >= b.min_executions && failures / statuses.length >= b.max_failure_ratio;
   const reason = !autoModeEnabled
     ? 'unattended execution is switched off by an admin'

@@ -128,3 +128,14 @@ export interface RunEventMap {
 }
 
 export type RunEventType = keyof RunEventMap;
+
+/**
+ * The payload of `event` as its type carries it (the map above), or null for an event of another type.
+ * Readers of stored events go through this instead of guessing at `event.data`'s fields.
+ */
+export function dataOf<K extends RunEventType>(
+  event: { type: string; data: object },
+  type: K,
+): RunEventMap[K] | null {
+  return event.type === type ? (event.data as RunEventMap[K]) : null;
+}

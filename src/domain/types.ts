@@ -120,6 +120,13 @@ export const RUN_STATUSES = [...ACTIVE_RUN_STATUSES, ...FINISHED_RUN_STATUSES] a
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const isFinishedRunStatus = (s: string): boolean =>
   (FINISHED_RUN_STATUSES as readonly string[]).includes(s);
+/** Ends a run is meant to reach: its plan proposed, or its execution done. */
+export const SUCCEEDED_RUN_STATUSES = ['planned', 'completed'] as const satisfies readonly RunStatus[];
+export const isSucceededRunStatus = (s: string): boolean =>
+  (SUCCEEDED_RUN_STATUSES as readonly string[]).includes(s);
+/** Ends that are failures: neither what was meant nor canceled by a person (the breaker counts these). */
+export const isFailedRunStatus = (s: string): boolean =>
+  isFinishedRunStatus(s) && !isSucceededRunStatus(s) && s !== 'canceled';
 
 export interface Run {
   id: string;

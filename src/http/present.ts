@@ -1,4 +1,5 @@
 import { planStatusAt } from '../domain/plan-status.js';
+import { LIST_TITLE, planTitle } from '../domain/plan-title.js';
 import type {
   CronJob,
   Decision,
@@ -129,18 +130,9 @@ export const presentQuestion = (q: Question): QuestionJson => ({
   resolved_at: iso(q.resolvedAt),
 });
 
-/** The first line of a plan, without heading marks: its title in lists. */
-export const planTitleOf = (markdown: string) => {
-  const line = markdown.split('\n').find((l) => l.trim() !== '') ?? '';
-  return line
-    .replace(/^#+\s*/, '')
-    .trim()
-    .slice(0, 200);
-};
-
 export const presentPlanSummary = (p: Plan, now: number): PlanSummaryJson => {
   const { markdown: _markdown, ...rest } = presentPlan(p, now);
-  return { ...rest, title: planTitleOf(p.markdown) };
+  return { ...rest, title: planTitle(p.markdown, LIST_TITLE) };
 };
 
 export const presentPlan = (p: Plan, now: number): PlanJson => ({

@@ -1,4 +1,6 @@
+import { dataOf } from '../domain/events.js';
 import type { NotificationEvent } from '../domain/notifications.js';
+import { clipText, NOTIFICATION_TITLE, planTitle } from '../domain/plan-title.js';
 import type { LoggedEvent, Plan, Run } from '../domain/types.js';
 import type { AnnouncementData } from './format.js';
 import { uiLink } from './webhooks.js';
@@ -37,9 +39,8 @@ export interface Context {
 
 /** The plan an event concerns, for the notifier to look up before calling `announce`. */
 export function planIdOf(event: LoggedEvent, run: Run | null): string | null {
-  const fromData = typeof event.data.plan_id === 'string' ? event.data.plan_id : null;
-  if (event.type === 'plan_proposed' || event.type === 'delivery_failed') return fromData;
-  return run?.executesPlanId ?? null;
+  const named = dataOf(event, 'plan_proposed') ?? dataOf(event, 'delivery_failed');
+  return named ? named.plan_id : (run?.executesPlanId ?? null);
 }
 
 /** The notification an event makes, or null for one that makes none. Pure. */
@@ -57,100 +58,97 @@ export function announce(event: LoggedEvent, ctx: Context): Announcement | null 
     ...(planId ? { plan: link(`/ui/plans/${encodeURIComponent(planId)}`) } : {}),
     run: link(`/ui/runs/${encodeURIComponent(runId)}`),
   });
-  const planTitle = () =>
-    title(plan?.markdown ?? (typeof event.data.markdown === 'string' ? event.data.markdown : '')) ||
+  const proposed = dataOf(event, 'plan_proposed');
+  const title = () =>
+    planTitle(plan?.markdown ?? proposed?.markdown ?? '', NOTIFICATION_TITLE) ||
     `plan ${planId ?? ''}`.trim();
-  const d = event.data;
 
-  switch (event.type) {
-    case 'plan_proposed':
-      if (!planId) return null;
-      return {
-        event: 'plan.pending',
-        runId,
-        planId,
-        data: { ...base, title: planTitle(), links: planLinks() },
-      };
-    case 'question_request': {
-      const questions = Array.isArray(d.questions) ? (d.questions as { question?: unknown }[]) : [];
-      const first = questions.find((q) => typeof q?.question === 'string')?.question as string | undefined;
-      return {
-        event: 'question.pending',
-        runId,
-        planId,
-        data: {
-          ...base,
-          ...(typeof d.question_id === 'string' ? { question_id: d.question_id } : {}),
-          title:
-            oneLine(first ?? 'a question') + (questions.length > 1 ? ` (+${questions.length - 1} more)` : ''),
-          links: { question: link('/ui/questions'), run: link(`/ui/runs/${encodeURIComponent(runId)}`) },
-        },
-      };
-    }
-    case 'tool_approval_request': {
-      const tool = typeof d.tool === 'string' ? d.tool : 'tool';
-      return {
-        event: 'tool_approval.pending',
-        runId,
-        planId,
-        data: {
-          ...base,
-          ...(typeof d.tool_approval_id === 'string' ? { tool_approval_id: d.tool_approval_id } : {}),
-          title: `${tool}: ${oneLine(toolSummary(d.input))}`,
-          links: { tool_approval: link('/ui/tool-approvals'), ...planLinks() },
-        },
-      };
-    }
-    case 'run_finished': {
-      if (!run?.executesPlanId || !planId) return null;
-      const status = typeof d.status === 'string' ? d.status : run.status;
-      const executed = status === 'completed';
-      return {
-        event: executed ? 'plan.executed' : 'plan.execution_failed',
-        runId,
-        planId,
-        data: {
-          ...base,
-          title: planTitle(),
-          status,
-          ...(executed
-            ? { commit: run.resultCommit, branch: run.resultCommit ? `drydock/${planId}` : null }
-            : { error: clip(typeof d.error === 'string' ? d.error : (plan?.failureReason ?? status), 500) }),
-          links: planLinks(),
-        },
-      };
-    }
-    case 'delivery_failed':
-      if (!planId) return null;
-      return {
-        event: 'delivery.failed',
-        runId,
-        planId,
-        data: {
-          ...base,
-          title: planTitle(),
-          error: clip(typeof d.error === 'string' ? d.error : 'unknown error', 500),
-          ...(typeof d.attempts === 'number' ? { attempts: d.attempts } : {}),
-          links: planLinks(),
-        },
-      };
-    default:
-      return null;
+  if (proposed) {
+    if (!planId) return null;
+    return {
+      event: 'plan.pending',
+      runId,
+      planId,
+      data: { ...base, title: title(), links: planLinks() },
+    };
   }
+  const question = dataOf(event, 'question_request');
+  if (question) {
+    const questions = question.questions ?? [];
+    const first = questions[0]?.question;
+    return {
+      event: 'question.pending',
+      runId,
+      planId,
+      data: {
+        ...base,
+        ...(question.question_id !== undefined ? { question_id: question.question_id } : {}),
+        title:
+          oneLine(first ?? 'a question') + (questions.length > 1 ? ` (+${questions.length - 1} more)` : ''),
+        links: { question: link('/ui/questions'), run: link(`/ui/runs/${encodeURIComponent(runId)}`) },
+      },
+    };
+  }
+  const approval = dataOf(event, 'tool_approval_request');
+  if (approval) {
+    const tool = approval.tool ?? 'tool';
+    return {
+      event: 'tool_approval.pending',
+      runId,
+      planId,
+      data: {
+        ...base,
+        ...(approval.tool_approval_id !== undefined ? { tool_approval_id: approval.tool_approval_id } : {}),
+        title: `${tool}: ${oneLine(toolSummary(approval.input))}`,
+        links: { tool_approval: link('/ui/tool-approvals'), ...planLinks() },
+      },
+    };
+  }
+  const finished = dataOf(event, 'run_finished');
+  if (finished) {
+    if (!run?.executesPlanId || !planId) return null;
+    const status = finished.status ?? run.status;
+    const executed = status === 'completed';
+    return {
+      event: executed ? 'plan.executed' : 'plan.execution_failed',
+      runId,
+      planId,
+      data: {
+        ...base,
+        title: title(),
+        status,
+        ...(executed
+          ? { commit: run.resultCommit, branch: run.resultCommit ? `drydock/${planId}` : null }
+          : { error: clipText(finished.error ?? plan?.failureReason ?? status, 500, CUT) }),
+        links: planLinks(),
+      },
+    };
+  }
+  const delivery = dataOf(event, 'delivery_failed');
+  if (delivery) {
+    if (!planId) return null;
+    return {
+      event: 'delivery.failed',
+      runId,
+      planId,
+      data: {
+        ...base,
+        title: title(),
+        error: clipText(delivery.error ?? 'unknown error', 500, CUT),
+        ...(delivery.attempts !== undefined ? { attempts: delivery.attempts } : {}),
+        links: planLinks(),
+      },
+    };
+  }
+  return null;
 }
 
-/** A plan's title: its first non-empty line without the heading marks, on one line, at most 120 characters. */
-export function title(markdown: string): string {
-  const line = markdown.split('\n').find((l) => l.trim() !== '') ?? '';
-  return oneLine(line.replace(/^\s*#+\s*/, ''));
-}
+/** Marks text cut short in a notification. */
+const CUT = NOTIFICATION_TITLE.cutMark;
 
+/** Free text (a question, a command) on one line of at most 120 characters, as a notification's title. */
 function oneLine(text: string): string {
-  return clip(text.replace(/\s+/g, ' ').trim(), 120);
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return clipText(text.replace(/\s+/g, ' ').trim(), NOTIFICATION_TITLE.max, CUT);
 }
 
 /** What a tool call would do, in a few words: the command, or the file it writes. */

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { isFinishedRunStatus, type Run, type RunStatus } from '../domain/types.js';
+import { isFailedRunStatus, isFinishedRunStatus, type Run, type RunStatus } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
 import { RUN_FINISHED, type RunEvents } from './events.js';
@@ -266,7 +266,7 @@ export class RunQueue {
       await this.finished(run.id);
       const fields = { run_id: run.id, session_id: run.sessionId, status: outcome.status };
       // A run that did not end as meant is worth a look: warn, with the reason.
-      if (outcome.status === 'planned' || outcome.status === 'completed' || outcome.status === 'canceled') {
+      if (!isFailedRunStatus(outcome.status)) {
         logger.info(fields, 'run finished');
       } else {
         logger.warn({ ...fields, reason: outcome.error ?? null }, 'run finished without success');

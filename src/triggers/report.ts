@@ -1,3 +1,5 @@
+import { dataOf, type RunEventMap } from '../domain/events.js';
+import { clipText } from '../domain/plan-title.js';
 import type { RunCheckout, RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../store/store.js';
@@ -21,12 +23,9 @@ interface Target {
   checkout: RunCheckout;
 }
 
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-
 /** One line, at most `max` characters: commit status descriptions are short and single-line. */
 function clip(text: string, max = DESCRIPTION_MAX): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+  return clipText(text.replace(/\s+/g, ' ').trim(), max, '…');
 }
 
 /**
@@ -118,18 +117,15 @@ export class GithubReporter {
   }
 
   private async report(event: RunEvent, target: Target): Promise<void> {
-    const planId = str(event.data.plan_id);
-    if (!planId) return;
-    if (event.type === 'plan_proposed') await this.proposed(planId, event.data, target.checkout);
-    else await this.decided(planId, event.data, target.checkout);
+    const proposed = dataOf(event, 'plan_proposed');
+    if (proposed?.plan_id) await this.proposed(proposed, target.checkout);
+    const decided = dataOf(event, 'plan_decided');
+    if (decided?.plan_id) await this.decided(decided, target.checkout);
   }
 
-  private async proposed(planId: string, data: Record<string, unknown>, pr: RunCheckout): Promise<void> {
+  private async proposed(data: RunEventMap['plan_proposed'], pr: RunCheckout): Promise<void> {
     const { github, logger } = this.deps;
-    const markdown = str(data.markdown) ?? '';
-    const sha256 = str(data.sha256) ?? '';
-    const round = typeof data.round === 'number' ? data.round : 1;
-    const previous = str(data.previous_plan_id);
+    const { plan_id: planId, markdown, sha256, round, previous_plan_id: previous } = data;
     const page = `/ui/plans/${planId}`;
 
     if (!this.commented.has(planId)) {
@@ -177,10 +173,10 @@ export class GithubReporter {
     await this.status(planId, pr, 'pending', `Plan ${planId} (round ${round}) awaits approval at ${page}`);
   }
 
-  private async decided(planId: string, data: Record<string, unknown>, pr: RunCheckout): Promise<void> {
-    const who = str(data.identity) ?? 'someone';
-    const comment = str(data.comment);
-    switch (str(data.plan_status)) {
+  private async decided(data: RunEventMap['plan_decided'], pr: RunCheckout): Promise<void> {
+    const { plan_id: planId, comment } = data;
+    const who = data.identity ?? 'someone';
+    switch (data.plan_status) {
       case 'approved':
         return this.status(planId, pr, 'success', `Plan ${planId} approved by ${who}`);
       case 'rejected':

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { NOTIFICATION_TITLE, planTitle } from '../../src/domain/plan-title.js';
 import type { LoggedEvent, Plan, Run } from '../../src/domain/types.js';
-import { announce, title } from '../../src/notify/announce.js';
+import { announce } from '../../src/notify/announce.js';
 import { parseRetryAfter, retryDelay } from '../../src/notify/backoff.js';
 import { type Envelope, renderBody, slackEscape, slackText } from '../../src/notify/format.js';
 import { signBody } from '../../src/notify/signature.js';
@@ -237,8 +238,8 @@ describe('announce', () => {
   });
 
   it('titles are one line and at most 120 characters', () => {
-    expect(title(`# ${'x'.repeat(300)}`)).toHaveLength(120);
-    expect(title('\n\n  ##   Hello\r\n')).toBe('Hello');
+    expect(planTitle(`# ${'x'.repeat(300)}`, NOTIFICATION_TITLE)).toHaveLength(120);
+    expect(planTitle('\n\n  ##   Hello\r\n', NOTIFICATION_TITLE)).toBe('Hello');
   });
 });
 

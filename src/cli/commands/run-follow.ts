@@ -1,4 +1,5 @@
-import { isFinishedRunStatus } from '../../domain/types.js';
+import type { RunEventMap, RunEventType } from '../../domain/events.js';
+import { isFinishedRunStatus, isSucceededRunStatus } from '../../domain/types.js';
 import { followEvents, StreamLostError } from '../event-stream.js';
 import { clean, idPath, jsonOption, oneLine, out, type Subcommand } from './common.js';
 
@@ -7,6 +8,15 @@ import { clean, idPath, jsonOption, oneLine, out, type Subcommand } from './comm
 
 /** A presented run event: `{seq, type, at, ...data}`. */
 type EventJson = { seq: number; type: string; at: string } & Record<string, unknown>;
+
+/**
+ * An event of a type RunEventMap names, as a daemon sends it. The daemon may be older or newer than this
+ * command, so any payload field may be missing (printed as '-'); a type the map does not name is printed
+ * generically.
+ */
+type SentEvent = {
+  [K in RunEventType]: { seq: number; type: K; at: string } & Partial<RunEventMap[K]>;
+}[RunEventType];
 
 const usd = (v: unknown): string => (typeof v === 'number' ? `$${v.toFixed(4)}` : '$?');
 const seconds = (ms: unknown): string => (typeof ms === 'number' ? `${(ms / 1000).toFixed(1)} s` : '? s');
@@ -67,15 +77,18 @@ export class EventPrinter {
 }
 
 /** One line for an event other than a delta (null: nothing worth a line). */
-export function describeEvent(e: EventJson): string | null {
+export function describeEvent(sent: EventJson): string | null {
+  const e = sent as SentEvent;
   switch (e.type) {
     case 'run_started':
     case 'run_resumed': {
+      // Only run_started names the thinking and effort sent.
+      const started = e.type === 'run_started' ? e : null;
       const thinking =
-        e.thinking && typeof e.thinking === 'object'
-          ? `, thinking ${s((e.thinking as { type?: string }).type ?? JSON.stringify(e.thinking))}`
+        started?.thinking && typeof started.thinking === 'object'
+          ? `, thinking ${s(started.thinking.type ?? JSON.stringify(started.thinking))}`
           : '';
-      const effort = e.effort ? `, effort ${s(e.effort)}` : '';
+      const effort = started?.effort ? `, effort ${s(started.effort)}` : '';
       const verb = e.type === 'run_started' ? 'started' : 'resumed';
       return `• run ${verb}: ${s(e.phase)} phase, model ${s(e.model)}${thinking}${effort}, attempt ${s(e.attempt)}`;
     }
@@ -97,9 +110,7 @@ export function describeEvent(e: EventJson): string | null {
     case 'tool_approval_resolved':
       return `• tool approval ${s(e.tool_approval_id)} ${s(e.decision)}${e.by ? ` by ${s(e.by)}` : ''}${e.message ? `: ${s(e.message)}` : ''}`;
     case 'question_request': {
-      const qs = Array.isArray(e.questions)
-        ? (e.questions as { question?: string; options?: { label?: string }[] }[])
-        : [];
+      const qs = Array.isArray(e.questions) ? e.questions : [];
       const text = qs
         .map((q) => `${s(q.question)} (${(q.options ?? []).map((o) => s(o.label)).join(' | ')})`)
         .join('; ');
@@ -131,14 +142,11 @@ export function describeEvent(e: EventJson): string | null {
         `${e.plan_id ? `, plan ${s(e.plan_id)}` : ''}${e.error ? `\n  error: ${s(e.error)}` : ''}`
       );
     default: {
-      const { seq: _seq, type, at: _at, ...data } = e;
+      const { seq: _seq, type, at: _at, ...data } = sent;
       return `• ${s(type)}${Object.keys(data).length ? `: ${summarizeInput(data)}` : ''}`;
     }
   }
 }
-
-/** Statuses `follow` exits 0 for; any other end is exit 1. */
-const GOOD_ENDS = new Set(['planned', 'completed']);
 
 export const followCommand: Subcommand = {
   synopsis: 'ID [--json]',
@@ -189,6 +197,6 @@ where it stopped (Last-Event-ID). Exits 0 when the run ends planned or completed
     printer.flush();
     // A run that ended without its receipt (one older than receipts) still says how it ended.
     if (!json && !receipt && status !== null) out(`• run ended: ${status} (no run_finished event recorded)`);
-    return status !== null && GOOD_ENDS.has(status) ? 0 : 1;
+    return status !== null && isSucceededRunStatus(status) ? 0 : 1;
   },
 };

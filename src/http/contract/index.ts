@@ -46,7 +46,7 @@ import {
 // The HTTP API's contract: every route with who may call it, what it takes and what it answers. Routes
 // validate their input with these schemas, the OpenAPI document (src/http/openapi.ts) is generated from this
 // table, the CLI types its answers with them, and tests hold the served answers to them
-// (tests/http/contract.test.ts) and this table equal to the routes the app serves (tests/ops/openapi.test.ts).
+// (tests/http/contract.test.ts) and this table equal to the routes the app serves (tests/http/openapi.test.ts).
 // This folder imports only zod and src/domain/.
 
 export * from './admin.js';

@@ -1,8 +1,7 @@
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { DomainError } from '../../domain/errors.js';
-import { isFinishedRunStatus, type RunEvent } from '../../domain/types.js';
-import { RUN_FINISHED } from '../../runs/events.js';
+import { tailEvents } from '../../runs/tail.js';
 import { type ResultDiff, readResultDiff } from '../../workspace/result-diff.js';
 import { requires } from '../auth.js';
 import { query } from '../body.js';
@@ -70,56 +69,22 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
     if (!Number.isSafeInteger(after) || after < 0) {
       throw new HttpError(400, 'bad_event_id', `Last-Event-ID must be a sequence number, got "${from}"`);
     }
-    return streamSSE(c, async (stream) => {
-      let last = after;
-      let done = false;
-      const live: RunEvent[] = [];
-      let wake: (() => void) | null = null;
-      // Subscribe before replaying so nothing falls between the two; duplicates are skipped by seq.
-      const unsubscribe = deps.events.subscribe(id, (e) => {
-        live.push(e);
-        wake?.();
-      });
-      const send = async (e: RunEvent) => {
-        if (e.seq <= last) return;
-        last = e.seq;
-        await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(presentEvent(e)) });
-        if (e.type === RUN_FINISHED) done = true;
-      };
-      stream.onAbort(() => {
-        done = true;
-        wake?.();
-      });
-      try {
-        for (;;) {
-          const page = await store.listEvents(id, last, 500);
-          for (const e of page) await send(e);
-          if (page.length < 500) break;
-        }
-        while (!done) {
-          if (!live.length) {
-            // A run that already ended writes its receipt right after its status: wait briefly for it.
-            const ended = isFinishedRunStatus((await store.getRun(id))?.status ?? 'failed');
-            await new Promise<void>((resolve) => {
-              const t = setTimeout(resolve, ended ? 2_000 : 15_000);
-              wake = () => {
-                clearTimeout(t);
-                resolve();
-              };
-            });
-            wake = null;
-            if (!live.length && !done) {
-              if (ended) break;
-              // A comment line keeps proxies from closing an idle stream.
-              await stream.write(': keep-alive\n\n');
-            }
-          }
-          for (const e of live.splice(0)) await send(e);
-        }
-      } finally {
-        unsubscribe();
-      }
-    });
+    return streamSSE(c, (stream) =>
+      tailEvents(
+        deps,
+        id,
+        after,
+        {
+          event: (e) =>
+            stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(presentEvent(e)) }),
+          keepAlive: () => stream.write(': keep-alive\n\n'),
+          // The client reads the run's status itself when the stream closes without a receipt.
+          ended: async () => {},
+          onAbort: (listener) => stream.onAbort(listener),
+        },
+        'replay',
+      ),
+    );
   });
 
   return app;

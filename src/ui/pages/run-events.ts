@@ -1,10 +1,7 @@
 import { streamSSE } from 'hono/streaming';
-import { isFinishedRunStatus, type RunEvent } from '../../domain/types.js';
 import { presentEvent } from '../../http/present.js';
-import { RUN_FINISHED } from '../../runs/events.js';
+import { tailEvents } from '../../runs/tail.js';
 import type { UiContext } from './context.js';
-
-const PAGE = 500;
 
 /**
  * GET /ui/runs/:id/events: the run's event log as Server-Sent Events for the page's EventSource
@@ -13,7 +10,7 @@ const PAGE = 500;
  * EventSource sends Last-Event-ID and gets only what it missed. The stream ends after run_finished.
  */
 export function runEventRoutes({ app, deps, guard }: UiContext): void {
-  const { store, events } = deps;
+  const { store } = deps;
 
   app.get('/runs/:id/events', guard, async (c) => {
     const id = c.req.param('id');
@@ -21,58 +18,20 @@ export function runEventRoutes({ app, deps, guard }: UiContext): void {
     const from = Number(c.req.header('last-event-id') ?? '0');
     const after = Number.isSafeInteger(from) && from > 0 ? from : 0;
 
-    return streamSSE(c, async (stream) => {
-      let last = after;
-      let done = false;
-      const live: RunEvent[] = [];
-      let wake: (() => void) | null = null;
-      // Subscribe before replaying the stored log, so nothing falls between the two; seq skips repeats.
-      const unsubscribe = events.subscribe(id, (e) => {
-        live.push(e);
-        wake?.();
-      });
-      stream.onAbort(() => {
-        done = true;
-        wake?.();
-      });
-      const send = async (e: RunEvent) => {
-        if (e.seq <= last || done) return;
-        last = e.seq;
-        await stream.writeSSE({ id: String(e.seq), data: JSON.stringify(presentEvent(e)) });
-        if (e.type === RUN_FINISHED) done = true;
-      };
-      try {
-        for (;;) {
-          const page = await store.listEvents(id, last, PAGE);
-          for (const e of page) await send(e);
-          if (page.length < PAGE || done) break;
-        }
-        while (!done) {
-          if (!live.length) {
-            // An ended run writes its receipt right after its status changes: wait a little for it.
-            const ended = isFinishedRunStatus((await store.getRun(id))?.status ?? 'failed');
-            await new Promise<void>((resolve) => {
-              const t = setTimeout(resolve, ended ? 2_000 : 15_000);
-              wake = () => {
-                clearTimeout(t);
-                resolve();
-              };
-            });
-            wake = null;
-            if (!live.length && !done) {
-              if (ended) {
-                // No receipt is coming: tell the page to stop rather than let EventSource reconnect.
-                await stream.writeSSE({ event: 'end', data: '{}' });
-                break;
-              }
-              await stream.write(': keep-alive\n\n'); // keeps proxies from closing an idle stream
-            }
-          }
-          for (const e of live.splice(0)) await send(e);
-        }
-      } finally {
-        unsubscribe();
-      }
-    });
+    return streamSSE(c, (stream) =>
+      tailEvents(
+        deps,
+        id,
+        after,
+        {
+          event: (e) => stream.writeSSE({ id: String(e.seq), data: JSON.stringify(presentEvent(e)) }),
+          keepAlive: () => stream.write(': keep-alive\n\n'),
+          // No receipt is coming: tell the page to stop rather than let EventSource reconnect.
+          ended: () => stream.writeSSE({ event: 'end', data: '{}' }),
+          onAbort: (listener) => stream.onAbort(listener),
+        },
+        'stop',
+      ),
+    );
   });
 }

@@ -1,0 +1,98 @@
+import { isFinishedRunStatus, type RunEvent } from '../domain/types.js';
+import type { Store } from '../store/store.js';
+import { RUN_FINISHED, type RunEvents } from './events.js';
+
+/** Stored events are replayed in pages of this many. */
+const PAGE = 500;
+/** How long an ended run's stream waits for its receipt (run_finished) before giving up on it. */
+const RECEIPT_WAIT_MS = 2_000;
+/** How long a live stream may stay silent before a keep-alive. */
+const KEEP_ALIVE_MS = 15_000;
+
+/** Where a tail writes: each surface frames events its own way (the API names its frames, the UI does not). */
+export interface TailSink {
+  /** One event, in sequence order, each once. */
+  event(e: RunEvent): Promise<void>;
+  /** Nothing happened for a while: a comment keeps proxies from closing an idle stream. */
+  keepAlive(): Promise<unknown>;
+  /** The run ended and its receipt did not come: the tail stops without run_finished. */
+  ended(): Promise<void>;
+  /** Calls `listener` once the client goes away: the tail then stops. */
+  onAbort(listener: () => void): void;
+}
+
+export interface TailSource {
+  store: Pick<Store, 'getRun' | 'listEvents'>;
+  events: Pick<RunEvents, 'subscribe'>;
+}
+
+/**
+ * What happens to events stored after run_finished (a decision or a delivery is logged on a run that has
+ * ended): the API replays the whole stored log (`replay`), the web page stops at the receipt (`stop`).
+ */
+export type AfterFinish = 'replay' | 'stop';
+
+/**
+ * Replays a run's stored events after `after`, then follows it live until run_finished (or until the run
+ * ended and no receipt came, or the client goes away). Both event streams (/v1 and /ui) are this loop.
+ */
+export async function tailEvents(
+  { store, events }: TailSource,
+  runId: string,
+  after: number,
+  sink: TailSink,
+  afterFinish: AfterFinish,
+): Promise<void> {
+  let last = after;
+  let aborted = false;
+  let finished = false;
+  const live: RunEvent[] = [];
+  let wake: (() => void) | null = null;
+  // Subscribe BEFORE replaying the stored log, so no event falls between the two; seq skips repeats.
+  const unsubscribe = events.subscribe(runId, (e) => {
+    live.push(e);
+    wake?.();
+  });
+  sink.onAbort(() => {
+    aborted = true;
+    wake?.();
+  });
+  const stopped = () => aborted || (finished && afterFinish === 'stop');
+  const send = async (e: RunEvent) => {
+    if (e.seq <= last || stopped()) return;
+    last = e.seq;
+    await sink.event(e);
+    if (e.type === RUN_FINISHED) finished = true;
+  };
+  try {
+    for (;;) {
+      const page = await store.listEvents(runId, last, PAGE);
+      for (const e of page) await send(e);
+      if (page.length < PAGE || stopped()) break;
+    }
+    while (!finished && !aborted) {
+      if (!live.length) {
+        // An ended run writes its receipt right after its status changes: wait a little for it.
+        const ended = isFinishedRunStatus((await store.getRun(runId))?.status ?? 'failed');
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, ended ? RECEIPT_WAIT_MS : KEEP_ALIVE_MS);
+          wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+        wake = null;
+        if (!live.length && !finished && !aborted) {
+          if (ended) {
+            await sink.ended();
+            break;
+          }
+          await sink.keepAlive();
+        }
+      }
+      for (const e of live.splice(0)) await send(e);
+    }
+  } finally {
+    unsubscribe();
+  }
+}
