@@ -1,12 +1,12 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
-import type { CronJob, Run, RunDefaults, SlotRecord } from '../domain/types.js';
+import type { CronJob, Run, SlotRecord } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/store.js';
 import { oneShotPassed, specOf } from './decide.js';
 import { nextFire } from './next-fire.js';
-import { jitterOptions, planJob } from './plan-job.js';
+import { type JobRequest, jitterOptions, planJob } from './plan-job.js';
 
 // A session's cron jobs as people change them: create, pause, resume, renew, run now, delete. The scheduler
 // loop (loop.ts) fires them; this only writes their definition and status, then wakes the loop.
@@ -22,15 +22,10 @@ export interface JobsDeps {
 }
 
 /** A job as requested, already checked as input: its time zone canonical, its options allowed. */
-export interface NewJobRequest {
-  cron: string;
-  timezone: string;
-  prompt: string;
-  recurring: boolean;
-  approximate: boolean;
-  options: RunDefaults;
-  createdBy: string;
-}
+export type NewJobRequest = Pick<
+  JobRequest,
+  'cron' | 'timezone' | 'prompt' | 'recurring' | 'approximate' | 'options' | 'createdBy'
+>;
 
 const notFound = (id: string) => new DomainError('not_found', `job ${id} not found`);
 

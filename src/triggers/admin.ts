@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
-import type { CronJob, RunDefaults, Trigger, TriggerFilters, TriggerKind } from '../domain/types.js';
+import type { CronJob, RunDefaults, Trigger, TriggerFilters } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/store.js';
 import {
@@ -27,20 +27,14 @@ export interface TriggerAdminDeps {
 }
 
 /** A trigger as requested. `schedule` is for (and required by) kind `schedule`. */
-export interface NewTriggerRequest {
-  name: string;
-  kind: TriggerKind;
-  events: string[];
-  filters: TriggerFilters;
-  prompt: string;
-  workspace: string | null;
-  options: RunDefaults;
+export type NewTriggerRequest = Pick<
+  Trigger,
+  'name' | 'kind' | 'events' | 'filters' | 'prompt' | 'workspace' | 'options' | 'enabled' | 'createdBy'
+> & {
   /** Default: github.trigger_hourly_cap. */
   hourlyCap?: number | undefined;
-  enabled: boolean;
-  createdBy: string;
   schedule?: ScheduleDefinition | undefined;
-}
+};
 
 /** Fields to change; undefined leaves a field as it is. */
 export interface TriggerChange {
