@@ -103,7 +103,8 @@ export interface CronJob {
   renewedBy: string | null;
 }
 
-export type RunSource = 'schedule' | 'manual' | 'delivery';
+export const RUN_SOURCES = ['schedule', 'manual', 'delivery'] as const;
+export type RunSource = (typeof RUN_SOURCES)[number];
 export type RunPhase = 'plan' | 'execute';
 export const ACTIVE_RUN_STATUSES = ['queued', 'running', 'awaiting_input'] as const;
 /** Statuses a run ends in. `refused`: the model declined (stop reason `refusal`). */
@@ -389,15 +390,17 @@ export interface Trigger {
 }
 
 /** `queued`: recorded and answered, waiting for the trigger worker; `failed`: its processing raised. */
-export type DeliveryOutcome =
-  | 'queued'
-  | 'accepted'
-  | 'duplicate'
-  | 'filtered'
-  | 'capped'
-  | 'rejected'
-  | 'ignored'
-  | 'failed';
+export const DELIVERY_OUTCOMES = [
+  'queued',
+  'accepted',
+  'duplicate',
+  'filtered',
+  'capped',
+  'rejected',
+  'ignored',
+  'failed',
+] as const;
+export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 export interface Delivery {
   id: string;

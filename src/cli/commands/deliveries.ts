@@ -1,3 +1,4 @@
+import { DELIVERY_OUTCOMES } from '../../domain/types.js';
 import type { DeliveryJson } from '../../http/contract/index.js';
 import {
   age,
@@ -21,16 +22,7 @@ import {
 // drydock deliveries list|show: webhook deliveries and fires, and what the inbox made of them, over
 // /v1/deliveries.
 
-const OUTCOMES = [
-  'queued',
-  'accepted',
-  'duplicate',
-  'filtered',
-  'capped',
-  'rejected',
-  'ignored',
-  'failed',
-] as const;
+const OUTCOMES = DELIVERY_OUTCOMES;
 
 export const deliveriesGroup: Group = {
   name: 'deliveries',

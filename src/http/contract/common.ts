@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { fromLegacyThinking, thinkingOptionSchema } from '../../domain/thinking.js';
-import type { DeliveryOutcome, RunSource } from '../../domain/types.js';
 import { EFFORTS, EXECUTE_MODES } from '../../domain/types.js';
 
 // Pieces every part of the contract shares: times, pages, usage, run options and the error body.
@@ -26,18 +25,6 @@ export const usage = z.strictObject({
   cache_write_1h_tokens: z.number().optional(),
   cache_read_tokens: z.number().optional(),
 });
-
-export const RUN_SOURCES = ['schedule', 'manual', 'delivery'] as const satisfies readonly RunSource[];
-export const DELIVERY_OUTCOMES = [
-  'queued',
-  'accepted',
-  'duplicate',
-  'filtered',
-  'capped',
-  'rejected',
-  'ignored',
-  'failed',
-] as const satisfies readonly DeliveryOutcome[];
 
 /** The shape before thinking became off | adaptive | {budget_tokens}: still accepted. */
 const legacyThinking = z.strictObject({

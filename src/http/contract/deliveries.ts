@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DELIVERY_OUTCOMES, limit, time } from './common.js';
+import { DELIVERY_OUTCOMES } from '../../domain/types.js';
+import { limit, time } from './common.js';
 
 // /v1/deliveries: webhook deliveries and fires, and what became of them.
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELIVERY_OUTCOMES } from './common.js';
+import { DELIVERY_OUTCOMES } from '../../domain/types.js';
 
 // The probes, this document, and the GitHub webhook's answer.
 

@@ -4,8 +4,9 @@ import {
   EXECUTE_MODES,
   PLAN_DELIVERY_STATUSES,
   PLAN_STATUSES,
+  RUN_SOURCES,
 } from '../../domain/types.js';
-import { cursor, limit, pageOf, RUN_SOURCES, time, usage } from './common.js';
+import { cursor, limit, pageOf, time, usage } from './common.js';
 import { runSchema } from './runs.js';
 
 // /v1/plans: the approval queue, one plan with what an approver reads beside it, and the decisions.

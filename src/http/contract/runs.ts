@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { EXECUTE_MODES, RUN_STATUSES } from '../../domain/types.js';
-import { cursor, limit, pageOf, RUN_SOURCES, time, usage } from './common.js';
+import { EXECUTE_MODES, RUN_SOURCES, RUN_STATUSES } from '../../domain/types.js';
+import { cursor, limit, pageOf, time, usage } from './common.js';
 
 // /v1/runs: plan and execute runs, what they wait for, their results and event logs.
 

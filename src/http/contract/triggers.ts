@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { TRIGGER_KINDS } from '../../domain/types.js';
-import { DELIVERY_OUTCOMES, limit, listOf, runDefaults, runDefaultsSchema, time } from './common.js';
+import { DELIVERY_OUTCOMES, TRIGGER_KINDS } from '../../domain/types.js';
+import { limit, listOf, runDefaults, runDefaultsSchema, time } from './common.js';
 import { runSchema } from './runs.js';
 
 // /v1/triggers: GitHub, generic (fired with a token) and scheduled triggers, their deliveries, and the fire.
