@@ -474,3 +474,108 @@ export function printListing<T, B extends { items: T[] } = { items: T[] }>(
   const more = spec.more?.(body);
   if (more) out(more);
 }
+
+// --- listings ---
+
+/** A listing's option `--<option> <arg>`, sent as the query parameter `param` (default: the option's name). */
+export interface ListFilter {
+  option: string;
+  /** The value's name in help texts: `S`, `ID`, `N`. */
+  arg: string;
+  /** The synopsis' spelling of the value when it differs from `arg` (`open|closed`). */
+  synopsisArg?: string;
+  /** The description column of its help line. */
+  help: string;
+  param?: string;
+  /** The values it takes, when it takes only some. */
+  allowed?: readonly string[];
+  /** Whether it is a positive integer (a page size). */
+  positive?: boolean;
+  /** For the paging option: the field of the answer that holds the next page's value. */
+  next?: string;
+}
+
+export const JSON_HELP = helpLine('--json', "print the API's JSON body");
+
+/** `  --limit N             at most N ...`: the option in a column 22 wide. */
+export function helpLine(option: string, text: string): string {
+  return `  ${option.padEnd(22)}${text}`;
+}
+
+export const limitFilter = (help = 'at most N (API default 50, max 200)'): ListFilter => ({
+  option: 'limit',
+  arg: 'N',
+  help,
+  positive: true,
+});
+
+export const cursorFilter: ListFilter = {
+  option: 'cursor',
+  arg: 'C',
+  help: 'the next page (from a previous listing)',
+  next: 'next_cursor',
+};
+
+/** How a listing prints: a table row per item, or its own way (then it prints `more` too, if it is given). */
+export type ListingShow<T, B> =
+  | { empty: string; headers: string[]; row: (item: T, now: number) => string[] }
+  | { print: (ctx: Context, body: B, more: string | null) => Promise<void> | void };
+
+/**
+ * A `list` subcommand: its filters make its options, synopsis, help lines and query; with a paging filter,
+ * the listing ends with the command for the next page (the same filters, then the page's value).
+ */
+export function listCommand<T, B extends { items: T[] } = { items: T[] }>(spec: {
+  /** `runs list`, for the next-page hint. */
+  command: string;
+  /** What it lists, the first paragraph of its help. */
+  about: string;
+  filters: ListFilter[];
+  /** The API path, given the positional arguments. */
+  path: string | ((args: string[]) => string);
+  positionals?: string[];
+  show: ListingShow<T, B>;
+}): Subcommand {
+  const { filters, show } = spec;
+  const positionals = spec.positionals ?? [];
+  const options: OptionsConfig = {};
+  for (const f of filters) options[f.option] = { type: 'string' };
+  const paging = filters.find((f) => f.next);
+  const kept = filters.filter((f) => f !== paging).map((f) => f.option);
+  return {
+    synopsis: [
+      ...positionals,
+      ...filters.map((f) => `[--${f.option} ${f.synopsisArg ?? f.arg}]`),
+      '[--json]',
+    ].join(' '),
+    help: `${spec.about}\n\n${[...filters.map((f) => helpLine(`--${f.option} ${f.arg}`, f.help)), JSON_HELP].join('\n')}`,
+    options: { ...options, ...jsonOption },
+    positionals,
+    async run(ctx) {
+      const { client, values, args } = ctx;
+      const query: Record<string, string | undefined> = {};
+      for (const f of filters) {
+        query[f.param ?? f.option] = f.allowed
+          ? oneOf(values, f.option, f.allowed)
+          : f.positive
+            ? positiveInt(values, f.option)
+            : str(values, f.option);
+      }
+      const path = typeof spec.path === 'string' ? spec.path : spec.path(args);
+      const res = await client.request('GET', `${path}${queryString(query)}`);
+      const more = (body: B): string | null => {
+        const next = paging?.next ? (body as unknown as Record<string, unknown>)[paging.next] : null;
+        return paging && typeof next === 'string' && next
+          ? nextPage(spec.command, values, kept, [paging.option, next])
+          : null;
+      };
+      if ('headers' in show) {
+        printListing<T, B>(values, res, { ...show, more });
+        return;
+      }
+      if (printedJson(values, res.text)) return;
+      const body = res.body as B;
+      await show.print(ctx, body, more(body));
+    },
+  };
+}

@@ -8,15 +8,11 @@ import {
   type Group,
   idPath,
   jsonOption,
-  nextPage,
-  oneOf,
+  limitFilter,
+  listCommand,
   out,
-  positiveInt,
   printedJson,
-  printListing,
-  queryString,
   runGroup,
-  str,
 } from './common.js';
 
 // drydock deliveries list|show: webhook deliveries and fires, and what the inbox made of them, over
@@ -28,56 +24,36 @@ export const deliveriesGroup: Group = {
   name: 'deliveries',
   summary: 'Webhook deliveries and fires: what each became (queued until the inbox processes it).',
   commands: {
-    list: {
-      synopsis: '[--outcome O] [--trigger ID] [--limit N] [--before ID] [--json]',
-      help: `Lists deliveries, newest first: id, age, source, event, outcome, runs, subject and detail.
-
-  --outcome O           ${choices(OUTCOMES)} (default: all)
-  --trigger ID          only those a trigger looked at
-  --limit N             at most N (API default 50, max 200)
-  --before ID           the page after this delivery (the previous page's last id)
-  --json                print the API's JSON body`,
-      options: {
-        outcome: { type: 'string' },
-        trigger: { type: 'string' },
-        limit: { type: 'string' },
-        before: { type: 'string' },
-        ...jsonOption,
+    list: listCommand<DeliveryJson, { items: DeliveryJson[]; next_before: string | null }>({
+      command: 'deliveries list',
+      about: 'Lists deliveries, newest first: id, age, source, event, outcome, runs, subject and detail.',
+      filters: [
+        { option: 'outcome', arg: 'O', help: `${choices(OUTCOMES)} (default: all)`, allowed: OUTCOMES },
+        { option: 'trigger', arg: 'ID', help: 'only those a trigger looked at', param: 'trigger_id' },
+        limitFilter(),
+        {
+          option: 'before',
+          arg: 'ID',
+          help: "the page after this delivery (the previous page's last id)",
+          next: 'next_before',
+        },
+      ],
+      path: '/v1/deliveries',
+      show: {
+        empty: 'no deliveries',
+        headers: ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUNS', 'SUBJECT', 'DETAIL'],
+        row: (d, now) => [
+          d.id,
+          age(d.received_at, now),
+          d.source,
+          d.event,
+          d.outcome,
+          d.run_ids.length ? d.run_ids.join(',') : '-',
+          dash(d.subject),
+          dash(d.detail),
+        ],
       },
-      positionals: [],
-      async run({ client, values }) {
-        const q = queryString({
-          outcome: oneOf(values, 'outcome', OUTCOMES),
-          trigger_id: str(values, 'trigger'),
-          limit: positiveInt(values, 'limit'),
-          before: str(values, 'before'),
-        });
-        const res = await client.request('GET', `/v1/deliveries${q}`);
-        printListing<DeliveryJson, { items: DeliveryJson[]; next_before: string | null }>(values, res, {
-          empty: 'no deliveries',
-          headers: ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUNS', 'SUBJECT', 'DETAIL'],
-          row: (d, now) => [
-            d.id,
-            age(d.received_at, now),
-            d.source,
-            d.event,
-            d.outcome,
-            d.run_ids.length ? d.run_ids.join(',') : '-',
-            dash(d.subject),
-            dash(d.detail),
-          ],
-          more: (b) =>
-            b.next_before
-              ? nextPage(
-                  'deliveries list',
-                  values,
-                  ['outcome', 'trigger', 'limit'],
-                  ['before', b.next_before],
-                )
-              : null,
-        });
-      },
-    },
+    }),
 
     show: {
       synopsis: 'ID [--json]',

@@ -12,19 +12,18 @@ import {
   age,
   choices,
   clean,
+  cursorFilter,
   dash,
   fields,
   firstLine,
   type Group,
   idPath,
   jsonOption,
-  nextPage,
+  limitFilter,
+  listCommand,
   oneLine,
-  oneOf,
   out,
-  positiveInt,
   printedJson,
-  queryString,
   required,
   runGroup,
   str,
@@ -242,76 +241,51 @@ export const plansGroup: Group = {
   summary:
     'The plan approval queue: list plans, read one, approve, reject or ask for a revision; deliver an executed one.',
   commands: {
-    list: {
-      synopsis:
-        '[--status S] [--session ID] [--job ID] [--trigger ID] [--requester WHO] [--limit N] [--cursor C] [--json]',
-      help: `Lists plans, oldest first: id, status, round, approvals (given/required), requester, age and the
-first line of the plan.
-
-  --status S            ${choices(PLAN_STATUSES)}
-  --session ID          only this session's plans
-  --job ID              only this job's plans
-  --trigger ID          only this trigger's plans
-  --requester WHO       only plans this identity requested
-  --limit N             at most N plans (API default 50, max 200)
-  --cursor C            the next page (from a previous listing)
-  --json                print the API's JSON body`,
-      options: {
-        status: { type: 'string' },
-        session: { type: 'string' },
-        job: { type: 'string' },
-        trigger: { type: 'string' },
-        requester: { type: 'string' },
-        limit: { type: 'string' },
-        cursor: { type: 'string' },
-        ...jsonOption,
-      },
-      positionals: [],
-      async run({ client, values }) {
-        const q = queryString({
-          status: oneOf(values, 'status', PLAN_STATUSES),
-          session_id: str(values, 'session'),
-          job_id: str(values, 'job'),
-          trigger_id: str(values, 'trigger'),
-          requested_by: str(values, 'requester'),
-          limit: positiveInt(values, 'limit'),
-          cursor: str(values, 'cursor'),
-        });
-        const res = await client.request('GET', `/v1/plans${q}`);
-        if (printedJson(values, res.text)) return;
-        const page = res.body as { items: PlanItem[]; next_cursor: string | null };
-        if (!page.items.length) {
-          out('no plans');
-          return;
-        }
-        const counts = await approvalCounts(client, page.items);
-        const now = Date.now();
-        out(
-          table(
-            ['ID', 'STATUS', 'ROUND', 'APPROVALS', 'REQUESTED_BY', 'AGE', 'PLAN'],
-            page.items.map((p) => [
-              p.id,
-              p.status,
-              String(p.round),
-              `${counts.get(p.id) ?? '?'}/${p.approvals_required}`,
-              p.requested_by,
-              age(p.created_at, now),
-              'title' in p ? p.title : firstLine(p.markdown),
-            ]),
-          ),
-        );
-        if (page.next_cursor) {
+    list: listCommand<PlanItem, { items: PlanItem[]; next_cursor: string | null }>({
+      command: 'plans list',
+      about: `Lists plans, oldest first: id, status, round, approvals (given/required), requester, age and the
+first line of the plan.`,
+      filters: [
+        { option: 'status', arg: 'S', help: choices(PLAN_STATUSES), allowed: PLAN_STATUSES },
+        { option: 'session', arg: 'ID', help: "only this session's plans", param: 'session_id' },
+        { option: 'job', arg: 'ID', help: "only this job's plans", param: 'job_id' },
+        { option: 'trigger', arg: 'ID', help: "only this trigger's plans", param: 'trigger_id' },
+        {
+          option: 'requester',
+          arg: 'WHO',
+          help: 'only plans this identity requested',
+          param: 'requested_by',
+        },
+        limitFilter('at most N plans (API default 50, max 200)'),
+        cursorFilter,
+      ],
+      path: '/v1/plans',
+      show: {
+        async print({ client }, page, more) {
+          if (!page.items.length) {
+            out('no plans');
+            return;
+          }
+          const counts = await approvalCounts(client, page.items);
+          const now = Date.now();
           out(
-            nextPage(
-              'plans list',
-              values,
-              ['status', 'session', 'job', 'trigger', 'requester', 'limit'],
-              ['cursor', page.next_cursor],
+            table(
+              ['ID', 'STATUS', 'ROUND', 'APPROVALS', 'REQUESTED_BY', 'AGE', 'PLAN'],
+              page.items.map((p) => [
+                p.id,
+                p.status,
+                String(p.round),
+                `${counts.get(p.id) ?? '?'}/${p.approvals_required}`,
+                p.requested_by,
+                age(p.created_at, now),
+                'title' in p ? p.title : firstLine(p.markdown),
+              ]),
             ),
           );
-        }
+          if (more) out(more);
+        },
       },
-    },
+    }),
 
     show: {
       synopsis: 'ID [--json]',

@@ -7,16 +7,14 @@ import {
   type Group,
   idPath,
   jsonOption,
+  limitFilter,
+  listCommand,
   oneLine,
-  oneOf,
   out,
-  positiveInt,
   printedJson,
-  queryString,
   RemoteUsageError,
   relative,
   runGroup,
-  str,
   strs,
 } from './common.js';
 
@@ -127,34 +125,22 @@ export const questionsGroup: Group = {
   name: 'questions',
   summary: 'Questions agents asked while planning: list them, read one, answer one to resume its run.',
   commands: {
-    list: {
-      synopsis: '[--status S] [--run ID] [--limit N] [--json]',
-      help: `Lists questions with their options and answers.
-
-  --status S            ${choices(STATUSES)} (default: all)
-  --run ID              only this run's questions
-  --limit N             at most N (API default 50, max 200)
-  --json                print the API's JSON body`,
-      options: {
-        status: { type: 'string' },
-        run: { type: 'string' },
-        limit: { type: 'string' },
-        ...jsonOption,
+    list: listCommand<QuestionJson>({
+      command: 'questions list',
+      about: 'Lists questions with their options and answers.',
+      filters: [
+        { option: 'status', arg: 'S', help: `${choices(STATUSES)} (default: all)`, allowed: STATUSES },
+        { option: 'run', arg: 'ID', help: "only this run's questions", param: 'run_id' },
+        limitFilter(),
+      ],
+      path: '/v1/questions',
+      show: {
+        print(_ctx, { items }) {
+          const now = Date.now();
+          out(items.length ? items.map((item) => render(item, now)).join('\n\n') : 'no questions');
+        },
       },
-      positionals: [],
-      async run({ client, values }) {
-        const q = queryString({
-          status: oneOf(values, 'status', STATUSES),
-          run_id: str(values, 'run'),
-          limit: positiveInt(values, 'limit'),
-        });
-        const res = await client.request('GET', `/v1/questions${q}`);
-        if (printedJson(values, res.text)) return;
-        const items = (res.body as { items: QuestionJson[] }).items;
-        const now = Date.now();
-        out(items.length ? items.map((item) => render(item, now)).join('\n\n') : 'no questions');
-      },
-    },
+    }),
 
     show: {
       synopsis: 'ID [--json]',

@@ -4,21 +4,18 @@ import {
   age,
   choices,
   clean,
+  cursorFilter,
   dash,
   fields,
   flag,
   type Group,
   idPath,
   jsonOption,
-  nextPage,
-  oneOf,
+  limitFilter,
+  listCommand,
   out,
-  positiveInt,
   printedJson,
-  printListing,
-  queryString,
   runGroup,
-  str,
   table,
   when,
 } from './common.js';
@@ -36,60 +33,33 @@ export const runsGroup: Group = {
   name: 'runs',
   summary: 'Agent runs: list them, read one, cancel one, follow one as it happens, print what one changed.',
   commands: {
-    list: {
-      synopsis: '[--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]',
-      help: `Lists runs, newest first: id, phase, status, source, session, age, duration, cost, plan.
-
-  --status S            ${choices(STATUSES)}
-  --session ID          only this session's runs
-  --job ID              only this job's runs
-  --limit N             at most N (API default 50, max 200)
-  --cursor C            the next page (from a previous listing)
-  --json                print the API's JSON body`,
-      options: {
-        status: { type: 'string' },
-        session: { type: 'string' },
-        job: { type: 'string' },
-        limit: { type: 'string' },
-        cursor: { type: 'string' },
-        ...jsonOption,
+    list: listCommand<RunDetailJson, { items: RunDetailJson[]; next_cursor: string | null }>({
+      command: 'runs list',
+      about: 'Lists runs, newest first: id, phase, status, source, session, age, duration, cost, plan.',
+      filters: [
+        { option: 'status', arg: 'S', help: choices(STATUSES), allowed: STATUSES },
+        { option: 'session', arg: 'ID', help: "only this session's runs", param: 'session_id' },
+        { option: 'job', arg: 'ID', help: "only this job's runs", param: 'job_id' },
+        limitFilter(),
+        cursorFilter,
+      ],
+      path: '/v1/runs',
+      show: {
+        empty: 'no runs',
+        headers: ['ID', 'PHASE', 'STATUS', 'SOURCE', 'SESSION', 'AGE', 'DURATION', 'COST', 'PLAN'],
+        row: (r, now) => [
+          r.id,
+          r.phase,
+          r.status,
+          r.source,
+          r.session_id,
+          age(r.created_at, now),
+          duration(r.duration_ms),
+          cost(r.cost_usd),
+          dash(r.plan_id ?? r.executes_plan_id),
+        ],
       },
-      positionals: [],
-      async run({ client, values }) {
-        const q = queryString({
-          status: oneOf(values, 'status', STATUSES),
-          session_id: str(values, 'session'),
-          job_id: str(values, 'job'),
-          limit: positiveInt(values, 'limit'),
-          cursor: str(values, 'cursor'),
-        });
-        const res = await client.request('GET', `/v1/runs${q}`);
-        printListing<RunDetailJson, { items: RunDetailJson[]; next_cursor: string | null }>(values, res, {
-          empty: 'no runs',
-          headers: ['ID', 'PHASE', 'STATUS', 'SOURCE', 'SESSION', 'AGE', 'DURATION', 'COST', 'PLAN'],
-          row: (r, now) => [
-            r.id,
-            r.phase,
-            r.status,
-            r.source,
-            r.session_id,
-            age(r.created_at, now),
-            duration(r.duration_ms),
-            cost(r.cost_usd),
-            dash(r.plan_id ?? r.executes_plan_id),
-          ],
-          more: (b) =>
-            b.next_cursor
-              ? nextPage(
-                  'runs list',
-                  values,
-                  ['status', 'session', 'job', 'limit'],
-                  ['cursor', b.next_cursor],
-                )
-              : null,
-        });
-      },
-    },
+    }),
 
     show: {
       synopsis: 'ID [--json]',

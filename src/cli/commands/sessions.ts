@@ -4,18 +4,18 @@ import type { RunDefaultsJson, SessionJson } from '../../http/contract/index.js'
 import {
   age,
   choices,
+  cursorFilter,
   fields,
   flag,
   type Group,
   idPath,
   jsonOption,
-  nextPage,
+  limitFilter,
+  listCommand,
   oneOf,
   out,
   positiveInt,
   printedJson,
-  printListing,
-  queryString,
   RemoteUsageError,
   runGroup,
   str,
@@ -71,39 +71,27 @@ export const sessionsGroup: Group = {
   name: 'sessions',
   summary: 'Sessions, the scopes of cron jobs: list them, read one, create one, close one.',
   commands: {
-    list: {
-      synopsis: '[--status open|closed] [--limit N] [--cursor C] [--json]',
-      help: `Lists sessions: id, name, status, owner, age and workspace.
-
-  --status S            ${choices(STATUSES)} (default: both)
-  --limit N             at most N sessions (API default 50, max 200)
-  --cursor C            the next page (from a previous listing)
-  --json                print the API's JSON body`,
-      options: {
-        status: { type: 'string' },
-        limit: { type: 'string' },
-        cursor: { type: 'string' },
-        ...jsonOption,
+    list: listCommand<SessionJson, { items: SessionJson[]; next_cursor: string | null }>({
+      command: 'sessions list',
+      about: 'Lists sessions: id, name, status, owner, age and workspace.',
+      filters: [
+        {
+          option: 'status',
+          arg: 'S',
+          synopsisArg: 'open|closed',
+          help: `${choices(STATUSES)} (default: both)`,
+          allowed: STATUSES,
+        },
+        limitFilter('at most N sessions (API default 50, max 200)'),
+        cursorFilter,
+      ],
+      path: '/v1/sessions',
+      show: {
+        empty: 'no sessions',
+        headers: ['ID', 'NAME', 'STATUS', 'OWNER', 'AGE', 'WORKSPACE'],
+        row: (s, now) => [s.id, s.name, s.status, s.owner, age(s.created_at, now), s.workspace],
       },
-      positionals: [],
-      async run({ client, values }) {
-        const q = queryString({
-          status: oneOf(values, 'status', STATUSES),
-          limit: positiveInt(values, 'limit'),
-          cursor: str(values, 'cursor'),
-        });
-        const res = await client.request('GET', `/v1/sessions${q}`);
-        printListing<SessionJson, { items: SessionJson[]; next_cursor: string | null }>(values, res, {
-          empty: 'no sessions',
-          headers: ['ID', 'NAME', 'STATUS', 'OWNER', 'AGE', 'WORKSPACE'],
-          row: (s, now) => [s.id, s.name, s.status, s.owner, age(s.created_at, now), s.workspace],
-          more: (b) =>
-            b.next_cursor
-              ? nextPage('sessions list', values, ['status', 'limit'], ['cursor', b.next_cursor])
-              : null,
-        });
-      },
-    },
+    }),
 
     show: {
       synopsis: 'ID [--json]',

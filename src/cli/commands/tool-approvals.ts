@@ -9,13 +9,11 @@ import {
   type Group,
   idPath,
   jsonOption,
+  limitFilter,
+  listCommand,
   oneLine,
-  oneOf,
   out,
-  positiveInt,
   printedJson,
-  printListing,
-  queryString,
   RemoteUsageError,
   relative,
   runGroup,
@@ -34,44 +32,30 @@ export const toolApprovalsGroup: Group = {
   name: 'tool-approvals',
   summary: 'Tool calls waiting for a person during execution: list them, read one, allow or deny it.',
   commands: {
-    list: {
-      synopsis: '[--status S] [--run ID] [--limit N] [--json]',
-      help: `Lists tool approvals: id, status, tool, run, plan, age, deadline and the call's input.
-
-  --status S            ${choices(STATUSES)} (default: all)
-  --run ID              only this run's
-  --limit N             at most N (API default 50, max 200)
-  --json                print the API's JSON body`,
-      options: {
-        status: { type: 'string' },
-        run: { type: 'string' },
-        limit: { type: 'string' },
-        ...jsonOption,
+    list: listCommand<ToolApprovalJson>({
+      command: 'tool-approvals list',
+      about: "Lists tool approvals: id, status, tool, run, plan, age, deadline and the call's input.",
+      filters: [
+        { option: 'status', arg: 'S', help: `${choices(STATUSES)} (default: all)`, allowed: STATUSES },
+        { option: 'run', arg: 'ID', help: "only this run's", param: 'run_id' },
+        limitFilter(),
+      ],
+      path: '/v1/tool-approvals',
+      show: {
+        empty: 'no tool approvals',
+        headers: ['ID', 'STATUS', 'TOOL', 'RUN', 'PLAN', 'AGE', 'EXPIRES', 'INPUT'],
+        row: (a, now) => [
+          a.id,
+          a.status,
+          a.tool,
+          a.run_id,
+          dash(a.plan_id),
+          age(a.created_at, now),
+          a.status === 'pending' ? relative(a.expires_at, now) : '-',
+          oneLine(inputText(a.input), 80),
+        ],
       },
-      positionals: [],
-      async run({ client, values }) {
-        const q = queryString({
-          status: oneOf(values, 'status', STATUSES),
-          run_id: str(values, 'run'),
-          limit: positiveInt(values, 'limit'),
-        });
-        const res = await client.request('GET', `/v1/tool-approvals${q}`);
-        printListing<ToolApprovalJson>(values, res, {
-          empty: 'no tool approvals',
-          headers: ['ID', 'STATUS', 'TOOL', 'RUN', 'PLAN', 'AGE', 'EXPIRES', 'INPUT'],
-          row: (a, now) => [
-            a.id,
-            a.status,
-            a.tool,
-            a.run_id,
-            dash(a.plan_id),
-            age(a.created_at, now),
-            a.status === 'pending' ? relative(a.expires_at, now) : '-',
-            oneLine(inputText(a.input), 80),
-          ],
-        });
-      },
-    },
+    }),
 
     show: {
       synopsis: 'ID [--json]',

@@ -18,6 +18,8 @@ import {
   type Group,
   idPath,
   jsonOption,
+  limitFilter,
+  listCommand,
   type OptionsConfig,
   oneLine,
   oneOf,
@@ -25,7 +27,6 @@ import {
   positiveInt,
   printedJson,
   printListing,
-  queryString,
   RemoteUsageError,
   runGroup,
   str,
@@ -394,37 +395,31 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
       },
     },
 
-    deliveries: {
-      synopsis: 'ID [--limit N] [--json]',
-      help: `Lists a trigger's recent deliveries (webhook deliveries and fires), newest first: id, age, source,
+    deliveries: listCommand<TriggerDeliveryJson>({
+      command: 'triggers deliveries',
+      about: `Lists a trigger's recent deliveries (webhook deliveries and fires), newest first: id, age, source,
 event, what this trigger made of it (accepted, filtered, capped, ...; and the delivery's overall outcome
-when that differs), its run, subject and detail.
-
-  --limit N             at most N (API default 50, max 200)
-  --json                print the API's JSON body`,
-      options: { limit: { type: 'string' }, ...jsonOption },
+when that differs), its run, subject and detail.`,
+      filters: [limitFilter()],
+      path: (args) => `/v1/triggers/${idPath(args[0]!)}/deliveries`,
       positionals: ['ID'],
-      async run({ client, values, args }) {
-        const q = queryString({ limit: positiveInt(values, 'limit') });
-        const res = await client.request('GET', `/v1/triggers/${idPath(args[0]!)}/deliveries${q}`);
-        printListing<TriggerDeliveryJson>(values, res, {
-          empty: 'no deliveries',
-          headers: ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUN', 'SUBJECT', 'DETAIL'],
-          row: (x, now) => [
-            x.id,
-            age(x.received_at, now),
-            x.source,
-            x.event,
-            x.delivery_outcome && x.delivery_outcome !== x.outcome
-              ? `${x.outcome} (delivery: ${x.delivery_outcome})`
-              : x.outcome,
-            dash(x.run_id),
-            dash(x.subject),
-            dash(x.detail),
-          ],
-        });
+      show: {
+        empty: 'no deliveries',
+        headers: ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUN', 'SUBJECT', 'DETAIL'],
+        row: (x, now) => [
+          x.id,
+          age(x.received_at, now),
+          x.source,
+          x.event,
+          x.delivery_outcome && x.delivery_outcome !== x.outcome
+            ? `${x.outcome} (delivery: ${x.delivery_outcome})`
+            : x.outcome,
+          dash(x.run_id),
+          dash(x.subject),
+          dash(x.detail),
+        ],
       },
-    },
+    }),
 
     fire: {
       synopsis: 'ID --trigger-token T [--idempotency-key K] [--text TEXT | --text-file F] [--json]',
