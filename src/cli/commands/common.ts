@@ -579,3 +579,25 @@ export function listCommand<T, B extends { items: T[] } = { items: T[] }>(spec: 
     },
   };
 }
+
+/**
+ * A `show ID` subcommand: reads `path(id)` and prints its JSON body with --json, else what `print` makes
+ * of it. `about` is the first paragraph of its help.
+ */
+export function showCommand<T>(spec: {
+  about: string;
+  path: (id: string) => string;
+  print: (body: T, ctx: Context) => Promise<void> | void;
+}): Subcommand {
+  return {
+    synopsis: 'ID [--json]',
+    help: `${spec.about}\n\n${JSON_HELP}`,
+    options: { ...jsonOption },
+    positionals: ['ID'],
+    async run(ctx) {
+      const res = await ctx.client.request('GET', spec.path(ctx.args[0]!));
+      if (printedJson(ctx.values, res.text)) return;
+      await spec.print(res.body as T, ctx);
+    },
+  };
+}

@@ -7,12 +7,11 @@ import {
   fields,
   type Group,
   idPath,
-  jsonOption,
   limitFilter,
   listCommand,
   out,
-  printedJson,
   runGroup,
+  showCommand,
 } from './common.js';
 
 // drydock deliveries list|show: webhook deliveries and fires, and what the inbox made of them, over
@@ -55,18 +54,11 @@ export const deliveriesGroup: Group = {
       },
     }),
 
-    show: {
-      synopsis: 'ID [--json]',
-      help: `Shows one delivery: its key (X-GitHub-Delivery, or trigger:idempotency key), event, outcome, detail,
-runs, and when it was received and processed.
-
-  --json                print the API's JSON body`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('GET', `/v1/deliveries/${idPath(args[0]!)}`);
-        if (printedJson(values, res.text)) return;
-        const d = res.body as DeliveryJson;
+    show: showCommand<DeliveryJson>({
+      about: `Shows one delivery: its key (X-GitHub-Delivery, or trigger:idempotency key), event, outcome, detail,
+runs, and when it was received and processed.`,
+      path: (id) => `/v1/deliveries/${idPath(id)}`,
+      print(d) {
         out(
           fields([
             ['id', d.id],
@@ -83,7 +75,7 @@ runs, and when it was received and processed.
           ]),
         );
       },
-    },
+    }),
   },
 };
 

@@ -8,6 +8,7 @@ import {
   flag,
   type Group,
   idPath,
+  JSON_HELP,
   jsonOption,
   oneLine,
   oneOf,
@@ -18,6 +19,7 @@ import {
   relative,
   required,
   runGroup,
+  showCommand,
   str,
 } from './common.js';
 
@@ -100,8 +102,6 @@ function upcoming(j: JobJson): string {
     .join('\n');
 }
 
-const ID_HELP = `  --json                print the API's JSON body`;
-
 export const jobsGroup: Group = {
   name: 'jobs',
   summary:
@@ -114,7 +114,7 @@ recurring, status, next fire (nominal and jittered, in the job's zone with UTC b
 prompt.
 
   --session ID          the session (required)
-${ID_HELP}`,
+${JSON_HELP}`,
       options: { session: { type: 'string' }, ...jsonOption },
       positionals: [],
       async run({ client, values }) {
@@ -138,18 +138,11 @@ ${ID_HELP}`,
       },
     },
 
-    show: {
-      synopsis: 'ID [--json]',
-      help: `Shows one job: its schedule, next fire (nominal and jittered) and the next 3 fire times, expiry,
-pending slot, fire count, run options and prompt. Times are in the job's zone with UTC beside them.
-
-${ID_HELP}`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('GET', `/v1/jobs/${idPath(args[0]!)}`);
-        if (printedJson(values, res.text)) return;
-        const j = res.body as JobJson;
+    show: showCommand<JobJson>({
+      about: `Shows one job: its schedule, next fire (nominal and jittered) and the next 3 fire times, expiry,
+pending slot, fire count, run options and prompt. Times are in the job's zone with UTC beside them.`,
+      path: (id) => `/v1/jobs/${idPath(id)}`,
+      print(j) {
         const now = Date.now();
         const options = Object.keys(j.options ?? {}).length ? JSON.stringify(j.options) : null;
         out(
@@ -192,7 +185,7 @@ ${ID_HELP}`,
           ])}\n\nnext fires:\n${upcoming(j)}\n\nprompt:\n${clean(j.prompt).trimEnd()}`,
         );
       },
-    },
+    }),
 
     create: {
       synopsis:
@@ -259,7 +252,7 @@ ${ID_HELP}`,
 default) from now. Recorded on the job (renewals, renewed_at, renewed_by). A schedule meant to last
 is better kept as a scheduled trigger ('drydock triggers create --kind schedule'), which never expires.
 
-${ID_HELP}`,
+${JSON_HELP}`,
       options: { ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {
@@ -285,7 +278,7 @@ ${ID_HELP}`,
       synopsis: 'ID [--json]',
       help: `Pauses a job: it stops firing until resumed.
 
-${ID_HELP}`,
+${JSON_HELP}`,
       options: { ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {
@@ -301,7 +294,7 @@ ${ID_HELP}`,
       help: `Resumes a paused job. A recurring job's next slot is computed from now (slots that passed while
 it was paused are skipped); a one-shot whose time passed becomes missed and waits for 'drydock jobs run'.
 
-${ID_HELP}`,
+${JSON_HELP}`,
       options: { ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {
@@ -333,7 +326,7 @@ the job.
 beside): fired (with its run), coalesced into a later fire's run, or missed (a range, while the daemon
 was down).
 
-${ID_HELP}`,
+${JSON_HELP}`,
       options: { ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {

@@ -1,5 +1,5 @@
 import type { PlanJson } from '../../http/contract/index.js';
-import { idPath, jsonOption, out, printedJson, type Subcommand } from './common.js';
+import { idPath, JSON_HELP, jsonOption, out, printedJson, type Subcommand } from './common.js';
 
 // drydock plans deliver ID: POST /v1/plans/:id/deliver.
 
@@ -9,7 +9,7 @@ export const deliverCommand: Subcommand = {
 GitHub repository, opens the pull request (steps done before are not repeated). For a failed delivery, one
 that waits for its next try, or an executed plan whose delivery was off. Follow it with drydock plans show ID.
 
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
   options: { ...jsonOption },
   positionals: ['ID'],
   async run({ client, values, args }) {

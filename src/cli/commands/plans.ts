@@ -18,6 +18,7 @@ import {
   firstLine,
   type Group,
   idPath,
+  JSON_HELP,
   jsonOption,
   limitFilter,
   listCommand,
@@ -26,6 +27,7 @@ import {
   printedJson,
   required,
   runGroup,
+  showCommand,
   str,
   table,
   when,
@@ -287,19 +289,12 @@ first line of the plan.`,
       },
     }),
 
-    show: {
-      synopsis: 'ID [--json]',
-      help: `Shows one plan: its fields, the decisions on it, its runs, where it came from (job, trigger or pull
+    show: showCommand<PlanDetailJson>({
+      about: `Shows one plan: its fields, the decisions on it, its runs, where it came from (job, trigger or pull
 request, and the prompt), the changes since the previous round, the files the agent read and searched, the
-questions it asked and their answers, what planning cost, and the plan text.
-
-  --json                print the API's JSON body`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('GET', `/v1/plans/${idPath(args[0]!)}`);
-        if (printedJson(values, res.text)) return;
-        const p = res.body as PlanDetailJson;
+questions it asked and their answers, what planning cost, and the plan text.`,
+      path: (id) => `/v1/plans/${idPath(id)}`,
+      print(p) {
         const now = Date.now();
         const sections = [
           fields([
@@ -351,7 +346,7 @@ questions it asked and their answers, what planning cost, and the plan text.
         ];
         out(sections.join('\n\n'));
       },
-    },
+    }),
 
     approve: {
       synopsis: 'ID [--sha256 S] [--comment C] [--json]',
@@ -359,7 +354,7 @@ questions it asked and their answers, what planning cost, and the plan text.
 
   --sha256 S            refuse unless the plan is still exactly this text (its sha256, as shown)
   --comment C           a comment recorded with the approval
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: { sha256: { type: 'string' }, comment: { type: 'string' }, ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {
@@ -376,7 +371,7 @@ questions it asked and their answers, what planning cost, and the plan text.
       help: `Rejects a pending plan; nothing is executed.
 
   --comment C           why (required)
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: { comment: { type: 'string' }, ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {
@@ -392,7 +387,7 @@ questions it asked and their answers, what planning cost, and the plan text.
 
   --feedback F          what to change (required)
   --sha256 S            refuse unless the plan is still exactly this text
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: { feedback: { type: 'string' }, sha256: { type: 'string' }, ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {

@@ -6,6 +6,7 @@ import {
   clean,
   type Group,
   idPath,
+  JSON_HELP,
   jsonOption,
   limitFilter,
   listCommand,
@@ -15,6 +16,7 @@ import {
   RemoteUsageError,
   relative,
   runGroup,
+  showCommand,
   strs,
 } from './common.js';
 
@@ -142,18 +144,11 @@ export const questionsGroup: Group = {
       },
     }),
 
-    show: {
-      synopsis: 'ID [--json]',
-      help: `Shows one question request: its questions, options, status and answers.
-
-  --json                print the API's JSON body`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('GET', `/v1/questions/${idPath(args[0]!)}`);
-        if (!printedJson(values, res.text)) out(render(res.body as QuestionJson, Date.now()));
-      },
-    },
+    show: showCommand<QuestionJson>({
+      about: 'Shows one question request: its questions, options, status and answers.',
+      path: (id) => `/v1/questions/${idPath(id)}`,
+      print: (q) => out(render(q, Date.now())),
+    }),
 
     answer: {
       synopsis: 'ID --answer "Question=Label" [--answer ...] [--json]',
@@ -163,7 +158,7 @@ export const questionsGroup: Group = {
                         LABEL is one of the options or an answer in your own words;
                         for a multiSelect question give several labels separated by |, e.g. "Tests=Unit|E2E",
                         and at most one answer of your own among them
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: { answer: { type: 'string', multiple: true }, ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {

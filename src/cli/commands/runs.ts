@@ -10,12 +10,14 @@ import {
   flag,
   type Group,
   idPath,
+  JSON_HELP,
   jsonOption,
   limitFilter,
   listCommand,
   out,
   printedJson,
   runGroup,
+  showCommand,
   table,
   when,
 } from './common.js';
@@ -61,17 +63,10 @@ export const runsGroup: Group = {
       },
     }),
 
-    show: {
-      synopsis: 'ID [--json]',
-      help: `Shows one run: status, phase, model, turns, tokens, cost, timing, error, plan and result.
-
-  --json                print the API's JSON body`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('GET', `/v1/runs/${idPath(args[0]!)}`);
-        if (printedJson(values, res.text)) return;
-        const r = res.body as RunDetailJson;
+    show: showCommand<RunDetailJson>({
+      about: `Shows one run: status, phase, model, turns, tokens, cost, timing, error, plan and result.`,
+      path: (id) => `/v1/runs/${idPath(id)}`,
+      print(r) {
         const now = Date.now();
         const usage = Object.entries(r.usage ?? {})
           .map(([k, v]) => `${k.replace(/_tokens$/, '')} ${v}`)
@@ -110,13 +105,13 @@ export const runsGroup: Group = {
           ])}${r.diff_stat ? `\n\ndiff:\n${clean(r.diff_stat).trimEnd()}` : ''}\n\nprompt:\n${clean(r.prompt).trimEnd()}`,
         );
       },
-    },
+    }),
 
     cancel: {
       synopsis: 'ID [--json]',
       help: `Cancels a queued, running or waiting run (409 when it already ended).
 
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: { ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {
@@ -138,7 +133,7 @@ standard error. On a terminal control characters are left out; piped, the text i
 removed by retention, not a git workspace), 0 for a diff or an execution that changed nothing.
 
   --stat                print the changed files with their +/- counts instead of the text
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: { stat: { type: 'boolean' }, ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {

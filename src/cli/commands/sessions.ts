@@ -9,6 +9,7 @@ import {
   flag,
   type Group,
   idPath,
+  JSON_HELP,
   jsonOption,
   limitFilter,
   listCommand,
@@ -18,6 +19,7 @@ import {
   printedJson,
   RemoteUsageError,
   runGroup,
+  showCommand,
   str,
   type Values,
   when,
@@ -93,17 +95,10 @@ export const sessionsGroup: Group = {
       },
     }),
 
-    show: {
-      synopsis: 'ID [--json]',
-      help: `Shows one session: name, status, workspace, owner, times and the defaults of its runs.
-
-  --json                print the API's JSON body`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('GET', `/v1/sessions/${idPath(args[0]!)}`);
-        if (printedJson(values, res.text)) return;
-        const s = res.body as SessionJson;
+    show: showCommand<SessionJson>({
+      about: `Shows one session: name, status, workspace, owner, times and the defaults of its runs.`,
+      path: (id) => `/v1/sessions/${idPath(id)}`,
+      print(s) {
         const now = Date.now();
         const defaults = defaultsSummary(s.defaults ?? {}).filter(([, v]) => v !== undefined);
         out(
@@ -120,7 +115,7 @@ export const sessionsGroup: Group = {
           }\n\njobs: drydock jobs list --session ${s.id}`,
         );
       },
-    },
+    }),
 
     create: {
       synopsis:
@@ -193,7 +188,7 @@ the session's runs; unset ones are the daemon's.
       synopsis: 'ID [--json]',
       help: `Closes a session: its cron jobs are deleted; its runs, plans and history stay.
 
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: { ...jsonOption },
       positionals: ['ID'],
       async run({ client, values, args }) {

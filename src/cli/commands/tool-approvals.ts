@@ -8,6 +8,7 @@ import {
   flag,
   type Group,
   idPath,
+  JSON_HELP,
   jsonOption,
   limitFilter,
   listCommand,
@@ -17,6 +18,7 @@ import {
   RemoteUsageError,
   relative,
   runGroup,
+  showCommand,
   str,
   when,
 } from './common.js';
@@ -57,17 +59,10 @@ export const toolApprovalsGroup: Group = {
       },
     }),
 
-    show: {
-      synopsis: 'ID [--json]',
-      help: `Shows one tool approval, with the call's full input.
-
-  --json                print the API's JSON body`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('GET', `/v1/tool-approvals/${idPath(args[0]!)}`);
-        if (printedJson(values, res.text)) return;
-        const a = res.body as ToolApprovalJson;
+    show: showCommand<ToolApprovalJson>({
+      about: `Shows one tool approval, with the call's full input.`,
+      path: (id) => `/v1/tool-approvals/${idPath(id)}`,
+      print(a) {
         const now = Date.now();
         out(
           `${fields([
@@ -85,7 +80,7 @@ export const toolApprovalsGroup: Group = {
           ])}\n\ninput:\n${clean(JSON.stringify(a.input, null, 2) ?? 'null')}`,
         );
       },
-    },
+    }),
 
     decide: {
       synopsis: 'ID --allow|--deny [--message M] [--json]',
@@ -94,7 +89,7 @@ export const toolApprovalsGroup: Group = {
   --allow               let the tool call run
   --deny                refuse it (the agent reads --message)
   --message M           a note recorded with the decision, shown to the agent
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: {
         allow: { type: 'boolean' },
         deny: { type: 'boolean' },

@@ -17,6 +17,7 @@ import {
   flag,
   type Group,
   idPath,
+  JSON_HELP,
   jsonOption,
   limitFilter,
   listCommand,
@@ -29,6 +30,7 @@ import {
   printListing,
   RemoteUsageError,
   runGroup,
+  showCommand,
   str,
   strs,
   type Values,
@@ -172,7 +174,7 @@ export const triggersGroup: Group = {
       synopsis: '[--json]',
       help: `Lists triggers: id, kind, name, enabled, events, hourly cap and age.
 
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: { ...jsonOption },
       positionals: [],
       async run({ client, values }) {
@@ -193,17 +195,10 @@ export const triggersGroup: Group = {
       },
     },
 
-    show: {
-      synopsis: 'ID [--json]',
-      help: `Shows one trigger: kind, events, filters, workspace, run options, cap and its prompt template.
-
-  --json                print the API's JSON body`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('GET', `/v1/triggers/${idPath(args[0]!)}`);
-        if (printedJson(values, res.text)) return;
-        const t = res.body as TriggerWithTokenJson;
+    show: showCommand<TriggerWithTokenJson>({
+      about: `Shows one trigger: kind, events, filters, workspace, run options, cap and its prompt template.`,
+      path: (id) => `/v1/triggers/${idPath(id)}`,
+      print(t) {
         const now = Date.now();
         const f = t.filters ?? {};
         out(
@@ -233,7 +228,7 @@ export const triggersGroup: Group = {
           ])}${t.schedule ? `\n\nnext fires:\n${scheduleTimes(t)}` : ''}\n\nprompt:\n${clean(t.prompt).trimEnd()}${t.kind === 'schedule' ? `\n\nruns: drydock runs list --job ${t.schedule?.job_id ?? ''}` : `\n\ndeliveries: drydock triggers deliveries ${t.id}`}`,
         );
       },
-    },
+    }),
 
     create: {
       synopsis:
@@ -432,7 +427,7 @@ DRYDOCK_TOKEN. Prints the run: a new one, or the one an earlier fire with the sa
   --idempotency-key K   fire at most once for K: the same key again answers the same run
   --text TEXT           text passed to the run (at most 64 KB)
   --text-file F         the text from file F ("-" for standard input)
-  --json                print the API's JSON body`,
+${JSON_HELP}`,
       options: {
         'trigger-token': { type: 'string' },
         'idempotency-key': { type: 'string' },
