@@ -65,12 +65,10 @@ import {
   encodeCursor,
   type JobRow,
   type PlanRow,
-  type QuestionRow,
   type RunRow,
   type SessionRow,
   type SlotRow,
   type TokenRow,
-  type ToolApprovalRow,
   type ToolCallRow,
   type TriggerRow,
   toDecision,
@@ -113,6 +111,9 @@ export interface SqliteStoreOptions {
  * is kept so a networked store can stand in. Write transactions are IMMEDIATE so that two processes on
  * one file serialize instead of failing on lock upgrades.
  */
+/** The tables of a run's requests to a person, which share their columns for lookups. */
+type RequestTable = 'questions' | 'tool_approvals';
+
 export class SqliteStore implements Store {
   readonly db: Database.Database;
   private readonly migrations: Migration[];
@@ -775,28 +776,15 @@ export class SqliteStore implements Store {
   }
 
   async getQuestion(id: string): Promise<Question | null> {
-    const row = this.sql('SELECT * FROM questions WHERE id = ?').get(id) as QuestionRow | undefined;
-    return row ? toQuestion(row) : null;
+    return this.requestById('questions', toQuestion, id);
   }
 
   async findQuestion(runId: string, toolUseId: string): Promise<Question | null> {
-    const row = this.sql('SELECT * FROM questions WHERE run_id = ? AND tool_use_id = ?').get(
-      runId,
-      toolUseId,
-    ) as QuestionRow | undefined;
-    return row ? toQuestion(row) : null;
+    return this.requestByToolUse('questions', toQuestion, runId, toolUseId);
   }
 
   async listQuestions(f: { status?: QuestionStatus; runId?: string; limit: number }): Promise<Question[]> {
-    const { where, args } = equalities([
-      ['status', f.status],
-      ['run_id', f.runId],
-    ]);
-    const rows = this.sql(`SELECT * FROM questions ${whereSql(where)} ORDER BY created_at, id LIMIT ?`).all(
-      ...args,
-      f.limit,
-    ) as QuestionRow[];
-    return rows.map(toQuestion);
+    return this.listRequests('questions', toQuestion, f);
   }
 
   async answerQuestion(
@@ -824,10 +812,7 @@ export class SqliteStore implements Store {
   }
 
   async listExpiredQuestions(now: number, limit: number): Promise<Question[]> {
-    const rows = this.sql(
-      `SELECT * FROM questions WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
-    ).all(now, limit) as QuestionRow[];
-    return rows.map(toQuestion);
+    return this.expiredRequests('questions', toQuestion, now, limit);
   }
 
   // ---- plans
@@ -1027,16 +1012,11 @@ export class SqliteStore implements Store {
   }
 
   async getToolApproval(id: string): Promise<ToolApproval | null> {
-    const row = this.sql('SELECT * FROM tool_approvals WHERE id = ?').get(id) as ToolApprovalRow | undefined;
-    return row ? toToolApproval(row) : null;
+    return this.requestById('tool_approvals', toToolApproval, id);
   }
 
   async findToolApproval(runId: string, toolUseId: string): Promise<ToolApproval | null> {
-    const row = this.sql('SELECT * FROM tool_approvals WHERE run_id = ? AND tool_use_id = ?').get(
-      runId,
-      toolUseId,
-    ) as ToolApprovalRow | undefined;
-    return row ? toToolApproval(row) : null;
+    return this.requestByToolUse('tool_approvals', toToolApproval, runId, toolUseId);
   }
 
   async listToolApprovals(f: {
@@ -1044,14 +1024,7 @@ export class SqliteStore implements Store {
     runId?: string;
     limit: number;
   }): Promise<ToolApproval[]> {
-    const { where, args } = equalities([
-      ['status', f.status],
-      ['run_id', f.runId],
-    ]);
-    const rows = this.sql(
-      `SELECT * FROM tool_approvals ${whereSql(where)} ORDER BY created_at, id LIMIT ?`,
-    ).all(...args, f.limit) as ToolApprovalRow[];
-    return rows.map(toToolApproval);
+    return this.listRequests('tool_approvals', toToolApproval, f);
   }
 
   async resolveToolApproval(
@@ -1070,10 +1043,50 @@ export class SqliteStore implements Store {
   }
 
   async listExpiredToolApprovals(now: number, limit: number): Promise<ToolApproval[]> {
+    return this.expiredRequests('tool_approvals', toToolApproval, now, limit);
+  }
+
+  // ---- what questions and tool approvals share: both are a run's requests, answered or expiring
+
+  private requestById<R, T>(table: RequestTable, to: (row: R) => T, id: string): T | null {
+    const row = this.sql(`SELECT * FROM ${table} WHERE id = ?`).get(id) as R | undefined;
+    return row ? to(row) : null;
+  }
+
+  private requestByToolUse<R, T>(
+    table: RequestTable,
+    to: (row: R) => T,
+    runId: string,
+    toolUseId: string,
+  ): T | null {
+    const row = this.sql(`SELECT * FROM ${table} WHERE run_id = ? AND tool_use_id = ?`).get(
+      runId,
+      toolUseId,
+    ) as R | undefined;
+    return row ? to(row) : null;
+  }
+
+  private listRequests<R, T>(
+    table: RequestTable,
+    to: (row: R) => T,
+    f: { status?: string; runId?: string; limit: number },
+  ): T[] {
+    const { where, args } = equalities([
+      ['status', f.status],
+      ['run_id', f.runId],
+    ]);
+    const rows = this.sql(`SELECT * FROM ${table} ${whereSql(where)} ORDER BY created_at, id LIMIT ?`).all(
+      ...args,
+      f.limit,
+    ) as R[];
+    return rows.map(to);
+  }
+
+  private expiredRequests<R, T>(table: RequestTable, to: (row: R) => T, now: number, limit: number): T[] {
     const rows = this.sql(
-      `SELECT * FROM tool_approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
-    ).all(now, limit) as ToolApprovalRow[];
-    return rows.map(toToolApproval);
+      `SELECT * FROM ${table} WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
+    ).all(now, limit) as R[];
+    return rows.map(to);
   }
 
   // ---- the execute phase's call journal
