@@ -79,17 +79,8 @@ export class GithubApi {
   }
 
   async createComment(repository: string, number: number, body: string): Promise<{ id: number }> {
-    const { owner, repo } = split(repository);
-    const res = await this.call(`POST comment on ${repository}#${number}`, this.report, (signal) =>
-      this.octokit.rest.issues.createComment({
-        owner,
-        repo,
-        issue_number: number,
-        body,
-        request: { signal },
-      }),
-    );
-    return { id: res.data.id };
+    const { id } = await this.createCommentWithUrl(repository, number, body);
+    return { id };
   }
 
   async createStatus(

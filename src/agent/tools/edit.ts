@@ -1,7 +1,7 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { guard } from './fs-errors.js';
-import { parseInput } from './input.js';
+import { filePathProperty, parseInput } from './input.js';
 import type { ExecLimits } from './limits.js';
 import { formatBytes } from './text.js';
 import { errorResult, type ToolDefinition } from './types.js';
@@ -34,10 +34,7 @@ export const editTool: ToolDefinition = {
   input_schema: {
     type: 'object',
     properties: {
-      file_path: {
-        type: 'string',
-        description: 'Path of the file, relative to the workspace (an absolute path inside it works too).',
-      },
+      file_path: filePathProperty,
       old_string: { type: 'string', description: 'The text to replace, exactly as it appears in the file.' },
       new_string: {
         type: 'string',

@@ -31,3 +31,9 @@ export function parseInput<S extends z.ZodType>(
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, error: describeIssues(tool, result.error) };
 }
+
+/** The `file_path` property of the input schemas of the tools that take one file (Read, Write, Edit). */
+export const filePathProperty = {
+  type: 'string',
+  description: 'Path of the file, relative to the workspace (an absolute path inside it works too).',
+};

@@ -1,7 +1,7 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { describeFsError, guard } from './fs-errors.js';
-import { parseInput } from './input.js';
+import { filePathProperty, parseInput } from './input.js';
 import type { ToolLimits } from './limits.js';
 import { BINARY_SNIFF_BYTES, cutLine, formatBytes, looksBinary } from './text.js';
 import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
@@ -26,10 +26,7 @@ export const readTool: ToolDefinition = {
   input_schema: {
     type: 'object',
     properties: {
-      file_path: {
-        type: 'string',
-        description: 'Path of the file, relative to the workspace (an absolute path inside it works too).',
-      },
+      file_path: filePathProperty,
       offset: { type: 'number', description: 'Line number to start reading at (1 = the first line).' },
       limit: { type: 'number', description: 'How many lines to read.' },
       pages: {

@@ -4,7 +4,7 @@ import { lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { describeFsError, errorCode, guard } from './fs-errors.js';
-import { parseInput } from './input.js';
+import { filePathProperty, parseInput } from './input.js';
 import type { ExecLimits } from './limits.js';
 import { formatBytes } from './text.js';
 import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
@@ -31,10 +31,7 @@ export const writeTool: ToolDefinition = {
   input_schema: {
     type: 'object',
     properties: {
-      file_path: {
-        type: 'string',
-        description: 'Path of the file, relative to the workspace (an absolute path inside it works too).',
-      },
+      file_path: filePathProperty,
       content: { type: 'string', description: 'The complete new content of the file.' },
     },
     required: ['file_path', 'content'],
