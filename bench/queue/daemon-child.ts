@@ -1,7 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
 import { startDaemon } from '../../src/daemon.js';
+import type { Run } from '../../src/domain/types.js';
+import { silentLogger } from '../../src/logger.js';
+import { PlanLifecycle } from '../../src/plans/lifecycle.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
+import type { Store } from '../../src/store/store.js';
 import { countingLogger } from '../shared/logger.js';
 import { childParams, cpuMs, fail, maxRssBytes, onOrders, report } from './child-io.js';
 import type { DaemonParams, DaemonUsage } from './protocol.js';
@@ -10,7 +15,10 @@ import type { DaemonParams, DaemonUsage } from './protocol.js';
 // directory, a free loopback port and the real clock. Two things are not the defaults:
 //   - the executor: a no-op that completes every run at once (startDaemon's `executor` option), so the
 //     execute runs that approvals start pass through the real queue and store without an agent or a model
-//     and cannot pile up work that skews the figures;
+//     and cannot pile up work that skews the figures. For an execute run it keeps the plan's books as the
+//     execute phase does (PlanLifecycle.startExecution, then finishExecution once the "work" is done), so
+//     the plan ends `executed`; a run that completed without recording its plan's result would rightly
+//     have its plan failed by the daemon (PlanExecutions);
 //   - the model client points at a closed local port (127.0.0.1:9); with that executor it is never called.
 // The logger is pino at info, as in production, counting lines instead of writing them (warnings and
 // errors go to stderr). The parent asks for CPU / run counters around each phase and stops it at the end.
@@ -18,10 +26,32 @@ import type { DaemonParams, DaemonUsage } from './protocol.js';
 const p = childParams<DaemonParams>();
 
 let executed = 0;
+/** The daemon's store, once startDaemon has opened it; the executor records plan results through it. */
+let resolveStore: (store: Store) => void = () => {};
+const daemonStore = new Promise<Store>((resolve) => {
+  resolveStore = resolve;
+});
+let lifecycle: Promise<PlanLifecycle> | null = null;
+
+/** What the execute phase records around its work (src/agent/execute-phase.ts open / finish), no more. */
+async function recordExecution(run: Run): Promise<string | null> {
+  if (!run.executesPlanId) return null;
+  lifecycle ??= daemonStore.then(
+    (store) => new PlanLifecycle({ store, clock: systemClock, logger: silentLogger() }),
+  );
+  const plans = await lifecycle;
+  if (!(await plans.startExecution(run.executesPlanId))) {
+    return `plan ${run.executesPlanId} is not approved: nothing was executed`;
+  }
+  await plans.finishExecution(run.executesPlanId);
+  return null;
+}
+
 const noop: RunExecutor = {
-  async execute() {
+  async execute(run) {
     executed += 1;
-    return { status: 'completed' };
+    const refused = await recordExecution(run);
+    return refused ? { status: 'failed', error: refused } : { status: 'completed' };
   },
 };
 
@@ -41,6 +71,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const daemon = await startDaemon({ config, logger, model, executor: noop, announce: () => {} });
   const startMs = performance.now() - t0;
+  resolveStore(daemon.store);
 
   const usage = (): DaemonUsage => ({
     type: 'usage',

@@ -19,7 +19,8 @@ import type { Loop, PoolPlan, Pools, StoreParams, StoreReport } from './protocol
 //   - bare Store.decidePlan with the approve rule, one distinct pending plan per call;
 //   - PlanDecisions.decide(id, 'approve'): what the approve handler runs (expiry sweep, plan/session/run
 //     reads, the git HEAD check, decidePlan, the plan_decided event), with a queue that only collects.
-// The execute runs the approvals made are then marked completed, so the daemon does not recover them.
+// The approvals' execute runs are then carried out on paper as the execute phase would (plan executing, then
+// executed, run completed), so the daemon starts on a store it has nothing to recover or reconcile in.
 
 const p = childParams<StoreParams>();
 const pools = JSON.parse(readFileSync(p.poolsFile, 'utf8')) as Pools;
@@ -95,13 +96,14 @@ async function main(): Promise<StoreReport> {
   );
 
   const queue = { submit: () => {} } as unknown as RunQueue;
+  const lifecycle = new PlanLifecycle({ store, clock: systemClock, logger: silentLogger() });
   const decisions = new PlanDecisions({
     store,
     clock: systemClock,
     logger: silentLogger(),
     events: new RunEvents(store, systemClock),
     queue,
-    lifecycle: new PlanLifecycle({ store, clock: systemClock, logger: silentLogger() }),
+    lifecycle,
   });
   const service = await loop(
     p.seconds,
@@ -112,9 +114,15 @@ async function main(): Promise<StoreReport> {
     pools.service.length,
   );
 
-  // As if executed: the daemon's recovery would otherwise pick these up while HTTP is being measured.
+  // As if executed, with the books the execute phase keeps: left queued, the daemon's recovery would run
+  // them while HTTP is measured; completed with the plan still approved, its start-up reconcile would
+  // rightly fail the plan (an approved plan whose execute run has ended).
   const now = Date.now();
   for (const run of executeRuns) {
+    const planId = run.executesPlanId!;
+    if (!(await lifecycle.startExecution(planId))) throw new Error(`plan ${planId} did not start executing`);
+    if (!(await lifecycle.finishExecution(planId)))
+      throw new Error(`plan ${planId} was not recorded executed`);
     await store.transitionRun(run.id, ['queued'], 'completed', { startedAt: now, finishedAt: now });
   }
   await store.close();
