@@ -390,7 +390,7 @@ async function main(opts: BenchOptions): Promise<number> {
     }
     if (st0) {
       out.push(
-        `Store.expirePlans' UPDATE, which GET /v1/plans and every decision run first: ${st0.expirePlan}`,
+        `Store.expirePlans' UPDATE, which the scheduler tick's expiry sweep runs: ${st0.expirePlan}`,
       );
       if (st0.expirePlanIndexed) out.push(`  with the what-if index: ${st0.expirePlanIndexed}`);
       out.push(

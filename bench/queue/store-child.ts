@@ -14,7 +14,7 @@ import type { Loop, PoolPlan, Pools, StoreParams, StoreReport } from './protocol
 // Child: the baselines, in-process on the seeded file while no daemon has it open. Each call is timed
 // on its own (performance.now() around the awaited call):
 //   - bare Store.listPlans of the first pending page of 50, as GET /v1/plans asks for it;
-//   - what the GET handler asks of the store: expirePlans(now) and then that listPlans;
+//   - the expiry sweep's expirePlans(now) (the scheduler tick runs it), then that listPlans;
 //   - the same with a what-if partial index on pending plans' expires_at, created here and dropped again;
 //   - bare Store.decidePlan with the approve rule, one distinct pending plan per call;
 //   - PlanDecisions.decide(id, 'approve'): what the approve handler runs (expiry sweep, plan/session/run
