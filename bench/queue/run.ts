@@ -389,9 +389,7 @@ async function main(opts: BenchOptions): Promise<number> {
       pass = false;
     }
     if (st0) {
-      out.push(
-        `Store.expirePlans' UPDATE, which the scheduler tick's expiry sweep runs: ${st0.expirePlan}`,
-      );
+      out.push(`Store.expirePlans' UPDATE, which the scheduler tick's expiry sweep runs: ${st0.expirePlan}`);
       if (st0.expirePlanIndexed) out.push(`  with the what-if index: ${st0.expirePlanIndexed}`);
       out.push(
         `  (${int(pending)} pending plans when the list was measured; first page held ${st0.pageItems} items)`,
