@@ -1,7 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/errors.js';
-import type { NewJobRequest } from '../../src/scheduler/jobs.js';
-import { type AdminWorld, adminWorld } from '../support/admin-services.js';
+import { type AdminWorld, adminWorld, job, refusal } from '../support/admin-services.js';
 
 // Jobs without HTTP: the rules the API's job routes answer with, called on the service directly.
 
@@ -10,26 +8,6 @@ afterEach(async () => {
   await w?.close();
   w = undefined;
 });
-
-const job = (over: Partial<NewJobRequest> = {}): NewJobRequest => ({
-  cron: '30 9 * * *',
-  timezone: 'UTC',
-  prompt: 'review the open pull requests',
-  recurring: true,
-  approximate: false,
-  options: {},
-  createdBy: 'ops',
-  ...over,
-});
-
-const refusal = async (p: Promise<unknown>) => {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DomainError);
-  return err as DomainError;
-};
 
 async function session(world: AdminWorld): Promise<string> {
   const s = await world.services.sessions.create({ workspace: world.workspace, owner: 'ops', defaults: {} });

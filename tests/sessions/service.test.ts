@@ -1,7 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/errors.js';
-import type { NewJobRequest } from '../../src/scheduler/jobs.js';
-import { type AdminWorld, adminWorld } from '../support/admin-services.js';
+import { type AdminWorld, adminWorld, job, refusal } from '../support/admin-services.js';
 
 // Sessions without HTTP: created, read and closed through the service the API calls.
 
@@ -12,26 +10,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await w.close();
 });
-
-const job = (over: Partial<NewJobRequest> = {}): NewJobRequest => ({
-  cron: '30 9 * * *',
-  timezone: 'UTC',
-  prompt: 'review the open pull requests',
-  recurring: true,
-  approximate: false,
-  options: {},
-  createdBy: 'ops',
-  ...over,
-});
-
-const refusal = async (p: Promise<unknown>) => {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DomainError);
-  return err as DomainError;
-};
 
 describe('Sessions', () => {
   it('creates an open session named after its id unless named, and reads it back', async () => {

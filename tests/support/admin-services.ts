@@ -1,8 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { expect } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
+import { DomainError } from '../../src/domain/errors.js';
 import type { Run } from '../../src/domain/types.js';
 import { silentLogger } from '../../src/logger.js';
+import type { NewJobRequest } from '../../src/scheduler/jobs.js';
 import { buildServices, type Services } from '../../src/services.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { FakeClock } from './fake-clock.js';
@@ -54,3 +57,25 @@ export async function adminWorld(patch: (c: Config) => void = () => {}): Promise
     },
   };
 }
+
+/** A daily job as the API would pass it to the jobs service, with `over` on top. */
+export const job = (over: Partial<NewJobRequest> = {}): NewJobRequest => ({
+  cron: '30 9 * * *',
+  timezone: 'UTC',
+  prompt: 'review the open pull requests',
+  recurring: true,
+  approximate: false,
+  options: {},
+  createdBy: 'ops',
+  ...over,
+});
+
+/** The DomainError a refused call rejects with (fails the test when it resolves or rejects otherwise). */
+export const refusal = async (p: Promise<unknown>) => {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DomainError);
+  return err as DomainError;
+};

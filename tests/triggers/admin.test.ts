@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/domain/errors.js';
 import type { NewTriggerRequest } from '../../src/triggers/admin.js';
 import { parseTriggerToken, secretMatches } from '../../src/triggers/tokens.js';
-import { type AdminWorld, adminWorld } from '../support/admin-services.js';
+import { type AdminWorld, adminWorld, refusal } from '../support/admin-services.js';
 
 // Trigger administration without HTTP: tokens, and the job a scheduled trigger owns following its trigger.
 
@@ -26,15 +25,6 @@ const request = (over: Partial<NewTriggerRequest> = {}): NewTriggerRequest => ({
   createdBy: 'ops',
   ...over,
 });
-
-const refusal = async (p: Promise<unknown>) => {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DomainError);
-  return err as DomainError;
-};
 
 /** Whether `token` authenticates the stored trigger `id`, as the fire route checks it. */
 async function authenticates(token: string, id: string): Promise<boolean> {
