@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/logger.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
 import type { Scheduler } from '../../src/scheduler/loop.js';
 import { appDeps, createApp } from '../../src/server.js';
-import { buildServices } from '../../src/services.js';
+import { buildServices, type Services } from '../../src/services.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { FakeClock } from './fake-clock.js';
 
@@ -49,6 +49,8 @@ export interface Harness {
   config: Config;
   clock: FakeClock;
   store: SqliteStore;
+  /** The daemon's services, built through the composition root and not started. */
+  services: Services;
   scheduler: Scheduler;
   app: Hono<Env>;
   runs: Run[];
@@ -117,6 +119,7 @@ export async function createHarness(
     config,
     clock,
     store,
+    services,
     scheduler,
     app,
     runs,
