@@ -44,7 +44,8 @@ commands:
       --config FILE
   gc                    remove executions' worktrees (and their local drydock/<plan> branches) and pull
                         request checkouts settled longer than retention.worktree_ttl_ms ago; never one
-                        a run can still use (the daemon also does this every retention.interval_ms)
+                        a run can still use (the daemon also does this a minute after it starts, then
+                        every retention.interval_ms)
       --dry-run           only list what would be removed
       --config FILE, --data-dir DIR
 
