@@ -235,7 +235,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   });
   const cron = scheduler;
   // --- Administration of sessions, jobs and triggers: they wake the cron loop when a schedule changes.
-  const sessions = new Sessions({ store, clock, scheduler: cron });
+  const sessions = new Sessions({ store, clock, config, scheduler: cron });
   const jobs = new Jobs({ store, clock, config, scheduler: cron, submitRun });
   const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler: cron });
 

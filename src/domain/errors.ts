@@ -24,8 +24,18 @@ export const ERROR_CODES = [
   'not_pending',
   /** Answers that do not fit the question asked. */
   'invalid_answers',
-  /** A cron expression or time zone the scheduler cannot use. */
+  /** A cron expression the scheduler cannot use. */
   'invalid_cron',
+  /** A request whose parts do not fit together (fields that belong to another kind of trigger, ...). */
+  'invalid_request',
+  /** A prompt naming placeholders that nothing fills. */
+  'invalid_prompt',
+  /** A workspace that is not an absolute path to an existing directory. */
+  'invalid_workspace',
+  /** A schedule's time zone that is not an IANA zone. */
+  'invalid_timezone',
+  /** A model that is retired or has no price. */
+  'invalid_model',
   /** A page cursor this server did not issue. */
   'bad_cursor',
   /** A trigger that reached its hourly cap of runs. */

@@ -1,10 +1,13 @@
+import { DomainError } from './errors.js';
+
 /**
  * Time zone names as the caller spelled them, in canonical capitalisation.
  *
  * Node 20's ICU canonicalizes to old CLDR ids: resolvedOptions().timeZone turns `Europe/Kyiv` into
  * `Europe/Kiev` and `Asia/Kolkata` into `Asia/Calcutta`, and Intl.supportedValuesOf('timeZone') lists
  * only those old ids. A job keeps the name its caller chose (the current IANA one, usually), with only
- * its letter case corrected. Pure and side-effect free; config may call it too (it imports nothing).
+ * its letter case corrected. Pure and side-effect free; config may call it too (it imports only the
+ * domain's error).
  */
 
 /**
@@ -244,3 +247,19 @@ export function isValidTimezone(tz: string): boolean {
   }
 }
 const validZones = new Set<string>();
+
+/**
+ * A schedule's time zone as the caller spelled it, letter case corrected ("europe/kyiv" becomes
+ * "Europe/Kyiv"), never the runtime's older alias (Node 20 resolves "Europe/Kyiv" to "Europe/Kiev");
+ * invalid_timezone when there is no such zone.
+ */
+export function scheduleZone(requested: string): string {
+  const zone = canonicalZone(requested);
+  if (zone === null) {
+    throw new DomainError(
+      'invalid_timezone',
+      `timezone: unknown IANA time zone "${requested}" (expected e.g. "Europe/Berlin" or "UTC")`,
+    );
+  }
+  return zone;
+}

@@ -36,6 +36,11 @@ export const API_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   not_pending: 409,
   invalid_answers: 422,
   invalid_cron: 422,
+  invalid_request: 422,
+  invalid_prompt: 422,
+  invalid_workspace: 422,
+  invalid_timezone: 422,
+  invalid_model: 422,
   bad_cursor: 400,
   capped: 429,
 };

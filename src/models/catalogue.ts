@@ -1,5 +1,12 @@
+import { DomainError } from '../domain/errors.js';
 import { fromLegacyThinking } from '../domain/thinking.js';
-import { EFFORTS, type Effort, type ThinkingOption, type ThinkingType } from '../domain/types.js';
+import {
+  EFFORTS,
+  type Effort,
+  type RunDefaults,
+  type ThinkingOption,
+  type ThinkingType,
+} from '../domain/types.js';
 
 // The model catalogue: what each Claude model accepts and what it costs. The Messages API answers 400 to
 // a request that uses a setting the named model does not take, so every request drydock sends is shaped
@@ -355,6 +362,15 @@ export function modelProblems(config: ModelConfig, id: string): { errors: string
     );
   }
   return { errors, warnings };
+}
+
+/** Run options as a person submitted them; invalid_model when they name a retired model or one with no price. */
+export function checkedRunOptions(config: ModelConfig, options: RunDefaults | undefined): RunDefaults {
+  if (options?.model !== undefined) {
+    const [problem] = modelProblems(config, options.model).errors;
+    if (problem) throw new DomainError('invalid_model', problem);
+  }
+  return options ?? {};
 }
 
 export const DEFAULT_THINKING_BUDGET = 4096;

@@ -2,7 +2,9 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import type { CronJob, Run, SlotRecord } from '../domain/types.js';
+import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
+import { checkedRunOptions } from '../models/catalogue.js';
 import type { Store } from '../store/store.js';
 import { oneShotPassed, specOf } from './decide.js';
 import { nextFire } from './next-fire.js';
@@ -21,11 +23,17 @@ export interface JobsDeps {
   submitRun: (run: Run) => void;
 }
 
-/** A job as requested, already checked as input: its time zone canonical, its options allowed. */
+/**
+ * A job as requested: its time zone (default: the configured one) is made canonical (invalid_timezone when
+ * there is none such), its options are checked against the model catalogue (invalid_model).
+ */
 export type NewJobRequest = Pick<
   JobRequest,
-  'cron' | 'timezone' | 'prompt' | 'recurring' | 'approximate' | 'options' | 'createdBy'
->;
+  'cron' | 'prompt' | 'recurring' | 'approximate' | 'createdBy'
+> & {
+  timezone?: string | undefined;
+  options?: JobRequest['options'] | undefined;
+};
 
 const notFound = (id: string) => new DomainError('not_found', `job ${id} not found`);
 
@@ -57,9 +65,11 @@ export class Jobs {
    */
   async create(sessionId: string, req: NewJobRequest): Promise<CronJob> {
     const { store, clock, config } = this.deps;
+    const timezone = scheduleZone(req.timezone ?? config.timezone);
+    const options = checkedRunOptions(config, req.options);
     if (!(await store.getSession(sessionId)))
       throw new DomainError('not_found', `session ${sessionId} not found`);
-    const job = planJob({ id: newId('job'), sessionId, ...req }, clock.now(), config);
+    const job = planJob({ id: newId('job'), sessionId, ...req, timezone, options }, clock.now(), config);
     const created = await store.createJob(job, config.scheduler.max_jobs_per_session);
     this.deps.scheduler.kick();
     return created;

@@ -1,8 +1,11 @@
 import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import type { RunDefaults, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
+import { checkedRunOptions } from '../models/catalogue.js';
 import type { Store } from '../store/store.js';
+import { workspaceDir } from '../workspace/dir.js';
 
 // A session is a workspace someone works in: its runs share it, its jobs fire into it. Created by a person;
 // closed by a person, which ends its jobs. A schedule trigger's session (scope `schedule:<trigger id>`) is the
@@ -11,17 +14,20 @@ import type { Store } from '../store/store.js';
 export interface SessionsDeps {
   store: Store;
   clock: Clock;
+  config: Config;
   /** The scheduler loop, woken when closing a session deleted its jobs. */
   scheduler: { kick(): void };
 }
 
-/** A session as requested, already checked as input: the workspace an existing absolute directory. */
+/** A session as requested. */
 export interface NewSessionRequest {
   /** Default: the session's id. */
   name?: string | undefined;
+  /** An absolute path to an existing directory (invalid_workspace otherwise). */
   workspace: string;
   owner: string;
-  defaults: RunDefaults;
+  /** Checked against the model catalogue (invalid_model). */
+  defaults?: RunDefaults | undefined;
 }
 
 /** A closed session and how many jobs closing it deleted. */
@@ -36,13 +42,15 @@ export class Sessions {
   constructor(private readonly deps: SessionsDeps) {}
 
   async create(req: NewSessionRequest): Promise<Session> {
+    const workspace = await workspaceDir(req.workspace);
+    const defaults = checkedRunOptions(this.deps.config, req.defaults);
     const id = newId('ses');
     return this.deps.store.createSession({
       id,
       name: req.name ?? id,
-      workspace: req.workspace,
+      workspace,
       owner: req.owner,
-      defaults: req.defaults,
+      defaults,
       createdAt: this.deps.clock.now(),
     });
   }

@@ -2,8 +2,11 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import type { CronJob, RunDefaults, Trigger, TriggerFilters } from '../domain/types.js';
+import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
+import { checkedRunOptions } from '../models/catalogue.js';
 import type { Store } from '../store/store.js';
+import { workspaceDir } from '../workspace/dir.js';
 import {
   planScheduleJob,
   type ScheduleDefinition,
@@ -11,12 +14,13 @@ import {
   scheduleScope,
   switchedSchedule,
 } from './schedule.js';
+import { TEMPLATE_FIELDS, unknownPlaceholders } from './template.js';
 import { issueTriggerToken } from './tokens.js';
 
 // Trigger administration: creating, changing and deleting triggers, their tokens, and the job a scheduled
-// trigger fires through (schedule.ts), which follows its trigger. Input arrives checked (prompt placeholders,
-// which fields fit which kind, the workspace an existing directory, the time zone canonical); what depends on
-// the stored records is decided here.
+// trigger fires through (schedule.ts), which follows its trigger. A request is checked here before anything is
+// written: its prompt's placeholders, which fields fit which kind, the workspace an existing directory, the
+// time zone canonical, the model allowed, the schedule usable.
 
 export interface TriggerAdminDeps {
   store: Store;
@@ -26,14 +30,20 @@ export interface TriggerAdminDeps {
   scheduler: { kick(): void };
 }
 
-/** A trigger as requested. `schedule` is for (and required by) kind `schedule`. */
-export type NewTriggerRequest = Pick<
-  Trigger,
-  'name' | 'kind' | 'events' | 'filters' | 'prompt' | 'workspace' | 'options' | 'enabled' | 'createdBy'
-> & {
+/** A trigger as requested. `cron` is required by kind `schedule`; cron, timezone and approximate are its alone. */
+export type NewTriggerRequest = Pick<Trigger, 'name' | 'kind' | 'prompt' | 'enabled' | 'createdBy'> & {
+  /** Required by kind `github`, refused by `schedule`. */
+  events?: string[] | undefined;
+  filters?: TriggerFilters | undefined;
+  /** Required by kinds `generic` and `schedule`: an absolute path to an existing directory. */
+  workspace?: string | null | undefined;
+  options?: RunDefaults | undefined;
   /** Default: github.trigger_hourly_cap. */
   hourlyCap?: number | undefined;
-  schedule?: ScheduleDefinition | undefined;
+  cron?: string | undefined;
+  /** Default: the configured time zone. */
+  timezone?: string | undefined;
+  approximate?: boolean | undefined;
 };
 
 /** Fields to change; undefined leaves a field as it is. */
@@ -80,17 +90,29 @@ export class TriggerAdmin {
    */
   async create(req: NewTriggerRequest): Promise<SavedTrigger> {
     const { store, clock, config } = this.deps;
+    checkPrompt(req.prompt);
+    checkKindFields(req);
+    const workspace = req.workspace ? await workspaceDir(req.workspace) : null;
+    const options = checkedRunOptions(config, req.options);
+    const schedule: ScheduleDefinition | null =
+      req.kind === 'schedule'
+        ? {
+            cron: req.cron ?? '',
+            timezone: scheduleZone(req.timezone ?? config.timezone),
+            approximate: req.approximate ?? false,
+          }
+        : null;
     const now = clock.now();
     const token = req.kind === 'generic' ? issueTriggerToken() : null;
     const trigger: Trigger = {
       id: newId('trg'),
       name: req.name,
       kind: req.kind,
-      events: req.events,
-      filters: req.filters,
+      events: req.events ?? [],
+      filters: req.filters ?? {},
       prompt: req.prompt,
-      workspace: req.workspace,
-      options: req.options,
+      workspace,
+      options,
       hourlyCap: req.hourlyCap ?? config.github.trigger_hourly_cap,
       tokenId: token?.tokenId ?? null,
       tokenHash: token?.tokenHash ?? null,
@@ -99,19 +121,17 @@ export class TriggerAdmin {
       createdAt: now,
       updatedAt: now,
     };
-    if (req.kind !== 'schedule')
+    if (!schedule || workspace === null) {
       return { trigger: await store.createTrigger(trigger), token: token?.token ?? null };
-    if (!req.schedule || req.workspace === null) {
-      throw new Error('TriggerAdmin.create: a schedule trigger needs its schedule and a workspace');
     }
     const sessionId = newId('ses');
-    const job = planScheduleJob(trigger, req.schedule, { sessionId }, now, config);
+    const job = planScheduleJob(trigger, schedule, { sessionId }, now, config);
     const created = await store.createScheduleTrigger({
       trigger,
       session: {
         id: sessionId,
         name: `schedule ${trigger.name}`,
-        workspace: req.workspace,
+        workspace,
         owner: scheduleRequester(trigger),
         defaults: {},
         scopeKey: scheduleScope(trigger.id),
@@ -123,26 +143,32 @@ export class TriggerAdmin {
   }
 
   /**
-   * Changes a trigger; a scheduled trigger's job follows (redefined, or paused and resumed with `enabled`).
-   * The caller has checked the change against the trigger's kind (which never changes).
+   * Changes a trigger (`current`, as the caller read it: its kind never changes); a scheduled trigger's job
+   * follows (redefined, or paused and resumed with `enabled`). The whole change is checked, the job's new
+   * schedule included, before anything is written.
    */
-  async update(id: string, change: TriggerChange): Promise<SavedTrigger> {
-    const { store, clock } = this.deps;
+  async update(current: Trigger, change: TriggerChange): Promise<SavedTrigger> {
+    const { store, clock, config } = this.deps;
+    checkChange(current, change);
+    const workspace = change.workspace !== undefined ? await workspaceDir(change.workspace) : undefined;
+    const options = change.options !== undefined ? checkedRunOptions(config, change.options) : undefined;
+    const timezone = change.timezone !== undefined ? scheduleZone(change.timezone) : undefined;
+    const follow = await this.followingJob(current, { ...change, workspace, options, timezone });
     const token = change.rotateToken ? issueTriggerToken() : null;
-    const updated = await store.updateTrigger(id, {
+    const updated = await store.updateTrigger(current.id, {
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(change.events !== undefined ? { events: change.events } : {}),
       ...(change.filters !== undefined ? { filters: change.filters } : {}),
       ...(change.prompt !== undefined ? { prompt: change.prompt } : {}),
-      ...(change.workspace !== undefined ? { workspace: change.workspace } : {}),
-      ...(change.options !== undefined ? { options: change.options } : {}),
+      ...(workspace !== undefined ? { workspace } : {}),
+      ...(options !== undefined ? { options } : {}),
       ...(change.hourlyCap !== undefined ? { hourlyCap: change.hourlyCap } : {}),
       ...(change.enabled !== undefined ? { enabled: change.enabled } : {}),
       ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),
       updatedAt: clock.now(),
     });
-    if (!updated) throw notFound(id);
-    if (updated.kind === 'schedule') await this.reschedule(updated, change);
+    if (!updated) throw notFound(current.id);
+    if (follow) await follow(updated);
     return { trigger: updated, token: token?.token ?? null };
   }
 
@@ -157,11 +183,18 @@ export class TriggerAdmin {
     }
   }
 
-  /** A scheduled trigger's job follows the trigger: its definition, and on or off. */
-  private async reschedule(t: Trigger, change: TriggerChange): Promise<void> {
+  /**
+   * How a scheduled trigger's job follows a change of the trigger (its definition, or on and off), planned
+   * now so that an unusable schedule (invalid_cron) is refused before the trigger is written; null when the
+   * job stays as it is.
+   */
+  private async followingJob(
+    current: Trigger,
+    change: TriggerChange,
+  ): Promise<((updated: Trigger) => Promise<void>) | null> {
     const { store, clock, config } = this.deps;
-    const job = await store.jobOfTrigger(t.id);
-    if (!job) return;
+    const job = current.kind === 'schedule' ? await store.jobOfTrigger(current.id) : null;
+    if (!job) return null;
     const now = clock.now();
     const redefine =
       change.cron !== undefined ||
@@ -171,7 +204,7 @@ export class TriggerAdmin {
       change.options !== undefined;
     if (redefine) {
       const next = planScheduleJob(
-        t,
+        { ...current, prompt: change.prompt ?? current.prompt, options: change.options ?? current.options },
         {
           cron: change.cron ?? job.cron,
           timezone: change.timezone ?? job.timezone,
@@ -181,13 +214,72 @@ export class TriggerAdmin {
         now,
         config,
       );
-      await store.redefineJob(next, t.enabled ? 'active' : 'paused');
-    } else if (change.enabled !== undefined && change.enabled !== (job.status !== 'paused')) {
-      const s = switchedSchedule(job, change.enabled, now, config);
-      await store.updateJobSchedule(job.id, s.status, s.next);
+      return async (updated) => {
+        await store.redefineJob(next, updated.enabled ? 'active' : 'paused');
+        this.deps.scheduler.kick();
+      };
     }
-    this.deps.scheduler.kick();
+    if (change.enabled === undefined || change.enabled === (job.status !== 'paused')) return null;
+    const s = switchedSchedule(job, change.enabled, now, config);
+    return async () => {
+      await store.updateJobSchedule(job.id, s.status, s.next);
+      this.deps.scheduler.kick();
+    };
   }
 }
 
+/** Which fields fit which kind of trigger, for a new one. */
+function checkKindFields(req: NewTriggerRequest): void {
+  if (req.kind === 'github' && !req.events?.length) {
+    throw invalidRequest('a github trigger needs events, e.g. ["pull_request.opened"]');
+  }
+  if (req.kind !== 'github' && !req.workspace) {
+    throw invalidRequest(`a ${req.kind} trigger needs a workspace directory`);
+  }
+  if (req.kind === 'schedule') {
+    if (!req.cron) throw invalidRequest('a schedule trigger needs cron, e.g. "0 3 * * *"');
+    if (req.events?.length || req.filters)
+      throw invalidRequest('a schedule trigger has no events or filters');
+    checkSchedulePrompt(req.prompt);
+  } else if (req.cron !== undefined || req.timezone !== undefined || req.approximate !== undefined) {
+    throw invalidRequest(SCHEDULE_FIELDS_ONLY);
+  }
+}
+
+/** Which fields of a change fit the trigger's kind (which never changes). */
+function checkChange(current: Trigger, change: TriggerChange): void {
+  if (change.prompt !== undefined) checkPrompt(change.prompt);
+  if (change.rotateToken && current.kind !== 'generic') {
+    throw invalidRequest('only generic triggers have a token');
+  }
+  const scheduleChange =
+    change.cron !== undefined || change.timezone !== undefined || change.approximate !== undefined;
+  if (scheduleChange && current.kind !== 'schedule') throw invalidRequest(SCHEDULE_FIELDS_ONLY);
+  if (current.kind === 'schedule' && change.prompt !== undefined) checkSchedulePrompt(change.prompt);
+}
+
+const SCHEDULE_FIELDS_ONLY = 'cron, timezone and approximate are for schedule triggers';
+
+/** A prompt names only placeholders an event fills. */
+function checkPrompt(prompt: string): void {
+  const unknown = unknownPlaceholders(prompt);
+  if (unknown.length) {
+    throw new DomainError(
+      'invalid_prompt',
+      `prompt names unknown placeholders ${unknown.map((u) => `{{${u}}}`).join(', ')}; available: ${TEMPLATE_FIELDS.map((f) => `{{${f}}}`).join(', ')} (titles, bodies and fired text are passed separately, as untrusted data)`,
+    );
+  }
+}
+
+/** A scheduled trigger's prompt is sent as written: there is no event to fill placeholders from. */
+function checkSchedulePrompt(prompt: string): void {
+  if (/\{\{\s*[\w.]+\s*\}\}/.test(prompt)) {
+    throw new DomainError(
+      'invalid_prompt',
+      'a schedule trigger has no event to fill {{placeholders}} from: its prompt is sent as written',
+    );
+  }
+}
+
+const invalidRequest = (message: string) => new DomainError('invalid_request', message);
 const notFound = (id: string) => new DomainError('not_found', `trigger ${id} not found`);

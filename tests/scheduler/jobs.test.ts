@@ -44,14 +44,14 @@ describe('Jobs', () => {
     const { trigger } = await triggerAdmin.create({
       name: 'nightly',
       kind: 'schedule',
-      events: [],
-      filters: {},
       prompt: 'review main',
       workspace: w.workspace,
       options: {},
       enabled: true,
       createdBy: 'ops',
-      schedule: { cron: '0 3 * * *', timezone: 'UTC', approximate: false },
+      cron: '0 3 * * *',
+      timezone: 'UTC',
+      approximate: false,
     });
     const owned = (await w.store.jobOfTrigger(trigger.id))!;
     for (const attempt of [

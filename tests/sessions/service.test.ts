@@ -55,14 +55,14 @@ describe('Sessions', () => {
     const { trigger } = await triggerAdmin.create({
       name: 'nightly',
       kind: 'schedule',
-      events: [],
-      filters: {},
       prompt: 'review main',
       workspace: w.workspace,
       options: {},
       enabled: true,
       createdBy: 'ops',
-      schedule: { cron: '0 3 * * *', timezone: 'UTC', approximate: false },
+      cron: '0 3 * * *',
+      timezone: 'UTC',
+      approximate: false,
     });
     const scheduled = (await w.store.jobOfTrigger(trigger.id))!;
     const err = await refusal(sessions.close(scheduled.sessionId));

@@ -16,9 +16,7 @@ afterEach(async () => {
 const request = (over: Partial<NewTriggerRequest> = {}): NewTriggerRequest => ({
   name: 'fire',
   kind: 'generic',
-  events: [],
-  filters: {},
-  prompt: 'look at {{text}}',
+  prompt: 'look at {{trigger}}',
   workspace: w.workspace,
   options: {},
   enabled: true,
@@ -42,11 +40,11 @@ describe('TriggerAdmin', () => {
     expect(JSON.stringify(await triggerAdmin.get(trigger.id))).not.toContain(token!.split('.')[1]);
     expect(await authenticates(token!, trigger.id)).toBe(true);
 
-    const renamed = await triggerAdmin.update(trigger.id, { name: 'renamed' });
+    const renamed = await triggerAdmin.update(trigger, { name: 'renamed' });
     expect(renamed).toMatchObject({ token: null, trigger: { name: 'renamed' } });
     expect(await authenticates(token!, trigger.id)).toBe(true);
 
-    const rotated = await triggerAdmin.update(trigger.id, { rotateToken: true });
+    const rotated = await triggerAdmin.update(trigger, { rotateToken: true });
     expect(rotated.token).toMatch(/^ddt_/);
     expect(await authenticates(rotated.token!, trigger.id)).toBe(true);
     expect(await authenticates(token!, trigger.id)).toBe(false);
@@ -66,7 +64,9 @@ describe('TriggerAdmin', () => {
       request({
         kind: 'schedule',
         prompt: 'review main',
-        schedule: { cron: '0 3 * * *', timezone: 'UTC', approximate: false },
+        cron: '0 3 * * *',
+        timezone: 'UTC',
+        approximate: false,
       }),
     );
     const job = (await triggerAdmin.jobOf(trigger))!;
@@ -78,26 +78,71 @@ describe('TriggerAdmin', () => {
     });
     expect((await w.store.getSession(job.sessionId))?.scopeKey).toBe(`schedule:${trigger.id}`);
 
-    await triggerAdmin.update(trigger.id, { enabled: false });
+    await triggerAdmin.update(trigger, { enabled: false });
     expect((await triggerAdmin.jobOf(trigger))?.status).toBe('paused');
-    await triggerAdmin.update(trigger.id, { enabled: true });
+    await triggerAdmin.update(trigger, { enabled: true });
     expect((await triggerAdmin.jobOf(trigger))?.status).toBe('active');
 
-    await triggerAdmin.update(trigger.id, { cron: '15 4 * * *', prompt: 'review main again' });
+    await triggerAdmin.update(trigger, { cron: '15 4 * * *', prompt: 'review main again' });
     expect(await triggerAdmin.jobOf(trigger)).toMatchObject({
       id: job.id,
       cron: '15 4 * * *',
       prompt: 'review main again',
       status: 'active',
     });
-    expect((await refusal(triggerAdmin.update(trigger.id, { cron: 'not a cron' }))).code).toBe(
+    // A change with an unusable schedule is refused whole: the name given with it is not written either.
+    expect((await refusal(triggerAdmin.update(trigger, { name: 'renamed', cron: 'not a cron' }))).code).toBe(
       'invalid_cron',
     );
+    expect((await triggerAdmin.get(trigger.id)).name).toBe(trigger.name);
+    expect((await triggerAdmin.jobOf(trigger))?.cron).toBe('15 4 * * *');
 
     await triggerAdmin.delete(trigger.id);
     expect(await w.store.getJob(job.id)).toBeNull();
     expect((await refusal(triggerAdmin.get(trigger.id))).code).toBe('not_found');
     expect((await refusal(triggerAdmin.delete(trigger.id))).code).toBe('not_found');
-    expect((await refusal(triggerAdmin.update(trigger.id, { name: 'x' }))).code).toBe('not_found');
+    expect((await refusal(triggerAdmin.update(trigger, { name: 'x' }))).code).toBe('not_found');
+  });
+
+  it('refuses a request that does not fit its kind, with nothing written', async () => {
+    const { triggerAdmin } = w.services;
+    const refused = async (over: Partial<NewTriggerRequest>) => {
+      const err = await refusal(triggerAdmin.create(request(over)));
+      return `${err.code}: ${err.message}`;
+    };
+    expect(await refused({ kind: 'github', events: [], workspace: null, prompt: 'review' })).toMatch(
+      /^invalid_request: a github trigger needs events/,
+    );
+    expect(await refused({ workspace: null })).toBe(
+      'invalid_request: a generic trigger needs a workspace directory',
+    );
+    expect(await refused({ kind: 'schedule', prompt: 'nightly' })).toMatch(
+      /^invalid_request: a schedule trigger needs cron/,
+    );
+    expect(await refused({ kind: 'schedule', prompt: 'nightly {{trigger}}', cron: '0 3 * * *' })).toMatch(
+      /^invalid_prompt: a schedule trigger has no event to fill/,
+    );
+    expect(await refused({ cron: '0 3 * * *' })).toBe(
+      'invalid_request: cron, timezone and approximate are for schedule triggers',
+    );
+    expect(await refused({ prompt: 'look at {{nothing}}' })).toMatch(
+      /^invalid_prompt: prompt names unknown placeholders \{\{nothing\}\}/,
+    );
+    expect(await refused({ workspace: 'relative/dir' })).toMatch(/^invalid_workspace: /);
+    expect(await refused({ workspace: `${w.workspace}/missing` })).toMatch(
+      /^invalid_workspace: workspace .* is not an existing directory$/,
+    );
+    expect(
+      await refused({ kind: 'schedule', prompt: 'n', cron: '0 3 * * *', timezone: 'Mars/Base' }),
+    ).toMatch(/^invalid_timezone: timezone: unknown IANA time zone "Mars\/Base"/);
+    expect(await w.store.listTriggers({})).toEqual([]);
+
+    const { trigger } = await triggerAdmin.create(request());
+    const change = async (c: Parameters<typeof triggerAdmin.update>[1]) =>
+      (await refusal(triggerAdmin.update(trigger, c))).code;
+    expect(await change({ name: 'x', cron: '0 3 * * *' })).toBe('invalid_request');
+    expect(await change({ name: 'x', workspace: 'relative' })).toBe('invalid_workspace');
+    expect(await change({ name: 'x', prompt: '{{nope}}' })).toBe('invalid_prompt');
+    expect((await triggerAdmin.get(trigger.id)).name).toBe('fire');
   });
 });

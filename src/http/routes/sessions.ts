@@ -1,21 +1,21 @@
 import { Hono } from 'hono';
 import { requires } from '../auth.js';
-import { jsonBody, query, runOptions, scheduleZone, workspaceDir } from '../body.js';
+import { jsonBody, query } from '../body.js';
 import { createJobSchema, createSessionSchema, listSessionsQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { presentJob, presentSession } from '../present.js';
 
 export function sessionRoutes(deps: AppDeps): Hono<Env> {
-  const { store, config, sessions, jobs } = deps;
+  const { store, sessions, jobs } = deps;
   const app = new Hono<Env>();
 
   app.post('/', requires('operate'), async (c) => {
     const body = await jsonBody(c, createSessionSchema);
     const session = await sessions.create({
       name: body.name,
-      workspace: await workspaceDir(body.workspace),
+      workspace: body.workspace,
       owner: c.get('identity').identity,
-      defaults: runOptions(config, body.defaults),
+      defaults: body.defaults,
     });
     return c.json(presentSession(session), 201);
   });
@@ -37,11 +37,11 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
     const body = await jsonBody(c, createJobSchema);
     const created = await jobs.create(c.req.param('id'), {
       cron: body.cron,
-      timezone: scheduleZone(body.timezone ?? config.timezone),
+      timezone: body.timezone,
       prompt: body.prompt,
       recurring: body.recurring,
       approximate: body.approximate,
-      options: runOptions(config, body.options),
+      options: body.options,
       createdBy: c.get('identity').identity,
     });
     return c.json(presentJob(created), 201);

@@ -1,10 +1,9 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { CronJob, Trigger } from '../../domain/types.js';
 import { upcomingSlots } from '../../scheduler/next-fire.js';
-import { TEMPLATE_FIELDS, unknownPlaceholders } from '../../triggers/template.js';
 import { parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
 import { requires } from '../auth.js';
-import { jsonBody, query, runOptions, scheduleZone, workspaceDir } from '../body.js';
+import { jsonBody, query } from '../body.js';
 import { bodyCap } from '../body-cap.js';
 import {
   createTriggerSchema,
@@ -54,80 +53,29 @@ export const presentTrigger = (t: Trigger, job?: CronJob | null): TriggerJson =>
     : {}),
 });
 
-/** A scheduled trigger's prompt is sent as written: there is no event to fill placeholders from. */
-function checkSchedulePrompt(prompt: string): void {
-  if (/\{\{\s*[\w.]+\s*\}\}/.test(prompt)) {
-    throw new HttpError(
-      422,
-      'invalid_prompt',
-      'a schedule trigger has no event to fill {{placeholders}} from: its prompt is sent as written',
-    );
-  }
-}
-
-function checkPrompt(prompt: string): void {
-  const unknown = unknownPlaceholders(prompt);
-  if (unknown.length) {
-    throw new HttpError(
-      422,
-      'invalid_prompt',
-      `prompt names unknown placeholders ${unknown.map((u) => `{{${u}}}`).join(', ')}; available: ${TEMPLATE_FIELDS.map((f) => `{{${f}}}`).join(', ')} (titles, bodies and fired text are passed separately, as untrusted data)`,
-    );
-  }
-}
-
 /** Trigger management, under the bearer-authenticated /v1 API. */
 export function triggerRoutes(deps: AppDeps): Hono<Env> {
-  const { store, config, triggerAdmin: admin } = deps;
+  const { store, triggerAdmin: admin } = deps;
   const app = new Hono<Env>();
 
   const present = async (t: Trigger) => presentTrigger(t, await admin.jobOf(t));
 
   app.post('/', requires('operate'), async (c) => {
     const body = await jsonBody(c, createTriggerSchema);
-    checkPrompt(body.prompt);
-    if (body.kind === 'github' && !body.events?.length) {
-      throw new HttpError(
-        422,
-        'invalid_request',
-        'a github trigger needs events, e.g. ["pull_request.opened"]',
-      );
-    }
-    if (body.kind !== 'github' && !body.workspace) {
-      throw new HttpError(422, 'invalid_request', `a ${body.kind} trigger needs a workspace directory`);
-    }
-    if (body.kind === 'schedule') {
-      if (!body.cron) {
-        throw new HttpError(422, 'invalid_request', 'a schedule trigger needs cron, e.g. "0 3 * * *"');
-      }
-      if (body.events?.length || body.filters) {
-        throw new HttpError(422, 'invalid_request', 'a schedule trigger has no events or filters');
-      }
-      checkSchedulePrompt(body.prompt);
-    } else if (body.cron !== undefined || body.timezone !== undefined || body.approximate !== undefined) {
-      throw new HttpError(422, 'invalid_request', 'cron, timezone and approximate are for schedule triggers');
-    }
-    const workspace = body.workspace ? await workspaceDir(body.workspace) : null;
-    const options = runOptions(config, body.options);
     const { trigger, token } = await admin.create({
       name: body.name,
       kind: body.kind,
-      events: body.events ?? [],
-      filters: body.filters ?? {},
+      events: body.events,
+      filters: body.filters,
       prompt: body.prompt,
-      workspace,
-      options,
+      workspace: body.workspace,
+      options: body.options,
       hourlyCap: body.hourly_cap,
       enabled: body.enabled ?? true,
       createdBy: c.get('identity').identity,
-      schedule:
-        body.kind === 'schedule'
-          ? {
-              cron: body.cron!,
-              timezone: scheduleZone(body.timezone ?? config.timezone),
-              approximate: body.approximate ?? false,
-            }
-          : undefined,
+      cron: body.cron,
+      timezone: body.timezone,
+      approximate: body.approximate,
     });
     // The token is shown this once; only its hash is kept.
     return c.json({ ...(await present(trigger)), ...(token ? { token } : {}) }, 201);
@@ -165,28 +113,18 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
     // A trigger's kind never changes: the change is checked against the one read here.
     const current = await admin.get(c.req.param('id'));
     const body = await jsonBody(c, patchTriggerSchema);
-    if (body.prompt !== undefined) checkPrompt(body.prompt);
-    if (body.rotate_token && current.kind !== 'generic') {
-      throw new HttpError(422, 'invalid_request', 'only generic triggers have a token');
-    }
-    const scheduleChange =
-      body.cron !== undefined || body.timezone !== undefined || body.approximate !== undefined;
-    if (scheduleChange && current.kind !== 'schedule') {
-      throw new HttpError(422, 'invalid_request', 'cron, timezone and approximate are for schedule triggers');
-    }
-    if (current.kind === 'schedule' && body.prompt !== undefined) checkSchedulePrompt(body.prompt);
-    const { trigger, token } = await admin.update(current.id, {
+    const { trigger, token } = await admin.update(current, {
       name: body.name,
       events: body.events,
       filters: body.filters,
       prompt: body.prompt,
-      workspace: body.workspace !== undefined ? await workspaceDir(body.workspace) : undefined,
-      options: body.options !== undefined ? runOptions(config, body.options) : undefined,
+      workspace: body.workspace,
+      options: body.options,
       hourlyCap: body.hourly_cap,
       enabled: body.enabled,
       rotateToken: body.rotate_token,
       cron: body.cron,
-      timezone: body.timezone !== undefined ? scheduleZone(body.timezone) : undefined,
+      timezone: body.timezone,
       approximate: body.approximate,
     });
     return c.json({ ...(await present(trigger)), ...(token ? { token } : {}) });
