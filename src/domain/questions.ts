@@ -33,36 +33,43 @@ const question = z
     options: z.array(option).min(MIN_OPTIONS).max(MAX_OPTIONS),
     multiSelect: z.boolean(),
   })
-  .superRefine((q, ctx) => {
-    const seen = new Set<string>();
-    q.options.forEach((o, i) => {
-      if (seen.has(o.label)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['options', i, 'label'],
-          message: `duplicate option label "${o.label}"`,
-        });
-      }
-      seen.add(o.label);
-    });
-  });
+  .superRefine((q, ctx) =>
+    refuseRepeats(
+      ctx,
+      q.options,
+      (o) => o.label,
+      ['options', 'label'],
+      (o) => `duplicate option label "${o.label}"`,
+    ),
+  );
 
 export const askUserQuestionInput = z
   .object({ questions: z.array(question).min(1).max(MAX_QUESTIONS) })
-  .superRefine((input, ctx) => {
-    // Answers come back keyed by question text, so the texts must tell the questions apart.
-    const seen = new Set<string>();
-    input.questions.forEach((q, i) => {
-      if (seen.has(q.question)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['questions', i, 'question'],
-          message: 'duplicate question text',
-        });
-      }
-      seen.add(q.question);
-    });
+  // Answers come back keyed by question text, so the texts must tell the questions apart.
+  .superRefine((input, ctx) =>
+    refuseRepeats(
+      ctx,
+      input.questions,
+      (q) => q.question,
+      ['questions', 'question'],
+      () => 'duplicate question text',
+    ),
+  );
+/** An issue at each item whose key an earlier item has already: at `[list, index, field]`. */
+function refuseRepeats<T>(
+  ctx: z.RefinementCtx,
+  items: readonly T[],
+  key: (item: T) => string,
+  [list, field]: [string, string],
+  message: (item: T) => string,
+): void {
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    if (seen.has(key(item))) ctx.addIssue({ code: 'custom', path: [list, i, field], message: message(item) });
+    seen.add(key(item));
   });
+}
+
 export type AskUserQuestionInput = z.infer<typeof askUserQuestionInput>;
 export type AskedQuestion = AskUserQuestionInput['questions'][number];
 

@@ -94,6 +94,17 @@ export interface Route {
   errors?: number[];
 }
 
+/** A decision on a plan: the three share their path, answer and refusals. */
+const decideRoute = (verb: string, summary: string, body: z.ZodType): Route => ({
+  method: 'post',
+  path: `/v1/plans/{id}/${verb}`,
+  summary,
+  auth: 'decide',
+  request: { body },
+  responses: { 200: json(decideResultSchema) },
+  errors: [400, 404, 409, 410, 422],
+});
+
 const json = (schema: z.ZodType, description = 'Success'): RouteResponse => ({
   description,
   contentType: 'application/json',
@@ -346,33 +357,9 @@ export const ROUTES: Route[] = [
     responses: { 200: json(planDetailSchema) },
     errors: [404],
   },
-  {
-    method: 'post',
-    path: '/v1/plans/{id}/approve',
-    summary: 'Approve a plan',
-    auth: 'decide',
-    request: { body: approveBody },
-    responses: { 200: json(decideResultSchema) },
-    errors: [400, 404, 409, 410, 422],
-  },
-  {
-    method: 'post',
-    path: '/v1/plans/{id}/reject',
-    summary: 'Reject a plan (comment required)',
-    auth: 'decide',
-    request: { body: rejectBody },
-    responses: { 200: json(decideResultSchema) },
-    errors: [400, 404, 409, 410, 422],
-  },
-  {
-    method: 'post',
-    path: '/v1/plans/{id}/revise',
-    summary: 'Ask for a revised plan',
-    auth: 'decide',
-    request: { body: reviseBody },
-    responses: { 200: json(decideResultSchema) },
-    errors: [400, 404, 409, 410, 422],
-  },
+  decideRoute('approve', 'Approve a plan', approveBody),
+  decideRoute('reject', 'Reject a plan (comment required)', rejectBody),
+  decideRoute('revise', 'Ask for a revised plan', reviseBody),
   {
     method: 'post',
     path: '/v1/plans/{id}/deliver',
