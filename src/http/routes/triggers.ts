@@ -1,4 +1,5 @@
 import { Hono, type MiddlewareHandler } from 'hono';
+import type { z } from 'zod';
 import type { CronJob, Trigger } from '../../domain/types.js';
 import { upcomingSlots } from '../../scheduler/next-fire.js';
 import { parseTriggerToken, secretMatches } from '../../triggers/tokens.js';
@@ -53,6 +54,19 @@ export const presentTrigger = (t: Trigger, job?: CronJob | null): TriggerJson =>
     : {}),
 });
 
+/** The fields a trigger's creation and change share, from the API's names to the service's. */
+const triggerFields = (body: z.output<typeof patchTriggerSchema>) => ({
+  name: body.name,
+  events: body.events,
+  filters: body.filters,
+  workspace: body.workspace,
+  options: body.options,
+  hourlyCap: body.hourly_cap,
+  cron: body.cron,
+  timezone: body.timezone,
+  approximate: body.approximate,
+});
+
 /** Trigger management, under the bearer-authenticated /v1 API. */
 export function triggerRoutes(deps: AppDeps): Hono<Env> {
   const { store, triggerAdmin: admin } = deps;
@@ -63,19 +77,12 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
   app.post('/', requires('operate'), async (c) => {
     const body = await jsonBody(c, createTriggerSchema);
     const { trigger, token } = await admin.create({
+      ...triggerFields(body),
       name: body.name,
       kind: body.kind,
-      events: body.events,
-      filters: body.filters,
       prompt: body.prompt,
-      workspace: body.workspace,
-      options: body.options,
-      hourlyCap: body.hourly_cap,
       enabled: body.enabled ?? true,
       createdBy: c.get('identity').identity,
-      cron: body.cron,
-      timezone: body.timezone,
-      approximate: body.approximate,
     });
     // The token is shown this once; only its hash is kept.
     return c.json({ ...(await present(trigger)), ...(token ? { token } : {}) }, 201);
@@ -114,18 +121,10 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
     const current = await admin.get(c.req.param('id'));
     const body = await jsonBody(c, patchTriggerSchema);
     const { trigger, token } = await admin.update(current, {
-      name: body.name,
-      events: body.events,
-      filters: body.filters,
+      ...triggerFields(body),
       prompt: body.prompt,
-      workspace: body.workspace,
-      options: body.options,
-      hourlyCap: body.hourly_cap,
       enabled: body.enabled,
       rotateToken: body.rotate_token,
-      cron: body.cron,
-      timezone: body.timezone,
-      approximate: body.approximate,
     });
     return c.json({ ...(await present(trigger)), ...(token ? { token } : {}) });
   });
