@@ -241,6 +241,16 @@ async function grep(ws: Workspace, args: GrepInput, limits: ToolLimits): Promise
 
   const contentLines: string[] = [];
   let contentEntries = 0;
+  /** Counts one content entry and keeps it when it lies in the page (offset, head_limit); false past the page. */
+  const addEntry = (entry: () => string): boolean => {
+    if (contentEntries >= offset + headLimit) {
+      headCut = true;
+      return false;
+    }
+    if (contentEntries >= offset) contentLines.push(entry());
+    contentEntries++;
+    return true;
+  };
   let matchedLines = 0;
   const files: { shown: string; count: number; mtimeMs: number }[] = [];
 
@@ -310,15 +320,11 @@ async function grep(ws: Workspace, args: GrepInput, limits: ToolLimits): Promise
       // -o: every matched part is an entry of its own, always with ':' (it is a match, never context).
       for (const i of found.matched) {
         for (const piece of found.pieces.get(i) ?? []) {
-          if (contentEntries >= offset + headLimit) {
-            headCut = true;
-            break search;
-          }
-          if (contentEntries >= offset) {
+          const added = addEntry(() => {
             const text = cutLine(piece, limits.maxLineChars, `${piece.length} characters`);
-            contentLines.push(lineNumbers ? `${file.shown}:${i + 1}:${text}` : `${file.shown}:${text}`);
-          }
-          contentEntries++;
+            return lineNumbers ? `${file.shown}:${i + 1}:${text}` : `${file.shown}:${text}`;
+          });
+          if (!added) break search;
         }
       }
       if (matchedLines >= maxMatches) {
@@ -340,19 +346,13 @@ async function grep(ws: Workspace, args: GrepInput, limits: ToolLimits): Promise
     for (const [from, to] of runs) {
       if ((before > 0 || after > 0) && contentLines.length > 0) contentLines.push('--');
       for (let i = from; i <= to; i++) {
-        if (contentEntries >= offset + headLimit) {
-          headCut = true;
-          break search;
-        }
-        if (contentEntries >= offset) {
+        const added = addEntry(() => {
           const line = found.lines[i]!;
           const sep = isMatch.has(i) ? ':' : '-';
           const text = cutLine(line, limits.maxLineChars, `${line.length} characters`);
-          contentLines.push(
-            lineNumbers ? `${file.shown}${sep}${i + 1}${sep}${text}` : `${file.shown}${sep}${text}`,
-          );
-        }
-        contentEntries++;
+          return lineNumbers ? `${file.shown}${sep}${i + 1}${sep}${text}` : `${file.shown}${sep}${text}`;
+        });
+        if (!added) break search;
       }
     }
     if (matchedLines >= maxMatches) {
