@@ -2,16 +2,10 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config/schema.js';
-import type { PlanRecorder } from '../domain/plan-status.js';
 import { planTitle } from '../domain/plan-title.js';
 import type { ConversationMessage, ExecuteMode, Plan, Run, Session, ToolApproval } from '../domain/types.js';
 import { newId } from '../ids.js';
-import type { Logger } from '../logger.js';
-import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
-import type { Store } from '../store/store.js';
 import { inGitRepository } from '../workspace/git.js';
 import {
   commitExecution,
@@ -20,8 +14,7 @@ import {
   StaleBaseError,
 } from '../workspace/worktree.js';
 import { effectiveMode } from './breaker.js';
-import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
-import { readOnlyTool } from './plan-phase.js';
+import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { processIdentity } from './processes.js';
 import {
   BASE_SYSTEM_PROMPT,
@@ -29,12 +22,19 @@ import {
   EXECUTE_DIRECTIVE,
   executeBrief,
   executeToolRefused,
-  repeatedToolUseId,
   sandboxUnavailable,
   TOOL_APPROVAL_TIMED_OUT,
   toolDenied,
 } from './prompt.js';
-import type { Confinement, Sandbox, SandboxStatus } from './sandbox.js';
+import type { Confinement, SandboxStatus } from './sandbox.js';
+import {
+  isReadOnly,
+  parkedCall,
+  readOnlyTool,
+  refuseCall,
+  refuseRepeatedId,
+  reportedCall,
+} from './tool-calls.js';
 import {
   autoAllowed,
   BACKGROUND_REFUSED,
@@ -45,24 +45,10 @@ import {
   runWrite,
   safeEnv,
 } from './tools/execute-tools.js';
-import type { ToolLimits } from './tools/limits.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
 
-const READ_ONLY = new Set(['Read', 'Glob', 'Grep']);
 const CHANGING = new Set(['Write', 'Edit', 'Bash']);
-
-interface ExecuteDeps {
-  store: Store;
-  clock: Clock;
-  config: Config;
-  logger: Logger;
-  events: RunEvents;
-  toolLimits: ToolLimits;
-  sandbox: Sandbox;
-  /** Moves the plan through its execution (the plan service). */
-  lifecycle: PlanRecorder;
-}
 
 /** sha256 of a tool input as canonical JSON (keys sorted), which an approval binds. */
 export function inputDigest(input: unknown): string {
@@ -102,7 +88,7 @@ export class ExecutePhase implements Phase {
   private readonly touched = new Set<string>();
 
   private constructor(
-    private readonly deps: ExecuteDeps,
+    private readonly deps: PhaseDeps,
     private readonly run: Run,
     private readonly plan: Plan,
     private readonly place: Place,
@@ -120,7 +106,7 @@ export class ExecutePhase implements Phase {
 
   /** Settles the mode (through the breaker) and the workspace; a failure here ends the run. */
   static async open(
-    deps: ExecuteDeps,
+    deps: PhaseDeps,
     run: Run,
     session: Session,
     signal: AbortSignal,
@@ -181,7 +167,7 @@ export class ExecutePhase implements Phase {
    * directory is the workspace itself.
    */
   private static async place(
-    deps: ExecuteDeps,
+    deps: PhaseDeps,
     plan: Plan,
     session: Session,
   ): Promise<Place | { error: string }> {
@@ -241,14 +227,9 @@ export class ExecutePhase implements Phase {
     use: ToolUse,
     prior: ToolResultBlock[],
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
-    if (READ_ONLY.has(use.name)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
+    if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
     if (!CHANGING.has(use.name)) {
-      await this.deps.events.emit(this.run.id, 'policy_violation', {
-        tool: use.name,
-        tool_use_id: use.id,
-        phase: 'execute',
-      });
-      return { content: executeToolRefused(use.name), isError: true };
+      return refuseCall(this.deps.events, this.run, use, executeToolRefused(use.name));
     }
     if (use.name === 'Bash' && this.sandbox.state === 'unavailable') {
       // Fail closed: no person is asked to allow a command that would run unconfined.
@@ -359,22 +340,16 @@ export class ExecutePhase implements Phase {
     const digest = inputDigest(use.input);
     const existing = await store.findToolApproval(this.run.id, use.id);
     if (existing) {
-      if (existing.inputSha256 !== digest) return this.refuseRepeatedId(use);
+      if (existing.inputSha256 !== digest) return refuseRepeatedId(events, this.run, use);
       return existing.status === 'pending' ? PARKED : existing;
     }
-    const now = clock.now();
     const a = await store.createToolApproval({
       id: newId('tap'),
-      runId: this.run.id,
-      sessionId: this.run.sessionId,
+      ...parkedCall(this.run, use, prior, clock.now(), config.execute.tool_approval_timeout_ms),
       planId: this.plan.id,
-      toolUseId: use.id,
       tool: use.name,
       input: use.input,
       inputSha256: digest,
-      priorResults: prior,
-      createdAt: now,
-      expiresAt: now + config.execute.tool_approval_timeout_ms,
     });
     await events.emit(this.run.id, 'tool_approval_request', {
       tool_approval_id: a.id,
@@ -387,16 +362,6 @@ export class ExecutePhase implements Phase {
       expires_at: new Date(a.expiresAt).toISOString(),
     });
     return PARKED;
-  }
-
-  private async refuseRepeatedId(use: ToolUse): Promise<ToolResult> {
-    await this.deps.events.emit(this.run.id, 'policy_violation', {
-      tool: use.name,
-      tool_use_id: use.id,
-      phase: 'execute',
-      reason: 'repeated_tool_use_id',
-    });
-    return { content: repeatedToolUseId(use.id), isError: true };
   }
 
   /**
@@ -417,25 +382,20 @@ export class ExecutePhase implements Phase {
     });
     if (!journal.started) {
       const { call } = journal;
-      if (call.inputSha256 !== digest || call.tool !== use.name) return this.refuseRepeatedId(use);
+      if (call.inputSha256 !== digest || call.tool !== use.name)
+        return refuseRepeatedId(events, this.run, use);
       if (call.result) return call.result;
       const interrupted = { content: callInterrupted(use.name), isError: true };
       await store.finishToolCall(runId, use.id, interrupted, clock.now());
       await events.emit(runId, 'tool_interrupted', { tool: use.name, tool_use_id: use.id });
       return interrupted;
     }
-    await events.emit(runId, 'tool_use', { tool: use.name, tool_use_id: use.id, input: use.input });
-    const r = await this.perform(use);
-    await store.finishToolCall(runId, use.id, { content: r.content, isError: r.isError }, clock.now());
-    if (r.changedPath) this.touched.add(r.changedPath);
-    await events.emit(runId, 'tool_result', {
-      tool: use.name,
-      tool_use_id: use.id,
-      is_error: r.isError,
-      truncated: r.truncated ?? false,
-      chars: r.content.length,
+    return reportedCall(events, runId, use, async () => {
+      const r = await this.perform(use);
+      await store.finishToolCall(runId, use.id, { content: r.content, isError: r.isError }, clock.now());
+      if (r.changedPath) this.touched.add(r.changedPath);
+      return r;
     });
-    return r;
   }
 
   private async perform(use: ToolUse): Promise<ToolResult & { changedPath?: string }> {

@@ -1,6 +1,28 @@
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/schema.js';
+import type { PlanRecorder } from '../domain/plan-status.js';
+import type { Logger } from '../logger.js';
+import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
+import type { Store } from '../store/store.js';
+import type { Sandbox } from './sandbox.js';
+import type { ToolLimits } from './tools/limits.js';
 import type { ToolDefinition, ToolResult } from './tools/types.js';
 import type { Workspace } from './tools/workspace.js';
+
+/** What the phases work with: the agent loop's dependencies but the model client. */
+export interface PhaseDeps {
+  store: Store;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  events: RunEvents;
+  toolLimits: ToolLimits;
+  /** Where the execute phase's commands run (see sandbox.ts). */
+  sandbox: Sandbox;
+  /** Writes the plans the phases propose and carry out (the plan service, src/plans/lifecycle.ts). */
+  lifecycle: PlanRecorder;
+}
 
 export type ToolUse = { type: 'tool_use'; id: string; name: string; input: unknown };
 export type ToolResultBlock = {

@@ -1,15 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config/schema.js';
-import type { PlanRecorder } from '../domain/plan-status.js';
 import type { Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
-import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
-import type { Store } from '../store/store.js';
 import { removeCheckout } from '../workspace/checkout.js';
 import { headCommit } from '../workspace/git.js';
-import type { PARKED, Phase, ToolResultBlock, ToolUse } from './phase.js';
+import type { PARKED, Phase, PhaseDeps, ToolResultBlock, ToolUse } from './phase.js';
 import {
   BASE_SYSTEM_PROMPT,
   PLAN_CAPTURED,
@@ -17,21 +12,10 @@ import {
   PLAN_REMINDER,
   planToolRefused,
 } from './prompt.js';
-import { PLAN_TOOLS, runGlob, runGrep, runRead, type ToolLimits, type Workspace } from './tools/index.js';
+import { isReadOnly, readOnlyTool, refuseCall } from './tool-calls.js';
+import { PLAN_TOOLS, type Workspace } from './tools/index.js';
 import { validatePlan } from './tools/plan-tools.js';
 import type { ToolResult } from './tools/types.js';
-
-const READ_ONLY = new Set(['Read', 'Glob', 'Grep']);
-
-interface PlanPhaseDeps {
-  store: Store;
-  clock: Clock;
-  config: Config;
-  events: RunEvents;
-  toolLimits: ToolLimits;
-  /** Stores the plan it captures (the plan service). */
-  lifecycle: PlanRecorder;
-}
 
 /** Plan mode: read, search, ask; ExitPlanMode captures the plan and ends the run. Nothing else runs. */
 export class PlanPhase implements Phase {
@@ -39,7 +23,7 @@ export class PlanPhase implements Phase {
   readonly system = [BASE_SYSTEM_PROMPT, PLAN_MODE_DIRECTIVE] as const;
 
   constructor(
-    private readonly deps: PlanPhaseDeps,
+    private readonly deps: PhaseDeps,
     private readonly run: Run,
     private readonly session: Session,
     readonly workspace: Workspace,
@@ -56,18 +40,13 @@ export class PlanPhase implements Phase {
     _prior: ToolResultBlock[],
     turnText: string,
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
-    if (READ_ONLY.has(use.name)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
+    if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
     if (use.name === 'ExitPlanMode') {
       const r = await this.capturePlan(use, turnText);
       return r.isError ? r : { planned: r };
     }
     // The gate: whatever the model asks for, only plan tools run in plan mode.
-    await this.deps.events.emit(this.run.id, 'policy_violation', {
-      tool: use.name,
-      tool_use_id: use.id,
-      phase: 'plan',
-    });
-    return { content: planToolRefused(use.name), isError: true };
+    return refuseCall(this.deps.events, this.run, use, planToolRefused(use.name));
   }
 
   async parkedResults(): Promise<ToolResultBlock[] | null> {
@@ -141,28 +120,4 @@ export class PlanPhase implements Phase {
       isError: false,
     };
   }
-}
-
-/** Read, Glob and Grep, with their use and result in the event log. Shared by both phases. */
-export async function readOnlyTool(
-  deps: { events: RunEvents; toolLimits: ToolLimits },
-  runId: string,
-  ws: Workspace,
-  use: ToolUse,
-): Promise<ToolResult> {
-  await deps.events.emit(runId, 'tool_use', { tool: use.name, tool_use_id: use.id, input: use.input });
-  const r =
-    use.name === 'Read'
-      ? await runRead(ws, use.input, deps.toolLimits)
-      : use.name === 'Glob'
-        ? await runGlob(ws, use.input, deps.toolLimits)
-        : await runGrep(ws, use.input, deps.toolLimits);
-  await deps.events.emit(runId, 'tool_result', {
-    tool: use.name,
-    tool_use_id: use.id,
-    is_error: r.isError,
-    truncated: r.truncated ?? false,
-    chars: r.content.length,
-  });
-  return r;
 }

@@ -1,19 +1,13 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config/schema.js';
-import type { PlanRecorder } from '../domain/plan-status.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../domain/types.js';
 import { newId } from '../ids.js';
-import type { Logger } from '../logger.js';
 import { findModel, type ResolvedModel } from '../models/catalogue.js';
 import { classifyModelError, ModelUnavailable, retryDelay } from '../models/errors.js';
 import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
-import type { RunEvents } from '../runs/events.js';
 import type { RunExecutor, RunOutcome } from '../runs/queue.js';
-import type { Store } from '../store/store.js';
 import { checkoutPullRequest } from '../workspace/checkout.js';
 import { ExecutePhase } from './execute-phase.js';
-import { PARKED, type Phase, type ToolResultBlock, type ToolUse } from './phase.js';
+import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
 import {
   CALL_CUT_OFF,
@@ -21,29 +15,17 @@ import {
   QUESTION_TIMED_OUT,
   questionAnswered,
   REPLY_CUT_OFF,
-  repeatedToolUseId,
 } from './prompt.js';
 import { buildRequest } from './request.js';
-import type { Sandbox } from './sandbox.js';
 import { checkoutPath, resolveSettings } from './settings.js';
-import type { ToolLimits } from './tools/limits.js';
+import { parkedCall, refuseRepeatedId } from './tool-calls.js';
 import { validateQuestions } from './tools/plan-tools.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
 
-export interface AgentDeps {
-  store: Store;
-  clock: Clock;
-  config: Config;
-  logger: Logger;
-  events: RunEvents;
+export interface AgentDeps extends PhaseDeps {
   /** The Messages API client (the real SDK; tests point it at a local server). */
   model: Anthropic;
-  toolLimits: ToolLimits;
-  /** Where the execute phase's commands run (see sandbox.ts). */
-  sandbox: Sandbox;
-  /** Writes the plans the phases propose and carry out (the plan service, src/plans/lifecycle.ts). */
-  lifecycle: PlanRecorder;
 }
 
 class BudgetExceeded extends Error {}
@@ -440,13 +422,7 @@ export class AgentExecutor implements RunExecutor {
           ...(r.isError ? { is_error: true } : {}),
         });
       if (seen.has(use.id)) {
-        await this.deps.events.emit(ctx.run.id, 'policy_violation', {
-          tool: use.name,
-          tool_use_id: use.id,
-          phase: ctx.run.phase,
-          reason: 'repeated_tool_use_id',
-        });
-        reply({ content: repeatedToolUseId(use.id), isError: true });
+        reply(await refuseRepeatedId(this.deps.events, ctx.run, use));
         repeated ??= use.id;
         continue;
       }
@@ -481,16 +457,10 @@ export class AgentExecutor implements RunExecutor {
     if (existing) return questionResult(existing);
     const valid = validateQuestions(use.input);
     if (!valid.ok) return { content: valid.error, isError: true };
-    const now = clock.now();
     const q = await store.createQuestion({
       id: newId('qst'),
-      runId: ctx.run.id,
-      sessionId: ctx.run.sessionId,
-      toolUseId: use.id,
+      ...parkedCall(ctx.run, use, prior, clock.now(), config.runs.question_timeout_ms),
       questions: valid.value,
-      priorResults: prior,
-      createdAt: now,
-      expiresAt: now + config.runs.question_timeout_ms,
     });
     await events.emit(ctx.run.id, 'question_request', {
       question_id: q.id,

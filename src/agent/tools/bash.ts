@@ -2,9 +2,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { isAbsolute } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
+import { toolDefinition } from './define.js';
 import { errorCode } from './fs-errors.js';
 import { parseInput } from './input.js';
-import type { ToolDefinition, ToolResult } from './types.js';
+import type { ToolResult } from './types.js';
 
 // Bash runs one shell command in the workspace during the execute phase. Whether a call may run at all (a tool
 // approval, or the allow-list in `auto` mode) is the executor's decision; this module only runs it, contained:
@@ -33,7 +34,7 @@ export const bashInput = z.object({
 });
 export type BashInput = z.infer<typeof bashInput>;
 
-export const bashTool: ToolDefinition = {
+export const bashTool = toolDefinition({
   name: 'Bash',
   description: [
     'Runs a shell command with /bin/bash in the workspace root and returns its output (stdout and stderr together)',
@@ -41,29 +42,25 @@ export const bashTool: ToolDefinition = {
     'The default timeout is 2 minutes (at most 10 minutes with `timeout`); processes the command leaves running',
     'in the background are killed when it ends. Long output keeps its beginning and end only.',
     'Use Read, Glob and Grep rather than cat, find and grep, and Write or Edit to change files.',
-  ].join(' '),
-  input_schema: {
-    type: 'object',
-    properties: {
-      command: { type: 'string', description: 'The command to run.' },
-      timeout: {
-        type: 'number',
-        description: `Timeout in milliseconds (at most ${BASH_MAX_TIMEOUT_MS}; default 120000).`,
-      },
-      description: {
-        type: 'string',
-        description: 'What the command does, in 5-10 words, shown to the person approving it.',
-      },
-      run_in_background: {
-        type: 'boolean',
-        description:
-          'Not supported here: leave it out or false. Commands run in the foreground; give a longer `timeout` for slow ones.',
-      },
+  ],
+  properties: {
+    command: { type: 'string', description: 'The command to run.' },
+    timeout: {
+      type: 'number',
+      description: `Timeout in milliseconds (at most ${BASH_MAX_TIMEOUT_MS}; default 120000).`,
     },
-    required: ['command'],
-    additionalProperties: false,
+    description: {
+      type: 'string',
+      description: 'What the command does, in 5-10 words, shown to the person approving it.',
+    },
+    run_in_background: {
+      type: 'boolean',
+      description:
+        'Not supported here: leave it out or false. Commands run in the foreground; give a longer `timeout` for slow ones.',
+    },
   },
-};
+  required: ['command'],
+});
 
 /** Nothing may outlive a call (see above), so a command cannot be left running for later. */
 export const BACKGROUND_REFUSED = `Bash: background commands are not supported (run_in_background); nothing was run. Run the command in the foreground instead, with a \`timeout\` long enough for it (at most ${BASH_MAX_TIMEOUT_MS} ms).`;

@@ -1,10 +1,10 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { guard } from './fs-errors.js';
-import { filePathProperty, parseInput } from './input.js';
+import { toolDefinition, type WorkspaceToolRun, workspaceTool } from './define.js';
+import { filePathProperty } from './input.js';
 import type { ExecLimits } from './limits.js';
 import { formatBytes } from './text.js';
-import { errorResult, type ToolDefinition } from './types.js';
+import { errorResult } from './types.js';
 import { READ_FLAGS, type Workspace } from './workspace.js';
 import {
   type ChangeResult,
@@ -23,42 +23,34 @@ export const editInput = z.object({
 });
 export type EditInput = z.infer<typeof editInput>;
 
-export const editTool: ToolDefinition = {
+export const editTool = toolDefinition({
   name: 'Edit',
   description: [
     'Replaces exact text in an existing file in the workspace.',
     '`old_string` must appear in the file exactly as given (whitespace and indentation included); Read the file first.',
     'If it appears more than once, include more surrounding lines to make it unique, or set `replace_all` to true to replace every occurrence.',
     'To create a file use Write. Binary files and anything under .git cannot be edited.',
-  ].join(' '),
-  input_schema: {
-    type: 'object',
-    properties: {
-      file_path: filePathProperty,
-      old_string: { type: 'string', description: 'The text to replace, exactly as it appears in the file.' },
-      new_string: {
-        type: 'string',
-        description: 'The text to put in its place (must differ from old_string).',
-      },
-      replace_all: {
-        type: 'boolean',
-        description: 'Replace every occurrence of old_string (default false: it must occur exactly once).',
-      },
+  ],
+  properties: {
+    file_path: filePathProperty,
+    old_string: { type: 'string', description: 'The text to replace, exactly as it appears in the file.' },
+    new_string: {
+      type: 'string',
+      description: 'The text to put in its place (must differ from old_string).',
     },
-    required: ['file_path', 'old_string', 'new_string'],
-    additionalProperties: false,
+    replace_all: {
+      type: 'boolean',
+      description: 'Replace every occurrence of old_string (default false: it must occur exactly once).',
+    },
   },
-};
+  required: ['file_path', 'old_string', 'new_string'],
+});
 
-export async function runEdit(ws: Workspace, input: unknown, limits: ExecLimits): Promise<ChangeResult> {
-  return guard('Edit', () => edit(ws, input, limits));
-}
+export const runEdit: WorkspaceToolRun<ExecLimits, ChangeResult> = workspaceTool('Edit', editInput, edit);
 
-async function edit(ws: Workspace, input: unknown, limits: ExecLimits): Promise<ChangeResult> {
-  const parsed = parseInput('Edit', editInput, input);
-  if (!parsed.ok) return errorResult(parsed.error);
-  const { file_path, old_string, new_string } = parsed.value;
-  const replaceAll = parsed.value.replace_all === true;
+async function edit(ws: Workspace, input: EditInput, limits: ExecLimits): Promise<ChangeResult> {
+  const { file_path, old_string, new_string } = input;
+  const replaceAll = input.replace_all === true;
 
   if (old_string === '') {
     return errorResult(

@@ -1,9 +1,6 @@
 import { bashTool } from './bash.js';
 import { editTool } from './edit.js';
-import { globTool } from './glob.js';
-import { grepTool } from './grep.js';
-import { askUserQuestionTool } from './plan-tools.js';
-import { readTool } from './read.js';
+import { SHARED_TOOLS } from './index.js';
 import type { ToolDefinition } from './types.js';
 import { writeTool } from './write.js';
 
@@ -15,15 +12,7 @@ import { writeTool } from './write.js';
  * Whether a given Write, Edit or Bash call runs without a tool approval is the executor's decision (execute
  * modes `manual`, `edits`, `auto`; see `autoAllowed` in allow-list.ts for Bash).
  */
-export const EXECUTE_TOOLS: ToolDefinition[] = [
-  readTool,
-  globTool,
-  grepTool,
-  askUserQuestionTool,
-  writeTool,
-  editTool,
-  bashTool,
-];
+export const EXECUTE_TOOLS: ToolDefinition[] = [...SHARED_TOOLS, writeTool, editTool, bashTool];
 
 export {
   type AutoAllowed,

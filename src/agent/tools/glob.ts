@@ -1,12 +1,12 @@
 import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { describeFsError, guard } from './fs-errors.js';
+import { toolDefinition, workspaceTool } from './define.js';
+import { describeFsError } from './fs-errors.js';
 import { compileGlob, GlobPatternError, MAX_GLOB_PATTERN_CHARS, normalizeGlob } from './glob-pattern.js';
-import { parseInput } from './input.js';
 import type { ToolLimits } from './limits.js';
 import { fitLines } from './output.js';
-import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
+import { errorResult, type ToolResult } from './types.js';
 import { FileWalk } from './walk.js';
 import { PathError, type Workspace } from './workspace.js';
 
@@ -16,7 +16,7 @@ export const globInput = z.object({
 });
 export type GlobInput = z.infer<typeof globInput>;
 
-export const globTool: ToolDefinition = {
+export const globTool = toolDefinition({
   name: 'Glob',
   description: [
     'Finds files by name pattern in the workspace, e.g. "**/*.ts" or "src/**/*.{js,jsx}".',
@@ -24,33 +24,25 @@ export const globTool: ToolDefinition = {
     '`*` and `?` stay within one directory level, `**` spans any number of levels, `{a,b}` is either, `[abc]` one of.',
     '.git and node_modules directories are not searched, and symbolic links are not followed.',
     'Use Grep to search file contents.',
-  ].join(' '),
-  input_schema: {
-    type: 'object',
-    properties: {
-      pattern: { type: 'string', description: 'The glob pattern, relative to `path`.' },
-      path: {
-        type: 'string',
-        description: 'Directory to search in, relative to the workspace. Defaults to the workspace root.',
-      },
+  ],
+  properties: {
+    pattern: { type: 'string', description: 'The glob pattern, relative to `path`.' },
+    path: {
+      type: 'string',
+      description: 'Directory to search in, relative to the workspace. Defaults to the workspace root.',
     },
-    required: ['pattern'],
-    additionalProperties: false,
   },
-};
+  required: ['pattern'],
+});
 
 /** How many lstat calls run at once when ordering matches by modification time. */
 const STAT_CONCURRENCY = 32;
 
-export async function runGlob(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
-  return guard('Glob', () => glob(ws, input, limits));
-}
+export const runGlob = workspaceTool('Glob', globInput, glob);
 
-async function glob(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
-  const parsed = parseInput('Glob', globInput, input);
-  if (!parsed.ok) return errorResult(parsed.error);
-  const { path = '.' } = parsed.value;
-  const pattern = normalizeGlob(parsed.value.pattern);
+async function glob(ws: Workspace, input: GlobInput, limits: ToolLimits): Promise<ToolResult> {
+  const { path = '.' } = input;
+  const pattern = normalizeGlob(input.pattern);
 
   if (pattern === '') return errorResult('Glob: the pattern is empty');
   if (pattern.startsWith('/')) {

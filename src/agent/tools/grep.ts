@@ -1,15 +1,15 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
+import { toolDefinition, workspaceTool } from './define.js';
 import { FILE_TYPES, fileTypeFilter } from './file-types.js';
-import { describeFsError, guard } from './fs-errors.js';
+import { describeFsError } from './fs-errors.js';
 import { compileGlob, GlobPatternError, MAX_GLOB_PATTERN_CHARS, normalizeGlob } from './glob-pattern.js';
 import { MAX_REGEX_LINE_CHARS, matchText, RegexTimeoutError, TimeBoundRunner } from './grep-match.js';
-import { parseInput } from './input.js';
 import type { ToolLimits } from './limits.js';
 import { fitLines } from './output.js';
 import { BINARY_SNIFF_BYTES, cutLine, formatBytes, looksBinary } from './text.js';
-import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
+import { errorResult, type ToolResult } from './types.js';
 import { FileWalk } from './walk.js';
 import { PathError, READ_FLAGS, type Workspace } from './workspace.js';
 
@@ -48,7 +48,7 @@ export const grepInput = z.object({
 });
 export type GrepInput = z.infer<typeof grepInput>;
 
-export const grepTool: ToolDefinition = {
+export const grepTool = toolDefinition({
   name: 'Grep',
   description: [
     'Searches file contents in the workspace with a regular expression (JavaScript RegExp syntax, e.g. "function\\s+\\w+").',
@@ -57,63 +57,58 @@ export const grepTool: ToolDefinition = {
     '"content" shows matching lines (with -n line numbers and -A/-B/-C context, or only the matched parts with -o);',
     '"count" shows matching lines per file. Page through long output with head_limit and offset.',
     'Binary files, files over 1 MiB, .git and node_modules are skipped. Use Glob to find files by name.',
-  ].join(' '),
-  input_schema: {
-    type: 'object',
-    properties: {
-      pattern: { type: 'string', description: 'The regular expression to search for.' },
-      path: {
-        type: 'string',
-        description:
-          'File or directory to search, relative to the workspace. Defaults to the workspace root.',
-      },
-      glob: {
-        type: 'string',
-        description:
-          'Only search files matching this glob, e.g. "*.js" or "src/**/*.{ts,tsx}". Without a "/" it matches file names at any depth.',
-      },
-      type: {
-        type: 'string',
-        description: `Only search files of this type: ${Object.keys(FILE_TYPES).join(', ')}.`,
-      },
-      output_mode: {
-        type: 'string',
-        enum: ['content', 'files_with_matches', 'count'],
-        description: 'What to return; defaults to "files_with_matches".',
-      },
-      '-i': { type: 'boolean', description: 'Case-insensitive search.' },
-      '-n': { type: 'boolean', description: 'Show line numbers (content mode only); defaults to true.' },
-      '-A': { type: 'number', description: 'Lines of context after each match (content mode only).' },
-      '-B': { type: 'number', description: 'Lines of context before each match (content mode only).' },
-      '-C': {
-        type: 'number',
-        description: 'Lines of context before and after each match (content mode only).',
-      },
-      context: { type: 'number', description: 'The same as -C.' },
-      '-o': {
-        type: 'boolean',
-        description:
-          'Show only the matched parts of lines, each on its own line, without context (content mode only).',
-      },
-      head_limit: {
-        type: 'number',
-        description:
-          'Return only the first N lines or entries of the output, like `| head -N`. 0 means no limit.',
-      },
-      offset: {
-        type: 'number',
-        description:
-          'Skip the first N lines or entries of the output before applying head_limit, like `| tail -n +N+1 | head -M`. Defaults to 0.',
-      },
-      multiline: {
-        type: 'boolean',
-        description: 'Let the pattern span lines: `.` matches newlines too. Defaults to false.',
-      },
+  ],
+  properties: {
+    pattern: { type: 'string', description: 'The regular expression to search for.' },
+    path: {
+      type: 'string',
+      description: 'File or directory to search, relative to the workspace. Defaults to the workspace root.',
     },
-    required: ['pattern'],
-    additionalProperties: false,
+    glob: {
+      type: 'string',
+      description:
+        'Only search files matching this glob, e.g. "*.js" or "src/**/*.{ts,tsx}". Without a "/" it matches file names at any depth.',
+    },
+    type: {
+      type: 'string',
+      description: `Only search files of this type: ${Object.keys(FILE_TYPES).join(', ')}.`,
+    },
+    output_mode: {
+      type: 'string',
+      enum: ['content', 'files_with_matches', 'count'],
+      description: 'What to return; defaults to "files_with_matches".',
+    },
+    '-i': { type: 'boolean', description: 'Case-insensitive search.' },
+    '-n': { type: 'boolean', description: 'Show line numbers (content mode only); defaults to true.' },
+    '-A': { type: 'number', description: 'Lines of context after each match (content mode only).' },
+    '-B': { type: 'number', description: 'Lines of context before each match (content mode only).' },
+    '-C': {
+      type: 'number',
+      description: 'Lines of context before and after each match (content mode only).',
+    },
+    context: { type: 'number', description: 'The same as -C.' },
+    '-o': {
+      type: 'boolean',
+      description:
+        'Show only the matched parts of lines, each on its own line, without context (content mode only).',
+    },
+    head_limit: {
+      type: 'number',
+      description:
+        'Return only the first N lines or entries of the output, like `| head -N`. 0 means no limit.',
+    },
+    offset: {
+      type: 'number',
+      description:
+        'Skip the first N lines or entries of the output before applying head_limit, like `| tail -n +N+1 | head -M`. Defaults to 0.',
+    },
+    multiline: {
+      type: 'boolean',
+      description: 'Let the pattern span lines: `.` matches newlines too. Defaults to false.',
+    },
   },
-};
+  required: ['pattern'],
+});
 
 type ReadOutcome =
   | { kind: 'text'; text: string; bytes: number; mtimeMs: number }
@@ -160,14 +155,9 @@ function compileRegex(pattern: string, ignoreCase: boolean, multiline: boolean):
   }
 }
 
-export async function runGrep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
-  return guard('Grep', () => grep(ws, input, limits));
-}
+export const runGrep = workspaceTool('Grep', grepInput, grep);
 
-async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
-  const parsed = parseInput('Grep', grepInput, input);
-  if (!parsed.ok) return errorResult(parsed.error);
-  const args = parsed.value;
+async function grep(ws: Workspace, args: GrepInput, limits: ToolLimits): Promise<ToolResult> {
   const mode = args.output_mode ?? 'files_with_matches';
   const multiline = args.multiline ?? false;
 
@@ -251,6 +241,16 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
 
   const contentLines: string[] = [];
   let contentEntries = 0;
+  /** Counts one content entry and keeps it when it lies in the page (offset, head_limit); false past the page. */
+  const addEntry = (entry: () => string): boolean => {
+    if (contentEntries >= offset + headLimit) {
+      headCut = true;
+      return false;
+    }
+    if (contentEntries >= offset) contentLines.push(entry());
+    contentEntries++;
+    return true;
+  };
   let matchedLines = 0;
   const files: { shown: string; count: number; mtimeMs: number }[] = [];
 
@@ -320,15 +320,11 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
       // -o: every matched part is an entry of its own, always with ':' (it is a match, never context).
       for (const i of found.matched) {
         for (const piece of found.pieces.get(i) ?? []) {
-          if (contentEntries >= offset + headLimit) {
-            headCut = true;
-            break search;
-          }
-          if (contentEntries >= offset) {
+          const added = addEntry(() => {
             const text = cutLine(piece, limits.maxLineChars, `${piece.length} characters`);
-            contentLines.push(lineNumbers ? `${file.shown}:${i + 1}:${text}` : `${file.shown}:${text}`);
-          }
-          contentEntries++;
+            return lineNumbers ? `${file.shown}:${i + 1}:${text}` : `${file.shown}:${text}`;
+          });
+          if (!added) break search;
         }
       }
       if (matchedLines >= maxMatches) {
@@ -350,19 +346,13 @@ async function grep(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
     for (const [from, to] of runs) {
       if ((before > 0 || after > 0) && contentLines.length > 0) contentLines.push('--');
       for (let i = from; i <= to; i++) {
-        if (contentEntries >= offset + headLimit) {
-          headCut = true;
-          break search;
-        }
-        if (contentEntries >= offset) {
+        const added = addEntry(() => {
           const line = found.lines[i]!;
           const sep = isMatch.has(i) ? ':' : '-';
           const text = cutLine(line, limits.maxLineChars, `${line.length} characters`);
-          contentLines.push(
-            lineNumbers ? `${file.shown}${sep}${i + 1}${sep}${text}` : `${file.shown}${sep}${text}`,
-          );
-        }
-        contentEntries++;
+          return lineNumbers ? `${file.shown}${sep}${i + 1}${sep}${text}` : `${file.shown}${sep}${text}`;
+        });
+        if (!added) break search;
       }
     }
     if (matchedLines >= maxMatches) {

@@ -4,14 +4,11 @@ import { askUserQuestionTool, exitPlanModeTool } from './plan-tools.js';
 import { readTool } from './read.js';
 import type { ToolDefinition } from './types.js';
 
+/** The tools both phases send first, in this order: reading the workspace and asking the person. */
+export const SHARED_TOOLS: readonly ToolDefinition[] = [readTool, globTool, grepTool, askUserQuestionTool];
+
 /** The tools sent in a plan-phase request, in this order (the order is part of the cached prompt prefix). */
-export const PLAN_TOOLS: ToolDefinition[] = [
-  readTool,
-  globTool,
-  grepTool,
-  askUserQuestionTool,
-  exitPlanModeTool,
-];
+export const PLAN_TOOLS: ToolDefinition[] = [...SHARED_TOOLS, exitPlanModeTool];
 
 export {
   type AskedQuestion,

@@ -7,8 +7,8 @@ import {
   MAX_QUESTIONS,
   MIN_OPTIONS,
 } from '../../domain/questions.js';
-import { describeIssues } from './input.js';
-import type { ToolDefinition } from './types.js';
+import { toolDefinition } from './define.js';
+import { parseInput } from './input.js';
 
 export { MAX_HEADER_CHARS, shortHeader } from '../../domain/questions.js';
 
@@ -28,7 +28,7 @@ export const exitPlanModeInput = z.object({
 });
 export type ExitPlanModeInput = z.infer<typeof exitPlanModeInput>;
 
-export const askUserQuestionTool: ToolDefinition = {
+export const askUserQuestionTool = toolDefinition({
   name: 'AskUserQuestion',
   description: [
     'Asks the person who requested this work 1-4 multiple-choice questions and waits for the answers.',
@@ -37,78 +37,68 @@ export const askUserQuestionTool: ToolDefinition = {
     'and optionally a preview (a mockup or code snippet shown beside it).',
     'Set multiSelect to true when several options may be chosen together.',
     'The person may also answer in their own words instead of (or, for multiSelect, besides) the options.',
-  ].join(' '),
-  input_schema: {
-    type: 'object',
-    properties: {
-      questions: {
-        type: 'array',
-        minItems: 1,
-        maxItems: MAX_QUESTIONS,
-        description: 'The questions to ask (1-4).',
-        items: {
-          type: 'object',
-          properties: {
-            question: { type: 'string', description: 'The full question, ending with a question mark.' },
-            header: {
-              type: 'string',
-              description:
-                'A very short label for the question, shown as a tag (at most 12 characters; a longer one is cut when shown).',
-            },
-            options: {
-              type: 'array',
-              minItems: MIN_OPTIONS,
-              maxItems: MAX_OPTIONS,
-              description: 'The choices (2-4).',
-              items: {
-                type: 'object',
-                properties: {
-                  label: { type: 'string', description: 'The choice as shown, a few words.' },
-                  description: { type: 'string', description: 'What choosing it means.' },
-                  preview: {
-                    type: 'string',
-                    description:
-                      'Optional: a short mockup, code snippet or example shown beside this option, to compare the choices.',
-                  },
-                },
-                required: ['label', 'description'],
-                additionalProperties: false,
-              },
-            },
-            multiSelect: { type: 'boolean', description: 'Whether several options may be chosen.' },
+  ],
+  properties: {
+    questions: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_QUESTIONS,
+      description: 'The questions to ask (1-4).',
+      items: {
+        type: 'object',
+        properties: {
+          question: { type: 'string', description: 'The full question, ending with a question mark.' },
+          header: {
+            type: 'string',
+            description:
+              'A very short label for the question, shown as a tag (at most 12 characters; a longer one is cut when shown).',
           },
-          required: ['question', 'header', 'options', 'multiSelect'],
-          additionalProperties: false,
+          options: {
+            type: 'array',
+            minItems: MIN_OPTIONS,
+            maxItems: MAX_OPTIONS,
+            description: 'The choices (2-4).',
+            items: {
+              type: 'object',
+              properties: {
+                label: { type: 'string', description: 'The choice as shown, a few words.' },
+                description: { type: 'string', description: 'What choosing it means.' },
+                preview: {
+                  type: 'string',
+                  description:
+                    'Optional: a short mockup, code snippet or example shown beside this option, to compare the choices.',
+                },
+              },
+              required: ['label', 'description'],
+              additionalProperties: false,
+            },
+          },
+          multiSelect: { type: 'boolean', description: 'Whether several options may be chosen.' },
         },
+        required: ['question', 'header', 'options', 'multiSelect'],
+        additionalProperties: false,
       },
     },
-    required: ['questions'],
-    additionalProperties: false,
   },
-};
+  required: ['questions'],
+});
 
-export const exitPlanModeTool: ToolDefinition = {
+export const exitPlanModeTool = toolDefinition({
   name: 'ExitPlanMode',
   description: [
     'Hands in your finished plan, in markdown, for a human to review.',
     'Call it once you have read enough to propose concrete, ordered steps; nothing is changed until the plan is approved.',
     'Put the complete plan in `plan`.',
-  ].join(' '),
-  input_schema: {
-    type: 'object',
-    properties: {
-      plan: { type: 'string', description: 'The complete plan, in markdown.' },
-    },
-    required: ['plan'],
-    additionalProperties: false,
+  ],
+  properties: {
+    plan: { type: 'string', description: 'The complete plan, in markdown.' },
   },
-};
+  required: ['plan'],
+});
 
 /** Validates an AskUserQuestion input; the error tells the model what to fix. */
 export function validateQuestions(input: unknown): Parsed<AskUserQuestionInput> {
-  const result = askUserQuestionInput.safeParse(input);
-  if (result.success) return { ok: true, value: result.data };
-  return { ok: false, error: describeIssues('AskUserQuestion', result.error) };
+  return parseInput('AskUserQuestion', askUserQuestionInput, input);
 }
 
 export const PLAN_MISSING =
@@ -131,7 +121,5 @@ export function validatePlan(input: unknown, turnText?: string): Parsed<ExitPlan
     if (text === '') return { ok: false, error: PLAN_MISSING };
     input = { plan: text };
   }
-  const result = exitPlanModeInput.safeParse(input);
-  if (result.success) return { ok: true, value: result.data };
-  return { ok: false, error: describeIssues('ExitPlanMode', result.error) };
+  return parseInput('ExitPlanMode', exitPlanModeInput, input);
 }

@@ -1,10 +1,11 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { describeFsError, guard } from './fs-errors.js';
-import { filePathProperty, parseInput } from './input.js';
+import { toolDefinition, workspaceTool } from './define.js';
+import { describeFsError } from './fs-errors.js';
+import { filePathProperty } from './input.js';
 import type { ToolLimits } from './limits.js';
 import { BINARY_SNIFF_BYTES, cutLine, formatBytes, looksBinary } from './text.js';
-import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
+import { errorResult, type ToolResult } from './types.js';
 import { PathError, READ_FLAGS, type Workspace } from './workspace.js';
 
 export const readInput = z.object({
@@ -16,29 +17,25 @@ export const readInput = z.object({
 });
 export type ReadInput = z.infer<typeof readInput>;
 
-export const readTool: ToolDefinition = {
+export const readTool = toolDefinition({
   name: 'Read',
   description: [
     'Reads a text file in the workspace and returns its lines numbered like `cat -n` (line number, a tab, the line).',
     'By default it returns up to 2000 lines from the start; for long files pass `offset` and `limit` to read a part.',
     'Very long lines are cut. Directories, binary files and PDFs cannot be read: use Glob to list files.',
-  ].join(' '),
-  input_schema: {
-    type: 'object',
-    properties: {
-      file_path: filePathProperty,
-      offset: { type: 'number', description: 'Line number to start reading at (1 = the first line).' },
-      limit: { type: 'number', description: 'How many lines to read.' },
-      pages: {
-        type: 'string',
-        description:
-          'Page range of a PDF, e.g. "1-5". PDFs cannot be read in this workspace; for part of a text file use offset and limit instead.',
-      },
+  ],
+  properties: {
+    file_path: filePathProperty,
+    offset: { type: 'number', description: 'Line number to start reading at (1 = the first line).' },
+    limit: { type: 'number', description: 'How many lines to read.' },
+    pages: {
+      type: 'string',
+      description:
+        'Page range of a PDF, e.g. "1-5". PDFs cannot be read in this workspace; for part of a text file use offset and limit instead.',
     },
-    required: ['file_path'],
-    additionalProperties: false,
   },
-};
+  required: ['file_path'],
+});
 
 /** Bytes read from the file per call; only a few chunks are ever in memory. */
 const CHUNK_BYTES = 64 * 1024;
@@ -52,14 +49,10 @@ interface Shown {
   text: string;
 }
 
-export async function runRead(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
-  return guard('Read', () => read(ws, input, limits));
-}
+export const runRead = workspaceTool('Read', readInput, read);
 
-async function read(ws: Workspace, input: unknown, limits: ToolLimits): Promise<ToolResult> {
-  const parsed = parseInput('Read', readInput, input);
-  if (!parsed.ok) return errorResult(parsed.error);
-  const { file_path } = parsed.value;
+async function read(ws: Workspace, input: ReadInput, limits: ToolLimits): Promise<ToolResult> {
+  const { file_path } = input;
 
   let abs: string;
   try {
@@ -80,8 +73,8 @@ async function read(ws: Workspace, input: unknown, limits: ToolLimits): Promise<
     handle = await open(abs, READ_FLAGS);
     const fst = await handle.stat();
     if (!fst.isFile()) return errorResult(`Read: ${name} is not a regular file`);
-    if (/\.pdf$/i.test(rel)) return pdfRefused(name, parsed.value);
-    return await readLines(handle, fst.size, name, parsed.value, limits);
+    if (/\.pdf$/i.test(rel)) return pdfRefused(name, input);
+    return await readLines(handle, fst.size, name, input, limits);
   } catch (err) {
     return errorResult(`Read: ${describeFsError(err, rel)}`);
   } finally {

@@ -3,11 +3,12 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { describeFsError, errorCode, guard } from './fs-errors.js';
-import { filePathProperty, parseInput } from './input.js';
+import { toolDefinition, type WorkspaceToolRun, workspaceTool } from './define.js';
+import { describeFsError, errorCode } from './fs-errors.js';
+import { filePathProperty } from './input.js';
 import type { ExecLimits } from './limits.js';
 import { formatBytes } from './text.js';
-import { errorResult, type ToolDefinition, type ToolResult } from './types.js';
+import { errorResult, type ToolResult } from './types.js';
 import { PathError, type Workspace } from './workspace.js';
 
 // Write and Edit change files in the workspace during the execute phase. Both go through the same rules:
@@ -21,23 +22,19 @@ export const writeInput = z.object({
 });
 export type WriteInput = z.infer<typeof writeInput>;
 
-export const writeTool: ToolDefinition = {
+export const writeTool = toolDefinition({
   name: 'Write',
   description: [
     'Writes a file in the workspace, creating it (and any missing parent directories) or replacing its whole content.',
     'To change part of an existing file prefer Edit, which sends only the changed text.',
     'Paths outside the workspace and anything under .git are refused.',
-  ].join(' '),
-  input_schema: {
-    type: 'object',
-    properties: {
-      file_path: filePathProperty,
-      content: { type: 'string', description: 'The complete new content of the file.' },
-    },
-    required: ['file_path', 'content'],
-    additionalProperties: false,
+  ],
+  properties: {
+    file_path: filePathProperty,
+    content: { type: 'string', description: 'The complete new content of the file.' },
   },
-};
+  required: ['file_path', 'content'],
+});
 
 /** A successful Write or Edit also says which file changed (workspace-relative), for the executor's records. */
 export type ChangeResult = ToolResult & { changedPath?: string };
@@ -45,14 +42,10 @@ export type ChangeResult = ToolResult & { changedPath?: string };
 /** Mode bits kept when a file is replaced: permissions only, never setuid, setgid or sticky. */
 const KEPT_MODE_BITS = 0o777;
 
-export async function runWrite(ws: Workspace, input: unknown, limits: ExecLimits): Promise<ChangeResult> {
-  return guard('Write', () => write(ws, input, limits));
-}
+export const runWrite: WorkspaceToolRun<ExecLimits, ChangeResult> = workspaceTool('Write', writeInput, write);
 
-async function write(ws: Workspace, input: unknown, limits: ExecLimits): Promise<ChangeResult> {
-  const parsed = parseInput('Write', writeInput, input);
-  if (!parsed.ok) return errorResult(parsed.error);
-  const { file_path, content } = parsed.value;
+async function write(ws: Workspace, input: WriteInput, limits: ExecLimits): Promise<ChangeResult> {
+  const { file_path, content } = input;
 
   const bytes = Buffer.byteLength(content, 'utf8');
   if (bytes > limits.maxWriteBytes) {
