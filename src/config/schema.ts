@@ -10,7 +10,6 @@ import { modelProblems } from '../models/catalogue.js';
 // `config/drydock.example.yaml` documents each key; tests hold it equal to these defaults.
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Paths whose values are credentials: never printed, in errors or in logs. */
 export const SECRET_PATHS: readonly (readonly string[])[] = [

@@ -18,13 +18,6 @@ export interface JitterOptions {
   oneShotEarlyMs: number;
 }
 
-export const DEFAULT_JITTER: JitterOptions = Object.freeze({
-  enabled: true,
-  recurringFraction: 0.1,
-  recurringCapMs: 15 * 60_000,
-  oneShotEarlyMs: 90_000,
-});
-
 function jobHash(jobId: string): Buffer {
   return createHash('sha256').update(jobId, 'utf8').digest();
 }

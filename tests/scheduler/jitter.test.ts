@@ -1,15 +1,18 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { defaultConfig } from '../../src/config/load.js';
 import { CronError } from '../../src/scheduler/cron.js';
 import {
   approximateCron,
-  DEFAULT_JITTER,
   type JitterOptions,
   jitterFraction,
   oneShotDue,
   recurringDue,
 } from '../../src/scheduler/jitter.js';
+import { jitterOptions } from '../../src/scheduler/plan-job.js';
 
+/** The configured defaults: 10 % of the period, at most 15 minutes; one-shots up to 90 s early. */
+const DEFAULT_JITTER = jitterOptions(defaultConfig());
 const at = (iso: string): number => Date.parse(iso);
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -1,11 +1,15 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_JITTER, type JitterOptions } from '../../src/scheduler/jitter.js';
+import { defaultConfig } from '../../src/config/load.js';
+import type { JitterOptions } from '../../src/scheduler/jitter.js';
 import { type NextFire, nextFire, type ScheduleSpec } from '../../src/scheduler/next-fire.js';
+import { jitterOptions } from '../../src/scheduler/plan-job.js';
 
 const at = (iso: string): number => Date.parse(iso);
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
+/** The configured defaults: 10 % of the period, at most 15 minutes; one-shots up to 90 s early. */
+const DEFAULT_JITTER = jitterOptions(defaultConfig());
 const OFF: JitterOptions = { ...DEFAULT_JITTER, enabled: false };
 
 // Computed here from the documented formula, not from the code under test.

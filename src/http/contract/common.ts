@@ -70,6 +70,3 @@ export const errorSchema = z.strictObject({
     details: z.unknown().optional(),
   }),
 });
-
-/** A path parameter: a record's id. */
-export const idParams = z.strictObject({ id: z.string() });
