@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { planTitle, type TitleShape } from '../../domain/plan-title.js';
 import { ApiClient, ApiError, UnreachableError } from '../client.js';
 
 // What every command that talks to a running daemon shares: connection flags, argument parsing, help,
@@ -372,13 +373,9 @@ export function oneLine(text: string, max = 60): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** The first non-blank line of a markdown text, without its heading marks. */
-export function firstLine(markdown: string, max = 60): string {
-  const line = clean(markdown)
-    .split('\n')
-    .map((l) => l.replace(/^\s*#+\s*/, '').trim())
-    .find((l) => l);
-  return oneLine(line ?? '', max);
+/** A plan's title as the domain shapes it for `shape` (`planTitle`), without terminal control characters. */
+export function terminalPlanTitle(markdown: string, shape: TitleShape): string {
+  return clean(planTitle(markdown, shape));
 }
 
 /** Columns padded to their widest cell; the last column is not padded. */

@@ -1,3 +1,4 @@
+import { LIST_TITLE } from '../../domain/plan-title.js';
 import { PLAN_STATUSES } from '../../domain/types.js';
 import type {
   DecideResultJson,
@@ -15,7 +16,6 @@ import {
   cursorFilter,
   dash,
   fields,
-  firstLine,
   type Group,
   idPath,
   JSON_HELP,
@@ -30,6 +30,7 @@ import {
   showCommand,
   str,
   table,
+  terminalPlanTitle,
   when,
 } from './common.js';
 import { deliverCommand } from './plans-deliver.js';
@@ -280,7 +281,7 @@ first line of the plan.`,
                 `${counts.get(p.id) ?? '?'}/${p.approvals_required}`,
                 p.requested_by,
                 age(p.created_at, now),
-                'title' in p ? p.title : firstLine(p.markdown),
+                'title' in p ? p.title : terminalPlanTitle(p.markdown, LIST_TITLE),
               ]),
             ),
           );
