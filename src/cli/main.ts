@@ -5,16 +5,16 @@ import type { Config } from '../config/schema.js';
 import { ROLES, type Role } from '../domain/types.js';
 import { packageVersion } from '../paths.js';
 import type { openStoreChecked } from '../preflight.js';
-import { closest, unknownOption } from './commands/common.js';
-import { deliveriesCommand } from './commands/deliveries.js';
-import { jobsCommand } from './commands/jobs.js';
-import { notificationsCommand } from './commands/notifications.js';
-import { plansCommand } from './commands/plans.js';
-import { questionsCommand } from './commands/questions.js';
-import { runsCommand } from './commands/runs.js';
-import { sessionsCommand } from './commands/sessions.js';
-import { toolApprovalsCommand } from './commands/tool-approvals.js';
-import { triggersCommand } from './commands/triggers.js';
+import { closest, runGroup, unknownOption } from './commands/common.js';
+import { deliveriesGroup } from './commands/deliveries.js';
+import { jobsGroup } from './commands/jobs.js';
+import { notificationsGroup } from './commands/notifications.js';
+import { plansGroup } from './commands/plans.js';
+import { questionsGroup } from './commands/questions.js';
+import { runsGroup } from './commands/runs.js';
+import { sessionsGroup } from './commands/sessions.js';
+import { toolApprovalsGroup } from './commands/tool-approvals.js';
+import { triggersGroup } from './commands/triggers.js';
 
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration.
 //
@@ -306,17 +306,20 @@ const LOCAL_OPTIONS: Record<string, string[]> = {
   gc: ['config', 'data-dir', 'dry-run', 'help'],
 };
 
-const REMOTE: Record<string, (argv: string[]) => Promise<number>> = {
-  plans: plansCommand,
-  questions: questionsCommand,
-  'tool-approvals': toolApprovalsCommand,
-  runs: runsCommand,
-  sessions: sessionsCommand,
-  jobs: jobsCommand,
-  triggers: triggersCommand,
-  deliveries: deliveriesCommand,
-  notifications: notificationsCommand,
-};
+/** The remote command groups, each run by its name: `drydock jobs ...`. */
+const REMOTE: Record<string, (argv: string[]) => Promise<number>> = Object.fromEntries(
+  [
+    plansGroup,
+    questionsGroup,
+    toolApprovalsGroup,
+    runsGroup,
+    sessionsGroup,
+    jobsGroup,
+    triggersGroup,
+    deliveriesGroup,
+    notificationsGroup,
+  ].map((group) => [group.name, (argv: string[]) => runGroup(group, argv)]),
+);
 
 /**
  * The exit code of a local command's failure told in one line, or null for any other error: 2 for an invalid

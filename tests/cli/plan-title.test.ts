@@ -63,7 +63,7 @@ it("plans list: a daemon that sends the plan's text instead of its title shows t
     written.push(String(chunk));
     return true;
   });
-  await plansGroup.commands.list!.run({ client, values: {}, args: [] });
+  await plansGroup.commands.list!.run({ client, command: 'plans list', values: {}, args: [] });
   const [, row] = written.join('').trimEnd().split('\n');
   const title = planTitle(markdown, LIST_TITLE);
   expect(title).toHaveLength(200);
