@@ -344,6 +344,12 @@ export function positiveInt(values: Values, name: string): string | undefined {
   return v;
 }
 
+/** A positive integer option as a number, or undefined when absent. */
+export function positiveCount(values: Values, name: string): number | undefined {
+  const v = positiveInt(values, name);
+  return v === undefined ? undefined : Number(v);
+}
+
 /**
  * The command that prints the next page: the same filters as this one (a cursor belongs to its listing),
  * then the cursor option. Values are quoted for a POSIX shell where they need it.

@@ -16,7 +16,7 @@ import {
   listCommand,
   nonBlank,
   oneOf,
-  positiveInt,
+  positiveCount,
   printAnswer,
   RemoteUsageError,
   required,
@@ -40,8 +40,6 @@ function positiveNumber(values: Values, name: string): number | undefined {
   }
   return n;
 }
-
-const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
 
 function thinkingOption(v: string | undefined): RunDefaultsJson['thinking'] {
   if (v === undefined) return undefined;
@@ -152,12 +150,12 @@ the session's runs; unset ones are the daemon's.
         const defaults: RunDefaultsJson = {
           model: str(values, 'model'),
           execute_mode: oneOf(values, 'execute-mode', EXECUTE_MODES),
-          approvals_required: num(positiveInt(values, 'approvals-required')),
+          approvals_required: positiveCount(values, 'approvals-required'),
           allow_self_approval: flag(values, 'allow-self-approval') ? true : undefined,
           budget_usd: positiveNumber(values, 'budget-usd'),
           thinking,
           effort: oneOf(values, 'effort', EFFORTS),
-          max_turns: num(positiveInt(values, 'max-turns')),
+          max_turns: positiveCount(values, 'max-turns'),
           network: flag(values, 'network') ? true : undefined,
         };
         const given = Object.values(defaults).some((v) => v !== undefined);

@@ -27,6 +27,7 @@ import {
   oneLine,
   oneOf,
   out,
+  positiveCount,
   positiveInt,
   printAnswer,
   printedJson,
@@ -99,12 +100,12 @@ const list = (xs: string[] | undefined): string | null => (xs?.length ? xs.join(
 /** The options of runs (`options`), merged over `current`; undefined when no option was given. */
 function runOptions(values: Values, current: Record<string, unknown> = {}) {
   const executeMode = oneOf(values, 'execute-mode', EXECUTE_MODES);
-  const approvals = positiveInt(values, 'approvals-required');
+  const approvals = positiveCount(values, 'approvals-required');
   if (executeMode === undefined && approvals === undefined) return undefined;
   return {
     ...current,
     ...(executeMode !== undefined ? { execute_mode: executeMode } : {}),
-    ...(approvals !== undefined ? { approvals_required: Number(approvals) } : {}),
+    ...(approvals !== undefined ? { approvals_required: approvals } : {}),
   };
 }
 
@@ -261,7 +262,7 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
             throw new RemoteUsageError(`a ${kind} trigger needs --workspace: the directory its runs work in`);
           }
         }
-        const cap = positiveInt(values, 'hourly-cap');
+        const cap = positiveCount(values, 'hourly-cap');
         const res = await client.request('POST', '/v1/triggers', {
           kind,
           name,
@@ -269,7 +270,7 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
           events: events.length ? events : undefined,
           filters: filters(values, {}, ['true', 'false']),
           workspace: workspace === undefined ? undefined : resolve(workspace),
-          hourly_cap: cap === undefined ? undefined : Number(cap),
+          hourly_cap: cap,
           options: runOptions(values),
           ...(kind === 'schedule'
             ? {
@@ -317,7 +318,7 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
         const name = nonBlank(values, 'name');
         const prompt = nonBlank(values, 'prompt');
         const workspace = nonBlank(values, 'workspace');
-        const cap = positiveInt(values, 'hourly-cap');
+        const cap = positiveCount(values, 'hourly-cap');
         const draft = oneOf(values, 'draft', ['true', 'false', 'any']);
         const events = strs(values, 'event');
         const clearFilters = flag(values, 'clear-filters');
@@ -331,7 +332,7 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
           name,
           prompt,
           workspace: workspace === undefined ? undefined : resolve(workspace),
-          hourly_cap: cap === undefined ? undefined : Number(cap),
+          hourly_cap: cap,
           events: events.length ? events : undefined,
           enabled: flag(values, 'enable') ? true : flag(values, 'disable') ? false : undefined,
           rotate_token: flag(values, 'rotate-token') ? true : undefined,
