@@ -1,27 +1,26 @@
 #!/usr/bin/env node
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { issueToken } from '../auth/tokens.js';
-import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { ROLES, type Role } from '../domain/types.js';
-import { createLogger } from '../logger.js';
 import { packageVersion } from '../paths.js';
-import { openStoreChecked, StartError } from '../preflight.js';
-import { databaseFile } from '../store/open.js';
-import { SchemaTooNewError } from '../store/store.js';
-import { closest, unknownOption } from './commands/common.js';
-import { deliveriesCommand } from './commands/deliveries.js';
-import { jobsCommand } from './commands/jobs.js';
-import { notificationsCommand } from './commands/notifications.js';
-import { plansCommand } from './commands/plans.js';
-import { questionsCommand } from './commands/questions.js';
-import { runsCommand } from './commands/runs.js';
-import { sessionsCommand } from './commands/sessions.js';
-import { toolApprovalsCommand } from './commands/tool-approvals.js';
-import { triggersCommand } from './commands/triggers.js';
+import type { openStoreChecked } from '../preflight.js';
+import { closest, runGroup, unknownOption } from './commands/common.js';
+import { deliveriesGroup } from './commands/deliveries.js';
+import { jobsGroup } from './commands/jobs.js';
+import { notificationsGroup } from './commands/notifications.js';
+import { plansGroup } from './commands/plans.js';
+import { questionsGroup } from './commands/questions.js';
+import { runsGroup } from './commands/runs.js';
+import { sessionsGroup } from './commands/sessions.js';
+import { toolApprovalsGroup } from './commands/tool-approvals.js';
+import { triggersGroup } from './commands/triggers.js';
 
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration.
+//
+// The local commands load the server's modules (configuration, store, tokens, daemon) inside themselves,
+// with `await import`, never at the top of this file: the remote commands only talk HTTP and should not
+// pay for them (tests/cli/remote-imports.test.ts holds this).
 
 const USAGE = `usage: drydock <command> [options]
 
@@ -114,17 +113,24 @@ const common = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function config(values: {
+async function config(values: {
   config?: string | undefined;
   'data-dir'?: string | undefined;
   port?: string | undefined;
   host?: string | undefined;
-}): Config {
+}): Promise<Config> {
+  const { loadConfig } = await import('../config/load.js');
   return loadConfig({
     configPath: values.config,
     env: process.env,
     overrides: { port: values.port, host: values.host, data_dir: values['data-dir'] },
   });
+}
+
+/** The store of `cfg`'s data directory, checked (and migrated unless `migrate` is false) as the daemon does. */
+async function openStore(cfg: Config, migrate?: boolean): Promise<ReturnType<typeof openStoreChecked>> {
+  const preflight = await import('../preflight.js');
+  return preflight.openStoreChecked(cfg, Date.now(), migrate);
 }
 
 async function serveCommand(args: string[]): Promise<number> {
@@ -133,10 +139,12 @@ async function serveCommand(args: string[]): Promise<number> {
     options: { ...common, port: { type: 'string' }, host: { type: 'string' } },
   });
   if (values.help) return help();
-  const cfg = config(values);
+  const cfg = await config(values);
+  const { createLogger } = await import('../logger.js');
   const logger = createLogger(cfg.log_level);
-  // Loaded here, not at the top: the remote commands should not pay for the daemon's imports.
   const { startDaemon } = await import('../daemon.js');
+  const { StartError } = await import('../preflight.js');
+  const { SchemaTooNewError } = await import('../store/store.js');
   const configFile = values.config || process.env.DRYDOCK_CONFIG;
   const daemon = await startDaemon({
     config: cfg,
@@ -167,8 +175,10 @@ async function serveCommand(args: string[]): Promise<number> {
 async function migrateCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: common });
   if (values.help) return help();
-  const cfg = config(values);
-  const store = openStoreChecked(cfg, Date.now(), false);
+  const cfg = await config(values);
+  const store = await openStore(cfg, false);
+  const { SchemaTooNewError } = await import('../store/store.js');
+  const { databaseFile } = await import('../store/open.js');
   try {
     const before = await store.schemaVersion();
     if (before.current > before.latest) throw new SchemaTooNewError(before.current, before.latest);
@@ -199,9 +209,10 @@ async function tokenCommand(args: string[]): Promise<number> {
   if (!ROLES.includes(values.role as Role)) {
     throw new UsageError(`token create: --role must be one of ${ROLES.join(', ')}`);
   }
-  const cfg = config(values);
-  const store = openStoreChecked(cfg, Date.now());
+  const cfg = await config(values);
+  const store = await openStore(cfg);
   try {
+    const { issueToken } = await import('../auth/tokens.js');
     const issued = issueToken(values.name.trim(), values.name.trim(), values.role as Role, Date.now());
     await store.createToken(issued.record);
     process.stdout.write(`${issued.token}\n`);
@@ -222,8 +233,8 @@ async function tokenRevoke(args: string[]): Promise<number> {
   if (!given || extra.length > 0) throw new UsageError('token revoke: expected one token id (or the token)');
   // The whole token names its id between `ddk_` and the dot; the id alone is what `token create` printed.
   const id = /^ddk_([^.]+)\./.exec(given)?.[1] ?? given;
-  const cfg = config(values);
-  const store = openStoreChecked(cfg, Date.now());
+  const cfg = await config(values);
+  const store = await openStore(cfg);
   try {
     const token = await store.findToken(id);
     if (!token) {
@@ -244,7 +255,7 @@ async function tokenRevoke(args: string[]): Promise<number> {
 async function doctorCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: common });
   if (values.help) return help();
-  const cfg = config(values);
+  const cfg = await config(values);
   const { doctor } = await import('../agent/doctor.js');
   const report = await doctor(cfg);
   process.stdout.write(`${report.lines.join('\n')}\n`);
@@ -259,8 +270,8 @@ function firstLine(err: unknown): string {
 async function gcCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { ...common, 'dry-run': { type: 'boolean' } } });
   if (values.help) return help();
-  const cfg = config(values);
-  const store = openStoreChecked(cfg, Date.now());
+  const cfg = await config(values);
+  const store = await openStore(cfg);
   try {
     const { collectGarbage } = await import('../workspace/retention.js');
     const dryRun = values['dry-run'] === true;
@@ -295,17 +306,33 @@ const LOCAL_OPTIONS: Record<string, string[]> = {
   gc: ['config', 'data-dir', 'dry-run', 'help'],
 };
 
-const REMOTE: Record<string, (argv: string[]) => Promise<number>> = {
-  plans: plansCommand,
-  questions: questionsCommand,
-  'tool-approvals': toolApprovalsCommand,
-  runs: runsCommand,
-  sessions: sessionsCommand,
-  jobs: jobsCommand,
-  triggers: triggersCommand,
-  deliveries: deliveriesCommand,
-  notifications: notificationsCommand,
-};
+/** The remote command groups, each run by its name: `drydock jobs ...`. */
+const REMOTE: Record<string, (argv: string[]) => Promise<number>> = Object.fromEntries(
+  [
+    plansGroup,
+    questionsGroup,
+    toolApprovalsGroup,
+    runsGroup,
+    sessionsGroup,
+    jobsGroup,
+    triggersGroup,
+    deliveriesGroup,
+    notificationsGroup,
+  ].map((group) => [group.name, (argv: string[]) => runGroup(group, argv)]),
+);
+
+/**
+ * The exit code of a local command's failure told in one line, or null for any other error: 2 for an invalid
+ * configuration, 1 for a start the data directory or database refused (also a schema newer than this
+ * drydock). The error classes are loaded only here, after a local command failed.
+ */
+async function localFailure(err: unknown): Promise<number | null> {
+  const { ConfigError } = await import('../config/load.js');
+  if (err instanceof ConfigError) return 2;
+  const { StartError } = await import('../preflight.js');
+  const { SchemaTooNewError } = await import('../store/store.js');
+  return err instanceof StartError || err instanceof SchemaTooNewError ? 1 : null;
+}
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
 
@@ -344,10 +371,6 @@ export async function main(argv: string[]): Promise<number> {
       }
     }
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`drydock: ${err.message}\n`);
-      return 2;
-    }
     const code = (err as { code?: string }).code;
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && command) {
       const raw = /'(-[^']*)'/.exec((err as Error).message)?.[1] ?? '?';
@@ -363,9 +386,10 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`drydock: ${(err as Error).message}\n\n${USAGE}\n`);
       return 2;
     }
-    if (err instanceof SchemaTooNewError || err instanceof StartError) {
-      process.stderr.write(`drydock: ${err.message}\n`);
-      return 1;
+    const known = Object.hasOwn(LOCAL_OPTIONS, command ?? '') ? await localFailure(err) : null;
+    if (known !== null) {
+      process.stderr.write(`drydock: ${(err as Error).message}\n`);
+      return known;
     }
     process.stderr.write(`drydock: ${(err as Error).stack ?? String(err)}\n`);
     return 1;

@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { planTitle, type TitleShape } from '../../domain/plan-title.js';
 import { ApiClient, ApiError, UnreachableError } from '../client.js';
 
 // What every command that talks to a running daemon shares: connection flags, argument parsing, help,
@@ -15,6 +16,8 @@ export type Values = Record<string, string | boolean | (string | boolean)[] | un
 
 export interface Context {
   client: ApiClient;
+  /** The group and subcommand, `runs list`: for hints that name the command again. */
+  command: string;
   values: Values;
   /** The positional arguments after the subcommand (an id, when the command takes one). */
   args: string[];
@@ -139,7 +142,12 @@ export async function runGroup(group: Group, argv: string[]): Promise<number> {
     }
     const conn = connection(values, command.credential);
     return (
-      (await command.run({ client: new ApiClient(conn.url, conn.token), values, args: positionals })) ?? 0
+      (await command.run({
+        client: new ApiClient(conn.url, conn.token),
+        command: `${group.name} ${name}`,
+        values,
+        args: positionals,
+      })) ?? 0
     );
   } catch (err) {
     if (err instanceof RemoteUsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
@@ -304,6 +312,13 @@ export function strs(values: Values, name: string): string[] {
 
 export const flag = (values: Values, name: string): boolean => values[name] === true;
 
+/** A string option that must not be blank when given, or undefined when absent. */
+export function nonBlank(values: Values, name: string): string | undefined {
+  const v = str(values, name);
+  if (v !== undefined && !v.trim()) throw new RemoteUsageError(`--${name} must not be blank`);
+  return v;
+}
+
 /** A required, non-blank string option. */
 export function required(values: Values, name: string, why: string): string {
   const v = str(values, name);
@@ -327,6 +342,12 @@ export function positiveInt(values: Values, name: string): string | undefined {
     throw new RemoteUsageError(`--${name} must be a positive integer, got "${v}"`);
   }
   return v;
+}
+
+/** A positive integer option as a number, or undefined when absent. */
+export function positiveCount(values: Values, name: string): number | undefined {
+  const v = positiveInt(values, name);
+  return v === undefined ? undefined : Number(v);
 }
 
 /**
@@ -372,13 +393,9 @@ export function oneLine(text: string, max = 60): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** The first non-blank line of a markdown text, without its heading marks. */
-export function firstLine(markdown: string, max = 60): string {
-  const line = clean(markdown)
-    .split('\n')
-    .map((l) => l.replace(/^\s*#+\s*/, '').trim())
-    .find((l) => l);
-  return oneLine(line ?? '', max);
+/** A plan's title as the domain shapes it for `shape` (`planTitle`), without terminal control characters. */
+export function terminalPlanTitle(markdown: string, shape: TitleShape): string {
+  return clean(planTitle(markdown, shape));
 }
 
 /** Columns padded to their widest cell; the last column is not padded. */
@@ -442,6 +459,15 @@ export function printedJson(values: Values, text: string): boolean {
   if (!flag(values, 'json')) return false;
   out(text);
   return true;
+}
+
+/** Prints an answer: its JSON body with --json, else the text `render` makes of it. */
+export function printAnswer<T>(
+  values: Values,
+  res: { text: string; body: unknown },
+  render: (body: T) => string,
+): void {
+  if (!printedJson(values, res.text)) out(render(res.body as T));
 }
 
 /**
@@ -516,6 +542,21 @@ export const cursorFilter: ListFilter = {
   next: 'next_cursor',
 };
 
+/** A filter that takes one of `allowed`, listed in its help with `note` after them ("(default: all)"). */
+export function choiceFilter(
+  option: string,
+  arg: string,
+  allowed: readonly string[],
+  note?: string,
+): ListFilter {
+  return { option, arg, help: note ? `${choices(allowed)} ${note}` : choices(allowed), allowed };
+}
+
+/** `--run ID`: only the items of one run (or session, job, ...), sent as `run_id`. */
+export function idFilter(option: string, help: string): ListFilter {
+  return { option, arg: 'ID', help, param: `${option}_id` };
+}
+
 /** How a listing prints: a table row per item, or its own way (then it prints `more` too, if it is given). */
 export type ListingShow<T, B> =
   | { empty: string; headers: string[]; row: (item: T, now: number) => string[] }
@@ -526,8 +567,6 @@ export type ListingShow<T, B> =
  * the listing ends with the command for the next page (the same filters, then the page's value).
  */
 export function listCommand<T, B extends { items: T[] } = { items: T[] }>(spec: {
-  /** `runs list`, for the next-page hint. */
-  command: string;
   /** What it lists, the first paragraph of its help. */
   about: string;
   filters: ListFilter[];
@@ -566,7 +605,7 @@ export function listCommand<T, B extends { items: T[] } = { items: T[] }>(spec: 
       const more = (body: B): string | null => {
         const next = paging?.next ? (body as unknown as Record<string, unknown>)[paging.next] : null;
         return paging && typeof next === 'string' && next
-          ? nextPage(spec.command, values, kept, [paging.option, next])
+          ? nextPage(ctx.command, values, kept, [paging.option, next])
           : null;
       };
       if ('headers' in show) {
@@ -580,24 +619,54 @@ export function listCommand<T, B extends { items: T[] } = { items: T[] }>(spec: 
   };
 }
 
-/**
- * A `show ID` subcommand: reads `path(id)` and prints its JSON body with --json, else what `print` makes
- * of it. `about` is the first paragraph of its help.
- */
-export function showCommand<T>(spec: {
+/** A subcommand on one item, `ID`: what it does (the first paragraph of its help) and where it sends. */
+interface ItemSpec<T> {
   about: string;
   path: (id: string) => string;
-  print: (body: T, ctx: Context) => Promise<void> | void;
-}): Subcommand {
+  /** What it prints of the answer without --json. */
+  render: (body: T, now: number) => string;
+}
+
+/**
+ * An `ID [--json]` subcommand: sends `method` to `path(id)` and prints its JSON body with --json, else what
+ * `render` makes of it. `jsonHelp` replaces the help line of --json when it has more to say.
+ */
+function itemCommand<T>(method: string, spec: ItemSpec<T> & { jsonHelp?: string }): Subcommand {
   return {
     synopsis: 'ID [--json]',
-    help: `${spec.about}\n\n${JSON_HELP}`,
+    help: `${spec.about}\n\n${spec.jsonHelp ?? JSON_HELP}`,
     options: { ...jsonOption },
     positionals: ['ID'],
-    async run(ctx) {
-      const res = await ctx.client.request('GET', spec.path(ctx.args[0]!));
-      if (printedJson(ctx.values, res.text)) return;
-      await spec.print(res.body as T, ctx);
+    async run({ client, values, args }) {
+      const res = await client.request(method, spec.path(args[0]!));
+      printAnswer<T>(values, res, (body) => spec.render(body, Date.now()));
+    },
+  };
+}
+
+/** A `show ID` subcommand: reads `path(id)`. */
+export const showCommand = <T>(spec: ItemSpec<T>): Subcommand => itemCommand('GET', spec);
+
+/** An action on one item (`runs cancel ID`, `jobs pause ID`): POSTs (or DELETEs) `path(id)` without a body. */
+export const actionCommand = <T>(
+  method: 'POST' | 'DELETE',
+  spec: ItemSpec<T> & { jsonHelp?: string },
+): Subcommand => itemCommand(method, spec);
+
+/** `delete ID`: DELETEs `path(id)`, then says `<noun> ID deleted`; `about` is its whole help. */
+export function deleteCommand(spec: {
+  about: string;
+  noun: string;
+  path: (id: string) => string;
+}): Subcommand {
+  return {
+    synopsis: 'ID',
+    help: spec.about,
+    options: {},
+    positionals: ['ID'],
+    async run({ client, args }) {
+      await client.request('DELETE', spec.path(args[0]!));
+      out(`${spec.noun} ${args[0]} deleted`);
     },
   };
 }

@@ -2,15 +2,14 @@ import { DELIVERY_OUTCOMES } from '../../domain/types.js';
 import type { DeliveryJson } from '../../http/contract/index.js';
 import {
   age,
-  choices,
+  choiceFilter,
   dash,
   fields,
   type Group,
+  idFilter,
   idPath,
   limitFilter,
   listCommand,
-  out,
-  runGroup,
   showCommand,
 } from './common.js';
 
@@ -19,16 +18,30 @@ import {
 
 const OUTCOMES = DELIVERY_OUTCOMES;
 
+/** The columns of a listing of deliveries: here, and a trigger's in `triggers deliveries`. */
+export function deliveryColumns(runs: 'RUN' | 'RUNS'): string[] {
+  return ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', runs, 'SUBJECT', 'DETAIL'];
+}
+
+/** A delivery's row under deliveryColumns, given what its outcome and runs columns say. */
+export function deliveryRow(
+  d: Pick<DeliveryJson, 'id' | 'received_at' | 'source' | 'event' | 'subject' | 'detail'>,
+  now: number,
+  outcome: string,
+  runs: string,
+): string[] {
+  return [d.id, age(d.received_at, now), d.source, d.event, outcome, runs, dash(d.subject), dash(d.detail)];
+}
+
 export const deliveriesGroup: Group = {
   name: 'deliveries',
   summary: 'Webhook deliveries and fires: what each became (queued until the inbox processes it).',
   commands: {
-    list: listCommand<DeliveryJson, { items: DeliveryJson[]; next_before: string | null }>({
-      command: 'deliveries list',
+    list: listCommand<DeliveryJson>({
       about: 'Lists deliveries, newest first: id, age, source, event, outcome, runs, subject and detail.',
       filters: [
-        { option: 'outcome', arg: 'O', help: `${choices(OUTCOMES)} (default: all)`, allowed: OUTCOMES },
-        { option: 'trigger', arg: 'ID', help: 'only those a trigger looked at', param: 'trigger_id' },
+        choiceFilter('outcome', 'O', OUTCOMES, '(default: all)'),
+        idFilter('trigger', 'only those a trigger looked at'),
         limitFilter(),
         {
           option: 'before',
@@ -40,17 +53,8 @@ export const deliveriesGroup: Group = {
       path: '/v1/deliveries',
       show: {
         empty: 'no deliveries',
-        headers: ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUNS', 'SUBJECT', 'DETAIL'],
-        row: (d, now) => [
-          d.id,
-          age(d.received_at, now),
-          d.source,
-          d.event,
-          d.outcome,
-          d.run_ids.length ? d.run_ids.join(',') : '-',
-          dash(d.subject),
-          dash(d.detail),
-        ],
+        headers: deliveryColumns('RUNS'),
+        row: (d, now) => deliveryRow(d, now, d.outcome, d.run_ids.length ? d.run_ids.join(',') : '-'),
       },
     }),
 
@@ -58,25 +62,20 @@ export const deliveriesGroup: Group = {
       about: `Shows one delivery: its key (X-GitHub-Delivery, or trigger:idempotency key), event, outcome, detail,
 runs, and when it was received and processed.`,
       path: (id) => `/v1/deliveries/${idPath(id)}`,
-      print(d) {
-        out(
-          fields([
-            ['id', d.id],
-            ['source', d.source],
-            ['key', d.key],
-            ['event', d.event],
-            ['trigger', d.trigger_id],
-            ['outcome', d.outcome],
-            ['detail', d.detail],
-            ['subject', d.subject],
-            ['runs', d.run_ids.join(', ')],
-            ['received', d.received_at],
-            ['processed', d.processed_at ?? 'not yet (queued)'],
-          ]),
-        );
-      },
+      render: (d) =>
+        fields([
+          ['id', d.id],
+          ['source', d.source],
+          ['key', d.key],
+          ['event', d.event],
+          ['trigger', d.trigger_id],
+          ['outcome', d.outcome],
+          ['detail', d.detail],
+          ['subject', d.subject],
+          ['runs', d.run_ids.join(', ')],
+          ['received', d.received_at],
+          ['processed', d.processed_at ?? 'not yet (queued)'],
+        ]),
     }),
   },
 };
-
-export const deliveriesCommand = (argv: string[]): Promise<number> => runGroup(deliveriesGroup, argv);

@@ -1,26 +1,27 @@
 import { EXECUTE_MODES } from '../../domain/types.js';
 import type { JobJson, SlotJson } from '../../http/contract/index.js';
 import {
+  actionCommand,
   choices,
   clean,
   dash,
+  deleteCommand,
   fields,
   flag,
   type Group,
+  helpLine,
   idPath,
   JSON_HELP,
   jsonOption,
+  nonBlank,
   oneLine,
   oneOf,
   out,
   printedJson,
   printListing,
-  RemoteUsageError,
   relative,
   required,
-  runGroup,
   showCommand,
-  str,
 } from './common.js';
 
 // drydock jobs list|show|create|delete|pause|resume|run|slots: cron jobs over /v1/sessions/:id/jobs and
@@ -142,48 +143,45 @@ ${JSON_HELP}`,
       about: `Shows one job: its schedule, next fire (nominal and jittered) and the next 3 fire times, expiry,
 pending slot, fire count, run options and prompt. Times are in the job's zone with UTC beside them.`,
       path: (id) => `/v1/jobs/${idPath(id)}`,
-      print(j) {
-        const now = Date.now();
+      render(j, now) {
         const options = Object.keys(j.options ?? {}).length ? JSON.stringify(j.options) : null;
-        out(
-          `${fields([
-            ['job', j.id],
-            ['session', j.session_id],
-            ['status', j.status],
-            ['cron', j.cron],
-            ['effective_cron', j.effective_cron],
-            ['timezone', j.timezone],
-            ['recurring', yesNo(j.recurring)],
-            ['approximate', yesNo(j.approximate)],
-            ['next_fire', zonedWhen(j.next_fire_at, j, now)],
-            ['next_fire_jittered', zonedWhen(j.next_fire_jittered_at, j, now)],
-            ['next_fire_final', j.next_fire_final === null ? null : yesNo(j.next_fire_final)],
-            ['expires', zonedWhen(j.expires_at, j, now)],
-            [
-              'renewed',
-              j.renewals
-                ? `${j.renewals} time(s), last ${zonedWhen(j.renewed_at ?? null, j, now)} by ${j.renewed_by}`
-                : null,
-            ],
-            [
-              'trigger',
-              j.trigger_id
-                ? `${j.trigger_id} (a scheduled trigger's job: change it through the trigger)`
-                : null,
-            ],
-            [
-              'pending_slot',
-              j.pending_slot_at
-                ? `${zoned(j.pending_slot_at, j.timezone)} (${j.pending_coalesced} slot(s) waiting for the session to be idle)`
-                : null,
-            ],
-            ['last_slot', zonedWhen(j.last_slot_at, j, now)],
-            ['fire_count', j.fire_count],
-            ['options', options],
-            ['created_by', j.created_by],
-            ['created', zonedWhen(j.created_at, j, now)],
-          ])}\n\nnext fires:\n${upcoming(j)}\n\nprompt:\n${clean(j.prompt).trimEnd()}`,
-        );
+        return `${fields([
+          ['job', j.id],
+          ['session', j.session_id],
+          ['status', j.status],
+          ['cron', j.cron],
+          ['effective_cron', j.effective_cron],
+          ['timezone', j.timezone],
+          ['recurring', yesNo(j.recurring)],
+          ['approximate', yesNo(j.approximate)],
+          ['next_fire', zonedWhen(j.next_fire_at, j, now)],
+          ['next_fire_jittered', zonedWhen(j.next_fire_jittered_at, j, now)],
+          ['next_fire_final', j.next_fire_final === null ? null : yesNo(j.next_fire_final)],
+          ['expires', zonedWhen(j.expires_at, j, now)],
+          [
+            'renewed',
+            j.renewals
+              ? `${j.renewals} time(s), last ${zonedWhen(j.renewed_at ?? null, j, now)} by ${j.renewed_by}`
+              : null,
+          ],
+          [
+            'trigger',
+            j.trigger_id
+              ? `${j.trigger_id} (a scheduled trigger's job: change it through the trigger)`
+              : null,
+          ],
+          [
+            'pending_slot',
+            j.pending_slot_at
+              ? `${zoned(j.pending_slot_at, j.timezone)} (${j.pending_coalesced} slot(s) waiting for the session to be idle)`
+              : null,
+          ],
+          ['last_slot', zonedWhen(j.last_slot_at, j, now)],
+          ['fire_count', j.fire_count],
+          ['options', options],
+          ['created_by', j.created_by],
+          ['created', zonedWhen(j.created_at, j, now)],
+        ])}\n\nnext fires:\n${upcoming(j)}\n\nprompt:\n${clean(j.prompt).trimEnd()}`;
       },
     }),
 
@@ -221,10 +219,7 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
         const session = required(values, 'session', "jobs belong to a session (see 'drydock sessions list')");
         const cron = required(values, 'cron', 'when the job fires, e.g. "0 9 * * 1-5"');
         const prompt = required(values, 'prompt', 'what the run is asked to plan');
-        const timezone = str(values, 'timezone');
-        if (timezone !== undefined && !timezone.trim()) {
-          throw new RemoteUsageError('--timezone must not be blank');
-        }
+        const timezone = nonBlank(values, 'timezone');
         const executeMode = oneOf(values, 'execute-mode', EXECUTE_MODES);
         const res = await client.request('POST', `/v1/sessions/${idPath(session)}/jobs`, {
           cron,
@@ -246,79 +241,40 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
       },
     },
 
-    renew: {
-      synopsis: 'ID [--json]',
-      help: `Renews a recurring job: it expires another expiry period (scheduler.recurring_expiry_ms, 7 days by
+    renew: actionCommand<JobJson>('POST', {
+      about: `Renews a recurring job: it expires another expiry period (scheduler.recurring_expiry_ms, 7 days by
 default) from now. Recorded on the job (renewals, renewed_at, renewed_by). A schedule meant to last
-is better kept as a scheduled trigger ('drydock triggers create --kind schedule'), which never expires.
+is better kept as a scheduled trigger ('drydock triggers create --kind schedule'), which never expires.`,
+      path: (id) => `/v1/jobs/${idPath(id)}/renew`,
+      render: (j) => `job ${j.id} renewed: expires ${zoned(j.expires_at!, j.timezone)}; ${nextFire(j)}`,
+    }),
 
-${JSON_HELP}`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('POST', `/v1/jobs/${idPath(args[0]!)}/renew`);
-        if (printedJson(values, res.text)) return;
-        const j = res.body as JobJson;
-        out(`job ${j.id} renewed: expires ${zoned(j.expires_at!, j.timezone)}; ${nextFire(j)}`);
-      },
-    },
+    delete: deleteCommand({
+      about: 'Deletes a job: it fires no more. Its runs and slot history stay.',
+      noun: 'job',
+      path: (id) => `/v1/jobs/${idPath(id)}`,
+    }),
 
-    delete: {
-      synopsis: 'ID',
-      help: 'Deletes a job: it fires no more. Its runs and slot history stay.',
-      options: {},
-      positionals: ['ID'],
-      async run({ client, args }) {
-        await client.request('DELETE', `/v1/jobs/${idPath(args[0]!)}`);
-        out(`job ${args[0]} deleted`);
-      },
-    },
+    pause: actionCommand<JobJson>('POST', {
+      about: 'Pauses a job: it stops firing until resumed.',
+      path: (id) => `/v1/jobs/${idPath(id)}/pause`,
+      render: (j) => `job ${j.id} ${j.status}`,
+    }),
 
-    pause: {
-      synopsis: 'ID [--json]',
-      help: `Pauses a job: it stops firing until resumed.
+    resume: actionCommand<JobJson>('POST', {
+      about: `Resumes a paused job. A recurring job's next slot is computed from now (slots that passed while
+it was paused are skipped); a one-shot whose time passed becomes missed and waits for 'drydock jobs run'.`,
+      path: (id) => `/v1/jobs/${idPath(id)}/resume`,
+      render: (j) => `job ${j.id} ${j.status}; ${nextFire(j)}`,
+    }),
 
-${JSON_HELP}`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('POST', `/v1/jobs/${idPath(args[0]!)}/pause`);
-        if (printedJson(values, res.text)) return;
-        const j = res.body as JobJson;
-        out(`job ${j.id} ${j.status}`);
-      },
-    },
-
-    resume: {
-      synopsis: 'ID [--json]',
-      help: `Resumes a paused job. A recurring job's next slot is computed from now (slots that passed while
-it was paused are skipped); a one-shot whose time passed becomes missed and waits for 'drydock jobs run'.
-
-${JSON_HELP}`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('POST', `/v1/jobs/${idPath(args[0]!)}/resume`);
-        if (printedJson(values, res.text)) return;
-        const j = res.body as JobJson;
-        out(`job ${j.id} ${j.status}; ${nextFire(j)}`);
-      },
-    },
-
-    run: {
-      synopsis: 'ID [--json]',
-      help: `Runs a job now and prints the new run's id. For a missed one-shot this fires its slot and deletes
-the job.
-
-  --json                print the API's JSON body (the run) instead of its id`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('POST', `/v1/jobs/${idPath(args[0]!)}/run`);
-        if (printedJson(values, res.text)) return;
-        out((res.body as { id: string }).id);
-      },
-    },
+    run: actionCommand<{ id: string }>('POST', {
+      about: `Runs a job now and prints the new run's id. For a missed one-shot this fires its slot and deletes
+the job.`,
+      jsonHelp: helpLine('--json', "print the API's JSON body (the run) instead of its id"),
+      path: (id) => `/v1/jobs/${idPath(id)}/run`,
+      render: (r) => r.id,
+    }),
 
     slots: {
       synopsis: 'ID [--json]',
@@ -356,5 +312,3 @@ ${JSON_HELP}`,
     },
   },
 };
-
-export const jobsCommand = (argv: string[]): Promise<number> => runGroup(jobsGroup, argv);

@@ -3,14 +3,13 @@ import { NOTIFICATION_STATUSES } from '../../domain/types.js';
 import type { NotificationJson } from '../../http/contract/index.js';
 import {
   age,
-  choices,
+  choiceFilter,
   cursorFilter,
   dash,
   type Group,
   limitFilter,
   listCommand,
   oneLine,
-  runGroup,
 } from './common.js';
 
 // drydock notifications list: the outbound notifications outbox over /v1/notifications.
@@ -22,13 +21,12 @@ export const notificationsGroup: Group = {
   name: 'notifications',
   summary: 'Outbound notifications (webhooks): what was announced, to whom, and whether it arrived.',
   commands: {
-    list: listCommand<NotificationJson, { items: NotificationJson[]; next_cursor: string | null }>({
-      command: 'notifications list',
+    list: listCommand<NotificationJson>({
       about: `Lists notifications, newest first: id, age, event, status, attempts, receiver, last error and the
 title of what was announced.`,
       filters: [
-        { option: 'status', arg: 'S', help: `${choices(STATUSES)} (default: all)`, allowed: STATUSES },
-        { option: 'event', arg: 'E', help: `${choices(EVENTS)} (default: all)`, allowed: EVENTS },
+        choiceFilter('status', 'S', STATUSES, '(default: all)'),
+        choiceFilter('event', 'E', EVENTS, '(default: all)'),
         limitFilter(),
         cursorFilter,
       ],
@@ -50,5 +48,3 @@ title of what was announced.`,
     }),
   },
 };
-
-export const notificationsCommand = (argv: string[]): Promise<number> => runGroup(notificationsGroup, argv);

@@ -1,3 +1,4 @@
+import { LIST_TITLE } from '../../domain/plan-title.js';
 import { PLAN_STATUSES } from '../../domain/types.js';
 import type {
   DecideResultJson,
@@ -10,13 +11,13 @@ import type {
 import { type ApiClient, ApiError } from '../client.js';
 import {
   age,
-  choices,
+  choiceFilter,
   clean,
   cursorFilter,
   dash,
   fields,
-  firstLine,
   type Group,
+  idFilter,
   idPath,
   JSON_HELP,
   jsonOption,
@@ -24,12 +25,12 @@ import {
   listCommand,
   oneLine,
   out,
-  printedJson,
+  printAnswer,
   required,
-  runGroup,
   showCommand,
   str,
   table,
+  terminalPlanTitle,
   when,
 } from './common.js';
 import { deliverCommand } from './plans-deliver.js';
@@ -243,15 +244,14 @@ export const plansGroup: Group = {
   summary:
     'The plan approval queue: list plans, read one, approve, reject or ask for a revision; deliver an executed one.',
   commands: {
-    list: listCommand<PlanItem, { items: PlanItem[]; next_cursor: string | null }>({
-      command: 'plans list',
+    list: listCommand<PlanItem>({
       about: `Lists plans, oldest first: id, status, round, approvals (given/required), requester, age and the
 first line of the plan.`,
       filters: [
-        { option: 'status', arg: 'S', help: choices(PLAN_STATUSES), allowed: PLAN_STATUSES },
-        { option: 'session', arg: 'ID', help: "only this session's plans", param: 'session_id' },
-        { option: 'job', arg: 'ID', help: "only this job's plans", param: 'job_id' },
-        { option: 'trigger', arg: 'ID', help: "only this trigger's plans", param: 'trigger_id' },
+        choiceFilter('status', 'S', PLAN_STATUSES),
+        idFilter('session', "only this session's plans"),
+        idFilter('job', "only this job's plans"),
+        idFilter('trigger', "only this trigger's plans"),
         {
           option: 'requester',
           arg: 'WHO',
@@ -280,7 +280,7 @@ first line of the plan.`,
                 `${counts.get(p.id) ?? '?'}/${p.approvals_required}`,
                 p.requested_by,
                 age(p.created_at, now),
-                'title' in p ? p.title : firstLine(p.markdown),
+                'title' in p ? p.title : terminalPlanTitle(p.markdown, LIST_TITLE),
               ]),
             ),
           );
@@ -294,8 +294,7 @@ first line of the plan.`,
 request, and the prompt), the changes since the previous round, the files the agent read and searched, the
 questions it asked and their answers, what planning cost, and the plan text.`,
       path: (id) => `/v1/plans/${idPath(id)}`,
-      print(p) {
-        const now = Date.now();
+      render(p, now) {
         const sections = [
           fields([
             ['plan', p.id],
@@ -344,7 +343,7 @@ questions it asked and their answers, what planning cost, and the plan text.`,
           ...(p.delivery ? [deliverySection(p.delivery, now)] : []),
           `plan:\n\n${clean(p.markdown).trimEnd()}`,
         ];
-        out(sections.join('\n\n'));
+        return sections.join('\n\n');
       },
     }),
 
@@ -362,7 +361,7 @@ ${JSON_HELP}`,
           sha256: str(values, 'sha256'),
           comment: str(values, 'comment'),
         });
-        if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideResultJson));
+        printAnswer(values, res, decisionSummary);
       },
     },
 
@@ -377,7 +376,7 @@ ${JSON_HELP}`,
       async run({ client, values, args }) {
         const comment = required(values, 'comment', 'a rejection says why');
         const res = await decide(client, args[0]!, 'reject', { comment });
-        if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideResultJson));
+        printAnswer(values, res, decisionSummary);
       },
     },
 
@@ -393,12 +392,10 @@ ${JSON_HELP}`,
       async run({ client, values, args }) {
         const feedback = required(values, 'feedback', 'a revision needs feedback');
         const res = await decide(client, args[0]!, 'revise', { feedback, sha256: str(values, 'sha256') });
-        if (!printedJson(values, res.text)) out(decisionSummary(res.body as DecideResultJson));
+        printAnswer(values, res, decisionSummary);
       },
     },
 
     deliver: deliverCommand,
   },
 };
-
-export const plansCommand = (argv: string[]): Promise<number> => runGroup(plansGroup, argv);

@@ -2,9 +2,10 @@ import { shortHeader } from '../../domain/questions.js';
 import type { QuestionJson } from '../../http/contract/index.js';
 import {
   age,
-  choices,
+  choiceFilter,
   clean,
   type Group,
+  idFilter,
   idPath,
   JSON_HELP,
   jsonOption,
@@ -12,10 +13,9 @@ import {
   listCommand,
   oneLine,
   out,
-  printedJson,
+  printAnswer,
   RemoteUsageError,
   relative,
-  runGroup,
   showCommand,
   strs,
 } from './common.js';
@@ -128,11 +128,10 @@ export const questionsGroup: Group = {
   summary: 'Questions agents asked while planning: list them, read one, answer one to resume its run.',
   commands: {
     list: listCommand<QuestionJson>({
-      command: 'questions list',
       about: 'Lists questions with their options and answers.',
       filters: [
-        { option: 'status', arg: 'S', help: `${choices(STATUSES)} (default: all)`, allowed: STATUSES },
-        { option: 'run', arg: 'ID', help: "only this run's questions", param: 'run_id' },
+        choiceFilter('status', 'S', STATUSES, '(default: all)'),
+        idFilter('run', "only this run's questions"),
         limitFilter(),
       ],
       path: '/v1/questions',
@@ -147,7 +146,7 @@ export const questionsGroup: Group = {
     show: showCommand<QuestionJson>({
       about: 'Shows one question request: its questions, options, status and answers.',
       path: (id) => `/v1/questions/${idPath(id)}`,
-      print: (q) => out(render(q, Date.now())),
+      render,
     }),
 
     answer: {
@@ -168,12 +167,12 @@ ${JSON_HELP}`,
         const current = (await client.request('GET', path)).body as QuestionJson;
         const answers = parseAnswers(askedOf(current), raw);
         const res = await client.request('POST', `${path}/answers`, { answers });
-        if (printedJson(values, res.text)) return;
-        const q = res.body as QuestionJson;
-        out(`question ${q.id} ${q.status}, by ${q.answered_by ?? '-'} (run ${q.run_id})`);
+        printAnswer<QuestionJson>(
+          values,
+          res,
+          (q) => `question ${q.id} ${q.status}, by ${q.answered_by ?? '-'} (run ${q.run_id})`,
+        );
       },
     },
   },
 };
-
-export const questionsCommand = (argv: string[]): Promise<number> => runGroup(questionsGroup, argv);

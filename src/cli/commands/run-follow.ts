@@ -1,7 +1,8 @@
 import type { RunEventMap, RunEventType } from '../../domain/events.js';
+import { NOTIFICATION_TITLE } from '../../domain/plan-title.js';
 import { isFinishedRunStatus, isSucceededRunStatus } from '../../domain/types.js';
 import { followEvents, StreamLostError } from '../event-stream.js';
-import { clean, idPath, jsonOption, oneLine, out, type Subcommand } from './common.js';
+import { clean, idPath, jsonOption, oneLine, out, type Subcommand, terminalPlanTitle } from './common.js';
 
 // drydock runs follow ID: a run's event log as it happens, one line per event (the model's text and thinking
 // as the lines they make up), across dropped connections, until the run ends.
@@ -119,10 +120,9 @@ export function describeEvent(sent: EventJson): string | null {
     case 'question_resolved':
       return `• question ${s(e.question_id)} ${e.reason === 'answered' ? `answered${e.by ? ` by ${s(e.by)}` : ''}` : s(e.reason)}`;
     case 'plan_proposed': {
-      const title =
-        typeof e.markdown === 'string' ? oneLine(e.markdown.split('\n').find((l) => l.trim()) ?? '', 80) : '';
+      const title = typeof e.markdown === 'string' ? terminalPlanTitle(e.markdown, NOTIFICATION_TITLE) : '';
       const sha = typeof e.sha256 === 'string' ? e.sha256.slice(0, 12) : '-';
-      return `• plan proposed: ${s(e.plan_id)} (round ${s(e.round)}, sha256 ${sha}) ${title.replace(/^#+\s*/, '')} — drydock plans show ${s(e.plan_id)}`;
+      return `• plan proposed: ${s(e.plan_id)} (round ${s(e.round)}, sha256 ${sha}) ${title} — drydock plans show ${s(e.plan_id)}`;
     }
     case 'plan_decided':
       return `• plan ${s(e.plan_id)}: ${s(e.decision)} by ${s(e.identity)}, now ${s(e.plan_status)}${e.run_id ? `; run ${s(e.run_id)}` : ''}`;

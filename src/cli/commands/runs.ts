@@ -1,14 +1,16 @@
 import { RUN_STATUSES } from '../../domain/types.js';
 import type { DiffJson, RunDetailJson } from '../../http/contract/index.js';
 import {
+  actionCommand,
   age,
-  choices,
+  choiceFilter,
   clean,
   cursorFilter,
   dash,
   fields,
   flag,
   type Group,
+  idFilter,
   idPath,
   JSON_HELP,
   jsonOption,
@@ -16,7 +18,6 @@ import {
   listCommand,
   out,
   printedJson,
-  runGroup,
   showCommand,
   table,
   when,
@@ -35,13 +36,12 @@ export const runsGroup: Group = {
   name: 'runs',
   summary: 'Agent runs: list them, read one, cancel one, follow one as it happens, print what one changed.',
   commands: {
-    list: listCommand<RunDetailJson, { items: RunDetailJson[]; next_cursor: string | null }>({
-      command: 'runs list',
+    list: listCommand<RunDetailJson>({
       about: 'Lists runs, newest first: id, phase, status, source, session, age, duration, cost, plan.',
       filters: [
-        { option: 'status', arg: 'S', help: choices(STATUSES), allowed: STATUSES },
-        { option: 'session', arg: 'ID', help: "only this session's runs", param: 'session_id' },
-        { option: 'job', arg: 'ID', help: "only this job's runs", param: 'job_id' },
+        choiceFilter('status', 'S', STATUSES),
+        idFilter('session', "only this session's runs"),
+        idFilter('job', "only this job's runs"),
         limitFilter(),
         cursorFilter,
       ],
@@ -66,61 +66,49 @@ export const runsGroup: Group = {
     show: showCommand<RunDetailJson>({
       about: `Shows one run: status, phase, model, turns, tokens, cost, timing, error, plan and result.`,
       path: (id) => `/v1/runs/${idPath(id)}`,
-      print(r) {
-        const now = Date.now();
+      render(r, now) {
         const usage = Object.entries(r.usage ?? {})
           .map(([k, v]) => `${k.replace(/_tokens$/, '')} ${v}`)
           .join(', ');
-        out(
-          `${fields([
-            ['run', r.id],
-            ['status', r.status],
-            ['phase', r.phase],
-            ['source', r.source],
-            ['session', r.session_id],
-            ['job', r.job_id],
-            ['requested_by', r.requested_by],
-            ['model', r.model],
-            ['turns', r.turns],
-            ['tokens', usage],
-            ['cost', cost(r.cost_usd)],
-            ['attempt', r.attempt],
-            ['created', when(r.created_at, now)],
-            ['started', when(r.started_at, now)],
-            ['finished', when(r.finished_at, now)],
-            [
-              'duration',
-              r.duration_ms === null
-                ? null
-                : `${duration(r.duration_ms)}${r.active_ms !== undefined ? ` (${duration(r.active_ms)} active, ${duration(r.waiting_ms ?? 0)} waiting)` : ''}`,
-            ],
-            ['waiting_on', r.waiting_on?.detail ?? null],
-            ['error', r.error],
-            ['plan', r.plan_id],
-            ['revises_plan', r.revises_plan_id],
-            ['executes_plan', r.executes_plan_id],
-            ['execute_mode', r.execute_mode],
-            ['result_commit', r.result_commit],
-            ['changed_files', r.changed_files?.join(', ')],
-          ])}${r.diff_stat ? `\n\ndiff:\n${clean(r.diff_stat).trimEnd()}` : ''}\n\nprompt:\n${clean(r.prompt).trimEnd()}`,
-        );
+        return `${fields([
+          ['run', r.id],
+          ['status', r.status],
+          ['phase', r.phase],
+          ['source', r.source],
+          ['session', r.session_id],
+          ['job', r.job_id],
+          ['requested_by', r.requested_by],
+          ['model', r.model],
+          ['turns', r.turns],
+          ['tokens', usage],
+          ['cost', cost(r.cost_usd)],
+          ['attempt', r.attempt],
+          ['created', when(r.created_at, now)],
+          ['started', when(r.started_at, now)],
+          ['finished', when(r.finished_at, now)],
+          [
+            'duration',
+            r.duration_ms === null
+              ? null
+              : `${duration(r.duration_ms)}${r.active_ms !== undefined ? ` (${duration(r.active_ms)} active, ${duration(r.waiting_ms ?? 0)} waiting)` : ''}`,
+          ],
+          ['waiting_on', r.waiting_on?.detail ?? null],
+          ['error', r.error],
+          ['plan', r.plan_id],
+          ['revises_plan', r.revises_plan_id],
+          ['executes_plan', r.executes_plan_id],
+          ['execute_mode', r.execute_mode],
+          ['result_commit', r.result_commit],
+          ['changed_files', r.changed_files?.join(', ')],
+        ])}${r.diff_stat ? `\n\ndiff:\n${clean(r.diff_stat).trimEnd()}` : ''}\n\nprompt:\n${clean(r.prompt).trimEnd()}`;
       },
     }),
 
-    cancel: {
-      synopsis: 'ID [--json]',
-      help: `Cancels a queued, running or waiting run (409 when it already ended).
-
-${JSON_HELP}`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('POST', `/v1/runs/${idPath(args[0]!)}/cancel`);
-        if (printedJson(values, res.text)) return;
-        const r = res.body as RunDetailJson;
-        out(`run ${r.id} ${r.status}`);
-      },
-    },
+    cancel: actionCommand<RunDetailJson>('POST', {
+      about: 'Cancels a queued, running or waiting run (409 when it already ended).',
+      path: (id) => `/v1/runs/${idPath(id)}/cancel`,
+      render: (r) => `run ${r.id} ${r.status}`,
+    }),
 
     follow: followCommand,
 
@@ -168,5 +156,3 @@ ${JSON_HELP}`,
     },
   },
 };
-
-export const runsCommand = (argv: string[]): Promise<number> => runGroup(runsGroup, argv);

@@ -2,23 +2,24 @@ import { resolve } from 'node:path';
 import { EFFORTS, EXECUTE_MODES } from '../../domain/types.js';
 import type { RunDefaultsJson, SessionJson } from '../../http/contract/index.js';
 import {
+  actionCommand,
   age,
+  choiceFilter,
   choices,
   cursorFilter,
   fields,
   flag,
   type Group,
   idPath,
-  JSON_HELP,
   jsonOption,
   limitFilter,
   listCommand,
+  nonBlank,
   oneOf,
-  out,
-  positiveInt,
-  printedJson,
+  positiveCount,
+  printAnswer,
   RemoteUsageError,
-  runGroup,
+  required,
   showCommand,
   str,
   type Values,
@@ -39,8 +40,6 @@ function positiveNumber(values: Values, name: string): number | undefined {
   }
   return n;
 }
-
-const num = (v: string | undefined): number | undefined => (v === undefined ? undefined : Number(v));
 
 function thinkingOption(v: string | undefined): RunDefaultsJson['thinking'] {
   if (v === undefined) return undefined;
@@ -73,17 +72,10 @@ export const sessionsGroup: Group = {
   name: 'sessions',
   summary: 'Sessions, the scopes of cron jobs: list them, read one, create one, close one.',
   commands: {
-    list: listCommand<SessionJson, { items: SessionJson[]; next_cursor: string | null }>({
-      command: 'sessions list',
+    list: listCommand<SessionJson>({
       about: 'Lists sessions: id, name, status, owner, age and workspace.',
       filters: [
-        {
-          option: 'status',
-          arg: 'S',
-          synopsisArg: 'open|closed',
-          help: `${choices(STATUSES)} (default: both)`,
-          allowed: STATUSES,
-        },
+        { ...choiceFilter('status', 'S', STATUSES, '(default: both)'), synopsisArg: 'open|closed' },
         limitFilter('at most N sessions (API default 50, max 200)'),
         cursorFilter,
       ],
@@ -98,22 +90,19 @@ export const sessionsGroup: Group = {
     show: showCommand<SessionJson>({
       about: `Shows one session: name, status, workspace, owner, times and the defaults of its runs.`,
       path: (id) => `/v1/sessions/${idPath(id)}`,
-      print(s) {
-        const now = Date.now();
+      render(s, now) {
         const defaults = defaultsSummary(s.defaults ?? {}).filter(([, v]) => v !== undefined);
-        out(
-          `${fields([
-            ['session', s.id],
-            ['name', s.name],
-            ['status', s.status],
-            ['workspace', s.workspace],
-            ['owner', s.owner],
-            ['created', when(s.created_at, now)],
-            ['closed', when(s.closed_at, now)],
-          ])}\n\ndefaults:\n${
-            defaults.length ? fields(defaults).replace(/^/gm, '  ') : "  none (the daemon's defaults apply)"
-          }\n\njobs: drydock jobs list --session ${s.id}`,
-        );
+        return `${fields([
+          ['session', s.id],
+          ['name', s.name],
+          ['status', s.status],
+          ['workspace', s.workspace],
+          ['owner', s.owner],
+          ['created', when(s.created_at, now)],
+          ['closed', when(s.closed_at, now)],
+        ])}\n\ndefaults:\n${
+          defaults.length ? fields(defaults).replace(/^/gm, '  ') : "  none (the daemon's defaults apply)"
+        }\n\njobs: drydock jobs list --session ${s.id}`;
       },
     }),
 
@@ -155,22 +144,18 @@ the session's runs; unset ones are the daemon's.
       },
       positionals: [],
       async run({ client, values }) {
-        const workspace = str(values, 'workspace');
-        if (workspace === undefined || !workspace.trim()) {
-          throw new RemoteUsageError('--workspace is required: the directory the runs work in');
-        }
-        const name = str(values, 'name');
-        if (name !== undefined && !name.trim()) throw new RemoteUsageError('--name must not be blank');
+        const workspace = required(values, 'workspace', 'the directory the runs work in');
+        const name = nonBlank(values, 'name');
         const thinking = thinkingOption(str(values, 'thinking'));
         const defaults: RunDefaultsJson = {
           model: str(values, 'model'),
           execute_mode: oneOf(values, 'execute-mode', EXECUTE_MODES),
-          approvals_required: num(positiveInt(values, 'approvals-required')),
+          approvals_required: positiveCount(values, 'approvals-required'),
           allow_self_approval: flag(values, 'allow-self-approval') ? true : undefined,
           budget_usd: positiveNumber(values, 'budget-usd'),
           thinking,
           effort: oneOf(values, 'effort', EFFORTS),
-          max_turns: num(positiveInt(values, 'max-turns')),
+          max_turns: positiveCount(values, 'max-turns'),
           network: flag(values, 'network') ? true : undefined,
         };
         const given = Object.values(defaults).some((v) => v !== undefined);
@@ -179,26 +164,15 @@ the session's runs; unset ones are the daemon's.
           name,
           defaults: given ? defaults : undefined,
         });
-        if (printedJson(values, res.text)) return;
-        out((res.body as SessionJson).id);
+        printAnswer<SessionJson>(values, res, (s) => s.id);
       },
     },
 
-    close: {
-      synopsis: 'ID [--json]',
-      help: `Closes a session: its cron jobs are deleted; its runs, plans and history stay.
-
-${JSON_HELP}`,
-      options: { ...jsonOption },
-      positionals: ['ID'],
-      async run({ client, values, args }) {
-        const res = await client.request('DELETE', `/v1/sessions/${idPath(args[0]!)}`);
-        if (printedJson(values, res.text)) return;
-        const s = res.body as SessionJson & { deleted_jobs: number };
-        out(`session ${s.id} closed; ${s.deleted_jobs} job${s.deleted_jobs === 1 ? '' : 's'} deleted`);
-      },
-    },
+    close: actionCommand<SessionJson & { deleted_jobs: number }>('DELETE', {
+      about: 'Closes a session: its cron jobs are deleted; its runs, plans and history stay.',
+      path: (id) => `/v1/sessions/${idPath(id)}`,
+      render: (s) =>
+        `session ${s.id} closed; ${s.deleted_jobs} job${s.deleted_jobs === 1 ? '' : 's'} deleted`,
+    }),
   },
 };
-
-export const sessionsCommand = (argv: string[]): Promise<number> => runGroup(sessionsGroup, argv);

@@ -1,23 +1,22 @@
 import type { ToolApprovalJson } from '../../http/contract/index.js';
 import {
   age,
-  choices,
+  choiceFilter,
   clean,
   dash,
   fields,
   flag,
   type Group,
+  idFilter,
   idPath,
   JSON_HELP,
   jsonOption,
   limitFilter,
   listCommand,
   oneLine,
-  out,
-  printedJson,
+  printAnswer,
   RemoteUsageError,
   relative,
-  runGroup,
   showCommand,
   str,
   when,
@@ -35,11 +34,10 @@ export const toolApprovalsGroup: Group = {
   summary: 'Tool calls waiting for a person during execution: list them, read one, allow or deny it.',
   commands: {
     list: listCommand<ToolApprovalJson>({
-      command: 'tool-approvals list',
       about: "Lists tool approvals: id, status, tool, run, plan, age, deadline and the call's input.",
       filters: [
-        { option: 'status', arg: 'S', help: `${choices(STATUSES)} (default: all)`, allowed: STATUSES },
-        { option: 'run', arg: 'ID', help: "only this run's", param: 'run_id' },
+        choiceFilter('status', 'S', STATUSES, '(default: all)'),
+        idFilter('run', "only this run's"),
         limitFilter(),
       ],
       path: '/v1/tool-approvals',
@@ -62,24 +60,20 @@ export const toolApprovalsGroup: Group = {
     show: showCommand<ToolApprovalJson>({
       about: `Shows one tool approval, with the call's full input.`,
       path: (id) => `/v1/tool-approvals/${idPath(id)}`,
-      print(a) {
-        const now = Date.now();
-        out(
-          `${fields([
-            ['tool approval', a.id],
-            ['status', a.status],
-            ['tool', a.tool],
-            ['run', a.run_id],
-            ['session', a.session_id],
-            ['plan', a.plan_id],
-            ['created', when(a.created_at, now)],
-            ['expires', when(a.expires_at, now)],
-            ['decided', when(a.decided_at, now)],
-            ['decided_by', a.decided_by],
-            ['message', a.message],
-          ])}\n\ninput:\n${clean(JSON.stringify(a.input, null, 2) ?? 'null')}`,
-        );
-      },
+      render: (a, now) =>
+        `${fields([
+          ['tool approval', a.id],
+          ['status', a.status],
+          ['tool', a.tool],
+          ['run', a.run_id],
+          ['session', a.session_id],
+          ['plan', a.plan_id],
+          ['created', when(a.created_at, now)],
+          ['expires', when(a.expires_at, now)],
+          ['decided', when(a.decided_at, now)],
+          ['decided_by', a.decided_by],
+          ['message', a.message],
+        ])}\n\ninput:\n${clean(JSON.stringify(a.input, null, 2) ?? 'null')}`,
     }),
 
     decide: {
@@ -105,12 +99,12 @@ ${JSON_HELP}`,
           decision: allow ? 'allow' : 'deny',
           message: str(values, 'message'),
         });
-        if (printedJson(values, res.text)) return;
-        const a = res.body as ToolApprovalJson;
-        out(`tool approval ${a.id} ${a.status} (${a.tool}, run ${a.run_id})`);
+        printAnswer<ToolApprovalJson>(
+          values,
+          res,
+          (a) => `tool approval ${a.id} ${a.status} (${a.tool}, run ${a.run_id})`,
+        );
       },
     },
   },
 };
-
-export const toolApprovalsCommand = (argv: string[]): Promise<number> => runGroup(toolApprovalsGroup, argv);

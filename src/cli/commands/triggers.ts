@@ -13,6 +13,7 @@ import {
   choices,
   clean,
   dash,
+  deleteCommand,
   fields,
   flag,
   type Group,
@@ -21,21 +22,23 @@ import {
   jsonOption,
   limitFilter,
   listCommand,
+  nonBlank,
   type OptionsConfig,
   oneLine,
   oneOf,
   out,
+  positiveCount,
   positiveInt,
+  printAnswer,
   printedJson,
-  printListing,
   RemoteUsageError,
-  runGroup,
   showCommand,
   str,
   strs,
   type Values,
   when,
 } from './common.js';
+import { deliveryColumns, deliveryRow } from './deliveries.js';
 import { zoned } from './jobs.js';
 
 // drydock triggers list|show|create|update|delete|deliveries|fire: remote triggers over /v1/triggers.
@@ -97,12 +100,12 @@ const list = (xs: string[] | undefined): string | null => (xs?.length ? xs.join(
 /** The options of runs (`options`), merged over `current`; undefined when no option was given. */
 function runOptions(values: Values, current: Record<string, unknown> = {}) {
   const executeMode = oneOf(values, 'execute-mode', EXECUTE_MODES);
-  const approvals = positiveInt(values, 'approvals-required');
+  const approvals = positiveCount(values, 'approvals-required');
   if (executeMode === undefined && approvals === undefined) return undefined;
   return {
     ...current,
     ...(executeMode !== undefined ? { execute_mode: executeMode } : {}),
-    ...(approvals !== undefined ? { approvals_required: Number(approvals) } : {}),
+    ...(approvals !== undefined ? { approvals_required: approvals } : {}),
   };
 }
 
@@ -122,13 +125,6 @@ function filters(values: Values, base: FiltersJson, draftChoices: readonly strin
   if (draft === 'any') delete next.draft;
   else if (draft !== undefined) next.draft = draft === 'true';
   return next;
-}
-
-/** A non-blank string option, or undefined when absent. */
-function nonBlank(values: Values, name: string): string | undefined {
-  const v = str(values, name);
-  if (v !== undefined && !v.trim()) throw new RemoteUsageError(`--${name} must not be blank`);
-  return v;
 }
 
 /** Prints a token the API just issued, labelled, with what to do with it. */
@@ -170,63 +166,54 @@ export const triggersGroup: Group = {
   summary:
     'Remote triggers: list them, read one, create, change or delete one, see its deliveries, fire a generic one.',
   commands: {
-    list: {
-      synopsis: '[--json]',
-      help: `Lists triggers: id, kind, name, enabled, events, hourly cap and age.
-
-${JSON_HELP}`,
-      options: { ...jsonOption },
-      positionals: [],
-      async run({ client, values }) {
-        const res = await client.request('GET', '/v1/triggers');
-        printListing<TriggerWithTokenJson>(values, res, {
-          empty: 'no triggers',
-          headers: ['ID', 'KIND', 'NAME', 'ENABLED', 'CAP', 'AGE', 'EVENTS'],
-          row: (t, now) => [
-            t.id,
-            t.kind,
-            t.name,
-            t.enabled ? 'yes' : 'no',
-            String(t.hourly_cap),
-            age(t.created_at, now),
-            dash(list(t.events)),
-          ],
-        });
+    list: listCommand<TriggerWithTokenJson>({
+      about: 'Lists triggers: id, kind, name, enabled, events, hourly cap and age.',
+      filters: [],
+      path: '/v1/triggers',
+      show: {
+        empty: 'no triggers',
+        headers: ['ID', 'KIND', 'NAME', 'ENABLED', 'CAP', 'AGE', 'EVENTS'],
+        row: (t, now) => [
+          t.id,
+          t.kind,
+          t.name,
+          t.enabled ? 'yes' : 'no',
+          String(t.hourly_cap),
+          age(t.created_at, now),
+          dash(list(t.events)),
+        ],
       },
-    },
+    }),
 
     show: showCommand<TriggerWithTokenJson>({
       about: `Shows one trigger: kind, events, filters, workspace, run options, cap and its prompt template.`,
       path: (id) => `/v1/triggers/${idPath(id)}`,
-      print(t) {
-        const now = Date.now();
+      render(t, now) {
         const f = t.filters ?? {};
-        out(
-          `${fields([
-            ['trigger', t.id],
-            ['name', t.name],
-            ['kind', t.kind],
-            ['enabled', t.enabled ? 'yes' : 'no'],
-            ['events', list(t.events)],
-            ['repositories', list(f.repositories)],
-            ['base_branches', list(f.base_branches)],
-            ['labels', list(f.labels)],
-            ['authors', list(f.authors)],
-            ['draft', f.draft === undefined ? null : String(f.draft)],
-            ['workspace', t.workspace],
-            [
-              'schedule',
-              t.schedule
-                ? `${t.schedule.cron} (${t.schedule.timezone})${t.schedule.approximate ? ', approximate' : ''}, ${t.schedule.status}, fired ${t.schedule.fire_count} time(s), job ${t.schedule.job_id}`
-                : null,
-            ],
-            ['hourly_cap', t.kind === 'schedule' ? null : t.hourly_cap],
-            ['options', Object.keys(t.options ?? {}).length ? JSON.stringify(t.options) : null],
-            ['created_by', t.created_by],
-            ['created', when(t.created_at, now)],
-            ['updated', when(t.updated_at, now)],
-          ])}${t.schedule ? `\n\nnext fires:\n${scheduleTimes(t)}` : ''}\n\nprompt:\n${clean(t.prompt).trimEnd()}${t.kind === 'schedule' ? `\n\nruns: drydock runs list --job ${t.schedule?.job_id ?? ''}` : `\n\ndeliveries: drydock triggers deliveries ${t.id}`}`,
-        );
+        return `${fields([
+          ['trigger', t.id],
+          ['name', t.name],
+          ['kind', t.kind],
+          ['enabled', t.enabled ? 'yes' : 'no'],
+          ['events', list(t.events)],
+          ['repositories', list(f.repositories)],
+          ['base_branches', list(f.base_branches)],
+          ['labels', list(f.labels)],
+          ['authors', list(f.authors)],
+          ['draft', f.draft === undefined ? null : String(f.draft)],
+          ['workspace', t.workspace],
+          [
+            'schedule',
+            t.schedule
+              ? `${t.schedule.cron} (${t.schedule.timezone})${t.schedule.approximate ? ', approximate' : ''}, ${t.schedule.status}, fired ${t.schedule.fire_count} time(s), job ${t.schedule.job_id}`
+              : null,
+          ],
+          ['hourly_cap', t.kind === 'schedule' ? null : t.hourly_cap],
+          ['options', Object.keys(t.options ?? {}).length ? JSON.stringify(t.options) : null],
+          ['created_by', t.created_by],
+          ['created', when(t.created_at, now)],
+          ['updated', when(t.updated_at, now)],
+        ])}${t.schedule ? `\n\nnext fires:\n${scheduleTimes(t)}` : ''}\n\nprompt:\n${clean(t.prompt).trimEnd()}${t.kind === 'schedule' ? `\n\nruns: drydock runs list --job ${t.schedule?.job_id ?? ''}` : `\n\ndeliveries: drydock triggers deliveries ${t.id}`}`;
       },
     }),
 
@@ -275,7 +262,7 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
             throw new RemoteUsageError(`a ${kind} trigger needs --workspace: the directory its runs work in`);
           }
         }
-        const cap = positiveInt(values, 'hourly-cap');
+        const cap = positiveCount(values, 'hourly-cap');
         const res = await client.request('POST', '/v1/triggers', {
           kind,
           name,
@@ -283,7 +270,7 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
           events: events.length ? events : undefined,
           filters: filters(values, {}, ['true', 'false']),
           workspace: workspace === undefined ? undefined : resolve(workspace),
-          hourly_cap: cap === undefined ? undefined : Number(cap),
+          hourly_cap: cap,
           options: runOptions(values),
           ...(kind === 'schedule'
             ? {
@@ -331,7 +318,7 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
         const name = nonBlank(values, 'name');
         const prompt = nonBlank(values, 'prompt');
         const workspace = nonBlank(values, 'workspace');
-        const cap = positiveInt(values, 'hourly-cap');
+        const cap = positiveCount(values, 'hourly-cap');
         const draft = oneOf(values, 'draft', ['true', 'false', 'any']);
         const events = strs(values, 'event');
         const clearFilters = flag(values, 'clear-filters');
@@ -345,7 +332,7 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
           name,
           prompt,
           workspace: workspace === undefined ? undefined : resolve(workspace),
-          hourly_cap: cap === undefined ? undefined : Number(cap),
+          hourly_cap: cap,
           events: events.length ? events : undefined,
           enabled: flag(values, 'enable') ? true : flag(values, 'disable') ? false : undefined,
           rotate_token: flag(values, 'rotate-token') ? true : undefined,
@@ -379,19 +366,13 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
       },
     },
 
-    delete: {
-      synopsis: 'ID',
-      help: 'Deletes a trigger: webhooks no longer match it and its token stops working. Its runs stay.',
-      options: {},
-      positionals: ['ID'],
-      async run({ client, args }) {
-        await client.request('DELETE', `/v1/triggers/${idPath(args[0]!)}`);
-        out(`trigger ${args[0]} deleted`);
-      },
-    },
+    delete: deleteCommand({
+      about: 'Deletes a trigger: webhooks no longer match it and its token stops working. Its runs stay.',
+      noun: 'trigger',
+      path: (id) => `/v1/triggers/${idPath(id)}`,
+    }),
 
     deliveries: listCommand<TriggerDeliveryJson>({
-      command: 'triggers deliveries',
       about: `Lists a trigger's recent deliveries (webhook deliveries and fires), newest first: id, age, source,
 event, what this trigger made of it (accepted, filtered, capped, ...; and the delivery's overall outcome
 when that differs), its run, subject and detail.`,
@@ -400,19 +381,16 @@ when that differs), its run, subject and detail.`,
       positionals: ['ID'],
       show: {
         empty: 'no deliveries',
-        headers: ['ID', 'AGE', 'SOURCE', 'EVENT', 'OUTCOME', 'RUN', 'SUBJECT', 'DETAIL'],
-        row: (x, now) => [
-          x.id,
-          age(x.received_at, now),
-          x.source,
-          x.event,
-          x.delivery_outcome && x.delivery_outcome !== x.outcome
-            ? `${x.outcome} (delivery: ${x.delivery_outcome})`
-            : x.outcome,
-          dash(x.run_id),
-          dash(x.subject),
-          dash(x.detail),
-        ],
+        headers: deliveryColumns('RUN'),
+        row: (x, now) =>
+          deliveryRow(
+            x,
+            now,
+            x.delivery_outcome && x.delivery_outcome !== x.outcome
+              ? `${x.outcome} (delivery: ${x.delivery_outcome})`
+              : x.outcome,
+            dash(x.run_id),
+          ),
       },
     }),
 
@@ -448,17 +426,13 @@ ${JSON_HELP}`,
           idempotency_key: key,
           text,
         });
-        if (printedJson(values, res.text)) return;
-        const f = res.body as FireResultJson;
-        const run = f.run ? `run ${f.run.id}` : 'no run';
-        out(
-          f.duplicate
+        printAnswer<FireResultJson>(values, res, (f) => {
+          const run = f.run ? `run ${f.run.id}` : 'no run';
+          return f.duplicate
             ? `${run} (already started by an earlier fire with this idempotency key; delivery ${f.delivery_id})`
-            : `${run} started (delivery ${f.delivery_id})`,
-        );
+            : `${run} started (delivery ${f.delivery_id})`;
+        });
       },
     },
   },
 };
-
-export const triggersCommand = (argv: string[]): Promise<number> => runGroup(triggersGroup, argv);
