@@ -5,6 +5,7 @@ import type { RunEventMap, RunEventType } from '../domain/events.js';
 import { planTitle } from '../domain/plan-title.js';
 import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/types.js';
 import type { Logger } from '../logger.js';
+import { PassLoop } from '../pass-loop.js';
 import type { RunEvents } from '../runs/events.js';
 import type { Store } from '../store/store.js';
 import type { GithubApi } from '../triggers/github-api.js';
@@ -92,27 +93,18 @@ interface Target {
 }
 
 export class PlanDeliveryWorker {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
+  private readonly loop = new PassLoop({ pass: () => this.loopPass(), unref: true });
   private readonly abort = new AbortController();
 
   constructor(private readonly deps: DeliveryDeps) {}
 
   start(): void {
-    this.stopped = false;
-    this.kick();
+    this.loop.start();
   }
 
   /** Looks at the store now (a plan was executed, or a person asked for a delivery). */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.schedule(0);
+    this.loop.kick();
   }
 
   /**
@@ -120,13 +112,9 @@ export class PlanDeliveryWorker {
    * most `graceMs` for a GitHub call still out (its claim then lapses on its own).
    */
   async stop(graceMs = 5_000): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    const stopped = this.loop.stop(graceMs);
     this.abort.abort();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.running, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
-    clearTimeout(timer);
+    await stopped;
   }
 
   /** For RunEvents.subscribeAll: an execution was recorded, so a delivery may be due. Never throws. */
@@ -171,32 +159,11 @@ export class PlanDeliveryWorker {
     return (await store.getPlan(planId))!;
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.pass()
-        .catch((err) => this.deps.logger.warn({ err: String(err) }, 'delivery pass failed'))
-        .then(() => this.afterPass())
-        .finally(() => {
-          this.running = null;
-        });
-    }, ms);
-    this.timer.unref?.();
-  }
-
-  private async afterPass(): Promise<void> {
-    if (this.stopped) return;
-    if (this.again) {
-      this.again = false;
-      this.schedule(0);
-      return;
-    }
+  /** A pass of the loop; returns the wait until the next delivery is due (at most MAX_SLEEP_MS). */
+  private async loopPass(): Promise<number> {
+    await this.pass().catch((err) => this.deps.logger.warn({ err: String(err) }, 'delivery pass failed'));
     const next = await this.deps.store.nextPlanDeliveryAt().catch(() => null);
-    const wait =
-      next === null ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, next - this.deps.clock.now()));
-    this.schedule(wait);
+    return next === null ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, next - this.deps.clock.now()));
   }
 
   /** One look at the store: decide newly executed plans, then attempt what is due. */
@@ -208,7 +175,7 @@ export class PlanDeliveryWorker {
       if (undecided.length < 50) break;
     }
     for (const id of await store.duePlanDeliveries(clock.now(), BATCH)) {
-      if (this.stopped) return;
+      if (this.loop.stopped) return;
       await this.attempt(id);
     }
   }
@@ -260,7 +227,7 @@ export class PlanDeliveryWorker {
         pull_request_url: done.pullRequestUrl,
       });
     } catch (err) {
-      if (this.stopped && this.abort.signal.aborted) {
+      if (this.abort.signal.aborted) {
         // Cut off by the daemon stopping, not a failure of the delivery: given back, counted as not made.
         await store.updatePlanDelivery(planId, ['pending', 'retrying'], {
           claimedUntil: null,

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Config, WebhookConfig } from '../config/schema.js';
 import type { LoggedEvent, NewNotification, Notification, RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
+import { PassLoop } from '../pass-loop.js';
 import type { Store } from '../store/store.js';
 import { ANNOUNCED_RUN_EVENTS, announce, planIdOf } from './announce.js';
 import { retryDelay } from './backoff.js';
@@ -50,10 +51,7 @@ const WATCHED = new Set<string>(ANNOUNCED_RUN_EVENTS);
  * set to the end of the log: the past is not announced.
  */
 export class Notifier {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private stopped = false;
+  private readonly loop = new PassLoop({ pass: () => this.pass() });
   private readonly inFlight = new Set<Promise<void>>();
   private readonly hooks: Map<string, WebhookConfig>;
 
@@ -74,8 +72,7 @@ export class Notifier {
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** For RunEvents.subscribeAll: wakes the notifier for an event that may announce something. */
@@ -84,55 +81,26 @@ export class Notifier {
   };
 
   kick(): void {
-    if (!this.stopped) this.schedule(0);
+    this.loop.kick();
   }
 
-  /** Stops the timer, waits for requests in flight, and collects once more (events written meanwhile). */
+  /** Stops the loop, waits for requests in flight, and collects once more (events written meanwhile). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.loop.stop();
     await Promise.all([...this.inFlight]);
     await this.collect().catch((err) => this.deps.logger.warn({ err }, 'notifications: collecting failed'));
   }
 
-  /** Runs a pass in `ms` (replacing the one set before). */
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.pass();
-    }, ms);
-  }
-
-  /** One pass: collect new events into the outbox, then start due attempts. Passes never overlap. */
-  private pass(): void {
-    if (this.running) {
-      this.again = true;
-      return;
+  /** One pass: collect new events into the outbox, then start due attempts; returns the wait until the next. */
+  private async pass(): Promise<number> {
+    try {
+      await this.collect();
+      await this.sendDue();
+      return await this.nextWait();
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'notifications: a pass failed (retried at the next one)');
+      return this.deps.config.notifications.poll_interval_ms;
     }
-    this.running = (async () => {
-      let wait = this.deps.config.notifications.poll_interval_ms;
-      try {
-        await this.collect();
-        await this.sendDue();
-        wait = await this.nextWait();
-      } catch (err) {
-        this.deps.logger.warn({ err }, 'notifications: a pass failed (retried at the next one)');
-      }
-      return wait;
-    })().then((wait) => {
-      this.running = null;
-      // Nothing is scheduled once stop() began: it waits for this pass and collects once more itself.
-      if (this.stopped) return;
-      if (this.again) {
-        this.again = false;
-        this.schedule(0);
-      } else {
-        this.schedule(wait);
-      }
-    });
   }
 
   private async nextWait(): Promise<number> {
@@ -194,7 +162,7 @@ export class Notifier {
   /** Claims what is due, as many as free request slots, and starts their attempts. */
   private async sendDue(): Promise<void> {
     const free = MAX_IN_FLIGHT - this.inFlight.size;
-    if (free <= 0 || this.stopped) return;
+    if (free <= 0 || this.loop.stopped) return;
     const { store, clock, config } = this.deps;
     const now = clock.now();
     const claimed = await store.claimNotifications(

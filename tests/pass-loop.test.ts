@@ -1,0 +1,115 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PassLoop } from '../src/pass-loop.js';
+
+// The background workers' loop, on real timers with short waits.
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A loop whose passes are recorded and can be held open until released. */
+function recorder(wait = 60_000) {
+  const log: string[] = [];
+  let active = 0;
+  let release: (() => void) | null = null;
+  let hold = false;
+  const loop = new PassLoop({
+    pass: async () => {
+      active += 1;
+      log.push(active > 1 ? 'overlap' : 'pass');
+      if (hold) await new Promise<void>((resolve) => (release = resolve));
+      active -= 1;
+      return wait;
+    },
+  });
+  return {
+    loop,
+    log,
+    hold: () => (hold = true),
+    release: () => {
+      hold = false;
+      release?.();
+    },
+  };
+}
+
+let stop: (() => Promise<void>) | null = null;
+afterEach(async () => {
+  await stop?.();
+});
+
+describe('PassLoop', () => {
+  it('runs a pass on start, then waits as long as the pass asked', async () => {
+    const r = recorder(60_000);
+    stop = () => r.loop.stop();
+    r.loop.start();
+    await sleep(30);
+    expect(r.log).toEqual(['pass']);
+    await sleep(50);
+    expect(r.log).toEqual(['pass']);
+  });
+
+  it('runs again after the wait the pass returned', async () => {
+    const r = recorder(20);
+    stop = () => r.loop.stop();
+    r.loop.start();
+    await sleep(150);
+    expect(r.log.length).toBeGreaterThanOrEqual(3);
+    expect(r.log).not.toContain('overlap');
+  });
+
+  it('folds kicks during a pass into one more pass right after it, never overlapping', async () => {
+    const r = recorder(60_000);
+    stop = () => r.loop.stop();
+    r.hold();
+    r.loop.start();
+    await sleep(20);
+    r.loop.kick();
+    r.loop.kick();
+    r.loop.kick();
+    await sleep(20);
+    expect(r.log).toEqual(['pass']);
+    r.release();
+    await sleep(30);
+    expect(r.log).toEqual(['pass', 'pass']);
+    await sleep(30);
+    expect(r.log).toEqual(['pass', 'pass']);
+  });
+
+  it('a kick while waiting runs a pass at once', async () => {
+    const r = recorder(60_000);
+    stop = () => r.loop.stop();
+    r.loop.start();
+    await sleep(20);
+    r.loop.kick();
+    await sleep(20);
+    expect(r.log).toEqual(['pass', 'pass']);
+  });
+
+  it('stop waits for the pass in progress, and nothing runs after it', async () => {
+    const r = recorder(0);
+    r.hold();
+    r.loop.start();
+    await sleep(20);
+    let stopped = false;
+    const stopping = r.loop.stop().then(() => (stopped = true));
+    await sleep(20);
+    expect(stopped).toBe(false);
+    r.release();
+    await stopping;
+    const passes = r.log.length;
+    r.loop.kick();
+    await sleep(30);
+    expect(r.log.length).toBe(passes);
+  });
+
+  it('stop with a grace gives up waiting after it', async () => {
+    const r = recorder();
+    stop = async () => r.release();
+    r.hold();
+    r.loop.start();
+    await sleep(20);
+    const started = Date.now();
+    await r.loop.stop(50);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(r.log).toEqual(['pass']);
+  });
+});
