@@ -17,6 +17,20 @@ export class StartError extends Error {
 
 const SET_DATA_DIR = 'set data_dir (DRYDOCK_DATA_DIR, --data-dir) to a writable directory';
 
+/** A directory drydock writes to, as its start-up errors name it. */
+interface OwnDir {
+  /** "data directory" */
+  name: string;
+  /** What to do about it. */
+  fix: string;
+}
+
+const DATA_DIR: OwnDir = { name: 'data directory', fix: SET_DATA_DIR };
+const WORK_DIR: OwnDir = {
+  name: 'work directory',
+  fix: 'set work_dir (DRYDOCK_WORK_DIR) to a writable directory, or unset it to use data_dir',
+};
+
 const WORDS: Record<string, string> = {
   EACCES: 'permission denied',
   EPERM: 'operation not permitted',
@@ -34,22 +48,23 @@ function says(err: unknown): string {
 }
 
 /**
- * Makes the data directory if it is missing and proves it writable; throws StartError otherwise. The
+ * Makes a directory of drydock's (the data directory, the work directory) if it is missing and proves it
+ * writable; throws StartError otherwise. The
  * directory is made one level at a time: Node's `mkdir(…, {recursive: true})` never returns for a path whose
  * parent exists but cannot hold it (`/proc/x`: mkdir says ENOENT, the parent EEXIST, and it tries again
  * forever; nodejs/node, same loop as oven-sh/bun#36162).
  */
-export function prepareDataDir(dir: string): void {
+export function prepareDir(dir: string, own: OwnDir = DATA_DIR): void {
   const missing: string[] = [];
   let at = dir;
   for (;;) {
-    const kind = kindOf(at);
+    const kind = kindOf(at, own);
     if (kind === 'directory') break;
     if (kind === 'other') {
       throw new StartError(
         at === dir
-          ? `data directory ${dir} is a file, not a directory: ${SET_DATA_DIR}`
-          : `data directory ${dir} cannot be created: ${at} is a file: ${SET_DATA_DIR}`,
+          ? `${own.name} ${dir} is a file, not a directory: ${own.fix}`
+          : `${own.name} ${dir} cannot be created: ${at} is a file: ${own.fix}`,
       );
     }
     missing.unshift(at);
@@ -61,10 +76,8 @@ export function prepareDataDir(dir: string): void {
     try {
       mkdirSync(path);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && kindOf(path) === 'directory') continue;
-      throw new StartError(
-        `data directory ${dir} cannot be created (mkdir ${path}: ${says(err)}): ${SET_DATA_DIR}`,
-      );
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST' && kindOf(path, own) === 'directory') continue;
+      throw new StartError(`${own.name} ${dir} cannot be created (mkdir ${path}: ${says(err)}): ${own.fix}`);
     }
   }
   // Access bits say nothing for root on a read-only mount: only a real write tells.
@@ -72,20 +85,20 @@ export function prepareDataDir(dir: string): void {
   try {
     writeFileSync(probe, '');
   } catch (err) {
-    throw new StartError(`data directory ${dir} is not writable (${says(err)}): ${SET_DATA_DIR}`);
+    throw new StartError(`${own.name} ${dir} is not writable (${says(err)}): ${own.fix}`);
   } finally {
     rmSync(probe, { force: true });
   }
 }
 
-function kindOf(path: string): 'directory' | 'other' | 'missing' {
+function kindOf(path: string, own: OwnDir): 'directory' | 'other' | 'missing' {
   try {
     return statSync(path).isDirectory() ? 'directory' : 'other';
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // ENOTDIR: a parent is a file, which the walk up finds.
     if (code === 'ENOENT' || code === 'ENOTDIR') return 'missing';
-    throw new StartError(`data directory ${path} cannot be read (${says(err)}): ${SET_DATA_DIR}`);
+    throw new StartError(`${own.name} ${path} cannot be read (${says(err)}): ${own.fix}`);
   }
 }
 
@@ -119,7 +132,8 @@ export function openStoreChecked(
   now: number,
   migrate = true,
 ): Store & { migrateNow(now: number): number[] } {
-  prepareDataDir(config.data_dir);
+  prepareDir(config.data_dir);
+  if (config.work_dir !== null) prepareDir(config.work_dir, WORK_DIR);
   const file = databaseFile(config);
   // SQLite opens a read-only file without complaint and fails at the first write: the admin token.
   for (const path of [file, `${file}-wal`, `${file}-shm`]) {

@@ -27,6 +27,7 @@ import { TriggerAdmin } from './triggers/admin.js';
 import { GithubApi } from './triggers/github-api.js';
 import { GithubReporter } from './triggers/report.js';
 import { type PullRequestLookup, TriggerService } from './triggers/service.js';
+import { workRoot } from './workspace/paths.js';
 import { collectGarbage } from './workspace/retention.js';
 
 /**
@@ -131,7 +132,11 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
         new Sandbox({
           setting: config.execute.sandbox,
           readOnlyPaths: config.execute.sandbox_read_only_paths,
-          hidden: [config.data_dir, ...(opts.configFile ? [opts.configFile] : [])],
+          hidden: [
+            config.data_dir,
+            ...(config.work_dir ? [config.work_dir] : []),
+            ...(opts.configFile ? [opts.configFile] : []),
+          ],
         }));
   const sandboxStatus = sandbox ? await sandbox.status() : undefined;
   const events = opts.events ?? new RunEvents(store, clock);
@@ -368,7 +373,7 @@ function retentionTimer(opts: ServiceOptions, clock: Clock, metrics: Metrics) {
   const { config, logger, store } = opts;
   const gc = async () => {
     const r = await collectGarbage(
-      { store, dataDir: config.data_dir },
+      { store, workRoot: workRoot(config) },
       { ttlMs: config.retention.worktree_ttl_ms, now: clock.now() },
     );
     metrics.gcRemoved.inc({ kind: 'worktree' }, r.worktrees.length);

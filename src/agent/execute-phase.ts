@@ -7,6 +7,7 @@ import type { ConversationMessage, ExecuteMode, Plan, Run, Session, ToolApproval
 import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
 import { inGitRepository } from '../workspace/git.js';
+import { workRoot, worktreesDir } from '../workspace/paths.js';
 import {
   commitExecution,
   type ExecutionTree,
@@ -189,7 +190,7 @@ export class ExecutePhase implements Phase {
         session.workspace,
         plan.id,
         plan.workspaceCommit,
-        join(deps.config.data_dir, 'worktrees'),
+        worktreesDir(workRoot(deps.config)),
         // A pull request's plan is pinned to the PR head (the clone's HEAD is another branch).
         plan.subject === null,
       );

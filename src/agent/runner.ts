@@ -6,6 +6,7 @@ import { classifyModelError, ModelUnavailable, retryDelay } from '../models/erro
 import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
 import type { RunExecutor, RunOutcome } from '../runs/queue.js';
 import { checkoutPullRequest } from '../workspace/checkout.js';
+import { checkoutPath, workRoot } from '../workspace/paths.js';
 import { ExecutePhase } from './execute-phase.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
@@ -17,7 +18,7 @@ import {
   REPLY_CUT_OFF,
 } from './prompt.js';
 import { buildRequest } from './request.js';
-import { checkoutPath, resolveSettings } from './settings.js';
+import { resolveSettings } from './settings.js';
 import { parkedCall, refuseRepeatedId } from './tool-calls.js';
 import { validateQuestions } from './tools/plan-tools.js';
 import type { ToolResult } from './tools/types.js';
@@ -94,7 +95,7 @@ export class AgentExecutor implements RunExecutor {
       try {
         // A pull request run plans in a worktree at the PR's head, not in the clone's checkout.
         const root = run.checkout
-          ? await checkoutPullRequest(run.checkout, checkoutPath(config, run.id))
+          ? await checkoutPullRequest(run.checkout, checkoutPath(workRoot(config), run.id))
           : session.workspace;
         workspace = await Workspace.open(root);
       } catch (err) {

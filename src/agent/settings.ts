@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Run, RunSettings, Session } from '../domain/types.js';
 import { findModel, readThinkingOption, shapeThinking } from '../models/catalogue.js';
@@ -36,4 +35,3 @@ export function resolveSettings(run: Run, session: Session, config: Config): Run
 }
 
 /** Where a pull request run's worktree lives while it plans. */
-export const checkoutPath = (config: Config, runId: string) => join(config.data_dir, 'checkouts', runId);

@@ -274,9 +274,10 @@ async function gcCommand(args: string[]): Promise<number> {
   const store = await openStore(cfg);
   try {
     const { collectGarbage } = await import('../workspace/retention.js');
+    const { workRoot } = await import('../workspace/paths.js');
     const dryRun = values['dry-run'] === true;
     const r = await collectGarbage(
-      { store, dataDir: cfg.data_dir },
+      { store, workRoot: workRoot(cfg) },
       { ttlMs: cfg.retention.worktree_ttl_ms, now: Date.now(), dryRun },
     );
     const verb = dryRun ? 'would remove' : 'removed';

@@ -28,7 +28,7 @@ export interface LoadOptions {
   overrides?: { port?: number | string; data_dir?: string; host?: string };
   /**
    * The directory relative paths mean something in: the config file's path and every relative path in the
-   * configuration (data_dir, github.repositories.*.path). Defaults to process.cwd() at load, the directory
+   * configuration (data_dir, work_dir, github.repositories.*.path). Defaults to process.cwd() at load, the directory
    * the daemon was started in.
    */
   baseDir?: string;
@@ -48,6 +48,7 @@ export const ENV_BINDINGS: readonly Binding[] = [
   { source: 'DRYDOCK_HOST', path: ['server', 'host'], kind: 'string' },
   { source: 'DRYDOCK_PORT', path: ['server', 'port'], kind: 'int' },
   { source: 'DRYDOCK_DATA_DIR', path: ['data_dir'], kind: 'string' },
+  { source: 'DRYDOCK_WORK_DIR', path: ['work_dir'], kind: 'string' },
   { source: 'DATABASE_URL', path: ['database_url'], kind: 'string' },
   { source: 'DRYDOCK_ADMIN_TOKEN', path: ['admin_token'], kind: 'string' },
   { source: 'DRYDOCK_LOG_LEVEL', path: ['log_level'], kind: 'string' },
@@ -115,7 +116,12 @@ export function resolvePaths(config: Config, baseDir: string): Config {
       { ...repo, path: at(repo.path) },
     ]),
   );
-  return { ...config, data_dir: at(config.data_dir), github: { ...config.github, repositories } };
+  return {
+    ...config,
+    data_dir: at(config.data_dir),
+    work_dir: config.work_dir === null ? null : at(config.work_dir),
+    github: { ...config.github, repositories },
+  };
 }
 
 /** The configuration with nothing set: every key at its default. */

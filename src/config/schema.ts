@@ -385,6 +385,7 @@ export const configSchema = z
     {
       server: serverSchema,
       data_dir: text('a directory path').default('./data'),
+      work_dir: text('a directory path').nullable().default(null),
       database_url: z
         .string({ error: 'expected a string or null' })
         .superRefine((url, ctx) => {

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { Workspace } from '../agent/tools/workspace.js';
 import type { Plan, Session, ToolApproval } from '../domain/types.js';
 import { prefixInRepository } from '../workspace/git.js';
+import { worktreePath } from '../workspace/paths.js';
 import { parseUnifiedDiff, renderDiff, visibleLines } from './diff.js';
 import { html, type SafeHtml } from './html.js';
 import { unifiedTextDiff } from './text-diff.js';
@@ -28,14 +29,14 @@ interface Current {
 
 /** Where the execution works: the plan's worktree (in the session's subdirectory), or the workspace itself. */
 async function executionRoot(
-  dataDir: string,
+  workRoot: string,
   plan: Plan | null,
   session: Session | null,
 ): Promise<string | null> {
   if (!session) return null;
   if (!plan?.workspaceCommit) return session.workspace;
   const prefix = await prefixInRepository(session.workspace).catch(() => '');
-  return join(resolve(dataDir, 'worktrees', plan.id), prefix);
+  return join(resolve(worktreePath(workRoot, plan.id)), prefix);
 }
 
 async function currentFile(root: string | null, filePath: string): Promise<Current> {
@@ -96,7 +97,7 @@ function diffBlock(diff: string, idPrefix: string): SafeHtml {
 /** The preview of one pending tool call, with its JSON in a closed <details>. */
 export async function toolPreview(
   a: ToolApproval,
-  ctx: { dataDir: string; plan: Plan | null; session: Session | null },
+  ctx: { workRoot: string; plan: Plan | null; session: Session | null },
 ): Promise<SafeHtml> {
   const input = (a.input ?? {}) as Record<string, unknown>;
   const json = html`<details class="tool-json"><summary>Tool input as JSON</summary><pre aria-label="Tool input">${visibleLines(pretty(a.input))}</pre></details>`;
@@ -104,7 +105,7 @@ export async function toolPreview(
   let view: SafeHtml;
   const filePath = str(input.file_path);
   if (a.tool === 'Write' && filePath !== null && str(input.content) !== null) {
-    const root = await executionRoot(ctx.dataDir, ctx.plan, ctx.session);
+    const root = await executionRoot(ctx.workRoot, ctx.plan, ctx.session);
     const current = await currentFile(root, filePath);
     const content = str(input.content)!;
     const diff = unifiedTextDiff(current.text, content, { path: current.path, created: !current.exists });
@@ -119,7 +120,7 @@ ${diffBlock(diff, id)}`;
     const oldString = str(input.old_string)!;
     const newString = str(input.new_string)!;
     const all = input.replace_all === true;
-    const root = await executionRoot(ctx.dataDir, ctx.plan, ctx.session);
+    const root = await executionRoot(ctx.workRoot, ctx.plan, ctx.session);
     const current = await currentFile(root, filePath);
     const count = oldString === '' ? 0 : current.text.split(oldString).length - 1;
     let note: SafeHtml | string = '';

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { isFinishedRunStatus, type Plan, type Run } from '../domain/types.js';
 import type { Store } from '../store/store.js';
 import { git } from './git.js';
+import { worktreePath } from './paths.js';
 import { branchFor } from './worktree.js';
 
 // The unified diff of an execution, read back from git: the change between the commit the plan was made
@@ -67,7 +67,7 @@ const TIMEOUT_MS = 30_000;
 
 /** The diff of an execute run, capped by `limits`. Never throws for a missing repository or commit. */
 export async function readResultDiff(
-  deps: { store: Store; dataDir: string },
+  deps: { store: Store; workRoot: string },
   run: Run,
   limits: DiffLimits = DEFAULT_DIFF_LIMITS,
 ): Promise<ResultDiff> {
@@ -112,7 +112,7 @@ export async function readResultDiff(
   const gone = (why: string): ResultDiff => ({
     ...known,
     state: 'unavailable',
-    reason: `${why}${existsSync(join(deps.dataDir, 'worktrees', plan.id)) ? '' : '; its worktree and local branch were removed by retention'}`,
+    reason: `${why}${existsSync(worktreePath(deps.workRoot, plan.id)) ? '' : '; its worktree and local branch were removed by retention'}`,
   });
   if (!repo || !existsSync(repo)) return gone('the workspace repository is no longer there');
   for (const sha of [plan.workspaceCommit, run.resultCommit]) {

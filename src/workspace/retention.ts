@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { isFinishedRunStatus, type Plan, type PlanStatus } from '../domain/types.js';
 import type { Store } from '../store/store.js';
 import { git, withRepoLock } from './git.js';
+import { checkoutPath, checkoutsDir, worktreePath, worktreesDir } from './paths.js';
 import { branchFor } from './worktree.js';
 
-// Retention: an execution's worktree (data_dir/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
-// request run's checkout (data_dir/checkouts/<run id>) are kept for people to look at, then removed once
+// Retention: an execution's worktree (<work root>/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
+// request run's checkout (<work root>/checkouts/<run id>) are kept for people to look at, then removed once
 // their plan or run has been settled for `ttlMs`. Never while anything can still use them: a plan that is
 // approved or executing, a run that has not ended. Without this, every execution leaves a worktree and a
 // branch behind and the disk only grows. Branches pushed elsewhere are the remote's to keep; only the local
@@ -33,15 +33,15 @@ export interface RetentionReport {
 }
 
 export async function collectGarbage(
-  deps: { store: Store; dataDir: string },
+  deps: { store: Store; workRoot: string },
   opts: { ttlMs: number; now: number; dryRun?: boolean },
 ): Promise<RetentionReport> {
-  const { store, dataDir } = deps;
+  const { store, workRoot } = deps;
   const report: RetentionReport = { worktrees: [], checkouts: [], kept: 0, failed: [] };
   const cutoff = opts.now - opts.ttlMs;
 
-  for (const planId of await entries(join(dataDir, 'worktrees'))) {
-    const top = join(dataDir, 'worktrees', planId);
+  for (const planId of await entries(worktreesDir(workRoot))) {
+    const top = worktreePath(workRoot, planId);
     try {
       const plan = await store.getPlan(planId);
       let repo: string | null = null;
@@ -73,8 +73,8 @@ export async function collectGarbage(
     }
   }
 
-  for (const runId of await entries(join(dataDir, 'checkouts'))) {
-    const path = join(dataDir, 'checkouts', runId);
+  for (const runId of await entries(checkoutsDir(workRoot))) {
+    const path = checkoutPath(workRoot, runId);
     try {
       const run = await store.getRun(runId);
       if (run && (!isFinishedRunStatus(run.status) || (run.finishedAt ?? 0) > cutoff)) {

@@ -288,6 +288,12 @@ describe('drydock serve', () => {
     expect(isFile.stderr).toBe(
       `drydock: data directory ${file} is a file, not a directory: set data_dir (DRYDOCK_DATA_DIR, --data-dir) to a writable directory\n`,
     );
+    // The work directory (work_dir) is checked the same way, and named as such.
+    const work = await failedStart({ ...baseEnv(dir()), DRYDOCK_WORK_DIR: file });
+    expect(work.code).toBe(1);
+    expect(work.stderr).toBe(
+      `drydock: work directory ${file} is a file, not a directory: set work_dir (DRYDOCK_WORK_DIR) to a writable directory, or unset it to use data_dir\n`,
+    );
     // As --data-dir too, and with missing levels between it and the file (root cannot get past this either).
     const under = await failedStart(baseEnv(dir()), ['--data-dir', join(file, 'a', 'b')]);
     expect(under.code).toBe(1);

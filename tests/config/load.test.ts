@@ -68,6 +68,7 @@ describe('defaults', () => {
         public_url: null,
       },
       data_dir: '/srv/drydock/data',
+      work_dir: null,
       database_url: null,
       admin_token: null,
       log_level: 'info',
@@ -401,8 +402,14 @@ github: { webhook_secrets: [from-file] }
     expect(loadConfig({ configPath: path, env: {}, baseDir: '/elsewhere' }).data_dir).toBe(
       '/elsewhere/state',
     );
-    const flagged = loadConfig({ env: { DRYDOCK_DATA_DIR: 'x/../y' }, overrides: {}, baseDir: '/srv' });
+    const flagged = loadConfig({
+      env: { DRYDOCK_DATA_DIR: 'x/../y', DRYDOCK_WORK_DIR: 'shared/../work' },
+      overrides: {},
+      baseDir: '/srv',
+    });
     expect(flagged.data_dir).toBe('/srv/y');
+    expect(flagged.work_dir).toBe('/srv/work');
+    expect(loadConfig({ env: {}, baseDir: '/srv' }).work_dir).toBeNull();
     expect(loadConfig({ env: {}, overrides: { data_dir: '/abs/data/' } }).data_dir).toBe('/abs/data');
   });
 

@@ -471,12 +471,12 @@ describe('retention and delivery', () => {
     const { plan } = await executedPlan(w, { execute_mode: 'auto' });
     const store = w.d.daemon.store;
     await waitFor(async () => (await store.getPlan(plan.id))?.delivery?.status === 'off' || undefined);
-    const dataDir = join(w.dir, 'data');
-    const tree = join(dataDir, 'worktrees', plan.id);
+    const workRoot = join(w.dir, 'data');
+    const tree = join(workRoot, 'worktrees', plan.id);
     const later = Date.now() + 2 * 3_600_000;
     // A delivery waiting for its next try: the branch it would push stays, however old the execution.
     await store.updatePlanDelivery(plan.id, ['off'], { status: 'retrying', nextAttemptAt: later * 2 });
-    const kept = await collectGarbage({ store, dataDir }, { ttlMs: 3_600_000, now: later });
+    const kept = await collectGarbage({ store, workRoot }, { ttlMs: 3_600_000, now: later });
     expect(kept).toMatchObject({ worktrees: [], kept: 1, failed: [] });
     expect(existsSync(tree)).toBe(true);
     // Ended (failed) just now: settled, but not for the retention time yet.
@@ -485,8 +485,8 @@ describe('retention and delivery', () => {
       nextAttemptAt: null,
       settledAt: later,
     });
-    expect((await collectGarbage({ store, dataDir }, { ttlMs: 3_600_000, now: later })).kept).toBe(1);
-    const gone = await collectGarbage({ store, dataDir }, { ttlMs: 3_600_000, now: later + 2 * 3_600_000 });
+    expect((await collectGarbage({ store, workRoot }, { ttlMs: 3_600_000, now: later })).kept).toBe(1);
+    const gone = await collectGarbage({ store, workRoot }, { ttlMs: 3_600_000, now: later + 2 * 3_600_000 });
     expect(gone.worktrees).toEqual([plan.id]);
     expect(existsSync(tree)).toBe(false);
     expect(git(w.repo, 'branch', '--list', 'drydock/*')).toBe('');

@@ -15,7 +15,7 @@ afterEach(async () => {
   await h.close();
 });
 
-const deps = () => ({ store: h.store, dataDir: h.config.data_dir });
+const deps = () => ({ store: h.store, workRoot: h.config.data_dir });
 
 describe('readResultDiff', () => {
   it('reads the diff between the plan commit and the execution commit, with every file counted', async () => {

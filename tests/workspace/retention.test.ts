@@ -35,14 +35,19 @@ const HOUR = 3_600_000;
 
 describe('retention', () => {
   it('removes a settled execution worktree and its branch after the retention time, never one in use', async () => {
-    w = await world(model, { execute_mode: 'auto' });
+    // Worktrees live under work_dir when it is set (a volume replicas share), not under data_dir.
+    w = await world(model, { execute_mode: 'auto' }, (c) => {
+      c.work_dir = join(c.data_dir, '..', 'work');
+    });
     const alice = await w.token('alice');
     model.enqueue(proposes('p1'), calls('w1', 'Write', { file_path: 'a.txt', content: 'A\n' }), says('done'));
     const done = await plannedJob(w.d, w.jobId);
     const exec = await runUntil(w.d, (await approveAs(w.d, done.plan, alice)).id, ['completed', 'failed']);
     expect(exec.status, exec.error).toBe('completed');
     const dataDir = w.d.config.data_dir;
-    const settledTree = join(dataDir, 'worktrees', done.plan.id);
+    const workRoot = w.d.config.work_dir!;
+    expect(existsSync(join(dataDir, 'worktrees'))).toBe(false);
+    const settledTree = join(workRoot, 'worktrees', done.plan.id);
     expect(existsSync(settledTree)).toBe(true);
 
     // A second plan, executing in manual mode: its run waits for a person, so its worktree is in use.
@@ -62,20 +67,23 @@ describe('retention', () => {
     // Executions never move the person's checkout, so the second plan's base still holds.
     await approveAs(w.d, busy.plan, alice);
     await pendingApproval(w.d);
-    const busyTree = join(dataDir, 'worktrees', busy.plan.id);
+    const busyTree = join(workRoot, 'worktrees', busy.plan.id);
     expect(existsSync(busyTree)).toBe(true);
 
     const store = w.d.daemon.store;
     // Not yet: settled less than the retention time ago.
-    const early = await collectGarbage({ store, dataDir }, { ttlMs: HOUR, now: Date.now() });
+    const early = await collectGarbage({ store, workRoot }, { ttlMs: HOUR, now: Date.now() });
     expect(early).toMatchObject({ worktrees: [], checkouts: [], kept: 2, failed: [] });
 
     // A dry run says what would go and removes nothing.
-    const dry = await runCli(['gc', '--dry-run', '--data-dir', dataDir], { DRYDOCK_LOG_LEVEL: 'silent' });
+    const dry = await runCli(['gc', '--dry-run', '--data-dir', dataDir], {
+      DRYDOCK_LOG_LEVEL: 'silent',
+      DRYDOCK_WORK_DIR: workRoot,
+    });
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('0 worktree(s) and 0 checkout(s) would remove; 2 kept');
 
-    const later = await collectGarbage({ store, dataDir }, { ttlMs: HOUR, now: Date.now() + 2 * HOUR });
+    const later = await collectGarbage({ store, workRoot }, { ttlMs: HOUR, now: Date.now() + 2 * HOUR });
     expect(later).toMatchObject({ worktrees: [done.plan.id], kept: 1, failed: [] });
     expect(existsSync(settledTree)).toBe(false);
     expect(existsSync(busyTree)).toBe(true);

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { DomainError } from '../../domain/errors.js';
 import { tailEvents } from '../../runs/tail.js';
+import { workRoot } from '../../workspace/paths.js';
 import { type ResultDiff, readResultDiff } from '../../workspace/result-diff.js';
 import { requires } from '../auth.js';
 import { query } from '../body.js';
@@ -51,7 +52,7 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
     const id = c.req.param('id');
     const run = await store.getRun(id);
     if (!run) throw notFound('run', id);
-    const diff = await readResultDiff({ store, dataDir: deps.config.data_dir }, run);
+    const diff = await readResultDiff({ store, workRoot: workRoot(deps.config) }, run);
     if (diff.state === 'not_execution') throw new HttpError(409, 'not_an_execution', diff.reason);
     return c.json(presentDiff(diff));
   });

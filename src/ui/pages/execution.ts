@@ -1,5 +1,6 @@
 import type { Plan, Run } from '../../domain/types.js';
 import type { AppDeps } from '../../http/deps.js';
+import { workRoot } from '../../workspace/paths.js';
 import { readResultDiff } from '../../workspace/result-diff.js';
 import { branchFor } from '../../workspace/worktree.js';
 import { parseUnifiedDiff, renderDiff, visibleControls, visibleLines } from '../diff.js';
@@ -39,7 +40,7 @@ export async function executionDetails(
   o: { facts: boolean },
 ): Promise<SafeHtml> {
   const [diff, commands] = await Promise.all([
-    readResultDiff({ store: deps.store, dataDir: deps.config.data_dir }, run),
+    readResultDiff({ store: deps.store, workRoot: workRoot(deps.config) }, run),
     commandsOf(deps, run),
   ]);
   const branch = plan?.workspaceCommit ? branchFor(plan.id) : null;

@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { allows } from '../../auth/tokens.js';
 import type { ToolApproval } from '../../domain/types.js';
 import { QuestionError } from '../../runs/service.js';
+import { workRoot } from '../../workspace/paths.js';
 import type { UiEnv } from '../env.js';
 import { pageStatus } from '../errors.js';
 import { field } from '../form.js';
@@ -47,7 +48,7 @@ export function toolApprovalRoutes({ app, deps, guard }: UiContext): void {
     const previews = await Promise.all(
       pending.map((a) =>
         toolPreview(a, {
-          dataDir: deps.config.data_dir,
+          workRoot: workRoot(deps.config),
           plan: a.planId ? (plans.get(a.planId) ?? null) : null,
           session: sessions.get(a.sessionId) ?? null,
         }),
