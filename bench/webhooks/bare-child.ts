@@ -13,7 +13,7 @@ import type { BareParams, Started, Usage } from './protocol.js';
 // Child: the baseline. A bare hono + @hono/node-server app with one route that reads the raw body, verifies
 // X-Hub-Signature-256 with @octokit/webhooks (reading the whole body first, as drydock did before it checked
 // signatures while the body streams in) and inserts the body into a better-sqlite3 table opened with the
-// pragmas of src/store/sqlite/sqlite-store.ts (WAL, synchronous NORMAL, busy_timeout, foreign_keys), answering
+// pragmas of src/store/sqlite/db.ts (WAL, synchronous NORMAL, busy_timeout, foreign_keys), answering
 // 202. No deduplication, matching, runs or logging.
 
 const p = childParams<BareParams>();
