@@ -1,0 +1,281 @@
+import pg from 'pg';
+import type { Page } from '../../domain/types.js';
+import { decodeCursor, encodeCursor } from '../sqlite/rows.js';
+import { InvalidCursorError } from '../store.js';
+
+// The PostgreSQL database as every part of the store uses it: a pool of connections, statements prepared once
+// per connection, transactions that retry when PostgreSQL aborts them to resolve a conflict, and the helpers
+// that build a listing's query.
+//
+// node-postgres facts this module relies on (https://node-postgres.com):
+// - A transaction's statements must all run on one client checked out of the pool; `pool.query` may run each
+//   statement on a different connection (features/transactions). `tx` checks a client out for its whole run.
+// - A query given a `name` is prepared once per connection and reused by name afterwards (features/queries,
+//   "Prepared statements"); a name must always stand for the same text, so names are handed out per text.
+// - Values arrive as text and are parsed per type OID; int8 (COUNT, bigint columns) is a string by default
+//   because it can exceed 2^53 (pg-types README). A pool takes its own `types` so the parsers below change
+//   nothing for other pools in the process.
+// - The pool emits 'error' when an idle client loses its connection (the server restarted, a proxy cut it);
+//   an EventEmitter 'error' without a listener ends the process (apis/pool). The broken client is dropped
+//   from the pool either way.
+
+/** The PostgreSQL type OIDs read differently from pg's defaults. */
+const OID = { bool: 16, int8: 20, json: 114, numeric: 1700, jsonb: 3802 } as const;
+
+/**
+ * Rows are read in the shapes the SQLite store reads them, so that both backends share one row mapping
+ * (rows.ts): times and counts as numbers, JSON as its text (the mapping parses it), booleans as 1 or 0.
+ */
+const PARSERS = new Map<number, (text: string) => unknown>([
+  [OID.int8, safeInteger],
+  [OID.numeric, Number],
+  [OID.json, (text) => text],
+  [OID.jsonb, (text) => text],
+  [OID.bool, (text) => (text === 't' ? 1 : 0)],
+]);
+
+function safeInteger(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new Error(`postgres store: integer ${text} is beyond 2^53`);
+  return n;
+}
+
+const ROW_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    (format ?? 'text') === 'text'
+      ? (PARSERS.get(oid) ?? pg.types.getTypeParser(oid, 'text'))
+      : pg.types.getTypeParser(oid, 'binary')) as typeof pg.types.getTypeParser,
+};
+
+/** SQLSTATEs of a transaction PostgreSQL aborted to resolve a conflict; running it again may succeed. */
+const RETRYABLE = new Set(['40001' /* serialization_failure */, '40P01' /* deadlock_detected */]);
+const TX_ATTEMPTS = 5;
+
+/**
+ * Keys of the advisory locks the store takes: the first half of the two-int key names what is locked. Two-int
+ * keys are a key space of their own, apart from single bigint keys (functions-admin, "Advisory Lock
+ * Functions"), so other users of the database's advisory locks do not meet these unless they choose to.
+ */
+export const LOCK = {
+  /** Session-level, held while one process applies migrations. */
+  migrate: 0x6472_0001,
+  /** Transaction-level: appending to the run event log (one writer at a time, see runs.ts). */
+  eventLog: 0x6472_0002,
+  /** Transaction-level, second key hashtext(conversation id): appending to one conversation. */
+  conversation: 0x6472_0003,
+  /** Transaction-level, second key hashtext(trigger id): a trigger's fires and its hourly cap. */
+  triggerFires: 0x6472_0004,
+} as const;
+
+/** What the parts run their SQL on: the pool, or one transaction's client. */
+export interface Queries {
+  /** All rows of a statement. */
+  rows<R>(text: string, values?: readonly unknown[]): Promise<R[]>;
+  /** The first row, or undefined. */
+  row<R>(text: string, values?: readonly unknown[]): Promise<R | undefined>;
+  /** The first column of the first row, or undefined. */
+  value<V>(text: string, values?: readonly unknown[]): Promise<V | undefined>;
+  /** How many rows the statement wrote. */
+  exec(text: string, values?: readonly unknown[]): Promise<number>;
+}
+
+type Runner = Pick<pg.PoolClient, 'query'> | pg.Pool;
+
+class Runs implements Queries {
+  constructor(
+    private readonly on: Runner,
+    private readonly names: StatementNames,
+  ) {}
+
+  private async query<R extends pg.QueryResultRow>(
+    text: string,
+    values: readonly unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    return this.on.query<R>({ name: this.names.of(text), text, values: values as unknown[] });
+  }
+
+  async rows<R>(text: string, values?: readonly unknown[]): Promise<R[]> {
+    return (await this.query(text, values)).rows as R[];
+  }
+
+  async row<R>(text: string, values?: readonly unknown[]): Promise<R | undefined> {
+    return (await this.query(text, values)).rows[0] as R | undefined;
+  }
+
+  async value<V>(text: string, values?: readonly unknown[]): Promise<V | undefined> {
+    const result = await this.query(text, values);
+    const first = result.rows[0];
+    const field = result.fields[0];
+    return first && field ? (first[field.name] as V) : undefined;
+  }
+
+  async exec(text: string, values?: readonly unknown[]): Promise<number> {
+    return (await this.query(text, values)).rowCount ?? 0;
+  }
+}
+
+/**
+ * Prepared statement names by SQL text: a name always stands for the same text, on every connection of the
+ * pool, and each connection prepares a statement the first time it runs it.
+ */
+class StatementNames {
+  private readonly names = new Map<string, string>();
+
+  of(text: string): string {
+    let name = this.names.get(text);
+    if (name === undefined) {
+      name = `drydock_${this.names.size + 1}`;
+      this.names.set(text, name);
+    }
+    return name;
+  }
+}
+
+export interface PgDbOptions {
+  /** postgres://user:password@host:port/database */
+  url: string;
+  /** Connections at most (default 10, node-postgres' default). */
+  max?: number;
+  /** Told when an idle connection is lost (default: ignored; the pool drops the connection and makes another). */
+  onConnectionError?: (err: Error) => void;
+}
+
+export class PgDb implements Queries {
+  readonly pool: pg.Pool;
+  private readonly names = new StatementNames();
+  private readonly direct: Runs;
+  private closed = false;
+
+  constructor(opts: PgDbOptions) {
+    this.pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.max ?? 10,
+      types: ROW_TYPES,
+      application_name: 'drydock',
+    });
+    const onError = opts.onConnectionError ?? (() => {});
+    this.pool.on('error', (err) => {
+      if (!this.closed) onError(err);
+    });
+    this.direct = new Runs(this.pool, this.names);
+  }
+
+  rows<R>(text: string, values?: readonly unknown[]): Promise<R[]> {
+    return this.direct.rows<R>(text, values);
+  }
+
+  row<R>(text: string, values?: readonly unknown[]): Promise<R | undefined> {
+    return this.direct.row<R>(text, values);
+  }
+
+  value<V>(text: string, values?: readonly unknown[]): Promise<V | undefined> {
+    return this.direct.value<V>(text, values);
+  }
+
+  exec(text: string, values?: readonly unknown[]): Promise<number> {
+    return this.direct.exec(text, values);
+  }
+
+  /**
+   * Runs `fn` in one transaction at READ COMMITTED, on one connection. What a transaction decides on, it
+   * locks first (SELECT ... FOR UPDATE, an advisory lock): under READ COMMITTED each statement sees what was
+   * committed before it began, and an UPDATE or a row lock that meets a row another transaction changed
+   * waits for it, then goes on with the row's new version if it still matches (mvcc, "Read Committed
+   * Isolation Level"). When PostgreSQL aborts the transaction to break a deadlock (or a serialization
+   * failure), it is run again from the start, a few times: `fn` must only read and write the database.
+   */
+  async tx<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once(fn);
+      } catch (err) {
+        if (attempt >= TX_ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? '')) throw err;
+        await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      }
+    }
+  }
+
+  private async once<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      try {
+        const result = await fn(new Runs(client, this.names));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        // A connection that cannot even roll back is not given back to the pool.
+        await client.query('ROLLBACK').catch((rollback: Error) => {
+          broken = rollback;
+        });
+        throw err;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+/** The SQLSTATE of a database error (pg's DatabaseError.code), if it is one. */
+export function sqlState(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+// ---- building a listing's query
+
+/** The values of a statement, numbered as they are added: `p.add(v)` is the placeholder to write. */
+export class Params {
+  readonly values: unknown[] = [];
+
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+
+  /** A placeholder for each value, comma-separated (for `IN (...)`). */
+  list(values: readonly unknown[]): string {
+    return values.map((v) => this.add(v)).join(', ');
+  }
+}
+
+/** `col = $n` conditions for the filters that are set (undefined means: not filtered). */
+export function equalities(filters: [string, unknown][], p: Params): string[] {
+  return filters.filter(([, value]) => value !== undefined).map(([col, value]) => `${col} = ${p.add(value)}`);
+}
+
+export function whereSql(where: string[]): string {
+  return where.length ? `WHERE ${where.join(' AND ')}` : '';
+}
+
+/** Continues a keyset page (see paging.ts): rows after the cursor in the listing's order. */
+export function addCursor(cursor: string | undefined, where: string[], p: Params, dir: 'asc' | 'desc'): void {
+  if (!cursor) return;
+  const c = decodeCursor(cursor);
+  if (!c) throw new InvalidCursorError();
+  const pair = `(${p.add(c.createdAt)}::bigint, ${p.add(c.id)}::text)`;
+  where.push(dir === 'asc' ? `(created_at, id) > ${pair}` : `(created_at, id) < ${pair}`);
+}
+
+/**
+ * One page of `limit` items out of the `limit + 1` a query read; the extra one only says that more follow,
+ * and the cursor continues after the last item kept.
+ */
+export function page<T extends { createdAt: number; id: string }>(items: T[], limit: number): Page<T> {
+  if (items.length <= limit) return { items, nextCursor: null };
+  const kept = items.slice(0, limit);
+  const last = kept[kept.length - 1]!;
+  return { items: kept, nextCursor: encodeCursor(last.createdAt, last.id) };
+}
+
+/** JSON text of a value for a json column (null stays null). */
+export function json(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
