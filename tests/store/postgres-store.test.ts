@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CronJob, Plan } from '../../src/domain/types.js';
+import { PgDb } from '../../src/store/postgres/db.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { loadPostgresMigrations, migrate } from '../../src/store/postgres/migrate.js';
-import { PgDb } from '../../src/store/postgres/db.js';
 import { type DecideFn, type NewJob, SchemaTooNewError, type SlotTransition } from '../../src/store/store.js';
 
 // The PostgreSQL store on the server at DRYDOCK_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432):
@@ -104,7 +104,11 @@ const fireNext: DecideFn = (j: CronJob): SlotTransition | null =>
         missed: null,
         fire: { slotAt: j.nextNominalAt, runId: `run_${j.id}_${j.nextNominalAt}`, dueAt: j.nextDueAt },
         pending: null,
-        next: { nominalAt: j.nextNominalAt + 24 * 60 * MINUTE, dueAt: j.nextDueAt! + 24 * 60 * MINUTE, final: false },
+        next: {
+          nominalAt: j.nextNominalAt + 24 * 60 * MINUTE,
+          dueAt: j.nextDueAt! + 24 * 60 * MINUTE,
+          final: false,
+        },
         remove: false,
       };
 
@@ -153,7 +157,9 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         const applied = await Promise.all(dbs.map((db) => migrate(db, migrations, T0)));
         // Exactly one of them applied everything; the others waited for its lock and found nothing to do.
         expect(applied.filter((a) => a.length > 0)).toEqual([migrations.map((m) => m.version)]);
-        const rows = await dbs[0]!.rows<{ version: number }>('SELECT version FROM schema_migrations ORDER BY 1');
+        const rows = await dbs[0]!.rows<{ version: number }>(
+          'SELECT version FROM schema_migrations ORDER BY 1',
+        );
         expect(rows.map((r) => r.version)).toEqual(migrations.map((m) => m.version));
       } finally {
         for (const db of dbs) await db.close();
@@ -282,7 +288,13 @@ describe.skipIf(!up)('PostgreSQL store', () => {
             deliveryId: `dlv_${i}`,
             hourlyCap: 5,
             now: T0 + i,
-            session: { name: 'PR 1', workspace: '/srv/repo', owner: 'alice', defaults: {}, scopeKey: 'pr:o/r#1' },
+            session: {
+              name: 'PR 1',
+              workspace: '/srv/repo',
+              owner: 'alice',
+              defaults: {},
+              scopeKey: 'pr:o/r#1',
+            },
             run: {
               id: `run_f${i}`,
               jobId: null,
@@ -353,7 +365,12 @@ describe.skipIf(!up)('PostgreSQL store', () => {
       }
       await Promise.all(
         Array.from({ length: 60 }, (_, i) =>
-          (i % 2 ? a : b).appendEvent(i % 3 ? 'run_1' : 'run_2', i % 5 ? 'turn' : 'plan.proposed', { i }, T0 + i),
+          (i % 2 ? a : b).appendEvent(
+            i % 3 ? 'run_1' : 'run_2',
+            i % 5 ? 'turn' : 'plan.proposed',
+            { i },
+            T0 + i,
+          ),
         ),
       );
       const seqs = (await a.listEvents('run_1', 0, 100)).map((e) => e.seq);
@@ -362,7 +379,9 @@ describe.skipIf(!up)('PostgreSQL store', () => {
       const all = await a.eventsAfter(0, ['turn', 'plan.proposed'], 1000);
       expect(all.end).toBe(end);
       expect(all.events).toHaveLength(60);
-      expect(all.events.map((e) => e.rowid)).toEqual([...all.events.map((e) => e.rowid)].sort((x, y) => x - y));
+      expect(all.events.map((e) => e.rowid)).toEqual(
+        [...all.events.map((e) => e.rowid)].sort((x, y) => x - y),
+      );
       const some = await a.eventsAfter(all.events[9]!.rowid, ['plan.proposed'], 3);
       expect(some.events.map((e) => e.type)).toEqual(['plan.proposed', 'plan.proposed', 'plan.proposed']);
       expect(some.events[0]!.rowid).toBeGreaterThan(all.events[9]!.rowid);
@@ -384,12 +403,14 @@ describe.skipIf(!up)('PostgreSQL store', () => {
       expect(r1!.run).toMatchObject({ jobId: 'job_1', slotAt: T0, status: 'queued', overrides: {} });
       // The session is busy now: the second job's decision is told so.
       let busySeen: boolean | undefined;
-      await store.advanceJobs(['job_2'], T0, (j, busy) => {
+      await store.advanceJobs(['job_2'], T0, (_job, busy) => {
         busySeen = busy;
         return null;
       });
       expect(busySeen).toBe(true);
-      expect(await store.listSlots('job_1')).toMatchObject([{ slotAt: T0, outcome: 'fired', runId: r1!.run!.id }]);
+      expect(await store.listSlots('job_1')).toMatchObject([
+        { slotAt: T0, outcome: 'fired', runId: r1!.run!.id },
+      ]);
       expect((await store.getJob('job_1'))!.fireCount).toBe(1);
       const renewed = await store.renewJob('job_1', T0 + 1, 'bob', T0);
       expect(renewed).toMatchObject({ renewals: 1, renewedBy: 'bob', nextFinal: true });
@@ -412,17 +433,38 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         prompt: 'p',
         requestedBy: 'alice',
         createdAt: T0,
-        checkout: { repository: 'o/r', clone: '/c', headSha: 'abc', headRef: 'h', baseRef: 'main', number: 1 },
+        checkout: {
+          repository: 'o/r',
+          clone: '/c',
+          headSha: 'abc',
+          headRef: 'h',
+          baseRef: 'main',
+          number: 1,
+        },
       } as Parameters<typeof store.createRun>[0]);
       expect(run).toMatchObject({ status: 'queued', phase: 'plan', conversationId: 'run_1', activeMs: 0 });
-      expect(await store.transitionRun('run_1', ['queued'], 'running', { startedAt: T0 + 1, activeMs: 2.4 })).toBe(
-        true,
-      );
+      expect(
+        await store.transitionRun('run_1', ['queued'], 'running', { startedAt: T0 + 1, activeMs: 2.4 }),
+      ).toBe(true);
       expect(await store.transitionRun('run_1', ['queued'], 'running')).toBe(false);
-      await store.updateRun('run_1', { usage: { input_tokens: 10, output_tokens: 5 }, costUsd: 0.25, turns: 1 });
-      expect(await store.getRun('run_1')).toMatchObject({ startedAt: T0 + 1, activeMs: 2, costUsd: 0.25, turns: 1 });
+      await store.updateRun('run_1', {
+        usage: { input_tokens: 10, output_tokens: 5 },
+        costUsd: 0.25,
+        turns: 1,
+      });
+      expect(await store.getRun('run_1')).toMatchObject({
+        startedAt: T0 + 1,
+        activeMs: 2,
+        costUsd: 0.25,
+        turns: 1,
+      });
       // Key order and spacing of JSON are kept as written.
-      await store.appendMessages('run_1', 'run_1', [{ role: 'user', content: [{ type: 'text', text: 'a' }] }], T0);
+      await store.appendMessages(
+        'run_1',
+        'run_1',
+        [{ role: 'user', content: [{ type: 'text', text: 'a' }] }],
+        T0,
+      );
       await store.appendMessages(
         'run_1',
         'run_1',
@@ -452,10 +494,18 @@ describe.skipIf(!up)('PostgreSQL store', () => {
           stopReason: 'end_turn',
         },
       ]);
-      const call = { runId: 'run_1', toolUseId: 'toolu_1', tool: 'Bash', inputSha256: 'f'.repeat(64), startedAt: T0 };
+      const call = {
+        runId: 'run_1',
+        toolUseId: 'toolu_1',
+        tool: 'Bash',
+        inputSha256: 'f'.repeat(64),
+        startedAt: T0,
+      };
       expect((await store.startToolCall(call)).started).toBe(true);
       await store.recordToolCallProcess('run_1', 'toolu_1', 4242, 'boot:1');
-      expect(await store.listOpenCommands(10)).toMatchObject([{ processGroup: 4242, processStart: 'boot:1' }]);
+      expect(await store.listOpenCommands(10)).toMatchObject([
+        { processGroup: 4242, processStart: 'boot:1' },
+      ]);
       await store.finishToolCall('run_1', 'toolu_1', { content: 'ok', isError: false }, T0 + 3);
       expect(await store.startToolCall(call)).toMatchObject({
         started: false,
@@ -481,7 +531,9 @@ describe.skipIf(!up)('PostgreSQL store', () => {
       });
       const v0 = await store.plansVersion();
       await store.createPlan(plan('pln_1', 'run_p', { markdown: 'x'.repeat(500) }));
-      await store.createPlan(plan('pln_2', 'run_p', { toolUseId: 'toolu_2', createdAt: T0 + 1, expiresAt: T0 + 10 }));
+      await store.createPlan(
+        plan('pln_2', 'run_p', { toolUseId: 'toolu_2', createdAt: T0 + 1, expiresAt: T0 + 10 }),
+      );
       const v1 = await store.plansVersion();
       expect(v1).toBeGreaterThan(v0);
       const summary = await store.listPlans({ limit: 1, summary: true });
@@ -489,15 +541,19 @@ describe.skipIf(!up)('PostgreSQL store', () => {
       const next = await store.listPlans({ limit: 1, cursor: summary.nextCursor! });
       expect(next.items.map((p) => p.id)).toEqual(['pln_2']);
       expect(
-        (await store.listPlans({ limit: 10, status: 'pending_approval', activeAt: T0 + 20 })).items.map((p) => p.id),
+        (await store.listPlans({ limit: 10, status: 'pending_approval', activeAt: T0 + 20 })).items.map(
+          (p) => p.id,
+        ),
       ).toEqual(['pln_1']);
-      expect((await store.listPlans({ limit: 10, status: 'expired', activeAt: T0 + 20 })).items.map((p) => p.id)).toEqual(
-        ['pln_2'],
-      );
+      expect(
+        (await store.listPlans({ limit: 10, status: 'expired', activeAt: T0 + 20 })).items.map((p) => p.id),
+      ).toEqual(['pln_2']);
       expect(await store.expirePlans(T0 + 20)).toBe(1);
       expect(await store.plansVersion()).toBeGreaterThan(v1);
       expect(await store.transitionPlan('pln_1', ['approved'], 'executing')).toBe(false);
-      expect(await store.transitionPlan('pln_1', ['pending_approval'], 'rejected', { failureReason: null })).toBe(true);
+      expect(
+        await store.transitionPlan('pln_1', ['pending_approval'], 'rejected', { failureReason: null }),
+      ).toBe(true);
     });
 
     it('triggers, deliveries and the outbox', async () => {
@@ -547,7 +603,9 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         ['dlv_1', true],
       ]);
       expect((await store.listDeliveries({ limit: 10 })).map((d) => d.id)).toEqual(['dlv_2', 'dlv_1']);
-      expect((await store.listDeliveries({ limit: 10, before: 'dlv_2' })).map((d) => d.id)).toEqual(['dlv_1']);
+      expect((await store.listDeliveries({ limit: 10, before: 'dlv_2' })).map((d) => d.id)).toEqual([
+        'dlv_1',
+      ]);
       expect(await store.listDeliveries({ limit: 10, before: 'dlv_unknown' })).toEqual([]);
       await store.updateDelivery('dlv_2', { outcome: 'failed', runIds: ['run_x'] });
       expect(await store.getDelivery('dlv_2')).toMatchObject({ outcome: 'failed', runIds: ['run_x'] });
