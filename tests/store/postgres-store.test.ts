@@ -190,6 +190,24 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
   });
 
+  it('goes on reading a table another process added a column to (a newer replica migrated)', async () => {
+    const url = await freshDatabase();
+    const store = await open(url, { poolSize: 3 });
+    await store.createSession(session('ses_a'));
+    // Every connection of the pool prepares the statement.
+    await Promise.all(Array.from({ length: 6 }, () => store.getSession('ses_a')));
+    const other = new PgDb({ url });
+    try {
+      await other.exec('ALTER TABLE sessions ADD COLUMN added_later text');
+    } finally {
+      await other.close();
+    }
+    await Promise.all(
+      Array.from({ length: 6 }, async () => expect(await store.getSession('ses_a')).not.toBeNull()),
+    );
+    expect(await store.closeSession('ses_a', T0)).toMatchObject({ session: { status: 'closed' } });
+  });
+
   describe('two stores on one database', () => {
     it('never fire one slot twice: the scheduler passes skip jobs the other holds', async () => {
       const url = await freshDatabase();

@@ -79,19 +79,17 @@ export interface Queries {
   exec(text: string, values?: readonly unknown[]): Promise<number>;
 }
 
-type Runner = Pick<pg.PoolClient, 'query'> | pg.Pool;
+type Statement = { name: string; text: string; values: unknown[] };
+type Run = <R extends pg.QueryResultRow>(statement: Statement) => Promise<pg.QueryResult<R>>;
 
 class Runs implements Queries {
   constructor(
-    private readonly on: Runner,
+    private readonly run: Run,
     private readonly names: StatementNames,
   ) {}
 
-  private async query<R extends pg.QueryResultRow>(
-    text: string,
-    values: readonly unknown[] = [],
-  ): Promise<pg.QueryResult<R>> {
-    return this.on.query<R>({ name: this.names.of(text), text, values: values as unknown[] });
+  private query<R extends pg.QueryResultRow>(text: string, values: readonly unknown[] = []) {
+    return this.run<R>({ name: this.names.of(text), text, values: [...values] });
   }
 
   async rows<R>(text: string, values?: readonly unknown[]): Promise<R[]> {
@@ -144,12 +142,14 @@ export class PgDb implements Queries {
   readonly pool: pg.Pool;
   private readonly names = new StatementNames();
   private readonly direct: Runs;
+  private readonly max: number;
   private closed = false;
 
   constructor(opts: PgDbOptions) {
+    this.max = opts.max ?? 10;
     this.pool = new pg.Pool({
       connectionString: opts.url,
-      max: opts.max ?? 10,
+      max: this.max,
       types: ROW_TYPES,
       application_name: 'drydock',
     });
@@ -157,7 +157,29 @@ export class PgDb implements Queries {
     this.pool.on('error', (err) => {
       if (!this.closed) onError(err);
     });
-    this.direct = new Runs(this.pool, this.names);
+    this.direct = new Runs((statement) => this.single(statement), this.names);
+  }
+
+  /**
+   * One statement outside a transaction, on a connection checked out for it. (pool.query would end the
+   * connection after any failed statement, a unique violation included.) A connection whose prepared
+   * statement went stale is ended and the statement run on another, as many times as the pool has
+   * connections.
+   */
+  private async single<R extends pg.QueryResultRow>(statement: Statement): Promise<pg.QueryResult<R>> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.pool.connect();
+      let stale: Error | undefined;
+      try {
+        return await client.query<R>(statement);
+      } catch (err) {
+        if (isStalePlan(err) && attempt <= this.max) stale = err as Error;
+        else throw err;
+      } finally {
+        // A lost connection is dropped by the pool on release whatever is passed here.
+        client.release(stale);
+      }
+    }
   }
 
   rows<R>(text: string, values?: readonly unknown[]): Promise<R[]> {
@@ -189,7 +211,8 @@ export class PgDb implements Queries {
       try {
         return await this.once(fn);
       } catch (err) {
-        if (attempt >= TX_ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? '')) throw err;
+        const again = RETRYABLE.has(sqlState(err) ?? '') || isStalePlan(err);
+        if (attempt >= TX_ATTEMPTS || !again) throw err;
         await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
       }
     }
@@ -201,14 +224,16 @@ export class PgDb implements Queries {
     try {
       await client.query('BEGIN');
       try {
-        const result = await fn(new Runs(client, this.names));
+        const result = await fn(new Runs((statement) => client.query(statement), this.names));
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        // A connection that cannot even roll back is not given back to the pool.
+        // A connection that cannot even roll back is not given back to the pool; nor is one whose prepared
+        // statement went stale.
         await client.query('ROLLBACK').catch((rollback: Error) => {
           broken = rollback;
         });
+        if (isStalePlan(err)) broken ??= err as Error;
         throw err;
       }
     } finally {
@@ -227,6 +252,15 @@ export class PgDb implements Queries {
 export function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/**
+ * A prepared statement whose result columns changed since it was prepared on this connection (a migration
+ * added a column to a table read with `SELECT *`): PostgreSQL refuses to run it again. Running the text on a
+ * connection that has not prepared it works.
+ */
+function isStalePlan(err: unknown): boolean {
+  return sqlState(err) === '0A000' && /cached plan must not change result type/.test((err as Error).message);
 }
 
 // ---- building a listing's query
