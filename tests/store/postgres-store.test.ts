@@ -529,8 +529,16 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         started: false,
         call: { finishedAt: T0 + 3, result: { content: 'ok', isError: false } },
       });
+      // PostgreSQL text cannot hold NUL: written as U+FFFD; inside JSON it is an escape and comes back as is.
+      await store.transitionRun('run_1', ['running'], 'failed', {
+        error: 'bad\u0000byte',
+        finishedAt: T0 + 4,
+      });
+      expect((await store.getRun('run_1'))!.error).toBe('bad\uFFFDbyte');
+      await store.updateRun('run_1', { changedFiles: ['a\u0000b'] });
+      expect((await store.getRun('run_1'))!.changedFiles).toEqual(['a\u0000b']);
       const stats = await store.stats();
-      expect(stats).toMatchObject({ runsByStatus: { running: 1 }, costUsd: 0.25 });
+      expect(stats).toMatchObject({ runsByStatus: { failed: 1 }, costUsd: 0.25 });
       expect(stats.tokens).toMatchObject({ input: 10, output: 5, cache_read: 0 });
     });
 

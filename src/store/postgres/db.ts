@@ -89,7 +89,7 @@ class Runs implements Queries {
   ) {}
 
   private query<R extends pg.QueryResultRow>(text: string, values: readonly unknown[] = []) {
-    return this.run<R>({ name: this.names.of(text), text, values: [...values] });
+    return this.run<R>({ name: this.names.of(text), text, values: values.map(storable) });
   }
 
   async rows<R>(text: string, values?: readonly unknown[]): Promise<R[]> {
@@ -110,6 +110,18 @@ class Runs implements Queries {
   async exec(text: string, values?: readonly unknown[]): Promise<number> {
     return (await this.query(text, values)).rowCount ?? 0;
   }
+}
+
+/**
+ * A value as PostgreSQL can store it. Text cannot hold the NUL character (SQLite's can): in a string value,
+ * or a string in an array value, it becomes U+FFFD. JSON text is not touched by this (JSON.stringify writes
+ * NUL as the escape \u0000).
+ */
+function storable(value: unknown): unknown {
+  if (typeof value === 'string')
+    return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+  if (Array.isArray(value)) return value.map(storable);
+  return value;
 }
 
 /**

@@ -142,7 +142,7 @@ export class PgPlans implements PlanStore {
       // approvals and decisions are read by the statements after it, each with a snapshot taken once the lock
       // is held (READ COMMITTED), so they include every decision committed before this one. Read in the
       // locking statement itself, the approvals count would come from the snapshot taken before waiting.
-      const locked = await q.value<string>('SELECT id FROM plans WHERE id = $1 FOR UPDATE', [planId]);
+      const locked = await q.value<string>('SELECT id FROM plans WHERE id = $1 FOR NO KEY UPDATE', [planId]);
       if (locked === undefined) throw new NotFoundError(`plan ${planId} not found`);
       const row = (await planRow(q, planId))!;
       const effect = decide(toPlan(row), await decisionsOf(q, planId));
