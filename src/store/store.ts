@@ -116,7 +116,6 @@ export interface NewRun {
 
 export type NewToolCall = Pick<ToolCall, 'runId' | 'toolUseId' | 'tool' | 'inputSha256' | 'startedAt'>;
 
-/** A trigger firing: the session it runs in (found or made by scope key) and the run. */
 export interface DeliveryPatch {
   outcome?: DeliveryOutcome;
   detail?: string | null;
@@ -129,6 +128,7 @@ export interface DeliveryPatch {
   processedAt?: number | null;
 }
 
+/** A trigger firing: the session it runs in (found or made by scope key) and the run. */
 export interface TriggerFireInput {
   triggerId: string;
   deliveryId: string;
@@ -181,44 +181,31 @@ export interface SessionFilter {
   cursor?: string | undefined;
 }
 
-/**
- * All persistence goes through this interface. It is async so that a networked database can implement it;
- * no driver type appears in it.
- */
-export interface Store {
-  /** Current schema version and the newest one this build knows. */
-  schemaVersion(): Promise<{ current: number; latest: number }>;
-  close(): Promise<void>;
-
-  createToken(token: ApiToken): Promise<void>;
-  findToken(id: string): Promise<ApiToken | null>;
-  countActiveTokens(role?: ApiToken['role']): Promise<number>;
-  /** The roles of an identity's active tokens (an identity may hold several). */
-  rolesOf(identity: string): Promise<ApiToken['role'][]>;
-  /**
-   * Revokes a token and, in the same transaction, every /ui session signed in with it. False when the
-   * token is unknown or was already revoked.
-   */
-  revokeToken(id: string, now: number): Promise<boolean>;
-
-  createUiSession(session: Omit<UiSession, 'revokedAt'>): Promise<void>;
-  /** The session stored under this id hash, unless it is revoked or expired at `now`. */
-  findUiSession(idHash: Buffer, now: number): Promise<UiSession | null>;
-  /** Revokes one session; false when it is unknown or already revoked. */
-  revokeUiSession(idHash: Buffer, now: number): Promise<boolean>;
-  /** Revokes every live session of a token; how many. */
-  revokeTokenUiSessions(tokenId: string, now: number): Promise<number>;
-  /** Deletes up to `limit` sessions expired at `now` (revoked ones stay until they expire); how many. */
-  pruneUiSessions(now: number, limit: number): Promise<number>;
-
+/** Sessions: opened, listed, closed (closing deletes their jobs in the same transaction). */
+export interface SessionStore {
   createSession(session: NewSession): Promise<Session>;
   getSession(id: string): Promise<Session | null>;
   listSessions(filter: SessionFilter): Promise<Page<Session>>;
   /** Marks the session closed and deletes its jobs, atomically. Null when unknown. */
   closeSession(id: string, now: number): Promise<{ session: Session; deletedJobs: number } | null>;
+}
 
+/** Cron jobs and their slots; a fired slot's run is created in the transaction that advances the job. */
+export interface JobStore {
   /** Inserts the job unless its session already has `maxPerSession` jobs (JobLimitError) or is closed. */
   createJob(job: NewJob, maxPerSession: number): Promise<CronJob>;
+  /**
+   * Another expiry period for a recurring job: `expiresAt` from now; its next (and pending) slot is final
+   * again only if it falls at or after the new expiry. Null when the job is gone.
+   */
+  renewJob(id: string, expiresAt: number, by: string, now: number): Promise<CronJob | null>;
+  /** The job a scheduled trigger fires through. */
+  jobOfTrigger(triggerId: string): Promise<CronJob | null>;
+  /**
+   * A scheduled trigger's job takes its trigger's new definition (expression, zone, prompt, options) and the
+   * next slot planned for it; its history (slots, fire count) stays.
+   */
+  redefineJob(job: NewJob, status: JobStatus): Promise<CronJob | null>;
   getJob(id: string): Promise<CronJob | null>;
   listJobs(sessionId: string): Promise<CronJob[]>;
   countJobs(): Promise<number>;
@@ -230,6 +217,7 @@ export interface Store {
     next: { nominalAt: number; dueAt: number; final: boolean } | null,
   ): Promise<CronJob | null>;
 
+  // ---- the scheduler pass
   /** Ids of active jobs whose due time is at or before `now`, earliest first. */
   listDueJobIds(now: number, limit: number): Promise<string[]>;
   /** Ids of jobs holding a pending slot whose session has no active run, oldest pending slot first. */
@@ -243,28 +231,11 @@ export interface Store {
   advanceJobs(jobIds: string[], now: number, decide: DecideFn): Promise<AdvanceResult[]>;
   /** A person runs a job now (POST /v1/jobs/:id/run). A missed one-shot fires its slot and is deleted. */
   runJobNow(jobId: string, run: NewRun): Promise<Run | null>;
-  /**
-   * Another expiry period for a recurring job: `expiresAt` from now; its next (and pending) slot is final
-   * again only if it falls at or after the new expiry. Null when the job is gone.
-   */
-  renewJob(id: string, expiresAt: number, by: string, now: number): Promise<CronJob | null>;
-  /** The job a scheduled trigger fires through. */
-  jobOfTrigger(triggerId: string): Promise<CronJob | null>;
-  /**
-   * A scheduled trigger's job takes its trigger's new definition (expression, zone, prompt, options) and the
-   * next slot planned for it; its history (slots, fire count) stays.
-   */
-  redefineJob(job: NewJob, status: JobStatus): Promise<CronJob | null>;
-  /**
-   * A scheduled trigger, its session (scope `schedule:<trigger id>`) and its job, in one transaction.
-   */
-  createScheduleTrigger(input: {
-    trigger: Trigger;
-    session: Omit<NewSession, 'createdAt'> & { scopeKey: string };
-    job: NewJob;
-  }): Promise<Trigger>;
   listSlots(jobId: string): Promise<SlotRecord[]>;
+}
 
+/** Runs, their conversations, event logs and the execute phase's call journal. */
+export interface RunStore {
   createRun(run: NewRun): Promise<Run>;
   getRun(id: string): Promise<Run | null>;
   listRuns(filter: RunFilter): Promise<Page<Run>>;
@@ -302,6 +273,7 @@ export interface Store {
     },
   ): Promise<void>;
 
+  // ---- conversations and events
   /** The conversation of a run phase, oldest message first. */
   loadConversation(conversationId: string): Promise<ConversationMessage[]>;
   /**
@@ -319,6 +291,43 @@ export interface Store {
   appendEvent(runId: string, type: string, data: Record<string, unknown>, at: number): Promise<RunEvent>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]>;
 
+  // ---- the execute phase's call journal
+  /**
+   * Journals a Write, Edit or Bash call before it runs. `started` is false when the call was journaled
+   * before (the run was retried): `call` then says whether it finished, and with what result.
+   */
+  startToolCall(c: NewToolCall): Promise<{ call: ToolCall; started: boolean }>;
+  /** The process group a command runs in, and its leader's identity (see `processIdentity`). */
+  recordToolCallProcess(runId: string, toolUseId: string, group: number, start: string | null): Promise<void>;
+  finishToolCall(
+    runId: string,
+    toolUseId: string,
+    result: { content: string; isError: boolean },
+    now: number,
+  ): Promise<void>;
+  /** Commands journaled as running with a recorded process group (left by a process that died). */
+  listOpenCommands(limit: number): Promise<ToolCall[]>;
+
+  /** Active runs of a subject (queued, running, awaiting input). */
+  activeRunsForSubject(subject: string): Promise<Run[]>;
+
+  // ---- the event log as the notifier reads it (src/notify/)
+  /** The rowid of the newest event in the log (0 when empty). */
+  eventLogEnd(): Promise<number>;
+  /**
+   * Events of `types` after rowid `after`, in log order, at most `limit`; and the log's end, read at the
+   * same moment (every event up to it is either returned or not of those types, when fewer than `limit`).
+   */
+  eventsAfter(
+    after: number,
+    types: readonly string[],
+    limit: number,
+  ): Promise<{ events: LoggedEvent[]; end: number }>;
+}
+
+/** A run's requests to a person: questions and tool approvals. */
+export interface ApprovalStore {
+  // ---- questions
   createQuestion(q: Omit<Question, 'status' | 'answers' | 'answeredBy' | 'resolvedAt'>): Promise<Question>;
   getQuestion(id: string): Promise<Question | null>;
   findQuestion(runId: string, toolUseId: string): Promise<Question | null>;
@@ -334,14 +343,38 @@ export interface Store {
   closeQuestion(id: string, status: 'timed_out' | 'canceled', now: number): Promise<boolean>;
   listExpiredQuestions(now: number, limit: number): Promise<Question[]>;
 
+  // ---- tool approvals
+  createToolApproval(
+    a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
+  ): Promise<ToolApproval>;
+  getToolApproval(id: string): Promise<ToolApproval | null>;
+  findToolApproval(runId: string, toolUseId: string): Promise<ToolApproval | null>;
+  listToolApprovals(filter: {
+    status?: ToolApprovalStatus;
+    runId?: string;
+    limit: number;
+  }): Promise<ToolApproval[]>;
+  /** pending -> allowed | denied | timed_out | canceled; false when no longer pending. */
+  resolveToolApproval(
+    id: string,
+    status: Exclude<ToolApprovalStatus, 'pending'>,
+    by: string | null,
+    message: string | null,
+    now: number,
+  ): Promise<boolean>;
+  listExpiredToolApprovals(now: number, limit: number): Promise<ToolApproval[]>;
+}
+
+/** Plans and their decisions; a decision creates the run it starts in the same transaction. */
+export interface PlanStore {
   createPlan(plan: Plan): Promise<Plan>;
   getPlan(id: string): Promise<Plan | null>;
   findPlan(runId: string, toolUseId: string): Promise<Plan | null>;
   /** The queue: oldest first, keyset-paginated. */
   listPlans(filter: PlanFilter): Promise<Page<Plan>>;
-  listDecisions(planId: string): Promise<Decision[]>;
   /** Moves whenever any plan or decision is written, by any process on this database. */
   plansVersion(): Promise<number>;
+  listDecisions(planId: string): Promise<Decision[]>;
   /** The runs of a plan: the one that proposed it, its revision round, its execution. Oldest first. */
   listPlanRuns(plan: Plan): Promise<Run[]>;
   /**
@@ -366,43 +399,30 @@ export interface Store {
   /** Statuses of the newest execute runs that ended since `since` (for the circuit breaker). */
   recentExecutions(since: number, limit: number): Promise<RunStatus[]>;
 
-  createToolApproval(
-    a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
-  ): Promise<ToolApproval>;
-  getToolApproval(id: string): Promise<ToolApproval | null>;
-  findToolApproval(runId: string, toolUseId: string): Promise<ToolApproval | null>;
-  listToolApprovals(filter: {
-    status?: ToolApprovalStatus;
-    runId?: string;
-    limit: number;
-  }): Promise<ToolApproval[]>;
-  /** pending -> allowed | denied | timed_out | canceled; false when no longer pending. */
-  resolveToolApproval(
-    id: string,
-    status: Exclude<ToolApprovalStatus, 'pending'>,
-    by: string | null,
-    message: string | null,
-    now: number,
-  ): Promise<boolean>;
-  listExpiredToolApprovals(now: number, limit: number): Promise<ToolApproval[]>;
-
+  // ---- plans of a subject (a pull request)
   /**
-   * Journals a Write, Edit or Bash call before it runs. `started` is false when the call was journaled
-   * before (the run was retried): `call` then says whether it finished, and with what result.
+   * Pending plans of a subject become superseded (decided at `now`), but those of runs `exceptDelivery`
+   * started; their ids.
    */
-  startToolCall(c: NewToolCall): Promise<{ call: ToolCall; started: boolean }>;
-  /** The process group a command runs in, and its leader's identity (see `processIdentity`). */
-  recordToolCallProcess(runId: string, toolUseId: string, group: number, start: string | null): Promise<void>;
-  finishToolCall(
-    runId: string,
-    toolUseId: string,
-    result: { content: string; isError: boolean },
-    now: number,
-  ): Promise<void>;
-  /** Commands journaled as running with a recorded process group (left by a process that died). */
-  listOpenCommands(limit: number): Promise<ToolCall[]>;
+  supersedePlans(subject: string, exceptDelivery: string | undefined, now: number): Promise<string[]>;
+  /** The newest plan of a subject still pending approval. */
+  pendingPlanForSubject(subject: string): Promise<Plan | null>;
+}
 
+/**
+ * Triggers, the webhook delivery inbox and trigger fires. A fire finds or makes its session and creates its
+ * run in the same transaction; so does a scheduled trigger with its session and job.
+ */
+export interface TriggerStore {
   createTrigger(t: Trigger): Promise<Trigger>;
+  /**
+   * A scheduled trigger, its session (scope `schedule:<trigger id>`) and its job, in one transaction.
+   */
+  createScheduleTrigger(input: {
+    trigger: Trigger;
+    session: Omit<NewSession, 'createdAt'> & { scopeKey: string };
+    job: NewJob;
+  }): Promise<Trigger>;
   getTrigger(id: string): Promise<Trigger | null>;
   findTriggerByToken(tokenId: string): Promise<Trigger | null>;
   listTriggers(filter: { kind?: Trigger['kind']; enabled?: boolean }): Promise<Trigger[]>;
@@ -412,6 +432,7 @@ export interface Store {
   ): Promise<Trigger | null>;
   deleteTrigger(id: string): Promise<boolean>;
 
+  // ---- the webhook delivery inbox
   /**
    * Records a delivery unless one with the same (source, key) exists: then returns that one. `payload` (the
    * verified raw body) is kept until the delivery is settled.
@@ -437,13 +458,6 @@ export interface Store {
   requeueDelivery(id: string, payload: string): Promise<boolean>;
   /** When the first claim on a queued delivery that still holds at `now` runs out (null: none). */
   nextClaimExpiry(now: number): Promise<number | null>;
-  /** Newest first; `before` (a delivery id) continues a page. */
-  listDeliveries(filter: {
-    triggerId?: string | undefined;
-    outcome?: DeliveryOutcome | undefined;
-    limit: number;
-    before?: string | undefined;
-  }): Promise<Delivery[]>;
   /** What one trigger made of its recent deliveries: its own outcome and run, newest first. */
   listTriggerFires(
     triggerId: string,
@@ -451,6 +465,13 @@ export interface Store {
   ): Promise<
     { delivery: Delivery; outcome: 'accepted' | 'filtered' | 'capped'; runId: string | null; at: number }[]
   >;
+  /** Newest first; `before` (a delivery id) continues a page. */
+  listDeliveries(filter: {
+    triggerId?: string | undefined;
+    outcome?: DeliveryOutcome | undefined;
+    limit: number;
+    before?: string | undefined;
+  }): Promise<Delivery[]>;
   /**
    * In one transaction: unless the trigger already started `hourlyCap` runs in the last hour (then the
    * fire is recorded as capped), find or make the subject's session and create the run. Fires are counted
@@ -459,22 +480,10 @@ export interface Store {
   fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }>;
   /** Records that a trigger looked at a delivery and let it pass (filters). */
   recordTriggerFire(triggerId: string, deliveryId: string, outcome: 'filtered', now: number): Promise<void>;
-  /**
-   * Pending plans of a subject become superseded (decided at `now`), but those of runs `exceptDelivery`
-   * started; their ids.
-   */
-  supersedePlans(subject: string, exceptDelivery: string | undefined, now: number): Promise<string[]>;
-  /** Active runs of a subject (queued, running, awaiting input). */
-  activeRunsForSubject(subject: string): Promise<Run[]>;
-  /** The newest plan of a subject still pending approval. */
-  pendingPlanForSubject(subject: string): Promise<Plan | null>;
+}
 
-  /** Totals for /metrics: counts by status and outcome, tokens and cost over all runs. */
-  stats(): Promise<StoreStats>;
-
-  getState(key: string): Promise<string | null>;
-  setState(key: string, value: string): Promise<void>;
-
+/** Work done after the fact: delivering executed plans, and the notification outbox. */
+export interface DeliveryStore {
   // ---- delivering executed plans (src/delivery/)
   /** Executed plans the delivery worker has not looked at yet (delivery null), oldest first. */
   listUndecidedPlanDeliveries(limit: number): Promise<Plan[]>;
@@ -494,20 +503,9 @@ export interface Store {
     patch: PlanDeliveryPatch,
   ): Promise<boolean>;
 
-  // ---- notification outbox (src/notify/; SQLite: src/store/sqlite/outbox.ts)
+  // ---- the notification outbox (src/notify/)
   /** The rowid of the last event the notifier has looked at; null before notifications ever started. */
   notificationCursor(): Promise<number | null>;
-  /** The rowid of the newest event in the log (0 when empty). */
-  eventLogEnd(): Promise<number>;
-  /**
-   * Events of `types` after rowid `after`, in log order, at most `limit`; and the log's end, read at the
-   * same moment (every event up to it is either returned or not of those types, when fewer than `limit`).
-   */
-  eventsAfter(
-    after: number,
-    types: readonly string[],
-    limit: number,
-  ): Promise<{ events: LoggedEvent[]; end: number }>;
   /**
    * In one transaction: writes the rows (one whose (event, webhook) exists already is skipped) and moves the
    * cursor forward to `cursor` (never back). Returns how many rows were new.
@@ -528,6 +526,56 @@ export interface Store {
   }): Promise<Page<Notification>>;
   countNotifications(): Promise<Record<NotificationStatus, number>>;
 }
+
+/** API tokens, /ui sessions, key-value state, totals for /metrics and the database itself. */
+export interface StateStore {
+  // ---- API tokens
+  createToken(token: ApiToken): Promise<void>;
+  findToken(id: string): Promise<ApiToken | null>;
+  /** The roles of an identity's active tokens (an identity may hold several). */
+  rolesOf(identity: string): Promise<ApiToken['role'][]>;
+  countActiveTokens(role?: ApiToken['role']): Promise<number>;
+  /**
+   * Revokes a token and, in the same transaction, every /ui session signed in with it. False when the
+   * token is unknown or was already revoked.
+   */
+  revokeToken(id: string, now: number): Promise<boolean>;
+
+  // ---- /ui sessions
+  createUiSession(session: Omit<UiSession, 'revokedAt'>): Promise<void>;
+  /** The session stored under this id hash, unless it is revoked or expired at `now`. */
+  findUiSession(idHash: Buffer, now: number): Promise<UiSession | null>;
+  /** Revokes one session; false when it is unknown or already revoked. */
+  revokeUiSession(idHash: Buffer, now: number): Promise<boolean>;
+  /** Revokes every live session of a token; how many. */
+  revokeTokenUiSessions(tokenId: string, now: number): Promise<number>;
+  /** Deletes up to `limit` sessions expired at `now` (revoked ones stay until they expire); how many. */
+  pruneUiSessions(now: number, limit: number): Promise<number>;
+
+  // ---- key-value state, totals, the database itself
+  getState(key: string): Promise<string | null>;
+  setState(key: string, value: string): Promise<void>;
+  /** Totals for /metrics: counts by status and outcome, tokens and cost over all runs. */
+  stats(): Promise<StoreStats>;
+  /** Current schema version and the newest one this build knows. */
+  schemaVersion(): Promise<{ current: number; latest: number }>;
+  close(): Promise<void>;
+}
+
+/**
+ * All persistence goes through this interface. It is async so that a networked database can implement it;
+ * no driver type appears in it. It is made of one part per aggregate (above): a backend implements each part
+ * on its own, and `composeStore` (compose.ts) puts the parts together into one Store.
+ */
+export interface Store
+  extends SessionStore,
+    JobStore,
+    RunStore,
+    ApprovalStore,
+    PlanStore,
+    TriggerStore,
+    DeliveryStore,
+    StateStore {}
 
 /** Delivery fields to write; undefined leaves a field as it is, null clears it. */
 export type PlanDeliveryPatch = Partial<PlanDelivery>;

@@ -480,19 +480,6 @@ export const toSlot = (r: SlotRow): SlotRecord => ({
   recordedAt: r.recorded_at,
 });
 
-/** Opaque keyset cursor over (created_at, id). */
-export function encodeCursor(createdAt: number, id: string): string {
-  return Buffer.from(`${createdAt}:${id}`).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): { createdAt: number; id: string } | null {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const i = text.indexOf(':');
-  const createdAt = Number(text.slice(0, i));
-  if (i <= 0 || !Number.isSafeInteger(createdAt)) return null;
-  return { createdAt, id: text.slice(i + 1) };
-}
-
 /** The delivery columns of a plan row (migration 000012). */
 export interface PlanDeliveryRow {
   delivery_status: PlanDeliveryStatus | null;

@@ -1,0 +1,329 @@
+import {
+  ACTIVE_RUN_STATUSES,
+  type ConversationMessage,
+  type LoggedEvent,
+  type Page,
+  type Run,
+  type RunEvent,
+  type RunStatus,
+  type ToolCall,
+} from '../../domain/types.js';
+import { page } from '../paging.js';
+import type { NewRun, NewToolCall, RunFilter, RunStore } from '../store.js';
+import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
+import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from './rows.js';
+
+/** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
+export const ACTIVE_STATUSES = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
+
+export class SqliteRuns implements RunStore {
+  constructor(private readonly db: SqliteDb) {}
+
+  async createRun(r: NewRun): Promise<Run> {
+    return insertRun(this.db, r, 0);
+  }
+
+  async getRun(id: string): Promise<Run | null> {
+    const row = this.db.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow | undefined;
+    return row ? toRun(row) : null;
+  }
+
+  async listRuns(f: RunFilter): Promise<Page<Run>> {
+    const { where, args } = equalities([
+      ['session_id', f.sessionId],
+      ['job_id', f.jobId],
+      ['status', f.status],
+    ]);
+    addCursor(f.cursor, where, args, 'desc');
+    const rows = this.db
+      .sql(`SELECT * FROM runs ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ${f.limit + 1}`)
+      .all(...args) as RunRow[];
+    return page(rows.map(toRun), f.limit);
+  }
+
+  async transitionRun(
+    id: string,
+    from: readonly RunStatus[],
+    to: RunStatus,
+    fields: {
+      startedAt?: number;
+      finishedAt?: number;
+      error?: string | null;
+      attempt?: number;
+      activeMs?: number;
+    } = {},
+  ): Promise<boolean> {
+    const marks = from.map(() => '?').join(', ');
+    // started_at is the first start: a resumed or retried run keeps it.
+    return (
+      this.db
+        .sql(
+          `UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at),
+             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt), active_ms = active_ms + ?
+           WHERE id = ? AND status IN (${marks})`,
+        )
+        .run(
+          to,
+          fields.startedAt ?? null,
+          fields.finishedAt ?? null,
+          fields.error !== undefined ? 1 : 0,
+          fields.error ?? null,
+          fields.attempt ?? null,
+          Math.max(0, Math.round(fields.activeMs ?? 0)),
+          id,
+          ...from,
+        ).changes === 1
+    );
+  }
+
+  async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1]): Promise<void> {
+    const sets: string[] = [];
+    const args: unknown[] = [];
+    const put = (col: string, value: unknown) => {
+      sets.push(`${col} = ?`);
+      args.push(value);
+    };
+    if (patch.conversationId !== undefined) put('conversation_id', patch.conversationId);
+    if (patch.model !== undefined) put('model', patch.model);
+    if (patch.settings !== undefined) put('settings', JSON.stringify(patch.settings));
+    if (patch.turns !== undefined) put('turns', patch.turns);
+    if (patch.usage !== undefined) put('usage', JSON.stringify(patch.usage));
+    if (patch.costUsd !== undefined) put('cost_usd', patch.costUsd);
+    if (patch.planId !== undefined) put('plan_id', patch.planId);
+    if (patch.attempt !== undefined) put('attempt', patch.attempt);
+    if (patch.executeMode !== undefined) put('execute_mode', patch.executeMode);
+    if (patch.resultCommit !== undefined) put('result_commit', patch.resultCommit);
+    if (patch.diffStat !== undefined) put('diff_stat', patch.diffStat);
+    if (patch.changedFiles !== undefined) put('changed_files', JSON.stringify(patch.changedFiles));
+    if (!sets.length) return;
+    this.db.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
+  }
+
+  // ---- conversations and events
+
+  async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
+    const rows = this.db
+      .sql(
+        'SELECT role, content, run_id, stop_reason FROM conversation_messages WHERE conversation_id = ? ORDER BY seq',
+      )
+      .all(conversationId) as {
+      role: ConversationMessage['role'];
+      content: string;
+      run_id: string;
+      stop_reason: string | null;
+    }[];
+    return rows.map((r) => ({
+      role: r.role,
+      content: JSON.parse(r.content),
+      runId: r.run_id,
+      ...(r.stop_reason !== null ? { stopReason: r.stop_reason } : {}),
+    }));
+  }
+
+  async appendMessages(
+    conversationId: string,
+    runId: string,
+    messages: ConversationMessage[],
+    now: number,
+  ): Promise<void> {
+    const insert = this.db.sql(
+      `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at, stop_reason)
+       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_messages WHERE conversation_id = ?), ?, ?, ?, ?, ?)`,
+    );
+    const last = this.db.sql(
+      'SELECT seq, role, content, stop_reason FROM conversation_messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
+    );
+    const merge = this.db.sql(
+      'UPDATE conversation_messages SET content = ?, run_id = ?, stop_reason = ? WHERE conversation_id = ? AND seq = ?',
+    );
+    this.db.write(() => {
+      for (const m of messages) {
+        const prev = last.get(conversationId) as
+          | { seq: number; role: string; content: string; stop_reason: string | null }
+          | undefined;
+        // Consecutive user messages become one; so does an assistant turn continued after `pause_turn`.
+        const continues =
+          prev && prev.role === m.role && (m.role === 'user' || prev.stop_reason === 'pause_turn');
+        if (prev && continues) {
+          merge.run(
+            JSON.stringify([...JSON.parse(prev.content), ...m.content]),
+            runId,
+            m.stopReason ?? null,
+            conversationId,
+            prev.seq,
+          );
+        } else {
+          insert.run(
+            conversationId,
+            conversationId,
+            m.role,
+            JSON.stringify(m.content),
+            runId,
+            now,
+            m.stopReason ?? null,
+          );
+        }
+      }
+    });
+  }
+
+  async appendEvent(
+    runId: string,
+    type: string,
+    data: Record<string, unknown>,
+    at: number,
+  ): Promise<RunEvent> {
+    const row = this.db
+      .sql(
+        `INSERT INTO run_events (run_id, seq, type, data, at)
+       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?), ?, ?, ?)
+       RETURNING seq`,
+      )
+      .get(runId, runId, type, JSON.stringify(data), at) as { seq: number };
+    return { runId, seq: row.seq, type, data, at };
+  }
+
+  async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
+    const rows = this.db
+      .sql('SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?')
+      .all(runId, afterSeq, limit) as EventRow[];
+    return rows.map(toEvent);
+  }
+
+  // ---- the execute phase's call journal
+
+  async startToolCall(c: NewToolCall): Promise<{ call: ToolCall; started: boolean }> {
+    return this.db.write(() => {
+      const inserted = this.db
+        .sql(
+          `INSERT INTO tool_calls (run_id, tool_use_id, tool, input_sha256, started_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (run_id, tool_use_id) DO NOTHING`,
+        )
+        .run(c.runId, c.toolUseId, c.tool, c.inputSha256, c.startedAt).changes;
+      const row = this.db
+        .sql('SELECT * FROM tool_calls WHERE run_id = ? AND tool_use_id = ?')
+        .get(c.runId, c.toolUseId) as ToolCallRow;
+      return { call: toToolCall(row), started: inserted === 1 };
+    });
+  }
+
+  async recordToolCallProcess(runId: string, toolUseId: string, group: number, start: string | null) {
+    this.db
+      .sql(
+        `UPDATE tool_calls SET process_group = ?, process_start = ?
+       WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
+      )
+      .run(group, start, runId, toolUseId);
+  }
+
+  async finishToolCall(
+    runId: string,
+    toolUseId: string,
+    result: { content: string; isError: boolean },
+    now: number,
+  ): Promise<void> {
+    this.db
+      .sql(
+        `UPDATE tool_calls SET finished_at = ?, result = ?, process_group = NULL, process_start = NULL
+       WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
+      )
+      .run(now, JSON.stringify(result), runId, toolUseId);
+  }
+
+  async listOpenCommands(limit: number): Promise<ToolCall[]> {
+    const rows = this.db
+      .sql(
+        `SELECT * FROM tool_calls WHERE finished_at IS NULL AND process_group IS NOT NULL ORDER BY started_at LIMIT ?`,
+      )
+      .all(limit) as ToolCallRow[];
+    return rows.map(toToolCall);
+  }
+
+  async activeRunsForSubject(subject: string): Promise<Run[]> {
+    const rows = this.db
+      .sql(`SELECT * FROM runs WHERE subject = ? AND status IN (${ACTIVE_STATUSES}) ORDER BY created_at`)
+      .all(subject) as RunRow[];
+    return rows.map(toRun);
+  }
+
+  // ---- the event log as the notifier reads it
+
+  async eventLogEnd(): Promise<number> {
+    return logEnd(this.db);
+  }
+
+  async eventsAfter(
+    after: number,
+    types: readonly string[],
+    limit: number,
+  ): Promise<{ events: LoggedEvent[]; end: number }> {
+    // One read transaction: the end and the events come from the same snapshot, so nothing up to `end` can
+    // be missed. Writers serialize on the file and rowids grow in commit order, so no event at or below
+    // `end` can appear later.
+    return this.db.read(() => {
+      const end = logEnd(this.db);
+      if (types.length === 0 || limit <= 0) return { events: [], end };
+      const rows = this.db
+        .sql(
+          `SELECT rowid, run_id, seq, type, data, at FROM run_events
+         WHERE rowid > ? AND rowid <= ? AND type IN (${types.map(() => '?').join(', ')})
+         ORDER BY rowid LIMIT ?`,
+        )
+        .all(after, end, ...types, limit) as {
+        rowid: number;
+        run_id: string;
+        seq: number;
+        type: string;
+        data: string;
+        at: number;
+      }[];
+      const events = rows.map((r) => ({
+        rowid: r.rowid,
+        runId: r.run_id,
+        seq: r.seq,
+        type: r.type,
+        data: JSON.parse(r.data) as Record<string, unknown>,
+        at: r.at,
+      }));
+      return { events, end };
+    });
+  }
+}
+
+/**
+ * Every run is created here: by createRun, and inside the transactions of the scheduler (advanceJobs,
+ * runJobNow), of decisions (decidePlan) and of trigger fires (fireTrigger).
+ */
+export function insertRun(db: SqliteDb, r: NewRun, coalescedSlots: number): Run {
+  db.sql(
+    `INSERT INTO runs (id, session_id, job_id, slot_at, source, phase, status, prompt, requested_by,
+         coalesced_slots, created_at, overrides, conversation_id, revises_plan_id, executes_plan_id, trigger_id,
+         delivery_id, subject, checkout)
+       VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    r.id,
+    r.sessionId,
+    r.jobId,
+    r.slotAt,
+    r.source,
+    r.phase ?? 'plan',
+    r.prompt,
+    r.requestedBy,
+    coalescedSlots,
+    r.createdAt,
+    JSON.stringify(r.overrides ?? {}),
+    r.conversationId ?? r.id,
+    r.revisesPlanId ?? null,
+    r.executesPlanId ?? null,
+    r.triggerId ?? null,
+    r.deliveryId ?? null,
+    r.subject ?? null,
+    r.checkout ? JSON.stringify(r.checkout) : null,
+  );
+  return toRun(db.sql('SELECT * FROM runs WHERE id = ?').get(r.id) as RunRow);
+}
+
+/** The rowid of the newest event in the log (0 when empty). */
+function logEnd(db: SqliteDb): number {
+  return (db.pluck('SELECT COALESCE(MAX(rowid), 0) FROM run_events').get() as number) ?? 0;
+}
