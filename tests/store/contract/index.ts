@@ -1,0 +1,23 @@
+import { approvalContract } from './approvals.js';
+import { deliveryContract } from './deliveries.js';
+import type { StoreFactory } from './fixtures.js';
+import { jobContract } from './jobs.js';
+import { planContract } from './plans.js';
+import { runContract } from './runs.js';
+import { sessionContract } from './sessions.js';
+import { stateContract } from './state.js';
+import { triggerContract } from './triggers.js';
+
+export type { StoreFactory, StoreUnderTest } from './fixtures.js';
+
+/** The Store contract, every aggregate of it, registered for one implementation. */
+export function storeContract(factory: StoreFactory): void {
+  sessionContract(factory);
+  jobContract(factory);
+  runContract(factory);
+  approvalContract(factory);
+  planContract(factory);
+  triggerContract(factory);
+  deliveryContract(factory);
+  stateContract(factory);
+}
