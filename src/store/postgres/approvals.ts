@@ -1,24 +1,7 @@
 import type { Question, QuestionStatus, ToolApproval, ToolApprovalStatus } from '../../domain/types.js';
 import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../sqlite/rows.js';
-import type { Store } from '../store.js';
+import type { ApprovalStore } from '../store.js';
 import { equalities, json, Params, type PgDb, whereSql } from './db.js';
-
-type ApprovalStore = Pick<
-  Store,
-  | 'createQuestion'
-  | 'getQuestion'
-  | 'findQuestion'
-  | 'listQuestions'
-  | 'answerQuestion'
-  | 'closeQuestion'
-  | 'listExpiredQuestions'
-  | 'createToolApproval'
-  | 'getToolApproval'
-  | 'findToolApproval'
-  | 'listToolApprovals'
-  | 'resolveToolApproval'
-  | 'listExpiredToolApprovals'
->;
 
 /** The tables of a run's requests to a person, which share their columns for lookups. */
 type RequestTable = 'questions' | 'tool_approvals';

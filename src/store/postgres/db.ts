@@ -1,6 +1,5 @@
 import pg from 'pg';
-import type { Page } from '../../domain/types.js';
-import { decodeCursor, encodeCursor } from '../sqlite/rows.js';
+import { decodeCursor } from '../paging.js';
 import { InvalidCursorError } from '../store.js';
 
 // The PostgreSQL database as every part of the store uses it: a pool of connections, statements prepared once
@@ -308,17 +307,6 @@ export function addCursor(cursor: string | undefined, where: string[], p: Params
   if (!c) throw new InvalidCursorError();
   const pair = `(${p.add(c.createdAt)}::bigint, ${p.add(c.id)}::text)`;
   where.push(dir === 'asc' ? `(created_at, id) > ${pair}` : `(created_at, id) < ${pair}`);
-}
-
-/**
- * One page of `limit` items out of the `limit + 1` a query read; the extra one only says that more follow,
- * and the cursor continues after the last item kept.
- */
-export function page<T extends { createdAt: number; id: string }>(items: T[], limit: number): Page<T> {
-  if (items.length <= limit) return { items, nextCursor: null };
-  const kept = items.slice(0, limit);
-  const last = kept[kept.length - 1]!;
-  return { items: kept, nextCursor: encodeCursor(last.createdAt, last.id) };
 }
 
 /** JSON text of a value for a json column (null stays null). */

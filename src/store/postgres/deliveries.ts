@@ -7,26 +7,11 @@ import type {
   Plan,
   PlanDeliveryStatus,
 } from '../../domain/types.js';
-import { decodeCursor, encodeCursor, type PlanRow, toPlan } from '../sqlite/rows.js';
-import { InvalidCursorError, type PlanDeliveryPatch, type Store } from '../store.js';
+import { decodeCursor, encodeCursor } from '../paging.js';
+import { type PlanRow, toPlan } from '../sqlite/rows.js';
+import { type DeliveryStore, InvalidCursorError, type PlanDeliveryPatch } from '../store.js';
 import { Params, type PgDb, whereSql } from './db.js';
 import { APPROVALS } from './plans.js';
-
-type DeliveryStore = Pick<
-  Store,
-  | 'listUndecidedPlanDeliveries'
-  | 'duePlanDeliveries'
-  | 'nextPlanDeliveryAt'
-  | 'claimPlanDelivery'
-  | 'updatePlanDelivery'
-  | 'notificationCursor'
-  | 'enqueueNotifications'
-  | 'claimNotifications'
-  | 'settleNotification'
-  | 'nextNotificationDue'
-  | 'listNotifications'
-  | 'countNotifications'
->;
 
 /** Where the notifier is in the event log (a key of scheduler_state). */
 const CURSOR_KEY = 'notifications.cursor';

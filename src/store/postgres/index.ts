@@ -1,3 +1,4 @@
+import { composeStore } from '../compose.js';
 import type { Migration } from '../sqlite/migrate.js';
 import type { Store } from '../store.js';
 import { PgApprovals } from './approvals.js';
@@ -46,55 +47,17 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     await db.close();
     throw err;
   }
-  const store = composeParts({
-    sessions: new PgSessions(db),
-    jobs: new PgJobs(db),
-    runs: new PgRuns(db),
-    approvals: new PgApprovals(db),
-    plans: new PgPlans(db),
-    triggers: new PgTriggers(db),
-    deliveries: new PgDeliveries(db),
-    state: new PgState(db, migrations.length),
-  });
-  const typed: Store = store;
-  return Object.assign(typed, { migrateNow: (now: number) => migrate(db, migrations, now) });
-}
-
-type Parts = {
-  sessions: PgSessions;
-  jobs: PgJobs;
-  runs: PgRuns;
-  approvals: PgApprovals;
-  plans: PgPlans;
-  triggers: PgTriggers;
-  deliveries: PgDeliveries;
-  state: PgState;
-};
-
-/**
- * Binds every method of every part onto one object, refusing a name two parts both have. Stands in for
- * composeStore (src/store/compose.ts), which replaces it.
- */
-function composeParts(
-  parts: Parts,
-): PgSessions & PgJobs & PgRuns & PgApprovals & PgPlans & PgTriggers & PgDeliveries & PgState {
-  const target: Record<string, unknown> = {};
-  for (const [partName, part] of Object.entries(parts) as [string, object][]) {
-    const proto = Object.getPrototypeOf(part) as object;
-    for (const name of Object.getOwnPropertyNames(proto)) {
-      const method = (proto as Record<string, unknown>)[name];
-      if (name === 'constructor' || typeof method !== 'function') continue;
-      if (name in target)
-        throw new Error(`composeParts: ${name} is a method of two parts (one is ${partName})`);
-      target[name] = method.bind(part);
-    }
-  }
-  return target as unknown as PgSessions &
-    PgJobs &
-    PgRuns &
-    PgApprovals &
-    PgPlans &
-    PgTriggers &
-    PgDeliveries &
-    PgState;
+  return composeStore(
+    {
+      sessions: new PgSessions(db),
+      jobs: new PgJobs(db),
+      runs: new PgRuns(db),
+      approvals: new PgApprovals(db),
+      plans: new PgPlans(db),
+      triggers: new PgTriggers(db),
+      deliveries: new PgDeliveries(db),
+      state: new PgState(db, migrations.length),
+    },
+    { migrateNow: (now: number) => migrate(db, migrations, now) },
+  );
 }

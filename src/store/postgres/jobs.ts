@@ -5,33 +5,14 @@ import {
   ConflictError,
   type DecideFn,
   JobLimitError,
+  type JobStore,
   type NewJob,
   type NewRun,
   NotFoundError,
   type SlotTransition,
-  type Store,
 } from '../store.js';
 import { json, type PgDb, type Queries } from './db.js';
 import { ACTIVE_STATUSES, insertRun } from './runs.js';
-
-type JobStore = Pick<
-  Store,
-  | 'createJob'
-  | 'renewJob'
-  | 'jobOfTrigger'
-  | 'redefineJob'
-  | 'getJob'
-  | 'listJobs'
-  | 'countJobs'
-  | 'deleteJob'
-  | 'updateJobSchedule'
-  | 'listDueJobIds'
-  | 'listReadyPendingJobIds'
-  | 'earliestDueAt'
-  | 'advanceJobs'
-  | 'runJobNow'
-  | 'listSlots'
->;
 
 /**
  * Cron jobs and their slots; a fired slot's run is created in the transaction that advances the job.

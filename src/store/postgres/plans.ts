@@ -1,25 +1,9 @@
 import type { Decision, Page, Plan, PlanStatus, Run, RunStatus } from '../../domain/types.js';
+import { page } from '../paging.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../sqlite/rows.js';
-import { type DecisionEffect, NotFoundError, type PlanFilter, type Store } from '../store.js';
-import { addCursor, equalities, Params, type PgDb, page, type Queries, whereSql } from './db.js';
+import { type DecisionEffect, NotFoundError, type PlanFilter, type PlanStore } from '../store.js';
+import { addCursor, equalities, Params, type PgDb, type Queries, whereSql } from './db.js';
 import { insertRun } from './runs.js';
-
-type PlanStore = Pick<
-  Store,
-  | 'createPlan'
-  | 'getPlan'
-  | 'findPlan'
-  | 'listPlans'
-  | 'plansVersion'
-  | 'listDecisions'
-  | 'listPlanRuns'
-  | 'decidePlan'
-  | 'transitionPlan'
-  | 'expirePlans'
-  | 'recentExecutions'
-  | 'supersedePlans'
-  | 'pendingPlanForSubject'
->;
 
 /** Each plan row comes with how many distinct people approved it so far. */
 export const APPROVALS = `(SELECT COUNT(*) FROM decisions d WHERE d.plan_id = plans.id AND d.kind = 'approve') AS approvals`;

@@ -8,29 +8,10 @@ import {
   type RunStatus,
   type ToolCall,
 } from '../../domain/types.js';
+import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../sqlite/rows.js';
-import type { NewRun, NewToolCall, RunFilter, Store } from '../store.js';
-import { addCursor, equalities, json, LOCK, Params, type PgDb, page, type Queries, whereSql } from './db.js';
-
-type RunStore = Pick<
-  Store,
-  | 'createRun'
-  | 'getRun'
-  | 'listRuns'
-  | 'transitionRun'
-  | 'updateRun'
-  | 'loadConversation'
-  | 'appendMessages'
-  | 'appendEvent'
-  | 'listEvents'
-  | 'startToolCall'
-  | 'recordToolCallProcess'
-  | 'finishToolCall'
-  | 'listOpenCommands'
-  | 'activeRunsForSubject'
-  | 'eventLogEnd'
-  | 'eventsAfter'
->;
+import type { NewRun, NewToolCall, RunFilter, RunStore } from '../store.js';
+import { addCursor, equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
 
 /** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
 export const ACTIVE_STATUSES = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
@@ -101,7 +82,7 @@ export class PgRuns implements RunStore {
     );
   }
 
-  async updateRun(id: string, patch: Parameters<Store['updateRun']>[1]): Promise<void> {
+  async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1]): Promise<void> {
     const p = new Params();
     const sets: string[] = [];
     const put = (col: string, value: unknown) => sets.push(`${col} = ${p.add(value)}`);

@@ -1,9 +1,8 @@
 import type { Page, Session } from '../../domain/types.js';
+import { page } from '../paging.js';
 import { type SessionRow, toSession } from '../sqlite/rows.js';
-import type { NewSession, SessionFilter, Store } from '../store.js';
-import { addCursor, equalities, json, Params, type PgDb, page, type Queries, whereSql } from './db.js';
-
-type SessionStore = Pick<Store, 'createSession' | 'getSession' | 'listSessions' | 'closeSession'>;
+import type { NewSession, SessionFilter, SessionStore } from '../store.js';
+import { addCursor, equalities, json, Params, type PgDb, type Queries, whereSql } from './db.js';
 
 /** Sessions: opened, listed, closed (closing deletes their jobs in the same transaction). */
 export class PgSessions implements SessionStore {

@@ -1,27 +1,8 @@
 import type { ApiToken, UiSession } from '../../domain/types.js';
 import { type TokenRow, toToken, toUiSession, type UiSessionRow } from '../sqlite/rows.js';
-import type { Store, StoreStats } from '../store.js';
+import type { StateStore, StoreStats } from '../store.js';
 import type { PgDb, Queries } from './db.js';
 import { currentVersion } from './migrate.js';
-
-type StateStore = Pick<
-  Store,
-  | 'createToken'
-  | 'findToken'
-  | 'rolesOf'
-  | 'countActiveTokens'
-  | 'revokeToken'
-  | 'createUiSession'
-  | 'findUiSession'
-  | 'revokeUiSession'
-  | 'revokeTokenUiSessions'
-  | 'pruneUiSessions'
-  | 'getState'
-  | 'setState'
-  | 'stats'
-  | 'schemaVersion'
-  | 'close'
->;
 
 /** API tokens, /ui sessions, the key-value state, the totals of /metrics and the database itself. */
 export class PgState implements StateStore {

@@ -7,34 +7,11 @@ import {
   toRun,
   toTrigger,
 } from '../sqlite/rows.js';
-import type { DeliveryPatch, NewJob, NewSession, Store, TriggerFireInput } from '../store.js';
+import type { DeliveryPatch, NewJob, NewSession, TriggerFireInput, TriggerStore } from '../store.js';
 import { equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
 import { insertScopedSession } from './sessions.js';
-
-type TriggerStore = Pick<
-  Store,
-  | 'createTrigger'
-  | 'createScheduleTrigger'
-  | 'getTrigger'
-  | 'findTriggerByToken'
-  | 'listTriggers'
-  | 'updateTrigger'
-  | 'deleteTrigger'
-  | 'recordDelivery'
-  | 'recordDeliveries'
-  | 'updateDelivery'
-  | 'getDelivery'
-  | 'queuedDeliveries'
-  | 'claimDelivery'
-  | 'requeueDelivery'
-  | 'nextClaimExpiry'
-  | 'listTriggerFires'
-  | 'listDeliveries'
-  | 'fireTrigger'
-  | 'recordTriggerFire'
->;
 
 /** A delivery's columns, not its stored payload (read only by the inbox). */
 const DELIVERY_COLUMNS =
