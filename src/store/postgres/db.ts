@@ -172,24 +172,26 @@ export class PgDb implements Queries {
   }
 
   /**
-   * One statement outside a transaction, on a connection checked out for it. (pool.query would end the
-   * connection after any failed statement, a unique violation included.) A connection whose prepared
-   * statement went stale is ended and the statement run on another, as many times as the pool has
-   * connections.
+   * One statement outside a transaction (its own, implicit one), on a connection checked out for it.
+   * (pool.query would end the connection after any failed statement, a unique violation included.) A
+   * statement PostgreSQL aborted to break a deadlock (two UPDATEs of several plans meeting in opposite
+   * orders) changed nothing and runs again, as in `tx`. A connection whose prepared statement went stale is
+   * ended and the statement run on another, as many times as the pool has connections.
    */
   private async single<R extends pg.QueryResultRow>(statement: Statement): Promise<pg.QueryResult<R>> {
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1, stale = 0; ; attempt++) {
       const client = await this.pool.connect();
-      let stale: Error | undefined;
+      let staleErr: Error | undefined;
       try {
         return await client.query<R>(statement);
       } catch (err) {
-        if (isStalePlan(err) && attempt <= this.max) stale = err as Error;
-        else throw err;
+        if (isStalePlan(err) && stale++ < this.max) staleErr = err as Error;
+        else if (!RETRYABLE.has(sqlState(err) ?? '') || attempt >= TX_ATTEMPTS) throw err;
       } finally {
         // A lost connection is dropped by the pool on release whatever is passed here.
-        client.release(stale);
+        client.release(staleErr);
       }
+      if (!staleErr) await backoff(attempt);
     }
   }
 
@@ -224,7 +226,7 @@ export class PgDb implements Queries {
       } catch (err) {
         const again = RETRYABLE.has(sqlState(err) ?? '') || isStalePlan(err);
         if (attempt >= TX_ATTEMPTS || !again) throw err;
-        await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+        await backoff(attempt);
       }
     }
   }
@@ -257,6 +259,11 @@ export class PgDb implements Queries {
     this.closed = true;
     await this.pool.end();
   }
+}
+
+/** A short random wait before running a transaction again, longer after each attempt. */
+function backoff(attempt: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
 }
 
 /** The SQLSTATE of a database error (pg's DatabaseError.code), if it is one. */
