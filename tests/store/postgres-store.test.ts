@@ -208,6 +208,36 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     expect(await store.closeSession('ses_a', T0)).toMatchObject({ session: { status: 'closed' } });
   });
 
+  it('survives its connections being cut, idle or inside a transaction', async () => {
+    const url = await freshDatabase();
+    const lost: Error[] = [];
+    const store = await open(url, { onConnectionError: (err) => lost.push(err) });
+    await store.createSession(session('ses_a'));
+    const db = new PgDb({ url, onConnectionError: (err) => lost.push(err) });
+    const cut = () =>
+      admin(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = '${new URL(url).pathname.slice(1)}' AND pid <> pg_backend_pid()`,
+      );
+    try {
+      // A transaction whose connection is cut between two statements fails; nothing else does.
+      const inFlight = db.tx(async (q) => {
+        await q.value('SELECT 1');
+        await cut();
+        await new Promise((r) => setTimeout(r, 200));
+        return q.value('SELECT 2');
+      });
+      await expect(inFlight).rejects.toThrow();
+      await new Promise((r) => setTimeout(r, 200));
+      // The idle connections were cut too: the pools make new ones.
+      expect(await db.value<number>('SELECT 3')).toBe(3);
+      expect((await store.getSession('ses_a'))!.id).toBe('ses_a');
+      expect(lost.length).toBeGreaterThan(0);
+    } finally {
+      await db.close();
+    }
+  });
+
   describe('two stores on one database', () => {
     it('never fire one slot twice: the scheduler passes skip jobs the other holds', async () => {
       const url = await freshDatabase();

@@ -154,6 +154,7 @@ export class PgDb implements Queries {
   private readonly names = new StatementNames();
   private readonly direct: Runs;
   private readonly max: number;
+  private readonly onConnectionError: (err: Error) => void;
   private closed = false;
 
   constructor(opts: PgDbOptions) {
@@ -164,10 +165,8 @@ export class PgDb implements Queries {
       types: ROW_TYPES,
       application_name: 'drydock',
     });
-    const onError = opts.onConnectionError ?? (() => {});
-    this.pool.on('error', (err) => {
-      if (!this.closed) onError(err);
-    });
+    this.onConnectionError = opts.onConnectionError ?? (() => {});
+    this.pool.on('error', (err) => this.connectionLost(err));
     this.direct = new Runs((statement) => this.single(statement), this.names);
   }
 
@@ -180,7 +179,7 @@ export class PgDb implements Queries {
    */
   private async single<R extends pg.QueryResultRow>(statement: Statement): Promise<pg.QueryResult<R>> {
     for (let attempt = 1, stale = 0; ; attempt++) {
-      const client = await this.pool.connect();
+      const { client, release } = await this.checkout();
       let staleErr: Error | undefined;
       try {
         return await client.query<R>(statement);
@@ -188,8 +187,7 @@ export class PgDb implements Queries {
         if (isStalePlan(err) && stale++ < this.max) staleErr = err as Error;
         else if (!RETRYABLE.has(sqlState(err) ?? '') || attempt >= TX_ATTEMPTS) throw err;
       } finally {
-        // A lost connection is dropped by the pool on release whatever is passed here.
-        client.release(staleErr);
+        release(staleErr);
       }
       if (!staleErr) await backoff(attempt);
     }
@@ -232,7 +230,7 @@ export class PgDb implements Queries {
   }
 
   private async once<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const { client, release } = await this.checkout();
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -250,8 +248,31 @@ export class PgDb implements Queries {
         throw err;
       }
     } finally {
-      client.release(broken);
+      release(broken);
     }
+  }
+
+  /**
+   * A connection of the pool, for one statement, one transaction or a migration. While it is checked out its lost
+   * connection is reported here (the pool listens only to idle ones); the statement running on it, or the
+   * next one, fails, and the pool drops the connection when it is released. `release(err)` ends it
+   * whatever its state.
+   */
+  async checkout(): Promise<{ client: pg.PoolClient; release: (err?: Error) => void }> {
+    const client = await this.pool.connect();
+    const lost = (err: Error) => this.connectionLost(err);
+    client.on('error', lost);
+    return {
+      client,
+      release: (err) => {
+        client.removeListener('error', lost);
+        client.release(err);
+      },
+    };
+  }
+
+  private connectionLost(err: Error): void {
+    if (!this.closed) this.onConnectionError(err);
   }
 
   async close(): Promise<void> {

@@ -32,7 +32,7 @@ export async function currentVersion(q: Queries): Promise<number> {
  */
 export async function migrate(db: PgDb, migrations: Migration[], now: number): Promise<number[]> {
   const latest = migrations.length;
-  const client = await db.pool.connect();
+  const { client, release } = await db.checkout();
   let broken: Error | undefined;
   try {
     await client.query('SELECT pg_advisory_lock($1::int, 0)', [LOCK.migrate]);
@@ -74,6 +74,6 @@ export async function migrate(db: PgDb, migrations: Migration[], now: number): P
       }
     }
   } finally {
-    client.release(broken);
+    release(broken);
   }
 }
