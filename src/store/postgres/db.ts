@@ -15,8 +15,10 @@ import { InvalidCursorError } from '../store.js';
 //   because it can exceed 2^53 (pg-types README). A pool takes its own `types` so the parsers below change
 //   nothing for other pools in the process.
 // - The pool emits 'error' when an idle client loses its connection (the server restarted, a proxy cut it);
-//   an EventEmitter 'error' without a listener ends the process (apis/pool). The broken client is dropped
-//   from the pool either way.
+//   an EventEmitter 'error' without a listener ends the process (apis/pool). A checked-out client has no
+//   listener of the pool's, so `checkout` adds one. A client released while broken is dropped, not reused.
+// - pg-pool's `pool.query` releases its client with the statement's error, which ends the connection even
+//   for a unique violation; statements here check a client out themselves instead.
 
 /** The PostgreSQL type OIDs read differently from pg's defaults. */
 const OID = { bool: 16, int8: 20, json: 114, numeric: 1700, jsonb: 3802 } as const;
