@@ -201,7 +201,7 @@ export async function givenPlan(
   return store.createPlan(planInput(id, run, over));
 }
 
-/** How many of the settled promises were fulfilled, and their values. */
+/** The values of the settled promises that were fulfilled. */
 export function fulfilled<T>(results: PromiseSettledResult<T>[]): T[] {
   return results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
 }
