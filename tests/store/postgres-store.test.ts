@@ -1,53 +1,38 @@
 import pg from 'pg';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CronJob, Plan } from '../../src/domain/types.js';
 import { PgDb } from '../../src/store/postgres/db.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { loadPostgresMigrations, migrate } from '../../src/store/postgres/migrate.js';
 import { type DecideFn, type NewJob, SchemaTooNewError, type SlotTransition } from '../../src/store/store.js';
+import { type FreshDatabase, freshDatabase, postgresAvailable } from '../support/postgres.js';
 
-// The PostgreSQL store on the server at DRYDOCK_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432):
-// what only a networked store has to get right (migrating from several processes at once, two stores racing
-// on one database, the event log's order) and a pass over each aggregate. Each test gets a fresh database.
-// Without a server the suite is skipped, unless DRYDOCK_REQUIRE_POSTGRES=1 makes that a failure.
+// What only the PostgreSQL store has to get right, beyond the Store contract (postgres.test.ts): migrating
+// from several processes at once, two stores (two replicas) racing on one database without doubling a slot,
+// an execution or a fire and without deadlocks, the event log's order, prepared statements after another
+// process migrated, connections cut under it; and a pass over each aggregate. Each test gets a database of
+// its own: empty for the migration tests, else a copy of one migrated template.
 
-const SERVER = process.env.DRYDOCK_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432';
+const SUITE = 'PostgreSQL store (races, migrations, connections)';
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
 const MINUTE = 60_000;
 
-async function serverUp(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: `${SERVER}/postgres`, connectionTimeoutMillis: 2_000 });
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
+const up = await postgresAvailable(SUITE);
 
-const up = await serverUp();
-if (!up && process.env.DRYDOCK_REQUIRE_POSTGRES === '1') {
-  throw new Error(`PostgreSQL is required (DRYDOCK_REQUIRE_POSTGRES=1) but ${SERVER} does not answer`);
-}
-if (!up) console.warn(`postgres-store tests skipped: no PostgreSQL server at ${SERVER}`);
-
-let serial = 0;
-const databases: string[] = [];
+let template: FreshDatabase | null = null;
+const databases: FreshDatabase[] = [];
 const stores: PostgresStore[] = [];
 
-/** A fresh, empty database; dropped after the test. */
-async function freshDatabase(): Promise<string> {
-  const name = `drydock_pgtest_${process.pid}_${++serial}`;
-  await admin(`DROP DATABASE IF EXISTS ${name}`);
-  await admin(`CREATE DATABASE ${name}`);
-  databases.push(name);
-  return `${SERVER}/${name}`;
+/** A database of this test's, empty (`empty`) or migrated; dropped after the test. */
+async function database(empty = false): Promise<string> {
+  const db = await freshDatabase(empty ? {} : { template: template!.name });
+  databases.push(db);
+  return db.url;
 }
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: `${SERVER}/postgres` });
+/** Runs one statement on the database at `url`, on a connection of its own. */
+async function onDatabase(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query(sql);
@@ -64,7 +49,7 @@ async function open(url: string, over: Partial<Parameters<typeof openPostgresSto
 
 afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
-  for (const name of databases.splice(0)) await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  for (const db of databases.splice(0)) await db.drop();
 });
 
 const session = (id: string) => ({
@@ -144,13 +129,18 @@ const plan = (id: string, runId: string, over: Partial<Plan> = {}): Plan => ({
 });
 
 describe.skipIf(!up)('PostgreSQL store', () => {
-  beforeAll(() => {
-    expect(loadPostgresMigrations().length).toBeGreaterThan(0);
+  beforeAll(async () => {
+    template = await freshDatabase();
+    // No session may stay on a template while it is copied.
+    await (await openPostgresStore({ url: template.url, now: () => T0 })).close();
+  });
+  afterAll(async () => {
+    await template?.drop();
   });
 
   describe('migrations', () => {
     it('migrates an empty database once, also when several processes start at the same moment', async () => {
-      const url = await freshDatabase();
+      const url = await database(true);
       const migrations = loadPostgresMigrations();
       const dbs = Array.from({ length: 4 }, () => new PgDb({ url }));
       try {
@@ -169,7 +159,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
 
     it('refuses a schema newer than this build', async () => {
-      const url = await freshDatabase();
+      const url = await database(true);
       const store = await open(url);
       const db = new PgDb({ url });
       try {
@@ -182,7 +172,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
 
     it('opens without migrating when asked, and migrates on request', async () => {
-      const url = await freshDatabase();
+      const url = await database(true);
       const store = await open(url, { migrate: false });
       expect(await store.schemaVersion()).toEqual({ current: 0, latest: loadPostgresMigrations().length });
       expect(await store.migrateNow(T0)).toEqual(loadPostgresMigrations().map((m) => m.version));
@@ -191,7 +181,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
   });
 
   it('goes on reading a table another process added a column to (a newer replica migrated)', async () => {
-    const url = await freshDatabase();
+    const url = await database();
     const store = await open(url, { poolSize: 3 });
     await store.createSession(session('ses_a'));
     // Every connection of the pool prepares the statement.
@@ -209,15 +199,15 @@ describe.skipIf(!up)('PostgreSQL store', () => {
   });
 
   it('survives its connections being cut, idle or inside a transaction', async () => {
-    const url = await freshDatabase();
+    const url = await database();
     const lost: Error[] = [];
     const store = await open(url, { onConnectionError: (err) => lost.push(err) });
     await store.createSession(session('ses_a'));
     const db = new PgDb({ url, onConnectionError: (err) => lost.push(err) });
     const cut = () =>
-      admin(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-         WHERE datname = '${new URL(url).pathname.slice(1)}' AND pid <> pg_backend_pid()`,
+      onDatabase(
+        url,
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
       );
     try {
       // A transaction whose connection is cut between two statements fails; nothing else does.
@@ -240,7 +230,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
 
   describe('two stores on one database', () => {
     it('never fire one slot twice: the scheduler passes skip jobs the other holds', async () => {
-      const url = await freshDatabase();
+      const url = await database();
       const a = await open(url);
       const b = await open(url);
       await a.createSession(session('ses_a'));
@@ -264,7 +254,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
 
     it('schedules, closes sessions and creates jobs at once without a deadlock', async () => {
-      const url = await freshDatabase();
+      const url = await database();
       const a = await open(url);
       const b = await open(url);
       const ids: string[] = [];
@@ -318,7 +308,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
 
     it('turns 50 concurrent approvals of one plan into one execute run', async () => {
-      const url = await freshDatabase();
+      const url = await database();
       const a = await open(url);
       const b = await open(url);
       await a.createSession(session('ses_a'));
@@ -380,7 +370,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
 
     it('keeps a trigger under its hourly cap when two stores fire it at once', async () => {
-      const url = await freshDatabase();
+      const url = await database();
       const a = await open(url);
       const b = await open(url);
       const fires = await Promise.all(
@@ -419,7 +409,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
 
     it('lets one claim of a webhook delivery win', async () => {
-      const url = await freshDatabase();
+      const url = await database();
       const a = await open(url);
       const b = await open(url);
       await a.recordDelivery(
@@ -449,7 +439,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
 
   describe('the event log', () => {
     it('numbers each run from 1 and the whole log in the order appends become visible', async () => {
-      const url = await freshDatabase();
+      const url = await database();
       const a = await open(url);
       const b = await open(url);
       await a.createSession(session('ses_a'));
@@ -493,7 +483,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
 
   describe('each aggregate', () => {
     it('sessions, jobs and slots', async () => {
-      const store = await open(await freshDatabase());
+      const store = await open(await database());
       await store.createSession(session('ses_a'));
       const created = await store.createJob(job('job_1', 'ses_a'), 2);
       expect(created).toMatchObject({ id: 'job_1', recurring: true, approximate: true, nextFinal: false });
@@ -524,7 +514,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
 
     it('runs, conversations and the call journal', async () => {
-      const store = await open(await freshDatabase());
+      const store = await open(await database());
       await store.createSession(session('ses_a'));
       const run = await store.createRun({
         id: 'run_1',
@@ -627,7 +617,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
 
     it('plans: the queue, its version and the expiry', async () => {
-      const store = await open(await freshDatabase());
+      const store = await open(await database());
       await store.createSession(session('ses_a'));
       await store.createRun({
         id: 'run_p',
@@ -667,7 +657,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     });
 
     it('triggers, deliveries and the outbox', async () => {
-      const store = await open(await freshDatabase());
+      const store = await open(await database());
       const trigger = await store.createTrigger({
         id: 'trg_1',
         name: 'reviews',
