@@ -15,13 +15,13 @@ import { PgTriggers } from './triggers.js';
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
   url: string;
-  /** Apply pending migrations on open (default true). `drydock migrate` opens with false, then migrates. */
+  /** Apply pending migrations on open (default true); with false, `migrateNow` applies them. */
   migrate?: boolean;
   now?: () => number;
   migrations?: Migration[];
   /** Connections at most (default 10). */
   poolSize?: number;
-  /** Told when an idle pooled connection is lost (default: ignored; the pool makes another when needed). */
+  /** Told when a pooled connection is lost (default: ignored; the pool makes another when needed). */
   onConnectionError?: (err: Error) => void;
 }
 
