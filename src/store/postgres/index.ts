@@ -1,0 +1,63 @@
+import { composeStore } from '../compose.js';
+import type { Migration } from '../sqlite/migrate.js';
+import type { Store } from '../store.js';
+import { PgApprovals } from './approvals.js';
+import { PgDb } from './db.js';
+import { PgDeliveries } from './deliveries.js';
+import { PgJobs } from './jobs.js';
+import { loadPostgresMigrations, migrate } from './migrate.js';
+import { PgPlans } from './plans.js';
+import { PgRuns } from './runs.js';
+import { PgSessions } from './sessions.js';
+import { PgState } from './state.js';
+import { PgTriggers } from './triggers.js';
+
+export interface PostgresStoreOptions {
+  /** postgres://user:password@host:port/database */
+  url: string;
+  /** Apply pending migrations on open (default true); with false, `migrateNow` applies them. */
+  migrate?: boolean;
+  now?: () => number;
+  migrations?: Migration[];
+  /** Connections at most (default 10). */
+  poolSize?: number;
+  /** Told when a pooled connection is lost (default: ignored; the pool makes another when needed). */
+  onConnectionError?: (err: Error) => void;
+}
+
+export interface PostgresStore extends Store {
+  /** Applies pending migrations now; the versions applied. */
+  migrateNow(now: number): Promise<number[]>;
+}
+
+/**
+ * The PostgreSQL store: one pool, one part per aggregate, composed into one Store. Applies pending
+ * migrations first (throws SchemaTooNewError on a newer schema) unless `migrate` is false.
+ */
+export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
+  const migrations = opts.migrations ?? loadPostgresMigrations();
+  const db = new PgDb({
+    url: opts.url,
+    ...(opts.poolSize !== undefined ? { max: opts.poolSize } : {}),
+    ...(opts.onConnectionError ? { onConnectionError: opts.onConnectionError } : {}),
+  });
+  try {
+    if (opts.migrate !== false) await migrate(db, migrations, (opts.now ?? Date.now)());
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return composeStore(
+    {
+      sessions: new PgSessions(db),
+      jobs: new PgJobs(db),
+      runs: new PgRuns(db),
+      approvals: new PgApprovals(db),
+      plans: new PgPlans(db),
+      triggers: new PgTriggers(db),
+      deliveries: new PgDeliveries(db),
+      state: new PgState(db, migrations.length),
+    },
+    { migrateNow: (now: number) => migrate(db, migrations, now) },
+  );
+}

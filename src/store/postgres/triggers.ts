@@ -1,0 +1,442 @@
+import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
+import {
+  type DeliveryRow,
+  type RunRow,
+  type TriggerRow,
+  toDelivery,
+  toRun,
+  toTrigger,
+} from '../sqlite/rows.js';
+import type { DeliveryPatch, NewJob, NewSession, TriggerFireInput, TriggerStore } from '../store.js';
+import { equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
+import { insertJob } from './jobs.js';
+import { insertRun } from './runs.js';
+import { insertScopedSession } from './sessions.js';
+
+/** A delivery's columns, not its stored payload (read only by the inbox). */
+const DELIVERY_COLUMNS =
+  'id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at, processed_at';
+const D_DELIVERY_COLUMNS = DELIVERY_COLUMNS.replace(/(\w+)/g, 'd.$1');
+
+/**
+ * Triggers, the webhook delivery inbox and what triggers made of deliveries. A fire writes its session and
+ * run in its own transaction, holding its trigger's advisory lock; a scheduled trigger is written with its
+ * session and job.
+ */
+export class PgTriggers implements TriggerStore {
+  constructor(private readonly db: PgDb) {}
+
+  async createTrigger(t: Trigger): Promise<Trigger> {
+    return toTrigger(await insertTrigger(this.db, t));
+  }
+
+  async createScheduleTrigger(input: {
+    trigger: Trigger;
+    session: Omit<NewSession, 'createdAt'> & { scopeKey: string };
+    job: NewJob;
+  }): Promise<Trigger> {
+    return this.db.tx(async (q) => {
+      const row = await insertTrigger(q, input.trigger);
+      await insertScopedSession(q, input.session, input.session.id, input.trigger.createdAt);
+      await insertJob(q, input.job, input.trigger.enabled ? 'active' : 'paused');
+      return toTrigger(row);
+    });
+  }
+
+  async getTrigger(id: string): Promise<Trigger | null> {
+    const row = await this.db.row<TriggerRow>('SELECT * FROM triggers WHERE id = $1', [id]);
+    return row ? toTrigger(row) : null;
+  }
+
+  async findTriggerByToken(tokenId: string): Promise<Trigger | null> {
+    const row = await this.db.row<TriggerRow>('SELECT * FROM triggers WHERE token_id = $1', [tokenId]);
+    return row ? toTrigger(row) : null;
+  }
+
+  async listTriggers(f: { kind?: Trigger['kind']; enabled?: boolean }): Promise<Trigger[]> {
+    const p = new Params();
+    const where = equalities(
+      [
+        ['kind', f.kind],
+        ['enabled', f.enabled],
+      ],
+      p,
+    );
+    const rows = await this.db.rows<TriggerRow>(
+      `SELECT * FROM triggers ${whereSql(where)} ORDER BY created_at, id`,
+      p.values,
+    );
+    return rows.map(toTrigger);
+  }
+
+  async updateTrigger(
+    id: string,
+    patch: Partial<Omit<Trigger, 'id' | 'kind' | 'createdAt' | 'createdBy'>>,
+  ): Promise<Trigger | null> {
+    return this.db.tx(async (q) => {
+      // Read, merge and write under the row's lock: two changes at once apply one after the other.
+      const current = await q.row<TriggerRow>('SELECT * FROM triggers WHERE id = $1 FOR NO KEY UPDATE', [id]);
+      if (!current) return null;
+      const t = { ...toTrigger(current), ...patch };
+      const row = await q.row<TriggerRow>(
+        `UPDATE triggers SET name = $2, events = $3, filters = $4, prompt = $5, workspace = $6, options = $7,
+           hourly_cap = $8, token_id = $9, token_hash = $10, enabled = $11, updated_at = $12
+         WHERE id = $1 RETURNING *`,
+        [
+          id,
+          t.name,
+          json(t.events),
+          json(t.filters),
+          t.prompt,
+          t.workspace,
+          json(t.options),
+          t.hourlyCap,
+          t.tokenId,
+          t.tokenHash,
+          t.enabled,
+          t.updatedAt,
+        ],
+      );
+      return toTrigger(row!);
+    });
+  }
+
+  async deleteTrigger(id: string): Promise<boolean> {
+    return this.db.tx(async (q) => {
+      await q.value('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [LOCK.triggerFires, id]);
+      await q.exec('DELETE FROM trigger_fire_counts WHERE trigger_id = $1', [id]);
+      return (await q.exec('DELETE FROM triggers WHERE id = $1', [id])) === 1;
+    });
+  }
+
+  // ---- the webhook delivery inbox
+
+  async recordDelivery(d: Delivery, payload?: string): Promise<{ delivery: Delivery; duplicate: boolean }> {
+    return (await insertDeliveries(this.db, [{ delivery: d, payload }]))[0]!;
+  }
+
+  async recordDeliveries(
+    items: { delivery: Delivery; payload?: string | undefined }[],
+  ): Promise<{ delivery: Delivery; duplicate: boolean }[]> {
+    if (!items.length) return [];
+    return this.db.tx((q) => insertDeliveries(q, items));
+  }
+
+  async updateDelivery(id: string, patch: DeliveryPatch): Promise<void> {
+    const columns: [keyof DeliveryPatch, string][] = [
+      ['outcome', 'outcome'],
+      ['detail', 'detail'],
+      ['runIds', 'run_ids'],
+      ['triggerId', 'trigger_id'],
+      ['subject', 'subject'],
+      ['payload', 'payload'],
+      ['claimedUntil', 'claimed_until'],
+      ['processedAt', 'processed_at'],
+    ];
+    const p = new Params();
+    const sets: string[] = [];
+    for (const [key, column] of columns) {
+      const value = patch[key];
+      if (value === undefined) continue;
+      sets.push(`${column} = ${p.add(key === 'runIds' ? json(value) : value)}`);
+    }
+    if (sets.length)
+      await this.db.exec(`UPDATE deliveries SET ${sets.join(', ')} WHERE id = ${p.add(id)}`, p.values);
+  }
+
+  async getDelivery(id: string): Promise<Delivery | null> {
+    const row = await this.db.row<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = $1`, [
+      id,
+    ]);
+    return row ? toDelivery(row) : null;
+  }
+
+  async queuedDeliveries(limit: number, now: number): Promise<Delivery[]> {
+    const rows = await this.db.rows<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries
+       WHERE outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= $1) ORDER BY seq LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map(toDelivery);
+  }
+
+  async claimDelivery(id: string, until: number, now: number): Promise<string | null> {
+    // The row is taken with SKIP LOCKED: while another replica is claiming it (or writing it), this claim is
+    // refused at once instead of waiting; once that claim is committed, the delivery is no longer claimable
+    // at `now` anyway.
+    const row = await this.db.row<{ payload: string | null }>(
+      `UPDATE deliveries SET claimed_until = $2
+       WHERE id = (SELECT id FROM deliveries
+                   WHERE id = $1 AND outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= $3)
+                   FOR UPDATE SKIP LOCKED)
+       RETURNING payload`,
+      [id, until, now],
+    );
+    return row ? (row.payload ?? '') : null;
+  }
+
+  async requeueDelivery(id: string, payload: string): Promise<boolean> {
+    return (
+      (await this.db.exec(
+        `UPDATE deliveries SET outcome = 'queued', detail = NULL, payload = $2, claimed_until = NULL,
+           processed_at = NULL
+         WHERE id = $1 AND (outcome = 'failed' OR (outcome = 'accepted' AND processed_at IS NULL))`,
+        [id, payload],
+      )) === 1
+    );
+  }
+
+  async nextClaimExpiry(now: number): Promise<number | null> {
+    return (
+      (await this.db.value<number | null>(
+        `SELECT MIN(claimed_until) FROM deliveries WHERE outcome = 'queued' AND claimed_until > $1`,
+        [now],
+      )) ?? null
+    );
+  }
+
+  async listTriggerFires(
+    triggerId: string,
+    limit: number,
+  ): Promise<
+    { delivery: Delivery; outcome: 'accepted' | 'filtered' | 'capped'; runId: string | null; at: number }[]
+  > {
+    const rows = await this.db.rows<
+      DeliveryRow & {
+        fire_outcome: 'accepted' | 'filtered' | 'capped';
+        fire_run_id: string | null;
+        fire_at: number;
+      }
+    >(
+      `SELECT ${D_DELIVERY_COLUMNS}, f.outcome AS fire_outcome, f.run_id AS fire_run_id, f.at AS fire_at
+       FROM trigger_fires f JOIN deliveries d ON d.id = f.delivery_id
+       WHERE f.trigger_id = $1 ORDER BY f.at DESC, d.id DESC LIMIT $2`,
+      [triggerId, limit],
+    );
+    return rows.map((r) => ({
+      delivery: toDelivery(r),
+      outcome: r.fire_outcome,
+      runId: r.fire_run_id,
+      at: r.fire_at,
+    }));
+  }
+
+  async listDeliveries(f: {
+    triggerId?: string | undefined;
+    outcome?: DeliveryOutcome | undefined;
+    limit: number;
+    before?: string | undefined;
+  }): Promise<Delivery[]> {
+    const p = new Params();
+    const where: string[] = [];
+    if (f.triggerId) {
+      const t = p.add(f.triggerId);
+      where.push(
+        `(d.trigger_id = ${t} OR d.id IN (SELECT delivery_id FROM trigger_fires WHERE trigger_id = ${t}))`,
+      );
+    }
+    if (f.outcome) where.push(`d.outcome = ${p.add(f.outcome)}`);
+    // An unknown `before` compares with NULL: nothing follows it.
+    if (f.before) where.push(`d.seq < (SELECT seq FROM deliveries WHERE id = ${p.add(f.before)})`);
+    // Newest first in order of arrival.
+    const rows = await this.db.rows<DeliveryRow>(
+      `SELECT ${D_DELIVERY_COLUMNS} FROM deliveries d ${whereSql(where)} ORDER BY d.seq DESC LIMIT ${p.add(f.limit)}`,
+      p.values,
+    );
+    return rows.map(toDelivery);
+  }
+
+  // ---- fires
+
+  async fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }> {
+    return this.db.tx(async (q) => {
+      // LOUD: a trigger's fires take turns, across replicas: its advisory lock is held from before the cap
+      // is counted until the fire is committed, so the count every fire checks includes all fires before it,
+      // and a delivery processed twice at once (two replicas) fires the trigger once.
+      await q.value('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [
+        LOCK.triggerFires,
+        input.triggerId,
+      ]);
+      // Fires are counted by the minute: the current one and the 60 before it (an hour, rounded up), so the
+      // cost is at most 61 rows however busy the trigger is.
+      const minute = Math.floor(input.now / 60_000);
+      const n =
+        (await q.value<number>(
+          'SELECT COALESCE(SUM(fires), 0) FROM trigger_fire_counts WHERE trigger_id = $1 AND minute >= $2',
+          [input.triggerId, minute - 60],
+        )) ?? 0;
+      // A delivery processed again (redelivered after a failure) fires each trigger at most once.
+      const earlier = await q.row<{ outcome: 'accepted' | 'capped'; run_id: string | null }>(
+        `SELECT outcome, run_id FROM trigger_fires WHERE trigger_id = $1 AND delivery_id = $2 AND outcome <> 'filtered'`,
+        [input.triggerId, input.deliveryId],
+      );
+      if (earlier) {
+        const row = earlier.run_id
+          ? await q.row<RunRow>('SELECT * FROM runs WHERE id = $1', [earlier.run_id])
+          : undefined;
+        return { outcome: earlier.outcome, run: row ? toRun(row) : null };
+      }
+      if (n >= input.hourlyCap) {
+        await recordFire(q, input.triggerId, input.deliveryId, 'capped', null, input.now);
+        return { outcome: 'capped' as const, run: null };
+      }
+      const sessionId = await openScopedSession(q, input);
+      const run = await insertRun(q, { ...input.run, sessionId }, 0);
+      await recordFire(q, input.triggerId, input.deliveryId, 'accepted', run.id, input.now);
+      await q.exec(
+        `INSERT INTO trigger_fire_counts (trigger_id, minute, fires) VALUES ($1, $2, 1)
+         ON CONFLICT (trigger_id, minute) DO UPDATE SET fires = trigger_fire_counts.fires + 1`,
+        [input.triggerId, minute],
+      );
+      await q.exec('DELETE FROM trigger_fire_counts WHERE trigger_id = $1 AND minute < $2', [
+        input.triggerId,
+        minute - 60,
+      ]);
+      return { outcome: 'accepted' as const, run };
+    });
+  }
+
+  async recordTriggerFire(
+    triggerId: string,
+    deliveryId: string,
+    outcome: 'filtered',
+    now: number,
+  ): Promise<void> {
+    await recordFire(this.db, triggerId, deliveryId, outcome, null, now);
+  }
+}
+
+/** Inserts a trigger; also inside createScheduleTrigger's transaction. */
+async function insertTrigger(q: Queries, t: Trigger): Promise<TriggerRow> {
+  const row = await q.row<TriggerRow>(
+    `INSERT INTO triggers (id, name, kind, events, filters, prompt, workspace, options, hourly_cap, token_id,
+       token_hash, enabled, created_by, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
+    [
+      t.id,
+      t.name,
+      t.kind,
+      json(t.events),
+      json(t.filters),
+      t.prompt,
+      t.workspace,
+      json(t.options),
+      t.hourlyCap,
+      t.tokenId,
+      t.tokenHash,
+      t.enabled,
+      t.createdBy,
+      t.createdAt,
+      t.updatedAt,
+    ],
+  );
+  return row!;
+}
+
+/**
+ * Records deliveries unless one with the same (source, key) exists, in one statement; results in the order
+ * given. A delivery being recorded by another transaction at the same time makes the insert wait for it and
+ * then skip (ON CONFLICT DO NOTHING); the select after it, a new statement, reads the one that won.
+ */
+async function insertDeliveries(
+  q: Queries,
+  items: { delivery: Delivery; payload?: string | undefined }[],
+): Promise<{ delivery: Delivery; duplicate: boolean }[]> {
+  const ds = items.map((i) => i.delivery);
+  const inserted = new Set(
+    (
+      await q.rows<{ id: string }>(
+        `INSERT INTO deliveries (id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at,
+           payload, processed_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                              $8::text[], $9::json[], $10::bigint[], $11::text[], $12::bigint[])
+         ON CONFLICT (source, key) DO NOTHING RETURNING id`,
+        [
+          ds.map((d) => d.id),
+          ds.map((d) => d.source),
+          ds.map((d) => d.key),
+          ds.map((d) => d.event),
+          ds.map((d) => d.triggerId),
+          ds.map((d) => d.outcome),
+          ds.map((d) => d.detail),
+          ds.map((d) => d.subject),
+          ds.map((d) => JSON.stringify(d.runIds)),
+          ds.map((d) => d.receivedAt),
+          items.map((i) => i.payload ?? null),
+          ds.map((d) => d.processedAt),
+        ],
+      )
+    ).map((r) => r.id),
+  );
+  // Of two items with one key in the same batch, the first is recorded and the second is its duplicate.
+  const recorded = new Set<string>();
+  const first = ds.map((d) => {
+    const k = keyOf(d);
+    const isFirst = inserted.has(d.id) && !recorded.has(k);
+    if (isFirst) recorded.add(k);
+    return isFirst;
+  });
+  const others = ds.filter((_, i) => !first[i]);
+  const existing = new Map<string, Delivery>();
+  if (others.length) {
+    const rows = await q.rows<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries
+       WHERE (source, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+      [others.map((d) => d.source), others.map((d) => d.key)],
+    );
+    for (const r of rows) existing.set(keyOf(toDelivery(r)), toDelivery(r));
+  }
+  return ds.map((d, i) =>
+    first[i] ? { delivery: d, duplicate: false } : { delivery: existing.get(keyOf(d))!, duplicate: true },
+  );
+}
+
+const keyOf = (d: Pick<Delivery, 'source' | 'key'>): string => `${d.source}\n${d.key}`;
+
+/** One fire per (trigger, delivery): the first recorded stays. */
+async function recordFire(
+  q: Queries,
+  triggerId: string,
+  deliveryId: string,
+  outcome: 'accepted' | 'filtered' | 'capped',
+  runId: string | null,
+  at: number,
+): Promise<void> {
+  await q.exec(
+    `INSERT INTO trigger_fires (trigger_id, delivery_id, outcome, run_id, at) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (trigger_id, delivery_id) DO NOTHING`,
+    [triggerId, deliveryId, outcome, runId, at],
+  );
+}
+
+/**
+ * The session of a fire's subject, found by its scope key (reopened if it was closed) or made, locked until
+ * the fire commits: a close meanwhile waits, and two fires for one new subject (two triggers) make one
+ * session between them.
+ */
+async function openScopedSession(q: Queries, input: TriggerFireInput): Promise<string> {
+  const s = input.session;
+  const find = () =>
+    q.row<{ id: string; status: string }>(
+      'SELECT id, status FROM sessions WHERE scope_key = $1 FOR NO KEY UPDATE',
+      [s.scopeKey],
+    );
+  let session = await find();
+  if (!session) {
+    const id = input.run.id.replace(/^run_/, 'ses_');
+    const made = await q.value<string>(
+      `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at, scope_key)
+       VALUES ($1, $2, $3, $4, $5, 'open', $6, $7)
+       ON CONFLICT (scope_key) WHERE scope_key IS NOT NULL DO NOTHING RETURNING id`,
+      [id, s.name, s.workspace, s.owner, json(s.defaults), input.now, s.scopeKey],
+    );
+    if (made !== undefined) return made;
+    // Another fire made it first (and committed: the insert waited for it).
+    session = await find();
+    if (!session) throw new Error(`postgres store: session of scope ${s.scopeKey} vanished`);
+  }
+  if (session.status !== 'open') {
+    await q.exec(`UPDATE sessions SET status = 'open', closed_at = NULL WHERE id = $1`, [session.id]);
+  }
+  return session.id;
+}
