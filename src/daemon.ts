@@ -55,7 +55,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const server = await listen(config, (request, env) => handle(request, env));
   let store: Store | undefined;
   try {
-    store = openStoreChecked(config, (opts.clock ?? systemClock).now());
+    store = await openStoreChecked(config, (opts.clock ?? systemClock).now());
     return await assemble(opts, server, store, (app) => {
       handle = app;
     });

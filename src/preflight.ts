@@ -1,8 +1,8 @@
 import { accessSync, constants, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from './config/schema.js';
-import { databaseFile, openStore } from './store/open.js';
-import { SchemaTooNewError, type Store } from './store/store.js';
+import { databaseFile, type OpenedStore, openStore, storeLocation } from './store/open.js';
+import { SchemaTooNewError } from './store/store.js';
 
 // What stops a start, said in one line with its fix. The checks run before drydock creates anything (the
 // database, the admin token), so a start that fails leaves nothing behind for the next one to trip over.
@@ -39,6 +39,11 @@ const WORDS: Record<string, string> = {
   EDQUOT: 'disk quota exceeded',
   ENOENT: 'no such file or directory',
   ENOTDIR: 'not a directory',
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'name lookup failed',
+  ETIMEDOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
   EEXIST: 'already exists',
 };
 
@@ -127,13 +132,22 @@ export function listenError(err: unknown, host: string, port: number): StartErro
  * The data directory prepared and the store opened (migrated unless `migrate` is false); a database that
  * cannot be opened or written is a StartError. SchemaTooNewError passes through: it says what to do itself.
  */
-export function openStoreChecked(
-  config: Config,
-  now: number,
-  migrate = true,
-): Store & { migrateNow(now: number): number[] } {
+export async function openStoreChecked(config: Config, now: number, migrate = true): Promise<OpenedStore> {
   prepareDir(config.data_dir);
   if (config.work_dir !== null) prepareDir(config.work_dir, WORK_DIR);
+  if (config.database_url !== null) {
+    let store: OpenedStore | undefined;
+    try {
+      store = await openStore(config, now, migrate);
+      // The pool connects lazily: one round trip proves the database is there (when nothing was migrated).
+      await store.schemaVersion();
+      return store;
+    } catch (err) {
+      await store?.close().catch(() => undefined);
+      if (err instanceof SchemaTooNewError) throw err;
+      throw postgresError(err, storeLocation(config));
+    }
+  }
   const file = databaseFile(config);
   // SQLite opens a read-only file without complaint and fails at the first write: the admin token.
   for (const path of [file, `${file}-wal`, `${file}-shm`]) {
@@ -147,10 +161,41 @@ export function openStoreChecked(
     }
   }
   try {
-    return openStore(config, now, migrate);
+    return await openStore(config, now, migrate);
   } catch (err) {
     if (err instanceof SchemaTooNewError) throw err;
     throw storeError(err, file);
+  }
+}
+
+const SET_DATABASE_URL = 'check database_url (DATABASE_URL), or unset it to use the embedded SQLite store';
+
+/**
+ * Why the PostgreSQL database could not be opened, without the URL's password. Codes: node's network errors,
+ * and PostgreSQL's SQLSTATE (28P01 wrong password, 28000 no such role or not allowed, 3D000 no such
+ * database; https://www.postgresql.org/docs/current/errcodes-appendix.html).
+ */
+function postgresError(err: unknown, where: string): StartError {
+  const code = String((err as { code?: unknown }).code ?? '');
+  const message = (err as Error).message;
+  switch (code) {
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+      return new StartError(
+        `database ${where} cannot be reached (${WORDS[code] ?? code}): ${SET_DATABASE_URL}`,
+      );
+    case '28P01':
+    case '28000':
+      return new StartError(`database ${where} refused the login (${message}): ${SET_DATABASE_URL}`);
+    case '3D000':
+      return new StartError(
+        `database ${where} does not exist (${message}): create it, or ${SET_DATABASE_URL}`,
+      );
+    default:
+      return new StartError(`database ${where} cannot be opened (${message}): ${SET_DATABASE_URL}`);
   }
 }
 

@@ -178,14 +178,14 @@ async function migrateCommand(args: string[]): Promise<number> {
   const cfg = await config(values);
   const store = await openStore(cfg, false);
   const { SchemaTooNewError } = await import('../store/store.js');
-  const { databaseFile } = await import('../store/open.js');
+  const { storeLocation } = await import('../store/open.js');
   try {
     const before = await store.schemaVersion();
     if (before.current > before.latest) throw new SchemaTooNewError(before.current, before.latest);
-    const applied = store.migrateNow(Date.now());
+    const applied = await store.migrateNow(Date.now());
     const after = await store.schemaVersion();
     process.stdout.write(
-      `${databaseFile(cfg)}: schema at version ${after.current}` +
+      `${storeLocation(cfg)}: schema at version ${after.current}` +
         (applied.length ? ` (applied ${applied.join(', ')})\n` : ' (up to date)\n'),
     );
   } finally {

@@ -34,8 +34,18 @@ export function systemTimeZone(): string {
   return tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
-export const POSTGRES_NOT_SUPPORTED =
-  'PostgreSQL is not supported yet; unset it to use the embedded SQLite store';
+export const DATABASE_URL_EXPECTED =
+  'expected a PostgreSQL URL (postgres://user:password@host:5432/database), or null for the embedded SQLite store in data_dir';
+
+/** postgres:// or postgresql:// with a host: the URL forms node-postgres reads (pg-connection-string). */
+function isPostgresUrl(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}
 
 // --- field builders: one message per field, used for every way the value can be wrong -------------
 
@@ -389,11 +399,9 @@ export const configSchema = z
       database_url: z
         .string({ error: 'expected a string or null' })
         .superRefine((url, ctx) => {
+          if (isPostgresUrl(url)) return;
           // showValue: false: the message is complete, and the URL may hold a password.
-          const message = /^postgres(ql)?:/i.test(url)
-            ? POSTGRES_NOT_SUPPORTED
-            : 'only the embedded SQLite store is supported; unset it (the database lives in data_dir)';
-          ctx.addIssue({ code: 'custom', message, params: { showValue: false } });
+          ctx.addIssue({ code: 'custom', message: DATABASE_URL_EXPECTED, params: { showValue: false } });
         })
         .nullable()
         .default(null),

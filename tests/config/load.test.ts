@@ -11,8 +11,8 @@ import {
 } from '../../src/config/load.js';
 import {
   type Config,
+  DATABASE_URL_EXPECTED,
   type ModelPrice,
-  POSTGRES_NOT_SUPPORTED,
   systemTimeZone,
 } from '../../src/config/schema.js';
 import { findModel, modelProblems } from '../../src/models/catalogue.js';
@@ -471,20 +471,20 @@ describe('timezone', () => {
 });
 
 describe('database_url', () => {
-  it('is reserved: a PostgreSQL URL is refused without showing it', () => {
+  it('takes a PostgreSQL URL (postgres:// or postgresql://), and null by default', () => {
     const url = 'postgres://drydock:hunter2-password@db.internal:5432/drydock';
-    const problems = problemsOf({ env: { DATABASE_URL: url } });
-    expect(problems).toEqual([`database_url: ${POSTGRES_NOT_SUPPORTED} (from DATABASE_URL)`]);
-    expect(problems[0]).toContain(
-      'database_url: PostgreSQL is not supported yet; unset it to use the embedded SQLite store',
-    );
-    expect(problems.join('\n')).not.toContain('hunter2');
+    expect(loadConfig({ env: { DATABASE_URL: url } }).database_url).toBe(url);
+    const long = 'postgresql://db.internal/drydock?sslmode=require';
+    expect(loadConfig({ env: { DATABASE_URL: long } }).database_url).toBe(long);
+    expect(loadConfig({ env: {} }).database_url).toBeNull();
   });
 
-  it('refuses any other URL too', () => {
-    expect(problemsOf({ env: { DATABASE_URL: 'mysql://x' } })).toEqual([
-      'database_url: only the embedded SQLite store is supported; unset it (the database lives in data_dir) (from DATABASE_URL)',
-    ]);
+  it('refuses any other URL without showing it', () => {
+    for (const url of ['mysql://root:hunter2@x/db', 'postgres://', 'sqlite:///data/drydock.db', 'hunter2']) {
+      const problems = problemsOf({ env: { DATABASE_URL: url } });
+      expect(problems).toEqual([`database_url: ${DATABASE_URL_EXPECTED} (from DATABASE_URL)`]);
+      expect(problems.join('\n')).not.toContain('hunter2');
+    }
   });
 });
 

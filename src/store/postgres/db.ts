@@ -149,6 +149,8 @@ export interface PgDbOptions {
   max?: number;
   /** Told when an idle connection is lost (default: ignored; the pool drops the connection and makes another). */
   onConnectionError?: (err: Error) => void;
+  /** How long a new connection may take before it fails (default 10 s). */
+  connectTimeoutMs?: number;
 }
 
 export class PgDb implements Queries {
@@ -166,6 +168,11 @@ export class PgDb implements Queries {
       max: this.max,
       types: ROW_TYPES,
       application_name: 'drydock',
+      // pg-pool 3.14 (node_modules/pg-pool/index.js): without connectionTimeoutMillis a connect to a host that
+      // never answers waits forever (no timer is set when it is 0 or absent); /readyz and the start would hang.
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+      // TCP keepalive (pg/lib/connection-parameters.js keepAlive): a peer gone without a FIN is noticed.
+      keepAlive: true,
     });
     this.onConnectionError = opts.onConnectionError ?? (() => {});
     this.pool.on('error', (err) => this.connectionLost(err));
