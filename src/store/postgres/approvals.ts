@@ -1,5 +1,5 @@
 import type { Question, QuestionStatus, ToolApproval, ToolApprovalStatus } from '../../domain/types.js';
-import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../sqlite/rows.js';
+import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../rows.js';
 import type { ApprovalStore } from '../store.js';
 import { equalities, json, Params, type PgDb, whereSql } from './db.js';
 

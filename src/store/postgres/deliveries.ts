@@ -8,7 +8,7 @@ import type {
   PlanDeliveryStatus,
 } from '../../domain/types.js';
 import { decodeCursor, encodeCursor } from '../paging.js';
-import { type PlanRow, toPlan } from '../sqlite/rows.js';
+import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
 import { type DeliveryStore, InvalidCursorError, type PlanDeliveryPatch } from '../store.js';
 import { Params, type PgDb, whereSql } from './db.js';
 import { APPROVALS } from './plans.js';
@@ -32,42 +32,6 @@ const COLUMNS: Record<keyof PlanDeliveryPatch, string> = {
   claimedUntil: 'delivery_claimed_until',
   settledAt: 'delivery_settled_at',
 };
-
-interface NotificationRow {
-  id: string;
-  event_rowid: number;
-  webhook: string;
-  webhook_url: string;
-  event: string;
-  run_id: string;
-  plan_id: string | null;
-  data: string;
-  body: string;
-  status: NotificationStatus;
-  attempts: number;
-  last_error: string | null;
-  next_attempt_at: number | null;
-  created_at: number;
-  delivered_at: number | null;
-}
-
-const toNotification = (r: NotificationRow): Notification => ({
-  id: r.id,
-  eventRowid: r.event_rowid,
-  webhook: r.webhook,
-  webhookUrl: r.webhook_url,
-  event: r.event,
-  runId: r.run_id,
-  planId: r.plan_id,
-  data: JSON.parse(r.data),
-  body: r.body,
-  status: r.status,
-  attempts: r.attempts,
-  lastError: r.last_error,
-  nextAttemptAt: r.next_attempt_at,
-  createdAt: r.created_at,
-  deliveredAt: r.delivered_at,
-});
 
 /**
  * What goes out: executed plans delivered (pushed, a pull request opened; src/delivery/) and notifications

@@ -1,5 +1,5 @@
 import type { CronJob, JobStatus, Run, SlotRecord } from '../../domain/types.js';
-import { type JobRow, type SlotRow, toJob, toSlot } from '../sqlite/rows.js';
+import { type JobRow, type SlotRow, toJob, toSlot } from '../rows.js';
 import {
   type AdvanceResult,
   ConflictError,

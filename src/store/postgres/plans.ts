@@ -1,6 +1,6 @@
 import type { Decision, Page, Plan, PlanStatus, Run, RunStatus } from '../../domain/types.js';
 import { page } from '../paging.js';
-import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../sqlite/rows.js';
+import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
 import { type DecisionEffect, NotFoundError, type PlanFilter, type PlanStore } from '../store.js';
 import { addCursor, equalities, Params, type PgDb, type Queries, whereSql } from './db.js';
 import { insertRun } from './runs.js';

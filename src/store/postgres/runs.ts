@@ -9,7 +9,7 @@ import {
   type ToolCall,
 } from '../../domain/types.js';
 import { page } from '../paging.js';
-import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../sqlite/rows.js';
+import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
 import type { NewRun, NewToolCall, RunFilter, RunStore } from '../store.js';
 import { addCursor, equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
 

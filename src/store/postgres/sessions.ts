@@ -1,6 +1,6 @@
 import type { Page, Session } from '../../domain/types.js';
 import { page } from '../paging.js';
-import { type SessionRow, toSession } from '../sqlite/rows.js';
+import { type SessionRow, toSession } from '../rows.js';
 import type { NewSession, SessionFilter, SessionStore } from '../store.js';
 import { addCursor, equalities, json, Params, type PgDb, type Queries, whereSql } from './db.js';
 

@@ -1,12 +1,5 @@
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
-import {
-  type DeliveryRow,
-  type RunRow,
-  type TriggerRow,
-  toDelivery,
-  toRun,
-  toTrigger,
-} from '../sqlite/rows.js';
+import { type DeliveryRow, type RunRow, type TriggerRow, toDelivery, toRun, toTrigger } from '../rows.js';
 import type { DeliveryPatch, NewJob, NewSession, TriggerFireInput, TriggerStore } from '../store.js';
 import { equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
 import { insertJob } from './jobs.js';

@@ -1,7 +1,7 @@
 import type { Question, QuestionStatus, ToolApproval, ToolApprovalStatus } from '../../domain/types.js';
+import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../rows.js';
 import type { ApprovalStore } from '../store.js';
 import { equalities, type SqliteDb, whereSql } from './db.js';
-import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from './rows.js';
 
 /** A run's requests to a person: questions and tool approvals. */
 export class SqliteApprovals implements ApprovalStore {

@@ -8,10 +8,10 @@ import type {
   PlanDeliveryStatus,
 } from '../../domain/types.js';
 import { page } from '../paging.js';
+import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
 import type { DeliveryStore, PlanDeliveryPatch } from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
 import { APPROVALS, planRow } from './plans.js';
-import { type PlanRow, toPlan } from './rows.js';
 
 // Delivering executed plans (src/delivery/): the delivery columns of `plans` (migration 000012). The
 // notification outbox (src/notify/): the `notifications` table (migration 000013) and the notifier's cursor.
@@ -35,42 +35,6 @@ const COLUMNS: Record<keyof PlanDeliveryPatch, string> = {
 
 /** Where the notifier is in the event log (a key of scheduler_state). */
 const CURSOR_KEY = 'notifications.cursor';
-
-interface NotificationRow {
-  id: string;
-  event_rowid: number;
-  webhook: string;
-  webhook_url: string;
-  event: string;
-  run_id: string;
-  plan_id: string | null;
-  data: string;
-  body: string;
-  status: NotificationStatus;
-  attempts: number;
-  last_error: string | null;
-  next_attempt_at: number | null;
-  created_at: number;
-  delivered_at: number | null;
-}
-
-const toNotification = (r: NotificationRow): Notification => ({
-  id: r.id,
-  eventRowid: r.event_rowid,
-  webhook: r.webhook,
-  webhookUrl: r.webhook_url,
-  event: r.event,
-  runId: r.run_id,
-  planId: r.plan_id,
-  data: JSON.parse(r.data),
-  body: r.body,
-  status: r.status,
-  attempts: r.attempts,
-  lastError: r.last_error,
-  nextAttemptAt: r.next_attempt_at,
-  createdAt: r.created_at,
-  deliveredAt: r.delivered_at,
-});
 
 export class SqliteDeliveries implements DeliveryStore {
   constructor(private readonly db: SqliteDb) {}

@@ -1,4 +1,5 @@
 import type { CronJob, JobStatus, Run, SlotRecord } from '../../domain/types.js';
+import { type JobRow, type SlotRow, toJob, toSlot } from '../rows.js';
 import {
   type AdvanceResult,
   ConflictError,
@@ -11,7 +12,6 @@ import {
   type SlotTransition,
 } from '../store.js';
 import type { SqliteDb } from './db.js';
-import { type JobRow, type SlotRow, toJob, toSlot } from './rows.js';
 import { ACTIVE_STATUSES, insertRun } from './runs.js';
 
 /** Jobs and their slots. A fired slot's run is written by the transaction that advances the job. */

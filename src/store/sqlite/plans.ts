@@ -1,8 +1,8 @@
 import type { Decision, Page, Plan, PlanStatus, Run, RunStatus } from '../../domain/types.js';
 import { page } from '../paging.js';
+import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
 import { type DecisionEffect, NotFoundError, type PlanFilter, type PlanStore } from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
-import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from './rows.js';
 import { insertRun } from './runs.js';
 
 /** Each plan row comes with how many distinct people approved it so far. */

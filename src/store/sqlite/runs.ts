@@ -9,9 +9,9 @@ import {
   type ToolCall,
 } from '../../domain/types.js';
 import { page } from '../paging.js';
+import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
 import type { NewRun, NewToolCall, RunFilter, RunStore } from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
-import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from './rows.js';
 
 /** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
 export const ACTIVE_STATUSES = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');

@@ -1,8 +1,8 @@
 import type { Page, Session } from '../../domain/types.js';
 import { page } from '../paging.js';
+import { type SessionRow, toSession } from '../rows.js';
 import type { NewSession, SessionFilter, SessionStore } from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
-import { type SessionRow, toSession } from './rows.js';
 
 export class SqliteSessions implements SessionStore {
   constructor(private readonly db: SqliteDb) {}

@@ -1,8 +1,8 @@
 import type { ApiToken, UiSession } from '../../domain/types.js';
+import { type TokenRow, toToken, toUiSession, type UiSessionRow } from '../rows.js';
 import type { StateStore, StoreStats } from '../store.js';
 import type { SqliteDb } from './db.js';
 import { currentVersion, type Migration } from './migrate.js';
-import { type TokenRow, toToken, toUiSession, type UiSessionRow } from './rows.js';
 
 export class SqliteState implements StateStore {
   constructor(

@@ -1,8 +1,8 @@
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
+import { type DeliveryRow, type RunRow, type TriggerRow, toDelivery, toRun, toTrigger } from '../rows.js';
 import type { DeliveryPatch, NewJob, NewSession, TriggerFireInput, TriggerStore } from '../store.js';
 import { equalities, type SqliteDb, whereSql } from './db.js';
 import { insertJob } from './jobs.js';
-import { type DeliveryRow, type RunRow, type TriggerRow, toDelivery, toRun, toTrigger } from './rows.js';
 import { insertRun } from './runs.js';
 import { insertScopedSession } from './sessions.js';
 

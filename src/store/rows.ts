@@ -3,6 +3,8 @@ import type {
   CronJob,
   Decision,
   Delivery,
+  Notification,
+  NotificationStatus,
   Plan,
   PlanDelivery,
   PlanDeliveryStatus,
@@ -15,9 +17,11 @@ import type {
   ToolCall,
   Trigger,
   UiSession,
-} from '../../domain/types.js';
+} from '../domain/types.js';
 
-// Row shapes as SQLite returns them, and their mapping to domain records.
+// Row shapes as both stores read them, and their mapping to domain records. The shapes are SQLite's (times
+// as millisecond numbers, JSON as text, booleans as 1/0); the PostgreSQL pool's type parsers return its rows
+// in the same shapes (src/store/postgres/db.ts), so one mapping serves both.
 
 export interface TokenRow {
   id: string;
@@ -516,3 +520,39 @@ export const toPlanDelivery = (r: PlanDeliveryRow): PlanDelivery | null =>
         claimedUntil: r.delivery_claimed_until,
         settledAt: r.delivery_settled_at,
       };
+
+export interface NotificationRow {
+  id: string;
+  event_rowid: number;
+  webhook: string;
+  webhook_url: string;
+  event: string;
+  run_id: string;
+  plan_id: string | null;
+  data: string;
+  body: string;
+  status: NotificationStatus;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: number | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+export const toNotification = (r: NotificationRow): Notification => ({
+  id: r.id,
+  eventRowid: r.event_rowid,
+  webhook: r.webhook,
+  webhookUrl: r.webhook_url,
+  event: r.event,
+  runId: r.run_id,
+  planId: r.plan_id,
+  data: JSON.parse(r.data),
+  body: r.body,
+  status: r.status,
+  attempts: r.attempts,
+  lastError: r.last_error,
+  nextAttemptAt: r.next_attempt_at,
+  createdAt: r.created_at,
+  deliveredAt: r.delivered_at,
+});
