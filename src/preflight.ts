@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, rmSync, statSync, writeFi
 import { dirname, join } from 'node:path';
 import type { Config } from './config/schema.js';
 import { databaseFile, type OpenedStore, openStore, storeLocation } from './store/open.js';
-import { SchemaTooNewError } from './store/store.js';
+import { SchemaTooNewError, StoreUnavailableError } from './store/store.js';
 
 // What stops a start, said in one line with its fix. The checks run before drydock creates anything (the
 // database, the admin token), so a start that fails leaves nothing behind for the next one to trip over.
@@ -175,7 +175,8 @@ const SET_DATABASE_URL = 'check database_url (DATABASE_URL), or unset it to use 
  * and PostgreSQL's SQLSTATE (28P01 wrong password, 28000 no such role or not allowed, 3D000 no such
  * database; https://www.postgresql.org/docs/current/errcodes-appendix.html).
  */
-function postgresError(err: unknown, where: string): StartError {
+function postgresError(failure: unknown, where: string): StartError {
+  const err = failure instanceof StoreUnavailableError ? failure.cause : failure;
   const code = String((err as { code?: unknown }).code ?? '');
   const message = (err as Error).message;
   switch (code) {

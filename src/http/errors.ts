@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { DomainError, type ErrorCode } from '../domain/errors.js';
 import type { Logger } from '../logger.js';
+import { StoreUnavailableError } from '../store/store.js';
 
 /**
  * The one error type of the HTTP layer: a status, a stable code and a message safe to show, and any headers the
@@ -181,6 +182,12 @@ function bound(
 /** Maps known errors to their status; anything else is logged and answered as a bare 500. */
 export function errorResponse(err: unknown, c: Context, logger: Logger): Response {
   const e = toHttpError(err);
+  if (err instanceof StoreUnavailableError) {
+    logger.warn(
+      { err: err.cause, method: c.req.method, path: c.req.path },
+      'database unreachable; answered 503',
+    );
+  }
   if (!e) {
     logger.error({ err, method: c.req.method, path: c.req.path }, 'unhandled error in request');
     return c.json({ error: { code: 'internal', message: 'internal error' } }, 500);
@@ -194,6 +201,13 @@ export function errorResponse(err: unknown, c: Context, logger: Logger): Respons
 
 function toHttpError(err: unknown): HttpError | null {
   if (err instanceof HttpError) return err;
+  if (err instanceof StoreUnavailableError) {
+    // Nothing was decided (or a transaction's outcome is unknown): the client tries again, as it would after
+    // a 503 of a proxy. The cause (a host, a port) is in the log, not in the answer.
+    return new HttpError(503, 'unavailable', 'the database cannot be reached; try again shortly', undefined, {
+      'retry-after': '5',
+    });
+  }
   if (err instanceof DomainError) {
     const code: ErrorCode = err.code;
     return new HttpError(API_STATUS[code], code, err.message);

@@ -39,11 +39,16 @@ export interface TickReport {
  * sleeps until the earliest due time, never longer than `maxWaitMs`, and recomputes from the clock on
  * waking, so a timer that fires early or late only shifts one tick. No timer or cron object per job.
  */
+/** The longest wait before a failed tick is tried again. */
+const MAX_RETRY_MS = 30_000;
+
 export class Scheduler {
   private cancelTimer: (() => void) | null = null;
   private running: Promise<TickReport> | null = null;
   private stopped = true;
   private again = false;
+  /** Ticks that failed in a row (the next retry waits longer after each). */
+  private failures = 0;
   private startedAt = 0;
   private expectedWakeAt: number | null = null;
 
@@ -109,13 +114,25 @@ export class Scheduler {
     let report: TickReport | null = null;
     try {
       report = await this.tick();
+      this.failures = 0;
     } catch (err) {
-      this.opts.logger.error({ err }, 'scheduler tick failed; retrying');
+      // The store is unreachable, say: tried again after 1, 2, 4 ... at most 30 s, not every second (slots
+      // that passed meanwhile are handled by the catch-up rules when a tick gets through).
+      this.failures += 1;
+      const retryMs = Math.min(MAX_RETRY_MS, 1_000 * 2 ** (this.failures - 1));
+      this.opts.logger.error(
+        { err, failures: this.failures, retry_in_ms: retryMs },
+        'scheduler tick failed; retrying',
+      );
+      if (this.stopped) return;
+      this.again = false;
+      this.arm(retryMs);
+      return;
     }
     if (this.stopped) return;
     const again = this.again;
     this.again = false;
-    this.arm(again ? 0 : (report?.sleepMs ?? 1_000));
+    this.arm(again ? 0 : report.sleepMs);
   }
 
   private async pass(): Promise<TickReport> {

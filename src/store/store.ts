@@ -598,6 +598,18 @@ export class JobLimitError extends ConflictError {
   }
 }
 
+/**
+ * The database cannot be reached (refused, gone mid-statement, shutting down): nothing was decided, or, for
+ * a transaction cut before its COMMIT was answered, the outcome is unknown. The API answers 503 with
+ * Retry-After; loops try again later.
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  constructor(override readonly cause: unknown) {
+    super(`the database cannot be reached: ${(cause as Error)?.message ?? String(cause)}`);
+  }
+}
+
 export class SchemaTooNewError extends Error {
   constructor(
     readonly current: number,

@@ -1,5 +1,6 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import type { AppDeps } from '../http/deps.js';
+import { StoreUnavailableError } from '../store/store.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import type { UiEnv } from './env.js';
 import { refusal, requireSession } from './guard.js';
@@ -28,6 +29,14 @@ export function uiRoutes(deps: AppDeps): Hono<UiEnv> {
   app.use(securityHeaders());
   app.use(formBodies(deps.config.server.body_limit_bytes));
   app.onError((err, c) => {
+    if (err instanceof StoreUnavailableError) {
+      deps.logger.warn(
+        { err: err.cause, method: c.req.method, path: c.req.path },
+        'ui: database unreachable',
+      );
+      c.header('Retry-After', '5');
+      return c.html(refusal('Try again shortly', 'The database cannot be reached right now.'), 503);
+    }
     deps.logger.error({ err, method: c.req.method, path: c.req.path }, 'ui: unhandled error');
     return c.html(refusal('Something went wrong', 'The page could not be shown; the error was logged.'), 500);
   });

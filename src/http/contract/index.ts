@@ -125,9 +125,13 @@ const NO_CONTENT: RouteResponse = { description: 'No content', contentType: null
 /** The body of every error answer. */
 export const ERROR_BODY = errorSchema;
 
-/** The statuses a route answers with an error body: its own, and 401/403 where a token or role is checked. */
+/**
+ * The statuses a route answers with an error body: its own, 401/403 where a token or role is checked, and 503
+ * wherever the database is read (all but /healthz) when it cannot be reached.
+ */
 export function errorStatuses(route: Route): number[] {
   const errors = new Set(route.errors ?? []);
+  if (route.path !== '/healthz' && !route.responses[503]) errors.add(503);
   if (route.auth !== 'none') errors.add(401);
   if (['operate', 'decide', 'admin'].includes(route.auth)) errors.add(403);
   return [...errors].sort((a, b) => a - b);

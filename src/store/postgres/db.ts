@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { decodeCursor } from '../paging.js';
-import { InvalidCursorError } from '../store.js';
+import { InvalidCursorError, StoreUnavailableError } from '../store.js';
 
 // The PostgreSQL database as every part of the store uses it: a pool of connections, statements prepared once
 // per connection, transactions that retry when PostgreSQL aborts them to resolve a conflict, and the helpers
@@ -194,7 +194,7 @@ export class PgDb implements Queries {
         return await client.query<R>(statement);
       } catch (err) {
         if (isStalePlan(err) && stale++ < this.max) staleErr = err as Error;
-        else if (!RETRYABLE.has(sqlState(err) ?? '') || attempt >= TX_ATTEMPTS) throw err;
+        else if (!RETRYABLE.has(sqlState(err) ?? '') || attempt >= TX_ATTEMPTS) throw unavailable(err);
       } finally {
         release(staleErr);
       }
@@ -232,7 +232,7 @@ export class PgDb implements Queries {
         return await this.once(fn);
       } catch (err) {
         const again = RETRYABLE.has(sqlState(err) ?? '') || isStalePlan(err);
-        if (attempt >= TX_ATTEMPTS || !again) throw err;
+        if (attempt >= TX_ATTEMPTS || !again) throw unavailable(err);
         await backoff(attempt);
       }
     }
@@ -268,7 +268,9 @@ export class PgDb implements Queries {
    * whatever its state.
    */
   async checkout(): Promise<{ client: pg.PoolClient; release: (err?: Error) => void }> {
-    const client = await this.pool.connect();
+    const client = await this.pool.connect().catch((err: unknown) => {
+      throw unavailable(err);
+    });
     const lost = (err: Error) => this.connectionLost(err);
     client.on('error', lost);
     return {
@@ -289,6 +291,36 @@ export class PgDb implements Queries {
     this.closed = true;
     await this.pool.end();
   }
+}
+
+/**
+ * Network errors of node, and SQLSTATE class 08 (connection exception) and 57P01-57P03 (the server shutting
+ * down or starting: admin_shutdown, crash_shutdown, cannot_connect_now;
+ * https://www.postgresql.org/docs/current/errcodes-appendix.html). node-postgres reports a connection closed
+ * under a query as "Connection terminated unexpectedly" without a code.
+ */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+function isConnectionFailure(err: unknown): boolean {
+  const code = String((err as { code?: unknown })?.code ?? '');
+  if (NETWORK_CODES.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03'].includes(code))
+    return true;
+  return /Connection terminated|timeout exceeded when trying to connect/.test((err as Error)?.message ?? '');
+}
+
+/** A connection failure as StoreUnavailableError (its cause kept); any other error as it is. */
+function unavailable(err: unknown): unknown {
+  return isConnectionFailure(err) && !(err instanceof StoreUnavailableError)
+    ? new StoreUnavailableError(err)
+    : err;
 }
 
 /** A short random wait before running a transaction again, longer after each attempt. */

@@ -64,3 +64,43 @@ it('wakes at the due time when it is sooner than 30 s, and when kicked', async (
   await settle();
   expect(h.runs).toHaveLength(1);
 });
+
+it('backs off while the store fails (1, 2, 4 ... at most 30 s), and goes back to its timer once it answers', async () => {
+  const s = await h.call('POST', '/v1/sessions', { body: { workspace: h.workspace } });
+  await h.call('POST', `/v1/sessions/${s.body.id}/jobs`, { body: { cron: '* * * * *', prompt: 'p' } });
+  let calls = 0;
+  let down = true;
+  const real = h.store.listReadyPendingJobIds;
+  h.store.listReadyPendingJobIds = async (limit) => {
+    calls += 1;
+    if (down) throw new Error('connect ECONNREFUSED');
+    return real(limit);
+  };
+  h.scheduler.start();
+  h.clock.advance(0);
+  await settle();
+  expect(calls).toBe(1);
+  // Each retry comes only after its wait: 1 s, then 2 s, 4 s, 8 s, 16 s, then 30 s at most.
+  for (const wait of [1_000, 2_000, 4_000, 8_000, 16_000, 30_000, 30_000]) {
+    const before = calls;
+    h.clock.advance(wait - 1);
+    await settle();
+    expect(calls).toBe(before);
+    h.clock.advance(1);
+    await settle();
+    expect(calls).toBe(before + 1);
+  }
+  down = false;
+  expect(h.runs).toHaveLength(0);
+  const before = calls;
+  h.clock.advance(30_000);
+  await settle();
+  // The first tick that gets through fires the job once for the minutes it could not look at (catch-up),
+  // then the loop sleeps on its timer again (at most 30 s), not on the retry schedule.
+  expect(calls).toBe(before + 1);
+  expect(h.runs).toHaveLength(1);
+  h.clock.advance(30_000);
+  await settle();
+  expect(calls).toBe(before + 2);
+  await h.scheduler.stop();
+});
