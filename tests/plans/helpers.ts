@@ -2,8 +2,10 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
 import type { Role } from '../../src/domain/types.js';
+import type { StateStore } from '../../src/store/store.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { makeRepo } from '../support/git-repo.js';
+import type { TestStore } from '../support/harness.js';
 import type { ModelServer, ScriptedResponse } from '../support/model-server.js';
 
 export const PLAN_MD = '## Add a greeting\n\n1. Create `hello.txt` with a greeting\n2. Run `git status`\n';
@@ -35,13 +37,21 @@ export interface World {
   token(name: string, role?: Role): Promise<string>;
 }
 
-/** A daemon, a git repository and a session (owned by the admin) with one job. */
+/**
+ * A daemon (its state in a SQLite file, or where `store` says), a git repository and a session (owned by
+ * the admin) with one job.
+ */
 export async function world(
   model: ModelServer,
   defaults: Record<string, unknown> = {},
   patch?: Parameters<typeof startTestDaemon>[0]['patch'],
+  store?: TestStore,
 ): Promise<World> {
-  const d = await startTestDaemon({ modelUrl: model.url, ...(patch ? { patch } : {}) });
+  const d = await startTestDaemon({
+    modelUrl: model.url,
+    ...(patch ? { patch } : {}),
+    ...(store ? { store } : {}),
+  });
   const repo = join(d.dir, 'repo');
   const head = makeRepo(repo, { 'README.md': '# demo\n' });
   const { sessionId, jobId } = await jobIn(d, repo, defaults, 'Add a greeting file');
@@ -56,9 +66,13 @@ export async function world(
 }
 
 /** A token of a new identity, written straight into the daemon's store. */
-export async function tokenFor(d: TestDaemon, name: string, role: Role = 'approver'): Promise<string> {
+export const tokenFor = (d: TestDaemon, name: string, role: Role = 'approver'): Promise<string> =>
+  tokenIn(d.daemon.store, name, role);
+
+/** A token of a new identity, written straight into `store` (the daemons' database). */
+export async function tokenIn(store: StateStore, name: string, role: Role = 'approver'): Promise<string> {
   const issued = issueToken(name, name, role, Date.now());
-  await d.daemon.store.createToken(issued.record);
+  await store.createToken(issued.record);
   return issued.token;
 }
 

@@ -1,18 +1,47 @@
+import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../../src/store/postgres/index.js';
+import type { Store } from '../../src/store/store.js';
 import { ADMIN_TOKEN, readSse } from '../support/daemon.js';
-import { git } from '../support/git-repo.js';
+import { git, makeRepo } from '../support/git-repo.js';
+import { tempDir } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
-import { calls, planned, proposes, runUntil, says, type World, world } from './helpers.js';
+import { postgresAvailable } from '../support/postgres.js';
+import { type DaemonProcess, serveProcess } from '../support/process-daemon.js';
+import {
+  type ApiClient,
+  calls,
+  jobIn,
+  planned,
+  plannedJob,
+  proposes,
+  runUntil,
+  says,
+  tokenIn,
+  type World,
+  world,
+} from './helpers.js';
+
+const postgres = await postgresAvailable('50 concurrent approvals on PostgreSQL');
 
 let model: ModelServer;
 let w: World;
+const processes: DaemonProcess[] = [];
+const children: ChildProcess[] = [];
+const stores: Store[] = [];
+const dirs: { remove(): void }[] = [];
 beforeEach(async () => {
   model = await startModelServer();
 });
 afterEach(async () => {
   await w?.d.stop();
+  for (const s of stores.splice(0)) await s.close();
+  // The last first: the first made the database the others share, and drops it.
+  for (const p of processes.splice(0).reverse()) await p.close();
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) d.remove();
   await model.close();
 });
 
@@ -139,25 +168,66 @@ describe('stale base', () => {
   });
 });
 
-it('50 concurrent approve calls on one plan start exactly one execute run', async () => {
-  w = await world(model, { execute_mode: 'edits' });
+/**
+ * 50 approvers approve one plan at once, their calls spread over `daemons` (every one on the same store):
+ * exactly one call wins (200) and the other 49 are refused (409); the plan has exactly one execute run, as
+ * each daemon's API and the store tell, and it is carried out. `jobId`'s session executes in `edits` mode.
+ */
+async function fiftyConcurrentApprovals(daemons: ApiClient[], store: Store, jobId: string): Promise<void> {
   model.enqueue(proposes(), says('done'));
   model.setFallback(says('done'));
-  const { plan } = await planned(w);
-  const tokens = await Promise.all(Array.from({ length: 50 }, (_, i) => w.token(`approver-${i}`)));
+  const { plan } = await plannedJob(daemons[0]!, jobId);
+  const tokens = await Promise.all(Array.from({ length: 50 }, (_, i) => tokenIn(store, `approver-${i}`)));
   const results = await Promise.all(
-    tokens.map((t) => w.d.api('POST', `/v1/plans/${plan.id}/approve`, {}, t)),
+    tokens.map((t, i) => daemons[i % daemons.length]!.api('POST', `/v1/plans/${plan.id}/approve`, {}, t)),
   );
-  const ok = results.filter((r) => r.status === 200);
-  expect(ok).toHaveLength(1);
-  expect(results.filter((r) => r.status === 409)).toHaveLength(49);
-  const runs = (await w.d.api('GET', `/v1/plans/${plan.id}`)).body.runs.filter(
-    (r: any) => r.phase === 'execute',
+  const won = results.findIndex((r) => r.status === 200);
+  expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+  const refused = results.filter((r) => r.status === 409);
+  expect(refused).toHaveLength(49);
+  // Refused because the plan was decided meanwhile, not for any other reason.
+  expect(new Set(refused.map((r) => r.body.error.code))).toEqual(new Set(['conflict']));
+  const run = results[won]!.body.run;
+  expect(run.phase).toBe('execute');
+  for (const d of daemons) {
+    const runs = (await d.api('GET', `/v1/plans/${plan.id}`)).body.runs.filter(
+      (r: any) => r.phase === 'execute',
+    );
+    expect(runs.map((r: any) => r.id)).toEqual([run.id]);
+  }
+  const stored = await store.listPlanRuns((await store.getPlan(plan.id))!);
+  expect(stored.filter((r) => r.executesPlanId === plan.id).map((r) => r.id)).toEqual([run.id]);
+  // The daemon that took the winning call runs it.
+  const done = await runUntil(daemons[won % daemons.length]!, run.id, ['completed', 'failed']);
+  expect(done.status, done.error).toBe('completed');
+}
+
+describe('50 concurrent approve calls on one plan start exactly one execute run', () => {
+  it('on SQLite: one daemon', async () => {
+    w = await world(model, { execute_mode: 'edits' });
+    await fiftyConcurrentApprovals([w.d], w.d.daemon.store, w.jobId);
+  });
+
+  it.skipIf(!postgres)(
+    'on PostgreSQL: two daemon processes on one database, the calls split between them',
+    async () => {
+      const tmp = tempDir('drydock-approvals-');
+      dirs.push(tmp);
+      const repo = join(tmp.path, 'repo');
+      makeRepo(repo, { 'README.md': '# demo\n' });
+      // The first makes the database (and migrates it); the second shares it.
+      const a = await serveProcess(join(tmp.path, 'a'), model.url, children, {}, { store: 'postgres' });
+      processes.push(a);
+      const b = await serveProcess(join(tmp.path, 'b'), model.url, children, {}, { store: a.database! });
+      processes.push(b);
+      // The test's own view of the database: tokens go in, runs are counted out.
+      const store = await openPostgresStore({ url: a.database!.url, migrate: false });
+      stores.push(store);
+      const { jobId } = await jobIn(a, repo, { execute_mode: 'edits' }, 'Add a greeting file');
+      await fiftyConcurrentApprovals([a, b], store, jobId);
+    },
+    60_000,
   );
-  expect(runs).toHaveLength(1);
-  const n = w.d.daemon.store as any;
-  const { c } = n.db.prepare('SELECT COUNT(*) AS c FROM runs WHERE executes_plan_id = ?').get(plan.id);
-  expect(c).toBe(1);
 });
 
 describe('circuit breaker', () => {

@@ -5,7 +5,8 @@ import type { Config } from '../../src/config/schema.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/logger.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
-import { tempDir, testConfig } from './harness.js';
+import { type TestStore, tempDir, testConfig, testDatabase } from './harness.js';
+import type { FreshDatabase } from './postgres.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -13,17 +14,20 @@ export interface TestDaemon {
   daemon: Daemon;
   dir: string;
   config: Config;
+  /** The PostgreSQL database it keeps its state in (null: the SQLite file in its data directory). */
+  database: FreshDatabase | null;
   /** JSON over real HTTP with the admin token (or another). */
   api(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }>;
+  /** Stops the daemon, removes its directory and drops the database it made (one passed in stays). */
   stop(): Promise<void>;
-  /** Stops the daemon, keeping its data directory (for restart tests). */
+  /** Stops the daemon, keeping its data directory and its database (for restart tests). */
   halt(): Promise<void>;
   remove(): void;
 }
 
 /**
- * The whole daemon on a temp SQLite file and a free loopback port, its model client pointed at a local
- * Messages API server through the unmodified SDK.
+ * The whole daemon on a temp SQLite file (or a PostgreSQL database, see `store`) and a free loopback port,
+ * its model client pointed at a local Messages API server through the unmodified SDK.
  */
 export async function startTestDaemon(opts: {
   modelUrl?: string;
@@ -34,12 +38,16 @@ export async function startTestDaemon(opts: {
   timeoutMs?: number;
   /** Replaces the sandbox built from the configuration (a machine without a working one). */
   sandbox?: Sandbox;
+  /** Where the state lives (default: a SQLite file in the data directory); sets database_url. */
+  store?: TestStore;
 }): Promise<TestDaemon> {
+  const { database, release } = await testDatabase(opts.store);
   const tmp = opts.dir ? { path: opts.dir, remove: () => {} } : tempDir('drydock-daemon-');
   const config = testConfig(join(tmp.path, 'data'), (c) => {
     c.server.port = 0;
     c.admin_token = ADMIN_TOKEN;
     c.server.shutdown_grace_ms = 2_000;
+    c.database_url = database?.url ?? null;
     opts.patch?.(c);
   });
   const model = new Anthropic({
@@ -55,6 +63,10 @@ export async function startTestDaemon(opts: {
     announce: () => {},
     ...(opts.executor ? { executor: opts.executor } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+  }).catch(async (err: unknown) => {
+    tmp.remove();
+    await release();
+    throw err;
   });
   let stopped = false;
   const halt = async () => {
@@ -66,6 +78,7 @@ export async function startTestDaemon(opts: {
     daemon,
     dir: tmp.path,
     config,
+    database,
     async api(method, path, body, token = ADMIN_TOKEN) {
       const res = await fetch(`${daemon.url}${path}`, {
         method,
@@ -78,6 +91,7 @@ export async function startTestDaemon(opts: {
     stop: async () => {
       await halt();
       tmp.remove();
+      await release();
     },
     halt,
     remove: tmp.remove,

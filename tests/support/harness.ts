@@ -14,8 +14,11 @@ import type { RunExecutor } from '../../src/runs/queue.js';
 import type { Scheduler } from '../../src/scheduler/loop.js';
 import { appDeps, createApp } from '../../src/server.js';
 import { buildServices, type Services } from '../../src/services.js';
+import { openStore } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
 import { FakeClock } from './fake-clock.js';
+import { type FreshDatabase, freshDatabase } from './postgres.js';
 
 /** The API harness carries out no run: one that reaches the queue fails with a reason that says so. */
 export const noAgentExecutor: RunExecutor = {
@@ -44,11 +47,41 @@ export function testConfig(dataDir: string, patch: (c: Config) => void = () => {
   return c;
 }
 
-export interface Harness {
+/**
+ * Where a test daemon or harness keeps its state: the SQLite file in its data directory (`'sqlite'`, the
+ * default), a fresh PostgreSQL database made for it and dropped when it closes (`'postgres'`), or a
+ * PostgreSQL database made by someone else and shared (left for its maker to drop).
+ */
+export type TestStore = 'sqlite' | 'postgres' | FreshDatabase;
+
+/** The PostgreSQL database for `choice` (null: SQLite) and how to let go of it. */
+export async function testDatabase(
+  choice: TestStore = 'sqlite',
+): Promise<{ database: FreshDatabase | null; release: () => Promise<void> }> {
+  if (choice === 'sqlite') return { database: null, release: async () => {} };
+  if (choice === 'postgres') {
+    const database = await freshDatabase();
+    return { database, release: () => database.drop() };
+  }
+  return { database: choice, release: async () => {} };
+}
+
+export interface HarnessOptions {
+  now?: number;
+  patch?: (c: Config) => void;
+  sandbox?: SandboxStatus;
+  unauthenticatedBodies?: BodyBudget;
+  /** Where the state lives (default: a SQLite file in the data directory). */
+  store?: TestStore;
+}
+
+export interface Harness<S extends Store = SqliteStore> {
   dir: string;
   config: Config;
   clock: FakeClock;
-  store: SqliteStore;
+  store: S;
+  /** The PostgreSQL database the store is on (null: the SQLite file). */
+  database: FreshDatabase | null;
   /** The daemon's services, built through the composition root and not started. */
   services: Services;
   scheduler: Scheduler;
@@ -71,19 +104,31 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** A real SQLite file in a temp dir, a fake clock, a scheduler (not started) and the HTTP app. */
-export async function createHarness(
-  opts: {
-    now?: number;
-    patch?: (c: Config) => void;
-    sandbox?: SandboxStatus;
-    unauthenticatedBodies?: BodyBudget;
-  } = {},
-): Promise<Harness> {
+/**
+ * A store (a real SQLite file in a temp dir, or a PostgreSQL database with `store`), a fake clock, a
+ * scheduler (not started) and the HTTP app.
+ */
+export async function createHarness(opts?: HarnessOptions & { store?: 'sqlite' }): Promise<Harness>;
+export async function createHarness(opts: HarnessOptions): Promise<Harness<Store>>;
+export async function createHarness(opts: HarnessOptions = {}): Promise<Harness<Store>> {
+  const { database, release } = await testDatabase(opts.store);
   const tmp = tempDir();
   const config = testConfig(join(tmp.path, 'data'), opts.patch);
+  config.database_url = database?.url ?? null;
   const clock = new FakeClock(opts.now ?? T0);
-  const store = new SqliteStore({ file: join(config.data_dir, 'drydock.db'), now: () => clock.now() });
+  let store: Store;
+  try {
+    // The SQLite store makes the data directory for its file; on PostgreSQL it holds only the worktrees.
+    if (database) mkdirSync(config.data_dir, { recursive: true });
+    // PostgreSQL is opened as the daemon opens it (src/store/open.ts picks it by database_url).
+    store = database
+      ? await openStore(config, clock.now())
+      : new SqliteStore({ file: join(config.data_dir, 'drydock.db'), now: () => clock.now() });
+  } catch (err) {
+    tmp.remove();
+    await release();
+    throw err;
+  }
   const workspace = join(tmp.path, 'workspace');
   mkdirSync(workspace);
   const runs: Run[] = [];
@@ -119,6 +164,7 @@ export async function createHarness(
     config,
     clock,
     store,
+    database,
     services,
     scheduler,
     app,
@@ -148,6 +194,7 @@ export async function createHarness(
       await scheduler.stop();
       await store.close();
       tmp.remove();
+      await release();
     },
   };
 }

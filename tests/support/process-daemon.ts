@@ -2,6 +2,8 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
 import { ADMIN_TOKEN } from './daemon.js';
+import { type TestStore, testDatabase } from './harness.js';
+import type { FreshDatabase } from './postgres.js';
 
 /** The built CLI (the global setup compiles it before any test file runs). */
 export const CLI = join(packageRoot(), 'dist/src/cli/main.js');
@@ -9,22 +11,36 @@ export const CLI = join(packageRoot(), 'dist/src/cli/main.js');
 export interface DaemonProcess {
   child: ChildProcess;
   url: string;
+  /** The PostgreSQL database it keeps its state in (null: the SQLite file in its data directory). */
+  database: FreshDatabase | null;
+  /** What it wrote to standard error and standard output so far. */
+  stderr(): string;
+  stdout(): string;
   /** JSON over HTTP with the admin token (or another). */
   api(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }>;
   /** SIGKILL, and wait until the process is gone. */
   kill(): Promise<void>;
+  /** SIGTERM (a graceful stop), and the exit code once the process is gone. */
+  stop(): Promise<number | null>;
+  /** Kills the process if it still runs and drops the database it made (one passed in is its maker's). */
+  close(): Promise<void>;
 }
 
 /**
  * `drydock serve` as a real process on `dataDir`, a free port and the Messages API at `modelUrl`; `env`
- * adds to (or overrides) its environment. Resolves once it listens. Kill it yourself (see `children`).
+ * adds to (or overrides) its environment. `store` says where its state lives: the SQLite file in `dataDir`
+ * (the default), a fresh PostgreSQL database made for it (`'postgres'`, dropped by `close()`), or a
+ * database another process made (several daemons on one database); a database is given as DATABASE_URL.
+ * Resolves once it listens. Kill it yourself (see `children`), or `close()` it.
  */
-export function serveProcess(
+export async function serveProcess(
   dataDir: string,
   modelUrl: string,
   children: ChildProcess[],
   env: Record<string, string> = {},
+  opts: { store?: TestStore } = {},
 ): Promise<DaemonProcess> {
+  const { database, release } = await testDatabase(opts.store);
   const child = spawn(process.execPath, [CLI, 'serve'], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -35,26 +51,59 @@ export function serveProcess(
       DRYDOCK_LOG_LEVEL: 'warn',
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: modelUrl,
+      ...(database ? { DATABASE_URL: database.url } : {}),
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
   let err = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (b) => {
-      err += b;
-      const m = /drydock listening on (\S+)/.exec(err);
-      if (m) resolve(handle(child, m[1]!));
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
+  let out = '';
+  // Read to the end, so that a chatty log never fills the pipe and blocks the daemon.
+  child.stdout!.on('data', (b) => {
+    out += b;
   });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr!.on('data', (b) => {
+        err += b;
+        const m = /drydock listening on (\S+)/.exec(err);
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
+    });
+    return handle(child, url, database, release, {
+      stderr: () => err,
+      stdout: () => out,
+    });
+  } catch (e) {
+    await release();
+    throw e;
+  }
 }
 
-function handle(child: ChildProcess, url: string): DaemonProcess {
+function handle(
+  child: ChildProcess,
+  url: string,
+  database: FreshDatabase | null,
+  release: () => Promise<void>,
+  output: { stderr(): string; stdout(): string },
+): DaemonProcess {
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const exited = new Promise<number | null>((resolve) => {
+    if (gone()) resolve(child.exitCode);
+    else child.once('exit', (code) => resolve(code));
+  });
+  const kill = async () => {
+    if (gone()) return;
+    child.kill('SIGKILL');
+    await exited;
+  };
   return {
     child,
     url,
+    database,
+    ...output,
     async api(method, path, body, token = ADMIN_TOKEN) {
       const res = await fetch(`${url}${path}`, {
         method,
@@ -64,11 +113,14 @@ function handle(child: ChildProcess, url: string): DaemonProcess {
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : null };
     },
-    async kill() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await gone;
+    kill,
+    async stop() {
+      if (!gone()) child.kill('SIGTERM');
+      return exited;
+    },
+    async close() {
+      await kill();
+      await release();
     },
   };
 }
