@@ -223,7 +223,7 @@ async function migrateStoreCommand(args: string[]): Promise<number> {
     process.stdout.write(
       `copied ${from} (schema version ${report.sourceVersion}) into ${shownUrl(to)}` +
         (report.targetMigrated.length
-          ? ` (its migrations ${report.targetMigrated.join(', ')} applied)\n`
+          ? ` (migrated to its schema version ${report.targetMigrated.at(-1)})\n`
           : '\n') +
         line('table', 'source', 'target') +
         report.tables.map((t) => line(t.table, t.source, t.target)).join('') +
