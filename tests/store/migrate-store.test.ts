@@ -727,6 +727,26 @@ describe.skipIf(!available)('drydock migrate-store', () => {
     expect(await store.getSession('ses_1')).toBeNull();
   });
 
+  it('of two copies into one database at once, one copies and the other finds it not empty', async () => {
+    const db = await target();
+    // The schema first, so that both copies go straight to the tables.
+    await (await openPostgresStore({ url: db.url, now: () => T0 })).close();
+    const results = await Promise.allSettled([
+      migrateStore({ from: source, to: db.url, now: T0, batchRows: 2 }),
+      migrateStore({ from: source, to: db.url, now: T0, batchRows: 2 }),
+    ]);
+    const copied = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as Error] : []));
+    expect(copied).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toBeInstanceOf(MigrateStoreError);
+    expect(refused[0]?.message).toMatch(/is not empty \(rows in api_tokens, /);
+    const raw = await pgDb(db.url);
+    for (const t of copied[0]!.value.tables) {
+      expect((await postgresCounts(raw, [t.table]))[t.table], t.table).toBe(t.source);
+    }
+  });
+
   it('leaves the target empty when the copy fails midway, and a later copy into it succeeds', async () => {
     const broken = sourceCopy('broken.db');
     const edit = new Database(broken);
