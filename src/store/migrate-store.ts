@@ -12,11 +12,13 @@ import { SchemaTooNewError } from './store.js';
 // Facts this module relies on:
 // - better-sqlite3 (node_modules/better-sqlite3/lib/database.js): `readonly` opens the file without write
 //   access, `fileMustExist` refuses a missing file instead of creating one. In WAL mode a read transaction
-//   (BEGIN, then the first read) sees one snapshot of the file until it ends, whatever is written meanwhile.
+//   (BEGIN, then the first read) sees one snapshot of the file until it ends, whatever is written meanwhile
+//   (sqlite.org, "Isolation In SQLite").
 //   `stmt.safeIntegers()` reads integers as BigInt, exact beyond 2^53.
 // - node-postgres (node_modules/pg/lib/utils.js prepareValue): a Buffer is sent as it is (bytea), a bigint or
 //   number as its text; a boolean as 'true' / 'false'. The protocol counts a statement's parameters in 16
-//   bits (pg-protocol serializer: addInt16), so one statement takes at most 65,535.
+//   bits (pg-protocol serializer: addInt16), so one statement takes at most 65,535. Rows go through PgDb's
+//   queries (postgres/db.ts), which put U+FFFD in place of NUL in text, as the PostgreSQL store writes it.
 // - PostgreSQL (sql-insert): a value for a GENERATED ALWAYS identity column is taken only with OVERRIDING
 //   SYSTEM VALUE, and the column's sequence does not move. pg_get_serial_sequence names an identity column's
 //   sequence too (functions-info). setval is not undone by a rollback (functions-sequence), so it runs last.
@@ -46,7 +48,7 @@ interface CopiedTable {
 
 const ROWID = ['rowid'];
 
-export const COPIED_TABLES: readonly CopiedTable[] = [
+const COPIED_TABLES: readonly CopiedTable[] = [
   { name: 'api_tokens', key: ROWID },
   { name: 'ui_sessions', key: ['id_hash'] },
   { name: 'sessions', key: ROWID },
