@@ -32,6 +32,13 @@ commands:
       --data-dir DIR      database, worktrees and checkouts (default ./data; relative to where drydock starts)
   migrate               apply pending database migrations and exit
       --config FILE, --data-dir DIR
+  migrate-store         copy everything of a SQLite database into an empty PostgreSQL database, in one
+                        transaction (all or nothing), and print each table's rows in both; stop the
+                        daemon first (the file is only read)
+      --from FILE         the SQLite database (data_dir/drydock.db), at this drydock's schema (run
+                          "drydock migrate" first)
+      --to URL            postgres://user:password@host:5432/db (default: $DATABASE_URL); its tables are
+                          made if missing, and it is refused unless they are empty
   token create          create an API token and print it once (its id goes to stderr)
       --name NAME         who the token is for (also its identity)
       --role ROLE         admin | operator | approver | viewer
@@ -194,6 +201,42 @@ async function migrateCommand(args: string[]): Promise<number> {
   return 0;
 }
 
+/** `migrate-store --from FILE --to URL`: the copy and its counts; a refusal is one line and exit 1. */
+async function migrateStoreCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { from: { type: 'string' }, to: { type: 'string' }, help: common.help },
+  });
+  if (values.help) return help();
+  const to = values.to ?? process.env.DATABASE_URL;
+  if (!values.from) throw new UsageError('migrate-store: --from FILE (the SQLite database) is required');
+  if (!to) throw new UsageError('migrate-store: --to URL (or DATABASE_URL) is required');
+  const { migrateStore, MigrateStoreError } = await import('../store/migrate-store.js');
+  const { shownUrl } = await import('../store/open.js');
+  const from = resolve(values.from);
+  try {
+    const report = await migrateStore({ from, to, now: Date.now() });
+    const width = Math.max(5, ...report.tables.map((t) => t.table.length));
+    const line = (table: string, source: string | number, target: string | number) =>
+      `${table.padEnd(width)}  ${String(source).padStart(8)}  ${String(target).padStart(8)}\n`;
+    const sum = (k: 'source' | 'target') => report.tables.reduce((n, t) => n + t[k], 0);
+    process.stdout.write(
+      `copied ${from} (schema version ${report.sourceVersion}) into ${shownUrl(to)}` +
+        (report.targetMigrated.length
+          ? ` (migrated to its schema version ${report.targetMigrated.at(-1)})\n`
+          : '\n') +
+        line('table', 'source', 'target') +
+        report.tables.map((t) => line(t.table, t.source, t.target)).join('') +
+        line('total', sum('source'), sum('target')),
+    );
+    return 0;
+  } catch (err) {
+    if (!(err instanceof MigrateStoreError)) throw err;
+    process.stderr.write(`drydock: migrate-store: ${err.message}\n`);
+    return 1;
+  }
+}
+
 async function tokenCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'revoke') return tokenRevoke(rest);
@@ -302,6 +345,7 @@ function help(): number {
 const LOCAL_OPTIONS: Record<string, string[]> = {
   serve: ['config', 'data-dir', 'port', 'host', 'help'],
   migrate: ['config', 'data-dir', 'help'],
+  'migrate-store': ['from', 'to', 'help'],
   token: ['name', 'role', 'config', 'data-dir', 'help'],
   doctor: ['config', 'data-dir', 'help'],
   gc: ['config', 'data-dir', 'dry-run', 'help'],
@@ -350,6 +394,8 @@ export async function main(argv: string[]): Promise<number> {
         return await serveCommand(rest);
       case 'migrate':
         return await migrateCommand(rest);
+      case 'migrate-store':
+        return await migrateStoreCommand(rest);
       case 'token':
         if (isHelp(rest[0])) return help();
         return await tokenCommand(rest);
