@@ -18,6 +18,7 @@ import type {
   Trigger,
   UiSession,
 } from '../domain/types.js';
+import type { PlanDeliveryPatch } from './store.js';
 
 // Row shapes as both stores read them, and their mapping to domain records. The shapes are SQLite's (times
 // as millisecond numbers, JSON as text, booleans as 1/0); the PostgreSQL pool's type parsers return its rows
@@ -556,3 +557,20 @@ export const toNotification = (r: NotificationRow): Notification => ({
   createdAt: r.created_at,
   deliveredAt: r.delivered_at,
 });
+
+/** A plan delivery patch's field -> its column of `plans`. */
+export const PLAN_DELIVERY_COLUMNS: Record<keyof PlanDeliveryPatch, string> = {
+  status: 'delivery_status',
+  branch: 'delivery_branch',
+  remote: 'delivery_remote',
+  commit: 'delivery_commit',
+  pushedAt: 'delivery_pushed_at',
+  pullRequestUrl: 'delivery_pr_url',
+  pullRequestNumber: 'delivery_pr_number',
+  commentUrl: 'delivery_comment_url',
+  attempts: 'delivery_attempts',
+  lastError: 'delivery_last_error',
+  nextAttemptAt: 'delivery_next_at',
+  claimedUntil: 'delivery_claimed_until',
+  settledAt: 'delivery_settled_at',
+};

@@ -8,30 +8,19 @@ import type {
   PlanDeliveryStatus,
 } from '../../domain/types.js';
 import { decodeCursor, encodeCursor } from '../paging.js';
-import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
+import {
+  type NotificationRow,
+  PLAN_DELIVERY_COLUMNS,
+  type PlanRow,
+  toNotification,
+  toPlan,
+} from '../rows.js';
 import { type DeliveryStore, InvalidCursorError, type PlanDeliveryPatch } from '../store.js';
 import { Params, type PgDb, whereSql } from './db.js';
 import { APPROVALS } from './plans.js';
 
 /** Where the notifier is in the event log (a key of scheduler_state). */
 const CURSOR_KEY = 'notifications.cursor';
-
-/** Plan delivery patch field -> column. */
-const COLUMNS: Record<keyof PlanDeliveryPatch, string> = {
-  status: 'delivery_status',
-  branch: 'delivery_branch',
-  remote: 'delivery_remote',
-  commit: 'delivery_commit',
-  pushedAt: 'delivery_pushed_at',
-  pullRequestUrl: 'delivery_pr_url',
-  pullRequestNumber: 'delivery_pr_number',
-  commentUrl: 'delivery_comment_url',
-  attempts: 'delivery_attempts',
-  lastError: 'delivery_last_error',
-  nextAttemptAt: 'delivery_next_at',
-  claimedUntil: 'delivery_claimed_until',
-  settledAt: 'delivery_settled_at',
-};
 
 /**
  * What goes out: executed plans delivered (pushed, a pull request opened; src/delivery/) and notifications
@@ -97,7 +86,7 @@ export class PgDeliveries implements DeliveryStore {
     const statuses = from.filter((s): s is PlanDeliveryStatus => s !== null);
     if (!statuses.length && !from.includes(null)) return false;
     const p = new Params();
-    const set = keys.map((k) => `${COLUMNS[k]} = ${p.add(patch[k])}`).join(', ');
+    const set = keys.map((k) => `${PLAN_DELIVERY_COLUMNS[k]} = ${p.add(patch[k])}`).join(', ');
     const conditions = [
       ...(statuses.length ? [`delivery_status = ANY(${p.add(statuses)}::text[])`] : []),
       ...(from.includes(null) ? ['delivery_status IS NULL'] : []),

@@ -8,30 +8,19 @@ import type {
   PlanDeliveryStatus,
 } from '../../domain/types.js';
 import { page } from '../paging.js';
-import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
+import {
+  type NotificationRow,
+  PLAN_DELIVERY_COLUMNS,
+  type PlanRow,
+  toNotification,
+  toPlan,
+} from '../rows.js';
 import type { DeliveryStore, PlanDeliveryPatch } from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
 import { APPROVALS, planRow } from './plans.js';
 
 // Delivering executed plans (src/delivery/): the delivery columns of `plans` (migration 000012). The
 // notification outbox (src/notify/): the `notifications` table (migration 000013) and the notifier's cursor.
-
-/** Patch field -> column. */
-const COLUMNS: Record<keyof PlanDeliveryPatch, string> = {
-  status: 'delivery_status',
-  branch: 'delivery_branch',
-  remote: 'delivery_remote',
-  commit: 'delivery_commit',
-  pushedAt: 'delivery_pushed_at',
-  pullRequestUrl: 'delivery_pr_url',
-  pullRequestNumber: 'delivery_pr_number',
-  commentUrl: 'delivery_comment_url',
-  attempts: 'delivery_attempts',
-  lastError: 'delivery_last_error',
-  nextAttemptAt: 'delivery_next_at',
-  claimedUntil: 'delivery_claimed_until',
-  settledAt: 'delivery_settled_at',
-};
 
 /** Where the notifier is in the event log (a key of scheduler_state). */
 const CURSOR_KEY = 'notifications.cursor';
@@ -93,7 +82,7 @@ export class SqliteDeliveries implements DeliveryStore {
   ): Promise<boolean> {
     const keys = (Object.keys(patch) as (keyof PlanDeliveryPatch)[]).filter((k) => patch[k] !== undefined);
     if (!keys.length) return false;
-    const set = keys.map((k) => `${COLUMNS[k]} = ?`).join(', ');
+    const set = keys.map((k) => `${PLAN_DELIVERY_COLUMNS[k]} = ?`).join(', ');
     const statuses = from.filter((s): s is PlanDeliveryStatus => s !== null);
     const conditions = [
       ...(statuses.length ? [`delivery_status IN (${statuses.map(() => '?').join(', ')})`] : []),
