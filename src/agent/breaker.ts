@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import { type ExecuteMode, isFailedRunStatus } from '../domain/types.js';
-import type { Store } from '../store/store.js';
+import type { PlanStore, StateStore } from '../store/store.js';
 
 export const AUTO_MODE_KEY = 'auto_mode';
 
@@ -19,7 +19,11 @@ export interface BreakerState {
  * changed: an admin may have switched unattended execution off, or executions may have started failing.
  * Either way an execution asked to run in `edits` or `auto` falls back to `manual`.
  */
-export async function breakerState(store: Store, config: Config, now: number): Promise<BreakerState> {
+export async function breakerState(
+  store: PlanStore & StateStore,
+  config: Config,
+  now: number,
+): Promise<BreakerState> {
   const b = config.execute.breaker;
   const autoModeEnabled = (await store.getState(AUTO_MODE_KEY)) !== 'off';
   const statuses = await store.recentExecutions(now - b.window_ms, 100);
@@ -40,7 +44,7 @@ export async function breakerState(store: Store, config: Config, now: number): P
 }
 
 export async function effectiveMode(
-  store: Store,
+  store: PlanStore & StateStore,
   config: Config,
   wanted: ExecuteMode,
   now: number,

@@ -1,4 +1,4 @@
-import type { Store } from '../store/store.js';
+import type { StateStore } from '../store/store.js';
 import { adoptToken, issueToken } from './tokens.js';
 
 export type AdminBootstrap =
@@ -8,7 +8,7 @@ export type AdminBootstrap =
 
 /** First start: make sure someone can administer the daemon. */
 export async function ensureAdminToken(
-  store: Store,
+  store: StateStore,
   configured: string | null,
   now: number,
 ): Promise<AdminBootstrap> {

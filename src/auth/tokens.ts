@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ApiToken, Role } from '../domain/types.js';
-import type { Store } from '../store/store.js';
+import type { StateStore } from '../store/store.js';
 
 // A token reads `ddk_<id>.<secret>`: the id finds the row, the secret is checked against its stored sha256
 // in constant time. The secret has 256 random bits, so a plain hash is enough (nothing to brute-force).
@@ -72,7 +72,7 @@ function splitToken(token: string): { id: string; secret: string } {
 }
 
 /** Resolves a presented bearer token to its identity, or null. Never says which part was wrong. */
-export async function verifyToken(store: Store, presented: string): Promise<Identity | null> {
+export async function verifyToken(store: StateStore, presented: string): Promise<Identity | null> {
   if (presented.length < 8 || presented.length > 512) return null;
   const { id, secret } = splitToken(presented);
   const record = await store.findToken(id);

@@ -7,7 +7,7 @@ import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/ty
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
 import type { RunEvents } from '../runs/events.js';
-import type { Store } from '../store/store.js';
+import type { DeliveryStore, PlanStore, RunStore, SessionStore } from '../store/store.js';
 import type { GithubApi } from '../triggers/github-api.js';
 import {
   branchCommit,
@@ -63,7 +63,7 @@ export function nextAttemptAt(attempts: number, policy: DeliveryPolicy, now: num
 }
 
 export interface DeliveryDeps {
-  store: Store;
+  store: DeliveryStore & PlanStore & RunStore & SessionStore;
   clock: Clock;
   config: Config;
   logger: Logger;

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Store } from '../store/store.js';
+import type { DeliveryStore, StateStore, Store } from '../store/store.js';
 
 /**
  * The daemon's Prometheus metrics. Things that happen in this process (fires, lateness, HTTP requests) are
@@ -66,7 +66,7 @@ export class Metrics {
     series.observe(seconds);
   }
 
-  constructor(store: Store) {
+  constructor(store: DeliveryStore & StateStore) {
     const registry = this.registry;
     const fromStore = <K extends string>(
       name: string,

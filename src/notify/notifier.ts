@@ -4,7 +4,7 @@ import type { Config, WebhookConfig } from '../config/schema.js';
 import type { LoggedEvent, NewNotification, Notification, RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
-import type { Store } from '../store/store.js';
+import type { DeliveryStore, PlanStore, RunStore } from '../store/store.js';
 import { ANNOUNCED_RUN_EVENTS, announce, planIdOf } from './announce.js';
 import { retryDelay } from './backoff.js';
 import { renderBody } from './format.js';
@@ -14,7 +14,7 @@ import { shownUrl, subscribers, webhookKey } from './webhooks.js';
 export type NotificationOutcomeLabel = 'delivered' | 'retried' | 'failed';
 
 export interface NotifierDeps {
-  store: Store;
+  store: DeliveryStore & PlanStore & RunStore;
   clock: Clock;
   logger: Logger;
   config: Pick<Config, 'notifications'> & { server: Pick<Config['server'], 'public_url'> };

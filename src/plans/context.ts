@@ -11,7 +11,7 @@ import type {
   TokenUsage,
   TriggerKind,
 } from '../domain/types.js';
-import type { Store } from '../store/store.js';
+import type { ApprovalStore, JobStore, PlanStore, RunStore, Store, TriggerStore } from '../store/store.js';
 import { type DiffHunk, diffHunks, diffLines } from './text-diff.js';
 
 // Everything an approver needs beside the plan text, gathered from the store: where the work came from,
@@ -161,7 +161,10 @@ export interface PlanContext {
 }
 
 /** The plans of this plan's rounds, oldest first, ending with the plan itself. */
-async function roundPlans(store: Store, plan: Plan): Promise<Plan[]> {
+async function roundPlans(
+  store: ApprovalStore & JobStore & PlanStore & RunStore & TriggerStore,
+  plan: Plan,
+): Promise<Plan[]> {
   const chain = [plan];
   let current = plan;
   while (current.previousPlanId && chain.length < MAX_ROUNDS) {
@@ -175,7 +178,7 @@ async function roundPlans(store: Store, plan: Plan): Promise<Plan[]> {
 
 /** Where a plan's work came from. `cache` lets a listing share trigger and job lookups between rows. */
 export async function planSource(
-  store: Store,
+  store: ApprovalStore & JobStore & PlanStore & RunStore & TriggerStore,
   plan: Plan,
   cache: SourceCache = new SourceCache(store),
 ): Promise<PlanSource | null> {
@@ -190,7 +193,7 @@ export class SourceCache {
   private readonly jobs = new Map<string, Promise<Awaited<ReturnType<Store['getJob']>>>>();
   private readonly triggers = new Map<string, Promise<Awaited<ReturnType<Store['getTrigger']>>>>();
 
-  constructor(readonly store: Store) {}
+  constructor(readonly store: ApprovalStore & JobStore & PlanStore & RunStore & TriggerStore) {}
 
   job(id: string) {
     if (!this.jobs.has(id)) this.jobs.set(id, this.store.getJob(id));
@@ -322,7 +325,10 @@ function pullRequestOf(run: Run, untrusted: Record<string, unknown> | null): Pul
 }
 
 /** The whole context of one plan. */
-export async function planContext(store: Store, plan: Plan): Promise<PlanContext> {
+export async function planContext(
+  store: ApprovalStore & JobStore & PlanStore & RunStore & TriggerStore,
+  plan: Plan,
+): Promise<PlanContext> {
   const chain = await roundPlans(store, plan);
   const [source, decisions, runs, conversation, roundDecisions] = await Promise.all([
     store.getRun(chain[0]!.runId).then((run) => (run ? sourceOf(run, new SourceCache(store)) : null)),

@@ -7,7 +7,7 @@ import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunQueue } from '../runs/queue.js';
-import type { DecisionEffect, NewRun, Store } from '../store/store.js';
+import type { DecisionEffect, NewRun, PlanStore, RunStore, SessionStore } from '../store/store.js';
 import { headCommit } from '../workspace/git.js';
 import type { PlanLifecycle } from './lifecycle.js';
 
@@ -38,7 +38,7 @@ export interface DecisionOutcome {
 export class PlanDecisions {
   constructor(
     private readonly deps: {
-      store: Store;
+      store: PlanStore & RunStore & SessionStore;
       clock: Clock;
       logger: Logger;
       events: RunEvents;

@@ -1,11 +1,11 @@
 import { isFinishedRunStatus, type Plan, type RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { RUN_FINISHED } from '../runs/events.js';
-import type { Store } from '../store/store.js';
+import type { PlanStore } from '../store/store.js';
 import { type PlanLifecycle, runEnd } from './lifecycle.js';
 
 interface Deps {
-  store: Store;
+  store: PlanStore;
   logger: Logger;
   /** Writes the plans' statuses. */
   lifecycle: PlanLifecycle;

@@ -7,7 +7,7 @@ import {
 } from '../domain/plan-status.js';
 import { type Decision, isFinishedRunStatus, type Plan, type PlanStatus, type Run } from '../domain/types.js';
 import type { Logger } from '../logger.js';
-import type { DecisionEffect, Store } from '../store/store.js';
+import type { DecisionEffect, PlanStore, RunStore } from '../store/store.js';
 
 /**
  * The plan service: the ONLY code that writes a plan's status (the store's createPlan, decidePlan,
@@ -27,7 +27,7 @@ import type { DecisionEffect, Store } from '../store/store.js';
  *   Pages and presenters never write: they read an overdue plan as expired through `planStatusAt`.
  */
 export class PlanLifecycle implements PlanRecorder {
-  constructor(private readonly deps: { store: Store; clock: Clock; logger: Logger }) {}
+  constructor(private readonly deps: { store: PlanStore & RunStore; clock: Clock; logger: Logger }) {}
 
   /** Stores a newly proposed plan, pending approval. */
   propose(plan: ProposedPlan): Promise<Plan> {

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Clock } from '../clock.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
 import type { RunEvent } from '../domain/types.js';
-import type { Store } from '../store/store.js';
+import type { RunStore } from '../store/store.js';
 
 /**
  * The per-run event log: every event is appended to the store (numbered) before listeners hear of it, so
@@ -12,7 +12,7 @@ export class RunEvents {
   private readonly emitter = new EventEmitter();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: RunStore,
     private readonly clock: Clock,
   ) {
     // One listener per open SSE stream; many may watch one run.

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { isFailedRunStatus, isFinishedRunStatus, type Run, type RunStatus } from '../domain/types.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/store.js';
+import type { ApprovalStore, RunStore } from '../store/store.js';
 import { RUN_FINISHED, type RunEvents } from './events.js';
 import { waitsOnSomeone } from './waiting.js';
 
@@ -23,7 +23,7 @@ export class RunAborted extends Error {
 }
 
 export interface RunQueueOptions {
-  store: Store;
+  store: ApprovalStore & RunStore;
   clock: Clock;
   logger: Logger;
   events: RunEvents;

@@ -3,7 +3,7 @@ import { DomainError } from '../domain/errors.js';
 import { type AskUserQuestionInput, checkAnswers } from '../domain/questions.js';
 import type { Question, Run, ToolApproval } from '../domain/types.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/store.js';
+import type { ApprovalStore, PlanStore, RunStore } from '../store/store.js';
 import type { RunEvents } from './events.js';
 import type { RunQueue } from './queue.js';
 import { waitsOnSomeone } from './waiting.js';
@@ -20,7 +20,7 @@ export class QuestionError extends DomainError<
 export class RunService {
   constructor(
     private readonly deps: {
-      store: Store;
+      store: ApprovalStore & PlanStore & RunStore;
       clock: Clock;
       logger: Logger;
       events: RunEvents;
@@ -164,7 +164,7 @@ export type WaitingOn =
   | { kind: 'queue'; detail: string };
 
 export async function waitingOn(
-  store: Store,
+  store: ApprovalStore & PlanStore & RunStore,
   run: Run,
   queue: { activeCount: number; maxConcurrent: number },
 ): Promise<WaitingOn | null> {

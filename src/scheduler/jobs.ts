@@ -5,7 +5,7 @@ import type { CronJob, Run, SlotRecord } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
-import type { Store } from '../store/store.js';
+import type { JobStore, SessionStore } from '../store/store.js';
 import { oneShotPassed, specOf } from './decide.js';
 import { nextFire } from './next-fire.js';
 import { type JobRequest, jitterOptions, planJob } from './plan-job.js';
@@ -14,7 +14,7 @@ import { type JobRequest, jitterOptions, planJob } from './plan-job.js';
 // loop (loop.ts) fires them; this only writes their definition and status, then wakes the loop.
 
 export interface JobsDeps {
-  store: Store;
+  store: JobStore & SessionStore;
   clock: Clock;
   config: Config;
   /** The scheduler loop, woken when a job changes. */

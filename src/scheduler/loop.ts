@@ -2,12 +2,12 @@ import type { Clock } from '../clock.js';
 import type { Run } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { AdvanceResult, Store } from '../store/store.js';
+import type { AdvanceResult, JobStore } from '../store/store.js';
 import { decide } from './decide.js';
 import type { JitterOptions } from './jitter.js';
 
 export interface SchedulerOptions {
-  store: Store;
+  store: JobStore;
   clock: Clock;
   logger: Logger;
   /** Receives every run the scheduler creates. */

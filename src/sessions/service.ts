@@ -4,7 +4,7 @@ import { DomainError } from '../domain/errors.js';
 import type { RunDefaults, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
-import type { Store } from '../store/store.js';
+import type { SessionStore } from '../store/store.js';
 import { workspaceDir } from '../workspace/dir.js';
 
 // A session is a workspace someone works in: its runs share it, its jobs fire into it. Created by a person;
@@ -12,7 +12,7 @@ import { workspaceDir } from '../workspace/dir.js';
 // trigger's: it ends with the trigger, never on its own.
 
 export interface SessionsDeps {
-  store: Store;
+  store: SessionStore;
   clock: Clock;
   config: Config;
   /** The scheduler loop, woken when closing a session deleted its jobs. */

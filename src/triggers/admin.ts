@@ -5,7 +5,7 @@ import type { CronJob, RunDefaults, Trigger, TriggerFilters } from '../domain/ty
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
-import type { Store } from '../store/store.js';
+import type { JobStore, TriggerStore } from '../store/store.js';
 import { workspaceDir } from '../workspace/dir.js';
 import {
   planScheduleJob,
@@ -23,7 +23,7 @@ import { issueTriggerToken } from './tokens.js';
 // time zone canonical, the model allowed, the schedule usable.
 
 export interface TriggerAdminDeps {
-  store: Store;
+  store: JobStore & TriggerStore;
   clock: Clock;
   config: Config;
   /** The scheduler loop, woken when a scheduled trigger's job changes. */

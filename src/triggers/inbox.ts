@@ -1,11 +1,11 @@
 import type { Delivery } from '../domain/types.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/store.js';
+import type { TriggerStore } from '../store/store.js';
 
 const MAX_ATTEMPTS = 3;
 
 export interface InboxOptions {
-  store: Store;
+  store: TriggerStore;
   logger: Logger;
   /** Routes one claimed delivery and settles it; a throw leaves it to the inbox (tried again, then failed). */
   process: (delivery: Delivery, payload: string) => Promise<void>;

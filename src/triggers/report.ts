@@ -2,7 +2,7 @@ import { dataOf, type RunEventMap } from '../domain/events.js';
 import { clipText } from '../domain/plan-title.js';
 import type { RunCheckout, RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
-import type { Store } from '../store/store.js';
+import type { PlanStore, RunStore } from '../store/store.js';
 import { commentParts } from './comment-split.js';
 import type { CommitState, GithubApi } from './github-api.js';
 
@@ -43,7 +43,7 @@ export class GithubReporter {
   private queued = 0;
   private closing = false;
 
-  constructor(private readonly deps: { github: GithubApi; store: Store; logger: Logger }) {}
+  constructor(private readonly deps: { github: GithubApi; store: PlanStore & RunStore; logger: Logger }) {}
 
   /** The run event listener. Never throws. */
   readonly onEvent = (event: RunEvent): void => {

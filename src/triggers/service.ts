@@ -9,7 +9,7 @@ import type { PlanLifecycle } from '../plans/lifecycle.js';
 import type { RunQueue } from '../runs/queue.js';
 import type { RunService } from '../runs/service.js';
 import { GroupCommit } from '../store/group-commit.js';
-import type { Store } from '../store/store.js';
+import type { PlanStore, RunStore, StateStore, TriggerStore } from '../store/store.js';
 import { parseCommand } from './commands.js';
 import { at, type PullRequestContext, prSubject, pullRequestContext } from './context.js';
 import { DeliveryInbox } from './inbox.js';
@@ -56,7 +56,7 @@ const settlement = (
 export type PullRequestLookup = (repository: string, number: number) => Promise<unknown | null>;
 
 interface Deps {
-  store: Store;
+  store: PlanStore & RunStore & StateStore & TriggerStore;
   clock: Clock;
   config: Config;
   logger: Logger;

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import { deleteCookie, getCookie } from 'hono/cookie';
 import type { Identity } from '../auth/tokens.js';
 import type { Clock } from '../clock.js';
-import type { Store } from '../store/store.js';
+import type { StateStore } from '../store/store.js';
 import type { UiEnv } from './env.js';
 import { readForm } from './form.js';
 import { sameOrigin } from './headers.js';
@@ -15,7 +15,7 @@ import { checkCsrf, csrfToken, SESSION_COOKIE, sessionKey, type UiSecret } from 
  * and its token still exist, unrevoked, under the same identity. When the token fails that, its sessions
  * are revoked on the spot, so their rows say what became of them whichever way the token was revoked.
  */
-export async function sessionIdentity(store: Store, key: Buffer, now: number): Promise<Identity | null> {
+export async function sessionIdentity(store: StateStore, key: Buffer, now: number): Promise<Identity | null> {
   const session = await store.findUiSession(key, now);
   if (!session) return null;
   const record = await store.findToken(session.tokenId);
@@ -43,7 +43,7 @@ const READS = new Set(['GET', 'HEAD']);
  * from our own origin and carry the session's CSRF token (403).
  */
 export function requireSession(deps: {
-  store: Store;
+  store: StateStore;
   clock: Clock;
   secret: UiSecret;
 }): MiddlewareHandler<UiEnv> {

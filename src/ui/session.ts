@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Identity } from '../auth/tokens.js';
 import type { UiSession } from '../domain/types.js';
-import type { Store } from '../store/store.js';
+import type { StateStore } from '../store/store.js';
 
 // The approver page's session lives in the store (ui_sessions); the cookie holds only its random id,
 // signed with HMAC-SHA256 under a per-daemon secret. The store keeps the id's sha256, never the id, so a
@@ -24,7 +24,7 @@ const SECRET_KEY = 'ui_secret';
 export class UiSecret {
   private loading: Promise<Buffer> | null = null;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: StateStore) {}
 
   get(): Promise<Buffer> {
     this.loading ??= this.load().catch((err) => {

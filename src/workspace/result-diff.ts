@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { isFinishedRunStatus, type Plan, type Run } from '../domain/types.js';
-import type { Store } from '../store/store.js';
+import type { PlanStore, SessionStore } from '../store/store.js';
 import { git } from './git.js';
 import { worktreePath } from './paths.js';
 import { branchFor } from './worktree.js';
@@ -67,7 +67,7 @@ const TIMEOUT_MS = 30_000;
 
 /** The diff of an execute run, capped by `limits`. Never throws for a missing repository or commit. */
 export async function readResultDiff(
-  deps: { store: Store; workRoot: string },
+  deps: { store: PlanStore & SessionStore; workRoot: string },
   run: Run,
   limits: DiffLimits = DEFAULT_DIFF_LIMITS,
 ): Promise<ResultDiff> {
@@ -130,7 +130,7 @@ export async function readResultDiff(
   }
 }
 
-async function repositoryOf(store: Store, plan: Plan): Promise<string | null> {
+async function repositoryOf(store: PlanStore & SessionStore, plan: Plan): Promise<string | null> {
   return (await store.getSession(plan.sessionId))?.workspace ?? null;
 }
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { isFinishedRunStatus, type Plan, type PlanStatus } from '../domain/types.js';
-import type { Store } from '../store/store.js';
+import type { PlanStore, RunStore, SessionStore } from '../store/store.js';
 import { git, withRepoLock } from './git.js';
 import { checkoutPath, checkoutsDir, worktreePath, worktreesDir } from './paths.js';
 import { branchFor } from './worktree.js';
@@ -33,7 +33,7 @@ export interface RetentionReport {
 }
 
 export async function collectGarbage(
-  deps: { store: Store; workRoot: string },
+  deps: { store: PlanStore & RunStore & SessionStore; workRoot: string },
   opts: { ttlMs: number; now: number; dryRun?: boolean },
 ): Promise<RetentionReport> {
   const { store, workRoot } = deps;
