@@ -1,9 +1,9 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { loadMigrations } from './migrations.js';
 import { shownUrl } from './open.js';
 import { PgDb, type Queries } from './postgres/db.js';
 import { openPostgresStore } from './postgres/index.js';
-import { loadMigrations } from './sqlite/migrate.js';
 import { SchemaTooNewError } from './store.js';
 
 // `drydock migrate-store`: everything of a SQLite store copied into an empty PostgreSQL database, in one

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Delivery } from '../../src/domain/types.js';
-import { loadMigrations } from '../../src/store/sqlite/migrate.js';
+import { loadMigrations } from '../../src/store/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { TriggerFireInput } from '../../src/store/store.js';
 import { tempDir } from '../support/harness.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
 import type { UiSession } from '../../src/domain/types.js';
-import { loadMigrations } from '../../src/store/sqlite/migrate.js';
+import { loadMigrations } from '../../src/store/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { T0, tempDir } from '../support/harness.js';
 

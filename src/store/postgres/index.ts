@@ -1,5 +1,5 @@
 import { composeStore } from '../compose.js';
-import type { Migration } from '../sqlite/migrate.js';
+import type { Migration } from '../migrations.js';
 import type { Store } from '../store.js';
 import { PgApprovals } from './approvals.js';
 import { PgDb } from './db.js';

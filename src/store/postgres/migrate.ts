@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { packageRoot } from '../../paths.js';
-import { loadMigrations, type Migration } from '../sqlite/migrate.js';
+import { loadMigrations, type Migration } from '../migrations.js';
 import { SchemaTooNewError } from '../store.js';
 import { LOCK, type PgDb, type Queries } from './db.js';
 

@@ -1,11 +1,12 @@
 import type Database from 'better-sqlite3';
 import { composeStore } from '../compose.js';
+import { loadMigrations, type Migration } from '../migrations.js';
 import type { Store } from '../store.js';
 import { SqliteApprovals } from './approvals.js';
 import { SqliteDb } from './db.js';
 import { SqliteDeliveries } from './deliveries.js';
 import { SqliteJobs } from './jobs.js';
-import { loadMigrations, type Migration, migrate } from './migrate.js';
+import { migrate } from './migrate.js';
 import { SqlitePlans } from './plans.js';
 import { SqliteRuns } from './runs.js';
 import { SqliteSessions } from './sessions.js';

@@ -1,8 +1,9 @@
 import type { ApiToken, UiSession } from '../../domain/types.js';
+import type { Migration } from '../migrations.js';
 import { type TokenRow, toToken, toUiSession, type UiSessionRow } from '../rows.js';
 import type { StateStore, StoreStats } from '../store.js';
 import type { SqliteDb } from './db.js';
-import { currentVersion, type Migration } from './migrate.js';
+import { currentVersion } from './migrate.js';
 
 export class SqliteState implements StateStore {
   constructor(
