@@ -634,14 +634,16 @@ function report(
       : `only ${int(run.drained.executed)} of ${int(run.phase.report.sent)} runs were executed within 120 s`;
   const perStore = (text: (run: DrydockRun) => string) =>
     single ? text(runs[0]!) : runs.map((run) => `on ${named(run)} ${text(run)}`).join('; ');
+  const logNote = (run: DrydockRun) =>
+    `${int(run.stopped.usage.logLines)} lines, ${run.stopped.usage.warnings} warnings or errors`;
   const executorNote = opts.instantRuns
     ? "the injected executor returns {status: 'planned'} at once (--instant-runs), so the queue claims, finishes and logs runs during the load"
     : "the injected executor holds every run until the load is over and the inbox drained (as agent runs minutes long keep a burst's runs queued), then returns {status: 'planned'}";
   const notes = [
     `drydock: runs.max_concurrent ${opts.maxConcurrent}; ${executorNote}; no agent, model call or git worktree is measured, but every`,
     'run goes through the real queue and store in the same process',
-    `(${perStore(queueNote)}). pino at info, lines counted instead of written (${perStore((run) => `${int(run.stopped.usage.logLines)} lines,`)}`,
-    `${perStore((run) => `${run.stopped.usage.warnings} warnings or errors`)}). One github trigger on pull_request.opened, created over POST`,
+    `(${perStore(queueNote)}). pino at info, lines counted instead of written (${perStore(logNote)}). One github`,
+    'trigger on pull_request.opened, created over POST',
     `/v1/triggers, its hourly cap then raised to ${int(HOURLY_CAP)} in the store (the API allows at most 10,000).`,
     ...(single
       ? []
