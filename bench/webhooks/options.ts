@@ -62,7 +62,7 @@ export const USAGE = `usage: npm run bench:webhooks -- [--quick] [--seconds S] [
             --store sqlite --postgres-url ${DEFAULT_POSTGRES_URL}
   --store:  drydock's store: sqlite (its file in the data directory), postgres (a fresh database created on the
             server of --postgres-url and dropped at the end), or both (SQLite, then PostgreSQL, side by side
-            against the same bare phase; about 30 s longer)
+            against the same bare phase; about 5 minutes in all on 2 cores, most of it the inboxes draining)
   --quick:  --seconds ${QUICK.seconds} --warmup-seconds ${QUICK.warmupSeconds}
   --instant-runs: the runs finish as they start, during the load (default: held until the load is over, as
                   agent runs minutes long would be)
