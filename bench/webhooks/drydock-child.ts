@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Anthropic from '@anthropic-ai/sdk';
+import pg from 'pg';
 import { defaultConfig } from '../../src/config/load.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { parseSignature, SignatureCheck } from '../../src/http/github-signature.js';
@@ -22,8 +23,10 @@ import type { DrydockParams, MethodTime, Micro, Started, Usage } from './protoco
 //   - the logger is pino at info, as in production, counting lines instead of writing them (warnings and
 //     errors go to stderr).
 // Instrumentation lives only here: every public store method, TriggerService.receiveGithub and
-// RunQueue.submit are wrapped on the instances with a wall-clock and a CPU timer (outermost calls; the store
-// and submit are synchronous inside; receiveGithub awaits, so it gets wall time only).
+// RunQueue.submit are wrapped on the instances with a wall-clock and a CPU timer (outermost calls; the SQLite
+// store and submit are synchronous inside; receiveGithub awaits, so it gets wall time only). The PostgreSQL
+// store's methods return promises: their wall time runs until the promise settles, their CPU is that of the
+// synchronous part only (the driver's work on the answer runs in later callbacks, outside any wrapper).
 
 const p = childParams<DrydockParams>();
 
@@ -57,27 +60,44 @@ const cpuSince = (c0: NodeJS.CpuUsage) => {
 let submitting = 0;
 let storeCpuInSubmit = 0;
 
-/** Wraps the store's public methods on the instance; nested calls (a method calling another) count once. */
+/**
+ * Wraps the store's public methods on the instance: composeStore puts them on the instance itself, the class
+ * adds a few on its prototype. Nested calls (a method calling another) count once. A method that returns a
+ * promise is timed (wall) until it settles.
+ */
 function instrumentStore(store: object, times: Record<string, MethodTime>): void {
   const target = store as Record<string, unknown>;
   let depth = 0;
-  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(store))) {
+  const proto = Object.getPrototypeOf(store) as object;
+  const names = new Set([
+    ...Object.getOwnPropertyNames(store),
+    ...(proto === Object.prototype ? [] : Object.getOwnPropertyNames(proto)),
+  ]);
+  for (const name of names) {
     const fn = target[name];
     if (name === 'constructor' || name === 'sql' || typeof fn !== 'function') continue;
     const t = timing();
     times[name] = t;
     target[name] = (...args: unknown[]) => {
       depth += 1;
+      const outermost = depth === 1;
       const c0 = process.cpuUsage();
       const t0 = performance.now();
+      let result: unknown;
       try {
-        return fn.apply(store, args);
+        result = fn.apply(store, args);
+        return result;
       } finally {
         depth -= 1;
-        if (depth === 0) {
+        if (outermost) {
           const cpu = cpuSince(c0);
-          add(t, performance.now() - t0, cpu);
           if (submitting > 0) storeCpuInSubmit += cpu;
+          if (result instanceof Promise) {
+            const settled = () => add(t, performance.now() - t0, cpu);
+            result.then(settled, settled);
+          } else {
+            add(t, performance.now() - t0, cpu);
+          }
         }
       }
     };
@@ -121,6 +141,23 @@ function instrument(
   };
 }
 
+let closeCounter: (() => Promise<void>) | null = null;
+
+const QUEUED = `SELECT COUNT(*) AS n FROM deliveries WHERE outcome = 'queued'`;
+
+async function queuedCounter(daemon: Daemon): Promise<() => Promise<number>> {
+  if (p.databaseUrl === null) {
+    const db = (daemon.store as unknown as { db: { prepare(sql: string): { pluck(): { get(): unknown } } } })
+      .db;
+    const queuedCount = db.prepare(QUEUED.replace(' AS n', '')).pluck();
+    return async () => queuedCount.get() as number;
+  }
+  const client = new pg.Client({ connectionString: p.databaseUrl });
+  await client.connect();
+  closeCounter = () => client.end();
+  return async () => Number((await client.query<{ n: string }>(QUEUED)).rows[0]!.n);
+}
+
 /** Median of `n` timings of `fn`, in µs. */
 async function micro(n: number, fn: () => unknown): Promise<number> {
   const out: number[] = [];
@@ -136,6 +173,7 @@ async function micro(n: number, fn: () => unknown): Promise<number> {
 async function main(): Promise<void> {
   const config = defaultConfig();
   config.data_dir = p.dataDir;
+  config.database_url = p.databaseUrl;
   config.timezone = 'UTC';
   config.log_level = 'info';
   config.server.host = '127.0.0.1';
@@ -192,22 +230,21 @@ async function main(): Promise<void> {
   const submit = timing();
   if (p.instrument) instrument(daemon, storeTimes, handler, submit);
 
-  // The inbox's depth, read on the store's own connection through its partial index (stats() would group
-  // every delivery and run, too slow to poll while the inbox drains).
-  const db = (daemon.store as unknown as { db: { prepare(sql: string): { pluck(): { get(): unknown } } } })
-    .db;
-  const queuedCount = db.prepare(`SELECT COUNT(*) FROM deliveries WHERE outcome = 'queued'`).pluck();
-  const countQueued = () => queuedCount.get() as number;
+  // The inbox's depth, read through its partial index (stats() would group every delivery and run, too slow
+  // to poll while the inbox drains): on the SQLite store's own connection, or on one PostgreSQL connection of
+  // the bench's own, apart from the store's pool.
+  const countQueued = await queuedCounter(daemon);
 
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
-  const usage = (): Usage => {
+  const usage = async (): Promise<Usage> => {
+    const queued = await countQueued();
     const u: Usage = {
       type: 'usage',
       cpuMs: cpuMs(),
       rss: process.memoryUsage.rss(),
       executed,
-      queued: countQueued(),
+      queued,
       logLines: logged.lines,
       warnings: logged.warnings,
       store: storeTimes,
@@ -221,20 +258,21 @@ async function main(): Promise<void> {
   };
   onOrders<{ type: 'usage' | 'release' | 'stop' }>(async (order) => {
     if (order.type === 'usage') {
-      await report(usage());
+      await report(await usage());
       return;
     }
     if (order.type === 'release') {
       release();
       return;
     }
-    const last = usage();
+    const last = await usage();
     // The live heap once everything is done (node runs this child with --expose-gc): what stays after a
     // burst, as against the peak RSS the burst's garbage drove up.
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
     const liveHeap = gc ? process.memoryUsage().heapUsed : null;
     await daemon.stop();
+    await closeCounter?.();
     await report({ type: 'stopped', usage: last, maxRss: maxRssBytes(), liveHeap });
     process.exit(0);
   });

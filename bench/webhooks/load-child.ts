@@ -20,7 +20,10 @@ const signer = new PrefixSigner(secret, tpl.prefix);
 // Six-digit numbers: every body is exactly BODY_BYTES long.
 let nextNumber = 100_000;
 
-/** What drydock answered to each first delivery: the redelivery check sends the same ones again. */
+/**
+ * What drydock answered to each first delivery of its last phase: the redelivery check sends the same ones
+ * again (with --store both, each daemon only its own).
+ */
 const delivered: { key: string; n: number; deliveryId: string }[] = [];
 
 interface Answer {
@@ -104,6 +107,7 @@ const describe = (err: unknown) => (err instanceof Error ? err.message : String(
 
 async function phase(order: PhaseRequest): Promise<PhaseReport> {
   const url = new URL(order.url);
+  if (order.target === 'drydock') delivered.length = 0;
   const agent = new Agent({
     keepAlive: true,
     maxSockets: order.concurrency,

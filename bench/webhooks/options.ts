@@ -22,9 +22,24 @@ export interface BenchOptions {
   /** Time drydock's store calls, receiveGithub and submit in its process (costs a few µs per call). */
   breakdown: boolean;
   quick: boolean;
-  /** Keep the temporary directory (both databases, the clone). */
+  /** Keep the temporary directory (both databases, the clone); with PostgreSQL, its database too. */
   keep: boolean;
+  /** drydock's store: its SQLite file (the default), a fresh PostgreSQL database, or one after the other. */
+  store: StoreChoice;
+  /** The PostgreSQL server's maintenance database, on which the bench creates (and drops) its own. */
+  postgresUrl: string;
 }
+
+export type StoreKind = 'sqlite' | 'postgres';
+export type StoreChoice = StoreKind | 'both';
+const STORE_CHOICES: readonly StoreChoice[] = ['sqlite', 'postgres', 'both'];
+
+/** The stores a run measures drydock on, in order. */
+export function storesOf(choice: StoreChoice): StoreKind[] {
+  return choice === 'both' ? ['sqlite', 'postgres'] : [choice];
+}
+
+const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const FULL = { seconds: 15, warmupSeconds: 2 };
 const QUICK = { seconds: 4, warmupSeconds: 1 };
@@ -38,21 +53,32 @@ const NUMERIC = {
 } as const;
 
 const SWITCHES = ['--quick', '--keep', '--help', '--no-breakdown', '--instant-runs'] as const;
+const VALUES = ['--store', '--postgres-url'] as const;
 
 export const USAGE = `usage: npm run bench:webhooks -- [--quick] [--seconds S] [--warmup-seconds S] [--concurrency N]
                                  [--redeliveries N] [--max-concurrent N] [--instant-runs] [--no-breakdown] [--keep]
+                                 [--store sqlite|postgres|both] [--postgres-url URL]
   defaults: --seconds ${FULL.seconds} --warmup-seconds ${FULL.warmupSeconds} --concurrency 50 --redeliveries 200 --max-concurrent 2
+            --store sqlite --postgres-url ${DEFAULT_POSTGRES_URL}
+  --store:  drydock's store: sqlite (its file in the data directory), postgres (a fresh database created on the
+            server of --postgres-url and dropped at the end), or both (SQLite, then PostgreSQL, side by side
+            against the same bare phase; about 5 minutes in all on 2 cores, most of it the inboxes draining)
   --quick:  --seconds ${QUICK.seconds} --warmup-seconds ${QUICK.warmupSeconds}
   --instant-runs: the runs finish as they start, during the load (default: held until the load is over, as
                   agent runs minutes long would be)
   --no-breakdown: no timers around drydock's store calls, receiveGithub and submit (they cost a few µs a call)
   environment: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONCURRENCY, BENCH_REDELIVERIES, BENCH_MAX_CONCURRENT,
-               BENCH_QUICK=1, BENCH_KEEP=1, BENCH_NO_BREAKDOWN=1, BENCH_INSTANT_RUNS=1,
+               BENCH_QUICK=1, BENCH_KEEP=1, BENCH_NO_BREAKDOWN=1, BENCH_INSTANT_RUNS=1, BENCH_STORE,
+               BENCH_POSTGRES_URL,
                BENCH_DRYDOCK_NODE_ARGS / BENCH_BARE_NODE_ARGS (extra node flags for
                that child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
-  const flags = readFlags(argv, SWITCHES, [...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
+  const flags = readFlags(argv, SWITCHES, [
+    ...SWITCHES,
+    ...VALUES,
+    ...Object.values(NUMERIC).map(([flag]) => flag),
+  ]);
 
   const isOn = (v: string | true | undefined) => v === true || v === '1' || v === 'true';
   const toggle = (flag: string, name: string) => (flags.has(flag) ? isOn(flags.get(flag)) : isOn(env[name]));
@@ -78,5 +104,23 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     breakdown: !toggle('--no-breakdown', 'BENCH_NO_BREAKDOWN'),
     quick,
     keep: toggle('--keep', 'BENCH_KEEP'),
+    store: storeChoice(flags.get('--store') ?? env.BENCH_STORE),
+    postgresUrl: postgresUrl(flags.get('--postgres-url') ?? env.BENCH_POSTGRES_URL),
   };
+}
+
+function storeChoice(raw: string | true | undefined): StoreChoice {
+  if (raw === undefined || raw === '') return 'sqlite';
+  const found = STORE_CHOICES.find((c) => c === raw);
+  if (!found) {
+    throw new OptionsError(`--store (BENCH_STORE): expected ${STORE_CHOICES.join(', ')}, got ${String(raw)}`);
+  }
+  return found;
+}
+
+function postgresUrl(raw: string | true | undefined): string {
+  if (raw === undefined || raw === '') return DEFAULT_POSTGRES_URL;
+  const ok = typeof raw === 'string' && /^postgres(ql)?:\/\//.test(raw) && URL.canParse(raw);
+  if (!ok) throw new OptionsError('--postgres-url (BENCH_POSTGRES_URL): expected a postgres:// URL');
+  return raw;
 }

@@ -5,6 +5,8 @@ export type Target = 'bare' | 'drydock';
 
 export interface DrydockParams {
   dataDir: string;
+  /** drydock's database_url: a PostgreSQL database, or null for the SQLite file in dataDir. */
+  databaseUrl: string | null;
   /** A git repository standing in for the local clone of the payload's repository. */
   repoDir: string;
   repository: string;

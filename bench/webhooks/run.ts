@@ -4,11 +4,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { Child } from '../shared/children.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, perSecond, rate, type Summary, summarize, table, wrap } from '../shared/stats.js';
-import { type BenchOptions, parseOptions, USAGE } from './options.js';
+import { type BenchOptions, parseOptions, type StoreKind, storesOf, USAGE } from './options.js';
 import { BODY_BYTES, payloadTemplate } from './payload.js';
+import { type BenchDatabase, backendCpuBetween, createBenchDatabase, shown } from './postgres.js';
 import type {
   BareParams,
   DrydockParams,
@@ -54,6 +56,12 @@ interface Phase {
   machineBusyMs: number | null;
   machineWallMs: number;
   loadAverage: number;
+  /**
+   * drydock on PostgreSQL: CPU of its database's server processes over the phase (a lower bound, see
+   * backendCpuBetween), and their CPU by pid when it started; null otherwise.
+   */
+  databaseCpuMs: number | null;
+  databaseCpuAtStart: Map<number, number> | null;
 }
 
 /** Busy CPU time of the whole machine so far (Linux /proc/stat, in USER_HZ = 100 ticks a second). */
@@ -77,60 +85,105 @@ interface Check {
   lines: string[];
 }
 
+/**
+ * drydock's database as the read-back queries it: the SQLite file (read-only) or the PostgreSQL database.
+ * Counts and times come back as numbers from SQLite and as text for PostgreSQL's bigint: callers use Number().
+ */
+interface Reader {
+  all<T>(sql: string, values?: readonly unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+  /** SQL for the first element of deliveries.run_ids (a JSON array) of the delivery aliased `d`. */
+  firstRunId: string;
+  /** SQL for the order of arrival of deliveries. */
+  arrival: string;
+}
+
+function sqliteReader(file: string): Reader {
+  const db = new Database(file, { readonly: true });
+  return {
+    all: async <T>(sql: string, values: readonly unknown[] = []) => db.prepare(sql).all(...values) as T[],
+    close: async () => {
+      db.close();
+    },
+    firstRunId: `json_extract(d.run_ids, '$[0]')`,
+    arrival: 'rowid',
+  };
+}
+
+async function postgresReader(url: string): Promise<Reader> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return {
+    all: async <T>(sql: string, values: readonly unknown[] = []) =>
+      (await client.query(sql, values as unknown[])).rows as T[],
+    close: () => client.end(),
+    firstRunId: 'd.run_ids->>0',
+    arrival: 'seq',
+  };
+}
+
 /** drydock's database after it stopped: one delivery per request, one run per delivery, nothing doubled. */
-function verifyDrydock(
-  file: string,
+async function verifyDrydock(
+  db: Reader,
   sent: number,
   answered: number,
   redelivery: RedeliverReport | null,
-): Check & { inbox: InboxFigures } {
-  const db = new Database(file, { readonly: true });
+): Promise<Check & { inbox: InboxFigures }> {
   try {
-    const n = (sql: string) => (db.prepare(sql).get() as { n: number | null }).n ?? 0;
-    const deliveries = n(`SELECT COUNT(*) AS n FROM deliveries WHERE source = 'github'`);
-    const outcomes = db
-      .prepare(`SELECT outcome, COUNT(*) AS n FROM deliveries GROUP BY outcome ORDER BY outcome`)
-      .all() as { outcome: string; n: number }[];
-    const accepted = n(
+    const n = async (sql: string) => Number((await db.all<{ n: number | string | null }>(sql))[0]?.n ?? 0);
+    const counted = async <K extends string>(sql: string) =>
+      (await db.all<Record<K, string> & { n: number | string }>(sql)).map((r) => ({ ...r, n: Number(r.n) }));
+    const deliveries = await n(`SELECT COUNT(*) AS n FROM deliveries WHERE source = 'github'`);
+    const outcomes = await counted<'outcome'>(
+      `SELECT outcome, COUNT(*) AS n FROM deliveries GROUP BY outcome ORDER BY outcome`,
+    );
+    const accepted = await n(
       `SELECT COUNT(*) AS n FROM deliveries WHERE source = 'github' AND outcome = 'accepted'`,
     );
-    const distinctKeys = n(`SELECT COUNT(DISTINCT key) AS n FROM deliveries WHERE source = 'github'`);
-    const runs = n('SELECT COUNT(*) AS n FROM runs');
-    const deliveryRuns = n('SELECT COUNT(*) AS n FROM runs WHERE delivery_id IS NOT NULL');
-    const doubled = n(
+    const distinctKeys = await n(`SELECT COUNT(DISTINCT key) AS n FROM deliveries WHERE source = 'github'`);
+    const runs = await n('SELECT COUNT(*) AS n FROM runs');
+    const deliveryRuns = await n('SELECT COUNT(*) AS n FROM runs WHERE delivery_id IS NOT NULL');
+    const doubled = await n(
       `SELECT COUNT(*) AS n FROM (SELECT delivery_id FROM runs WHERE delivery_id IS NOT NULL
-         GROUP BY delivery_id HAVING COUNT(*) > 1)`,
+         GROUP BY delivery_id HAVING COUNT(*) > 1) AS doubled`,
     );
-    const notOne = n(
+    const notOne = await n(
       `SELECT COUNT(*) AS n FROM deliveries d
          LEFT JOIN (SELECT delivery_id, COUNT(*) AS c, MIN(id) AS run_id FROM runs GROUP BY delivery_id) r
            ON r.delivery_id = d.id
-        WHERE d.outcome = 'accepted' AND (COALESCE(r.c, 0) != 1 OR json_extract(d.run_ids, '$[0]') != r.run_id
+        WHERE d.outcome = 'accepted' AND (COALESCE(r.c, 0) != 1 OR ${db.firstRunId} != r.run_id
           OR json_array_length(d.run_ids) != 1)`,
     );
-    const orphans = n(
+    const orphans = await n(
       `SELECT COUNT(*) AS n FROM runs r LEFT JOIN deliveries d ON d.id = r.delivery_id WHERE d.id IS NULL`,
     );
-    const subjects = n('SELECT COUNT(DISTINCT subject) AS n FROM runs');
-    const sessions = n(`SELECT COUNT(*) AS n FROM sessions WHERE scope_key LIKE 'trigger:%'`);
-    const fires = n(`SELECT COUNT(*) AS n FROM trigger_fires WHERE outcome = 'accepted'`);
-    const statuses = db
-      .prepare('SELECT status, COUNT(*) AS n FROM runs GROUP BY status ORDER BY status')
-      .all() as { status: string; n: number }[];
+    const subjects = await n('SELECT COUNT(DISTINCT subject) AS n FROM runs');
+    const sessions = await n(`SELECT COUNT(*) AS n FROM sessions WHERE scope_key LIKE 'trigger:%'`);
+    const fires = await n(`SELECT COUNT(*) AS n FROM trigger_fires WHERE outcome = 'accepted'`);
+    const statuses = await counted<'status'>(
+      'SELECT status, COUNT(*) AS n FROM runs GROUP BY status ORDER BY status',
+    );
     const planned = statuses.find((s) => s.status === 'planned')?.n ?? 0;
     // Each run a duplicate answer named is the run of that delivery in the database.
-    const runOf = db.prepare(`SELECT id FROM runs WHERE delivery_id = ?`).pluck();
-    const wrongRun = redelivery
-      ? Object.entries(redelivery.runs).filter(([dlv, run]) => runOf.get(dlv) !== run).length
-      : 0;
+    let wrongRun = 0;
+    if (redelivery) {
+      const named = new Map(
+        (
+          await db.all<{ delivery_id: string; id: string }>(
+            `SELECT delivery_id, id FROM runs WHERE delivery_id IS NOT NULL`,
+          )
+        ).map((r) => [r.delivery_id, r.id]),
+      );
+      wrongRun = Object.entries(redelivery.runs).filter(([dlv, run]) => named.get(dlv) !== run).length;
+    }
     const redeliveredOk = redelivery
       ? redelivery.sameDelivery === redelivery.sent && redelivery.bad === 0 && wrongRun === 0
       : true;
-    const times = db
-      .prepare(
-        `SELECT received_at AS r, processed_at AS p FROM deliveries WHERE source = 'github' ORDER BY rowid`,
+    const times = (
+      await db.all<{ r: number | string; p: number | string | null }>(
+        `SELECT received_at AS r, processed_at AS p FROM deliveries WHERE source = 'github' ORDER BY ${db.arrival}`,
       )
-      .all() as { r: number; p: number | null }[];
+    ).map((t) => ({ r: Number(t.r), p: t.p === null ? null : Number(t.p) }));
     const unprocessed = times.filter((t) => t.p === null).length;
     const waits = times.filter((t) => t.p !== null).map((t) => t.p! - t.r);
     const inbox: InboxFigures = {
@@ -181,7 +234,7 @@ function verifyDrydock(
     }
     return { ok, lines, inbox };
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -222,8 +275,13 @@ async function runPhase(
   started: Started,
   target: Target,
   opts: BenchOptions,
+  /** For the log: the target, and which store for drydock on more than one. */
+  name: string = target,
+  /** drydock on PostgreSQL: its database, whose server processes' CPU is read around the phase. */
+  database: BenchDatabase | null = null,
 ): Promise<Phase> {
-  log(`${target}: ${opts.concurrency} connections, ${opts.warmupSeconds} s warm-up + ${opts.seconds} s`);
+  log(`${name}: ${opts.concurrency} connections, ${opts.warmupSeconds} s warm-up + ${opts.seconds} s`);
+  const db0 = database ? await database.backendCpu() : null;
   const before = await usage(server);
   const busy0 = machineBusyMs();
   const wall0 = Date.now();
@@ -240,12 +298,23 @@ async function runPhase(
   const machineWallMs = Date.now() - wall0;
   const loadAverage = loadavg()[0]!;
   const after = await usage(server);
+  const db1 = database ? await database.backendCpu() : null;
   const s = summarize(report.latencies);
   log(
-    `${target}: ${rate(s.count, report.wallMs)}, p99 ${ms(s.p99)}, ${report.errors} errors, ${report.bad} bad`,
+    `${name}: ${rate(s.count, report.wallMs)}, p99 ${ms(s.p99)}, ${report.errors} errors, ${report.bad} bad`,
   );
   const machine = busy0 === null || busy1 === null ? null : busy1 - busy0;
-  return { report, before, after, started, machineBusyMs: machine, machineWallMs, loadAverage };
+  return {
+    report,
+    before,
+    after,
+    started,
+    machineBusyMs: machine,
+    machineWallMs,
+    loadAverage,
+    databaseCpuMs: db0 && db1 ? backendCpuBetween(db0, db1) : null,
+    databaseCpuAtStart: db0,
+  };
 }
 
 function statusLine(r: PhaseReport): string {
@@ -275,7 +344,7 @@ const CALLER: Record<string, string> = {
 };
 
 /** Where drydock's time went during its phase: the instrumented store methods, submit, and the rest. */
-function breakdown(phase: Phase, deliveries: number): string[] {
+function breakdown(phase: Phase, deliveries: number, store: StoreKind): string[] {
   const { before, after } = phase;
   const delta = (a: MethodTime, b: MethodTime | undefined): MethodTime => ({
     calls: a.calls - (b?.calls ?? 0),
@@ -338,36 +407,66 @@ function breakdown(phase: Phase, deliveries: number): string[] {
     `Where drydock's CPU went during its phase (warm-up included, ${int(deliveries)} deliveries; the inbox's work after the`,
     'phase is not in it; timers wrapped around the instance methods in the bench child; CPU = process.cpuUsage across',
     'the call, wall = performance.now):',
+    ...(store === 'postgres'
+      ? [
+          "(PostgreSQL: the store's methods return promises; wall runs until the promise settles, with the time waiting for",
+          "the server and for the pool; CPU is the synchronous part of the call only: the driver's work on the answers runs",
+          'in later callbacks and counts under everything else.)',
+        ]
+      : []),
     table(rows),
     `TriggerService.receiveGithub, wall time per delivery (awaits included): mean ${ms(handler.wallMs / Math.max(1, handler.calls))}, ` +
       `max ${ms(handler.maxWallMs)}`,
   ];
 }
 
+/** drydock on one store: its phase, what its inbox and queue did after it, and the read-back. */
+interface DrydockRun {
+  store: StoreKind;
+  phase: Phase;
+  inbox: InboxDrain;
+  drained: { executed: number; waitedMs: number };
+  stopped: Stopped;
+  check: Check & { inbox: InboxFigures };
+}
+
+const STORE_NAME: Record<StoreKind, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
 function report(
   opts: BenchOptions,
   ready: LoadReady,
   bare: Phase,
-  drydock: Phase,
   bareCheck: Check,
-  drydockCheck: Check & { inbox: InboxFigures },
-  inbox: InboxDrain,
-  drained: { executed: number; waitedMs: number },
-  stopped: Stopped,
+  runs: DrydockRun[],
 ): boolean {
+  // On SQLite alone the output is the one the bench always printed; on PostgreSQL, or both, each drydock
+  // column and verdict names its store.
+  const single = runs.length === 1 && runs[0]!.store === 'sqlite';
+  const named = (run: DrydockRun) => STORE_NAME[run.store];
+  const header = (run: DrydockRun) =>
+    single ? 'drydock: POST /webhooks/github' : `drydock on ${named(run)}: POST /webhooks/github`;
   const b = summarize(bare.report.latencies);
-  const d = summarize(drydock.report.latencies);
   const bRate = perSecond(b.count, bare.report.wallMs);
-  const dRate = perSecond(d.count, drydock.report.wallMs);
-  const ratio = dRate / bRate;
-  const ratioPass = Number.isFinite(ratio) && ratio >= TARGETS.ratio;
-  const p99Pass = d.count > 0 && d.p99 <= TARGETS.p99Ms;
-  const answersOk =
-    drydock.report.errors === 0 &&
-    drydock.report.bad === 0 &&
-    bare.report.errors === 0 &&
-    bare.report.bad === 0;
-  const dupPass = drydockCheck.ok;
+  const figures = runs.map((run) => {
+    const d = summarize(run.phase.report.latencies);
+    const ratio = perSecond(d.count, run.phase.report.wallMs) / bRate;
+    return {
+      run,
+      d,
+      ratio,
+      ratioPass: Number.isFinite(ratio) && ratio >= TARGETS.ratio,
+      p99Pass: d.count > 0 && d.p99 <= TARGETS.p99Ms,
+      answersOk: run.phase.report.errors === 0 && run.phase.report.bad === 0,
+      dupPass: run.check.ok,
+    };
+  });
+  const bareAnswersOk = bare.report.errors === 0 && bare.report.bad === 0;
+  type Figures = (typeof figures)[number];
+  /** One verdict per store: `PASS`, or `SQLite PASS, PostgreSQL FAIL`. */
+  const verdicts = (pass: (f: Figures) => boolean) =>
+    single
+      ? verdict(pass(figures[0]!))
+      : figures.map((f) => `${named(f.run)} ${verdict(pass(f))}`).join(', ');
 
   const cpuPer = (p: Phase) => ms((p.after.cpuMs - p.before.cpuMs) / Math.max(1, p.report.sent));
   const busy = (cpu: number) =>
@@ -377,109 +476,184 @@ function report(
   const serverCpu = (p: Phase) => `${cpuPer(p)} (${busy(p.after.cpuMs - p.before.cpuMs)})`;
   const others = (p: Phase) => {
     if (p.machineBusyMs === null) return `load average ${p.loadAverage.toFixed(1)}`;
-    const mine = p.after.cpuMs - p.before.cpuMs + p.report.cpuMs;
+    const mine = p.after.cpuMs - p.before.cpuMs + p.report.cpuMs + (p.databaseCpuMs ?? 0);
     const cores = Math.max(0, p.machineBusyMs - mine) / p.machineWallMs;
     return `${cores.toFixed(1)} of ${availableParallelism()} cores busy (load average ${p.loadAverage.toFixed(1)})`;
   };
   const lat = (s: Summary) => (s.count ? `${ms(s.p50)} / ${ms(s.p99)}` : na);
+  const each = (cell: (f: Figures) => string) => figures.map(cell);
+  const blank = runs.map(() => '');
 
   const rows: string[][] = [
-    ['', 'bare: hono, verify, INSERT body', 'drydock: POST /webhooks/github', 'drydock / bare', 'target'],
+    [
+      '',
+      'bare: hono, verify, INSERT body',
+      ...runs.map(header),
+      ...(single ? ['drydock / bare'] : runs.map((run) => `${named(run)} / bare`)),
+      'target',
+    ],
     [
       'throughput',
       rate(b.count, bare.report.wallMs).replace('/s', ' req/s'),
-      rate(d.count, drydock.report.wallMs).replace('/s', ' req/s'),
-      Number.isFinite(ratio) ? `${(100 * ratio).toFixed(0)} %` : na,
-      `>= 50 % of bare   ${verdict(ratioPass)}`,
+      ...each((f) => rate(f.d.count, f.run.phase.report.wallMs).replace('/s', ' req/s')),
+      ...each((f) => (Number.isFinite(f.ratio) ? `${(100 * f.ratio).toFixed(0)} %` : na)),
+      `>= 50 % of bare   ${verdicts((f) => f.ratioPass)}`,
     ],
-    ['latency p50 / p99', lat(b), lat(d), '', `p99 <= 50 ms      ${verdict(p99Pass)}`],
-    ['latency max', ms(b.max), ms(d.max), '', ''],
-    ['req/s by second: first / slowest / last', trend(bare.report), trend(drydock.report), '', ''],
+    [
+      'latency p50 / p99',
+      lat(b),
+      ...each((f) => lat(f.d)),
+      ...blank,
+      `p99 <= 50 ms      ${verdicts((f) => f.p99Pass)}`,
+    ],
+    ['latency max', ms(b.max), ...each((f) => ms(f.d.max)), ...blank, ''],
+    [
+      'req/s by second: first / slowest / last',
+      trend(bare.report),
+      ...each((f) => trend(f.run.phase.report)),
+      ...blank,
+      '',
+    ],
     [
       'requests measured (+ warm-up)',
       `${int(b.count)} (+ ${int(bare.report.warmupRequests)})`,
-      `${int(d.count)} (+ ${int(drydock.report.warmupRequests)})`,
-      '',
+      ...each((f) => `${int(f.d.count)} (+ ${int(f.run.phase.report.warmupRequests)})`),
+      ...blank,
       '',
     ],
     [
       'answers',
       `${statusLine(bare.report)}; ${bare.report.errors} errors`,
-      `${statusLine(drydock.report)}; ${drydock.report.errors} errors`,
-      '',
+      ...each((f) => `${statusLine(f.run.phase.report)}; ${f.run.phase.report.errors} errors`),
+      ...blank,
       '',
     ],
-    ['server CPU per request', serverCpu(bare), serverCpu(drydock), '', ''],
-    ['load process CPU per request', loadPer(bare), loadPer(drydock), '', ''],
-    ['other processes on the machine', others(bare), others(drydock), '', ''],
+    ['server CPU per request', serverCpu(bare), ...each((f) => serverCpu(f.run.phase)), ...blank, ''],
+    ...(runs.some((run) => run.store === 'postgres')
+      ? [
+          [
+            'PostgreSQL server processes CPU per request',
+            '',
+            ...each((f) =>
+              f.run.phase.databaseCpuMs === null
+                ? ''
+                : `${ms(f.run.phase.databaseCpuMs / Math.max(1, f.run.phase.report.sent))} (${busy(f.run.phase.databaseCpuMs)}; at least)`,
+            ),
+            ...blank,
+            '',
+          ],
+        ]
+      : []),
+    ['load process CPU per request', loadPer(bare), ...each((f) => loadPer(f.run.phase)), ...blank, ''],
+    ['other processes on the machine', others(bare), ...each((f) => others(f.run.phase)), ...blank, ''],
     [
       'server event-loop delay p99 / max',
       `${ms(bare.after.loopDelayP99Ms)} / ${ms(bare.after.loopDelayMaxMs)}`,
-      `${ms(drydock.after.loopDelayP99Ms)} / ${ms(drydock.after.loopDelayMaxMs)}`,
-      '',
+      ...each((f) => `${ms(f.run.phase.after.loopDelayP99Ms)} / ${ms(f.run.phase.after.loopDelayMaxMs)}`),
+      ...blank,
       '',
     ],
     [
       'verify (in-process, median)',
       `${(bare.started.micro.verifyUs).toFixed(1)} µs`,
-      `${drydock.started.micro.verifyUs.toFixed(1)} µs (+ JSON.parse ${drydock.started.micro.parseUs.toFixed(1)} µs)`,
-      '',
+      ...each(
+        (f) =>
+          `${f.run.phase.started.micro.verifyUs.toFixed(1)} µs (+ JSON.parse ${f.run.phase.started.micro.parseUs.toFixed(1)} µs)`,
+      ),
+      ...blank,
       '',
     ],
     [
       'server RSS after phase',
       mb(bare.after.rss),
-      `${mb(drydock.after.rss)} (peak ${mb(stopped.maxRss)}; live heap at the end ${stopped.liveHeap === null ? na : mb(stopped.liveHeap)})`,
-      '',
+      ...each(
+        (f) =>
+          `${mb(f.run.phase.after.rss)} (peak ${mb(f.run.stopped.maxRss)}; live heap at the end ${f.run.stopped.liveHeap === null ? na : mb(f.run.stopped.liveHeap)})`,
+      ),
+      ...blank,
       '',
     ],
     [
       'duplicate runs',
       '',
-      drydockCheck.ok ? '0 (read back, incl. redeliveries)' : 'see read-back',
-      '',
-      `none              ${verdict(dupPass)}`,
+      ...each((f) => (f.run.check.ok ? '0 (read back, incl. redeliveries)' : 'see read-back')),
+      ...blank,
+      `none              ${verdicts((f) => f.dupPass)}`,
     ],
   ];
-  const w = drydockCheck.inbox;
-  const sustained = perSecond(drydock.report.sent, w.lastProcessed - w.firstReceived);
   const inboxRows: string[][] = [
-    ['drydock inbox (the work behind the answers)', ''],
+    ['drydock inbox (the work behind the answers)', ...(single ? [''] : runs.map(named))],
     [
       'left queued when the load stopped',
-      `${int(inbox.queuedAtEnd)}; all processed ${inbox.drainMs === null ? 'NOT within 120 s' : `${ms(inbox.drainMs)} later`}`,
+      ...runs.map(
+        ({ inbox }) =>
+          `${int(inbox.queuedAtEnd)}; all processed ${inbox.drainMs === null ? 'NOT within 120 s' : `${ms(inbox.drainMs)} later`}`,
+      ),
     ],
     [
       'answer to run queued (processed_at - received_at)',
-      `p50 ${ms(w.wait.p50)}, p99 ${ms(w.wait.p99)}, max ${ms(w.wait.max)} (${int(w.wait.count)} deliveries)`,
+      ...runs.map(
+        ({ check: { inbox: w } }) =>
+          `p50 ${ms(w.wait.p50)}, p99 ${ms(w.wait.p99)}, max ${ms(w.wait.max)} (${int(w.wait.count)} deliveries)`,
+      ),
     ],
     [
       'deliveries answered and processed, per second',
-      `${int(sustained)}/s (${int(drydock.report.sent)} from the first answer to the last run queued)`,
+      ...runs.map(({ check: { inbox: w }, phase }) => {
+        const sustained = perSecond(phase.report.sent, w.lastProcessed - w.firstReceived);
+        return `${int(sustained)}/s (${int(phase.report.sent)} from the first answer to the last run queued)`;
+      }),
     ],
     [
       'server CPU per delivery, answered and processed',
-      `${ms(inbox.cpuMs / Math.max(1, drydock.report.sent))} (phase and drain)`,
+      ...runs.map(
+        ({ inbox, phase }) => `${ms(inbox.cpuMs / Math.max(1, phase.report.sent))} (phase and drain)`,
+      ),
     ],
+    ...(runs.some((run) => run.store === 'postgres')
+      ? [
+          [
+            'PostgreSQL server processes CPU per delivery, answered and processed',
+            ...runs.map(({ inbox, phase }) =>
+              inbox.databaseCpuMs === null
+                ? ''
+                : `${ms(inbox.databaseCpuMs / Math.max(1, phase.report.sent))} (phase and drain; at least)`,
+            ),
+          ],
+        ]
+      : []),
   ];
 
   const title =
     `webhook benchmark: signed ${kb(ready.bodyBytes)} pull_request.opened deliveries, distinct delivery ids and PRs, ` +
     `${opts.concurrency} keep-alive connections from a second process, ${opts.warmupSeconds} s warm-up + ` +
     `${opts.seconds} s per target${opts.quick ? ' (quick)' : ''}`;
-  const queueNote =
-    drained.executed === drydock.report.sent
-      ? `all ${int(drained.executed)} runs were executed, the last ${ms(drained.waitedMs)} after the release`
-      : `only ${int(drained.executed)} of ${int(drydock.report.sent)} runs were executed within 120 s`;
+  const queueNote = (run: DrydockRun) =>
+    run.drained.executed === run.phase.report.sent
+      ? `all ${int(run.drained.executed)} runs were executed, the last ${ms(run.drained.waitedMs)} after the release`
+      : `only ${int(run.drained.executed)} of ${int(run.phase.report.sent)} runs were executed within 120 s`;
+  const perStore = (text: (run: DrydockRun) => string) =>
+    single ? text(runs[0]!) : runs.map((run) => `on ${named(run)} ${text(run)}`).join('; ');
+  const logNote = (run: DrydockRun) =>
+    `${int(run.stopped.usage.logLines)} lines, ${run.stopped.usage.warnings} warnings or errors`;
   const executorNote = opts.instantRuns
     ? "the injected executor returns {status: 'planned'} at once (--instant-runs), so the queue claims, finishes and logs runs during the load"
     : "the injected executor holds every run until the load is over and the inbox drained (as agent runs minutes long keep a burst's runs queued), then returns {status: 'planned'}";
   const notes = [
     `drydock: runs.max_concurrent ${opts.maxConcurrent}; ${executorNote}; no agent, model call or git worktree is measured, but every`,
     'run goes through the real queue and store in the same process',
-    `(${queueNote}). pino at info, lines counted instead of written (${int(stopped.usage.logLines)} lines,`,
-    `${stopped.usage.warnings} warnings or errors). One github trigger on pull_request.opened, created over POST`,
+    `(${perStore(queueNote)}). pino at info, lines counted instead of written (${perStore(logNote)}). One github`,
+    'trigger on pull_request.opened, created over POST',
     `/v1/triggers, its hourly cap then raised to ${int(HOURLY_CAP)} in the store (the API allows at most 10,000).`,
+    ...(single
+      ? []
+      : [
+          `drydock is measured on each store in turn (${runs.map(named).join(', then ')}), each daemon on its own data directory,`,
+          'started once the one before it stopped, against the same bare phase. On PostgreSQL: a fresh database on the local server over TCP (127.0.0.1), the',
+          "store's pool of 10 connections; the server's processes serving that database are not in the daemon's CPU: their",
+          'CPU (from /proc, read around the phase; a connection closed in between is missed, hence "at least") has its own',
+          'row and is left out of "other processes".',
+        ]),
     'bare: one route, raw body, @octokit/webhooks verify, INSERT with the pragmas of the SQLite store; no dedupe, no',
     `logging. Load: ${ready.bodyBytes} B bodies (the @octokit/webhooks-examples pull_request.opened payload without its`,
     "API links, the description padded); body and signature are made before each request's clock starts",
@@ -488,28 +662,42 @@ function report(
     "request: the process's CPU over the phase (warm-up included) / requests. Both servers, the load process and",
     'whatever else runs share the machine.',
   ];
-  const out: string[] = [
-    '',
-    wrap(title),
-    table(rows),
-    '',
-    table(inboxRows),
-    '',
-    ...(opts.breakdown
-      ? breakdown(drydock, drydock.report.sent)
-      : ['Breakdown off (--no-breakdown): drydock ran without timers around its store calls.']),
-    '',
-    ...drydockCheck.lines.map((line, i) =>
-      wrap(`${i === 0 ? `read-back: ${verdict(drydockCheck.ok)} drydock:` : '  '} ${line}`, 110, '    '),
-    ),
+  const out: string[] = ['', wrap(title), table(rows), '', table(inboxRows), ''];
+  for (const run of runs) {
+    if (!single) out.push(`drydock on ${named(run)}:`);
+    out.push(
+      ...(opts.breakdown
+        ? breakdown(run.phase, run.phase.report.sent, run.store)
+        : ['Breakdown off (--no-breakdown): drydock ran without timers around its store calls.']),
+      '',
+    );
+  }
+  for (const run of runs) {
+    const who = single ? 'drydock:' : `drydock on ${named(run)}:`;
+    out.push(
+      ...run.check.lines.map((line, i) =>
+        wrap(`${i === 0 ? `read-back: ${verdict(run.check.ok)} ${who}` : '  '} ${line}`, 110, '    '),
+      ),
+    );
+  }
+  out.push(
     wrap(`read-back: ${verdict(bareCheck.ok)} ${bareCheck.lines.join('; ')}`, 110, '    '),
     '',
     wrap(notes.join(' ')),
-  ];
-  const pass = ratioPass && p99Pass && dupPass && answersOk && bareCheck.ok;
+  );
+  const answersOk = bareAnswersOk && figures.every((f) => f.answersOk);
+  const pass = figures.every((f) => f.ratioPass && f.p99Pass && f.dupPass) && answersOk && bareCheck.ok;
+  const firstProblem = () => {
+    for (const f of figures) {
+      const r = f.run.phase.report;
+      if (!f.answersOk) return r.firstBad ?? r.firstError;
+    }
+    return bare.report.firstBad ?? bare.report.firstError;
+  };
   out.push(
-    `overall: ${verdict(pass)} (throughput ${verdict(ratioPass)}, p99 ${verdict(p99Pass)}, no duplicate runs ${verdict(dupPass)}, ` +
-      `answers ${verdict(answersOk)}${answersOk ? '' : `: ${drydock.report.firstBad ?? drydock.report.firstError ?? bare.report.firstBad ?? bare.report.firstError}`})`,
+    `overall: ${verdict(pass)} (throughput ${verdicts((f) => f.ratioPass)}, p99 ${verdicts((f) => f.p99Pass)}, ` +
+      `no duplicate runs ${verdicts((f) => f.dupPass)}, ` +
+      `answers ${verdict(answersOk)}${answersOk ? '' : `: ${firstProblem()}`})`,
   );
   process.stdout.write(`${out.join('\n')}\n`);
   return pass;
@@ -517,6 +705,8 @@ function report(
 
 interface InboxDrain {
   queuedAtEnd: number;
+  /** drydock on PostgreSQL: its database's server processes' CPU from the start of the phase to the empty inbox. */
+  databaseCpuMs: number | null;
   /** From the end of the load to an empty inbox; null: not within 120 s. */
   drainMs: number | null;
   /** drydock's CPU from the start of its phase to the empty inbox. */
@@ -524,7 +714,12 @@ interface InboxDrain {
 }
 
 /** Waits (at most 120 s) until drydock's inbox processed every delivery the phase left queued. */
-async function drainInbox(child: Child, phase: Phase): Promise<InboxDrain> {
+async function drainInbox(
+  child: Child,
+  phase: Phase,
+  name: string,
+  database: BenchDatabase | null,
+): Promise<InboxDrain> {
   const from = Date.now();
   let u = await usage(child);
   const queuedAtEnd = u.queued;
@@ -533,22 +728,27 @@ async function drainInbox(child: Child, phase: Phase): Promise<InboxDrain> {
     await new Promise((r) => setTimeout(r, 100));
     u = await usage(child);
     if (Date.now() - logged > 5_000) {
-      log(`drydock: ${int(u.queued)} deliveries still in the inbox`);
+      log(`${name}: ${int(u.queued)} deliveries still in the inbox`);
       logged = Date.now();
     }
   }
   const drainMs = u.queued === 0 ? Date.now() - from : null;
   log(
-    `drydock: ${int(queuedAtEnd)} deliveries were queued at the end of the load; inbox empty after ${drainMs === null ? '(not within 120 s)' : ms(drainMs)}`,
+    `${name}: ${int(queuedAtEnd)} deliveries were queued at the end of the load; inbox empty after ${drainMs === null ? '(not within 120 s)' : ms(drainMs)}`,
   );
-  return { queuedAtEnd, drainMs, cpuMs: u.cpuMs - phase.before.cpuMs };
+  const db0 = phase.databaseCpuAtStart;
+  const databaseCpuMs = database && db0 ? backendCpuBetween(db0, await database.backendCpu()) : null;
+  return { queuedAtEnd, drainMs, cpuMs: u.cpuMs - phase.before.cpuMs, databaseCpuMs };
 }
 
 async function main(opts: BenchOptions): Promise<number> {
+  const stores = storesOf(opts.store);
+  const single = stores.length === 1 && stores[0] === 'sqlite';
   const dir = mkdtempSync(join(tmpdir(), 'drydock-webhooks-'));
-  const dataDir = join(dir, 'data');
   const repoDir = join(dir, 'clone');
   const bareFile = join(dir, 'bare', 'bare.db');
+  /** Each store's daemon has its own data directory; drydock on SQLite keeps `data` (its database file). */
+  const dataDirOf = (store: StoreKind) => join(dir, store === 'sqlite' ? 'data' : `data-${store}`);
   execFileSync('git', ['init', '-q', repoDir]);
   // Temporary secrets for temporary servers.
   const secret = randomBytes(24).toString('hex');
@@ -556,39 +756,55 @@ async function main(opts: BenchOptions): Promise<number> {
   const repository = payloadTemplate().repository;
   const nodeArgs = (name: string) => (process.env[name] ?? '').split(/\s+/).filter(Boolean);
   const children: Child[] = [];
+  let database: BenchDatabase | null = null;
   try {
+    if (stores.includes('postgres')) {
+      database = await createBenchDatabase(opts.postgresUrl);
+      log(`PostgreSQL: database ${database.name} on ${shown(opts.postgresUrl)}`);
+    }
     const bareChild = new Child(
       'bare',
       new URL('bare-child.js', import.meta.url),
       { file: bareFile, secret } satisfies BareParams,
       nodeArgs('BENCH_BARE_NODE_ARGS'),
     );
-    const drydockChild = new Child(
-      'drydock',
-      new URL('drydock-child.js', import.meta.url),
-      {
-        dataDir,
-        repoDir,
-        repository,
-        secret,
-        adminToken,
-        maxConcurrent: opts.maxConcurrent,
-        hourlyCap: HOURLY_CAP,
-        instrument: opts.breakdown,
-        executor: opts.instantRuns ? 'instant' : 'held',
-      } satisfies DrydockParams,
-      ['--expose-gc', ...nodeArgs('BENCH_DRYDOCK_NODE_ARGS')],
-    );
+    const drydockName = (store: StoreKind) => (single ? 'drydock' : `drydock on ${STORE_NAME[store]}`);
+    const drydockChild = (store: StoreKind) => {
+      const child = new Child(
+        drydockName(store),
+        new URL('drydock-child.js', import.meta.url),
+        {
+          dataDir: dataDirOf(store),
+          databaseUrl: store === 'postgres' ? database!.url : null,
+          repoDir,
+          repository,
+          secret,
+          adminToken,
+          maxConcurrent: opts.maxConcurrent,
+          hourlyCap: HOURLY_CAP,
+          instrument: opts.breakdown,
+          executor: opts.instantRuns ? 'instant' : 'held',
+        } satisfies DrydockParams,
+        ['--expose-gc', ...nodeArgs('BENCH_DRYDOCK_NODE_ARGS')],
+      );
+      children.push(child);
+      return child;
+    };
+    const startedLine = (store: StoreKind, started: Started) =>
+      `${drydockName(store)} on ${started.url} (startDaemon ${ms(started.startMs)}, trigger ${started.triggerId})`;
+    // The first store's daemon starts with the other children; a later store's daemon starts once the one
+    // before it stopped, so that no idle daemon (its scheduler ticks, its inbox polls) runs beside a phase.
+    const first = drydockChild(stores[0]!);
     const load = new Child('load', new URL('load-child.js', import.meta.url), { secret });
-    children.push(bareChild, drydockChild, load);
-    const [bareStarted, drydockStarted, ready] = await Promise.all([
+    children.push(bareChild, load);
+    const [bareStarted, firstStarted, ready] = await Promise.all([
       bareChild.next<Started>('started'),
-      drydockChild.next<Started>('started'),
+      first.next<Started>('started'),
       load.next<LoadReady>('ready'),
     ]);
     log(
-      `bare on ${bareStarted.url}; drydock on ${drydockStarted.url} (startDaemon ${ms(drydockStarted.startMs)}, ` +
-        `trigger ${drydockStarted.triggerId}); ${ready.bodyBytes} B bodies for ${repository}`,
+      `bare on ${bareStarted.url}; ${startedLine(stores[0]!, firstStarted)}; ` +
+        `${ready.bodyBytes} B bodies for ${repository}`,
     );
     if (ready.bodyBytes !== BODY_BYTES) log(`note: bodies are ${ready.bodyBytes} B, not ${BODY_BYTES}`);
 
@@ -597,51 +813,70 @@ async function main(opts: BenchOptions): Promise<number> {
     await bareChild.next<Stopped>('stopped');
     await bareChild.exited;
 
-    const drydock = await runPhase(load, drydockChild, drydockStarted, 'drydock', opts);
-    const inbox = await drainInbox(drydockChild, drydock);
+    const runs: DrydockRun[] = [];
+    for (const [i, store] of stores.entries()) {
+      let child = first;
+      let started = firstStarted;
+      if (i > 0) {
+        child = drydockChild(store);
+        started = await child.next<Started>('started');
+        log(startedLine(store, started));
+      }
+      const name = drydockName(store);
+      const db = store === 'postgres' ? database : null;
+      const phase = await runPhase(load, child, started, 'drydock', opts, name, db);
+      const inbox = await drainInbox(child, phase, name, db);
 
-    let redelivery: RedeliverReport | null = null;
-    if (opts.redeliveries > 0) {
-      log(`redelivering ${opts.redeliveries} accepted deliveries`);
-      load.send({
-        type: 'redeliver',
-        url: drydockStarted.url,
-        count: opts.redeliveries,
-        concurrency: opts.concurrency,
-      } satisfies RedeliverRequest);
-      redelivery = await load.next<RedeliverReport>('redeliver-done');
+      let redelivery: RedeliverReport | null = null;
+      if (opts.redeliveries > 0) {
+        const what = `redelivering ${opts.redeliveries} accepted deliveries`;
+        log(single ? what : `${name}: ${what}`);
+        load.send({
+          type: 'redeliver',
+          url: started.url,
+          count: opts.redeliveries,
+          concurrency: opts.concurrency,
+        } satisfies RedeliverRequest);
+        redelivery = await load.next<RedeliverReport>('redeliver-done');
+      }
+      if (i === stores.length - 1) {
+        load.send({ type: 'close' });
+        await load.exited;
+      }
+
+      // The runs wait in the daemon's queue; let the executor have them and finish them.
+      child.send({ type: 'release' });
+      const drainFrom = Date.now();
+      let last = await usage(child);
+      while (last.executed < phase.report.sent && Date.now() - drainFrom < 120_000) {
+        await new Promise((r) => setTimeout(r, 100));
+        last = await usage(child);
+      }
+      const drained = { executed: last.executed, waitedMs: Date.now() - drainFrom };
+      child.send({ type: 'stop' });
+      const stopped = await child.next<Stopped>('stopped');
+      await child.exited;
+      log(single ? 'servers stopped; reading back' : `${name} stopped; reading back`);
+
+      const answered = phase.report.statuses['202'] ?? 0;
+      const reader =
+        store === 'postgres'
+          ? await postgresReader(database!.url)
+          : sqliteReader(join(dataDirOf(store), 'drydock.db'));
+      const check = await verifyDrydock(reader, phase.report.sent, answered - phase.report.bad, redelivery);
+      runs.push({ store, phase, inbox, drained, stopped, check });
     }
-    load.send({ type: 'close' });
-    await load.exited;
-
-    // The runs wait in the daemon's queue; let the executor have them and finish them.
-    drydockChild.send({ type: 'release' });
-    const drainFrom = Date.now();
-    let last = await usage(drydockChild);
-    while (last.executed < drydock.report.sent && Date.now() - drainFrom < 120_000) {
-      await new Promise((r) => setTimeout(r, 100));
-      last = await usage(drydockChild);
-    }
-    const drained = { executed: last.executed, waitedMs: Date.now() - drainFrom };
-    drydockChild.send({ type: 'stop' });
-    const stopped = await drydockChild.next<Stopped>('stopped');
-    await drydockChild.exited;
-    log('servers stopped; reading back');
-
-    const answered = drydock.report.statuses['202'] ?? 0;
-    const drydockCheck = verifyDrydock(
-      join(dataDir, 'drydock.db'),
-      drydock.report.sent,
-      answered - drydock.report.bad,
-      redelivery,
-    );
     const bareCheck = verifyBare(bareFile, bare.report.sent);
-    const pass = report(opts, ready, bare, drydock, bareCheck, drydockCheck, inbox, drained, stopped);
+    const pass = report(opts, ready, bare, bareCheck, runs);
     return pass ? 0 : 1;
   } finally {
     for (const child of children) child.kill();
-    if (opts.keep) log(`kept ${dir}`);
-    else rmSync(dir, { recursive: true, force: true });
+    if (opts.keep) {
+      log(`kept ${dir}${database ? ` and the PostgreSQL database ${database.name}` : ''}`);
+    } else {
+      rmSync(dir, { recursive: true, force: true });
+      await database?.drop();
+    }
   }
 }
 

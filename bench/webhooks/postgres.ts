@@ -1,0 +1,98 @@
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+
+// The bench's own PostgreSQL database for drydock (--store postgres): created empty on the server of
+// --postgres-url under a unique name, dropped at the end; and the CPU its server processes spent.
+//
+// PostgreSQL facts relied on: CREATE DATABASE and DROP DATABASE run outside a transaction block (one query on
+// a client is its own statement); DROP DATABASE ... WITH (FORCE) (13+) ends the sessions still connected
+// first; pg_stat_activity lists one row per server process with its pid and the database it is connected to
+// (docs: sql-createdatabase, sql-dropdatabase, monitoring-stats). Linux /proc/<pid>/stat: fields 14 and 15
+// are utime and stime in clock ticks (USER_HZ, 100 a second; proc(5)).
+
+const CONNECT_TIMEOUT_MS = 3_000;
+
+async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface BenchDatabase {
+  name: string;
+  /** The database's URL: the server's URL with the database's name as its path. */
+  url: string;
+  /** CPU time (ms) of each server process connected to this database now, by pid. */
+  backendCpu(): Promise<Map<number, number>>;
+  drop(): Promise<void>;
+}
+
+const quoted = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
+
+/** The URL without its password, for messages. */
+export function shown(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}
+
+/** An empty database of a unique name on the server at `serverUrl` (whose own database is only connected to). */
+export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
+  const name = `drydock_bench_webhooks_${process.pid}_${Date.now().toString(36)}`;
+  try {
+    await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${quoted(name)}`));
+  } catch (err) {
+    throw new Error(
+      `bench: cannot create a database on ${shown(serverUrl)}: ${(err as Error).message || String(err)}`,
+    );
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    backendCpu: () =>
+      withClient(serverUrl, async (c) => {
+        const pids = await c.query<{ pid: number }>(
+          'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+          [name],
+        );
+        const out = new Map<number, number>();
+        for (const { pid } of pids.rows) {
+          const ms = processCpuMs(pid);
+          if (ms !== null) out.set(pid, ms);
+        }
+        return out;
+      }),
+    drop: async () => {
+      await withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quoted(name)} WITH (FORCE)`));
+    },
+  };
+}
+
+/** utime + stime of a process in ms, or null when it is gone (or /proc is not there). */
+function processCpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU (ms) the database's server processes spent between two samples: processes in both count their
+ * difference, processes that appeared count all theirs; processes that ended between the samples are lost
+ * (node-postgres closes a connection idle for 10 s), so this is a lower bound.
+ */
+export function backendCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
+}
