@@ -1,6 +1,5 @@
 import { request } from 'node:http';
 import { createServer } from 'node:net';
-import { dirname } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
@@ -12,9 +11,10 @@ import { childParams, cpuMs, fail, finish, maxRssBytes, report, sleepUntil } fro
 import type { DrydockParams, DrydockStarted, FireRecord } from './protocol.js';
 
 // Child: the real daemon (startDaemon: store, run queue, scheduler, HTTP server) on the seeded data
-// directory and the real clock. What it is given instead of the defaults: an executor that completes
-// every run at once (so a session is busy only while its run passes through the queue), a model client
-// that is never called, a free port, and a logger that counts instead of printing (warnings go to stderr).
+// directory (SQLite) or the seeded database (PostgreSQL, through `database_url`), with the real clock. What
+// it is given instead of the defaults: an executor that completes every run at once (so a session is busy
+// only while its run passes through the queue), a model client that is never called, a free port, and a
+// logger that counts instead of printing (warnings go to stderr).
 //
 // Instrumentation, none of it in src/: the clock counts timer arms; Scheduler.prototype.tick is wrapped to
 // see each tick's report (the first one's end is where "start" ends); and the scheduler's onRun and
@@ -129,7 +129,8 @@ async function main(): Promise<void> {
   const base = defaultConfig();
   const config = {
     ...base,
-    data_dir: dirname(p.file),
+    data_dir: p.dataDir,
+    database_url: p.target.kind === 'postgres' ? p.target.url : null,
     server: { ...base.server, host: '127.0.0.1', port: await freePort() },
   };
   const model = new Anthropic({ apiKey: 'bench-never-called' });

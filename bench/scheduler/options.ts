@@ -13,9 +13,17 @@ export interface BenchOptions {
   quick: boolean;
   /** Heap ceiling (--max-old-space-size) of the croner baseline: "fits in memory" means fits under this. */
   baselineHeapMb: number;
-  /** Keep the temporary directory with the database. */
+  /** Keep the temporary directory with the database (and the PostgreSQL database, if any). */
   keep: boolean;
+  /** Which store(s) drydock runs on; with both, SQLite first, then PostgreSQL, one after the other. */
+  store: StoreChoice;
+  /** The PostgreSQL server's maintenance database: the bench creates its own database beside it. */
+  postgresUrl: string;
 }
+
+export type StoreChoice = 'sqlite' | 'postgres' | 'both';
+const STORES: readonly StoreChoice[] = ['sqlite', 'postgres', 'both'];
+const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const FULL = { jobs: 100_000, sessions: 2_000, due: 5_000, idleSeconds: 60 };
 const QUICK = { jobs: 10_000, sessions: 200, due: 500, idleSeconds: 10 };
@@ -32,16 +40,20 @@ const NUMERIC = {
 
 export const USAGE = `usage: npm run bench -- [--quick] [--jobs N] [--sessions N] [--due N] [--idle-seconds S]
                         [--due-spread-seconds S] [--baseline-heap-mb MB] [--keep]
+                        [--store sqlite|postgres|both] [--postgres-url URL]
   defaults: --jobs ${FULL.jobs} --sessions ${FULL.sessions} --due ${FULL.due} --idle-seconds ${FULL.idleSeconds} --due-spread-seconds 60 --baseline-heap-mb 4096
+            --store sqlite --postgres-url ${DEFAULT_POSTGRES_URL} (a server's maintenance database: the bench
+            creates a database of its own there and drops it afterwards)
   --quick:  --jobs ${QUICK.jobs} --sessions ${QUICK.sessions} --due ${QUICK.due} --idle-seconds ${QUICK.idleSeconds}
   environment: BENCH_JOBS, BENCH_SESSIONS, BENCH_DUE, BENCH_IDLE_SECONDS, BENCH_DUE_SPREAD_SECONDS, BENCH_BASELINE_HEAP_MB, BENCH_QUICK=1, BENCH_KEEP=1,
+  BENCH_STORE, BENCH_POSTGRES_URL,
   BENCH_DRYDOCK_NODE_ARGS (extra node flags for the drydock child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
   const flags = readFlags(
     argv,
     ['--quick', '--keep', '--help'],
-    ['--quick', '--keep', ...Object.values(NUMERIC).map(([flag]) => flag)],
+    ['--quick', '--keep', '--store', '--postgres-url', ...Object.values(NUMERIC).map(([flag]) => flag)],
   );
 
   const isOn = (v: string | true | undefined) => v === true || v === '1' || v === 'true';
@@ -66,6 +78,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     baselineHeapMb: number('baselineHeapMb', 4096),
     quick,
     keep: flags.has('--keep') ? isOn(flags.get('--keep')) : isOn(env.BENCH_KEEP),
+    store: storeChoice(flags.get('--store') ?? env.BENCH_STORE),
+    postgresUrl: postgresUrl(flags.get('--postgres-url') ?? env.BENCH_POSTGRES_URL),
   };
   if (options.due > options.jobs)
     throw new OptionsError(`--due ${options.due} exceeds --jobs ${options.jobs}`);
@@ -75,4 +89,21 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     );
   }
   return options;
+}
+
+function storeChoice(raw: string | true | undefined): StoreChoice {
+  if (raw === undefined || raw === '') return 'sqlite';
+  const found = STORES.find((s) => s === raw);
+  if (!found)
+    throw new OptionsError(`--store (BENCH_STORE): expected ${STORES.join(', ')}, got ${String(raw)}`);
+  return found;
+}
+
+function postgresUrl(raw: string | true | undefined): string {
+  if (raw === undefined || raw === '') return DEFAULT_POSTGRES_URL;
+  if (raw === true || !/^postgres(ql)?:\/\//.test(raw)) {
+    // Not echoed: a URL may carry a password.
+    throw new OptionsError('--postgres-url (BENCH_POSTGRES_URL): expected a postgres:// URL');
+  }
+  return raw;
 }

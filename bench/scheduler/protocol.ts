@@ -1,8 +1,13 @@
 // Messages between the orchestrator (run.ts) and its children, over the IPC channel. Each child takes its
 // parameters as one JSON argument.
 
+/** Where drydock's store lives for one pass: the SQLite file in a data directory, or a PostgreSQL database. */
+export type StoreTarget =
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'postgres' /** The bench's own fresh database. */; url: string };
+
 export interface SeedParams {
-  file: string;
+  target: StoreTarget;
   mixFile: string;
   jobs: number;
   sessions: number;
@@ -30,6 +35,7 @@ export interface SeedResult {
   /** Background candidates rejected because their first slot fell inside the horizon. */
   rerolls: number;
   distinctSchedules: number;
+  /** The SQLite file's size, or pg_database_size of the PostgreSQL database (after ANALYZE). */
   fileBytes: number;
 }
 
@@ -39,7 +45,9 @@ export interface MixFile {
 }
 
 export interface DrydockParams {
-  file: string;
+  target: StoreTarget;
+  /** The daemon's data_dir (holds the SQLite file when the target is SQLite). */
+  dataDir: string;
   dueMinuteAt: number;
   idleMs: number;
   due: number;

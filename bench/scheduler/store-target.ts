@@ -1,0 +1,63 @@
+import pg from 'pg';
+import { openPostgresStore } from '../../src/store/postgres/index.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../../src/store/store.js';
+import type { StoreTarget } from './protocol.js';
+
+// The two stores the benchmark can run drydock on: opening one the way the seeder and the read-back need
+// it, and making (then dropping) the PostgreSQL database a pass runs on.
+//
+// node-postgres: `new Client({ connectionString })`, `connect()`, `query(text)`, `end()`. PostgreSQL:
+// CREATE DATABASE and DROP DATABASE run outside a transaction block (a lone query on a client is);
+// DROP DATABASE ... WITH (FORCE) (13 and later) ends the sessions still connected to it first.
+
+export const STORE_LABEL = { sqlite: 'SQLite', postgres: 'PostgreSQL' } as const;
+
+/** The store of a pass; PostgreSQL applies its migrations on open unless `migrate` is false. */
+export async function openTarget(target: StoreTarget, migrate: boolean): Promise<Store> {
+  if (target.kind === 'sqlite') return new SqliteStore({ file: target.file, migrate });
+  return openPostgresStore({ url: target.url, migrate });
+}
+
+async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface BenchDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A new empty database of a unique name on the server of `maintenanceUrl`. */
+export async function createBenchDatabase(maintenanceUrl: string): Promise<BenchDatabase> {
+  const name = `drydock_bench_scheduler_${process.pid}_${Date.now().toString(36)}`;
+  await withClient(maintenanceUrl, (c) => c.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(maintenanceUrl);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    drop: async () => {
+      await withClient(maintenanceUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+    },
+  };
+}
+
+/**
+ * After seeding PostgreSQL: ANALYZE (a database that has been running has been analysed by autovacuum; one
+ * loaded a minute ago may not have been yet, and the planner would guess), then the database's size.
+ */
+export async function analyzeAndMeasure(url: string): Promise<number> {
+  return withClient(url, async (c) => {
+    await c.query('ANALYZE');
+    const r = await c.query<{ bytes: string }>('SELECT pg_database_size(current_database()) AS bytes');
+    return Number(r.rows[0]!.bytes);
+  });
+}
