@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Run } from '../../src/domain/types.js';
+import type { FreshDatabase } from '../../tests/support/postgres.js';
 import { Child, type Settled, settle } from '../shared/children.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, p50p99, type Summary, summarize, table } from '../shared/stats.js';
@@ -20,7 +21,7 @@ import type {
   SeedResult,
   StoreTarget,
 } from './protocol.js';
-import { type BenchDatabase, createBenchDatabase, openTarget, STORE_LABEL } from './store-target.js';
+import { createBenchDatabase, openTarget, STORE_LABEL } from './store-target.js';
 
 // Scheduler benchmark (figures, not a test): N active recurring jobs over M sessions in one drydock on
 // SQLite (or PostgreSQL, or one after the other: --store), beside a baseline of one croner instance per job.
@@ -502,7 +503,7 @@ async function main(opts: BenchOptions): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'drydock-bench-'));
   const kinds: StoreTarget['kind'][] = opts.store === 'both' ? ['sqlite', 'postgres'] : [opts.store];
   const children: Child[] = [];
-  const databases: BenchDatabase[] = [];
+  const databases: FreshDatabase[] = [];
   const passes: Pass[] = [];
   let baseline: BaselineRun = { child: null, ready: null, attempts: [] };
   let baselineReport: Settled<BaselineReport> | null = null;

@@ -1,7 +1,7 @@
-import pg from 'pg';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { type FreshDatabase, freshDatabase, withClient } from '../../tests/support/postgres.js';
 import type { StoreTarget } from './protocol.js';
 
 // The two stores the benchmark can run drydock on: opening one the way the seeder and the read-back need
@@ -19,36 +19,9 @@ export async function openTarget(target: StoreTarget, migrate: boolean): Promise
   return openPostgresStore({ url: target.url, migrate });
 }
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
-
-export interface BenchDatabase {
-  name: string;
-  url: string;
-  drop(): Promise<void>;
-}
-
 /** A new empty database of a unique name on the server of `maintenanceUrl`. */
-export async function createBenchDatabase(maintenanceUrl: string): Promise<BenchDatabase> {
-  const name = `drydock_bench_scheduler_${process.pid}_${Date.now().toString(36)}`;
-  await withClient(maintenanceUrl, (c) => c.query(`CREATE DATABASE "${name}"`));
-  const url = new URL(maintenanceUrl);
-  url.pathname = `/${name}`;
-  return {
-    name,
-    url: url.toString(),
-    drop: async () => {
-      await withClient(maintenanceUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
-    },
-  };
-}
+export const createBenchDatabase = (maintenanceUrl: string): Promise<FreshDatabase> =>
+  freshDatabase({ server: maintenanceUrl, prefix: 'drydock_bench_scheduler' });
 
 /**
  * After seeding PostgreSQL: ANALYZE (a database that has been running has been analysed by autovacuum; one

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
+import { shownUrl } from '../../src/store/open.js';
+import { type FreshDatabase, freshDatabase, withClient } from '../../tests/support/postgres.js';
 
 // The bench's own PostgreSQL database for drydock (--store postgres): created empty on the server of
 // --postgres-url under a unique name, dropped at the end; and the CPU its server processes spent.
@@ -10,56 +11,28 @@ import pg from 'pg';
 // (docs: sql-createdatabase, sql-dropdatabase, monitoring-stats). Linux /proc/<pid>/stat: fields 14 and 15
 // are utime and stime in clock ticks (USER_HZ, 100 a second; proc(5)).
 
-const CONNECT_TIMEOUT_MS = 3_000;
-
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
-
-export interface BenchDatabase {
-  name: string;
-  /** The database's URL: the server's URL with the database's name as its path. */
-  url: string;
+export interface BenchDatabase extends FreshDatabase {
   /** CPU time (ms) of each server process connected to this database now, by pid. */
   backendCpu(): Promise<Map<number, number>>;
-  drop(): Promise<void>;
-}
-
-const quoted = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`;
-
-/** The URL without its password, for messages. */
-export function shown(url: string): string {
-  const u = new URL(url);
-  if (u.password) u.password = '***';
-  return u.toString();
 }
 
 /** An empty database of a unique name on the server at `serverUrl` (whose own database is only connected to). */
 export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
-  const name = `drydock_bench_webhooks_${process.pid}_${Date.now().toString(36)}`;
+  let db: FreshDatabase;
   try {
-    await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${quoted(name)}`));
+    db = await freshDatabase({ server: serverUrl, prefix: 'drydock_bench_webhooks' });
   } catch (err) {
     throw new Error(
-      `bench: cannot create a database on ${shown(serverUrl)}: ${(err as Error).message || String(err)}`,
+      `bench: cannot create a database on ${shownUrl(serverUrl)}: ${(err as Error).message || String(err)}`,
     );
   }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
   return {
-    name,
-    url: url.toString(),
+    ...db,
     backendCpu: () =>
       withClient(serverUrl, async (c) => {
         const pids = await c.query<{ pid: number }>(
           'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-          [name],
+          [db.name],
         );
         const out = new Map<number, number>();
         for (const { pid } of pids.rows) {
@@ -68,9 +41,6 @@ export async function createBenchDatabase(serverUrl: string): Promise<BenchDatab
         }
         return out;
       }),
-    drop: async () => {
-      await withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quoted(name)} WITH (FORCE)`));
-    },
   };
 }
 

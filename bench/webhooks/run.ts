@@ -5,12 +5,13 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { shownUrl } from '../../src/store/open.js';
 import { Child } from '../shared/children.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, perSecond, rate, type Summary, summarize, table, wrap } from '../shared/stats.js';
 import { type BenchOptions, parseOptions, type StoreKind, storesOf, USAGE } from './options.js';
 import { BODY_BYTES, payloadTemplate } from './payload.js';
-import { type BenchDatabase, backendCpuBetween, createBenchDatabase, shown } from './postgres.js';
+import { type BenchDatabase, backendCpuBetween, createBenchDatabase } from './postgres.js';
 import type {
   BareParams,
   DrydockParams,
@@ -760,7 +761,7 @@ async function main(opts: BenchOptions): Promise<number> {
   try {
     if (stores.includes('postgres')) {
       database = await createBenchDatabase(opts.postgresUrl);
-      log(`PostgreSQL: database ${database.name} on ${shown(opts.postgresUrl)}`);
+      log(`PostgreSQL: database ${database.name} on ${shownUrl(opts.postgresUrl)}`);
     }
     const bareChild = new Child(
       'bare',

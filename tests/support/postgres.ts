@@ -20,7 +20,8 @@ export const POSTGRES_URL =
 
 const CONNECT_TIMEOUT_MS = 3_000;
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+/** One client connected to `url` for `use`, ended after it. */
+export async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   await client.connect();
   try {
@@ -65,21 +66,25 @@ export interface FreshDatabase {
 let made = 0;
 
 /**
- * Creates a database of a unique name on the server at POSTGRES_URL: empty, or a copy of `template` (a
- * database no one is connected to).
+ * Creates a database of a unique name (`<prefix>_<pid>_<time>_<n>`) on the server at `server` (default
+ * POSTGRES_URL; the benchmarks pass theirs): empty, or a copy of `template` (a database no one is connected
+ * to).
  */
-export async function freshDatabase(opts: { template?: string } = {}): Promise<FreshDatabase> {
+export async function freshDatabase(
+  opts: { template?: string; server?: string; prefix?: string } = {},
+): Promise<FreshDatabase> {
+  const server = opts.server ?? POSTGRES_URL;
   made += 1;
-  const name = `drydock_test_${process.pid}_${Date.now().toString(36)}_${made}`;
+  const name = `${opts.prefix ?? 'drydock_test'}_${process.pid}_${Date.now().toString(36)}_${made}`;
   const from = opts.template ? ` TEMPLATE ${quoted(opts.template)}` : '';
-  await withClient(POSTGRES_URL, (c) => c.query(`CREATE DATABASE ${quoted(name)}${from}`));
-  const url = new URL(POSTGRES_URL);
+  await withClient(server, (c) => c.query(`CREATE DATABASE ${quoted(name)}${from}`));
+  const url = new URL(server);
   url.pathname = `/${name}`;
   return {
     name,
     url: url.toString(),
     drop: async () => {
-      await withClient(POSTGRES_URL, (c) => c.query(`DROP DATABASE IF EXISTS ${quoted(name)} WITH (FORCE)`));
+      await withClient(server, (c) => c.query(`DROP DATABASE IF EXISTS ${quoted(name)} WITH (FORCE)`));
     },
   };
 }
