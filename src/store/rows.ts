@@ -574,3 +574,22 @@ export const PLAN_DELIVERY_COLUMNS: Record<keyof PlanDeliveryPatch, string> = {
   claimedUntil: 'delivery_claimed_until',
   settledAt: 'delivery_settled_at',
 };
+
+/** A delivery's columns, not its stored payload (read only by the inbox); prefixed `d.` for joins. */
+export const DELIVERY_COLUMNS =
+  'id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at, processed_at';
+export const D_DELIVERY_COLUMNS = DELIVERY_COLUMNS.replace(/(\w+)/g, 'd.$1');
+
+/** A delivery joined with one trigger's fire of it. */
+export type TriggerFireRow = DeliveryRow & {
+  fire_outcome: 'accepted' | 'filtered' | 'capped';
+  fire_run_id: string | null;
+  fire_at: number;
+};
+
+export const toTriggerFire = (r: TriggerFireRow) => ({
+  delivery: toDelivery(r),
+  outcome: r.fire_outcome,
+  runId: r.fire_run_id,
+  at: r.fire_at,
+});

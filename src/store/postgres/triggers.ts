@@ -1,15 +1,21 @@
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
-import { type DeliveryRow, type RunRow, type TriggerRow, toDelivery, toRun, toTrigger } from '../rows.js';
+import {
+  D_DELIVERY_COLUMNS,
+  DELIVERY_COLUMNS,
+  type DeliveryRow,
+  type RunRow,
+  type TriggerFireRow,
+  type TriggerRow,
+  toDelivery,
+  toRun,
+  toTrigger,
+  toTriggerFire,
+} from '../rows.js';
 import type { DeliveryPatch, NewJob, NewSession, TriggerFireInput, TriggerStore } from '../store.js';
 import { equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
 import { insertScopedSession } from './sessions.js';
-
-/** A delivery's columns, not its stored payload (read only by the inbox). */
-const DELIVERY_COLUMNS =
-  'id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at, processed_at';
-const D_DELIVERY_COLUMNS = DELIVERY_COLUMNS.replace(/(\w+)/g, 'd.$1');
 
 /**
  * Triggers, the webhook delivery inbox and what triggers made of deliveries. A fire writes its session and
@@ -194,24 +200,13 @@ export class PgTriggers implements TriggerStore {
   ): Promise<
     { delivery: Delivery; outcome: 'accepted' | 'filtered' | 'capped'; runId: string | null; at: number }[]
   > {
-    const rows = await this.db.rows<
-      DeliveryRow & {
-        fire_outcome: 'accepted' | 'filtered' | 'capped';
-        fire_run_id: string | null;
-        fire_at: number;
-      }
-    >(
+    const rows = await this.db.rows<TriggerFireRow>(
       `SELECT ${D_DELIVERY_COLUMNS}, f.outcome AS fire_outcome, f.run_id AS fire_run_id, f.at AS fire_at
        FROM trigger_fires f JOIN deliveries d ON d.id = f.delivery_id
        WHERE f.trigger_id = $1 ORDER BY f.at DESC, d.id DESC LIMIT $2`,
       [triggerId, limit],
     );
-    return rows.map((r) => ({
-      delivery: toDelivery(r),
-      outcome: r.fire_outcome,
-      runId: r.fire_run_id,
-      at: r.fire_at,
-    }));
+    return rows.map(toTriggerFire);
   }
 
   async listDeliveries(f: {

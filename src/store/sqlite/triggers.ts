@@ -1,15 +1,21 @@
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
-import { type DeliveryRow, type RunRow, type TriggerRow, toDelivery, toRun, toTrigger } from '../rows.js';
+import {
+  D_DELIVERY_COLUMNS,
+  DELIVERY_COLUMNS,
+  type DeliveryRow,
+  type RunRow,
+  type TriggerFireRow,
+  type TriggerRow,
+  toDelivery,
+  toRun,
+  toTrigger,
+  toTriggerFire,
+} from '../rows.js';
 import type { DeliveryPatch, NewJob, NewSession, TriggerFireInput, TriggerStore } from '../store.js';
 import { equalities, type SqliteDb, whereSql } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
 import { insertScopedSession } from './sessions.js';
-
-/** A delivery's columns, not its stored payload (read only by the inbox). */
-const DELIVERY_COLUMNS =
-  'id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at, processed_at';
-const D_DELIVERY_COLUMNS = DELIVERY_COLUMNS.replace(/(\w+)/g, 'd.$1');
 
 /**
  * Triggers, the webhook delivery inbox and what triggers made of deliveries. A fire writes its session and
@@ -186,17 +192,8 @@ export class SqliteTriggers implements TriggerStore {
        FROM trigger_fires f JOIN deliveries d ON d.id = f.delivery_id
        WHERE f.trigger_id = ? ORDER BY f.at DESC, d.id DESC LIMIT ?`,
       )
-      .all(triggerId, limit) as (DeliveryRow & {
-      fire_outcome: 'accepted' | 'filtered' | 'capped';
-      fire_run_id: string | null;
-      fire_at: number;
-    })[];
-    return rows.map((r) => ({
-      delivery: toDelivery(r),
-      outcome: r.fire_outcome,
-      runId: r.fire_run_id,
-      at: r.fire_at,
-    }));
+      .all(triggerId, limit) as TriggerFireRow[];
+    return rows.map(toTriggerFire);
   }
 
   async listDeliveries(f: {
