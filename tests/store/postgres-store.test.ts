@@ -6,6 +6,7 @@ import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/
 import { loadPostgresMigrations, migrate } from '../../src/store/postgres/migrate.js';
 import { type DecideFn, type NewJob, SchemaTooNewError, type SlotTransition } from '../../src/store/store.js';
 import { type FreshDatabase, freshDatabase, postgresAvailable } from '../support/postgres.js';
+import { jobInput, MINUTE, planInput, sessionInput, T0 } from './contract/fixtures.js';
 
 // What only the PostgreSQL store has to get right, beyond the Store contract (postgres.test.ts): migrating
 // from several processes at once, two stores (two replicas) racing on one database without doubling a slot,
@@ -14,8 +15,6 @@ import { type FreshDatabase, freshDatabase, postgresAvailable } from '../support
 // its own: empty for the migration tests, else a copy of one migrated template.
 
 const SUITE = 'PostgreSQL store (races, migrations, connections)';
-const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-const MINUTE = 60_000;
 
 const up = await postgresAvailable(SUITE);
 
@@ -52,33 +51,11 @@ afterEach(async () => {
   for (const db of databases.splice(0)) await db.drop();
 });
 
-const session = (id: string) => ({
-  id,
-  name: `session ${id}`,
-  workspace: '/srv/repo',
-  owner: 'alice',
-  defaults: {},
-  createdAt: T0,
-});
+const session = (id: string) => sessionInput(id);
 
-const job = (id: string, sessionId: string, over: Partial<NewJob> = {}): NewJob => ({
-  id,
-  sessionId,
-  cron: '0 9 * * *',
-  effectiveCron: '4 9 * * *',
-  timezone: 'UTC',
-  prompt: 'review the repository',
-  recurring: true,
-  approximate: true,
-  options: {},
-  createdBy: 'alice',
-  createdAt: T0,
-  expiresAt: T0 + 7 * 24 * 60 * MINUTE,
-  nextNominalAt: T0,
-  nextDueAt: T0,
-  nextFinal: false,
-  ...over,
-});
+/** A job whose next slot is T0, due at T0. */
+const job = (id: string, sessionId: string, over: Partial<NewJob> = {}): NewJob =>
+  jobInput(id, sessionId, { prompt: 'review the repository', nextNominalAt: T0, nextDueAt: T0, ...over });
 
 /** Fires the job's next slot and plans the one a day later. */
 const fireNext: DecideFn = (j: CronJob): SlotTransition | null =>
@@ -97,36 +74,12 @@ const fireNext: DecideFn = (j: CronJob): SlotTransition | null =>
         remove: false,
       };
 
-const plan = (id: string, runId: string, over: Partial<Plan> = {}): Plan => ({
-  id,
-  runId,
-  sessionId: 'ses_a',
-  conversationId: runId,
-  toolUseId: `toolu_${id}`,
-  markdown: '# Plan\n\nChange the README.',
-  sha256: 'a'.repeat(64),
-  workspaceCommit: null,
-  status: 'pending_approval',
-  round: 1,
-  previousPlanId: null,
-  requestedBy: 'alice',
-  createdAt: T0,
-  jobId: null,
-  triggerId: null,
-  source: 'manual',
-  expiresAt: T0 + 24 * 60 * MINUTE,
-  approvalsRequired: 1,
-  allowSelfApproval: false,
-  executeMode: 'manual',
-  network: false,
-  owner: 'alice',
-  decidedAt: null,
-  failureReason: null,
-  subject: null,
-  approvals: 0,
-  delivery: null,
-  ...over,
-});
+const plan = (id: string, runId: string, over: Partial<Plan> = {}): Plan =>
+  planInput(
+    id,
+    { id: runId, sessionId: over.sessionId ?? 'ses_a' },
+    { markdown: '# Plan\n\nChange the README.', sha256: 'a'.repeat(64), ...over },
+  );
 
 describe.skipIf(!up)('PostgreSQL store', () => {
   beforeAll(async () => {
