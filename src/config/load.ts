@@ -50,6 +50,7 @@ export const ENV_BINDINGS: readonly Binding[] = [
   { source: 'DRYDOCK_DATA_DIR', path: ['data_dir'], kind: 'string' },
   { source: 'DRYDOCK_WORK_DIR', path: ['work_dir'], kind: 'string' },
   { source: 'DATABASE_URL', path: ['database_url'], kind: 'string' },
+  { source: 'DRYDOCK_REPLICA_ID', path: ['replica_id'], kind: 'string' },
   { source: 'DRYDOCK_ADMIN_TOKEN', path: ['admin_token'], kind: 'string' },
   { source: 'DRYDOCK_LOG_LEVEL', path: ['log_level'], kind: 'string' },
   { source: 'DRYDOCK_TIMEZONE', path: ['timezone'], kind: 'string' },

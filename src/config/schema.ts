@@ -176,6 +176,9 @@ const runsSchema = section({
   max_concurrent: int(1).default(4),
   question_timeout_ms: int(1).default(86_400_000),
   default_budget_usd: num(0, { exclusiveMin: true, unit: 'USD' }).default(5),
+  // How long a replica's claim on a running run holds without being renewed (renewed every third of it);
+  // another replica takes the run over once it runs out (README, Running several replicas).
+  lease_ms: int(3_000).default(30_000),
 });
 
 const plansSchema = section({
@@ -396,6 +399,14 @@ export const configSchema = z
       server: serverSchema,
       data_dir: text('a directory path').default('./data'),
       work_dir: text('a directory path').nullable().default(null),
+      // This daemon's name among the replicas on one database; null: a random one kept in data_dir.
+      replica_id: z
+        .string({ error: 'expected a name of letters, digits, ".", "_" or "-" (at most 64), or null' })
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
+          error: 'expected a name of letters, digits, ".", "_" or "-" (at most 64)',
+        })
+        .nullable()
+        .default(null),
       database_url: z
         .string({ error: 'expected a string or null' })
         .superRefine((url, ctx) => {

@@ -252,8 +252,43 @@ export interface RunStore {
       attempt?: number;
       /** Added to the run's active time. */
       activeMs?: number;
+      /** Applies only while this replica holds the run's claim (the queue's own end of a run it executes). */
+      holder?: string;
     },
   ): Promise<boolean>;
+
+  // ---- claims: which replica executes a running run, until when (src/runs/queue.ts, README "Running several
+  // replicas"). Every transition out of running clears the claim; parked runs belong to no replica.
+  /**
+   * Starts a run on `claim.replica`: from `from` to running with the claim and its lease, started_at set if
+   * it has none. False when the run's status is not `from`, or when another run of its session is running or
+   * awaiting input: one run at a time per session, across every replica.
+   */
+  claimRun(id: string, from: 'queued' | 'awaiting_input', claim: RunClaim, now: number): Promise<boolean>;
+  /** Moves the lease of each of `ids` that `replica` still holds (running, claimed by it); those ids. */
+  renewRunLeases(replica: string, ids: readonly string[], leaseUntil: number): Promise<string[]>;
+  /**
+   * Running runs that may be taken over at `now`: those without a claim, those whose lease ran out before
+   * `now`, and those claimed by `replica` itself (it restarted); oldest first, at most `limit`.
+   */
+  listRecoverableRuns(replica: string, now: number, limit: number): Promise<Run[]>;
+  /**
+   * Takes a running run back from `holder` (null: a run without a claim) and moves it to `to` (queued to be
+   * retried, interrupted to give up), clearing the claim. Applies only while the run is running, claimed by
+   * `holder` and, when `lapsedBefore` is given, its lease ran out before that moment (or it has none).
+   */
+  releaseRun(
+    id: string,
+    holder: string | null,
+    lapsedBefore: number | null,
+    to: 'queued' | 'interrupted',
+    fields: { attempt?: number; finishedAt?: number; error?: string | null },
+  ): Promise<boolean>;
+  /**
+   * Runs some replica could start now, oldest first, at most `limit`: queued runs of sessions with no run
+   * running or awaiting input, and runs awaiting input with no question or tool approval still pending.
+   */
+  listClaimableRuns(limit: number): Promise<Run[]>;
   /** Records what a run is carried out with, and its progress after each turn. */
   updateRun(
     id: string,
@@ -575,7 +610,31 @@ export interface Store
     PlanStore,
     TriggerStore,
     DeliveryStore,
-    StateStore {}
+    StateStore,
+    WakeStore {}
+
+/** Which replica executes a run, and until when it holds it unless it renews the lease (ms). */
+export interface RunClaim {
+  replica: string;
+  leaseUntil: number;
+}
+
+/**
+ * What other processes on the same database changed, as hints to look again (never the data itself):
+ * `runs` a run was queued, parked, released or ended, or a question or tool approval was answered; `events`
+ * an event was appended (payload: the run id); `inbox` a webhook delivery was queued; `outbox` a plan
+ * delivery or notification was queued.
+ */
+export type WakeChannel = 'runs' | 'events' | 'inbox' | 'outbox';
+
+export interface WakeStore {
+  /**
+   * Calls `listener` when a process (this one or another) committed a change of that kind: PostgreSQL
+   * LISTEN/NOTIFY; the SQLite store (one process) never calls it. Polling stays the fallback: a wake may be
+   * lost while the listening connection is being made again. Returns the unsubscribe.
+   */
+  onWake(channel: WakeChannel, listener: (payload: string) => void): () => void;
+}
 
 /** Delivery fields to write; undefined leaves a field as it is, null clears it. */
 export type PlanDeliveryPatch = Partial<PlanDelivery>;
