@@ -15,6 +15,7 @@ import { Notifier } from './notify/notifier.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
 import { PlanLifecycle } from './plans/lifecycle.js';
+import { replicaId } from './replica.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
 import { RunService } from './runs/service.js';
@@ -66,6 +67,8 @@ export interface ServiceOptions {
   submitRun?: (run: Run) => void;
   /** Runs carried out at once. Default: runs.max_concurrent. */
   maxConcurrent?: number;
+  /** This daemon's name among replicas. Default: replica_id, else the one kept in data_dir (src/replica.ts). */
+  replica?: string;
   /** Told of each run the queue settled (after the scheduler is woken). */
   onRunSettled?: (run: Run) => void;
   /** The address the web pages are reached at, for links in deliveries. Default: server.public_url or host:port. */
@@ -155,6 +158,9 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     events,
     executor,
     maxConcurrent: opts.maxConcurrent ?? config.runs.max_concurrent,
+    replica: opts.replica ?? replicaId(config),
+    leaseMs: config.runs.lease_ms,
+    wakes: store,
     onSettled: (run) => {
       scheduler?.kick();
       opts.onRunSettled?.(run);
@@ -253,6 +259,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   let unsubscribeDelivery = noop;
   let unsubscribeExecutions = noop;
   let unsubscribeNotifier = noop;
+  let unsubscribeWakes: (() => void)[] = [];
   let starting: Promise<StartReport> | null = null;
   const start = () => {
     starting ??= (async (): Promise<StartReport> => {
@@ -271,11 +278,21 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
       const failedPlans = await executions.reconcile();
       // The last step that can fail: a token is made only by a start that goes on to print it.
       const admin = await ensureAdminToken(store, config.admin_token, clock.now());
+      queue.start();
       cron.start();
       triggers.startInbox();
       delivery.start();
       notifier.start();
       retention.start();
+      // Another replica queued a webhook delivery, a plan delivery or a notification: look now (each worker
+      // also looks on its own timer, so a lost wake-up only delays). The run queue listens for runs itself.
+      unsubscribeWakes = [
+        store.onWake('inbox', () => triggers.startInbox()),
+        store.onWake('outbox', () => {
+          delivery.kick();
+          notifier.kick();
+        }),
+      ];
       return { recovered, failedPlans, admin };
     })();
     return starting;
@@ -286,6 +303,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     stopping ??= (async () => {
       // LOUD: order matters. Nothing new comes in first (the cron loop, retention, then the HTTP server);
       // then the runs end; then what records or reports their results; the store closes last.
+      for (const unsubscribe of unsubscribeWakes) unsubscribe();
       await cron.stop();
       await retention.stop();
       await opts.closeIngress?.();

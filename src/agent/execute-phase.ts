@@ -111,6 +111,8 @@ export class ExecutePhase implements Phase {
     run: Run,
     session: Session,
     signal: AbortSignal,
+    /** The execution begun before is started over: its worktree is made again (see `prepareWorktree`). */
+    startOver = false,
   ): Promise<ExecutePhase | RunOutcome> {
     const { store, events, clock, config } = deps;
     const plan = run.executesPlanId ? await store.getPlan(run.executesPlanId) : null;
@@ -141,7 +143,7 @@ export class ExecutePhase implements Phase {
       }
     }
 
-    const place = await ExecutePhase.place(deps, plan, session);
+    const place = await ExecutePhase.place(deps, plan, session, startOver);
     if ('error' in place) {
       await deps.lifecycle.failExecution(plan.id, place.error);
       return { status: 'failed', error: place.error };
@@ -171,6 +173,7 @@ export class ExecutePhase implements Phase {
     deps: PhaseDeps,
     plan: Plan,
     session: Session,
+    startOver: boolean,
   ): Promise<Place | { error: string }> {
     if (!plan.workspaceCommit) {
       if (await inGitRepository(session.workspace)) {
@@ -193,6 +196,7 @@ export class ExecutePhase implements Phase {
         worktreesDir(workRoot(deps.config)),
         // A pull request's plan is pinned to the PR head (the clone's HEAD is another branch).
         plan.subject === null,
+        startOver,
       );
     } catch (err) {
       return {

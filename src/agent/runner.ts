@@ -4,7 +4,7 @@ import { newId } from '../ids.js';
 import { findModel, type ResolvedModel } from '../models/catalogue.js';
 import { classifyModelError, ModelUnavailable, retryDelay } from '../models/errors.js';
 import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
-import type { RunExecutor, RunOutcome } from '../runs/queue.js';
+import type { RunExecutor, RunOutcome, RunStart } from '../runs/queue.js';
 import { checkoutPullRequest } from '../workspace/checkout.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
 import { ExecutePhase } from './execute-phase.js';
@@ -64,7 +64,7 @@ const MAX_PAUSES_IN_A_ROW = 5;
 export class AgentExecutor implements RunExecutor {
   constructor(private readonly deps: AgentDeps) {}
 
-  async execute(run: Run, signal: AbortSignal): Promise<RunOutcome> {
+  async execute(run: Run, signal: AbortSignal, from: RunStart = 'queued'): Promise<RunOutcome> {
     const { store, config, events, clock } = this.deps;
     const session = await store.getSession(run.sessionId);
     if (!session) return { status: 'failed', error: `session ${run.sessionId} no longer exists` };
@@ -82,12 +82,19 @@ export class AgentExecutor implements RunExecutor {
         error: `no price for model ${settings.model}: add models.${settings.model}.price to the configuration (README, Models)`,
       };
     }
-    const conversationId = run.conversationId ?? run.id;
+    // An execution taken from the queue that has begun before (its replica stopped or died midway) starts
+    // over: a conversation of its own from the approved plan, in a worktree made again. Never from the files
+    // and the conversation half a run left. A plan-phase run goes on from its stored conversation: it changed
+    // nothing. One resumed after an answer or a tool approval goes on where it parked.
+    const startOver = run.phase === 'execute' && from === 'queued' && run.conversationId !== null;
+    const conversationId = startOver
+      ? `${run.id}.${clock.now().toString(36)}`
+      : (run.conversationId ?? run.id);
     await store.updateRun(run.id, { conversationId, model: settings.model, settings });
 
     let phase: Phase;
     if (run.phase === 'execute') {
-      const opened = await ExecutePhase.open(this.deps, run, session, signal);
+      const opened = await ExecutePhase.open(this.deps, run, session, signal, startOver);
       if (!(opened instanceof ExecutePhase)) return opened;
       phase = opened;
     } else {

@@ -34,6 +34,9 @@ export function systemTimeZone(): string {
   return tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
+/** A replica's name: what `replica_id` accepts, and what drydock makes when it is not set. */
+export const REPLICA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
 export const DATABASE_URL_EXPECTED =
   'expected a PostgreSQL URL (postgres://user:password@host:5432/database), or null for the embedded SQLite store in data_dir';
 
@@ -402,7 +405,7 @@ export const configSchema = z
       // This daemon's name among the replicas on one database; null: a random one kept in data_dir.
       replica_id: z
         .string({ error: 'expected a name of letters, digits, ".", "_" or "-" (at most 64), or null' })
-        .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
+        .regex(REPLICA_NAME, {
           error: 'expected a name of letters, digits, ".", "_" or "-" (at most 64)',
         })
         .nullable()

@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
 import { isFailedRunStatus, isFinishedRunStatus, type Run, type RunStatus } from '../domain/types.js';
 import type { Logger } from '../logger.js';
-import type { ApprovalStore, RunStore } from '../store/store.js';
+import { PassLoop } from '../pass-loop.js';
+import type { ApprovalStore, RunStore, WakeStore } from '../store/store.js';
 import { RUN_FINISHED, type RunEvents } from './events.js';
 import { waitsOnSomeone } from './waiting.js';
 
@@ -10,17 +11,39 @@ export interface RunOutcome {
   error?: string | null;
 }
 
+/**
+ * Where a run starts from: `queued` (new, or taken back after its replica stopped or died) or
+ * `awaiting_input` (resumed after an answer or a tool approval).
+ */
+export type RunStart = 'queued' | 'awaiting_input';
+
 /** Carries out one run. The agent comes in through this interface; the queue owns ordering and limits. */
 export interface RunExecutor {
-  execute(run: Run, signal: AbortSignal): Promise<RunOutcome>;
+  execute(run: Run, signal: AbortSignal, from: RunStart): Promise<RunOutcome>;
 }
 
-/** Why a run's signal was aborted: a person canceled it, or the daemon is stopping. */
+/**
+ * Why a run's signal was aborted: a person canceled it, the daemon is stopping (the run goes back to the
+ * queue), or this replica lost its claim on the run (another replica took it over).
+ */
 export class RunAborted extends Error {
-  constructor(readonly kind: 'cancel' | 'shutdown') {
-    super(kind === 'cancel' ? 'canceled' : 'the daemon stopped while this run was in progress');
+  constructor(readonly kind: 'cancel' | 'shutdown' | 'lease') {
+    super(
+      kind === 'cancel'
+        ? 'canceled'
+        : kind === 'shutdown'
+          ? 'the daemon stopped while this run was in progress'
+          : 'this replica no longer holds the run',
+    );
   }
 }
+
+/** Default lease of a claim on a running run (config runs.lease_ms). */
+export const DEFAULT_LEASE_MS = 30_000;
+/** How often the queue looks for work on its own, at most (other replicas' runs; wake-ups make it sooner). */
+const SWEEP_MS = 5_000;
+/** Runs read per look at the store. */
+const SWEEP_LIMIT = 200;
 
 export interface RunQueueOptions {
   store: ApprovalStore & RunStore;
@@ -31,6 +54,12 @@ export interface RunQueueOptions {
   maxConcurrent: number;
   /** Called after each run settles or parks (the scheduler uses it to fire slots that waited). */
   onSettled?: (run: Run) => void;
+  /** This daemon's name among the replicas on one database: its claims carry it. Default `local`. */
+  replica?: string;
+  /** How long a claim holds unless renewed (renewed every third of it). Default DEFAULT_LEASE_MS. */
+  leaseMs?: number;
+  /** Wake-ups from other replicas (a run queued, parked, released or answered there). */
+  wakes?: WakeStore;
 }
 
 /** What the queue keeps of a waiting run. */
@@ -40,6 +69,12 @@ type Queued = Pick<Run, 'id' | 'sessionId' | 'status'>;
  * Hands runs to the executor: at most `maxConcurrent` executing at once, one run at a time per session
  * (a run parked on a question still holds its session), and fair across sessions: round robin over the
  * sessions that have work, so one busy session cannot starve the others.
+ *
+ * Several replicas on one database: the in-memory lines only order this replica's work; the store decides.
+ * A run starts when this replica claims it (`claimRun`: one run per session across replicas) with a lease it
+ * renews every third of `leaseMs`; a run whose lease ran out (its replica died) is taken back and retried by
+ * whichever replica looks first. Once started (`start()`), the queue looks at the store every few seconds
+ * and on every `runs` wake-up, for runs queued elsewhere, answered elsewhere, or left by a dead replica.
  */
 export class RunQueue {
   /**
@@ -56,9 +91,19 @@ export class RunQueue {
   /** Sessions whose run waits for a person (a question); value: that run's id. */
   private readonly parked = new Map<string, string>();
   private readonly resumeSoon = new Set<string>();
+  /** Runs this replica holds a claim on, so renews the lease of. */
+  private readonly claimed = new Set<string>();
   private accepting = true;
+  private readonly replica: string;
+  private readonly leaseMs: number;
+  private readonly sweeper = new PassLoop({ pass: () => this.sweep(), unref: true });
+  private heartbeat: NodeJS.Timeout | null = null;
+  private unwake: () => void = () => {};
 
-  constructor(private readonly opts: RunQueueOptions) {}
+  constructor(private readonly opts: RunQueueOptions) {
+    this.replica = opts.replica ?? 'local';
+    this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+  }
 
   get activeCount(): number {
     return this.active.size;
@@ -85,33 +130,18 @@ export class RunQueue {
   }
 
   /**
-   * On start. Runs left `running` by a process that died are retried once from their stored conversation
-   * (then marked interrupted); parked runs hold their sessions again; queued runs are picked up.
+   * On start. Runs left `running` by this replica before it stopped or died, or by a replica whose lease ran
+   * out, are retried once from their stored conversation (then marked interrupted); runs another live
+   * replica holds are left to it. Parked runs hold their sessions again; queued runs are picked up.
    */
   async recover(): Promise<{ requeued: number; retried: number; interrupted: number; parked: number }> {
-    const { store, clock, events } = this.opts;
     const tally = { requeued: 0, retried: 0, interrupted: 0, parked: 0 };
-    for (const status of ['running', 'awaiting_input', 'queued'] as const) {
+    const taken = await this.takeOver();
+    tally.retried = taken.retried;
+    tally.interrupted = taken.interrupted;
+    for (const status of ['awaiting_input', 'queued'] as const) {
       for (const run of await this.all(status)) {
-        if (status === 'running') {
-          // Status and attempt change in one statement: a crash in between must not grant another retry.
-          if (
-            run.attempt < 2 &&
-            (await store.transitionRun(run.id, ['running'], 'queued', { attempt: run.attempt + 1 }))
-          ) {
-            await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: run.attempt });
-            tally.retried += 1;
-            this.submit({ ...run, status: 'queued' });
-          } else if (
-            await store.transitionRun(run.id, ['running'], 'interrupted', {
-              finishedAt: clock.now(),
-              error: 'the daemon stopped while this run was in progress (already retried once)',
-            })
-          ) {
-            tally.interrupted += 1;
-            await this.finished(run.id);
-          }
-        } else if (status === 'awaiting_input') {
+        if (status === 'awaiting_input') {
           await this.park(run);
           tally.parked += 1;
         } else {
@@ -121,6 +151,101 @@ export class RunQueue {
       }
     }
     return tally;
+  }
+
+  /**
+   * Takes back the running runs no live replica holds (see `listRecoverableRuns`): each is retried once
+   * (queued, attempt + 1), a second time it is marked interrupted. Status, claim and attempt change in one
+   * statement: a crash in between grants no other retry, and of two replicas looking, one takes the run.
+   */
+  private async takeOver(): Promise<{ retried: number; interrupted: number }> {
+    const { store, clock, events, logger } = this.opts;
+    const tally = { retried: 0, interrupted: 0 };
+    for (;;) {
+      const now = clock.now();
+      const runs = (await store.listRecoverableRuns(this.replica, now, SWEEP_LIMIT)).filter(
+        (run) => !this.active.has(run.id),
+      );
+      let moved = 0;
+      for (const run of runs) {
+        if (
+          run.attempt < 2 &&
+          (await store.releaseRun(run.id, this.replica, now, 'queued', { attempt: run.attempt + 1 }))
+        ) {
+          await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: run.attempt });
+          logger.warn({ run_id: run.id, attempt: run.attempt + 1 }, 'run taken over: its replica stopped');
+          tally.retried += 1;
+          moved += 1;
+          this.submit({ ...run, status: 'queued' });
+        } else if (
+          await store.releaseRun(run.id, this.replica, now, 'interrupted', {
+            finishedAt: now,
+            error: 'the daemon stopped while this run was in progress (already retried once)',
+          })
+        ) {
+          tally.interrupted += 1;
+          moved += 1;
+          await this.finished(run.id);
+        }
+      }
+      if (runs.length < SWEEP_LIMIT || moved === 0) return tally;
+    }
+  }
+
+  /**
+   * After recover(): renews the leases of the runs this replica executes, and looks at the store for work
+   * every few seconds and whenever another replica says something changed.
+   */
+  start(): void {
+    const every = Math.max(1, Math.floor(this.leaseMs / 3));
+    this.heartbeat = setInterval(() => void this.renew(), every);
+    this.heartbeat.unref();
+    this.unwake = this.opts.wakes?.onWake('runs', () => this.sweeper.kick()) ?? (() => {});
+    this.sweeper.start();
+  }
+
+  /** Renews this replica's leases; a run whose claim is gone (taken over after a lapse) is stopped here. */
+  private async renew(): Promise<void> {
+    const ids = [...this.claimed];
+    if (!ids.length) return;
+    try {
+      const held = new Set(
+        await this.opts.store.renewRunLeases(this.replica, ids, this.opts.clock.now() + this.leaseMs),
+      );
+      for (const id of ids) {
+        if (held.has(id) || !this.claimed.has(id)) continue;
+        this.claimed.delete(id);
+        this.opts.logger.warn(
+          { run_id: id },
+          'this replica no longer holds the run (canceled elsewhere, or taken over after its lease ran out): stopping it here',
+        );
+        this.active.get(id)?.abort.abort(new RunAborted('lease'));
+      }
+    } catch (err) {
+      // The database may be back before the lease runs out: the next beat tries again.
+      this.opts.logger.warn({ err }, 'could not renew run leases');
+    }
+  }
+
+  /** One look at the store: runs to take over, then runs some replica could start now. */
+  private async sweep(): Promise<number> {
+    try {
+      // First the claims: a run of this replica canceled or taken over elsewhere stops now, not at the next beat.
+      await this.renew();
+      await this.takeOver();
+      if (this.accepting && this.active.size < this.opts.maxConcurrent) {
+        for (const run of await this.opts.store.listClaimableRuns(SWEEP_LIMIT)) {
+          // The store says the session is free (or this is its parked run): what this replica remembers of
+          // a parked run there is out of date (it was answered, canceled or expired elsewhere).
+          const parkedRun = this.parked.get(run.sessionId);
+          if (parkedRun !== undefined && parkedRun !== run.id) this.parked.delete(run.sessionId);
+          this.submit(run);
+        }
+      }
+    } catch (err) {
+      this.opts.logger.warn({ err }, 'looking for runs failed; trying again shortly');
+    }
+    return SWEEP_MS;
   }
 
   private async all(status: RunStatus): Promise<Run[]> {
@@ -134,7 +259,6 @@ export class RunQueue {
     return runs.reverse(); // oldest first
   }
 
-  /** Stops taking work; waits up to `graceMs` for executing runs, then aborts them (they end interrupted). */
   /** Starts nothing more: runs submitted from now on stay queued in the store for recover(). */
   pause(): void {
     this.accepting = false;
@@ -142,8 +266,14 @@ export class RunQueue {
     this.rotation.clear();
   }
 
+  /**
+   * Stops taking work; waits up to `graceMs` for executing runs, then aborts them: they go back to the queue
+   * (another replica, or this one's next start, carries them on). The leases are renewed until the end.
+   */
   async drain(graceMs: number): Promise<void> {
     this.pause();
+    this.unwake();
+    await this.sweeper.stop();
     const all = () => Promise.all([...this.active.values()].map((a) => a.done));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -157,11 +287,14 @@ export class RunQueue {
       for (const a of this.active.values()) a.abort.abort(new RunAborted('shutdown'));
       await all();
     }
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
   }
 
   /**
-   * Cancels a run wherever it is: executing (its model stream is aborted), waiting in the queue, or
-   * parked on a question. Returns false when the run had already ended.
+   * Cancels a run wherever it is: executing here (its model stream is aborted), executing on another
+   * replica (ended in the store; that replica stops it when it finds its claim gone), waiting in the queue,
+   * or parked on a question. Returns false when the run had already ended.
    */
   async cancel(runId: string): Promise<boolean> {
     const { store, clock } = this.opts;
@@ -178,7 +311,9 @@ export class RunQueue {
         if (!list.length) line.delete(sessionId);
       }
     }
-    const ok = await store.transitionRun(runId, ['queued', 'awaiting_input'], 'canceled', {
+    // Running and not here: another replica executes it (this one claims runs only after listing them in
+    // `active`). The status ends it; that replica's next look finds its claim gone and stops the run.
+    const ok = await store.transitionRun(runId, ['queued', 'awaiting_input', 'running'], 'canceled', {
       finishedAt: clock.now(),
       error: 'canceled',
     });
@@ -200,7 +335,7 @@ export class RunQueue {
       this.rotation.delete(sessionId);
       this.served.add(sessionId);
       if (list.length) this.rotation.set(sessionId, list);
-      this.start(run);
+      this.begin(run);
     }
   }
 
@@ -221,7 +356,7 @@ export class RunQueue {
     return undefined;
   }
 
-  private start(run: Queued): void {
+  private begin(run: Queued): void {
     const abort = new AbortController();
     this.busySessions.add(run.sessionId);
     const done = this.execute(run, abort)
@@ -236,30 +371,59 @@ export class RunQueue {
   }
 
   private async execute(run: Queued, abort: AbortController): Promise<void> {
-    const { store, clock, logger } = this.opts;
+    const { store, clock } = this.opts;
     const from = run.status === 'awaiting_input' ? 'awaiting_input' : 'queued';
-    const claimed = await store.transitionRun(run.id, [from], 'running', { startedAt: clock.now() });
-    if (!claimed) return; // canceled meanwhile, or another process took it
+    const claim = { replica: this.replica, leaseUntil: clock.now() + this.leaseMs };
+    // False: canceled meanwhile, another replica took it, or another run of its session holds the session.
+    if (!(await store.claimRun(run.id, from, claim, clock.now()))) return;
+    this.claimed.add(run.id);
+    try {
+      await this.carryOut(run, from, abort);
+    } finally {
+      this.claimed.delete(run.id);
+    }
+  }
+
+  private async carryOut(run: Queued, from: RunStart, abort: AbortController): Promise<void> {
+    const { store, clock, logger, events } = this.opts;
     const fresh = await store.getRun(run.id);
     if (!fresh) return;
     let outcome: RunOutcome;
     const began = clock.now();
     try {
-      outcome = await this.opts.executor.execute(fresh, abort.signal);
+      outcome = await this.opts.executor.execute(fresh, abort.signal, from);
     } catch (err) {
       const reason = abort.signal.aborted ? abort.signal.reason : null;
+      if (reason instanceof RunAborted && reason.kind === 'lease') return; // another replica carries it on
+      if (reason instanceof RunAborted && reason.kind === 'shutdown') {
+        // Back to the queue, attempt unchanged: stopping a replica is no fault of the run's.
+        if (await store.releaseRun(run.id, this.replica, clock.now(), 'queued', {})) {
+          await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: fresh.attempt });
+          logger.info({ run_id: run.id }, 'run handed back to the queue: the daemon is stopping');
+        }
+        return;
+      }
       outcome =
         reason instanceof RunAborted
-          ? { status: reason.kind === 'cancel' ? 'canceled' : 'interrupted', error: reason.message }
+          ? { status: 'canceled', error: reason.message }
           : { status: 'failed', error: describe(err) };
     }
     const terminal = isFinishedRunStatus(outcome.status);
     const ended = clock.now();
-    await store.transitionRun(run.id, ['running'], outcome.status, {
+    const settled = await store.transitionRun(run.id, ['running'], outcome.status, {
       activeMs: ended - began,
+      holder: this.replica,
       ...(terminal ? { finishedAt: ended } : {}),
       ...(outcome.error !== undefined ? { error: outcome.error } : {}),
     });
+    if (!settled) {
+      // The lease ran out unseen (a database outage longer than it) and another replica took the run.
+      logger.warn(
+        { run_id: run.id, status: outcome.status },
+        'run outcome dropped: another replica took it over',
+      );
+      return;
+    }
     if (outcome.status === 'awaiting_input') {
       await this.park(run);
     } else {
@@ -272,8 +436,8 @@ export class RunQueue {
         logger.warn({ ...fields, reason: outcome.error ?? null }, 'run finished without success');
       }
     }
-    const settled = await store.getRun(run.id);
-    if (settled) this.opts.onSettled?.(settled);
+    const after = await store.getRun(run.id);
+    if (after) this.opts.onSettled?.(after);
   }
 
   /**
@@ -283,7 +447,7 @@ export class RunQueue {
   private async park(run: Queued): Promise<void> {
     this.parked.set(run.sessionId, run.id);
     if (await waitsOnSomeone(this.opts.store, run.id)) return;
-    // Still executing: resubmit once its slot is released (see start()).
+    // Still executing: resubmit once its slot is released (see begin()).
     if (this.active.has(run.id)) this.resumeSoon.add(run.id);
     else this.submit({ ...run, status: 'awaiting_input' });
   }

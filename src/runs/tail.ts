@@ -22,7 +22,7 @@ export interface TailSink {
 }
 
 export interface TailSource {
-  store: Pick<Store, 'getRun' | 'listEvents'>;
+  store: Pick<Store, 'getRun' | 'listEvents' | 'onWake'>;
   events: Pick<RunEvents, 'subscribe'>;
 }
 
@@ -35,6 +35,11 @@ export type AfterFinish = 'replay' | 'stop';
 /**
  * Replays a run's stored events after `after`, then follows it live until run_finished (or until the run
  * ended and no receipt came, or the client goes away). Both event streams (/v1 and /ui) are this loop.
+ *
+ * Live events come two ways: this process's own (pushed as they are appended), and another replica's (the
+ * store wakes the tail, which reads them from the log). A run's events are numbered without gaps, so an
+ * event pushed out of turn (another replica wrote the ones before it) is a sign to read the log first: the
+ * stream stays in order and complete whoever appended.
  */
 export async function tailEvents(
   { store, events }: TailSource,
@@ -48,9 +53,17 @@ export async function tailEvents(
   let finished = false;
   const live: RunEvent[] = [];
   let wake: (() => void) | null = null;
+  /** The log may hold events this process was not told of (another replica appended them). */
+  let unread = false;
   // Subscribe BEFORE replaying the stored log, so no event falls between the two; seq skips repeats.
   const unsubscribe = events.subscribe(runId, (e) => {
     live.push(e);
+    wake?.();
+  });
+  // '' after the listening connection came back: anything may have been missed.
+  const unwake = store.onWake('events', (id) => {
+    if (id !== runId && id !== '') return;
+    unread = true;
     wake?.();
   });
   sink.onAbort(() => {
@@ -64,14 +77,18 @@ export async function tailEvents(
     await sink.event(e);
     if (e.type === RUN_FINISHED) finished = true;
   };
-  try {
+  const readLog = async () => {
+    unread = false;
     for (;;) {
       const page = await store.listEvents(runId, last, PAGE);
       for (const e of page) await send(e);
       if (page.length < PAGE || stopped()) break;
     }
+  };
+  try {
+    await readLog();
     while (!finished && !aborted) {
-      if (!live.length) {
+      if (!live.length && !unread) {
         // An ended run writes its receipt right after its status changes: wait a little for it.
         const ended = isFinishedRunStatus((await store.getRun(runId))?.status ?? 'failed');
         await new Promise<void>((resolve) => {
@@ -82,7 +99,7 @@ export async function tailEvents(
           };
         });
         wake = null;
-        if (!live.length && !finished && !aborted) {
+        if (!live.length && !unread && !finished && !aborted) {
           if (ended) {
             await sink.ended();
             break;
@@ -90,9 +107,14 @@ export async function tailEvents(
           await sink.keepAlive();
         }
       }
-      for (const e of live.splice(0)) await send(e);
+      if (unread) await readLog();
+      for (const e of live.splice(0)) {
+        if (e.seq > last + 1) await readLog();
+        await send(e);
+      }
     }
   } finally {
     unsubscribe();
+    unwake();
   }
 }

@@ -273,14 +273,15 @@ export interface RunStore {
    */
   listRecoverableRuns(replica: string, now: number, limit: number): Promise<Run[]>;
   /**
-   * Takes a running run back from `holder` (null: a run without a claim) and moves it to `to` (queued to be
-   * retried, interrupted to give up), clearing the claim. Applies only while the run is running, claimed by
-   * `holder` and, when `lapsedBefore` is given, its lease ran out before that moment (or it has none).
+   * Takes back a running run that `replica` may recover at `now` (the rule of `listRecoverableRuns`: no
+   * claim, a lease that ran out before `now`, or claimed by `replica` itself) and moves it to `to` (queued to
+   * be retried, interrupted to give up), clearing the claim. False when the run is no longer so (another
+   * replica took it first, or its holder renewed the lease).
    */
   releaseRun(
     id: string,
-    holder: string | null,
-    lapsedBefore: number | null,
+    replica: string,
+    now: number,
     to: 'queued' | 'interrupted',
     fields: { attempt?: number; finishedAt?: number; error?: string | null },
   ): Promise<boolean>;

@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { isFinishedRunStatus, type Plan, type PlanStatus } from '../domain/types.js';
 import type { PlanStore, RunStore, SessionStore } from '../store/store.js';
-import { git, withRepoLock } from './git.js';
 import { checkoutPath, checkoutsDir, worktreePath, worktreesDir } from './paths.js';
-import { branchFor } from './worktree.js';
+import { branchFor, removeWorktree } from './worktree.js';
 
 // Retention: an execution's worktree (<work root>/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
 // request run's checkout (<work root>/checkouts/<run id>) are kept for people to look at, then removed once
@@ -98,19 +96,6 @@ function deliveryUnsettled(plan: Plan): boolean {
   if (plan.status !== 'executed') return false;
   const status = plan.delivery?.status ?? null;
   return status === null || status === 'pending' || status === 'retrying';
-}
-
-/** The worktree through its repository (so git forgets it), then its directory, then its local branch. */
-async function removeWorktree(repo: string | null, path: string, branch: string | null): Promise<void> {
-  if (repo && existsSync(repo)) {
-    await withRepoLock(repo, async () => {
-      await git(repo, ['worktree', 'remove', '--force', path]).catch(() => undefined);
-      await git(repo, ['worktree', 'prune']).catch(() => undefined);
-      if (branch) await git(repo, ['branch', '-D', branch]).catch(() => undefined);
-    });
-  }
-  // Whatever git left (or a worktree whose repository is gone).
-  await rm(path, { recursive: true, force: true });
 }
 
 async function entries(dir: string): Promise<string[]> {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { commonGitDir, git, headCommit, prefixInRepository, withRepoLock, worktreeGitDir } from './git.js';
 
@@ -44,12 +44,18 @@ export async function prepareWorktree(
   base: string,
   worktrees: string,
   checkBase = true,
+  /**
+   * An execution that starts over (its replica stopped or died midway): what the earlier attempt left, its
+   * worktree and branch, is removed and made again at `base`. The base was checked by that first attempt.
+   */
+  startOver = false,
 ): Promise<ExecutionTree> {
   // Absolute: git resolves a relative path against the repository, drydock against its own directory.
   const top = resolve(worktrees, planId);
+  if (startOver) await removeWorktree(repo, top, branchFor(planId));
   if (!existsSync(top)) {
     // Not resumed after a restart: the worktree is made now.
-    if (checkBase) {
+    if (checkBase && !startOver) {
       const head = await headCommit(repo);
       if (head !== base) throw new StaleBaseError(base, head);
     }
@@ -91,4 +97,21 @@ export async function commitExecution(
   const diffStat = (await run(['diff', '--stat', base, 'HEAD'])).trim();
   const changedFiles = (await run(['diff', '--name-only', base, 'HEAD'])).split('\n').filter(Boolean);
   return { commit: commit !== base ? commit : null, diffStat, changedFiles };
+}
+
+/** The worktree through its repository (so git forgets it), then its directory, then its local branch. */
+export async function removeWorktree(
+  repo: string | null,
+  path: string,
+  branch: string | null,
+): Promise<void> {
+  if (repo && existsSync(repo)) {
+    await withRepoLock(repo, async () => {
+      await git(repo, ['worktree', 'remove', '--force', path]).catch(() => undefined);
+      await git(repo, ['worktree', 'prune']).catch(() => undefined);
+      if (branch) await git(repo, ['branch', '-D', branch]).catch(() => undefined);
+    });
+  }
+  // Whatever git left (or a worktree whose repository is gone).
+  await rm(path, { recursive: true, force: true });
 }
