@@ -14,7 +14,13 @@ export async function ensureAdminToken(
 ): Promise<AdminBootstrap> {
   if ((await store.countActiveTokens('admin')) > 0) return { kind: 'existing' };
   if (configured) {
-    await store.createToken(adoptToken(configured, 'admin', 'admin', now).record);
+    try {
+      await store.createToken(adoptToken(configured, 'admin', 'admin', now).record);
+    } catch (err) {
+      // Replicas started at the same moment on a new database adopt the same token: one insert wins.
+      if ((await store.countActiveTokens('admin')) > 0) return { kind: 'existing' };
+      throw err;
+    }
     return { kind: 'adopted' };
   }
   const issued = issueToken('admin', 'admin', 'admin', now);
