@@ -8,6 +8,7 @@ import type {
   StateStore,
   Store,
   TriggerStore,
+  WakeStore,
 } from './store.js';
 
 /** One implementation of each part of the Store, as a backend builds them over its database. */
@@ -20,6 +21,7 @@ export interface StoreParts {
   triggers: TriggerStore;
   deliveries: DeliveryStore;
   state: StateStore;
+  wakes: WakeStore;
 }
 
 /**

@@ -13,6 +13,7 @@ function parts(given: Partial<Record<keyof StoreParts, object>>): StoreParts {
     triggers: {},
     deliveries: {},
     state: {},
+    wakes: {},
   };
   return { ...empty, ...given } as unknown as StoreParts;
 }

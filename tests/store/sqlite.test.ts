@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { T0 } from './contract/fixtures.js';
+import { givenRun, T0 } from './contract/fixtures.js';
 import { type StoreFactory, storeContract } from './contract/index.js';
 
 // The Store contract on the embedded store: a fresh database file for each test. A second SqliteStore on
@@ -25,4 +25,27 @@ const sqliteStore: StoreFactory = async () => {
 
 describe('SQLite store', () => {
   storeContract(sqliteStore);
+});
+
+describe('SQLite store: wake-ups', () => {
+  it('onWake returns an unsubscribe and never calls its listener (one process wakes itself)', async () => {
+    const { store, close } = await sqliteStore();
+    try {
+      const calls: string[] = [];
+      const offs = (['runs', 'events', 'inbox', 'outbox'] as const).map((channel) =>
+        store.onWake(channel, (payload) => calls.push(`${channel}:${payload}`)),
+      );
+      await givenRun(store, 'run_1');
+      await store.appendEvent('run_1', 'run.started', {}, T0);
+      await new Promise((r) => setTimeout(r, 50));
+      for (const off of offs) {
+        expect(typeof off).toBe('function');
+        off();
+        off();
+      }
+      expect(calls).toEqual([]);
+    } finally {
+      await close();
+    }
+  });
 });

@@ -153,8 +153,32 @@ export interface PgDbOptions {
   connectTimeoutMs?: number;
 }
 
+/**
+ * How the store connects: the pool's connections, and the wake-up listener's own client (listen.ts), which
+ * differs only by `applicationName`.
+ */
+export function connectionConfig(
+  url: string,
+  applicationName: string,
+  connectTimeoutMs = 10_000,
+): pg.ClientConfig {
+  return {
+    connectionString: url,
+    application_name: applicationName,
+    // pg-pool 3.14 (node_modules/pg-pool/index.js): without connectionTimeoutMillis a connect to a host that
+    // never answers waits forever (no timer is set when it is 0 or absent); /readyz and the start would hang.
+    // pg's Client takes the same option for its own connect (pg/lib/client.js).
+    connectionTimeoutMillis: connectTimeoutMs,
+    // TCP keepalive (pg/lib/connection-parameters.js keepAlive): a peer gone without a FIN is noticed.
+    keepAlive: true,
+  };
+}
+
 export class PgDb implements Queries {
   readonly pool: pg.Pool;
+  /** The pool's connection options (connectionConfig), for a client of the store's own outside the pool. */
+  readonly connection: pg.ClientConfig;
+  private readonly closing: (() => Promise<void>)[] = [];
   private readonly names = new StatementNames();
   private readonly direct: Runs;
   private readonly max: number;
@@ -163,17 +187,8 @@ export class PgDb implements Queries {
 
   constructor(opts: PgDbOptions) {
     this.max = opts.max ?? 10;
-    this.pool = new pg.Pool({
-      connectionString: opts.url,
-      max: this.max,
-      types: ROW_TYPES,
-      application_name: 'drydock',
-      // pg-pool 3.14 (node_modules/pg-pool/index.js): without connectionTimeoutMillis a connect to a host that
-      // never answers waits forever (no timer is set when it is 0 or absent); /readyz and the start would hang.
-      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
-      // TCP keepalive (pg/lib/connection-parameters.js keepAlive): a peer gone without a FIN is noticed.
-      keepAlive: true,
-    });
+    this.connection = connectionConfig(opts.url, 'drydock', opts.connectTimeoutMs);
+    this.pool = new pg.Pool({ ...this.connection, max: this.max, types: ROW_TYPES });
     this.onConnectionError = opts.onConnectionError ?? (() => {});
     this.pool.on('error', (err) => this.connectionLost(err));
     this.direct = new Runs((statement) => this.single(statement), this.names);
@@ -286,9 +301,15 @@ export class PgDb implements Queries {
     if (!this.closed) this.onConnectionError(err);
   }
 
+  /** Runs `fn` when the database is closed, before the pool ends (the wake-up listener's client). */
+  onClose(fn: () => Promise<void>): void {
+    this.closing.push(fn);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await Promise.all(this.closing.map((fn) => fn()));
     await this.pool.end();
   }
 }

@@ -5,6 +5,7 @@ import { PgApprovals } from './approvals.js';
 import { PgDb } from './db.js';
 import { PgDeliveries } from './deliveries.js';
 import { PgJobs } from './jobs.js';
+import { PgListener, PgWakes } from './listen.js';
 import { loadPostgresMigrations, migrate } from './migrate.js';
 import { PgPlans } from './plans.js';
 import { PgRuns } from './runs.js';
@@ -21,7 +22,10 @@ export interface PostgresStoreOptions {
   migrations?: Migration[];
   /** Connections at most (default 10). */
   poolSize?: number;
-  /** Told when a pooled connection is lost (default: ignored; the pool makes another when needed). */
+  /**
+   * Told when a pooled connection is lost (default: ignored; the pool makes another when needed), and when
+   * the wake-up listener's connection fails or is lost (it connects again by itself).
+   */
   onConnectionError?: (err: Error) => void;
 }
 
@@ -31,7 +35,8 @@ export interface PostgresStore extends Store {
 }
 
 /**
- * The PostgreSQL store: one pool, one part per aggregate, composed into one Store. Applies pending
+ * The PostgreSQL store: one pool, one part per aggregate, composed into one Store, and the connection that
+ * listens for wake-ups (listen.ts), made on the first onWake. Applies pending
  * migrations first (throws SchemaTooNewError on a newer schema) unless `migrate` is false.
  */
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
@@ -47,6 +52,12 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     await db.close();
     throw err;
   }
+  // The wake-up listener connects on the first onWake and is ended by close() (PgState.close ends the db).
+  const listener = new PgListener({
+    connection: db.connection,
+    ...(opts.onConnectionError ? { onError: opts.onConnectionError } : {}),
+  });
+  db.onClose(() => listener.close());
   return composeStore(
     {
       sessions: new PgSessions(db),
@@ -57,6 +68,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
       triggers: new PgTriggers(db),
       deliveries: new PgDeliveries(db),
       state: new PgState(db, migrations.length),
+      wakes: new PgWakes(listener),
     },
     { migrateNow: (now: number) => migrate(db, migrations, now) },
   );

@@ -12,6 +12,7 @@ import { SqliteRuns } from './runs.js';
 import { SqliteSessions } from './sessions.js';
 import { SqliteState } from './state.js';
 import { SqliteTriggers } from './triggers.js';
+import { SqliteWakes } from './wakes.js';
 
 export interface SqliteStoreOptions {
   /** Path of the database file; ':memory:' is not allowed (tests use real files). */
@@ -30,7 +31,7 @@ export interface SqliteStore extends Store {}
 
 /**
  * The embedded store: one SQLite file (db.ts) and one part per aggregate over it (sessions.ts, jobs.ts,
- * runs.ts, approvals.ts, plans.ts, triggers.ts, deliveries.ts, state.ts), composed into one Store. Also
+ * runs.ts, approvals.ts, plans.ts, triggers.ts, deliveries.ts, state.ts, wakes.ts), composed into one Store. Also
  * `db`, the connection itself, and `migrateNow`, for `drydock migrate`, the tests and the benchmarks.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: composeStore puts every Store method on the instance, and its StoreParts argument is type-checked to hold a full implementation of each part.
@@ -52,6 +53,7 @@ export class SqliteStore {
         triggers: new SqliteTriggers(db),
         deliveries: new SqliteDeliveries(db),
         state: new SqliteState(db, this.migrations),
+        wakes: new SqliteWakes(),
       },
       this,
     );
