@@ -118,6 +118,9 @@ export interface RunRow {
   delivery_id: string | null;
   subject: string | null;
   checkout: string | null;
+  /** The replica executing a running run, and until when (ms) it holds it: the store's own, not in Run. */
+  claimed_by: string | null;
+  lease_until: number | null;
 }
 
 export interface EventRow {

@@ -189,13 +189,15 @@ describe('drydock serve', () => {
     const data = dir();
     const m = spawnSync(process.execPath, [CLI, 'migrate'], { env: baseEnv(data), encoding: 'utf8' });
     expect(m.status, m.stderr).toBe(0);
-    expect(m.stdout).toMatch(/schema at version 13 \(applied 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13\)/);
+    expect(m.stdout).toMatch(
+      /schema at version 14 \(applied 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14\)/,
+    );
     const db = new Database(join(data, 'drydock.db'));
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)").run();
     db.close();
     const r = spawnSync(process.execPath, [CLI, 'serve'], { env: baseEnv(data), encoding: 'utf8' });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/schema is at version 99, newer than this build of drydock knows \(13\)/);
+    expect(r.stderr).toMatch(/schema is at version 99, newer than this build of drydock knows \(14\)/);
     expect(r.stderr).toMatch(/Upgrade drydock/);
   });
 

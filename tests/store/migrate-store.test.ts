@@ -67,8 +67,8 @@ const EVENT_TYPES = ['run.started', 'message', 'plan.pending', 'question.pending
  * Fills every table through the Store's methods: tokens and /ui sessions, sessions, jobs advanced so slots
  * exist (fired, coalesced, missed, pending), runs with conversations and events, a question, a plan approved
  * and executed (tool approval, call journal, delivery), a rejected and a pending plan, triggers with
- * deliveries, fires (accepted, capped, filtered) and a schedule, notifications and state. One session name
- * holds a NUL, which PostgreSQL keeps as U+FFFD.
+ * deliveries, fires (accepted, capped, filtered) and a schedule (its run claimed by a replica),
+ * notifications and state. One session name holds a NUL, which PostgreSQL keeps as U+FFFD.
  */
 async function seed(store: Store): Promise<void> {
   await store.createToken({
@@ -409,6 +409,8 @@ async function seed(store: Store): Promise<void> {
     processedAt: DUE + 7,
   });
   await store.claimDelivery('dlv_3', DUE + MINUTE, DUE + 8);
+  // The pull request's run, started by a replica that holds it until its lease runs out.
+  await store.claimRun('run_dlv_1', 'queued', { replica: 'replica-a', leaseUntil: DUE + HOUR }, DUE + 9);
 
   // Notifications of the event log: one delivered, one pending; the cursor after them.
   const logged = (await store.eventsAfter(0, ['plan.pending', 'question.pending'], 10)).events;
@@ -476,6 +478,12 @@ async function storeView(store: Store) {
       logEnd: await store.eventLogEnd(),
       openCommands: await store.listOpenCommands(10),
       activeForSubject: await store.activeRunsForSubject(SUBJECT),
+      recoverable: {
+        own: await store.listRecoverableRuns('replica-a', DUE + 10, 10),
+        other: await store.listRecoverableRuns('replica-b', DUE + 10, 10),
+        lapsed: await store.listRecoverableRuns('replica-b', DUE + 2 * HOUR, 10),
+      },
+      claimable: await store.listClaimableRuns(10),
       finishedCall: await store.startToolCall({
         runId: 'run_exec1',
         toolUseId: 'toolu_w1',

@@ -10,7 +10,7 @@ import {
 } from '../../domain/types.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
-import type { NewRun, NewToolCall, RunFilter, RunStore } from '../store.js';
+import type { NewRun, NewToolCall, RunClaim, RunFilter, RunStore } from '../store.js';
 import { addCursor, equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
 
 /** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
@@ -57,16 +57,21 @@ export class PgRuns implements RunStore {
       error?: string | null;
       attempt?: number;
       activeMs?: number;
+      holder?: string;
     } = {},
   ): Promise<boolean> {
     // One UPDATE: a concurrent transition of the same run waits for this one, then finds its status no
-    // longer in `from` and changes nothing. started_at is the first start: a resumed or retried run keeps it.
+    // longer in `from` (or its claim gone) and changes nothing. started_at is the first start: a resumed or
+    // retried run keeps it. A move out of running clears the claim; with a holder, the move applies only
+    // while that replica holds the run.
     return (
       (await this.db.exec(
         `UPDATE runs SET status = $3, started_at = COALESCE(started_at, $4), finished_at = COALESCE($5, finished_at),
              error = CASE WHEN $6::boolean THEN $7 ELSE error END, attempt = COALESCE($8, attempt),
-             active_ms = active_ms + $9
-         WHERE id = $1 AND status = ANY($2::text[])`,
+             active_ms = active_ms + $9,
+             claimed_by = CASE WHEN $3 = 'running' THEN claimed_by END,
+             lease_until = CASE WHEN $3 = 'running' THEN lease_until END
+         WHERE id = $1 AND status = ANY($2::text[]) AND ($10::text IS NULL OR claimed_by = $10)`,
         [
           id,
           from,
@@ -77,9 +82,113 @@ export class PgRuns implements RunStore {
           fields.error ?? null,
           fields.attempt ?? null,
           Math.max(0, Math.round(fields.activeMs ?? 0)),
+          fields.holder ?? null,
         ],
       )) === 1
     );
+  }
+
+  // ---- claims
+
+  async claimRun(
+    id: string,
+    from: 'queued' | 'awaiting_input',
+    claim: RunClaim,
+    now: number,
+  ): Promise<boolean> {
+    return this.db.tx(async (q) => {
+      // LOUD: claims of one session take turns on the session's row (FOR NO KEY UPDATE, as advanceJobs and
+      // closeSession lock it; it does not hold up the inserts of runs that refer to it). Under READ COMMITTED
+      // the UPDATE below begins after the lock is granted, so it sees every claim of the session committed
+      // before: two replicas starting two runs of one session cannot both find the session idle.
+      const sessionId = await q.value<string>('SELECT session_id FROM runs WHERE id = $1', [id]);
+      if (sessionId === undefined) return false;
+      await q.value('SELECT id FROM sessions WHERE id = $1 FOR NO KEY UPDATE', [sessionId]);
+      return (
+        (await q.exec(
+          `UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4,
+               started_at = COALESCE(started_at, $5)
+           WHERE id = $1 AND status = $2
+             AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
+                               AND o.status IN ('running', 'awaiting_input'))`,
+          [id, from, claim.replica, claim.leaseUntil, now],
+        )) === 1
+      );
+    });
+  }
+
+  async renewRunLeases(replica: string, ids: readonly string[], leaseUntil: number): Promise<string[]> {
+    if (!ids.length) return [];
+    const renewed = new Set(
+      (
+        await this.db.rows<{ id: string }>(
+          `UPDATE runs SET lease_until = $3
+           WHERE id = ANY($1::text[]) AND status = 'running' AND claimed_by = $2
+           RETURNING id`,
+          [ids, replica, leaseUntil],
+        )
+      ).map((r) => r.id),
+    );
+    return [...new Set(ids)].filter((id) => renewed.has(id));
+  }
+
+  async listRecoverableRuns(replica: string, now: number, limit: number): Promise<Run[]> {
+    const rows = await this.db.rows<RunRow>(
+      `SELECT * FROM runs WHERE status = 'running'
+         AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < $1 OR claimed_by = $2)
+       ORDER BY created_at, id LIMIT $3`,
+      [now, replica, limit],
+    );
+    return rows.map(toRun);
+  }
+
+  async releaseRun(
+    id: string,
+    holder: string | null,
+    lapsedBefore: number | null,
+    to: 'queued' | 'interrupted',
+    fields: { attempt?: number; finishedAt?: number; error?: string | null },
+  ): Promise<boolean> {
+    return (
+      (await this.db.exec(
+        `UPDATE runs SET status = $2, claimed_by = NULL, lease_until = NULL,
+             finished_at = COALESCE($5, finished_at), error = CASE WHEN $6::boolean THEN $7 ELSE error END,
+             attempt = COALESCE($8, attempt)
+         WHERE id = $1 AND status = 'running' AND claimed_by IS NOT DISTINCT FROM $3::text
+           AND ($4::bigint IS NULL OR lease_until IS NULL OR lease_until < $4)`,
+        [
+          id,
+          to,
+          holder,
+          lapsedBefore,
+          fields.finishedAt ?? null,
+          fields.error !== undefined,
+          fields.error ?? null,
+          fields.attempt ?? null,
+        ],
+      )) === 1
+    );
+  }
+
+  async listClaimableRuns(limit: number): Promise<Run[]> {
+    // Each half is sorted and limited on its own, then the two are merged. Checked with EXPLAIN over 20,000
+    // finished runs: both halves read only their status from runs_by_status; a session's busy runs come from
+    // runs_active_by_session, pending requests from the pending-only indexes (questions_pending, ...).
+    const rows = await this.db.rows<RunRow>(
+      `SELECT * FROM (
+         (SELECT * FROM runs r WHERE r.status = 'queued'
+            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
+                              AND o.status IN ('running', 'awaiting_input'))
+          ORDER BY r.created_at, r.id LIMIT $1)
+         UNION ALL
+         (SELECT * FROM runs r WHERE r.status = 'awaiting_input'
+            AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.run_id = r.id AND q.status = 'pending')
+            AND NOT EXISTS (SELECT 1 FROM tool_approvals a WHERE a.run_id = r.id AND a.status = 'pending')
+          ORDER BY r.created_at, r.id LIMIT $1)
+       ) c ORDER BY created_at, id LIMIT $1`,
+      [limit],
+    );
+    return rows.map(toRun);
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1]): Promise<void> {

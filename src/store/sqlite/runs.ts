@@ -10,7 +10,7 @@ import {
 } from '../../domain/types.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
-import type { NewRun, NewToolCall, RunFilter, RunStore } from '../store.js';
+import type { NewRun, NewToolCall, RunClaim, RunFilter, RunStore } from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
 
 /** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
@@ -51,16 +51,20 @@ export class SqliteRuns implements RunStore {
       error?: string | null;
       attempt?: number;
       activeMs?: number;
+      holder?: string;
     } = {},
   ): Promise<boolean> {
     const marks = from.map(() => '?').join(', ');
-    // started_at is the first start: a resumed or retried run keeps it.
+    // started_at is the first start: a resumed or retried run keeps it. A move out of running clears the
+    // claim; with a holder, the move applies only while that replica holds the run.
+    const held = fields.holder !== undefined ? 'AND claimed_by = ?' : '';
     return (
       this.db
         .sql(
           `UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at),
-             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt), active_ms = active_ms + ?
-           WHERE id = ? AND status IN (${marks})`,
+             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt), active_ms = active_ms + ?,
+             claimed_by = CASE WHEN ? THEN claimed_by END, lease_until = CASE WHEN ? THEN lease_until END
+           WHERE id = ? AND status IN (${marks}) ${held}`,
         )
         .run(
           to,
@@ -70,10 +74,111 @@ export class SqliteRuns implements RunStore {
           fields.error ?? null,
           fields.attempt ?? null,
           Math.max(0, Math.round(fields.activeMs ?? 0)),
+          to === 'running' ? 1 : 0,
+          to === 'running' ? 1 : 0,
           id,
           ...from,
+          ...(fields.holder !== undefined ? [fields.holder] : []),
         ).changes === 1
     );
+  }
+
+  // ---- claims
+
+  async claimRun(
+    id: string,
+    from: 'queued' | 'awaiting_input',
+    claim: RunClaim,
+    now: number,
+  ): Promise<boolean> {
+    // One statement, so one step: SQLite writers take turns on the file, and the check of the session's
+    // other runs and the move see the same state. The busy runs are "active but not queued": SQLite uses the
+    // partial index runs_active_by_session only when the query repeats its condition (status IN the active
+    // statuses) word for word.
+    return (
+      this.db
+        .sql(
+          `UPDATE runs SET status = 'running', claimed_by = ?, lease_until = ?, started_at = COALESCE(started_at, ?)
+           WHERE id = ? AND status = ?
+             AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
+                               AND o.status IN (${ACTIVE_STATUSES}) AND o.status <> 'queued')`,
+        )
+        .run(claim.replica, claim.leaseUntil, now, id, from).changes === 1
+    );
+  }
+
+  async renewRunLeases(replica: string, ids: readonly string[], leaseUntil: number): Promise<string[]> {
+    if (!ids.length) return [];
+    const renewed = new Set(
+      this.db
+        .pluck(
+          `UPDATE runs SET lease_until = ?
+           WHERE id IN (SELECT value FROM json_each(?)) AND status = 'running' AND claimed_by = ?
+           RETURNING id`,
+        )
+        .all(leaseUntil, JSON.stringify(ids), replica) as string[],
+    );
+    return [...new Set(ids)].filter((id) => renewed.has(id));
+  }
+
+  async listRecoverableRuns(replica: string, now: number, limit: number): Promise<Run[]> {
+    const rows = this.db
+      .sql(
+        `SELECT * FROM runs WHERE status = 'running'
+           AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < ? OR claimed_by = ?)
+         ORDER BY created_at, id LIMIT ?`,
+      )
+      .all(now, replica, limit) as RunRow[];
+    return rows.map(toRun);
+  }
+
+  async releaseRun(
+    id: string,
+    holder: string | null,
+    lapsedBefore: number | null,
+    to: 'queued' | 'interrupted',
+    fields: { attempt?: number; finishedAt?: number; error?: string | null },
+  ): Promise<boolean> {
+    return (
+      this.db
+        .sql(
+          `UPDATE runs SET status = ?, claimed_by = NULL, lease_until = NULL, finished_at = COALESCE(?, finished_at),
+             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt)
+           WHERE id = ? AND status = 'running' AND claimed_by IS ?
+             AND (? IS NULL OR lease_until IS NULL OR lease_until < ?)`,
+        )
+        .run(
+          to,
+          fields.finishedAt ?? null,
+          fields.error !== undefined ? 1 : 0,
+          fields.error ?? null,
+          fields.attempt ?? null,
+          id,
+          holder,
+          lapsedBefore,
+          lapsedBefore,
+        ).changes === 1
+    );
+  }
+
+  async listClaimableRuns(limit: number): Promise<Run[]> {
+    // Both halves walk runs_by_status (status, created_at); a session's busy runs are found through
+    // runs_active_by_session (the subquery repeats its condition, see claimRun), a run's pending requests
+    // through the (run_id, tool_use_id) unique indexes. Checked with EXPLAIN QUERY PLAN.
+    const rows = this.db
+      .sql(
+        `SELECT * FROM (
+           SELECT * FROM runs r WHERE r.status = 'queued'
+             AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
+                               AND o.status IN (${ACTIVE_STATUSES}) AND o.status <> 'queued')
+           UNION ALL
+           SELECT * FROM runs r WHERE r.status = 'awaiting_input'
+             AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.run_id = r.id AND q.status = 'pending')
+             AND NOT EXISTS (SELECT 1 FROM tool_approvals a WHERE a.run_id = r.id AND a.status = 'pending')
+         ) ORDER BY created_at, id LIMIT ?`,
+      )
+      .all(limit) as RunRow[];
+    return rows.map(toRun);
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1]): Promise<void> {

@@ -7,6 +7,7 @@ import {
   givenPlan,
   givenRun,
   givenSession,
+  HOUR,
   MINUTE,
   runInput,
   SECOND,
@@ -16,7 +17,8 @@ import {
 } from './fixtures.js';
 
 // RunStore: runs and their status moves, conversations, the event log (per run, and the whole log in
-// order for the notifier), the execute phase's call journal, a subject's active runs.
+// order for the notifier), the execute phase's call journal, a subject's active runs, and the claims by which
+// replicas share the runs (one run at a time per session, leases, take-overs).
 
 const SETTINGS: RunSettings = {
   model: 'claude-sonnet-4-5',
@@ -312,6 +314,383 @@ export function runContract(factory: StoreFactory): void {
         const active = await ctx.store.activeRunsForSubject(subject);
         expect(active.map((r) => r.id)).toEqual(['run_a', 'run_b', 'run_parked']);
         expect(await ctx.store.activeRunsForSubject('acme/app#9')).toEqual([]);
+      });
+    });
+
+    describe('claims', () => {
+      const LEASE = 30 * SECOND;
+      const claim = (replica: string, leaseUntil = T0 + LEASE) => ({ replica, leaseUntil });
+      /** Ids of the running runs replica `r` could take over at `now`. */
+      const recoverable = async (r: string, now: number, store = ctx.store) =>
+        (await store.listRecoverableRuns(r, now, 100)).map((x) => x.id);
+      const claimable = async (limit = 100) => (await ctx.store.listClaimableRuns(limit)).map((r) => r.id);
+      const question = (id: string, runId: string) => ({
+        id,
+        runId,
+        sessionId: 'ses_1',
+        toolUseId: `toolu_${id}`,
+        questions: [{ question: 'Which?', header: 'Which', multiSelect: false, options: [{ label: 'a' }] }],
+        priorResults: [],
+        createdAt: T0,
+        expiresAt: T0 + HOUR,
+      });
+      const approval = (id: string, runId: string) => ({
+        id,
+        runId,
+        sessionId: 'ses_1',
+        planId: null,
+        toolUseId: `toolu_${id}`,
+        tool: 'Bash',
+        input: { command: 'npm test' },
+        inputSha256: null,
+        priorResults: [],
+        createdAt: T0,
+        expiresAt: T0 + HOUR,
+      });
+
+      it('claims a queued run: running, held by the replica until its lease, started now unless it was before', async () => {
+        await givenRun(ctx.store, 'run_1');
+        const before = (await ctx.store.getRun('run_1'))!;
+        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0 + SECOND)).toBe(true);
+        expect(await ctx.store.getRun('run_1')).toEqual({
+          ...before,
+          status: 'running',
+          startedAt: T0 + SECOND,
+        });
+        // Held by r-a: r-a renews it, nobody else does; others may take it over only once the lease lapsed.
+        expect(await ctx.store.renewRunLeases('r-b', ['run_1'], T0 + LEASE)).toEqual([]);
+        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual(['run_1']);
+        expect(await recoverable('r-b', T0 + LEASE)).toEqual([]);
+        expect(await recoverable('r-b', T0 + LEASE + 1)).toEqual(['run_1']);
+
+        // A run that started before keeps its first start when claimed again (resumed after a question).
+        expect(await ctx.store.transitionRun('run_1', ['running'], 'awaiting_input', { holder: 'r-a' })).toBe(
+          true,
+        );
+        expect(await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-b'), T0 + MINUTE)).toBe(true);
+        expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'running', startedAt: T0 + SECOND });
+        expect(await ctx.store.renewRunLeases('r-b', ['run_1'], T0 + MINUTE + LEASE)).toEqual(['run_1']);
+      });
+
+      it('claims a run only from the status asked for', async () => {
+        await givenRun(ctx.store, 'run_1');
+        expect(await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-a'), T0)).toBe(false);
+        expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'queued', startedAt: null });
+        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0)).toBe(true);
+        // Running already: a second claim, by anyone, is refused and leaves the first one's.
+        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-b'), T0)).toBe(false);
+        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual(['run_1']);
+        await ctx.store.transitionRun('run_1', ['running'], 'completed', { finishedAt: T0 + SECOND });
+        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0)).toBe(false);
+        expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'completed' });
+        expect(await ctx.store.claimRun('run_missing', 'queued', claim('r-a'), T0)).toBe(false);
+      });
+
+      it('one run at a time per session: a running or parked run blocks the claims of the others', async () => {
+        await givenRun(ctx.store, 'run_1', { createdAt: T0 });
+        await givenRun(ctx.store, 'run_2', { createdAt: T0 + 1 });
+        await givenRun(ctx.store, 'run_3', { createdAt: T0 + 2 });
+        await givenRun(ctx.store, 'run_other', { sessionId: 'ses_2' });
+        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0)).toBe(true);
+        // Another replica cannot start a second run of the session; a run of another session, yes.
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-b'), T0)).toBe(false);
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0)).toBe(false);
+        expect(await ctx.store.claimRun('run_other', 'queued', claim('r-b'), T0)).toBe(true);
+
+        // Parked, run_1 still holds its session: no other run starts, but run_1 itself resumes.
+        expect(await ctx.store.transitionRun('run_1', ['running'], 'awaiting_input')).toBe(true);
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-b'), T0)).toBe(false);
+        expect(await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-b'), T0 + MINUTE)).toBe(true);
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0)).toBe(false);
+
+        // Finished, it frees the session; queued runs never held it.
+        await ctx.store.transitionRun('run_1', ['running'], 'planned');
+        expect(await ctx.store.claimRun('run_3', 'queued', claim('r-b'), T0)).toBe(true);
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0)).toBe(false);
+        expect((await ctx.store.getRun('run_2'))?.status).toBe('queued');
+      });
+
+      it('of two replicas claiming the same run at once, one wins and holds it', async () => {
+        await givenRun(ctx.store, 'run_1');
+        const other = await ctx.peer();
+        const takes = await Promise.all([
+          ctx.store.claimRun('run_1', 'queued', claim('r-1'), T0 + 1),
+          other.claimRun('run_1', 'queued', claim('r-2'), T0 + 2),
+          ctx.store.claimRun('run_1', 'queued', claim('r-3'), T0 + 3),
+          other.claimRun('run_1', 'queued', claim('r-4'), T0 + 4),
+        ]);
+        expect(takes.filter(Boolean)).toHaveLength(1);
+        const winner = takes.indexOf(true) + 1;
+        expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'running', startedAt: T0 + winner });
+        for (let i = 1; i <= 4; i++) {
+          const held = await ctx.store.renewRunLeases(`r-${i}`, ['run_1'], T0 + LEASE);
+          expect(held).toEqual(i === winner ? ['run_1'] : []);
+        }
+      });
+
+      it('of two replicas claiming two runs of one session at once, one starts its run', async () => {
+        const sessions = 8;
+        for (let s = 0; s < sessions; s++) {
+          await givenRun(ctx.store, `run_${s}_a`, { sessionId: `ses_${s}` });
+          await givenRun(ctx.store, `run_${s}_b`, { sessionId: `ses_${s}` });
+        }
+        const other = await ctx.peer();
+        const takes = await Promise.all(
+          Array.from({ length: sessions }, (_, s) => [
+            ctx.store.claimRun(`run_${s}_a`, 'queued', claim('r-a'), T0),
+            other.claimRun(`run_${s}_b`, 'queued', claim('r-b'), T0),
+          ]).flat(),
+        );
+        for (let s = 0; s < sessions; s++) {
+          expect(takes.slice(2 * s, 2 * s + 2).filter(Boolean)).toHaveLength(1);
+          const running = (await ctx.store.listRuns({ sessionId: `ses_${s}`, status: 'running', limit: 10 }))
+            .items;
+          expect(running).toHaveLength(1);
+        }
+      });
+
+      it('a claimed run moves with its holder only; every move out of running clears the claim', async () => {
+        await givenRun(ctx.store, 'run_1');
+        await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0);
+        expect(
+          await ctx.store.transitionRun('run_1', ['running'], 'planned', {
+            holder: 'r-b',
+            finishedAt: T0 + 1,
+          }),
+        ).toBe(false);
+        expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'running', finishedAt: null });
+        // A move that stays in running keeps the claim.
+        expect(
+          await ctx.store.transitionRun('run_1', ['running'], 'running', { holder: 'r-a', activeMs: 10 }),
+        ).toBe(true);
+        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual(['run_1']);
+        expect(await recoverable('r-b', T0 + 1)).toEqual([]);
+
+        // Parked: the claim is gone (r-a renews nothing, and a later start without a claim is anyone's).
+        expect(
+          await ctx.store.transitionRun('run_1', ['running'], 'awaiting_input', {
+            holder: 'r-a',
+            activeMs: 5,
+          }),
+        ).toBe(true);
+        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual([]);
+        expect(await ctx.store.transitionRun('run_1', ['awaiting_input'], 'running')).toBe(true);
+        expect(await recoverable('r-b', T0 + 1)).toEqual(['run_1']);
+        // Without a claim, a holder's move is refused; one without a holder applies.
+        expect(await ctx.store.transitionRun('run_1', ['running'], 'completed', { holder: 'r-a' })).toBe(
+          false,
+        );
+        expect(await ctx.store.transitionRun('run_1', ['running'], 'completed', { finishedAt: T0 + 2 })).toBe(
+          true,
+        );
+        expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'completed', activeMs: 15 });
+
+        // A run ended by its holder is no one's any more.
+        await givenRun(ctx.store, 'run_2');
+        await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0);
+        expect(await ctx.store.transitionRun('run_2', ['running'], 'failed', { holder: 'r-a' })).toBe(true);
+        await ctx.store.transitionRun('run_2', ['failed'], 'running');
+        expect(await ctx.store.renewRunLeases('r-a', ['run_2'], T0 + LEASE)).toEqual([]);
+        expect(await recoverable('r-b', T0 + 1)).toEqual(['run_2']);
+      });
+
+      it('renews the leases a replica still holds, and says which', async () => {
+        await givenRun(ctx.store, 'run_1', { sessionId: 'ses_1' });
+        await givenRun(ctx.store, 'run_2', { sessionId: 'ses_2' });
+        await givenRun(ctx.store, 'run_3', { sessionId: 'ses_3' });
+        await givenRun(ctx.store, 'run_4', { sessionId: 'ses_4' });
+        await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0);
+        await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0);
+        await ctx.store.claimRun('run_3', 'queued', claim('r-b'), T0);
+        expect(await ctx.store.renewRunLeases('r-a', [], T0 + MINUTE)).toEqual([]);
+        expect(
+          await ctx.store.renewRunLeases(
+            'r-a',
+            ['run_1', 'run_2', 'run_3', 'run_4', 'run_missing'],
+            T0 + MINUTE,
+          ),
+        ).toEqual(['run_1', 'run_2']);
+        // The leases moved: lapsed at T0 + LEASE as claimed, live now until T0 + MINUTE.
+        expect(await recoverable('r-c', T0 + LEASE + 1)).toEqual(['run_3']);
+        expect(await recoverable('r-c', T0 + MINUTE + 1)).toEqual(['run_1', 'run_2', 'run_3']);
+
+        // Taken over by another replica after its lease lapsed: the first holder renews it no more.
+        const other = await ctx.peer();
+        expect(await other.releaseRun('run_1', 'r-a', T0 + MINUTE + 1, 'queued', { attempt: 2 })).toBe(true);
+        expect(await ctx.store.renewRunLeases('r-a', ['run_1', 'run_2'], T0 + 2 * MINUTE)).toEqual(['run_2']);
+        expect(await other.claimRun('run_1', 'queued', claim('r-c', T0 + 2 * MINUTE), T0 + MINUTE + 2)).toBe(
+          true,
+        );
+        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + 3 * MINUTE)).toEqual([]);
+        expect(await ctx.store.renewRunLeases('r-c', ['run_1'], T0 + 3 * MINUTE)).toEqual(['run_1']);
+      });
+
+      it('lists the running runs a replica may take over: unclaimed, lapsed, or its own; oldest first', async () => {
+        const ids = [
+          'run_live',
+          'run_lapsed',
+          'run_mine',
+          'run_unclaimed',
+          'run_edge',
+          'run_queued',
+          'run_parked',
+        ];
+        for (const [i, id] of ids.entries()) {
+          // Each its own session, created later the earlier it is listed here; run_tie shares run_live's time.
+          await givenRun(ctx.store, id, { sessionId: `ses_${id}`, createdAt: T0 + (10 - i) * SECOND });
+        }
+        await givenRun(ctx.store, 'run_tie', { sessionId: 'ses_tie', createdAt: T0 + 10 * SECOND });
+        const now = T0 + MINUTE;
+        await ctx.store.claimRun('run_live', 'queued', claim('r-b', now + 1), T0);
+        await ctx.store.claimRun('run_lapsed', 'queued', claim('r-b', now - 1), T0);
+        await ctx.store.claimRun('run_mine', 'queued', claim('r-a', now + HOUR), T0);
+        await ctx.store.transitionRun('run_unclaimed', ['queued'], 'running');
+        // A lease that runs out exactly now still holds.
+        await ctx.store.claimRun('run_edge', 'queued', claim('r-b', now), T0);
+        await ctx.store.claimRun('run_tie', 'queued', claim('r-c', now - 1), T0);
+        await ctx.store.claimRun('run_parked', 'queued', claim('r-c', now - 1), T0);
+        await ctx.store.transitionRun('run_parked', ['running'], 'awaiting_input');
+
+        const found = await ctx.store.listRecoverableRuns('r-a', now, 100);
+        expect(found.map((r) => r.id)).toEqual(['run_unclaimed', 'run_mine', 'run_lapsed', 'run_tie']);
+        // Whole runs, as getRun reads them.
+        for (const r of found) expect(r).toEqual(await ctx.store.getRun(r.id));
+        expect(await recoverable('r-b', now)).toEqual([
+          'run_edge',
+          'run_unclaimed',
+          'run_lapsed',
+          'run_live',
+          'run_tie',
+        ]);
+        expect((await ctx.store.listRecoverableRuns('r-a', now, 2)).map((r) => r.id)).toEqual([
+          'run_unclaimed',
+          'run_mine',
+        ]);
+        // Later every lease but the longest has lapsed; another process reads the same.
+        const other = await ctx.peer();
+        expect(await recoverable('r-c', now + 2, other)).toEqual([
+          'run_edge',
+          'run_unclaimed',
+          'run_lapsed',
+          'run_live',
+          'run_tie',
+        ]);
+      });
+
+      it('releases a running run from its holder, and only once its lease lapsed when asked so', async () => {
+        await givenRun(ctx.store, 'run_1', { sessionId: 'ses_1' });
+        await givenRun(ctx.store, 'run_2', { sessionId: 'ses_2' });
+        await ctx.store.claimRun('run_1', 'queued', claim('r-a', T0 + LEASE), T0);
+        // A stale holder, a live lease, a run without a claim asked for: refused.
+        expect(await ctx.store.releaseRun('run_1', 'r-b', null, 'queued', {})).toBe(false);
+        expect(await ctx.store.releaseRun('run_1', null, null, 'queued', {})).toBe(false);
+        expect(await ctx.store.releaseRun('run_1', 'r-a', T0 + LEASE, 'queued', {})).toBe(false);
+        expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'running' });
+        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual(['run_1']);
+        // Lapsed before the moment given: released, retried, the claim gone.
+        expect(
+          await ctx.store.releaseRun('run_1', 'r-a', T0 + LEASE + 1, 'queued', {
+            attempt: 2,
+            error: 'replica r-a stopped renewing',
+          }),
+        ).toBe(true);
+        expect(await ctx.store.getRun('run_1')).toMatchObject({
+          status: 'queued',
+          attempt: 2,
+          error: 'replica r-a stopped renewing',
+          finishedAt: null,
+        });
+        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual([]);
+        expect(await ctx.store.releaseRun('run_1', 'r-a', null, 'queued', {})).toBe(false);
+
+        // Its own holder gives it up whatever the lease (lapsedBefore null), ending it.
+        await ctx.store.claimRun('run_1', 'queued', claim('r-b', T0 + HOUR), T0 + MINUTE);
+        expect(
+          await ctx.store.releaseRun('run_1', 'r-b', null, 'interrupted', {
+            finishedAt: T0 + 2 * MINUTE,
+            error: 'shutting down',
+          }),
+        ).toBe(true);
+        expect(await ctx.store.getRun('run_1')).toMatchObject({
+          status: 'interrupted',
+          finishedAt: T0 + 2 * MINUTE,
+          error: 'shutting down',
+          attempt: 2,
+          startedAt: T0,
+        });
+        await ctx.store.transitionRun('run_1', ['interrupted'], 'running');
+        expect(await recoverable('r-c', T0)).toEqual(['run_1']);
+
+        // A running run without a claim is released with holder null; an error given as null clears it.
+        await ctx.store.transitionRun('run_2', ['queued'], 'running', { error: 'old' });
+        expect(await ctx.store.releaseRun('run_2', 'r-a', null, 'queued', {})).toBe(false);
+        expect(await ctx.store.releaseRun('run_2', null, T0, 'queued', { error: null })).toBe(true);
+        expect(await ctx.store.getRun('run_2')).toMatchObject({ status: 'queued', error: null, attempt: 1 });
+        // A run that is not running is not released.
+        expect(await ctx.store.releaseRun('run_2', null, null, 'interrupted', {})).toBe(false);
+        expect(await ctx.store.releaseRun('run_missing', null, null, 'interrupted', {})).toBe(false);
+      });
+
+      it('of two replicas taking over the same lapsed run, one does', async () => {
+        await givenRun(ctx.store, 'run_1');
+        await ctx.store.claimRun('run_1', 'queued', claim('r-dead', T0), T0);
+        const other = await ctx.peer();
+        const took = await Promise.all([
+          ctx.store.releaseRun('run_1', 'r-dead', T0 + 1, 'queued', { attempt: 2 }),
+          other.releaseRun('run_1', 'r-dead', T0 + 1, 'queued', { attempt: 2 }),
+        ]);
+        expect(took.filter(Boolean)).toHaveLength(1);
+      });
+
+      it('lists the runs a replica could start: queued in an idle session, or parked with nothing pending', async () => {
+        const at = (i: number) => ({ createdAt: T0 + i * SECOND });
+        // ses_1: a run parked on a question, two queued behind it.
+        await givenRun(ctx.store, 'run_q', { ...at(1), sessionId: 'ses_1' });
+        await givenRun(ctx.store, 'run_1b', { ...at(2), sessionId: 'ses_1' });
+        // ses_2: queued runs only, both startable (one at a time is the claim's to enforce).
+        await givenRun(ctx.store, 'run_2b', { ...at(4), sessionId: 'ses_2' });
+        await givenRun(ctx.store, 'run_2a', { ...at(3), sessionId: 'ses_2' });
+        // ses_3: a running run, one queued behind it.
+        await givenRun(ctx.store, 'run_3r', { ...at(5), sessionId: 'ses_3' });
+        await givenRun(ctx.store, 'run_3b', { ...at(6), sessionId: 'ses_3' });
+        // ses_4: a run parked on a tool approval; ses_5: a run whose question was answered; ses_6 finished runs.
+        await givenRun(ctx.store, 'run_ta', { ...at(7), sessionId: 'ses_4' });
+        await givenRun(ctx.store, 'run_answered', { ...at(0), sessionId: 'ses_5' });
+        await givenRun(ctx.store, 'run_done', { ...at(8), sessionId: 'ses_6' });
+        await givenRun(ctx.store, 'run_6b', { ...at(9), sessionId: 'ses_6' });
+
+        await ctx.store.claimRun('run_q', 'queued', claim('r-a'), T0);
+        await ctx.store.transitionRun('run_q', ['running'], 'awaiting_input');
+        await ctx.store.createQuestion(question('q_1', 'run_q'));
+        await ctx.store.claimRun('run_3r', 'queued', claim('r-a'), T0);
+        await ctx.store.transitionRun('run_ta', ['queued'], 'awaiting_input');
+        await ctx.store.createToolApproval({ ...approval('ta_1', 'run_ta'), sessionId: 'ses_4' });
+        await ctx.store.transitionRun('run_answered', ['queued'], 'awaiting_input');
+        await ctx.store.createQuestion({ ...question('q_2', 'run_answered'), sessionId: 'ses_5' });
+        await ctx.store.answerQuestion('q_2', { Which: 'a' }, 'bob', T0 + MINUTE);
+        await ctx.store.transitionRun('run_done', ['queued'], 'completed');
+
+        expect(await claimable()).toEqual(['run_answered', 'run_2a', 'run_2b', 'run_6b']);
+        expect(await claimable(2)).toEqual(['run_answered', 'run_2a']);
+        for (const r of await ctx.store.listClaimableRuns(100))
+          expect(r).toEqual(await ctx.store.getRun(r.id));
+
+        // The question answered: run_q may resume, and still holds its session.
+        await ctx.store.answerQuestion('q_1', { Which: 'a' }, 'bob', T0 + MINUTE);
+        expect(await claimable()).toEqual(['run_answered', 'run_q', 'run_2a', 'run_2b', 'run_6b']);
+        // The approval decided: run_ta too. A resolved request of another run changes nothing for run_q.
+        await ctx.store.resolveToolApproval('ta_1', 'allowed', 'bob', null, T0 + MINUTE);
+        expect(await claimable()).toContain('run_ta');
+        // A second pending request parks it again.
+        await ctx.store.createToolApproval({ ...approval('ta_2', 'run_ta'), sessionId: 'ses_4' });
+        expect(await claimable()).not.toContain('run_ta');
+        // The running run ends: the queued one behind it may start.
+        await ctx.store.transitionRun('run_3r', ['running'], 'planned');
+        expect(await claimable()).toEqual(['run_answered', 'run_q', 'run_2a', 'run_2b', 'run_3b', 'run_6b']);
+        // run_q resumes: the run queued behind it still waits.
+        await ctx.store.claimRun('run_q', 'awaiting_input', claim('r-b'), T0 + MINUTE);
+        expect(await claimable()).toEqual(['run_answered', 'run_2a', 'run_2b', 'run_3b', 'run_6b']);
+        expect(await ctx.store.listClaimableRuns(0)).toEqual([]);
       });
     });
 
