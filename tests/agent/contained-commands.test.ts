@@ -105,7 +105,7 @@ describe("a command cannot read the daemon's secrets", () => {
 
 describe('a command runs at most once per approval', () => {
   for (const sandbox of ['bwrap', 'off'] as const) {
-    it(`SIGKILL during an approved command (sandbox ${sandbox}): it ran once, its processes are gone, the retried turn asks again`, async () => {
+    it(`SIGKILL during an approved command (sandbox ${sandbox}): it ran once, its processes are gone, the execution starts over and asks again`, async () => {
       model = await startModelServer();
       const s = setup(`drydock-once-${sandbox}-`);
       const env: Record<string, string> = {};
@@ -142,15 +142,20 @@ describe('a command runs at most once per approval', () => {
         expect(running(`sleep ${seconds}`)).not.toEqual([]);
       }
 
+      const before = model.requests.length;
       const second = await serveProcess(s.data, model.url, children, env);
       // ... and the next start kills what is left of it before any run resumes.
       await waitFor(async () => running(`sleep ${seconds}`).length === 0, 5_000, 'the leftover group to die');
+      // It ran once: started, never finished.
+      expect(readFileSync(ran, 'utf8')).toBe('started\n');
       const waiting = await pendingApproval(second, (a) => a.tool_use_id === 'again', 15_000);
       expect(waiting).toMatchObject({ run_id: runId, tool: 'Bash' });
-      const interrupted = resultFor('long');
-      expect(interrupted).toMatchObject({ is_error: true });
-      expect(interrupted.content).toMatch(/interrupted: drydock stopped while it ran.*It was not run again/);
-      expect(readFileSync(ran, 'utf8')).toBe('started\n');
+      // The execution started over: a new conversation from the approved plan, in a fresh worktree.
+      const restart = model.requests.slice(before)[0]!.body;
+      expect(restart.messages).toHaveLength(1);
+      expect(JSON.stringify(restart.messages)).not.toContain('long');
+      expect(resultFor('long')).toBeUndefined();
+      expect(existsSync(ran)).toBe(false);
       // The approval is stored a moment before the run is marked as waiting for it.
       const run = await runUntil(second, runId, ['awaiting_input']);
       expect(run.attempt).toBe(2);

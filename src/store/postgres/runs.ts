@@ -144,23 +144,25 @@ export class PgRuns implements RunStore {
 
   async releaseRun(
     id: string,
-    holder: string | null,
-    lapsedBefore: number | null,
+    replica: string,
+    now: number,
     to: 'queued' | 'interrupted',
     fields: { attempt?: number; finishedAt?: number; error?: string | null },
   ): Promise<boolean> {
+    // The rule of listRecoverableRuns, checked again by the UPDATE that moves the run (it locks the row, so of
+    // two replicas releasing at once the second finds it no longer running).
     return (
       (await this.db.exec(
         `UPDATE runs SET status = $2, claimed_by = NULL, lease_until = NULL,
              finished_at = COALESCE($5, finished_at), error = CASE WHEN $6::boolean THEN $7 ELSE error END,
              attempt = COALESCE($8, attempt)
-         WHERE id = $1 AND status = 'running' AND claimed_by IS NOT DISTINCT FROM $3::text
-           AND ($4::bigint IS NULL OR lease_until IS NULL OR lease_until < $4)`,
+         WHERE id = $1 AND status = 'running'
+           AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < $4 OR claimed_by = $3)`,
         [
           id,
           to,
-          holder,
-          lapsedBefore,
+          replica,
+          now,
           fields.finishedAt ?? null,
           fields.error !== undefined,
           fields.error ?? null,

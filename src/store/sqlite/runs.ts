@@ -134,18 +134,19 @@ export class SqliteRuns implements RunStore {
 
   async releaseRun(
     id: string,
-    holder: string | null,
-    lapsedBefore: number | null,
+    replica: string,
+    now: number,
     to: 'queued' | 'interrupted',
     fields: { attempt?: number; finishedAt?: number; error?: string | null },
   ): Promise<boolean> {
+    // The rule of listRecoverableRuns, checked again in the statement that moves the run.
     return (
       this.db
         .sql(
           `UPDATE runs SET status = ?, claimed_by = NULL, lease_until = NULL, finished_at = COALESCE(?, finished_at),
              error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt)
-           WHERE id = ? AND status = 'running' AND claimed_by IS ?
-             AND (? IS NULL OR lease_until IS NULL OR lease_until < ?)`,
+           WHERE id = ? AND status = 'running'
+             AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < ? OR claimed_by = ?)`,
         )
         .run(
           to,
@@ -154,9 +155,8 @@ export class SqliteRuns implements RunStore {
           fields.error ?? null,
           fields.attempt ?? null,
           id,
-          holder,
-          lapsedBefore,
-          lapsedBefore,
+          now,
+          replica,
         ).changes === 1
     );
   }

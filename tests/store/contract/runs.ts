@@ -516,7 +516,7 @@ export function runContract(factory: StoreFactory): void {
 
         // Taken over by another replica after its lease lapsed: the first holder renews it no more.
         const other = await ctx.peer();
-        expect(await other.releaseRun('run_1', 'r-a', T0 + MINUTE + 1, 'queued', { attempt: 2 })).toBe(true);
+        expect(await other.releaseRun('run_1', 'r-c', T0 + MINUTE + 1, 'queued', { attempt: 2 })).toBe(true);
         expect(await ctx.store.renewRunLeases('r-a', ['run_1', 'run_2'], T0 + 2 * MINUTE)).toEqual(['run_2']);
         expect(await other.claimRun('run_1', 'queued', claim('r-c', T0 + 2 * MINUTE), T0 + MINUTE + 2)).toBe(
           true,
@@ -577,19 +577,18 @@ export function runContract(factory: StoreFactory): void {
         ]);
       });
 
-      it('releases a running run from its holder, and only once its lease lapsed when asked so', async () => {
+      it('releases a running run another replica may recover: its lease lapsed, no claim, or claimed by the asker', async () => {
         await givenRun(ctx.store, 'run_1', { sessionId: 'ses_1' });
         await givenRun(ctx.store, 'run_2', { sessionId: 'ses_2' });
         await ctx.store.claimRun('run_1', 'queued', claim('r-a', T0 + LEASE), T0);
-        // A stale holder, a live lease, a run without a claim asked for: refused.
-        expect(await ctx.store.releaseRun('run_1', 'r-b', null, 'queued', {})).toBe(false);
-        expect(await ctx.store.releaseRun('run_1', null, null, 'queued', {})).toBe(false);
-        expect(await ctx.store.releaseRun('run_1', 'r-a', T0 + LEASE, 'queued', {})).toBe(false);
+        // Another replica, while the lease lives (up to its last moment): refused.
+        expect(await ctx.store.releaseRun('run_1', 'r-b', T0, 'queued', {})).toBe(false);
+        expect(await ctx.store.releaseRun('run_1', 'r-b', T0 + LEASE, 'queued', {})).toBe(false);
         expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'running' });
         expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual(['run_1']);
-        // Lapsed before the moment given: released, retried, the claim gone.
+        // Lapsed before the moment given: released by another replica, retried, the claim gone.
         expect(
-          await ctx.store.releaseRun('run_1', 'r-a', T0 + LEASE + 1, 'queued', {
+          await ctx.store.releaseRun('run_1', 'r-b', T0 + LEASE + 1, 'queued', {
             attempt: 2,
             error: 'replica r-a stopped renewing',
           }),
@@ -601,12 +600,13 @@ export function runContract(factory: StoreFactory): void {
           finishedAt: null,
         });
         expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual([]);
-        expect(await ctx.store.releaseRun('run_1', 'r-a', null, 'queued', {})).toBe(false);
+        expect(await ctx.store.releaseRun('run_1', 'r-a', T0 + HOUR, 'queued', {})).toBe(false);
 
-        // Its own holder gives it up whatever the lease (lapsedBefore null), ending it.
+        // Its own holder (a replica restarted, or one stopping) takes it back whatever the lease, ending it.
         await ctx.store.claimRun('run_1', 'queued', claim('r-b', T0 + HOUR), T0 + MINUTE);
+        expect(await ctx.store.releaseRun('run_1', 'r-a', T0 + 2 * MINUTE, 'interrupted', {})).toBe(false);
         expect(
-          await ctx.store.releaseRun('run_1', 'r-b', null, 'interrupted', {
+          await ctx.store.releaseRun('run_1', 'r-b', T0 + 2 * MINUTE, 'interrupted', {
             finishedAt: T0 + 2 * MINUTE,
             error: 'shutting down',
           }),
@@ -621,14 +621,14 @@ export function runContract(factory: StoreFactory): void {
         await ctx.store.transitionRun('run_1', ['interrupted'], 'running');
         expect(await recoverable('r-c', T0)).toEqual(['run_1']);
 
-        // A running run without a claim is released with holder null; an error given as null clears it.
+        // A running run without a claim (left by a build before claims) is released by anyone; an error given
+        // as null clears it.
         await ctx.store.transitionRun('run_2', ['queued'], 'running', { error: 'old' });
-        expect(await ctx.store.releaseRun('run_2', 'r-a', null, 'queued', {})).toBe(false);
-        expect(await ctx.store.releaseRun('run_2', null, T0, 'queued', { error: null })).toBe(true);
+        expect(await ctx.store.releaseRun('run_2', 'r-a', T0, 'queued', { error: null })).toBe(true);
         expect(await ctx.store.getRun('run_2')).toMatchObject({ status: 'queued', error: null, attempt: 1 });
         // A run that is not running is not released.
-        expect(await ctx.store.releaseRun('run_2', null, null, 'interrupted', {})).toBe(false);
-        expect(await ctx.store.releaseRun('run_missing', null, null, 'interrupted', {})).toBe(false);
+        expect(await ctx.store.releaseRun('run_2', 'r-a', T0 + HOUR, 'interrupted', {})).toBe(false);
+        expect(await ctx.store.releaseRun('run_missing', 'r-a', T0 + HOUR, 'interrupted', {})).toBe(false);
       });
 
       it('of two replicas taking over the same lapsed run, one does', async () => {
@@ -636,8 +636,8 @@ export function runContract(factory: StoreFactory): void {
         await ctx.store.claimRun('run_1', 'queued', claim('r-dead', T0), T0);
         const other = await ctx.peer();
         const took = await Promise.all([
-          ctx.store.releaseRun('run_1', 'r-dead', T0 + 1, 'queued', { attempt: 2 }),
-          other.releaseRun('run_1', 'r-dead', T0 + 1, 'queued', { attempt: 2 }),
+          ctx.store.releaseRun('run_1', 'r-a', T0 + 1, 'queued', { attempt: 2 }),
+          other.releaseRun('run_1', 'r-b', T0 + 1, 'queued', { attempt: 2 }),
         ]);
         expect(took.filter(Boolean)).toHaveLength(1);
       });
