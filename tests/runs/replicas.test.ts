@@ -205,6 +205,8 @@ describe.skipIf(!postgres)('several replicas on one database', () => {
     const { holder, other } = await c.holder(exec);
     const worktree = join(c.root, 'shared', 'worktrees', plan.id);
     await waitFor(async () => existsSync(join(worktree, 'half.txt')), 10_000, 'the first attempt to write');
+    // The plan's request, then the execution's two: the second one hangs.
+    await model.waitForRequests(3);
     const before = model.requests.length;
     // The second attempt: a new conversation that opens with the approved plan.
     model.enqueue(calls('w2', 'Write', { file_path: 'hello.txt', content: 'hello\n' }), says('done'));
@@ -293,6 +295,14 @@ describe.skipIf(!postgres)('several replicas on one database', () => {
     expect(Date.now() - killedAt).toBeLessThan(20_000);
     const next = await runUntil(back, second, ['planned', 'failed'], 15_000);
     expect(next.status, next.error).toBe('planned');
-    expect(next.started_at).toBeGreaterThanOrEqual(done.finished_at);
+    // Never both at once: each run's last start came after the other's end, or its end before the other's
+    // last start.
+    const span = async (id: string) => {
+      const events = await c.store.listEvents(id, 0, 1_000);
+      const start = events.filter((e) => e.type === 'run_started' || e.type === 'run_resumed').at(-1)!;
+      return [start.at, events.find((e) => e.type === 'run_finished')!.at] as const;
+    };
+    const [[s1, e1], [s2, e2]] = [await span(first), await span(second)];
+    expect(s2 >= e1 || s1 >= e2, `run spans ${s1}-${e1} and ${s2}-${e2} overlap`).toBe(true);
   }, 60_000);
 });
