@@ -15,7 +15,7 @@ import { Notifier } from './notify/notifier.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
 import { PlanLifecycle } from './plans/lifecycle.js';
-import { replicaId } from './replica.js';
+import { replicaId } from './runs/replica.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
 import { RunService } from './runs/service.js';
@@ -67,7 +67,7 @@ export interface ServiceOptions {
   submitRun?: (run: Run) => void;
   /** Runs carried out at once. Default: runs.max_concurrent. */
   maxConcurrent?: number;
-  /** This daemon's name among replicas. Default: replica_id, else the one kept in data_dir (src/replica.ts). */
+  /** This daemon's name among replicas. Default: replica_id, else the one kept in data_dir (src/runs/replica.ts). */
   replica?: string;
   /** Told of each run the queue settled (after the scheduler is woken). */
   onRunSettled?: (run: Run) => void;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Config, REPLICA_NAME } from './config/schema.js';
+import { type Config, REPLICA_NAME } from '../config/schema.js';
 
 /** The file in data_dir that keeps a replica's name when `replica_id` is not set. */
 export const REPLICA_FILE = 'replica-id';
