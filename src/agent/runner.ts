@@ -86,7 +86,10 @@ export class AgentExecutor implements RunExecutor {
     // over: a conversation of its own from the approved plan, in a worktree made again. Never from the files
     // and the conversation half a run left. A plan-phase run goes on from its stored conversation: it changed
     // nothing. One resumed after an answer or a tool approval goes on where it parked.
-    const startOver = run.phase === 'execute' && from === 'queued' && run.conversationId !== null;
+    const startOver =
+      run.phase === 'execute' &&
+      from === 'queued' &&
+      (await store.loadConversation(run.conversationId ?? run.id)).some((m) => m.runId === run.id);
     const conversationId = startOver
       ? `${run.id}.${clock.now().toString(36)}`
       : (run.conversationId ?? run.id);

@@ -142,12 +142,12 @@ describe('a command runs at most once per approval', () => {
         expect(running(`sleep ${seconds}`)).not.toEqual([]);
       }
 
+      // It ran once: started, never finished (the next start removes that worktree).
+      expect(readFileSync(ran, 'utf8')).toBe('started\n');
       const before = model.requests.length;
       const second = await serveProcess(s.data, model.url, children, env);
       // ... and the next start kills what is left of it before any run resumes.
       await waitFor(async () => running(`sleep ${seconds}`).length === 0, 5_000, 'the leftover group to die');
-      // It ran once: started, never finished.
-      expect(readFileSync(ran, 'utf8')).toBe('started\n');
       const waiting = await pendingApproval(second, (a) => a.tool_use_id === 'again', 15_000);
       expect(waiting).toMatchObject({ run_id: runId, tool: 'Bash' });
       // The execution started over: a new conversation from the approved plan, in a fresh worktree.

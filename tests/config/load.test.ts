@@ -69,6 +69,7 @@ describe('defaults', () => {
       },
       data_dir: '/srv/drydock/data',
       work_dir: null,
+      replica_id: null,
       database_url: null,
       admin_token: null,
       log_level: 'info',
@@ -101,7 +102,7 @@ describe('defaults', () => {
         turn_retry_base_ms: 2_000,
         turn_retry_max_ms: 600_000,
       },
-      runs: { max_concurrent: 4, question_timeout_ms: 86_400_000, default_budget_usd: 5 },
+      runs: { max_concurrent: 4, question_timeout_ms: 86_400_000, default_budget_usd: 5, lease_ms: 30_000 },
       plans: { ttl_ms: 604_800_000, approvals_required: 1 },
       retention: { worktree_ttl_ms: 604_800_000, interval_ms: 3_600_000 },
       notifications: {

@@ -151,7 +151,18 @@ describe('stale base', () => {
       requestedBy: 'x',
       createdAt: Date.now(),
     });
+    // Parked on a question nobody answers: it holds the session (on every replica) until canceled.
     await w.d.daemon.store.transitionRun(blocker.id, ['queued'], 'awaiting_input');
+    await w.d.daemon.store.createQuestion({
+      id: 'qst_blocker',
+      runId: blocker.id,
+      sessionId: w.sessionId,
+      toolUseId: 't',
+      questions: {},
+      priorResults: [],
+      createdAt: Date.now(),
+      expiresAt: Number.MAX_SAFE_INTEGER,
+    });
     (w.d.daemon.queue as any).parked.set(w.sessionId, blocker.id);
     const approved = await w.d.api('POST', `/v1/plans/${plan.id}/approve`, {}, alice);
     expect(approved.body.plan.status).toBe('approved');
