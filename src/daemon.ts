@@ -88,7 +88,10 @@ async function assemble(
   const { recovered, failedPlans, admin } = await services.start();
   serveApp(app.fetch);
 
-  logger.info({ url, jobs: await store.countJobs(), ...recovered, failedPlans }, 'drydock started');
+  logger.info(
+    { url, replica: services.replica, jobs: await store.countJobs(), ...recovered, failedPlans },
+    'drydock started',
+  );
   logger.debug({ config: redactedConfig(config) }, 'effective configuration');
   announce(`drydock listening on ${url}`);
   if (admin.kind === 'created') {

@@ -40,6 +40,7 @@ export function appDeps(services: Services): AppDeps {
     metrics,
     ...(services.sandbox ? { sandbox: services.sandbox } : {}),
     modelConfigured: services.modelConfigured,
+    replica: services.replica,
     submitRun: services.submitRun,
     delivery,
   };

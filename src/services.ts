@@ -98,6 +98,8 @@ export interface Services {
   sandbox: SandboxStatus | undefined;
   /** Whether the Messages API client has a key. */
   modelConfigured: boolean;
+  /** This daemon's name among the replicas on its database (its claims on runs carry it). */
+  replica: string;
   events: RunEvents;
   metrics: Metrics;
   queue: RunQueue;
@@ -151,6 +153,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
 
   // --- Runs and plans (services of the plan lifecycle are built here, beside PlanDecisions).
   let scheduler: Scheduler | undefined;
+  const replica = opts.replica ?? replicaId(config);
   const queue = new RunQueue({
     store,
     clock,
@@ -158,7 +161,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     events,
     executor,
     maxConcurrent: opts.maxConcurrent ?? config.runs.max_concurrent,
-    replica: opts.replica ?? replicaId(config),
+    replica,
     leaseMs: config.runs.lease_ms,
     wakes: store,
     onSettled: (run) => {
@@ -337,6 +340,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     store,
     sandbox: sandboxStatus,
     modelConfigured,
+    replica,
     events,
     metrics,
     queue,

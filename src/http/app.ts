@@ -71,7 +71,11 @@ export function createApi(deps: AppDeps, mountBeside: (app: Hono<Env>) => void =
       id: deps.config.anthropic.model,
       configured: deps.modelConfigured ?? deps.config.anthropic.api_key !== null,
     };
-    return c.json({ status: ready ? 'ready' : 'not_ready', checks, ...sandbox, model }, ready ? 200 : 503);
+    const replica = deps.replica !== undefined ? { replica: deps.replica } : {};
+    return c.json(
+      { status: ready ? 'ready' : 'not_ready', checks, ...sandbox, model, ...replica },
+      ready ? 200 : 503,
+    );
   });
 
   mountBeside(app);

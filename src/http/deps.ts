@@ -42,6 +42,8 @@ export interface AppDeps {
   sandbox?: SandboxStatus;
   /** Whether the Messages API client has a key (default: whether anthropic.api_key is set). */
   modelConfigured?: boolean;
+  /** This daemon's name among replicas (shown by /readyz); absent when unknown. */
+  replica?: string;
   /**
    * Bytes of webhook bodies held before their signature is verified, shared by all requests; createApp makes
    * one of server.unauthenticated_body_budget_bytes when none is given (tests pass one to look into it).

@@ -141,6 +141,9 @@ async function fire(d: DaemonProcess, jobId: string): Promise<string> {
 describe.skipIf(!postgres)('several replicas on one database', () => {
   it('an event stream on one replica follows, live and in order, a run the other executes', async () => {
     const c = await cluster();
+    // Each says who it is.
+    expect((await c.a.api('GET', '/readyz')).body).toMatchObject({ status: 'ready', replica: 'a' });
+    expect((await c.b.api('GET', '/readyz')).body).toMatchObject({ status: 'ready', replica: 'b' });
     const { jobId } = await jobIn(c.a, c.repo, {}, 'Add a greeting file');
     const slow = gated(proposes());
     model.enqueue(calls('r1', 'Read', { file_path: 'README.md' }), slow.response);

@@ -13,6 +13,10 @@ export const readySchema = z.strictObject({
     .optional()
     .describe("where the execute phase's commands run (absent when the daemon has no sandbox)"),
   model: z.strictObject({ id: z.string(), configured: z.boolean() }),
+  replica: z
+    .string()
+    .optional()
+    .describe('the name of the replica that answered (replica_id, or the one kept in data_dir)'),
 });
 export type ReadyJson = z.infer<typeof readySchema>;
 
