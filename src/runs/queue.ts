@@ -393,6 +393,7 @@ export class RunQueue {
     try {
       outcome = await this.opts.executor.execute(fresh, abort.signal, from);
     } catch (err) {
+      this.claimed.delete(run.id);
       const reason = abort.signal.aborted ? abort.signal.reason : null;
       if (reason instanceof RunAborted && reason.kind === 'lease') return; // another replica carries it on
       if (reason instanceof RunAborted && reason.kind === 'shutdown') {
@@ -408,6 +409,8 @@ export class RunQueue {
           ? { status: 'canceled', error: reason.message }
           : { status: 'failed', error: describe(err) };
     }
+    // Done with it: the store clears the claim now, and a renewal in flight must not take that for a loss.
+    this.claimed.delete(run.id);
     const terminal = isFinishedRunStatus(outcome.status);
     const ended = clock.now();
     const settled = await store.transitionRun(run.id, ['running'], outcome.status, {

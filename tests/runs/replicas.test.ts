@@ -160,6 +160,8 @@ describe.skipIf(!postgres)('several replicas on one database', () => {
     const stored = await c.store.listEvents(runId, 0, 1_000);
     expect(events.map((e) => e.event)).toEqual(stored.map((e) => e.type));
     expect(events.map((e) => e.event)).toContain('plan_proposed');
+    // A run that ended as it should was never taken for lost by its own replica's renewals.
+    for (const d of [holder, other]) expect(d.stdout() + d.stderr()).not.toContain('no longer holds');
     // Last-Event-ID replays exactly what came after it, on either replica.
     const middle = Math.floor(events.length / 2);
     for (const d of [other, holder]) {
