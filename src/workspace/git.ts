@@ -195,18 +195,43 @@ export async function prefixInRepository(dir: string): Promise<string> {
 const locks = new Map<string, Promise<unknown>>();
 
 /**
+ * What git says when another process holds one of its lock files (`<file>.lock` is created with O_EXCL and
+ * git gives up at once rather than wait: "Unable to create '….lock': File exists", "cannot lock ref …",
+ * "could not lock config file …"; git's lockfile.c and refs/files-backend.c).
+ */
+const LOCK_HELD = /\.lock'?: File exists|cannot lock ref|could not lock config file/;
+/** How often, and how long at most in all (about 10 s), a git change is tried again while a lock is held. */
+const LOCK_RETRIES = 12;
+
+/**
  * Runs `fn` alone for this repository. git takes lock files for worktree and ref changes, and two
- * `worktree add` on one clone at the same moment fail; within this process they queue instead.
+ * `worktree add` on one clone at the same moment fail; within this process they queue instead. Another
+ * process on the same repository (a replica on a shared volume, a person's git) may hold a lock as well:
+ * then `fn` is tried again after a growing wait, as long as git says a lock is held. `fn` must be a change
+ * git refuses whole when it cannot take its lock (worktree add, branch -D, checkout are).
  */
 export function withRepoLock<T>(repo: string, fn: () => Promise<T>): Promise<T> {
   const previous = locks.get(repo) ?? Promise.resolve();
-  const next = previous.then(fn, fn);
+  const tried = () => whileLocked(fn);
+  const next = previous.then(tried, tried);
   const settled = next.catch(() => undefined);
   locks.set(repo, settled);
   void settled.then(() => {
     if (locks.get(repo) === settled) locks.delete(repo);
   });
   return next;
+}
+
+async function whileLocked<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= LOCK_RETRIES || !LOCK_HELD.test((err as Error)?.message ?? '')) throw err;
+      const wait = Math.min(50 * 2 ** attempt, 1_500) * (0.5 + Math.random() / 2);
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 }
 
 export interface GitCredentials {
