@@ -30,7 +30,14 @@ describe('health and readiness', () => {
       status: 'not_ready',
       checks: { store: true, scheduler: false },
       model: { id: 'claude-sonnet-5-5', configured: false },
+      replica: h.services.replica,
     });
+  });
+
+  it('GET /readyz names the replica that answered: the one kept in data_dir', async () => {
+    const res = await h.call('GET', '/readyz', { token: null });
+    expect(res.body.replica).toMatch(/^r-[0-9a-f]{12}$/);
+    expect(res.body.replica).toBe(h.services.replica);
   });
 
   it('GET /readyz answers 200 once the scheduler is started, 503 again after it stops', async () => {
@@ -41,6 +48,7 @@ describe('health and readiness', () => {
       status: 'ready',
       checks: { store: true, scheduler: true },
       model: { id: 'claude-sonnet-5-5', configured: false },
+      replica: h.services.replica,
     });
 
     await h.scheduler.stop();
@@ -58,6 +66,7 @@ describe('health and readiness', () => {
       status: 'not_ready',
       checks: { store: false, scheduler: true },
       model: { id: 'claude-sonnet-5-5', configured: false },
+      replica: h.services.replica,
     });
   });
 
