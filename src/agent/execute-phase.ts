@@ -118,12 +118,7 @@ export class ExecutePhase implements Phase {
     const plan = run.executesPlanId ? await store.getPlan(run.executesPlanId) : null;
     if (!plan) return { status: 'failed', error: 'the execute run names no plan' };
     // `executing` already: a run resumed after a question or a restart.
-    if (!(await deps.lifecycle.startExecution(plan.id))) {
-      return {
-        status: 'failed',
-        error: `plan ${plan.id} is ${plan.status}, not approved: nothing was executed`,
-      };
-    }
+    if (!(await deps.lifecycle.startExecution(plan.id))) return ExecutePhase.settled(deps, plan.id);
 
     let mode = run.executeMode;
     if (!mode) {
@@ -161,6 +156,25 @@ export class ExecutePhase implements Phase {
       run.startedAt ?? clock.now(),
       signal,
     );
+  }
+
+  /**
+   * The plan of an execute run is past `executing` when the run opens. Most often it was never approved (a
+   * plan that moved on meanwhile): nothing runs. But this run may have got as far as recording its own
+   * outcome on the plan, then died (SIGKILL, a lost replica) before the run itself ended: the store's two
+   * writes are separate, so a restart or another replica finds the plan `executed` (or
+   * `execution_failed`) and the run still to finish. It ends as the plan says, and nothing runs twice.
+   */
+  private static async settled(deps: PhaseDeps, planId: string): Promise<RunOutcome> {
+    const plan = await deps.store.getPlan(planId);
+    if (plan?.status === 'executed') return { status: 'completed' };
+    if (plan?.status === 'execution_failed' && plan.failureReason) {
+      return { status: 'failed', error: plan.failureReason };
+    }
+    return {
+      status: 'failed',
+      error: `plan ${planId} is ${plan?.status ?? 'gone'}, not approved: nothing was executed`,
+    };
   }
 
   /**

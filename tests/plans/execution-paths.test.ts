@@ -140,6 +140,33 @@ describe('a plan never stays executing once its execute run has ended', () => {
     );
   });
 
+  it('an execute run that recorded its result, then died before it ended, completes when taken over', async () => {
+    const first = await daemon({});
+    const repo = join(first.dir, 'repo');
+    makeRepo(repo, { 'README.md': '# demo\n' });
+    model.enqueue(proposes(), calls('w1', 'Write', { file_path: 'a.txt', content: 'A\n' }));
+    const { plan, execRunId } = await approvedPlan(first, repo);
+    await runUntil(first, execRunId, ['awaiting_input']);
+    await first.halt();
+
+    // What a crash between the execute phase's two writes leaves: the plan executed, the run still running
+    // (with no live holder, as after a SIGKILL).
+    const store = new SqliteStore({ file: join(first.config.data_dir, 'drydock.db') });
+    expect(await store.transitionPlan(plan.id, ['executing'], 'executed')).toBe(true);
+    expect(await store.transitionRun(execRunId, ['awaiting_input'], 'running')).toBe(true);
+    await store.close();
+    const requests = model.requests.length;
+
+    const second = await daemon({ dir: first.dir });
+    const run = await runUntil(second, execRunId, ['completed', 'failed', 'interrupted']);
+    expect(run.status, run.error).toBe('completed');
+    expect(run.attempt).toBe(2);
+    expect((await planOf(second, plan.id)).status).toBe('executed');
+    // Nothing ran again: no model request, no file written in the workspace.
+    expect(model.requests.length).toBe(requests);
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+  });
+
   it('on start, a plan whose execute run ended while no daemon watched becomes execution_failed', async () => {
     const first = await daemon({});
     const repo = join(first.dir, 'repo');
