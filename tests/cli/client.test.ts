@@ -87,6 +87,50 @@ async function seedRun(sessionId: string, status: 'planned' | 'awaiting_input') 
   return run;
 }
 
+/**
+ * A run parked on a pending question (of a fresh session). A parked run without one would be read as answered:
+ * the queue's sweep resumes it.
+ */
+async function seedQuestion(first: Record<string, unknown> = {}) {
+  const sessionId = await session();
+  const run = await seedRun(sessionId, 'awaiting_input');
+  const now = Date.now();
+  const q = await d.daemon.store.createQuestion({
+    id: newId('qst'),
+    runId: run.id,
+    sessionId,
+    toolUseId: 'toolu_ask',
+    questions: {
+      questions: [
+        {
+          question: 'Which database should the cache use?',
+          header: 'Database',
+          options: [
+            { label: 'Postgres', description: 'the existing one' },
+            { label: 'SQLite', description: 'a local file' },
+          ],
+          multiSelect: false,
+          ...first,
+        },
+        {
+          question: 'Which checks should run?',
+          header: 'Checks',
+          options: [
+            { label: 'Unit', description: 'fast' },
+            { label: 'E2E', description: 'slow' },
+            { label: 'Lint', description: 'style' },
+          ],
+          multiSelect: true,
+        },
+      ],
+    },
+    priorResults: [],
+    createdAt: now,
+    expiresAt: now + HOUR,
+  });
+  return { q, run };
+}
+
 /** A pending plan, proposed by a finished plan-phase run (of a fresh session by default), requested by admin. */
 async function seedPlan(patch: Partial<Plan> = {}): Promise<Plan> {
   const sessionId = patch.sessionId ?? (await session());
@@ -455,46 +499,6 @@ describe('drydock plans', () => {
 });
 
 describe('drydock questions', () => {
-  async function seedQuestion(first: Record<string, unknown> = {}) {
-    const sessionId = await session();
-    const run = await seedRun(sessionId, 'awaiting_input');
-    const now = Date.now();
-    const q = await d.daemon.store.createQuestion({
-      id: newId('qst'),
-      runId: run.id,
-      sessionId,
-      toolUseId: 'toolu_ask',
-      questions: {
-        questions: [
-          {
-            question: 'Which database should the cache use?',
-            header: 'Database',
-            options: [
-              { label: 'Postgres', description: 'the existing one' },
-              { label: 'SQLite', description: 'a local file' },
-            ],
-            multiSelect: false,
-            ...first,
-          },
-          {
-            question: 'Which checks should run?',
-            header: 'Checks',
-            options: [
-              { label: 'Unit', description: 'fast' },
-              { label: 'E2E', description: 'slow' },
-              { label: 'Lint', description: 'style' },
-            ],
-            multiSelect: true,
-          },
-        ],
-      },
-      priorResults: [],
-      createdAt: now,
-      expiresAt: now + HOUR,
-    });
-    return { q, run };
-  }
-
   it('list shows the questions with their options; --json is the API body', async () => {
     const { q, run } = await seedQuestion();
     const r = await cli(['questions', 'list', '--run', run.id]);
@@ -726,8 +730,8 @@ describe('drydock tool-approvals', () => {
 
 describe('drydock runs', () => {
   it('list, show and cancel', async () => {
-    const sessionId = await session();
-    const run = await seedRun(sessionId, 'awaiting_input');
+    const { run } = await seedQuestion();
+    const sessionId = run.sessionId;
     const list = await cli(['runs', 'list', '--session', sessionId]);
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/^ID\s+PHASE\s+STATUS\s+SOURCE\s+SESSION\s+AGE\s+DURATION\s+COST\s+PLAN\n/);
