@@ -276,6 +276,11 @@ export class ExecutePhase implements Phase {
     return this.carryOut(use);
   }
 
+  async endedBefore(): Promise<RunOutcome | null> {
+    // The result recorded before a death is found when the phase opens (see `settled`).
+    return null;
+  }
+
   async parkedResults(use: ToolUse): Promise<ToolResultBlock[] | null> {
     const a = await this.deps.store.findToolApproval(this.run.id, use.id);
     return a ? (a.priorResults as ToolResultBlock[]) : null;

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import type { PlanRecorder } from '../domain/plan-status.js';
+import type { ConversationMessage } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
@@ -55,6 +56,12 @@ export interface Phase {
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }>;
   /** Whether a parked record (other than a question) exists for this call, for resuming after it. */
   parkedResults(use: ToolUse): Promise<ToolResultBlock[] | null>;
+  /**
+   * A run taken up again (after a crash, a restart or a takeover) that had already reached its end before
+   * it died, as its stored conversation and records show: that end, and nothing runs or is asked again; null
+   * to carry on.
+   */
+  endedBefore(messages: readonly ConversationMessage[]): Promise<RunOutcome | null>;
   /** The model ended its turn without calling a tool. */
   endTurn(reminded: boolean): Promise<RunOutcome | { remind: string }>;
   /** Last word on the outcome (the execute phase commits and settles its plan here). */

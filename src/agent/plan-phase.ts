@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Run, Session } from '../domain/types.js';
+import type { ConversationMessage, Plan, Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
 import { removeCheckout } from '../workspace/checkout.js';
@@ -50,6 +50,25 @@ export class PlanPhase implements Phase {
   }
 
   async parkedResults(): Promise<ToolResultBlock[] | null> {
+    return null;
+  }
+
+  /**
+   * The plan's receipt is the run's last message, but the run did not end `planned`: it died between the
+   * two writes. Asked again, the model would propose a second plan beside the first; the run is planned
+   * with the plan it proposed.
+   */
+  async endedBefore(messages: readonly ConversationMessage[]): Promise<RunOutcome | null> {
+    const [asked, receipt] = messages.slice(-2);
+    if (asked?.role !== 'assistant' || receipt?.role !== 'user' || receipt.runId !== this.run.id) return null;
+    for (const block of asked.content as { type?: string; name?: string; id?: string }[]) {
+      if (block.type !== 'tool_use' || block.name !== 'ExitPlanMode' || !block.id) continue;
+      const plan = await this.deps.store.findPlan(this.run.id, block.id);
+      if (plan) {
+        await this.named(plan);
+        return { status: 'planned' };
+      }
+    }
     return null;
   }
 
@@ -105,8 +124,9 @@ export class PlanPhase implements Phase {
         owner: this.session.owner,
         subject: run.subject,
       });
-      await store.updateRun(run.id, { planId: plan.id });
     }
+    // Also when the plan was stored but the run died before it named it: the call is run again.
+    await this.named(plan);
     await events.emit(run.id, 'plan_proposed', {
       plan_id: plan.id,
       sha256: plan.sha256,
@@ -119,5 +139,12 @@ export class PlanPhase implements Phase {
       content: `${PLAN_CAPTURED} (plan ${plan.id}, sha256 ${plan.sha256.slice(0, 12)})`,
       isError: false,
     };
+  }
+
+  /** The run names the plan it proposed. */
+  private async named(plan: Plan): Promise<void> {
+    if (this.run.planId === plan.id) return;
+    await this.deps.store.updateRun(this.run.id, { planId: plan.id });
+    this.run.planId = plan.id;
   }
 }

@@ -134,6 +134,8 @@ export class AgentExecutor implements RunExecutor {
       });
     } else {
       await events.emit(run.id, 'run_resumed', started);
+      const ended = await phase.endedBefore(messages);
+      if (ended) return phase.finish(ended);
     }
 
     const state = { turns: run.turns, usage: run.usage as TokenUsage, costUsd: run.costUsd, lastTurnUsd: 0 };
