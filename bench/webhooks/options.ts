@@ -2,6 +2,12 @@
 // chosen mode (full, or --quick for a smoke run).
 
 import { OptionsError, readFlags } from '../shared/options.js';
+import {
+  DEFAULT_POSTGRES_URL,
+  readStoreOptions,
+  STORE_FLAGS,
+  type StoreChoice,
+} from '../shared/store-options.js';
 
 export interface BenchOptions {
   /** Measured seconds against each target (after the warm-up). */
@@ -30,17 +36,6 @@ export interface BenchOptions {
   postgresUrl: string;
 }
 
-export type StoreKind = 'sqlite' | 'postgres';
-export type StoreChoice = StoreKind | 'both';
-const STORE_CHOICES: readonly StoreChoice[] = ['sqlite', 'postgres', 'both'];
-
-/** The stores a run measures drydock on, in order. */
-export function storesOf(choice: StoreChoice): StoreKind[] {
-  return choice === 'both' ? ['sqlite', 'postgres'] : [choice];
-}
-
-const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
-
 const FULL = { seconds: 15, warmupSeconds: 2 };
 const QUICK = { seconds: 4, warmupSeconds: 1 };
 
@@ -53,7 +48,7 @@ const NUMERIC = {
 } as const;
 
 const SWITCHES = ['--quick', '--keep', '--help', '--no-breakdown', '--instant-runs'] as const;
-const VALUES = ['--store', '--postgres-url'] as const;
+const VALUES = STORE_FLAGS;
 
 export const USAGE = `usage: npm run bench:webhooks -- [--quick] [--seconds S] [--warmup-seconds S] [--concurrency N]
                                  [--redeliveries N] [--max-concurrent N] [--instant-runs] [--no-breakdown] [--keep]
@@ -104,23 +99,6 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     breakdown: !toggle('--no-breakdown', 'BENCH_NO_BREAKDOWN'),
     quick,
     keep: toggle('--keep', 'BENCH_KEEP'),
-    store: storeChoice(flags.get('--store') ?? env.BENCH_STORE),
-    postgresUrl: postgresUrl(flags.get('--postgres-url') ?? env.BENCH_POSTGRES_URL),
+    ...readStoreOptions(flags, env),
   };
-}
-
-function storeChoice(raw: string | true | undefined): StoreChoice {
-  if (raw === undefined || raw === '') return 'sqlite';
-  const found = STORE_CHOICES.find((c) => c === raw);
-  if (!found) {
-    throw new OptionsError(`--store (BENCH_STORE): expected ${STORE_CHOICES.join(', ')}, got ${String(raw)}`);
-  }
-  return found;
-}
-
-function postgresUrl(raw: string | true | undefined): string {
-  if (raw === undefined || raw === '') return DEFAULT_POSTGRES_URL;
-  const ok = typeof raw === 'string' && /^postgres(ql)?:\/\//.test(raw) && URL.canParse(raw);
-  if (!ok) throw new OptionsError('--postgres-url (BENCH_POSTGRES_URL): expected a postgres:// URL');
-  return raw;
 }

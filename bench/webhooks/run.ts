@@ -9,7 +9,8 @@ import { shownUrl } from '../../src/store/open.js';
 import { Child } from '../shared/children.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, perSecond, rate, type Summary, summarize, table, wrap } from '../shared/stats.js';
-import { type BenchOptions, parseOptions, type StoreKind, storesOf, USAGE } from './options.js';
+import { STORE_LABEL, type StoreKind, storesOf } from '../shared/store-options.js';
+import { type BenchOptions, parseOptions, USAGE } from './options.js';
 import { BODY_BYTES, payloadTemplate } from './payload.js';
 import { type BenchDatabase, backendCpuBetween, createBenchDatabase } from './postgres.js';
 import type {
@@ -431,8 +432,6 @@ interface DrydockRun {
   check: Check & { inbox: InboxFigures };
 }
 
-const STORE_NAME: Record<StoreKind, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
-
 function report(
   opts: BenchOptions,
   ready: LoadReady,
@@ -443,7 +442,7 @@ function report(
   // On SQLite alone the output is the one the bench always printed; on PostgreSQL, or both, each drydock
   // column and verdict names its store.
   const single = runs.length === 1 && runs[0]!.store === 'sqlite';
-  const named = (run: DrydockRun) => STORE_NAME[run.store];
+  const named = (run: DrydockRun) => STORE_LABEL[run.store];
   const header = (run: DrydockRun) =>
     single ? 'drydock: POST /webhooks/github' : `drydock on ${named(run)}: POST /webhooks/github`;
   const b = summarize(bare.report.latencies);
@@ -769,7 +768,7 @@ async function main(opts: BenchOptions): Promise<number> {
       { file: bareFile, secret } satisfies BareParams,
       nodeArgs('BENCH_BARE_NODE_ARGS'),
     );
-    const drydockName = (store: StoreKind) => (single ? 'drydock' : `drydock on ${STORE_NAME[store]}`);
+    const drydockName = (store: StoreKind) => (single ? 'drydock' : `drydock on ${STORE_LABEL[store]}`);
     const drydockChild = (store: StoreKind) => {
       const child = new Child(
         drydockName(store),
