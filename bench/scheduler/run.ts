@@ -7,6 +7,7 @@ import { Child, type Settled, settle } from '../shared/children.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, p50p99, type Summary, summarize, table } from '../shared/stats.js';
 import { STORE_LABEL, storesOf } from '../shared/store-options.js';
+import { openTarget } from '../shared/store-target.js';
 import { ceilMinute } from './job-mix.js';
 import { type BenchOptions, parseOptions, USAGE } from './options.js';
 import type {
@@ -22,7 +23,6 @@ import type {
   SeedResult,
   StoreTarget,
 } from './protocol.js';
-import { openTarget } from './store-target.js';
 
 // Scheduler benchmark (figures, not a test): N active recurring jobs over M sessions in one drydock on
 // SQLite (or PostgreSQL, or one after the other: --store), beside a baseline of one croner instance per job.

@@ -2,10 +2,15 @@ import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { withClient } from '../../tests/support/postgres.js';
-import type { StoreTarget } from './protocol.js';
 
-// The two stores the benchmark can run drydock on: opening one the way the seeder and the read-back need
-// it (the PostgreSQL database itself is made by bench/shared/bench-database.ts).
+// Where a benchmark's drydock keeps its state for one pass, and opening that store in a bench child the way a
+// seeder, a bare-store loop or a read-back needs it (the PostgreSQL database itself is made by
+// bench-database.ts). Used by the scheduler and queue benches.
+
+/** The SQLite file in a data directory, or a PostgreSQL database. */
+export type StoreTarget =
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'postgres' /** The bench's own fresh database. */; url: string };
 
 /** The store of a pass; PostgreSQL applies its migrations on open unless `migrate` is false. */
 export async function openTarget(target: StoreTarget, migrate: boolean): Promise<Store> {
@@ -14,7 +19,7 @@ export async function openTarget(target: StoreTarget, migrate: boolean): Promise
 }
 
 /**
- * After seeding PostgreSQL: ANALYZE (a database that has been running has been analysed by autovacuum; one
+ * After loading a PostgreSQL database: ANALYZE (a database that has been running has been analysed by autovacuum; one
  * loaded a minute ago may not have been yet, and the planner would guess), then the database's size.
  */
 export async function analyzeAndMeasure(url: string): Promise<number> {
