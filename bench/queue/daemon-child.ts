@@ -12,7 +12,8 @@ import { childParams, cpuMs, fail, maxRssBytes, onOrders, report } from './child
 import type { DaemonParams, DaemonUsage } from './protocol.js';
 
 // Child: the real daemon, startDaemon() (store, run queue, scheduler, HTTP server) on the seeded data
-// directory, a free loopback port and the real clock. Two things are not the defaults:
+// directory (or, with database_url, the PostgreSQL database holding its copy), a free loopback port and the
+// real clock. Two things are not the defaults:
 //   - the executor: a no-op that completes every run at once (startDaemon's `executor` option), so the
 //     execute runs that approvals start pass through the real queue and store without an agent or a model
 //     and cannot pile up work that skews the figures. For an execute run it keeps the plan's books as the
@@ -60,6 +61,7 @@ const { logger, counts: logged } = countingLogger();
 async function main(): Promise<void> {
   const config = defaultConfig();
   config.data_dir = p.dataDir;
+  config.database_url = p.databaseUrl;
   config.timezone = 'UTC';
   config.log_level = 'info';
   config.server.host = '127.0.0.1';

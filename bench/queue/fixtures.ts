@@ -17,7 +17,7 @@ export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 export const EXPIRY_INDEX = 'bench_plans_pending_expiry';
 export const CREATE_EXPIRY_INDEX = `CREATE INDEX IF NOT EXISTS ${EXPIRY_INDEX} ON plans (status, expires_at) WHERE status = 'pending_approval'`;
 export const DROP_EXPIRY_INDEX = `DROP INDEX IF EXISTS ${EXPIRY_INDEX}`;
-/** The statement Store.expirePlans runs, for EXPLAIN QUERY PLAN. */
+/** The statement Store.expirePlans runs, for its query plan (the PostgreSQL store writes $1 for both values). */
 export const EXPIRE_SQL = `UPDATE plans SET status = 'expired', decided_at = ? WHERE status = 'pending_approval' AND expires_at <= ?`;
 
 /** Small deterministic PRNG (mulberry32): the same seed gives the same store. */

@@ -2,8 +2,18 @@
 // chosen mode (full, or --quick for a smoke run).
 
 import { OptionsError, readFlags } from '../shared/options.js';
+import {
+  DEFAULT_POSTGRES_URL,
+  readStoreOptions,
+  STORE_FLAGS,
+  type StoreOptions,
+} from '../shared/store-options.js';
 
-export interface BenchOptions {
+/**
+ * `store`: drydock's store, sqlite (default), postgres (a fresh database holding a copy of the seeded file), or
+ * both (SQLite, then PostgreSQL); `postgresUrl`: the server's maintenance database the bench creates its own on.
+ */
+export interface BenchOptions extends StoreOptions {
   /** Plans in the store (every one with its plan-phase run). */
   plans: number;
   /** Sessions the plans are spread over. */
@@ -25,7 +35,7 @@ export interface BenchOptions {
   /** What-if: create the partial index on pending plans' expiry before the daemon starts (not a src change). */
   expiryIndex: boolean;
   quick: boolean;
-  /** Keep the temporary directory (database, workspace). */
+  /** Keep the temporary directory (database, workspace), and the PostgreSQL database if any. */
   keep: boolean;
 }
 
@@ -47,18 +57,25 @@ const SWITCHES = ['--quick', '--keep', '--help', '--no-git', '--expiry-index'] a
 export const USAGE = `usage: npm run bench:queue -- [--quick] [--plans N] [--sessions N] [--pending-pct P]
                               [--markdown-bytes B] [--list-seconds S] [--approve-seconds S] [--store-seconds S]
                               [--concurrency 16,64] [--no-git] [--expiry-index] [--keep]
+                              [--store sqlite|postgres|both] [--postgres-url URL]
   defaults: --plans ${FULL.plans} --sessions ${FULL.sessions} --pending-pct 40 --markdown-bytes 2100 --list-seconds ${FULL.listSeconds} --approve-seconds ${FULL.approveSeconds} --store-seconds ${FULL.storeSeconds} --concurrency 16,64
+            --store sqlite --postgres-url ${DEFAULT_POSTGRES_URL}
+  --store:  drydock's store: sqlite (its file in the data directory), postgres (a fresh database created on the
+            server of --postgres-url, holding a copy of the seeded file, dropped at the end), or both (SQLite, then
+            PostgreSQL, one table with a column per store)
   --quick:  --plans ${QUICK.plans} --sessions ${QUICK.sessions} --list-seconds ${QUICK.listSeconds} --approve-seconds ${QUICK.approveSeconds} --store-seconds ${QUICK.storeSeconds}
   --no-git: plans carry no workspace commit, so approve does not run \`git rev-parse HEAD\`
   --expiry-index: what-if, adds CREATE INDEX ... ON plans (status, expires_at) WHERE status = 'pending_approval'
                   to the temporary database before the daemon starts (src/ is not changed)
   environment: BENCH_PLANS, BENCH_SESSIONS, BENCH_PENDING_PCT, BENCH_MARKDOWN_BYTES, BENCH_LIST_SECONDS, BENCH_APPROVE_SECONDS,
                BENCH_STORE_SECONDS, BENCH_CONCURRENCY, BENCH_NO_GIT=1, BENCH_EXPIRY_INDEX=1, BENCH_QUICK=1, BENCH_KEEP=1,
+               BENCH_STORE, BENCH_POSTGRES_URL,
                BENCH_DAEMON_NODE_ARGS (extra node flags for the daemon child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
   const flags = readFlags(argv, SWITCHES, [
     ...SWITCHES,
+    ...STORE_FLAGS,
     '--concurrency',
     ...Object.values(NUMERIC).map(([flag]) => flag),
   ]);
@@ -103,6 +120,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     expiryIndex: toggle('--expiry-index', 'BENCH_EXPIRY_INDEX'),
     quick,
     keep: toggle('--keep', 'BENCH_KEEP'),
+    ...readStoreOptions(flags, env),
   };
   if (options.sessions > options.plans) {
     throw new OptionsError(`--sessions ${options.sessions} exceeds --plans ${options.plans}`);

@@ -1,6 +1,8 @@
 // Messages between the orchestrator (run.ts) and its children, over the IPC channel. Each child takes its
 // parameters as one JSON argument; lists too long for an argument (the plan pools) go through a file.
 
+import type { StoreTarget } from '../shared/store-target.js';
+
 /** A pending plan an approver will approve: its id and the sha256 of the text the approver "saw". */
 export type PoolPlan = [id: string, sha256: string];
 
@@ -42,7 +44,8 @@ export interface SeedResult {
 }
 
 export interface StoreParams {
-  file: string;
+  /** The seeded SQLite file, or the PostgreSQL database holding its copy. */
+  target: StoreTarget;
   poolsFile: string;
   seconds: number;
   approver: string;
@@ -72,13 +75,18 @@ export interface StoreReport {
   service: Loop;
   pageItems: number;
   approved: string[];
-  /** EXPLAIN QUERY PLAN of Store.expirePlans' UPDATE, as the store has it and with the what-if index. */
+  /**
+   * The query plan of Store.expirePlans' UPDATE (SQLite: EXPLAIN QUERY PLAN; PostgreSQL: EXPLAIN), as the store
+   * has it and with the what-if index.
+   */
   expirePlan: string;
   expirePlanIndexed: string | null;
 }
 
 export interface DaemonParams {
   dataDir: string;
+  /** drydock's database_url: the PostgreSQL database, or null for the SQLite file in dataDir. */
+  databaseUrl: string | null;
   adminToken: string;
 }
 

@@ -2,12 +2,17 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { shownUrl } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { createBenchDatabase, type FreshDatabase } from '../shared/bench-database.js';
 import { Child, type Settled, settle } from '../shared/children.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, perSecond, rate, summarize, table } from '../shared/stats.js';
+import { STORE_LABEL, type StoreKind, storesOf } from '../shared/store-options.js';
+import type { StoreTarget } from '../shared/store-target.js';
 import { ADMIN_TOKEN } from './fixtures.js';
 import { type BenchOptions, parseOptions, USAGE } from './options.js';
+import { copySeed, type SeedCopy } from './postgres.js';
 import type {
   DaemonParams,
   DaemonStarted,
@@ -24,17 +29,20 @@ import type {
   StoreParams,
   StoreReport,
 } from './protocol.js';
+import { postgresSql, sqliteSql } from './sql.js';
 
-// Queue benchmark (figures, not a test): N plans in one drydock on SQLite; the first pending page of 50 and
-// approvals, over HTTP from a second process, beside the bare store calls in the same run. See
-// bench/queue/README.md for the method.
+// Queue benchmark (figures, not a test): N plans in one drydock on SQLite (or PostgreSQL, or both one after
+// the other); the first pending page of 50 and approvals, over HTTP from a second process, beside the bare
+// store calls in the same run. See bench/queue/README.md for the method.
 //
 // Processes, one after the other except the last two:
-//   1. seed-child.js builds the database (sessions, tokens, plans with their runs, history) and the pools.
+//   1. seed-child.js builds the database (sessions, tokens, plans with their runs, history) and the pools;
+//      for PostgreSQL this process then copies that file into a fresh database (postgres.ts).
 //   2. store-child.js times the bare store calls in-process on that file (no daemon has it open).
 //   3. daemon-child.js runs startDaemon() on it; load-child.js drives it over keep-alive HTTP, one phase at a
 //      time as this process orders, which reads the daemon's CPU around each phase.
 //   4. This process reads the store back: one execute run per approved plan, nothing else.
+// Steps 2 to 4 run once per store.
 
 const TARGETS = { listP99Ms: 20, listPerSecond: 2_000 };
 
@@ -57,35 +65,33 @@ interface Verification {
 }
 
 /** Reads the store back after the daemon stopped: every approval made exactly one execute run, and no more. */
-async function verify(file: string, seed: SeedResult, approved: string[]): Promise<Verification> {
-  const store = new SqliteStore({ file });
+async function verify(target: StoreTarget, seed: SeedResult, approved: string[]): Promise<Verification> {
+  const store = target.kind === 'sqlite' ? new SqliteStore({ file: target.file }) : null;
+  const db = target.kind === 'sqlite' ? sqliteSql(store!.db) : await postgresSql(target.url);
   try {
-    const db = store.db;
-    db.exec('CREATE TEMP TABLE bench_approved (id TEXT PRIMARY KEY)');
-    const insert = db.prepare('INSERT INTO bench_approved (id) VALUES (?)');
-    db.transaction(() => {
-      for (const id of approved) insert.run(id);
-    })();
-    const n = (sql: string, ...args: unknown[]) =>
-      (db.prepare(sql).get(...args) as { n: number | null }).n ?? 0;
-    const distinct = n('SELECT COUNT(*) AS n FROM bench_approved');
+    await db.exec('CREATE TEMP TABLE bench_approved (id TEXT PRIMARY KEY)');
+    await db.insertIds('bench_approved', approved);
+    const n = (sql: string, ...args: unknown[]) => db.count(sql, ...args);
+    const distinct = await n('SELECT COUNT(*) AS n FROM bench_approved');
     // Approved, then carried out: the no-op executor (HTTP) and store-child (in-process) record each plan's
     // execution as the execute phase does, so every one of them ends executed.
-    const nowExecuted = n(
+    const nowExecuted = await n(
       `SELECT COUNT(*) AS n FROM plans p JOIN bench_approved a ON a.id = p.id WHERE p.status = 'executed'`,
     );
-    const exactlyOne = n(
+    const exactlyOne = await n(
       `SELECT COUNT(*) AS n FROM (SELECT r.executes_plan_id FROM runs r JOIN bench_approved a ON a.id = r.executes_plan_id
-         GROUP BY r.executes_plan_id HAVING COUNT(*) = 1)`,
+         GROUP BY r.executes_plan_id HAVING COUNT(*) = 1) AS once`,
     );
-    const execRuns = n('SELECT COUNT(*) AS n FROM runs r JOIN bench_approved a ON a.id = r.executes_plan_id');
-    const completed = n(
+    const execRuns = await n(
+      'SELECT COUNT(*) AS n FROM runs r JOIN bench_approved a ON a.id = r.executes_plan_id',
+    );
+    const completed = await n(
       `SELECT COUNT(*) AS n FROM runs r JOIN bench_approved a ON a.id = r.executes_plan_id WHERE r.status = 'completed'`,
     );
-    const allExec = n(`SELECT COUNT(*) AS n FROM runs WHERE phase = 'execute'`);
-    const pendingNow = n(`SELECT COUNT(*) AS n FROM plans WHERE status = 'pending_approval'`);
+    const allExec = await n(`SELECT COUNT(*) AS n FROM runs WHERE phase = 'execute'`);
+    const pendingNow = await n(`SELECT COUNT(*) AS n FROM plans WHERE status = 'pending_approval'`);
     const pendingSeeded = seed.statuses.pending_approval ?? 0;
-    const approverDecisions = n(
+    const approverDecisions = await n(
       'SELECT COUNT(*) AS n FROM decisions WHERE identity = ?',
       seed.identities.approver,
     );
@@ -110,7 +116,8 @@ async function verify(file: string, seed: SeedResult, approved: string[]): Promi
       ],
     };
   } finally {
-    await store.close();
+    await db.close();
+    await store?.close();
   }
 }
 
@@ -168,6 +175,11 @@ function phaseRow(phase: Phase, unit: string): string[] {
   ];
 }
 
+const LIST_TITLE =
+  'List: GET /v1/plans?status=pending_approval&limit=50 (the first pending page), viewer token';
+const APPROVE_TITLE =
+  'Approve: POST /v1/plans/:id/approve {sha256}, approver token, each a distinct pending plan, once';
+
 function listSection(opts: BenchOptions, st: StoreReport | null, phases: Phase[]) {
   const judged = phases[0];
   const s = judged ? summarize(judged.report.latencies) : null;
@@ -193,28 +205,25 @@ function listSection(opts: BenchOptions, st: StoreReport | null, phases: Phase[]
     '',
     '',
   ]);
-  const lines = [
-    'List: GET /v1/plans?status=pending_approval&limit=50 (the first pending page), viewer token',
-    table(rows),
-    '',
-  ];
+  const notes: string[] = [];
   for (const p of phases) {
     const r = p.report;
     const statuses = Object.entries(r.statuses)
       .map(([code, count]) => `${int(count)} × ${code}`)
       .join(', ');
-    lines.push(
+    notes.push(
       `  ${r.concurrency} connections: ${statuses} (${int(r.warmupRequests)} outside the window); ` +
         `${int(r.checked)} answers parsed, ${int(r.bad)} wrong${r.firstBad ? ` (first: ${r.firstBad})` : ''}`,
     );
   }
   const pass = p99Pass && ratePass && checksOk;
-  lines.push(
+  notes.push(
     `verdict: ${verdict(pass)} at ${opts.concurrency[0]} connections: ${s ? rate(s.count, judged!.report.wallMs) : na} ` +
       `(>= ${int(TARGETS.listPerSecond)}/s ${verdict(ratePass)}), p99 ${s ? ms(s.p99) : na} ` +
       `(<= ${TARGETS.listP99Ms} ms ${verdict(p99Pass)})${checksOk ? '' : '; some responses were wrong'}`,
   );
-  return { lines, pass };
+  const lines = [LIST_TITLE, table(rows), '', ...notes];
+  return { lines, pass, rows, notes, ratePass, p99Pass };
 }
 
 function approveSection(st: StoreReport | null, phases: Phase[]) {
@@ -224,11 +233,7 @@ function approveSection(st: StoreReport | null, phases: Phase[]) {
     loopRow('PlanDecisions.decide (in-process, no HTTP)', st?.service ?? null, 'approvals'),
   ];
   for (const phase of phases) rows.push(phaseRow(phase, 'approvals'));
-  const lines = [
-    'Approve: POST /v1/plans/:id/approve {sha256}, approver token, each a distinct pending plan, once',
-    table(rows),
-    '',
-  ];
+  const notes: string[] = [];
   let ok = (st?.decide.errors ?? 1) === 0 && (st?.service.errors ?? 1) === 0;
   for (const p of phases) {
     const r = p.report;
@@ -237,16 +242,17 @@ function approveSection(st: StoreReport | null, phases: Phase[]) {
       .join(', ');
     const total = sent(r);
     ok &&= r.bad === 0 && r.approved.length === total && total > 0;
-    lines.push(
+    notes.push(
       `  ${r.concurrency} connections: ${int(total)} sent, ${statuses} (${int(r.warmupRequests)} outside the window); ` +
         `${int(r.bad)} answers wrong${r.firstBad ? ` (first: ${r.firstBad})` : ''}`,
     );
   }
-  lines.push(
+  notes.push(
     `answers: ${verdict(ok)} every approval answered 200 with the plan approved and its execute run` +
       `${st ? `; in-process errors: ${st.decide.errors + st.service.errors}` : ''}`,
   );
-  return { lines, ok };
+  const lines = [APPROVE_TITLE, table(rows), '', ...notes];
+  return { lines, ok, rows, notes };
 }
 
 async function usage(daemon: Child): Promise<DaemonUsage> {
@@ -254,12 +260,307 @@ async function usage(daemon: Child): Promise<DaemonUsage> {
   return daemon.next<DaemonUsage>('usage');
 }
 
+/** drydock on one store: the bare store loops, the daemon under load, and the read-back. */
+interface Pass {
+  kind: StoreKind;
+  st: Settled<StoreReport>;
+  started: DaemonStarted;
+  listPhases: Phase[];
+  approvePhases: Phase[];
+  httpApproved: string[];
+  /** From the last approval answered to the daemon's executor having been handed every execute run. */
+  drainMs: number;
+  stopped: DaemonStopped;
+  verification: Verification;
+}
+
+/** Where a pass's store is and what the orchestrator needs to drive it. */
+interface PassSetup {
+  target: StoreTarget;
+  dataDir: string;
+  poolsFile: string;
+  seed: SeedResult;
+  /** Log prefix: '' with one store, 'on SQLite: ' with both. */
+  tag: string;
+}
+
+async function runPass(opts: BenchOptions, setup: PassSetup, children: Child[]): Promise<Pass> {
+  const { target, seed, tag } = setup;
+  const where = target.kind === 'sqlite' ? 'on the same file' : 'on the same database';
+  log(`${tag}bare store: ${opts.storeSeconds} s per loop, in-process ${where}`);
+  const storeChild = new Child('store baseline', new URL('store-child.js', import.meta.url), {
+    target,
+    poolsFile: setup.poolsFile,
+    seconds: opts.storeSeconds,
+    approver: seed.identities.approver,
+    expiryIndex: opts.expiryIndex,
+  } satisfies StoreParams);
+  children.push(storeChild);
+  const st: Settled<StoreReport> = await settle(storeChild.next<StoreReport>('store'));
+  await storeChild.exited;
+  log(st.ok ? `${tag}bare store done` : `${tag}bare store failed: ${st.error.message}`);
+
+  const daemonArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const daemon = new Child(
+    'daemon',
+    new URL('daemon-child.js', import.meta.url),
+    {
+      dataDir: setup.dataDir,
+      databaseUrl: target.kind === 'postgres' ? target.url : null,
+      adminToken: ADMIN_TOKEN,
+    } satisfies DaemonParams,
+    daemonArgs,
+  );
+  children.push(daemon);
+  const started = await daemon.next<DaemonStarted>('started');
+  log(`${tag}daemon listening on ${started.url} (startDaemon ${ms(started.startMs)})`);
+  const load = new Child('load', new URL('load-child.js', import.meta.url), {
+    url: started.url,
+    poolsFile: setup.poolsFile,
+    viewerToken: seed.tokens.viewer,
+    approverToken: seed.tokens.approver,
+  } satisfies LoadParams);
+  children.push(load);
+  await load.next<LoadReady>('ready');
+
+  const run = async (kind: PhaseKind, concurrency: number): Promise<Phase> => {
+    const seconds = kind === 'list' ? opts.listSeconds : opts.approveSeconds;
+    const warmupMs = kind === 'list' ? (opts.quick ? 500 : 1_000) : 300;
+    log(`${tag}${kind} over HTTP: ${concurrency} connections, ${warmupMs} ms warm-up + ${seconds} s`);
+    const before = await usage(daemon);
+    load.send({
+      type: 'phase',
+      kind,
+      concurrency,
+      warmupMs,
+      measureMs: seconds * 1000,
+      // Each approve phase gets an equal slice of the pending plans kept for HTTP: the first one must
+      // not use them all up and leave the next with nothing to approve.
+      maxPlans: Math.floor(seed.pools.http / opts.concurrency.length),
+    } satisfies PhaseRequest);
+    const report = await load.next<PhaseReport>('phase-done');
+    const after = await usage(daemon);
+    return { report, daemonCpuMs: after.cpuMs - before.cpuMs };
+  };
+  const listPhases: Phase[] = [];
+  for (const c of opts.concurrency) listPhases.push(await run('list', c));
+  const approvePhases: Phase[] = [];
+  for (const c of opts.concurrency) approvePhases.push(await run('approve', c));
+  load.send({ type: 'close' });
+  await load.exited;
+
+  // The execute runs the approvals started go through the daemon's queue; let it finish them.
+  const httpApproved = approvePhases.flatMap((p) => p.report.approved);
+  const drainStart = Date.now();
+  let last = await usage(daemon);
+  while (last.executed < httpApproved.length && Date.now() - drainStart < 30_000) {
+    await new Promise((r) => setTimeout(r, 100));
+    last = await usage(daemon);
+  }
+  const drainMs = Date.now() - drainStart;
+  daemon.send({ type: 'stop' });
+  const stopped = await daemon.next<DaemonStopped>('stopped');
+  await daemon.exited;
+  log(`${tag}daemon stopped; its executor was handed ${int(stopped.usage.executed)} runs`);
+
+  const approved = [...httpApproved, ...(st.ok ? st.value.approved : [])];
+  const verification = await verify(target, seed, approved);
+  return {
+    kind: target.kind,
+    st,
+    started,
+    listPhases,
+    approvePhases,
+    httpApproved,
+    drainMs,
+    stopped,
+    verification,
+  };
+}
+
+/** The PostgreSQL database of a run: its name and how the seeded file was copied into it. */
+interface PostgresCopy {
+  name: string;
+  copy: SeedCopy;
+}
+
+/** What every report starts with: the machine, the store as seeded, the source measured. */
+function header(
+  opts: BenchOptions,
+  seed: SeedResult,
+  loadBefore: number,
+  passes: Pass[],
+  postgres: PostgresCopy | null,
+): string[] {
+  const mix = Object.entries(seed.statuses)
+    .sort((a, b) => b[1] - a[1])
+    .map(([s, n]) => `${s} ${int(n)}`)
+    .join(', ');
+  const on = passes.map((p) => STORE_LABEL[p.kind]).join(' and on ');
+  const lines = [
+    '',
+    `queue benchmark: the plan queue of one drydock on ${on}${passes.length > 1 ? ', one after the other' : ''}${opts.quick ? ' (quick)' : ''}${opts.expiryIndex ? ', WHAT-IF: with the expiry index' : ''}`,
+    `node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} CPUs; ` +
+      `daemon and load generator each in their own process on this machine; ` +
+      `load average (1 min) ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`,
+    `store: ${int(opts.plans)} plans over ${int(seed.sessions)} sessions (${mix}); ${int(seed.runs)} runs, ` +
+      `${int(seed.decisions)} decisions; plan markdown ${kb(seed.markdownBytes.mean)} mean, ${kb(seed.markdownBytes.max)} max; ` +
+      `${mb(seed.fileBytes)} file; seeded in ${ms(seed.seedMs)}`,
+  ];
+  if (postgres) {
+    lines.push(
+      `PostgreSQL: database ${postgres.name}, the seeded file copied into it with migrate-store's code ` +
+        `(${int(postgres.copy.rows)} rows in ${ms(postgres.copy.copyMs)}), then ANALYZE; ${mb(postgres.copy.databaseBytes)} (pg_database_size)`,
+    );
+  }
+  lines.push(
+    `workspace: ${seed.workspace === 'git' ? 'a git repository; plans carry its HEAD, so approve runs `git rev-parse` (checkFresh)' : 'plain directory; plans carry no commit, approve runs no git'}`,
+    `source measured: ${sourceVersion()}`,
+  );
+  return lines;
+}
+
+const FOOTER = [
+  'HTTP rows: closed loop, each connection sends its next request when its previous answer is in; measured are the',
+  'requests answered inside the window (latency: request sent to answer read to the end, in the load process);',
+  'throughput = those / window. Bare rows: each call timed alone in the calling process, back to back.',
+  "CPU per request: the process's CPU time over the whole phase (warm-up included) / all requests of the phase.",
+];
+
+/** drydock on one store: the tables as the bench has always printed them. */
+function reportOne(opts: BenchOptions, seed: SeedResult, pass: Pass, head: string[]): boolean {
+  const { st, started, listPhases, approvePhases, stopped, verification } = pass;
+  const st0 = st.ok ? st.value : null;
+  const pending = seed.statuses.pending_approval ?? 0;
+  const out: string[] = [
+    ...head,
+    `daemon: startDaemon() in ${ms(started.startMs)} (${started.recovered} runs recovered), no-op executor (runs complete at once), ` +
+      'model client at a closed port, pino at info counting lines',
+    '',
+  ];
+  let pass_ = true;
+  const list = listSection(opts, st0, listPhases);
+  out.push(...list.lines, '');
+  pass_ &&= list.pass;
+  const approve = approveSection(st0, approvePhases);
+  out.push(...approve.lines, '');
+  if (!st.ok) {
+    out.push(`bare store: FAIL ${st.error.message}`);
+    pass_ = false;
+  }
+  if (st0) {
+    out.push(`Store.expirePlans' UPDATE, which the scheduler tick's expiry sweep runs: ${st0.expirePlan}`);
+    if (st0.expirePlanIndexed) out.push(`  with the what-if index: ${st0.expirePlanIndexed}`);
+    out.push(
+      `  (${int(pending)} pending plans when the list was measured; first page held ${st0.pageItems} items)`,
+    );
+  }
+  const u = stopped.usage;
+  out.push(
+    `daemon: ${int(u.executed)} execute runs handed to the no-op executor (${int(pass.httpApproved.length)} HTTP approvals; ` +
+      `queue drained ${ms(pass.drainMs)} after the last), ${ms(u.cpuMs)} CPU in all, peak RSS ${mb(stopped.maxRss)}, ` +
+      `${int(u.logLines)} log lines, ${u.warnings} warnings or errors`,
+    `read-back: ${verdict(verification.ok)} ${verification.lines.join('\n  ')}`,
+    '',
+    ...FOOTER,
+    `overall: ${verdict(pass_ && approve.ok && verification.ok)}`,
+  );
+  process.stdout.write(`${out.join('\n')}\n`);
+  return pass_ && approve.ok && verification.ok;
+}
+
+/**
+ * drydock on SQLite and on PostgreSQL: the rows of reportOne's tables, a column per store; a cell holds what one
+ * of its rows does (throughput, p50, p99, max; then what it notes).
+ */
+function reportBoth(opts: BenchOptions, seed: SeedResult, passes: Pass[], head: string[]): boolean {
+  const st = (p: Pass) => (p.st.ok ? p.st.value : null);
+  const lists = passes.map((p) => listSection(opts, st(p), p.listPhases));
+  const approves = passes.map((p) => approveSection(st(p), p.approvePhases));
+  const label = (p: Pass) => STORE_LABEL[p.kind];
+  const cell = (row: readonly string[]) =>
+    row[1] === na ? na : `${row[1]}, p50 ${row[2]}, p99 ${row[3]}, max ${row[4]} (${row[5]})`;
+  /** The body rows of one section of every pass, side by side: a figures row and, when noted, a notes row. */
+  const merge = (sections: { rows: string[][] }[], target: (i: number) => string): string[][] => {
+    const out: string[][] = [['', ...passes.map((p) => `drydock on ${label(p)}`), 'target']];
+    const body = sections.map((sec) => sec.rows.slice(1));
+    for (const [i, row] of body[0]!.entries()) {
+      if (row[0]!.startsWith('target')) continue;
+      out.push([row[0]!, ...body.map((b) => cell(b[i]!)), target(i)]);
+      if (body.some((b) => b[i]![6])) out.push(['', ...body.map((b) => b[i]![6] ?? ''), '']);
+    }
+    return out;
+  };
+  const judged = `HTTP, ${opts.concurrency[0]} keep-alive connections`;
+  const listRows = merge(lists, (i) =>
+    lists[0]!.rows[i + 1]![0] === judged
+      ? `>= ${int(TARGETS.listPerSecond)} req/s / p99 <= ${TARGETS.listP99Ms} ms: ${lists
+          .map((l, n) => `${label(passes[n]!)} ${verdict(l.ratePass)} / ${verdict(l.p99Pass)}`)
+          .join(', ')}`
+      : '',
+  );
+  const approveRows = merge(approves, () => '');
+  const out: string[] = [
+    ...head,
+    ...passes.map(
+      (p) =>
+        `daemon on ${label(p)}: startDaemon() in ${ms(p.started.startMs)} (${p.started.recovered} runs recovered), ` +
+        'no-op executor (runs complete at once), model client at a closed port, pino at info counting lines',
+    ),
+    '',
+    LIST_TITLE,
+    table(listRows),
+    `(the targets are judged at ${opts.concurrency[0]} connections)`,
+    '',
+  ];
+  for (const [i, p] of passes.entries()) out.push(`on ${label(p)}:`, ...lists[i]!.notes);
+  out.push('', APPROVE_TITLE, table(approveRows), '');
+  for (const [i, p] of passes.entries()) out.push(`on ${label(p)}:`, ...approves[i]!.notes);
+  out.push('');
+  const pending = seed.statuses.pending_approval ?? 0;
+  const verdicts: string[] = [];
+  let all = true;
+  for (const [i, p] of passes.entries()) {
+    const s0 = st(p);
+    if (!p.st.ok) out.push(`on ${label(p)}: bare store: FAIL ${p.st.error.message}`);
+    if (s0) {
+      out.push(
+        `on ${label(p)}: Store.expirePlans' UPDATE, which the scheduler tick's expiry sweep runs: ${s0.expirePlan}`,
+      );
+      if (s0.expirePlanIndexed) out.push(`  with the what-if index: ${s0.expirePlanIndexed}`);
+      out.push(
+        `  (${int(pending)} pending plans when the list was measured; first page held ${s0.pageItems} items)`,
+      );
+    }
+    const u = p.stopped.usage;
+    out.push(
+      `on ${label(p)}: daemon: ${int(u.executed)} execute runs handed to the no-op executor (${int(p.httpApproved.length)} HTTP approvals; ` +
+        `queue drained ${ms(p.drainMs)} after the last), ${ms(u.cpuMs)} CPU in all, peak RSS ${mb(p.stopped.maxRss)}, ` +
+        `${int(u.logLines)} log lines, ${u.warnings} warnings or errors`,
+      `on ${label(p)}: read-back: ${verdict(p.verification.ok)} ${p.verification.lines.join('\n  ')}`,
+    );
+    const ok = lists[i]!.pass && approves[i]!.ok && p.st.ok && p.verification.ok;
+    verdicts.push(`${label(p)} ${verdict(ok)}`);
+    all &&= ok;
+  }
+  out.push(
+    '',
+    ...FOOTER,
+    'The stores were measured one after the other, each with its own daemon, on copies of the same seeded store.',
+    `overall: ${verdict(all)} (${verdicts.join(', ')})`,
+  );
+  process.stdout.write(`${out.join('\n')}\n`);
+  return all;
+}
+
 async function main(opts: BenchOptions): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'drydock-queue-'));
   const dataDir = join(dir, 'data');
   const file = join(dataDir, 'drydock.db');
   const poolsFile = join(dir, 'pools.json');
+  const kinds = storesOf(opts.store);
   const children: Child[] = [];
+  let database: FreshDatabase | null = null;
   const loadBefore = loadavg()[0]!;
   try {
     log(
@@ -282,138 +583,46 @@ async function main(opts: BenchOptions): Promise<number> {
     await seedChild.exited;
     log(`seeded in ${ms(seed.seedMs)}: ${mb(seed.fileBytes)}, ${int(seed.runs)} runs`);
 
-    log(`bare store: ${opts.storeSeconds} s per loop, in-process on the same file`);
-    const storeChild = new Child('store baseline', new URL('store-child.js', import.meta.url), {
-      file,
-      poolsFile,
-      seconds: opts.storeSeconds,
-      approver: seed.identities.approver,
-      expiryIndex: opts.expiryIndex,
-    } satisfies StoreParams);
-    children.push(storeChild);
-    const st: Settled<StoreReport> = await settle(storeChild.next<StoreReport>('store'));
-    await storeChild.exited;
-    log(st.ok ? 'bare store done' : `bare store failed: ${st.error.message}`);
-
-    const daemonArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-    const daemon = new Child(
-      'daemon',
-      new URL('daemon-child.js', import.meta.url),
-      { dataDir, adminToken: ADMIN_TOKEN } satisfies DaemonParams,
-      daemonArgs,
-    );
-    children.push(daemon);
-    const started = await daemon.next<DaemonStarted>('started');
-    log(`daemon listening on ${started.url} (startDaemon ${ms(started.startMs)})`);
-    const load = new Child('load', new URL('load-child.js', import.meta.url), {
-      url: started.url,
-      poolsFile,
-      viewerToken: seed.tokens.viewer,
-      approverToken: seed.tokens.approver,
-    } satisfies LoadParams);
-    children.push(load);
-    await load.next<LoadReady>('ready');
-
-    const run = async (kind: PhaseKind, concurrency: number): Promise<Phase> => {
-      const seconds = kind === 'list' ? opts.listSeconds : opts.approveSeconds;
-      const warmupMs = kind === 'list' ? (opts.quick ? 500 : 1_000) : 300;
-      log(`${kind} over HTTP: ${concurrency} connections, ${warmupMs} ms warm-up + ${seconds} s`);
-      const before = await usage(daemon);
-      load.send({
-        type: 'phase',
-        kind,
-        concurrency,
-        warmupMs,
-        measureMs: seconds * 1000,
-        // Each approve phase gets an equal slice of the pending plans kept for HTTP: the first one must
-        // not use them all up and leave the next with nothing to approve.
-        maxPlans: Math.floor(seed.pools.http / opts.concurrency.length),
-      } satisfies PhaseRequest);
-      const report = await load.next<PhaseReport>('phase-done');
-      const after = await usage(daemon);
-      return { report, daemonCpuMs: after.cpuMs - before.cpuMs };
-    };
-    const listPhases: Phase[] = [];
-    for (const c of opts.concurrency) listPhases.push(await run('list', c));
-    const approvePhases: Phase[] = [];
-    for (const c of opts.concurrency) approvePhases.push(await run('approve', c));
-    load.send({ type: 'close' });
-    await load.exited;
-
-    // The execute runs the approvals started go through the daemon's queue; let it finish them.
-    const httpApproved = approvePhases.flatMap((p) => p.report.approved);
-    const drainStart = Date.now();
-    let last = await usage(daemon);
-    while (last.executed < httpApproved.length && Date.now() - drainStart < 30_000) {
-      await new Promise((r) => setTimeout(r, 100));
-      last = await usage(daemon);
+    // Copied before any pass: the SQLite pass changes the file (approvals, execute runs).
+    let postgres: PostgresCopy | null = null;
+    if (kinds.includes('postgres')) {
+      database = await createBenchDatabase(opts.postgresUrl, 'queue');
+      log(`PostgreSQL: database ${database.name} on ${shownUrl(opts.postgresUrl)}; copying the seeded file`);
+      const copy = await copySeed(file, database.url, opts.expiryIndex);
+      log(`copied ${int(copy.rows)} rows in ${ms(copy.copyMs)}: ${mb(copy.databaseBytes)}`);
+      postgres = { name: database.name, copy };
     }
-    const drainMs = Date.now() - drainStart;
-    daemon.send({ type: 'stop' });
-    const stopped = await daemon.next<DaemonStopped>('stopped');
-    await daemon.exited;
-    log(`daemon stopped; its executor was handed ${int(stopped.usage.executed)} runs`);
 
-    const approved = [...httpApproved, ...(st.ok ? st.value.approved : [])];
-    const verification = await verify(file, seed, approved);
-
-    const st0 = st.ok ? st.value : null;
-    const pending = seed.statuses.pending_approval ?? 0;
-    const mix = Object.entries(seed.statuses)
-      .sort((a, b) => b[1] - a[1])
-      .map(([s, n]) => `${s} ${int(n)}`)
-      .join(', ');
-    const out: string[] = [
-      '',
-      `queue benchmark: the plan queue of one drydock on SQLite${opts.quick ? ' (quick)' : ''}${opts.expiryIndex ? ', WHAT-IF: with the expiry index' : ''}`,
-      `node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} CPUs; ` +
-        `daemon and load generator each in their own process on this machine; ` +
-        `load average (1 min) ${loadBefore.toFixed(2)} before, ${loadavg()[0]!.toFixed(2)} after`,
-      `store: ${int(opts.plans)} plans over ${int(seed.sessions)} sessions (${mix}); ${int(seed.runs)} runs, ` +
-        `${int(seed.decisions)} decisions; plan markdown ${kb(seed.markdownBytes.mean)} mean, ${kb(seed.markdownBytes.max)} max; ` +
-        `${mb(seed.fileBytes)} file; seeded in ${ms(seed.seedMs)}`,
-      `workspace: ${seed.workspace === 'git' ? 'a git repository; plans carry its HEAD, so approve runs `git rev-parse` (checkFresh)' : 'plain directory; plans carry no commit, approve runs no git'}`,
-      `source measured: ${sourceVersion()}`,
-      `daemon: startDaemon() in ${ms(started.startMs)} (${started.recovered} runs recovered), no-op executor (runs complete at once), ` +
-        'model client at a closed port, pino at info counting lines',
-      '',
-    ];
-    let pass = true;
-    const list = listSection(opts, st0, listPhases);
-    out.push(...list.lines, '');
-    pass &&= list.pass;
-    const approve = approveSection(st0, approvePhases);
-    out.push(...approve.lines, '');
-    if (!st.ok) {
-      out.push(`bare store: FAIL ${st.error.message}`);
-      pass = false;
+    const passes: Pass[] = [];
+    for (const kind of kinds) {
+      const setup: PassSetup =
+        kind === 'sqlite'
+          ? { target: { kind, file }, dataDir, poolsFile, seed, tag: '' }
+          : {
+              target: { kind, url: database!.url },
+              // Its own data directory: nothing of the SQLite pass's daemon is shared.
+              dataDir: join(dir, 'data-postgres'),
+              poolsFile,
+              seed,
+              tag: '',
+            };
+      if (kinds.length > 1) setup.tag = `on ${STORE_LABEL[kind]}: `;
+      passes.push(await runPass(opts, setup, children));
     }
-    if (st0) {
-      out.push(`Store.expirePlans' UPDATE, which the scheduler tick's expiry sweep runs: ${st0.expirePlan}`);
-      if (st0.expirePlanIndexed) out.push(`  with the what-if index: ${st0.expirePlanIndexed}`);
-      out.push(
-        `  (${int(pending)} pending plans when the list was measured; first page held ${st0.pageItems} items)`,
-      );
-    }
-    const u = stopped.usage;
-    out.push(
-      `daemon: ${int(u.executed)} execute runs handed to the no-op executor (${int(httpApproved.length)} HTTP approvals; ` +
-        `queue drained ${ms(drainMs)} after the last), ${ms(u.cpuMs)} CPU in all, peak RSS ${mb(stopped.maxRss)}, ` +
-        `${int(u.logLines)} log lines, ${u.warnings} warnings or errors`,
-      `read-back: ${verdict(verification.ok)} ${verification.lines.join('\n  ')}`,
-      '',
-      'HTTP rows: closed loop, each connection sends its next request when its previous answer is in; measured are the',
-      'requests answered inside the window (latency: request sent to answer read to the end, in the load process);',
-      'throughput = those / window. Bare rows: each call timed alone in the calling process, back to back.',
-      "CPU per request: the process's CPU time over the whole phase (warm-up included) / all requests of the phase.",
-      `overall: ${verdict(pass && approve.ok && verification.ok)}`,
-    );
-    process.stdout.write(`${out.join('\n')}\n`);
-    return pass && approve.ok && verification.ok ? 0 : 1;
+    const head = header(opts, seed, loadBefore, passes, postgres);
+    const pass =
+      passes.length === 1 ? reportOne(opts, seed, passes[0]!, head) : reportBoth(opts, seed, passes, head);
+    return pass ? 0 : 1;
   } finally {
     for (const child of children) child.kill();
-    if (opts.keep) log(`kept ${dir}`);
-    else rmSync(dir, { recursive: true, force: true });
+    if (opts.keep) {
+      log(`kept ${dir}${database ? ` and the PostgreSQL database ${database.name}` : ''}`);
+    } else {
+      rmSync(dir, { recursive: true, force: true });
+      await database
+        ?.drop()
+        .catch((err: Error) => log(`could not drop database ${database!.name}: ${err.message}`));
+    }
   }
 }
 

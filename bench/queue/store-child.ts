@@ -6,12 +6,15 @@ import { PlanDecisions } from '../../src/plans/decisions.js';
 import { PlanLifecycle } from '../../src/plans/lifecycle.js';
 import { RunEvents } from '../../src/runs/events.js';
 import type { RunQueue } from '../../src/runs/queue.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { openTarget } from '../shared/store-target.js';
 import { childParams, fail, finish } from './child-io.js';
 import { approveRule, CREATE_EXPIRY_INDEX, DROP_EXPIRY_INDEX, EXPIRE_SQL } from './fixtures.js';
 import type { Loop, PoolPlan, Pools, StoreParams, StoreReport } from './protocol.js';
+import { type BenchSql, postgresSql, sqliteSql } from './sql.js';
 
-// Child: the baselines, in-process on the seeded file while no daemon has it open. Each call is timed
+// Child: the baselines, in-process on the seeded file (or the PostgreSQL database holding its copy) while no
+// daemon has it open. Each call is timed
 // on its own (performance.now() around the awaited call):
 //   - bare Store.listPlans of the first pending page of 50, as GET /v1/plans asks for it;
 //   - the expiry sweep's expirePlans(now) (the scheduler tick runs it), then that listPlans;
@@ -24,7 +27,10 @@ import type { Loop, PoolPlan, Pools, StoreParams, StoreReport } from './protocol
 
 const p = childParams<StoreParams>();
 const pools = JSON.parse(readFileSync(p.poolsFile, 'utf8')) as Pools;
-const store = new SqliteStore({ file: p.file });
+const store = await openTarget(p.target, true);
+/** The bench's own statements (the what-if index, EXPLAIN): on the SQLite store's connection, or one apart. */
+const sql: BenchSql =
+  p.target.kind === 'sqlite' ? sqliteSql((store as SqliteStore).db) : await postgresSql(p.target.url);
 const filter = { status: 'pending_approval', limit: 50 } as const;
 
 /** Calls `fn` back to back: `warmup` calls untimed, then timed ones for `seconds` (or until `limit`). */
@@ -49,10 +55,7 @@ async function loop(seconds: number, warmup: number, fn: (i: number) => Promise<
   return out;
 }
 
-function explain(): string {
-  const rows = store.db.prepare(`EXPLAIN QUERY PLAN ${EXPIRE_SQL}`).all(0, 0) as { detail: string }[];
-  return rows.map((r) => r.detail).join('; ');
-}
+const explain = () => sql.explain(EXPIRE_SQL, 0, 0);
 
 async function main(): Promise<StoreReport> {
   const first = await store.listPlans(filter);
@@ -61,20 +64,20 @@ async function main(): Promise<StoreReport> {
     await store.expirePlans(Date.now());
     return store.listPlans(filter);
   });
-  const expirePlan = explain();
+  const expirePlan = await explain();
 
   let handlerIndexed: Loop | null = null;
   let expirePlanIndexed: string | null = null;
   if (!p.expiryIndex) {
-    store.db.exec(CREATE_EXPIRY_INDEX);
+    await sql.exec(CREATE_EXPIRY_INDEX);
     try {
-      expirePlanIndexed = explain();
+      expirePlanIndexed = await explain();
       handlerIndexed = await loop(p.seconds, 200, async () => {
         await store.expirePlans(Date.now());
         return store.listPlans(filter);
       });
     } finally {
-      store.db.exec(DROP_EXPIRY_INDEX);
+      await sql.exec(DROP_EXPIRY_INDEX);
     }
   }
 
@@ -125,6 +128,7 @@ async function main(): Promise<StoreReport> {
       throw new Error(`plan ${planId} was not recorded executed`);
     await store.transitionRun(run.id, ['queued'], 'completed', { startedAt: now, finishedAt: now });
   }
+  await sql.close();
   await store.close();
   return {
     type: 'store',

@@ -2,6 +2,12 @@
 // chosen mode (full, or --quick for a smoke run).
 
 import { OptionsError, readFlags } from '../shared/options.js';
+import {
+  DEFAULT_POSTGRES_URL,
+  readStoreOptions,
+  STORE_FLAGS,
+  type StoreChoice,
+} from '../shared/store-options.js';
 
 export interface BenchOptions {
   jobs: number;
@@ -20,10 +26,6 @@ export interface BenchOptions {
   /** The PostgreSQL server's maintenance database: the bench creates its own database beside it. */
   postgresUrl: string;
 }
-
-export type StoreChoice = 'sqlite' | 'postgres' | 'both';
-const STORES: readonly StoreChoice[] = ['sqlite', 'postgres', 'both'];
-const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const FULL = { jobs: 100_000, sessions: 2_000, due: 5_000, idleSeconds: 60 };
 const QUICK = { jobs: 10_000, sessions: 200, due: 500, idleSeconds: 10 };
@@ -53,7 +55,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
   const flags = readFlags(
     argv,
     ['--quick', '--keep', '--help'],
-    ['--quick', '--keep', '--store', '--postgres-url', ...Object.values(NUMERIC).map(([flag]) => flag)],
+    ['--quick', '--keep', ...STORE_FLAGS, ...Object.values(NUMERIC).map(([flag]) => flag)],
   );
 
   const isOn = (v: string | true | undefined) => v === true || v === '1' || v === 'true';
@@ -78,8 +80,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     baselineHeapMb: number('baselineHeapMb', 4096),
     quick,
     keep: flags.has('--keep') ? isOn(flags.get('--keep')) : isOn(env.BENCH_KEEP),
-    store: storeChoice(flags.get('--store') ?? env.BENCH_STORE),
-    postgresUrl: postgresUrl(flags.get('--postgres-url') ?? env.BENCH_POSTGRES_URL),
+    ...readStoreOptions(flags, env),
   };
   if (options.due > options.jobs)
     throw new OptionsError(`--due ${options.due} exceeds --jobs ${options.jobs}`);
@@ -89,21 +90,4 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     );
   }
   return options;
-}
-
-function storeChoice(raw: string | true | undefined): StoreChoice {
-  if (raw === undefined || raw === '') return 'sqlite';
-  const found = STORES.find((s) => s === raw);
-  if (!found)
-    throw new OptionsError(`--store (BENCH_STORE): expected ${STORES.join(', ')}, got ${String(raw)}`);
-  return found;
-}
-
-function postgresUrl(raw: string | true | undefined): string {
-  if (raw === undefined || raw === '') return DEFAULT_POSTGRES_URL;
-  if (raw === true || !/^postgres(ql)?:\/\//.test(raw)) {
-    // Not echoed: a URL may carry a password.
-    throw new OptionsError('--postgres-url (BENCH_POSTGRES_URL): expected a postgres:// URL');
-  }
-  return raw;
 }

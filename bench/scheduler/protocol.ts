@@ -1,10 +1,9 @@
 // Messages between the orchestrator (run.ts) and its children, over the IPC channel. Each child takes its
 // parameters as one JSON argument.
 
-/** Where drydock's store lives for one pass: the SQLite file in a data directory, or a PostgreSQL database. */
-export type StoreTarget =
-  | { kind: 'sqlite'; file: string }
-  | { kind: 'postgres' /** The bench's own fresh database. */; url: string };
+import type { StoreTarget } from '../shared/store-target.js';
+
+export type { StoreTarget } from '../shared/store-target.js';
 
 export interface SeedParams {
   target: StoreTarget;

@@ -2,10 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Run } from '../../src/domain/types.js';
-import type { FreshDatabase } from '../../tests/support/postgres.js';
+import { createBenchDatabase, type FreshDatabase } from '../shared/bench-database.js';
 import { Child, type Settled, settle } from '../shared/children.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, p50p99, type Summary, summarize, table } from '../shared/stats.js';
+import { STORE_LABEL, storesOf } from '../shared/store-options.js';
+import { openTarget } from '../shared/store-target.js';
 import { ceilMinute } from './job-mix.js';
 import { type BenchOptions, parseOptions, USAGE } from './options.js';
 import type {
@@ -21,7 +23,6 @@ import type {
   SeedResult,
   StoreTarget,
 } from './protocol.js';
-import { createBenchDatabase, openTarget, STORE_LABEL } from './store-target.js';
 
 // Scheduler benchmark (figures, not a test): N active recurring jobs over M sessions in one drydock on
 // SQLite (or PostgreSQL, or one after the other: --store), beside a baseline of one croner instance per job.
@@ -501,7 +502,7 @@ async function runPass(
 
 async function main(opts: BenchOptions): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'drydock-bench-'));
-  const kinds: StoreTarget['kind'][] = opts.store === 'both' ? ['sqlite', 'postgres'] : [opts.store];
+  const kinds: StoreTarget['kind'][] = storesOf(opts.store);
   const children: Child[] = [];
   const databases: FreshDatabase[] = [];
   const passes: Pass[] = [];
@@ -514,7 +515,7 @@ async function main(opts: BenchOptions): Promise<number> {
       if (kind === 'sqlite') {
         target = { kind, file: join(dir, 'drydock.db') };
       } else {
-        const db = await createBenchDatabase(opts.postgresUrl);
+        const db = await createBenchDatabase(opts.postgresUrl, 'scheduler');
         databases.push(db);
         target = { kind, url: db.url };
         // Its own data directory: nothing the SQLite pass's daemon left behind is shared.

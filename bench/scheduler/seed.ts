@@ -3,12 +3,12 @@ import { Worker } from 'node:worker_threads';
 import { defaultConfig } from '../../src/config/load.js';
 import type { RunDefaults } from '../../src/domain/types.js';
 import type { Store } from '../../src/store/store.js';
+import { analyzeAndMeasure, openTarget } from '../shared/store-target.js';
 import { childParams, fail, finish } from './child-io.js';
 import { benchId, ceilMinute, dueOffsetMs, dueShape, sessionIndexOf } from './job-mix.js';
 import type { DueJob, MixFile, SeedParams } from './protocol.js';
 import { planBenchJob } from './seed-plan.js';
 import type { PlannedBatch, PlanSlice } from './seed-worker.js';
-import { analyzeAndMeasure, openTarget } from './store-target.js';
 
 // Child: builds the database drydock will open, through the path the API takes (planJob, then
 // Store.createSession / createJob, one job per transaction), as if the jobs had been created one by one.

@@ -13,7 +13,8 @@ import type { DrydockParams, MethodTime, Micro, Started, Usage } from './protoco
 // Child: the real daemon, startDaemon() (store, run queue, scheduler, HTTP server) on a fresh data directory,
 // a free loopback port and the real clock, configured as a user would: one webhook secret, the payload's
 // repository mapped to a local git clone, and one github trigger on pull_request.opened created over
-// POST /v1/triggers. Not the defaults:
+// POST /v1/triggers (with --replicas, by the first replica only: the others, each with its own replica_id and
+// data directory on the same database, serve that trigger). Not the defaults:
 //   - the executor (startDaemon's `executor` option): no agent, model or git worktree is measured; the runs
 //     still go through the real queue and store. `held` (the default) keeps the runs it is handed until the
 //     orchestrator sends `release`, as agent runs minutes long keep a burst's runs queued; `instant` returns
@@ -170,25 +171,8 @@ async function micro(n: number, fn: () => unknown): Promise<number> {
   return out[Math.floor(n / 2)]!;
 }
 
-async function main(): Promise<void> {
-  const config = defaultConfig();
-  config.data_dir = p.dataDir;
-  config.database_url = p.databaseUrl;
-  config.timezone = 'UTC';
-  config.log_level = 'info';
-  config.server.host = '127.0.0.1';
-  config.server.port = 0;
-  config.server.shutdown_grace_ms = 5_000;
-  config.admin_token = p.adminToken;
-  config.runs.max_concurrent = p.maxConcurrent;
-  config.github.webhook_secrets = [p.secret];
-  config.github.repositories = { [p.repository]: { path: p.repoDir } };
-  const model = new Anthropic({ apiKey: 'bench-key', baseURL: 'http://127.0.0.1:9', maxRetries: 0 });
-
-  const t0 = performance.now();
-  const daemon = await startDaemon({ config, logger, model, executor: planned, announce: () => {} });
-  const startMs = performance.now() - t0;
-
+/** The github trigger, created over POST /v1/triggers as a user would; its hourly cap then raised in the store. */
+async function createTrigger(daemon: Daemon): Promise<string> {
   const created = await fetch(`${daemon.url}/v1/triggers`, {
     method: 'POST',
     headers: { authorization: `Bearer ${p.adminToken}`, 'content-type': 'application/json' },
@@ -206,6 +190,30 @@ async function main(): Promise<void> {
     throw new Error(`POST /v1/triggers answered ${created.status}: ${JSON.stringify(trigger)}`);
   }
   await daemon.store.updateTrigger(trigger.id, { hourlyCap: p.hourlyCap, updatedAt: Date.now() });
+  return trigger.id;
+}
+
+async function main(): Promise<void> {
+  const config = defaultConfig();
+  config.data_dir = p.dataDir;
+  config.database_url = p.databaseUrl;
+  config.replica_id = p.replicaId;
+  config.timezone = 'UTC';
+  config.log_level = 'info';
+  config.server.host = '127.0.0.1';
+  config.server.port = 0;
+  config.server.shutdown_grace_ms = 5_000;
+  config.admin_token = p.adminToken;
+  config.runs.max_concurrent = p.maxConcurrent;
+  config.github.webhook_secrets = [p.secret];
+  config.github.repositories = { [p.repository]: { path: p.repoDir } };
+  const model = new Anthropic({ apiKey: 'bench-key', baseURL: 'http://127.0.0.1:9', maxRetries: 0 });
+
+  const t0 = performance.now();
+  const daemon = await startDaemon({ config, logger, model, executor: planned, announce: () => {} });
+  const startMs = performance.now() - t0;
+
+  const triggerId = p.createTrigger ? await createTrigger(daemon) : null;
 
   // The route's steps outside the store, on the bench body: verify (as the route does it, over the raw bytes
   // as they arrive: here in one chunk) and JSON.parse.
@@ -280,7 +288,7 @@ async function main(): Promise<void> {
     type: 'started',
     url: daemon.url,
     startMs,
-    triggerId: trigger.id,
+    triggerId,
     micro: m,
   } satisfies Started);
 }

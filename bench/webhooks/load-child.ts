@@ -6,8 +6,9 @@ import { BODY_BYTES, EVENT, PrefixSigner, payloadTemplate } from './payload.js';
 import type { PhaseReport, PhaseRequest, RedeliverReport, RedeliverRequest } from './protocol.js';
 
 // Child: the second process that sends the deliveries. A phase is a closed loop: `concurrency` workers, each
-// with its own keep-alive connection (node:http Agent, keepAlive, maxSockets = concurrency), each sending its
-// next delivery as soon as the previous answer has been read to the end. A warm-up (connections, JIT, SQLite
+// with its own keep-alive connection (node:http Agent, keepAlive, maxSockets = concurrency per server), each
+// sending its next delivery as soon as the previous answer has been read to the end; with several servers
+// (replicas), worker k sends to server k mod N. A warm-up (connections, JIT, SQLite
 // pages) precedes the measured window; requests started in the window count.
 // Every delivery is a pull_request.opened body of BODY_BYTES with its own X-GitHub-Delivery (a UUID, as
 // GitHub sends) and its own pull request number, signed with the shared secret. The body and signature are
@@ -106,7 +107,7 @@ function check(target: PhaseRequest['target'], d: Delivery, a: Answer): string |
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 async function phase(order: PhaseRequest): Promise<PhaseReport> {
-  const url = new URL(order.url);
+  const urls = order.urls.map((u) => new URL(u));
   if (order.target === 'drydock') delivered.length = 0;
   const agent = new Agent({
     keepAlive: true,
@@ -123,6 +124,7 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
     warmupRequests: 0,
     sent: 0,
     statuses: {},
+    byUrl: {},
     bad: 0,
     firstBad: null,
     errors: 0,
@@ -135,7 +137,8 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
   const measureTo = measureFrom + order.measureMs;
   let lastEnd = measureFrom;
 
-  const worker = async () => {
+  const worker = async (k: number) => {
+    const url = urls[k % urls.length]!;
     for (;;) {
       const d = prepare(nextNumber++);
       const start = performance.now();
@@ -152,6 +155,7 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
       }
       const end = performance.now();
       out.statuses[answer.status] = (out.statuses[answer.status] ?? 0) + 1;
+      out.byUrl[url.origin] = (out.byUrl[url.origin] ?? 0) + 1;
       const problem = check(order.target, d, answer);
       if (problem) {
         out.bad += 1;
@@ -169,7 +173,7 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
       }
     }
   };
-  await Promise.all(Array.from({ length: order.concurrency }, worker));
+  await Promise.all(Array.from({ length: order.concurrency }, (_, k) => worker(k)));
   agent.destroy();
   out.wallMs = lastEnd - measureFrom;
   const used = process.cpuUsage(cpu);
@@ -179,7 +183,7 @@ async function phase(order: PhaseRequest): Promise<PhaseReport> {
 
 /** Sends `count` deliveries drydock already took again (same id, same body), spread over all of them. */
 async function redeliver(order: RedeliverRequest): Promise<RedeliverReport> {
-  const url = new URL(order.url);
+  const urls = order.urls.map((u) => new URL(u));
   const agent = new Agent({
     keepAlive: true,
     maxSockets: order.concurrency,
@@ -202,7 +206,10 @@ async function redeliver(order: RedeliverRequest): Promise<RedeliverReport> {
     latencies: [],
   };
   let next = 0;
-  const worker = async () => {
+  // With replicas, a delivery goes again to whichever replica this connection sends to: often not the one
+  // that took it first.
+  const worker = async (k: number) => {
+    const url = urls[k % urls.length]!;
     for (let pick = picks[next++]; pick; pick = picks[next++]) {
       const d = prepare(pick.n, pick.key);
       const start = performance.now();
@@ -235,7 +242,7 @@ async function redeliver(order: RedeliverRequest): Promise<RedeliverReport> {
       }
     }
   };
-  await Promise.all(Array.from({ length: order.concurrency }, worker));
+  await Promise.all(Array.from({ length: order.concurrency }, (_, k) => worker(k)));
   agent.destroy();
   return out;
 }

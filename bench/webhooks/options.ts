@@ -2,6 +2,12 @@
 // chosen mode (full, or --quick for a smoke run).
 
 import { OptionsError, readFlags } from '../shared/options.js';
+import {
+  DEFAULT_POSTGRES_URL,
+  readStoreOptions,
+  STORE_FLAGS,
+  type StoreChoice,
+} from '../shared/store-options.js';
 
 export interface BenchOptions {
   /** Measured seconds against each target (after the warm-up). */
@@ -26,20 +32,14 @@ export interface BenchOptions {
   keep: boolean;
   /** drydock's store: its SQLite file (the default), a fresh PostgreSQL database, or one after the other. */
   store: StoreChoice;
+  /**
+   * PostgreSQL only: for each count, that many daemons on one fresh database, the load spread over them; null:
+   * one daemon per store, as without the option.
+   */
+  replicas: number[] | null;
   /** The PostgreSQL server's maintenance database, on which the bench creates (and drops) its own. */
   postgresUrl: string;
 }
-
-export type StoreKind = 'sqlite' | 'postgres';
-export type StoreChoice = StoreKind | 'both';
-const STORE_CHOICES: readonly StoreChoice[] = ['sqlite', 'postgres', 'both'];
-
-/** The stores a run measures drydock on, in order. */
-export function storesOf(choice: StoreChoice): StoreKind[] {
-  return choice === 'both' ? ['sqlite', 'postgres'] : [choice];
-}
-
-const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const FULL = { seconds: 15, warmupSeconds: 2 };
 const QUICK = { seconds: 4, warmupSeconds: 1 };
@@ -53,23 +53,26 @@ const NUMERIC = {
 } as const;
 
 const SWITCHES = ['--quick', '--keep', '--help', '--no-breakdown', '--instant-runs'] as const;
-const VALUES = ['--store', '--postgres-url'] as const;
+const VALUES = [...STORE_FLAGS, '--replicas'] as const;
+const MAX_REPLICAS = 8;
 
 export const USAGE = `usage: npm run bench:webhooks -- [--quick] [--seconds S] [--warmup-seconds S] [--concurrency N]
                                  [--redeliveries N] [--max-concurrent N] [--instant-runs] [--no-breakdown] [--keep]
-                                 [--store sqlite|postgres|both] [--postgres-url URL]
+                                 [--store sqlite|postgres|both] [--postgres-url URL] [--replicas 1,2]
   defaults: --seconds ${FULL.seconds} --warmup-seconds ${FULL.warmupSeconds} --concurrency 50 --redeliveries 200 --max-concurrent 2
             --store sqlite --postgres-url ${DEFAULT_POSTGRES_URL}
   --store:  drydock's store: sqlite (its file in the data directory), postgres (a fresh database created on the
             server of --postgres-url and dropped at the end), or both (SQLite, then PostgreSQL, side by side
             against the same bare phase; about 5 minutes in all on 2 cores, most of it the inboxes draining)
+  --replicas: with --store postgres only: a column per count, each that many daemons (own data directory, port
+            and replica_id) on one fresh database, the connections spread round-robin over them
   --quick:  --seconds ${QUICK.seconds} --warmup-seconds ${QUICK.warmupSeconds}
   --instant-runs: the runs finish as they start, during the load (default: held until the load is over, as
                   agent runs minutes long would be)
   --no-breakdown: no timers around drydock's store calls, receiveGithub and submit (they cost a few µs a call)
   environment: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONCURRENCY, BENCH_REDELIVERIES, BENCH_MAX_CONCURRENT,
                BENCH_QUICK=1, BENCH_KEEP=1, BENCH_NO_BREAKDOWN=1, BENCH_INSTANT_RUNS=1, BENCH_STORE,
-               BENCH_POSTGRES_URL,
+               BENCH_POSTGRES_URL, BENCH_REPLICAS,
                BENCH_DRYDOCK_NODE_ARGS / BENCH_BARE_NODE_ARGS (extra node flags for
                that child, e.g. "--cpu-prof --cpu-prof-dir=DIR")`;
 
@@ -94,6 +97,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     }
     return value;
   };
+  const stores = readStoreOptions(flags, env);
   return {
     seconds: number('seconds', base.seconds, 1, 600),
     warmupSeconds: number('warmupSeconds', base.warmupSeconds, 0, 60),
@@ -104,23 +108,24 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
     breakdown: !toggle('--no-breakdown', 'BENCH_NO_BREAKDOWN'),
     quick,
     keep: toggle('--keep', 'BENCH_KEEP'),
-    store: storeChoice(flags.get('--store') ?? env.BENCH_STORE),
-    postgresUrl: postgresUrl(flags.get('--postgres-url') ?? env.BENCH_POSTGRES_URL),
+    ...stores,
+    replicas: replicaCounts(flags.get('--replicas') ?? env.BENCH_REPLICAS, stores.store),
   };
 }
 
-function storeChoice(raw: string | true | undefined): StoreChoice {
-  if (raw === undefined || raw === '') return 'sqlite';
-  const found = STORE_CHOICES.find((c) => c === raw);
-  if (!found) {
-    throw new OptionsError(`--store (BENCH_STORE): expected ${STORE_CHOICES.join(', ')}, got ${String(raw)}`);
+function replicaCounts(raw: string | true | undefined, store: StoreChoice): number[] | null {
+  if (raw === undefined || raw === '') return null;
+  const counts = raw === true ? [] : raw.split(',').map((s) => Number(s.trim()));
+  if (!counts.length || counts.some((n) => !Number.isInteger(n) || n < 1 || n > MAX_REPLICAS)) {
+    throw new OptionsError(
+      `--replicas (BENCH_REPLICAS): expected integers 1-${MAX_REPLICAS}, comma-separated, got ${String(raw)}`,
+    );
   }
-  return found;
-}
-
-function postgresUrl(raw: string | true | undefined): string {
-  if (raw === undefined || raw === '') return DEFAULT_POSTGRES_URL;
-  const ok = typeof raw === 'string' && /^postgres(ql)?:\/\//.test(raw) && URL.canParse(raw);
-  if (!ok) throw new OptionsError('--postgres-url (BENCH_POSTGRES_URL): expected a postgres:// URL');
-  return raw;
+  if (store !== 'postgres') {
+    throw new OptionsError(
+      `--replicas needs --store postgres (it is ${store}): replicas share one PostgreSQL database, ` +
+        'the SQLite store is for one daemon only',
+    );
+  }
+  return counts;
 }

@@ -1,14 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { shownUrl } from '../../src/store/open.js';
-import { type FreshDatabase, freshDatabase, withClient } from '../../tests/support/postgres.js';
+import { withClient } from '../../tests/support/postgres.js';
+import { createBenchDatabase as createDatabase, type FreshDatabase } from '../shared/bench-database.js';
 
-// The bench's own PostgreSQL database for drydock (--store postgres): created empty on the server of
-// --postgres-url under a unique name, dropped at the end; and the CPU its server processes spent.
+// The bench's own PostgreSQL database for drydock (--store postgres; bench/shared/bench-database.ts makes it
+// and drops it), and the CPU its server processes spent.
 //
-// PostgreSQL facts relied on: CREATE DATABASE and DROP DATABASE run outside a transaction block (one query on
-// a client is its own statement); DROP DATABASE ... WITH (FORCE) (13+) ends the sessions still connected
-// first; pg_stat_activity lists one row per server process with its pid and the database it is connected to
-// (docs: sql-createdatabase, sql-dropdatabase, monitoring-stats). Linux /proc/<pid>/stat: fields 14 and 15
+// PostgreSQL facts relied on: pg_stat_activity lists one row per server process with its pid and the database
+// it is connected to (docs: monitoring-stats). Linux /proc/<pid>/stat: fields 14 and 15
 // are utime and stime in clock ticks (USER_HZ, 100 a second; proc(5)).
 
 export interface BenchDatabase extends FreshDatabase {
@@ -18,14 +16,7 @@ export interface BenchDatabase extends FreshDatabase {
 
 /** An empty database of a unique name on the server at `serverUrl` (whose own database is only connected to). */
 export async function createBenchDatabase(serverUrl: string): Promise<BenchDatabase> {
-  let db: FreshDatabase;
-  try {
-    db = await freshDatabase({ server: serverUrl, prefix: 'drydock_bench_webhooks' });
-  } catch (err) {
-    throw new Error(
-      `bench: cannot create a database on ${shownUrl(serverUrl)}: ${(err as Error).message || String(err)}`,
-    );
-  }
+  const db = await createDatabase(serverUrl, 'webhooks');
   return {
     ...db,
     backendCpu: () =>

@@ -7,6 +7,13 @@ export interface DrydockParams {
   dataDir: string;
   /** drydock's database_url: a PostgreSQL database, or null for the SQLite file in dataDir. */
   databaseUrl: string | null;
+  /** drydock's replica_id (replicas on one database each have their own); null: drydock makes one. */
+  replicaId: string | null;
+  /**
+   * Create the github trigger over the API (and raise its cap): the first daemon on a database does; the other
+   * replicas serve the trigger it made.
+   */
+  createTrigger: boolean;
   /** A git repository standing in for the local clone of the payload's repository. */
   repoDir: string;
   repository: string;
@@ -94,7 +101,8 @@ export interface LoadReady {
 export interface PhaseRequest {
   type: 'phase';
   target: Target;
-  url: string;
+  /** The servers' base URLs: connection k sends to urls[k mod urls.length] (replicas share the load). */
+  urls: string[];
   concurrency: number;
   warmupMs: number;
   measureMs: number;
@@ -115,6 +123,8 @@ export interface PhaseReport {
   sent: number;
   /** HTTP status -> count, measured window and warm-up together. */
   statuses: Record<string, number>;
+  /** Answers (any status) by server base URL, measured window and warm-up together. */
+  byUrl: Record<string, number>;
   /** Answers that were not what the target promises (drydock: 202, accepted, exactly one run). */
   bad: number;
   firstBad: string | null;
@@ -126,7 +136,8 @@ export interface PhaseReport {
 
 export interface RedeliverRequest {
   type: 'redeliver';
-  url: string;
+  /** As in PhaseRequest: connection k sends to urls[k mod urls.length]. */
+  urls: string[];
   count: number;
   concurrency: number;
 }

@@ -9,7 +9,8 @@ import { shownUrl } from '../../src/store/open.js';
 import { Child } from '../shared/children.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, perSecond, rate, type Summary, summarize, table, wrap } from '../shared/stats.js';
-import { type BenchOptions, parseOptions, type StoreKind, storesOf, USAGE } from './options.js';
+import { STORE_LABEL, type StoreKind, storesOf } from '../shared/store-options.js';
+import { type BenchOptions, parseOptions, USAGE } from './options.js';
 import { BODY_BYTES, payloadTemplate } from './payload.js';
 import { type BenchDatabase, backendCpuBetween, createBenchDatabase } from './postgres.js';
 import type {
@@ -50,8 +51,14 @@ const na = 'n/a';
 
 interface Phase {
   report: PhaseReport;
+  /** The server's usage; of replicas, their sum (combineUsage). */
   before: Usage;
   after: Usage;
+  /** CPU of each server (each replica) over the phase, and when it started. */
+  serverCpuMs: number[];
+  serverCpuAtStart: number[];
+  /** The servers' base URLs, in the order of serverCpuMs. */
+  urls: string[];
   started: Started;
   /** Busy CPU of the whole machine over the phase (all processes), when /proc/stat is there. */
   machineBusyMs: number | null;
@@ -265,15 +272,55 @@ function verifyBare(file: string, sent: number): Check {
   }
 }
 
-async function usage(child: Child): Promise<Usage> {
+async function usage1(child: Child): Promise<Usage> {
   child.send({ type: 'usage' });
   return child.next<Usage>('usage');
 }
 
+/** A server's usage; of replicas, their sum (see combineUsage). */
+async function usage(servers: Child | Child[]): Promise<Usage> {
+  if (!Array.isArray(servers)) return usage1(servers);
+  return combineUsage(await Promise.all(servers.map(usage1)));
+}
+
+/**
+ * Replicas as one server: CPU, RSS, runs executed, log lines and the store timers added up; the inbox depth is
+ * the database's (each replica counts the same rows: the largest count, read last); event-loop delays the
+ * worst.
+ */
+function combineUsage(list: Usage[]): Usage {
+  if (list.length === 1) return list[0]!;
+  const sum = (pick: (u: Usage) => number) => list.reduce((n, u) => n + pick(u), 0);
+  const addTimes = (a: MethodTime | undefined, b: MethodTime): MethodTime => ({
+    calls: (a?.calls ?? 0) + b.calls,
+    wallMs: (a?.wallMs ?? 0) + b.wallMs,
+    cpuMs: (a?.cpuMs ?? 0) + b.cpuMs,
+    maxWallMs: Math.max(a?.maxWallMs ?? 0, b.maxWallMs),
+  });
+  const store: Record<string, MethodTime> = {};
+  for (const u of list)
+    for (const [name, t] of Object.entries(u.store)) store[name] = addTimes(store[name], t);
+  return {
+    type: 'usage',
+    cpuMs: sum((u) => u.cpuMs),
+    rss: sum((u) => u.rss),
+    executed: sum((u) => u.executed),
+    queued: Math.max(...list.map((u) => u.queued)),
+    logLines: sum((u) => u.logLines),
+    warnings: sum((u) => u.warnings),
+    store,
+    handler: list.slice(1).reduce((a, u) => addTimes(a, u.handler), list[0]!.handler),
+    submit: list.slice(1).reduce((a, u) => addTimes(a, u.submit), list[0]!.submit),
+    loopDelayP99Ms: Math.max(...list.map((u) => u.loopDelayP99Ms)),
+    loopDelayMaxMs: Math.max(...list.map((u) => u.loopDelayMaxMs)),
+  };
+}
+
 async function runPhase(
   load: Child,
-  server: Child,
-  started: Started,
+  server: Child | Child[],
+  /** Each server's start report: with replicas, one per replica (the first one's is the phase's). */
+  started: Started[],
   target: Target,
   opts: BenchOptions,
   /** For the log: the target, and which store for drydock on more than one. */
@@ -282,14 +329,15 @@ async function runPhase(
   database: BenchDatabase | null = null,
 ): Promise<Phase> {
   log(`${name}: ${opts.concurrency} connections, ${opts.warmupSeconds} s warm-up + ${opts.seconds} s`);
+  const servers = Array.isArray(server) ? server : [server];
   const db0 = database ? await database.backendCpu() : null;
-  const before = await usage(server);
+  const beforeEach = await Promise.all(servers.map(usage1));
   const busy0 = machineBusyMs();
   const wall0 = Date.now();
   load.send({
     type: 'phase',
     target,
-    url: started.url,
+    urls: started.map((s) => s.url),
     concurrency: opts.concurrency,
     warmupMs: opts.warmupSeconds * 1000,
     measureMs: opts.seconds * 1000,
@@ -298,7 +346,7 @@ async function runPhase(
   const busy1 = machineBusyMs();
   const machineWallMs = Date.now() - wall0;
   const loadAverage = loadavg()[0]!;
-  const after = await usage(server);
+  const afterEach = await Promise.all(servers.map(usage1));
   const db1 = database ? await database.backendCpu() : null;
   const s = summarize(report.latencies);
   log(
@@ -307,9 +355,12 @@ async function runPhase(
   const machine = busy0 === null || busy1 === null ? null : busy1 - busy0;
   return {
     report,
-    before,
-    after,
-    started,
+    before: combineUsage(beforeEach),
+    after: combineUsage(afterEach),
+    serverCpuMs: afterEach.map((u, i) => u.cpuMs - beforeEach[i]!.cpuMs),
+    serverCpuAtStart: beforeEach.map((u) => u.cpuMs),
+    urls: started.map((s) => s.url),
+    started: started[0]!,
     machineBusyMs: machine,
     machineWallMs,
     loadAverage,
@@ -421,17 +472,14 @@ function breakdown(phase: Phase, deliveries: number, store: StoreKind): string[]
   ];
 }
 
-/** drydock on one store: its phase, what its inbox and queue did after it, and the read-back. */
-interface DrydockRun {
-  store: StoreKind;
+/** drydock on one store (with --replicas: that many daemons on it): its phase, what its inbox and queue did after it, and the read-back. */
+interface DrydockRun extends PassSpec {
   phase: Phase;
   inbox: InboxDrain;
   drained: { executed: number; waitedMs: number };
   stopped: Stopped;
   check: Check & { inbox: InboxFigures };
 }
-
-const STORE_NAME: Record<StoreKind, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 
 function report(
   opts: BenchOptions,
@@ -443,7 +491,7 @@ function report(
   // On SQLite alone the output is the one the bench always printed; on PostgreSQL, or both, each drydock
   // column and verdict names its store.
   const single = runs.length === 1 && runs[0]!.store === 'sqlite';
-  const named = (run: DrydockRun) => STORE_NAME[run.store];
+  const named = (run: DrydockRun) => passLabel(run);
   const header = (run: DrydockRun) =>
     single ? 'drydock: POST /webhooks/github' : `drydock on ${named(run)}: POST /webhooks/github`;
   const b = summarize(bare.report.latencies);
@@ -467,7 +515,10 @@ function report(
   const verdicts = (pass: (f: Figures) => boolean) =>
     single
       ? verdict(pass(figures[0]!))
-      : figures.map((f) => `${named(f.run)} ${verdict(pass(f))}`).join(', ');
+      : figures
+          .map((f) => `${named(f.run)} ${verdict(pass(f))}`)
+          // Labels with replicas hold a comma ("PostgreSQL, 2 replicas").
+          .join(runs.some((run) => run.replicas !== null) ? '; ' : ', ');
 
   const cpuPer = (p: Phase) => ms((p.after.cpuMs - p.before.cpuMs) / Math.max(1, p.report.sent));
   const busy = (cpu: number) =>
@@ -481,6 +532,16 @@ function report(
     const cores = Math.max(0, p.machineBusyMs - mine) / p.machineWallMs;
     return `${cores.toFixed(1)} of ${availableParallelism()} cores busy (load average ${p.loadAverage.toFixed(1)})`;
   };
+  /** Each replica's share: the answers its connections got, its CPU over the phase. */
+  const perReplica = (p: Phase) =>
+    p.serverCpuMs.length
+      ? p.serverCpuMs
+          .map((cpu, i) => {
+            const origin = new URL(p.urls[i]!).origin;
+            return `${int(p.report.byUrl[origin] ?? 0)} / ${busy(cpu)}`;
+          })
+          .join('; ')
+      : na;
   const lat = (s: Summary) => (s.count ? `${ms(s.p50)} / ${ms(s.p99)}` : na);
   const each = (cell: (f: Figures) => string) => figures.map(cell);
   const blank = runs.map(() => '');
@@ -530,6 +591,17 @@ function report(
       '',
     ],
     ['server CPU per request', serverCpu(bare), ...each((f) => serverCpu(f.run.phase)), ...blank, ''],
+    ...(runs.some((run) => run.replicas !== null)
+      ? [
+          [
+            'per replica: answers (warm-up incl.) / CPU',
+            '',
+            ...each((f) => perReplica(f.run.phase)),
+            ...blank,
+            '',
+          ],
+        ]
+      : []),
     ...(runs.some((run) => run.store === 'postgres')
       ? [
           [
@@ -611,6 +683,14 @@ function report(
         ({ inbox, phase }) => `${ms(inbox.cpuMs / Math.max(1, phase.report.sent))} (phase and drain)`,
       ),
     ],
+    ...(runs.some((run) => run.replicas !== null)
+      ? [
+          [
+            'per replica: CPU, phase and drain',
+            ...runs.map(({ inbox }) => inbox.serverCpuMs.map((c) => ms(c)).join('; ')),
+          ],
+        ]
+      : []),
     ...(runs.some((run) => run.store === 'postgres')
       ? [
           [
@@ -646,6 +726,15 @@ function report(
     `(${perStore(queueNote)}). pino at info, lines counted instead of written (${perStore(logNote)}). One github`,
     'trigger on pull_request.opened, created over POST',
     `/v1/triggers, its hourly cap then raised to ${int(HOURLY_CAP)} in the store (the API allows at most 10,000).`,
+    ...(runs.some((run) => run.replicas !== null)
+      ? [
+          'With --replicas, each PostgreSQL column is that many daemons on a fresh database of its own (one per column),',
+          'each with its own data directory, port and replica_id; the first applies the migrations and creates the trigger,',
+          'the others start after it. Connection k of the load (and of the redeliveries) goes to replica k mod N. A',
+          "column's server CPU, RSS, runs, log lines and breakdown are the sums over its replicas; the event-loop delay",
+          'the worst of them; "per replica" shows each one\'s answers and CPU.',
+        ]
+      : []),
     ...(single
       ? []
       : [
@@ -712,11 +801,13 @@ interface InboxDrain {
   drainMs: number | null;
   /** drydock's CPU from the start of its phase to the empty inbox. */
   cpuMs: number;
+  /** The same, of each replica. */
+  serverCpuMs: number[];
 }
 
 /** Waits (at most 120 s) until drydock's inbox processed every delivery the phase left queued. */
 async function drainInbox(
-  child: Child,
+  child: Child | Child[],
   phase: Phase,
   name: string,
   database: BenchDatabase | null,
@@ -739,17 +830,53 @@ async function drainInbox(
   );
   const db0 = phase.databaseCpuAtStart;
   const databaseCpuMs = database && db0 ? backendCpuBetween(db0, await database.backendCpu()) : null;
-  return { queuedAtEnd, drainMs, cpuMs: u.cpuMs - phase.before.cpuMs, databaseCpuMs };
+  const servers = Array.isArray(child) ? child : [child];
+  const each = await Promise.all(servers.map(usage1));
+  const serverCpuMs = each.map((e, i) => e.cpuMs - phase.serverCpuAtStart[i]!);
+  return { queuedAtEnd, drainMs, cpuMs: u.cpuMs - phase.before.cpuMs, serverCpuMs, databaseCpuMs };
+}
+
+/** One drydock column: a store, and with --replicas how many daemons share its database. */
+interface PassSpec {
+  store: StoreKind;
+  /** null: one daemon, named by its store alone (no --replicas). */
+  replicas: number | null;
+}
+
+/** A column's name: `PostgreSQL`, or with --replicas `PostgreSQL, 2 replicas`. */
+function passLabel(pass: PassSpec): string {
+  const replicas = pass.replicas === null ? '' : `, ${pass.replicas} replica${pass.replicas > 1 ? 's' : ''}`;
+  return `${STORE_LABEL[pass.store]}${replicas}`;
+}
+
+/** The columns of a run, in order: SQLite, then PostgreSQL (once, or once per replica count). */
+function passesOf(opts: BenchOptions): PassSpec[] {
+  return storesOf(opts.store).flatMap<PassSpec>((store) =>
+    store === 'postgres' && opts.replicas
+      ? opts.replicas.map((replicas) => ({ store, replicas }))
+      : [{ store, replicas: null }],
+  );
 }
 
 async function main(opts: BenchOptions): Promise<number> {
-  const stores = storesOf(opts.store);
-  const single = stores.length === 1 && stores[0] === 'sqlite';
+  const passes = passesOf(opts);
+  const single = passes.length === 1 && passes[0]!.store === 'sqlite';
   const dir = mkdtempSync(join(tmpdir(), 'drydock-webhooks-'));
   const repoDir = join(dir, 'clone');
   const bareFile = join(dir, 'bare', 'bare.db');
-  /** Each store's daemon has its own data directory; drydock on SQLite keeps `data` (its database file). */
-  const dataDirOf = (store: StoreKind) => join(dir, store === 'sqlite' ? 'data' : `data-${store}`);
+  /**
+   * Each daemon has its own data directory; drydock on SQLite keeps `data` (its database file), the replicas of
+   * a pass `data-postgres-<replicas>-<n>`.
+   */
+  const dataDirOf = (pass: PassSpec, n: number) =>
+    join(
+      dir,
+      pass.store === 'sqlite'
+        ? 'data'
+        : pass.replicas === null
+          ? `data-${pass.store}`
+          : `data-${pass.store}-${pass.replicas}-${n + 1}`,
+    );
   execFileSync('git', ['init', '-q', repoDir]);
   // Temporary secrets for temporary servers.
   const secret = randomBytes(24).toString('hex');
@@ -757,26 +884,25 @@ async function main(opts: BenchOptions): Promise<number> {
   const repository = payloadTemplate().repository;
   const nodeArgs = (name: string) => (process.env[name] ?? '').split(/\s+/).filter(Boolean);
   const children: Child[] = [];
-  let database: BenchDatabase | null = null;
+  const databases: BenchDatabase[] = [];
   try {
-    if (stores.includes('postgres')) {
-      database = await createBenchDatabase(opts.postgresUrl);
-      log(`PostgreSQL: database ${database.name} on ${shownUrl(opts.postgresUrl)}`);
-    }
     const bareChild = new Child(
       'bare',
       new URL('bare-child.js', import.meta.url),
       { file: bareFile, secret } satisfies BareParams,
       nodeArgs('BENCH_BARE_NODE_ARGS'),
     );
-    const drydockName = (store: StoreKind) => (single ? 'drydock' : `drydock on ${STORE_NAME[store]}`);
-    const drydockChild = (store: StoreKind) => {
+    const drydockName = (pass: PassSpec) => (single ? 'drydock' : `drydock on ${passLabel(pass)}`);
+    const drydockChild = (pass: PassSpec, n: number, databaseUrl: string | null) => {
+      const replicated = pass.replicas !== null;
       const child = new Child(
-        drydockName(store),
+        replicated ? `${drydockName(pass)}, replica ${n + 1}` : drydockName(pass),
         new URL('drydock-child.js', import.meta.url),
         {
-          dataDir: dataDirOf(store),
-          databaseUrl: store === 'postgres' ? database!.url : null,
+          dataDir: dataDirOf(pass, n),
+          databaseUrl,
+          replicaId: replicated ? `bench-${pass.replicas}-${n + 1}` : null,
+          createTrigger: n === 0,
           repoDir,
           repository,
           secret,
@@ -791,42 +917,66 @@ async function main(opts: BenchOptions): Promise<number> {
       children.push(child);
       return child;
     };
-    const startedLine = (store: StoreKind, started: Started) =>
-      `${drydockName(store)} on ${started.url} (startDaemon ${ms(started.startMs)}, trigger ${started.triggerId})`;
-    // The first store's daemon starts with the other children; a later store's daemon starts once the one
-    // before it stopped, so that no idle daemon (its scheduler ticks, its inbox polls) runs beside a phase.
-    const first = drydockChild(stores[0]!);
+    /** A pass's database: PostgreSQL passes each get a fresh one, made when the pass starts. */
+    const databaseFor = async (pass: PassSpec): Promise<BenchDatabase | null> => {
+      if (pass.store !== 'postgres') return null;
+      const db = await createBenchDatabase(opts.postgresUrl);
+      databases.push(db);
+      log(`PostgreSQL: database ${db.name} on ${shownUrl(opts.postgresUrl)}`);
+      return db;
+    };
+    /**
+     * A pass's daemons: the first one alone (it applies the migrations and creates the trigger), then the other
+     * replicas, which serve that trigger.
+     */
+    const startDaemons = async (pass: PassSpec, db: BenchDatabase | null, first?: Child) => {
+      const servers = [first ?? drydockChild(pass, 0, db?.url ?? null)];
+      const started = [await servers[0]!.next<Started>('started')];
+      for (let n = 1; n < (pass.replicas ?? 1); n++) {
+        servers.push(drydockChild(pass, n, db!.url));
+        started.push(await servers[n]!.next<Started>('started'));
+      }
+      return { servers, started };
+    };
+    const startedLine = (pass: PassSpec, started: Started[]) =>
+      `${drydockName(pass)} on ${started.map((s) => s.url).join(', ')} (startDaemon ${started.map((s) => ms(s.startMs)).join(', ')}, trigger ${started[0]!.triggerId})`;
+    // The first column's daemon starts with the other children; a later column's daemons start once the ones
+    // before them stopped, so that no idle daemon (its scheduler ticks, its inbox polls) runs beside a phase.
+    // With replicas, every column's daemons start when its turn comes.
+    const firstDatabase = passes[0]!.replicas === null ? await databaseFor(passes[0]!) : null;
+    const first =
+      passes[0]!.replicas === null ? drydockChild(passes[0]!, 0, firstDatabase?.url ?? null) : null;
     const load = new Child('load', new URL('load-child.js', import.meta.url), { secret });
     children.push(bareChild, load);
-    const [bareStarted, firstStarted, ready] = await Promise.all([
+    const [bareStarted, ready] = await Promise.all([
       bareChild.next<Started>('started'),
-      first.next<Started>('started'),
       load.next<LoadReady>('ready'),
     ]);
+    const firstStarted = first ? await startDaemons(passes[0]!, firstDatabase, first) : null;
     log(
-      `bare on ${bareStarted.url}; ${startedLine(stores[0]!, firstStarted)}; ` +
+      `bare on ${bareStarted.url}; ${firstStarted ? `${startedLine(passes[0]!, firstStarted.started)}; ` : ''}` +
         `${ready.bodyBytes} B bodies for ${repository}`,
     );
     if (ready.bodyBytes !== BODY_BYTES) log(`note: bodies are ${ready.bodyBytes} B, not ${BODY_BYTES}`);
 
-    const bare = await runPhase(load, bareChild, bareStarted, 'bare', opts);
+    const bare = await runPhase(load, bareChild, [bareStarted], 'bare', opts);
     bareChild.send({ type: 'stop' });
     await bareChild.next<Stopped>('stopped');
     await bareChild.exited;
 
     const runs: DrydockRun[] = [];
-    for (const [i, store] of stores.entries()) {
-      let child = first;
-      let started = firstStarted;
-      if (i > 0) {
-        child = drydockChild(store);
-        started = await child.next<Started>('started');
-        log(startedLine(store, started));
+    for (const [i, pass] of passes.entries()) {
+      let db = i === 0 ? firstDatabase : null;
+      let daemons = i === 0 ? firstStarted : null;
+      if (!daemons) {
+        db = await databaseFor(pass);
+        daemons = await startDaemons(pass, db);
+        log(startedLine(pass, daemons.started));
       }
-      const name = drydockName(store);
-      const db = store === 'postgres' ? database : null;
-      const phase = await runPhase(load, child, started, 'drydock', opts, name, db);
-      const inbox = await drainInbox(child, phase, name, db);
+      const { servers, started } = daemons;
+      const name = drydockName(pass);
+      const phase = await runPhase(load, servers, started, 'drydock', opts, name, db);
+      const inbox = await drainInbox(servers, phase, name, db);
 
       let redelivery: RedeliverReport | null = null;
       if (opts.redeliveries > 0) {
@@ -834,38 +984,37 @@ async function main(opts: BenchOptions): Promise<number> {
         log(single ? what : `${name}: ${what}`);
         load.send({
           type: 'redeliver',
-          url: started.url,
+          urls: started.map((s) => s.url),
           count: opts.redeliveries,
           concurrency: opts.concurrency,
         } satisfies RedeliverRequest);
         redelivery = await load.next<RedeliverReport>('redeliver-done');
       }
-      if (i === stores.length - 1) {
+      if (i === passes.length - 1) {
         load.send({ type: 'close' });
         await load.exited;
       }
 
-      // The runs wait in the daemon's queue; let the executor have them and finish them.
-      child.send({ type: 'release' });
+      // The runs wait in the daemons' queues; let the executors have them and finish them.
+      for (const child of servers) child.send({ type: 'release' });
       const drainFrom = Date.now();
-      let last = await usage(child);
+      let last = await usage(servers);
       while (last.executed < phase.report.sent && Date.now() - drainFrom < 120_000) {
         await new Promise((r) => setTimeout(r, 100));
-        last = await usage(child);
+        last = await usage(servers);
       }
       const drained = { executed: last.executed, waitedMs: Date.now() - drainFrom };
-      child.send({ type: 'stop' });
-      const stopped = await child.next<Stopped>('stopped');
-      await child.exited;
+      for (const child of servers) child.send({ type: 'stop' });
+      const stopped = combineStopped(
+        await Promise.all(servers.map((child) => child.next<Stopped>('stopped'))),
+      );
+      await Promise.all(servers.map((child) => child.exited));
       log(single ? 'servers stopped; reading back' : `${name} stopped; reading back`);
 
       const answered = phase.report.statuses['202'] ?? 0;
-      const reader =
-        store === 'postgres'
-          ? await postgresReader(database!.url)
-          : sqliteReader(join(dataDirOf(store), 'drydock.db'));
+      const reader = db ? await postgresReader(db.url) : sqliteReader(join(dataDirOf(pass, 0), 'drydock.db'));
       const check = await verifyDrydock(reader, phase.report.sent, answered - phase.report.bad, redelivery);
-      runs.push({ store, phase, inbox, drained, stopped, check });
+      runs.push({ ...pass, phase, inbox, drained, stopped, check });
     }
     const bareCheck = verifyBare(bareFile, bare.report.sent);
     const pass = report(opts, ready, bare, bareCheck, runs);
@@ -873,12 +1022,28 @@ async function main(opts: BenchOptions): Promise<number> {
   } finally {
     for (const child of children) child.kill();
     if (opts.keep) {
-      log(`kept ${dir}${database ? ` and the PostgreSQL database ${database.name}` : ''}`);
+      log(
+        `kept ${dir}${databases.length ? ` and the PostgreSQL databases ${databases.map((d) => d.name).join(', ')}` : ''}`,
+      );
     } else {
       rmSync(dir, { recursive: true, force: true });
-      await database?.drop();
+      for (const db of databases) {
+        await db.drop().catch((err: Error) => log(`could not drop database ${db.name}: ${err.message}`));
+      }
     }
   }
+}
+
+/** Replicas' stop reports as one: usage added up (combineUsage), peak RSS and live heap added up. */
+function combineStopped(list: Stopped[]): Stopped {
+  if (list.length === 1) return list[0]!;
+  const heaps = list.map((s) => s.liveHeap);
+  return {
+    type: 'stopped',
+    usage: combineUsage(list.map((s) => s.usage)),
+    maxRss: list.reduce((n, s) => n + s.maxRss, 0),
+    liveHeap: heaps.includes(null) ? null : heaps.reduce<number>((n, h) => n + h!, 0),
+  };
 }
 
 benchMain('bench', parseOptions, USAGE, main);
