@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { lockRepository } from './repo-lock.js';
 
 const exec = promisify(execFile);
 
@@ -205,14 +206,15 @@ const LOCK_RETRIES = 12;
 
 /**
  * Runs `fn` alone for this repository. git takes lock files for worktree and ref changes, and two
- * `worktree add` on one clone at the same moment fail; within this process they queue instead. Another
- * process on the same repository (a replica on a shared volume, a person's git) may hold a lock as well:
- * then `fn` is tried again after a growing wait, as long as git says a lock is held. `fn` must be a change
+ * `worktree add` on one clone at the same moment fail; within this process they queue instead, and
+ * drydock processes sharing the repository (replicas on a shared volume) take turns through a lock file
+ * (repo-lock.ts). Anyone else's git (a person's) may hold a lock as well: then `fn` is tried again after a
+ * growing wait, as long as git says a lock is held. `fn` must be a change
  * git refuses whole when it cannot take its lock (worktree add, branch -D, checkout are).
  */
 export function withRepoLock<T>(repo: string, fn: () => Promise<T>): Promise<T> {
   const previous = locks.get(repo) ?? Promise.resolve();
-  const tried = () => whileLocked(fn);
+  const tried = () => acrossProcesses(repo, () => whileLocked(fn));
   const next = previous.then(tried, tried);
   const settled = next.catch(() => undefined);
   locks.set(repo, settled);
@@ -220,6 +222,25 @@ export function withRepoLock<T>(repo: string, fn: () => Promise<T>): Promise<T> 
     if (locks.get(repo) === settled) locks.delete(repo);
   });
   return next;
+}
+
+/**
+ * `fn` holding the lock other drydock processes on this repository take too (repo-lock.ts), in the
+ * repository's common git directory. A directory that is not in a repository has none: `fn` says why.
+ */
+async function acrossProcesses<T>(repo: string, fn: () => Promise<T>): Promise<T> {
+  let dir: string;
+  try {
+    dir = await commonGitDir(repo);
+  } catch {
+    return fn();
+  }
+  const release = await lockRepository(dir);
+  try {
+    return await fn();
+  } finally {
+    await release();
+  }
 }
 
 async function whileLocked<T>(fn: () => Promise<T>): Promise<T> {

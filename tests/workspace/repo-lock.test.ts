@@ -1,7 +1,10 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/paths.js';
 import { withRepoLock } from '../../src/workspace/git.js';
+import { LOCK_FILE, STALE_MS } from '../../src/workspace/repo-lock.js';
 import { branchFor, prepareWorktree } from '../../src/workspace/worktree.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
@@ -47,3 +50,53 @@ it('a lock held for good fails after the retries; any other git error fails at o
   ).rejects.toThrow(/not a git repository/);
   expect(calls).toBe(1);
 }, 20_000);
+
+describe('the lock drydock processes sharing a repository take', () => {
+  const lockFile = (r: { path: string }) => join(r.path, '.git', LOCK_FILE);
+
+  it('a change waits while another drydock holds the lock, then goes ahead; the file is gone after', async () => {
+    const r = repo();
+    writeFileSync(lockFile(r), 'another replica\n');
+    setTimeout(() => rmSync(lockFile(r)), 400);
+    const started = Date.now();
+    const tree = await prepareWorktree(r.path, 'pln_waits', r.head, r.worktrees);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect(git(tree.top, 'rev-parse', 'HEAD')).toBe(r.head);
+    expect(existsSync(lockFile(r))).toBe(false);
+  });
+
+  it('a lock left by a holder that died (untouched for longer than STALE_MS) is taken over at once', async () => {
+    const r = repo();
+    writeFileSync(lockFile(r), 'a replica killed while it held the lock\n');
+    const then = new Date(Date.now() - STALE_MS - 1_000);
+    utimesSync(lockFile(r), then, then);
+    const started = Date.now();
+    await prepareWorktree(r.path, 'pln_stale', r.head, r.worktrees);
+    expect(Date.now() - started).toBeLessThan(STALE_MS);
+    expect(readdirSync(join(r.path, '.git')).filter((f) => f.startsWith(LOCK_FILE))).toEqual([]);
+  });
+
+  it('three processes changing one repository at once take turns', async () => {
+    const r = repo();
+    const script = `
+      const { withRepoLock } = await import(${JSON.stringify(join(packageRoot(), 'dist/src/workspace/git.js'))});
+      await withRepoLock(process.argv[1], async () => {
+        const start = Date.now();
+        await new Promise((done) => setTimeout(done, 300));
+        console.log(JSON.stringify([start, Date.now()]));
+      });`;
+    const spans = await Promise.all(
+      [0, 1, 2].map(
+        () =>
+          new Promise<[number, number]>((done, fail) => {
+            execFile(process.execPath, ['--input-type=module', '-e', script, r.path], (err, out) =>
+              err ? fail(err) : done(JSON.parse(out)),
+            );
+          }),
+      ),
+    );
+    spans.sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![1]);
+    expect(existsSync(lockFile(r))).toBe(false);
+  }, 20_000);
+});
