@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type Database from 'better-sqlite3';
+import type { AuditDb } from './audit-db.js';
 
 // Retention under load: what executions leave on disk (worktrees under data_dir/worktrees/<plan id> with their
 // local branches drydock/<plan id>, pull request checkouts under data_dir/checkouts/<run id>) is sampled every
@@ -191,26 +191,18 @@ export interface RetentionItem {
  * request plan runs by run id (their checkouts), each with its deadline; and the execute runs that ended while
  * their plan stayed unsettled.
  */
-export function retentionItems(
-  db: Database.Database,
+export async function retentionItems(
+  db: AuditDb,
   input: RetentionTiming,
-): { executions: Map<string, RetentionItem>; checkouts: Map<string, RetentionItem>; unsettled: string[] } {
+): Promise<{
+  executions: Map<string, RetentionItem>;
+  checkouts: Map<string, RetentionItem>;
+  unsettled: string[];
+}> {
   // Executions, settled as src/plans/retention.ts decides it from the store: the plan in a settled status and
   // every run of the plan (its plan run, its execute run, a revision run) ended; settled at the latest of the
   // decision and those runs' ends.
-  const rows = db
-    .prepare(
-      `SELECT r.executes_plan_id AS id, r.status, r.started_at, r.finished_at, p.status AS plan_status,
-              COALESCE(p.decided_at, p.created_at) AS decided_at,
-              (SELECT MAX(COALESCE(x.finished_at, 0)) FROM runs x
-                 WHERE x.id = p.run_id OR x.executes_plan_id = p.id OR x.revises_plan_id = p.id) AS runs_finished,
-              (SELECT COUNT(*) FROM runs x
-                 WHERE (x.id = p.run_id OR x.executes_plan_id = p.id OR x.revises_plan_id = p.id)
-                   AND x.status IN (${ACTIVE_RUNS})) AS unfinished
-       FROM runs r JOIN plans p ON p.id = r.executes_plan_id
-       WHERE r.phase = 'execute' AND r.started_at IS NOT NULL`,
-    )
-    .all() as {
+  const rows = await db.all<{
     id: string;
     status: string;
     started_at: number;
@@ -219,7 +211,17 @@ export function retentionItems(
     decided_at: number;
     runs_finished: number | null;
     unfinished: number;
-  }[];
+  }>(
+    `SELECT r.executes_plan_id AS id, r.status, r.started_at, r.finished_at, p.status AS plan_status,
+            COALESCE(p.decided_at, p.created_at) AS decided_at,
+            (SELECT MAX(COALESCE(x.finished_at, 0)) FROM runs x
+               WHERE x.id = p.run_id OR x.executes_plan_id = p.id OR x.revises_plan_id = p.id) AS runs_finished,
+            (SELECT COUNT(*) FROM runs x
+               WHERE (x.id = p.run_id OR x.executes_plan_id = p.id OR x.revises_plan_id = p.id)
+                 AND x.status IN (${ACTIVE_RUNS})) AS unfinished
+     FROM runs r JOIN plans p ON p.id = r.executes_plan_id
+     WHERE r.phase = 'execute' AND r.started_at IS NOT NULL`,
+  );
   const executions = new Map<string, RetentionItem>();
   const unsettled: string[] = [];
   for (const r of rows) {
@@ -238,12 +240,15 @@ export function retentionItems(
   // Pull request checkouts: made by the plan run of a pull request, removed by that run when it ends, or by
   // retention once it has ended for the ttl (a run cut off by a kill leaves its checkout behind).
   const checkouts = new Map<string, RetentionItem>();
-  for (const r of db
-    .prepare(
-      `SELECT id, status, started_at, finished_at FROM runs
-       WHERE checkout IS NOT NULL AND phase = 'plan' AND started_at IS NOT NULL`,
-    )
-    .all() as { id: string; status: string; started_at: number; finished_at: number | null }[]) {
+  for (const r of await db.all<{
+    id: string;
+    status: string;
+    started_at: number;
+    finished_at: number | null;
+  }>(
+    `SELECT id, status, started_at, finished_at FROM runs
+     WHERE checkout IS NOT NULL AND phase = 'plan' AND started_at IS NOT NULL`,
+  )) {
     const ended = r.finished_at !== null && !['queued', 'running', 'awaiting_input'].includes(r.status);
     const settledAt = ended ? r.finished_at : null;
     checkouts.set(r.id, {
@@ -264,7 +269,7 @@ export function aliveBound(items: ReadonlyMap<string, RetentionItem>, at: number
   return n;
 }
 
-export function auditRetention(db: Database.Database, input: RetentionInput): RetentionResult {
+export async function auditRetention(db: AuditDb, input: RetentionInput): Promise<RetentionResult> {
   const failures: string[] = [];
   const shown = new Map<string, number>();
   const fail = (check: string, detail: string) => {
@@ -274,7 +279,7 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
     else if (n === 6) failures.push(`${check}: ... (more)`);
   };
 
-  const { executions, checkouts, unsettled } = retentionItems(db, input);
+  const { executions, checkouts, unsettled } = await retentionItems(db, input);
   for (const u of unsettled) fail('execute run ended, plan not settled (its worktree is kept for ever)', u);
   const endedButUnsettled = unsettled.length;
 
