@@ -328,7 +328,12 @@ export async function audit(db: AuditDb, input: AuditInput): Promise<AuditResult
   )) {
     const folded = `${r.phase}: ${foldError(r.error)}`;
     bump(failedRuns, folded);
-    fail('run failed', `${r.id} ${folded}`);
+    // The error's last line too: a failed git command's message comes after the long command line.
+    const lastLine = (r.error ?? '').trim().split('\n').at(-1) ?? '';
+    fail(
+      'run failed',
+      `${r.id} ${folded}${lastLine && !folded.includes(lastLine) ? ` ... ${lastLine}` : ''}`,
+    );
   }
   const plannedRunsWithoutPlan = await count(
     `SELECT COUNT(*) AS n FROM runs r WHERE r.phase = 'plan' AND r.status = 'planned'

@@ -94,6 +94,10 @@ interface PgRestartRecord {
   readyAgainMs: number | null;
 }
 
+/** The drill's load goes on at least this long after the last fault ended (the webhook inbox's claim on a
+ *  delivery, 60 s, which a killed replica leaves behind, plus 15 s). */
+const DRILL_SETTLE_MS = 75_000;
+
 /** runs.lease_ms when the soak does not set it (the daemon's default). */
 const DEFAULT_LEASE_MS = 30_000;
 
@@ -487,9 +491,17 @@ async function main(opts: SoakOptions): Promise<number> {
         );
       }
     }
+    // The drill gives the last fault time to settle before the stop: a run it cut off is taken over within
+    // about lease_ms and a third, a webhook delivery a killed replica had claimed waits out the claim (60 s).
+    const stopLoadAt = drill ? Math.max(end, lastReady + DRILL_SETTLE_MS) : end;
+    if (stopLoadAt > end) {
+      log(
+        `load extended by ${secs(stopLoadAt - end)}: the last fault gets ${secs(DRILL_SETTLE_MS)} to settle`,
+      );
+    }
     let lastProgress = 0;
-    while (at() < end) {
-      await sleep(Math.min(1_000, end - at()));
+    while (at() < stopLoadAt) {
+      await sleep(Math.min(1_000, stopLoadAt - at()));
       const minute = Math.floor((at() - loadStart) / MINUTE);
       if (minute > lastProgress) {
         lastProgress = minute;
@@ -555,6 +567,7 @@ async function main(opts: SoakOptions): Promise<number> {
     } finally {
       await db.close();
     }
+    if (cluster && opts.keep) await cluster.dump(join(dir, 'drydock.pgdump'));
 
     // ---- memory --------------------------------------------------------------------------------------
     const warmupMs = opts.quick ? 30_000 : MINUTE;
@@ -664,6 +677,7 @@ async function main(opts: SoakOptions): Promise<number> {
       tk.unreadKills === 0;
     const kindOk = (k: KindTally) =>
       k.overBound === 0 &&
+      k.backWithoutRetry === 0 &&
       k.overdue === 0 &&
       k.early === 0 &&
       k.unknown === 0 &&
@@ -681,6 +695,7 @@ async function main(opts: SoakOptions): Promise<number> {
       int(k.started),
       int(k.seen),
       int(k.removed),
+      k.backWithoutRetry ? `${int(k.recreated)} (${k.backWithoutRetry} without a retry)` : int(k.recreated),
       `${int(k.maxAlive)} at ${clock(k.maxAliveAt - origin - loadStart)} (bound ${int(k.boundAtMax)})`,
       int(k.end),
       Number.isFinite(k.minHeadroom)
@@ -790,9 +805,10 @@ async function main(opts: SoakOptions): Promise<number> {
                 ];
               }),
             ]),
-            ...(balancer
-              ? [`  requests sent to the next replica after a refused connection: ${int(balancer.failovers)}`]
-              : []),
+            `  model requests by key: ${counts(modelTally.byKey)}` +
+              (balancer
+                ? `; requests sent to the next replica after a refused connection: ${int(balancer.failovers)}`
+                : ''),
             '',
           ]
         : []),
@@ -801,6 +817,7 @@ async function main(opts: SoakOptions): Promise<number> {
         `${int(tk.byOther)} by another replica, ${int(tk.takerUnknown)} by one no log names); ` +
         `after the kill within ${tk.latencies.length ? `median ${secs(median(tk.latencies))}, max ${secs(Math.max(...tk.latencies))}` : '-'}`,
       `  end state: ${counts(tk.outcomes)}; handed back at the final stop ${tk.handedBackAtStop}; ` +
+        `queued behind a run of its session parked for an answer ${tk.queuedBehindParked}; ` +
         `interrupted after two kills ${tk.interruptedTwice}`,
       `  never taken over ${tk.notTakenOver}, late ${tk.late}, ended badly ${tk.badEnd}, stuck ${tk.stuck}; ` +
         `runs still claimed at the end ${tk.stillClaimed}; kills whose held runs could not be read ${tk.unreadKills}; ` +
@@ -917,6 +934,7 @@ async function main(opts: SoakOptions): Promise<number> {
           'started',
           'seen',
           'removed',
+          'made again',
           'max alive',
           'at end',
           'least headroom',
@@ -948,7 +966,10 @@ async function main(opts: SoakOptions): Promise<number> {
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
     process.off('exit', dropOnExit);
-    if (opts.keep) log(`kept ${dir}${cluster ? ' (the database went with its scratch cluster)' : ''}`);
+    if (opts.keep)
+      log(
+        `kept ${dir}${cluster ? ' (the database as drydock.pgdump: pg_restore -d DB drydock.pgdump)' : ''}`,
+      );
     else rmSync(dir, { recursive: true, force: true });
   }
 }

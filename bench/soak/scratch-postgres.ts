@@ -70,6 +70,11 @@ export class ScratchCluster {
     return Date.now() - t0;
   }
 
+  /** A pg_dump (custom format) of the daemons' database into `file`, for --keep: the cluster goes at the end. */
+  async dump(file: string): Promise<void> {
+    await run(`/usr/lib/postgresql/${this.major}/bin/pg_dump`, ['-Fc', '-f', file, this.url]);
+  }
+
   /** Stops and removes the cluster; safe to call again, and from an exit handler (synchronous). */
   drop(): void {
     if (this.dropped || !this.begun) return;

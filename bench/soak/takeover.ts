@@ -85,6 +85,16 @@ export function readReplicaLog(file: string): ReplicaLog {
   return log;
 }
 
+/** Whether another run of `runId`'s session waits for an answer: the session stays held until it comes. */
+async function parkedInSession(db: AuditDb, runId: string): Promise<boolean> {
+  const row = await db.get<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM runs p JOIN runs r ON r.session_id = p.session_id
+     WHERE r.id = ? AND p.id != r.id AND p.status = 'awaiting_input'`,
+    runId,
+  );
+  return (row?.n ?? 0) > 0;
+}
+
 export interface TakeoverInput {
   kills: KillSnapshot[];
   /** The replicas' logs, by replica id. */
@@ -114,6 +124,8 @@ export interface TakeoverResult {
   interruptedTwice: number;
   /** Taken over, then handed back to the queue by the final SIGTERM. */
   handedBackAtStop: number;
+  /** Taken over, queued at the stop behind a run of its session parked for an answer (the session is held). */
+  queuedBehindParked: number;
   latencies: number[];
   /** Runs still claimed by some replica after every replica stopped cleanly. */
   stillClaimed: number;
@@ -146,6 +158,7 @@ export async function auditTakeovers(db: AuditDb, input: TakeoverInput): Promise
     stuck: 0,
     interruptedTwice: 0,
     handedBackAtStop: 0,
+    queuedBehindParked: 0,
     latencies: [],
     stillClaimed: 0,
     otherInterruptions: 0,
@@ -225,6 +238,8 @@ export async function auditTakeovers(db: AuditDb, input: TakeoverInput): Promise
         // finished, or parked for a person
       } else if (status === 'queued' && handedBack) {
         r.handedBackAtStop += 1;
+      } else if (status === 'queued' && (await parkedInSession(db, held.id))) {
+        r.queuedBehindParked += 1;
       } else if (status === 'running' || status === 'queued') {
         r.stuck += 1;
         fail('run held at a kill never finished', `${label}: ${status} at the end`);

@@ -110,8 +110,13 @@ export interface KindTally {
   started: number;
   /** Distinct names seen in any sample. */
   seen: number;
-  /** Seen, then gone in a later sample. */
+  /** Seen, then gone in a later sample and never seen again. */
   removed: number;
+  /** Gone, then back in a later sample: made again by a retry of its run (a run taken over after a kill starts
+   *  over in a fresh worktree, the half-written one removed first). */
+  recreated: number;
+  /** Gone and back although its run was never retried: something else removed and remade it. */
+  backWithoutRetry: number;
   maxAlive: number;
   maxAliveAt: number;
   /** The bound at the sample with the most alive. */
@@ -184,6 +189,8 @@ export interface RetentionItem {
   settledAt: number | null;
   /** The latest moment it may still be seen. */
   deadline: number;
+  /** Its run was retried (attempt > 1): a worktree or checkout may have been removed and made again. */
+  retried: boolean;
 }
 
 /**
@@ -205,6 +212,7 @@ export async function retentionItems(
   const rows = await db.all<{
     id: string;
     status: string;
+    attempt: number;
     started_at: number;
     finished_at: number | null;
     plan_status: string;
@@ -212,7 +220,7 @@ export async function retentionItems(
     runs_finished: number | null;
     unfinished: number;
   }>(
-    `SELECT r.executes_plan_id AS id, r.status, r.started_at, r.finished_at, p.status AS plan_status,
+    `SELECT r.executes_plan_id AS id, r.status, r.attempt, r.started_at, r.finished_at, p.status AS plan_status,
             COALESCE(p.decided_at, p.created_at) AS decided_at,
             (SELECT MAX(COALESCE(x.finished_at, 0)) FROM runs x
                WHERE x.id = p.run_id OR x.executes_plan_id = p.id OR x.revises_plan_id = p.id) AS runs_finished,
@@ -232,6 +240,7 @@ export async function retentionItems(
     const settledAt = settled ? Math.max(r.decided_at, r.runs_finished ?? 0) : null;
     executions.set(r.id, {
       start: r.started_at,
+      retried: r.attempt > 1,
       settledAt,
       deadline:
         settledAt === null ? Number.POSITIVE_INFINITY : removalDeadline(settledAt + input.ttlMs, input),
@@ -243,16 +252,18 @@ export async function retentionItems(
   for (const r of await db.all<{
     id: string;
     status: string;
+    attempt: number;
     started_at: number;
     finished_at: number | null;
   }>(
-    `SELECT id, status, started_at, finished_at FROM runs
+    `SELECT id, status, attempt, started_at, finished_at FROM runs
      WHERE checkout IS NOT NULL AND phase = 'plan' AND started_at IS NOT NULL`,
   )) {
     const ended = r.finished_at !== null && !['queued', 'running', 'awaiting_input'].includes(r.status);
     const settledAt = ended ? r.finished_at : null;
     checkouts.set(r.id, {
       start: r.started_at,
+      retried: r.attempt > 1,
       settledAt,
       deadline:
         settledAt === null ? Number.POSITIVE_INFINITY : removalDeadline(settledAt + input.ttlMs, input),
@@ -300,6 +311,8 @@ export async function auditRetention(db: AuditDb, input: RetentionInput): Promis
       started: items.size,
       seen: 0,
       removed: 0,
+      recreated: 0,
+      backWithoutRetry: 0,
       maxAlive: 0,
       maxAliveAt: 0,
       boundAtMax: 0,
@@ -312,6 +325,11 @@ export async function auditRetention(db: AuditDb, input: RetentionInput): Promis
       unknown: 0,
       owed: 0,
     };
+    // The last sample each name is in: a name gone from a sample and in a later one was made again.
+    const lastIn = new Map<string, number>();
+    samples.forEach((s, i) => {
+      for (const name of s[kind]) lastIn.set(name, i);
+    });
     const seen = new Set<string>();
     const overdue = new Set<string>();
     const unknown = new Set<string>();
@@ -348,8 +366,16 @@ export async function auditRetention(db: AuditDb, input: RetentionInput): Promis
       }
       for (const name of prev) {
         if (names.has(name)) continue;
-        t.removed += 1;
         const item = items.get(name);
+        if ((lastIn.get(name) ?? -1) > i) {
+          t.recreated += 1;
+          if (item && !item.retried) {
+            t.backWithoutRetry += 1;
+            fail(`${kind} gone and back, its run never retried`, `${name} gone by ${iso(s.at)}`);
+          }
+          continue;
+        }
+        t.removed += 1;
         if (!checkEarly || !item) continue;
         // Gone at some moment in (previous sample, this sample]: before this sample at the latest.
         if (item.settledAt === null || s.at < item.settledAt + input.ttlMs) {
