@@ -339,13 +339,18 @@ export async function audit(db: AuditDb, input: AuditInput): Promise<AuditResult
     `SELECT COUNT(*) AS n FROM runs r WHERE r.phase = 'plan' AND r.status = 'planned'
        AND NOT EXISTS (SELECT 1 FROM plans p WHERE p.run_id = r.id)`,
   );
-  const runsWithSeveralPlans = await count(
-    'SELECT COUNT(*) AS n FROM (SELECT run_id FROM plans GROUP BY run_id HAVING COUNT(*) > 1) AS several',
+  const severalPlans = await db.all<{ run_id: string; status: string; attempt: number; plans: string }>(
+    `SELECT p.run_id, r.status, r.attempt, p.id || ' ' || p.status || ' round ' || p.round AS plans
+     FROM plans p JOIN runs r ON r.id = p.run_id
+     WHERE p.run_id IN (SELECT run_id FROM plans GROUP BY run_id HAVING COUNT(*) > 1)
+     ORDER BY p.run_id, p.created_at, p.id`,
   );
-  const plansNotLinked = await count(
-    `SELECT COUNT(*) AS n FROM plans p LEFT JOIN runs r ON r.id = p.run_id
+  const runsWithSeveralPlans = new Set(severalPlans.map((x) => x.run_id)).size;
+  const unlinked = await db.all<{ id: string; status: string; run_id: string; run_plan: string | null }>(
+    `SELECT p.id, p.status, p.run_id, r.plan_id AS run_plan FROM plans p LEFT JOIN runs r ON r.id = p.run_id
      WHERE r.id IS NULL OR r.plan_id IS DISTINCT FROM p.id`,
   );
+  const plansNotLinked = unlinked.length;
   const revisedPullRequestPlans = await count(
     `SELECT COUNT(*) AS n FROM plans WHERE source = 'delivery' AND round > 1`,
   );
@@ -353,8 +358,19 @@ export async function audit(db: AuditDb, input: AuditInput): Promise<AuditResult
     `SELECT COUNT(*) AS n FROM plans WHERE source = 'delivery' AND round > 1 AND subject IS NULL`,
   );
   if (plannedRunsWithoutPlan) fail('planned runs without a plan (lost plan)', `${plannedRunsWithoutPlan}`);
-  if (runsWithSeveralPlans) fail('runs with more than one plan', `${runsWithSeveralPlans}`);
-  if (plansNotLinked) fail('plans whose run does not name them', `${plansNotLinked}`);
+  for (const runId of new Set(severalPlans.map((x) => x.run_id))) {
+    const mine = severalPlans.filter((x) => x.run_id === runId);
+    fail(
+      'run with more than one plan',
+      `${runId} (${mine[0]!.status}, attempt ${mine[0]!.attempt}): ${mine.map((x) => x.plans).join('; ')}`,
+    );
+  }
+  for (const u of unlinked) {
+    fail(
+      'plan whose run does not name it',
+      `${u.id} (${u.status}) of ${u.run_id}, which names ${u.run_plan ?? 'none'}`,
+    );
+  }
 
   // ---- decisions -------------------------------------------------------------------------------------
   const dec = {
