@@ -104,8 +104,9 @@ export async function startScriptedModel(
   server.setFallback((req) => {
     // The server records every request for the tests; over a soak that would only grow this heap.
     if (server.requests.length > 256) server.requests.splice(0);
-    const key = req.headers['x-api-key'];
-    bump(tally.byKey, typeof key === 'string' ? key : 'none');
+    // The key as the SDK sends it: x-api-key, or a bearer token.
+    const key = req.headers['x-api-key'] ?? req.headers.authorization;
+    bump(tally.byKey, typeof key === 'string' ? key.replace(/^Bearer\s+/i, '') : 'none');
     return respond(req.body, askEvery, delayMs, tally);
   });
   return { server, tally };

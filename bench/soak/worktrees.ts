@@ -17,8 +17,10 @@ const SETTLED_PLANS = ['executed', 'execution_failed', 'rejected', 'expired', 's
 const ACTIVE_RUNS = `'queued', 'running', 'awaiting_input'`;
 
 export interface TreeSample {
-  /** Date.now() of the reading. */
+  /** Date.now() when the reading began: whatever it lists existed at this moment or later. */
   at: number;
+  /** Date.now() when the reading ended: what it lists may have been made up to this moment (git runs meanwhile). */
+  doneAt: number;
   /** Plan ids: directories under data_dir/worktrees. */
   worktrees: string[];
   /** Plan ids: local branches drydock/<plan id> in the repositories. */
@@ -84,7 +86,13 @@ export class TreeSampler {
         dirs(join(this.dataDir, 'checkouts')),
         ...this.repos.map(drydockBranches),
       ]);
-      this.samples.push({ at, worktrees: worktrees!, checkouts: checkouts!, branches: branches.flat() });
+      this.samples.push({
+        at,
+        doneAt: Date.now(),
+        worktrees: worktrees!,
+        checkouts: checkouts!,
+        branches: branches.flat(),
+      });
     } catch (err) {
       this.failed += 1;
       if (this.errors.length < 3) this.errors.push((err as Error).message);
@@ -273,10 +281,11 @@ export async function retentionItems(
   return { executions, checkouts, unsettled };
 }
 
-/** How many of `items` may exist at `at`: started by then, deadline not passed. */
-export function aliveBound(items: ReadonlyMap<string, RetentionItem>, at: number): number {
+/** How many of `items` may be seen by a reading from `from` to `to`: started by its end, deadline not passed at
+ *  its beginning. */
+export function aliveBound(items: ReadonlyMap<string, RetentionItem>, from: number, to = from): number {
   let n = 0;
-  for (const item of items.values()) if (item.start <= at && at <= item.deadline) n += 1;
+  for (const item of items.values()) if (item.start <= to && from <= item.deadline) n += 1;
   return n;
 }
 
@@ -296,10 +305,11 @@ export async function auditRetention(db: AuditDb, input: RetentionInput): Promis
 
   const samples = input.samples;
   const lastAt = samples.at(-1)?.at ?? 0;
+  // What a reading lists may have been made while it ran: everything started by its end counts.
   const bounds = samples.map((s) => ({
     at: s.at,
-    executions: aliveBound(executions, s.at),
-    checkouts: aliveBound(checkouts, s.at),
+    executions: aliveBound(executions, s.at, s.doneAt),
+    checkouts: aliveBound(checkouts, s.at, s.doneAt),
   }));
 
   const tally = (
@@ -377,8 +387,8 @@ export async function auditRetention(db: AuditDb, input: RetentionInput): Promis
         }
         t.removed += 1;
         if (!checkEarly || !item) continue;
-        // Gone at some moment in (previous sample, this sample]: before this sample at the latest.
-        if (item.settledAt === null || s.at < item.settledAt + input.ttlMs) {
+        // Gone at some moment in (previous sample, this sample]: before this reading ended at the latest.
+        if (item.settledAt === null || s.doneAt < item.settledAt + input.ttlMs) {
           t.early += 1;
           fail(
             `${kind} removed while in use or before the ttl`,
