@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import Database from 'better-sqlite3';
+import type { AuditDb } from './audit-db.js';
 import type { AckedAnswer, AckedDecision, CreatedJob, DeliveryRecord } from './load.js';
 import { bump } from './stats.js';
 import { auditRetention, type RetentionInput, type RetentionResult } from './worktrees.js';
 
-// The audit: the SQLite file read directly (read-only, after the daemon exited), held to what the scheduling
-// semantics promise and to everything the API acknowledged during the soak.
+// The audit: the store read directly after the daemons exited (the SQLite file read-only, or the PostgreSQL
+// database, through audit-db.ts: the same queries for both), held to what the scheduling semantics promise and
+// to everything the API acknowledged during the soak.
 
 const MINUTE = 60_000;
 /** Default jitter of a recurring job: up to 10 % of the gap to its next slot, at most 15 minutes. */
@@ -20,7 +21,6 @@ export function jitterDelay(jobId: string, gapMs = MINUTE): number {
 }
 
 export interface AuditInput {
-  dbFile: string;
   jobs: CreatedJob[];
   decisions: AckedDecision[];
   answers: AckedAnswer[];
@@ -122,16 +122,7 @@ interface SlotRow {
   run_id: string | null;
 }
 
-export function audit(input: AuditInput): AuditResult {
-  const db = new Database(input.dbFile, { readonly: true, fileMustExist: true });
-  try {
-    return auditDb(db, input);
-  } finally {
-    db.close();
-  }
-}
-
-function auditDb(db: Database.Database, input: AuditInput): AuditResult {
+export async function audit(db: AuditDb, input: AuditInput): Promise<AuditResult> {
   const failures: string[] = [];
   const shown = new Map<string, number>();
   const fail = (check: string, detail: string) => {
@@ -140,9 +131,9 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
     if (n <= 5) failures.push(`${check}: ${detail}`);
     else if (n === 6) failures.push(`${check}: ... (more)`);
   };
-  const group = (sql: string) =>
-    Object.fromEntries((db.prepare(sql).all() as { k: string; n: number }[]).map((r) => [String(r.k), r.n]));
-  const count = (sql: string, ...args: unknown[]) => (db.prepare(sql).get(...args) as { n: number }).n;
+  const group = async (sql: string) =>
+    Object.fromEntries((await db.all<{ k: string; n: number }>(sql)).map((r) => [String(r.k), r.n]));
+  const count = async (sql: string, ...args: unknown[]) => (await db.get<{ n: number }>(sql, ...args))!.n;
 
   // ---- slots -------------------------------------------------------------------------------------------
   const s: SlotTally = {
@@ -167,70 +158,61 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
   };
   const storeJobs = new Map(
     (
-      db.prepare('SELECT id, created_at, effective_cron, timezone, pending_slot_at FROM cron_jobs').all() as {
+      await db.all<{
         id: string;
         created_at: number;
         effective_cron: string;
         timezone: string;
         pending_slot_at: number | null;
-      }[]
+      }>('SELECT id, created_at, effective_cron, timezone, pending_slot_at FROM cron_jobs')
     ).map((j) => [j.id, j]),
   );
   const runsBySlot = new Map<string, Map<number, number>>();
-  for (const r of db
-    .prepare(
-      `SELECT job_id, slot_at, COUNT(*) AS n FROM runs WHERE job_id IS NOT NULL AND slot_at IS NOT NULL
-       GROUP BY job_id, slot_at`,
-    )
-    .all() as { job_id: string; slot_at: number; n: number }[]) {
+  for (const r of await db.all<{ job_id: string; slot_at: number; n: number }>(
+    `SELECT job_id, slot_at, COUNT(*) AS n FROM runs WHERE job_id IS NOT NULL AND slot_at IS NOT NULL
+     GROUP BY job_id, slot_at`,
+  )) {
     const m = runsBySlot.get(r.job_id) ?? new Map<number, number>();
     runsBySlot.set(r.job_id, m);
     m.set(r.slot_at, r.n);
   }
-  const dupes = db
-    .prepare(
-      `SELECT job_id, slot_at, COUNT(*) AS n FROM runs WHERE job_id IS NOT NULL AND slot_at IS NOT NULL
-       GROUP BY job_id, slot_at HAVING COUNT(*) > 1`,
-    )
-    .all() as { job_id: string; slot_at: number; n: number }[];
+  const dupes = await db.all<{ job_id: string; slot_at: number; n: number }>(
+    `SELECT job_id, slot_at, COUNT(*) AS n FROM runs WHERE job_id IS NOT NULL AND slot_at IS NOT NULL
+     GROUP BY job_id, slot_at HAVING COUNT(*) > 1`,
+  );
   s.duplicateRuns = dupes.length;
   for (const d of dupes) fail('duplicate runs', `${d.job_id} slot ${iso(d.slot_at)}: ${d.n} runs`);
 
   const slotRows = new Map<string, SlotRow[]>();
-  for (const row of db.prepare('SELECT * FROM job_slots').all() as SlotRow[]) {
+  for (const row of await db.all<SlotRow>('SELECT * FROM job_slots')) {
     const list = slotRows.get(row.job_id) ?? [];
     slotRows.set(row.job_id, list);
     list.push(row);
   }
 
   // fired rows <-> schedule runs, one to one.
-  const firedWithoutRun = db
-    .prepare(
-      `SELECT s.job_id, s.slot_at FROM job_slots s LEFT JOIN runs r ON r.id = s.run_id
-       WHERE s.outcome = 'fired' AND (r.id IS NULL OR r.job_id IS NOT s.job_id OR r.slot_at IS NOT s.slot_at)`,
-    )
-    .all() as { job_id: string; slot_at: number }[];
-  const runWithoutFired = db
-    .prepare(
-      `SELECT r.id, r.job_id, r.slot_at FROM runs r WHERE r.source = 'schedule' AND r.slot_at IS NOT NULL
-       AND NOT EXISTS (SELECT 1 FROM job_slots s WHERE s.job_id = r.job_id AND s.slot_at = r.slot_at
-                       AND s.outcome = 'fired' AND s.run_id = r.id)`,
-    )
-    .all() as { id: string; job_id: string; slot_at: number }[];
+  const firedWithoutRun = await db.all<{ job_id: string; slot_at: number }>(
+    `SELECT s.job_id, s.slot_at FROM job_slots s LEFT JOIN runs r ON r.id = s.run_id
+     WHERE s.outcome = 'fired'
+       AND (r.id IS NULL OR r.job_id IS DISTINCT FROM s.job_id OR r.slot_at IS DISTINCT FROM s.slot_at)`,
+  );
+  const runWithoutFired = await db.all<{ id: string; job_id: string; slot_at: number }>(
+    `SELECT r.id, r.job_id, r.slot_at FROM runs r WHERE r.source = 'schedule' AND r.slot_at IS NOT NULL
+     AND NOT EXISTS (SELECT 1 FROM job_slots s WHERE s.job_id = r.job_id AND s.slot_at = r.slot_at
+                     AND s.outcome = 'fired' AND s.run_id = r.id)`,
+  );
   s.firedRowMismatches = firedWithoutRun.length + runWithoutFired.length;
   for (const f of firedWithoutRun) fail('fired row without its run', `${f.job_id} ${iso(f.slot_at)}`);
   for (const r of runWithoutFired)
     fail('schedule run without fired row', `${r.id} (${r.job_id} ${iso(r.slot_at)})`);
 
   // A fire's coalesced_slots equals the coalesced rows that point at it.
-  const coalescedMismatch = db
-    .prepare(
-      `SELECT r.id, r.coalesced_slots AS c,
-         (SELECT COUNT(*) FROM job_slots s WHERE s.run_id = r.id AND s.outcome = 'coalesced') AS rows
-       FROM runs r WHERE r.source = 'schedule'
-         AND r.coalesced_slots != (SELECT COUNT(*) FROM job_slots s WHERE s.run_id = r.id AND s.outcome = 'coalesced')`,
-    )
-    .all() as { id: string; c: number; rows: number }[];
+  const coalescedMismatch = await db.all<{ id: string; c: number; rows: number }>(
+    `SELECT r.id, r.coalesced_slots AS c,
+       (SELECT COUNT(*) FROM job_slots s WHERE s.run_id = r.id AND s.outcome = 'coalesced') AS rows
+     FROM runs r WHERE r.source = 'schedule'
+       AND r.coalesced_slots != (SELECT COUNT(*) FROM job_slots s WHERE s.run_id = r.id AND s.outcome = 'coalesced')`,
+  );
   s.coalescedCountMismatches = coalescedMismatch.length;
   for (const m of coalescedMismatch) fail('coalesced_slots mismatch', `${m.id}: ${m.c} vs ${m.rows} rows`);
 
@@ -327,55 +309,70 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
   s.due += s.uncovered;
 
   // ---- runs, plans, questions ------------------------------------------------------------------------
-  const runsByStatus = group('SELECT status AS k, COUNT(*) AS n FROM runs GROUP BY status');
-  const runsBySourcePhase = group(`SELECT source || ' ' || phase AS k, COUNT(*) AS n FROM runs GROUP BY k`);
-  const attempts = group(`SELECT 'attempt ' || attempt AS k, COUNT(*) AS n FROM runs GROUP BY attempt`);
-  const plansByStatus = group('SELECT status AS k, COUNT(*) AS n FROM plans GROUP BY status');
-  const questionsByStatus = group('SELECT status AS k, COUNT(*) AS n FROM questions GROUP BY status');
-  const deliveriesByOutcome = group('SELECT outcome AS k, COUNT(*) AS n FROM deliveries GROUP BY outcome');
+  const runsByStatus = await group('SELECT status AS k, COUNT(*) AS n FROM runs GROUP BY status');
+  const runsBySourcePhase = await group(
+    `SELECT source || ' ' || phase AS k, COUNT(*) AS n FROM runs GROUP BY source, phase`,
+  );
+  const attempts = await group(`SELECT 'attempt ' || attempt AS k, COUNT(*) AS n FROM runs GROUP BY attempt`);
+  const plansByStatus = await group('SELECT status AS k, COUNT(*) AS n FROM plans GROUP BY status');
+  const questionsByStatus = await group('SELECT status AS k, COUNT(*) AS n FROM questions GROUP BY status');
+  const deliveriesByOutcome = await group(
+    'SELECT outcome AS k, COUNT(*) AS n FROM deliveries GROUP BY outcome',
+  );
   const activeAtStop = runsByStatus.running ?? 0;
   if (activeAtStop) fail('runs still running after a clean stop', `${activeAtStop}`);
 
   const failedRuns: Record<string, number> = {};
-  for (const r of db.prepare(`SELECT id, phase, error FROM runs WHERE status = 'failed'`).all() as {
-    id: string;
-    phase: string;
-    error: string | null;
-  }[]) {
-    const folded = `${r.phase}: ${(r.error ?? '')
-      .replace(/\/[^\s:]+/g, '<path>')
-      .replace(/\b(pln|run|ses|job|dlv)_[\w-]+/g, '$1_…')
-      .replace(/\b[0-9a-f]{40}\b/g, '<sha>')
-      .replace(/\s+/g, ' ')
-      .slice(0, 200)}`;
+  for (const r of await db.all<{ id: string; phase: string; error: string | null }>(
+    `SELECT id, phase, error FROM runs WHERE status = 'failed'`,
+  )) {
+    const folded = `${r.phase}: ${foldError(r.error)}`;
     bump(failedRuns, folded);
-    fail('run failed', `${r.id} ${folded}`);
+    // The error's last line too: a failed git command's message comes after the long command line.
+    const lastLine = (r.error ?? '').trim().split('\n').at(-1) ?? '';
+    fail(
+      'run failed',
+      `${r.id} ${folded}${lastLine && !folded.includes(lastLine) ? ` ... ${lastLine}` : ''}`,
+    );
   }
-  const plannedRunsWithoutPlan = count(
+  const plannedRunsWithoutPlan = await count(
     `SELECT COUNT(*) AS n FROM runs r WHERE r.phase = 'plan' AND r.status = 'planned'
        AND NOT EXISTS (SELECT 1 FROM plans p WHERE p.run_id = r.id)`,
   );
-  const runsWithSeveralPlans = count(
-    'SELECT COUNT(*) AS n FROM (SELECT run_id FROM plans GROUP BY run_id HAVING COUNT(*) > 1)',
+  const severalPlans = await db.all<{ run_id: string; status: string; attempt: number; plans: string }>(
+    `SELECT p.run_id, r.status, r.attempt, p.id || ' ' || p.status || ' round ' || p.round AS plans
+     FROM plans p JOIN runs r ON r.id = p.run_id
+     WHERE p.run_id IN (SELECT run_id FROM plans GROUP BY run_id HAVING COUNT(*) > 1)
+     ORDER BY p.run_id, p.created_at, p.id`,
   );
-  const plansNotLinked = count(
-    `SELECT COUNT(*) AS n FROM plans p LEFT JOIN runs r ON r.id = p.run_id WHERE r.id IS NULL OR r.plan_id IS NOT p.id`,
+  const runsWithSeveralPlans = new Set(severalPlans.map((x) => x.run_id)).size;
+  const unlinked = await db.all<{ id: string; status: string; run_id: string; run_plan: string | null }>(
+    `SELECT p.id, p.status, p.run_id, r.plan_id AS run_plan FROM plans p LEFT JOIN runs r ON r.id = p.run_id
+     WHERE r.id IS NULL OR r.plan_id IS DISTINCT FROM p.id`,
   );
-  const revisedPullRequestPlans = count(
+  const plansNotLinked = unlinked.length;
+  const revisedPullRequestPlans = await count(
     `SELECT COUNT(*) AS n FROM plans WHERE source = 'delivery' AND round > 1`,
   );
-  const revisedPullRequestPlansWithoutSubject = count(
+  const revisedPullRequestPlansWithoutSubject = await count(
     `SELECT COUNT(*) AS n FROM plans WHERE source = 'delivery' AND round > 1 AND subject IS NULL`,
   );
   if (plannedRunsWithoutPlan) fail('planned runs without a plan (lost plan)', `${plannedRunsWithoutPlan}`);
-  if (runsWithSeveralPlans) fail('runs with more than one plan', `${runsWithSeveralPlans}`);
-  if (plansNotLinked) fail('plans whose run does not name them', `${plansNotLinked}`);
+  for (const runId of new Set(severalPlans.map((x) => x.run_id))) {
+    const mine = severalPlans.filter((x) => x.run_id === runId);
+    fail(
+      'run with more than one plan',
+      `${runId} (${mine[0]!.status}, attempt ${mine[0]!.attempt}): ${mine.map((x) => x.plans).join('; ')}`,
+    );
+  }
+  for (const u of unlinked) {
+    fail(
+      'plan whose run does not name it',
+      `${u.id} (${u.status}) of ${u.run_id}, which names ${u.run_plan ?? 'none'}`,
+    );
+  }
 
   // ---- decisions -------------------------------------------------------------------------------------
-  const getDecision = db.prepare('SELECT * FROM decisions WHERE id = ?');
-  const getPlan = db.prepare('SELECT id, status FROM plans WHERE id = ?');
-  const executeRuns = db.prepare('SELECT COUNT(*) AS n FROM runs WHERE executes_plan_id = ?');
-  const reviseRuns = db.prepare('SELECT COUNT(*) AS n FROM runs WHERE revises_plan_id = ?');
   const dec = {
     acknowledged: input.decisions.length,
     found: 0,
@@ -390,9 +387,13 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
   for (const d of input.decisions) {
     bump(dec.byKind, d.kind);
     ackedIds.add(d.id);
-    const row = getDecision.get(d.id) as
-      | { plan_id: string; kind: string; identity: string; comment: string | null; sha256: string }
-      | undefined;
+    const row = await db.get<{
+      plan_id: string;
+      kind: string;
+      identity: string;
+      comment: string | null;
+      sha256: string;
+    }>('SELECT * FROM decisions WHERE id = ?', d.id);
     if (!row) {
       fail('acknowledged decision missing (lost decision)', `${d.id} ${d.kind} of ${d.planId}`);
       continue;
@@ -408,7 +409,7 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
       dec.mismatched += 1;
       fail('decision differs from what was acknowledged', `${d.id}`);
     }
-    const plan = getPlan.get(d.planId) as { status: string } | undefined;
+    const plan = await db.get<{ status: string }>('SELECT id, status FROM plans WHERE id = ?', d.planId);
     const ok =
       d.kind === 'approve'
         ? ['approved', 'executing', 'executed', 'execution_failed'].includes(plan?.status ?? '')
@@ -419,30 +420,37 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
       dec.planStatusWrong += 1;
       fail('plan status after an acknowledged decision', `${d.kind} of ${d.planId}: plan is ${plan?.status}`);
     }
-    if (d.kind === 'approve' && (executeRuns.get(d.planId) as { n: number }).n !== 1) {
+    if (
+      d.kind === 'approve' &&
+      (await count('SELECT COUNT(*) AS n FROM runs WHERE executes_plan_id = ?', d.planId)) !== 1
+    ) {
       dec.approveWithoutOneExecuteRun += 1;
       fail('approved plan without exactly one execute run', d.planId);
     }
-    if (d.kind === 'revise' && (reviseRuns.get(d.planId) as { n: number }).n !== 1) {
+    if (
+      d.kind === 'revise' &&
+      (await count('SELECT COUNT(*) AS n FROM runs WHERE revises_plan_id = ?', d.planId)) !== 1
+    ) {
       dec.reviseWithoutOneRound += 1;
       fail('revised plan without exactly one revision run', d.planId);
     }
   }
-  for (const r of db.prepare('SELECT id FROM decisions WHERE identity = ?').all(input.approver) as {
-    id: string;
-  }[]) {
+  for (const r of await db.all<{ id: string }>(
+    'SELECT id FROM decisions WHERE identity = ?',
+    input.approver,
+  )) {
     if (!ackedIds.has(r.id)) dec.unacknowledgedInStore += 1;
   }
 
   // ---- answers ---------------------------------------------------------------------------------------
-  const getQuestion = db.prepare('SELECT status, answers, answered_by FROM questions WHERE id = ?');
   const ans = { acknowledged: input.answers.length, found: 0, mismatched: 0, unacknowledgedInStore: 0 };
   const ackedQuestions = new Set<string>();
   for (const a of input.answers) {
     ackedQuestions.add(a.questionId);
-    const row = getQuestion.get(a.questionId) as
-      | { status: string; answers: string | null; answered_by: string | null }
-      | undefined;
+    const row = await db.get<{ status: string; answers: string | null; answered_by: string | null }>(
+      'SELECT status, answers, answered_by FROM questions WHERE id = ?',
+      a.questionId,
+    );
     if (!row) {
       fail('acknowledged answer: question missing', a.questionId);
       continue;
@@ -457,18 +465,14 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
       fail('stored answers differ from the acknowledged ones', `${a.questionId}: ${row.answers}`);
     }
   }
-  for (const r of db
-    .prepare(`SELECT id FROM questions WHERE status = 'answered' AND answered_by = ?`)
-    .all(input.approver) as { id: string }[]) {
+  for (const r of await db.all<{ id: string }>(
+    `SELECT id FROM questions WHERE status = 'answered' AND answered_by = ?`,
+    input.approver,
+  )) {
     if (!ackedQuestions.has(r.id)) ans.unacknowledgedInStore += 1;
   }
 
   // ---- deliveries ------------------------------------------------------------------------------------
-  const getDelivery = db.prepare(`SELECT * FROM deliveries WHERE source = 'github' AND key = ?`);
-  const getRun = db.prepare('SELECT id, delivery_id, trigger_id FROM runs WHERE id = ?');
-  const fires = db.prepare(
-    `SELECT outcome, run_id FROM trigger_fires WHERE trigger_id = ? AND delivery_id = ?`,
-  );
   const del = {
     sent: input.deliveries.length,
     acknowledged: 0,
@@ -495,7 +499,10 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
     del.acknowledged += 1;
     if (d.ack.status === 202) del.acknowledged202 += 1;
     else del.acknowledgedDuplicate += 1;
-    const row = getDelivery.get(d.key) as { id: string; outcome: string; run_ids: string } | undefined;
+    const row = await db.get<{ id: string; outcome: string; run_ids: string }>(
+      `SELECT * FROM deliveries WHERE source = 'github' AND key = ?`,
+      d.key,
+    );
     if (!row) {
       fail('acknowledged delivery missing (lost delivery)', d.key);
       continue;
@@ -507,10 +514,17 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
       fail('acknowledged delivery not accepted', `${d.key} (#${d.number}): ${row.outcome}`);
     }
     const runIds = JSON.parse(row.run_ids) as string[];
-    const fire = fires.get(input.triggerId, row.id) as { outcome: string; run_id: string | null } | undefined;
+    const fire = await db.get<{ outcome: string; run_id: string | null }>(
+      'SELECT outcome, run_id FROM trigger_fires WHERE trigger_id = ? AND delivery_id = ?',
+      input.triggerId,
+      row.id,
+    );
     const run =
       runIds.length === 1
-        ? (getRun.get(runIds[0]) as { delivery_id: string; trigger_id: string } | undefined)
+        ? await db.get<{ delivery_id: string; trigger_id: string }>(
+            'SELECT id, delivery_id, trigger_id FROM runs WHERE id = ?',
+            runIds[0],
+          )
         : undefined;
     if (
       runIds.length === 1 &&
@@ -528,18 +542,16 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
       );
     }
   }
-  const several = db
-    .prepare(
-      `SELECT delivery_id, trigger_id, COUNT(*) AS n FROM runs WHERE delivery_id IS NOT NULL
-       GROUP BY delivery_id, trigger_id HAVING COUNT(*) > 1`,
-    )
-    .all() as { delivery_id: string; trigger_id: string; n: number }[];
+  const several = await db.all<{ delivery_id: string; trigger_id: string; n: number }>(
+    `SELECT delivery_id, trigger_id, COUNT(*) AS n FROM runs WHERE delivery_id IS NOT NULL
+     GROUP BY delivery_id, trigger_id HAVING COUNT(*) > 1`,
+  );
   del.severalRunsPerTrigger = several.length;
   for (const r of several)
     fail('delivery with several runs for one trigger', `${r.delivery_id}: ${r.n} runs`);
 
   // ---- retention ---------------------------------------------------------------------------------------
-  const retention = input.retention ? auditRetention(db, input.retention) : null;
+  const retention = input.retention ? await auditRetention(db, input.retention) : null;
   for (const f of retention?.failures ?? []) failures.push(`retention: ${f}`);
 
   return {
@@ -561,13 +573,23 @@ function auditDb(db: Database.Database, input: AuditInput): AuditResult {
     answers: ans,
     deliveries: del,
     activeAtStop,
-    retriedAfterKill: count(
-      `SELECT COUNT(*) AS n FROM run_events WHERE type = 'run_interrupted' AND json_extract(data, '$.retrying') = 1`,
-    ),
+    retriedAfterKill: (
+      await db.all<{ data: string }>(`SELECT data FROM run_events WHERE type = 'run_interrupted'`)
+    ).filter((e) => (JSON.parse(e.data) as { retrying?: boolean }).retrying === true).length,
     failedRuns,
     retention,
     failures,
   };
+}
+
+/** A run's error with ids, paths and commits folded, so errors of one kind count together. */
+export function foldError(error: string | null): string {
+  return (error ?? '')
+    .replace(/\/[^\s:]+/g, '<path>')
+    .replace(/\b(pln|run|ses|job|dlv)_[\w-]+/g, '$1_…')
+    .replace(/\b[0-9a-f]{40}\b/g, '<sha>')
+    .replace(/\s+/g, ' ')
+    .slice(0, 200);
 }
 
 function iso(ms: number): string {

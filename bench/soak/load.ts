@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { call, type Reply } from './http.js';
+import type { Target } from './balancer.js';
+import type { Reply } from './http.js';
 import { ASK_MARKER } from './model.js';
 import type { SoakOptions } from './options.js';
 import type { PullRequestPayloads } from './payload.js';
@@ -15,7 +16,10 @@ import { bump, sleep } from './stats.js';
 //     none of them), rejected with a comment, or sent back for revision;
 //   - answers: every pending question is answered.
 // A request that fails on the wire while the daemon is down (or being killed) counts as refused, not as
-// acknowledged; only decisions and answers the API answered with 200 are recorded as acknowledged.
+// acknowledged; only decisions and answers the API answered with 200 are recorded as acknowledged. With
+// several replicas the load goes through a balancer (balancer.ts): a replica that is down is left out.
+// A 503 (the daemon is up but its database is not: a PostgreSQL restart) is a temporary refusal: a delivery
+// answered 503 is sent again, as one failing on the wire is.
 
 export interface CreatedJob {
   id: string;
@@ -50,6 +54,8 @@ export interface DeliveryRecord {
   number: number;
   attempts: number;
   wireErrors: number;
+  /** Answers 503 (store unavailable): sent again like a wire error. */
+  unavailable: number;
   /** The acknowledging answer: 202 (received) or 200 (a redelivery the daemon had already recorded). */
   ack: { status: number; deliveryId: string; outcome: string; runIds: string[]; duplicate: boolean } | null;
   /** A non-2xx answer (not retried). */
@@ -81,7 +87,7 @@ export class Load {
   private giveUpAt = Number.POSITIVE_INFINITY;
 
   constructor(
-    private readonly url: string,
+    private readonly target: Target,
     private readonly tokens: { admin: string; approver: string },
     private readonly o: SoakOptions,
     private readonly random: () => number,
@@ -91,7 +97,7 @@ export class Load {
 
   private async must(method: string, path: string, body: object, expect: number): Promise<any> {
     for (let attempt = 1; ; attempt++) {
-      const r = await call(this.url, method, path, { token: this.tokens.admin, body });
+      const r = await this.target.call(method, path, { token: this.tokens.admin, body });
       if (r.ok && r.status === expect) return r.body;
       if (r.ok || attempt >= 5) {
         throw new Error(`${method} ${path}: ${r.ok ? `${r.status} ${JSON.stringify(r.body)}` : r.error}`);
@@ -211,6 +217,7 @@ export class Load {
       number,
       attempts: 0,
       wireErrors: 0,
+      unavailable: 0,
       ack: null,
       refusedWith: null,
     };
@@ -225,7 +232,7 @@ export class Load {
     // Redelivered (same id) until acknowledged, also after the load stopped, within stop()'s grace.
     for (;;) {
       rec.attempts += 1;
-      const r = await call(this.url, 'POST', '/webhooks/github', { body, headers, timeoutMs: 10_000 });
+      const r = await this.target.call('POST', '/webhooks/github', { body, headers, timeoutMs: 10_000 });
       bump(this.tally.deliveryAttempts, r.ok ? String(r.status) : `error ${r.error}`);
       if (r.ok && (r.status === 202 || r.status === 200)) {
         rec.ack = {
@@ -237,18 +244,19 @@ export class Load {
         };
         return;
       }
-      if (r.ok) {
+      if (r.ok && r.status !== 503) {
         rec.refusedWith = r.status;
         return;
       }
-      rec.wireErrors += 1;
+      if (r.ok) rec.unavailable += 1;
+      else rec.wireErrors += 1;
       if (Date.now() + 1_000 > this.giveUpAt) return;
       await sleep(1_000);
     }
   }
 
   private async list(path: string): Promise<any[] | null> {
-    const r: Reply = await call(this.url, 'GET', path, { token: this.tokens.approver });
+    const r: Reply = await this.target.call('GET', path, { token: this.tokens.approver });
     bump(
       this.tally.listCalls,
       r.ok ? `GET ${path.split('?')[0]} ${r.status}` : `GET ${path.split('?')[0]} error`,
@@ -279,7 +287,7 @@ export class Load {
           : kind === 'reject'
             ? { comment }
             : { feedback: comment, sha256: plan.sha256 };
-      const r = await call(this.url, 'POST', `/v1/plans/${plan.id}/${kind}`, {
+      const r = await this.target.call('POST', `/v1/plans/${plan.id}/${kind}`, {
         token: this.tokens.approver,
         body,
       });
@@ -312,7 +320,7 @@ export class Load {
         const options = asked.options ?? [];
         answers[asked.question] = options[Math.floor(this.random() * options.length)]?.label;
       }
-      const r = await call(this.url, 'POST', `/v1/questions/${q.id}/answers`, {
+      const r = await this.target.call('POST', `/v1/questions/${q.id}/answers`, {
         token: this.tokens.approver,
         body: { answers },
       });

@@ -3,6 +3,7 @@ import {
   type ScriptedMessage,
   startModelServer,
 } from '../../tests/support/model-server.js';
+import { bump } from './stats.js';
 
 // The scripted model: the tests' Messages API stand-in (real HTTP, real SSE framing, request validation), run
 // in the orchestrator so it outlives every daemon restart. Every answer is a function of the request alone, so
@@ -38,6 +39,8 @@ export interface ModelTally {
   plans: number;
   questions: number;
   executes: number;
+  /** Requests by the x-api-key they came with: each replica of the drill has a key of its own. */
+  byKey: Record<string, number>;
 }
 
 function firstUserText(body: any): string {
@@ -97,10 +100,13 @@ export async function startScriptedModel(
   delayMs: number,
 ): Promise<{ server: ModelServer; tally: ModelTally }> {
   const server = await startModelServer();
-  const tally: ModelTally = { served: 0, plans: 0, questions: 0, executes: 0 };
+  const tally: ModelTally = { served: 0, plans: 0, questions: 0, executes: 0, byKey: {} };
   server.setFallback((req) => {
     // The server records every request for the tests; over a soak that would only grow this heap.
     if (server.requests.length > 256) server.requests.splice(0);
+    // The key as the SDK sends it: x-api-key, or a bearer token.
+    const key = req.headers['x-api-key'] ?? req.headers.authorization;
+    bump(tally.byKey, typeof key === 'string' ? key.replace(/^Bearer\s+/i, '') : 'none');
     return respond(req.body, askEvery, delayMs, tally);
   });
   return { server, tally };

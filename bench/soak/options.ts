@@ -56,6 +56,16 @@ export interface SoakOptions {
   /** Added to each removal deadline the audit computes: a pass's duration, timers late under load. A pass that
    *  removed about 75 worktrees took 5-10 s under the soak's load on 2 CPUs. */
   gcSlackMs: number;
+  /** Where the daemons keep their state: the embedded SQLite file, or a scratch PostgreSQL cluster made for the
+   *  run (Debian's pg_createcluster) and dropped after it. */
+  store: 'sqlite' | 'postgres';
+  /** Daemons on the one database (more than one needs postgres): the replica fault drill. */
+  replicas: number;
+  /** Restart the database server once, mid-run, between two kills (postgres only). */
+  pgRestart: boolean;
+  /** runs.lease_ms of the daemons: short, so a killed replica's runs are taken over within the drill. Null: not
+   *  set (the daemon's 30 s default), the SQLite soak's configuration. */
+  leaseMs: number | null;
 }
 
 const FULL = { minutes: 10, jobs: 1000, kills: 3 };
@@ -84,9 +94,14 @@ const NUMERIC = {
   worktreeTtlMs: ['--worktree-ttl-ms', 'SOAK_WORKTREE_TTL_MS'],
   gcIntervalMs: ['--gc-interval-ms', 'SOAK_GC_INTERVAL_MS'],
   gcSlackMs: ['--gc-slack-ms', 'SOAK_GC_SLACK_MS'],
+  replicas: ['--replicas', 'SOAK_REPLICAS'],
+  leaseMs: ['--lease-ms', 'SOAK_LEASE_MS'],
 } as const;
 
-const SWITCHES = ['--quick', '--keep', '--no-heap', '--uniform-kills', '--help'] as const;
+const SWITCHES = ['--quick', '--keep', '--no-heap', '--uniform-kills', '--pg-restart', '--help'] as const;
+const STORES = ['sqlite', 'postgres'] as const;
+/** runs.lease_ms of the drill's replicas unless --lease-ms says otherwise; the daemon's minimum is 3000. */
+const DRILL_LEASE_MS = 6_000;
 
 export const USAGE = `usage: npm run bench:soak -- [--quick] [--minutes N] [--jobs N] [--sessions N] [--kills N]
                              [--pause-min S] [--pause-max S] [--webhook-rate R] [--decide-every-ms MS]
@@ -95,10 +110,12 @@ export const USAGE = `usage: npm run bench:soak -- [--quick] [--minutes N] [--jo
                              [--slope-limit MB_PER_MIN] [--heap-slope-limit MB_PER_MIN] [--seed N]
                              [--worktree-ttl-ms MS] [--gc-interval-ms MS] [--gc-slack-ms MS]
                              [--uniform-kills] [--no-heap] [--keep]
+                             [--store sqlite|postgres] [--replicas N] [--pg-restart] [--lease-ms MS]
   defaults: --minutes ${FULL.minutes} --jobs ${FULL.jobs} --kills ${FULL.kills} --sessions max(20, jobs/50) --pause-min 2 --pause-max 20
             --webhook-rate 1 --decide-every-ms 1000 --decisions-per-tick 2 --answer-every-ms 2000 --ask-every 50
             --late-answer-ms 75000 --max-concurrent 8 --catchup-ms 15000 --model-delay-ms 20 --edge-ms 5000 --slope-limit 2
-            --heap-slope-limit 0.5 --worktree-ttl-ms 60000 --gc-interval-ms 60000 --gc-slack-ms 30000
+            --heap-slope-limit 0.5 --worktree-ttl-ms 60000 --gc-interval-ms 60000 --gc-slack-ms 30000 (60000 with
+            --store postgres)
   kills: a random moment in each of N equal windows between the first and the last minute, moved to 2-10 s
          after the next minute (the burst of fires), unless --uniform-kills
   --no-heap: do not preload heap-probe.js into the daemon (node --expose-gc --import): by default it forces a
@@ -106,12 +123,27 @@ export const USAGE = `usage: npm run bench:soak -- [--quick] [--minutes N] [--jo
   retention: the daemon runs with retention.worktree_ttl_ms / interval_ms from --worktree-ttl-ms /
              --gc-interval-ms (at least 60000); worktrees, drydock/* branches and pull request checkouts are
              counted every 5 s and each is held to the deadline these imply, plus --gc-slack-ms
+  --store postgres: a scratch PostgreSQL cluster (pg_createcluster, trust on 127.0.0.1) made for the run and
+             dropped after it, also on failure or Ctrl-C; default --store sqlite
+  --replicas N: N daemons on that database (N > 1 needs --store postgres), each with its own data_dir, port
+             and replica_id, sharing work_dir and the repositories; each kill takes one replica down (in turn,
+             from a seeded first one) and the load fails over to the live ones; default 1
+  --pg-restart: restart the database server once, mid-run, between two kills (postgres only)
+  --lease-ms: runs.lease_ms of the daemons (at least 3000); default ${DRILL_LEASE_MS} with --store postgres, else
+             not set (the daemon's 30000)
   --quick:  --minutes ${QUICK.minutes} --jobs ${QUICK.jobs} --kills ${QUICK.kills}
   environment: SOAK_MINUTES, SOAK_JOBS, ... (the flag's name in capitals), SOAK_QUICK=1, SOAK_KEEP=1,
                SOAK_DAEMON_NODE_ARGS (extra node flags for the daemon, e.g. "--max-old-space-size=256")`;
 
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): SoakOptions {
-  const flags = readFlags(argv, SWITCHES, [...SWITCHES, ...Object.values(NUMERIC).map(([flag]) => flag)]);
+  const flags = readFlags(argv, SWITCHES, [
+    ...SWITCHES,
+    '--store',
+    ...Object.values(NUMERIC).map(([flag]) => flag),
+  ]);
+  const rawStore = flags.get('--store') ?? env.SOAK_STORE ?? 'sqlite';
+  const store = STORES.find((s) => s === rawStore);
+  if (!store) throw new OptionsError(`--store: expected ${STORES.join(' or ')}, got ${String(rawStore)}`);
 
   const quick = flags.has('--quick') || env.SOAK_QUICK === '1';
   const keep = flags.has('--keep') || env.SOAK_KEEP === '1';
@@ -153,7 +185,13 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): S
     keep,
     worktreeTtlMs: Math.round(num('worktreeTtlMs') ?? 60_000),
     gcIntervalMs: Math.round(num('gcIntervalMs') ?? 60_000),
-    gcSlackMs: Math.round(num('gcSlackMs') ?? 30_000),
+    // The drill's passes are slower: one removing 75 worktrees took 32 s with two replicas and PostgreSQL on
+    // 2 CPUs (30 s is the SQLite soak's measure).
+    gcSlackMs: Math.round(num('gcSlackMs') ?? (store === 'postgres' ? 60_000 : 30_000)),
+    store,
+    replicas: Math.round(num('replicas') ?? 1),
+    pgRestart: flags.has('--pg-restart') || env.SOAK_PG_RESTART === '1',
+    leaseMs: num('leaseMs') ?? (store === 'postgres' ? DRILL_LEASE_MS : null),
   };
   if (o.minutes < 1) throw new OptionsError('--minutes: at least 1');
   if (o.jobs < 1) throw new OptionsError('--jobs: at least 1');
@@ -168,5 +206,13 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): S
     throw new OptionsError(
       '--gc-interval-ms: at least 60000 (the daemon refuses a shorter retention.interval_ms)',
     );
+  if (o.replicas < 1) throw new OptionsError('--replicas: at least 1');
+  if (o.replicas > 1 && o.store !== 'postgres')
+    throw new OptionsError(
+      '--replicas: more than one needs --store postgres (the SQLite store is for one daemon)',
+    );
+  if (o.pgRestart && o.store !== 'postgres') throw new OptionsError('--pg-restart needs --store postgres');
+  if (o.leaseMs !== null && o.leaseMs < 3_000)
+    throw new OptionsError('--lease-ms: at least 3000 (the daemon refuses a shorter runs.lease_ms)');
   return o;
 }

@@ -1,18 +1,31 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
 import { benchMain } from '../shared/options.js';
 import { type AuditResult, audit } from './audit.js';
+import { openPostgresAudit, openSqliteAudit } from './audit-db.js';
+import { Balancer, direct } from './balancer.js';
 import { Daemon, type Lifetime } from './daemon.js';
+import { freePort } from './free-port.js';
+import { call } from './http.js';
 import { DECISION_IDENTITY, Load } from './load.js';
 import { startScriptedModel } from './model.js';
 import { parseOptions, type SoakOptions, USAGE } from './options.js';
 import { pullRequestPayloads } from './payload.js';
+import { type Replica, ReplicaSet } from './replicas.js';
+import { ScratchCluster } from './scratch-postgres.js';
 import { clock, counts, int, mb, rng, secs, sleep, slope, table } from './stats.js';
+import {
+  auditTakeovers,
+  type HeldRun,
+  heldRuns,
+  type KillSnapshot,
+  readReplicaLog,
+  type TakeoverResult,
+} from './takeover.js';
 import { type KindTally, TreeSampler } from './worktrees.js';
 
 // The soak: the daemon as a user runs it (`drydock serve` in a child process) under steady load for N minutes,
@@ -61,27 +74,85 @@ const FILES = {
   'src/users.ts': 'export function listUsers() {\n  return [];\n}\n',
 };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 interface KillRecord {
   index: number;
+  replica: string;
   plannedAt: number;
   killedAt: number;
   pauseMs: number;
   restartedAt: number;
   readyMs: number;
+  /** Runs the killed daemon held (null: the read failed). */
+  held: number | null;
+}
+
+interface PgRestartRecord {
+  /** ms into the load. */
+  at: number;
+  tookMs: number;
+  /** From the restart's start until every replica's /readyz answered 200 again (null: not within 60 s). */
+  readyAgainMs: number | null;
+}
+
+/** The drill's load goes on at least this long after the last fault ended (the webhook inbox's claim on a
+ *  delivery, 60 s, which a killed replica leaves behind, plus 15 s). */
+const DRILL_SETTLE_MS = 75_000;
+
+/** runs.lease_ms when the soak does not set it (the daemon's default). */
+const DEFAULT_LEASE_MS = 30_000;
+
+/** Date.now() once every replica's /readyz answers 200, or null after `timeoutMs`. */
+async function allReady(replicas: readonly Replica[], timeoutMs: number): Promise<number | null> {
+  const deadline = Date.now() + timeoutMs;
+  const pending = new Set(replicas);
+  while (pending.size) {
+    for (const r of [...pending]) {
+      const reply = await call(r.url, 'GET', '/readyz', { timeoutMs: 2_000 });
+      if (reply.ok && reply.status === 200) pending.delete(r);
+    }
+    if (!pending.size) break;
+    if (Date.now() > deadline) return null;
+    await sleep(250);
+  }
+  return Date.now();
+}
+
+/**
+ * The runs `replica` held when it was killed, read from the store while it is down (a separate connection;
+ * the SQLite file read-only). A read that fails (the database restarting) is tried again for 10 s.
+ */
+async function readHeld(
+  replica: string,
+  cluster: ScratchCluster | null,
+  dataDir: string,
+): Promise<{ runs: HeldRun[] | null; error: string | null }> {
+  let error = '';
+  for (let attempt = 0; attempt < 10; attempt++) {
+    try {
+      const db = cluster
+        ? await openPostgresAudit(cluster.url)
+        : openSqliteAudit(join(dataDir, 'drydock.db'));
+      try {
+        return { runs: await heldRuns(db, replica), error: null };
+      } finally {
+        await db.close();
+      }
+    } catch (err) {
+      error = (err as Error).message;
+      await sleep(1_000);
+    }
+  }
+  return { runs: null, error };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 interface MemoryLine {
+  replica: string;
   life: Lifetime;
   start: number;
   peak: number;
@@ -92,10 +163,11 @@ interface MemoryLine {
   spanS: number;
 }
 
-function memory(life: Lifetime, warmupMs: number): MemoryLine {
+function memory(life: Lifetime, warmupMs: number, replica: string): MemoryLine {
   const samples = life.samples;
   const after = samples.filter((p) => p.at >= life.readyAt + warmupMs);
   return {
+    replica,
     life,
     start: samples[0]?.bytes ?? Number.NaN,
     peak: samples.reduce((m, p) => Math.max(m, p.bytes), 0),
@@ -107,6 +179,7 @@ function memory(life: Lifetime, warmupMs: number): MemoryLine {
 
 interface HeapLine {
   index: number;
+  pid: number;
   n: number;
   /** Samples after the warm-up (the slope's). */
   after: number;
@@ -134,6 +207,7 @@ function heapByLifetime(file: string, lifetimes: Lifetime[], origin: number, war
     const after = mine.filter((r) => r.at - origin >= life.readyAt + warmupMs);
     return {
       index: life.index,
+      pid: life.pid,
       n: mine.length,
       after: after.length,
       first: mine[0]?.heapUsed ?? Number.NaN,
@@ -196,10 +270,24 @@ async function main(opts: SoakOptions): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'drydock-soak-'));
   const origin = Date.now();
   const at = () => Date.now() - origin;
-  let daemon: Daemon | null = null;
+  const drill = opts.store === 'postgres';
+  let set: ReplicaSet | null = null;
   let model: Awaited<ReturnType<typeof startScriptedModel>> | null = null;
+  const cluster = drill ? new ScratchCluster('drill') : null;
+  // Ctrl-C or a kill of the soak: take the daemons and the scratch cluster down with it, never leave them behind.
+  const interrupted = (signal: NodeJS.Signals) => {
+    log(`${signal}: stopping the daemons${cluster ? ' and dropping the scratch cluster' : ''}`);
+    set?.close();
+    cluster?.drop();
+    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  const dropOnExit = () => cluster?.drop();
+  process.once('exit', dropOnExit);
   try {
-    // ---- fixtures: two git repositories, the model, the configuration, an approver token -------------
+    // ---- fixtures: two git repositories, the model, the database, the configuration, an approver token -
     const workspace = join(dir, 'workspace');
     const clone = join(dir, 'clone');
     makeRepo(workspace, FILES);
@@ -207,9 +295,10 @@ async function main(opts: SoakOptions): Promise<number> {
     const secret = randomBytes(24).toString('hex');
     const payloads = pullRequestPayloads(head, secret);
     model = await startScriptedModel(opts.askEvery, opts.modelDelayMs);
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const dataDir = join(dir, 'data');
+    if (cluster) {
+      await cluster.start();
+      log(`scratch PostgreSQL ${cluster.major} cluster ${cluster.name} on port ${cluster.port}`);
+    }
     const configFile = join(dir, 'drydock.json');
     writeFileSync(
       configFile,
@@ -218,7 +307,10 @@ async function main(opts: SoakOptions): Promise<number> {
           timezone: 'UTC',
           server: { shutdown_grace_ms: 10_000 },
           scheduler: { catchup_window_ms: opts.catchupMs },
-          runs: { max_concurrent: opts.maxConcurrent },
+          runs: {
+            max_concurrent: opts.maxConcurrent,
+            ...(opts.leaseMs !== null ? { lease_ms: opts.leaseMs } : {}),
+          },
           retention: { worktree_ttl_ms: opts.worktreeTtlMs, interval_ms: opts.gcIntervalMs },
           github: { repositories: { [payloads.repository]: { path: clone } } },
         },
@@ -226,48 +318,73 @@ async function main(opts: SoakOptions): Promise<number> {
         2,
       ),
     );
+    // The SQLite soak: one daemon with everything in data/. The drill: each replica has its own data_dir, port,
+    // replica_id and model key (the model counts requests by key); they share the database, work_dir
+    // (worktrees and pull request checkouts) and the repositories, as README "Running several replicas" says.
+    const dataDir = join(dir, 'data');
+    const workRoot = drill ? join(dir, 'work') : dataDir;
     const adminToken = `soak-admin-${randomBytes(16).toString('hex')}`;
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: dir,
-      DRYDOCK_CONFIG: configFile,
-      DRYDOCK_DATA_DIR: dataDir,
-      DRYDOCK_PORT: String(port),
-      DRYDOCK_ADMIN_TOKEN: adminToken,
-      DRYDOCK_LOG_LEVEL: 'warn',
-      ANTHROPIC_API_KEY: 'soak-key',
-      ANTHROPIC_BASE_URL: model.server.url,
-      GITHUB_WEBHOOK_SECRET: secret,
-    };
+    const nodeArgs = (process.env.SOAK_DAEMON_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+    const heapFile = join(dir, 'heap.jsonl');
+    if (opts.heap)
+      nodeArgs.push('--expose-gc', `--import=${new URL('./heap-probe.js', import.meta.url).href}`);
+    const replicas: Replica[] = [];
+    const envs: NodeJS.ProcessEnv[] = [];
+    for (let i = 0; i < opts.replicas; i++) {
+      const id = `replica-${String.fromCharCode(97 + (i % 26))}${i >= 26 ? Math.floor(i / 26) : ''}`;
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const env: NodeJS.ProcessEnv = {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: dir,
+        DRYDOCK_CONFIG: configFile,
+        DRYDOCK_DATA_DIR: drill ? join(dir, id, 'data') : dataDir,
+        DRYDOCK_PORT: String(port),
+        DRYDOCK_ADMIN_TOKEN: adminToken,
+        // The drill reads who finished and who took over which run from each replica's log ('run finished'
+        // is logged at info).
+        DRYDOCK_LOG_LEVEL: drill ? 'info' : 'warn',
+        DRYDOCK_REPLICA_ID: id,
+        ANTHROPIC_API_KEY: `soak-key-${id}`,
+        ANTHROPIC_BASE_URL: model.server.url,
+        GITHUB_WEBHOOK_SECRET: secret,
+        ...(cluster ? { DATABASE_URL: cluster.url, DRYDOCK_WORK_DIR: workRoot } : {}),
+        ...(opts.heap
+          ? { SOAK_HEAP_FILE: heapFile, SOAK_HEAP_EVERY_MS: String(opts.quick ? 10_000 : 30_000) }
+          : {}),
+      };
+      const logFile = join(dir, drill ? `daemon-${id}.log` : 'daemon.log');
+      const daemon = new Daemon({ cli, url, env, logFile, nodeArgs, origin, sampleEveryMs: RSS_EVERY_MS });
+      replicas.push({ id, url, logFile, daemon });
+      envs.push(env);
+    }
     const approverToken = execFileSync(
       process.execPath,
       [cli, 'token', 'create', '--name', DECISION_IDENTITY, '--role', 'approver'],
-      { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+      { env: envs[0], encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
     ).trim();
-    const nodeArgs = (process.env.SOAK_DAEMON_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-    const heapFile = join(dir, 'heap.jsonl');
-    if (opts.heap) {
-      nodeArgs.push('--expose-gc', `--import=${new URL('./heap-probe.js', import.meta.url).href}`);
-      env.SOAK_HEAP_FILE = heapFile;
-      env.SOAK_HEAP_EVERY_MS = String(opts.quick ? 10_000 : 30_000);
-    }
-    const logFile = join(dir, 'daemon.log');
-    daemon = new Daemon({ cli, url, env, logFile, nodeArgs, origin, sampleEveryMs: RSS_EVERY_MS });
+    set = new ReplicaSet(replicas);
     // What executions leave on disk, counted like the RSS (executions work in worktrees of the workspace; the
     // clone holds pull request checkouts and could hold branches too).
-    const trees = new TreeSampler(dataDir, [workspace, clone], RSS_EVERY_MS);
+    const trees = new TreeSampler(workRoot, [workspace, clone], RSS_EVERY_MS);
 
     log(
       `seed ${opts.seed}; ${opts.minutes} min, ${int(opts.jobs)} jobs in ${opts.sessions} sessions, ${opts.kills} kills; ` +
+        `${drill ? `${opts.replicas} replica${opts.replicas > 1 ? 's' : ''} on PostgreSQL, runs.lease_ms ${opts.leaseMs}${opts.pgRestart ? ', one database restart' : ''}; ` : ''}` +
         `data in ${dir}`,
     );
-    const first = await daemon.start();
-    log(`daemon up (pid ${first.pid}) on ${url} in ${secs(first.readyAt - first.spawnedAt)}`);
+    for (const [i, life] of (await set.startAll()).entries()) {
+      const r = replicas[i]!;
+      log(
+        `${drill ? r.id : 'daemon'} up (pid ${life.pid}) on ${r.url} in ${secs(life.readyAt - life.spawnedAt)}`,
+      );
+    }
     trees.start();
 
     // ---- setup over the API --------------------------------------------------------------------------
+    const balancer = replicas.length > 1 ? new Balancer(replicas.map((r) => r.url)) : null;
     const load = new Load(
-      url,
+      balancer ?? direct(replicas[0]!.url),
       { admin: adminToken, approver: approverToken },
       opts,
       random,
@@ -296,6 +413,12 @@ async function main(opts: SoakOptions): Promise<number> {
       return busy <= end - margin ? busy : uniform;
     });
     const pauses = planned.map(() => (opts.pauseMinS + random() * (opts.pauseMaxS - opts.pauseMinS)) * 1000);
+    // Each kill takes one replica down, in turn from a seeded first one (no draw with one daemon, so a seed
+    // repeats the SQLite soak as before).
+    const firstVictim = replicas.length > 1 ? Math.floor(random() * replicas.length) : 0;
+    // The database restart: after the middle kill (after the only one; at mid-load without kills), halfway to
+    // the next.
+    const pgAfter = opts.pgRestart ? (opts.kills >= 2 ? Math.ceil(opts.kills / 2) : opts.kills) : -1;
     load.start();
     log(
       `load started: ${opts.webhookRate} webhook/s, decisions every ${opts.decideEveryMs} ms, answers every ${opts.answerEveryMs} ms`,
@@ -303,49 +426,82 @@ async function main(opts: SoakOptions): Promise<number> {
     log(`kills planned at ${planned.map((t) => clock(t - loadStart)).join(', ')} (m:ss into the load)`);
 
     // A daemon that exits on its own is restarted (and fails the soak).
-    let busy = false;
-    const watchdog = setInterval(() => {
-      if (busy || daemon!.up) return;
-      busy = true;
-      log('daemon exited unexpectedly; restarting');
-      daemon!.start().then(
-        () => {
-          busy = false;
-        },
-        (err) => {
-          log(`restart failed: ${(err as Error).message}`);
-          busy = false;
-        },
-      );
-    }, 1_000);
+    set.watch(log);
 
     const kills: KillRecord[] = [];
+    const snapshots: KillSnapshot[] = [];
+    let pgRecord: PgRestartRecord | null = null;
     let lastReady = at();
+    const restartDatabase = async (target: number) => {
+      const when = Math.max(target, lastReady + 15_000);
+      while (at() < when) await sleep(Math.min(1_000, when - at()));
+      const t0 = at();
+      log(`restarting PostgreSQL at ${clock(t0 - loadStart)}`);
+      const tookMs = await cluster!.restart();
+      // Back when every replica's /readyz says so again (the store check passes).
+      const back = await allReady(replicas, 60_000);
+      pgRecord = { at: t0 - loadStart, tookMs, readyAgainMs: back === null ? null : back - origin - t0 };
+      lastReady = at();
+      log(
+        `PostgreSQL restarted in ${secs(tookMs)}; ${back === null ? 'some replica not ready after 60 s' : `every replica ready ${secs(back - origin - t0)} after the restart began`}`,
+      );
+    };
+    if (pgAfter === 0) await restartDatabase(loadStart + duration / 2);
     for (let i = 0; i < planned.length; i++) {
       const target = Math.max(planned[i]!, lastReady + 15_000);
       while (at() < target) await sleep(Math.min(1_000, target - at()));
-      while (busy) await sleep(100);
-      busy = true;
-      const killedAt = at();
-      if (daemon.up) await daemon.stop('SIGKILL');
-      log(`SIGKILL ${i + 1} at ${clock(killedAt - loadStart)}; restart in ${secs(pauses[i]!)}`);
-      await sleep(pauses[i]!);
-      const life = await daemon.start();
-      busy = false;
+      const victim = replicas[(firstVictim + i) % replicas.length]!;
+      const done = await set.killAndRestart(victim, pauses[i]!, async () => {
+        log(
+          `SIGKILL ${i + 1}${drill ? ` of ${victim.id}` : ''} at ${clock(at() - loadStart)}; restart in ${secs(pauses[i]!)}`,
+        );
+        return readHeld(victim.id, cluster, dataDir);
+      });
+      const life = done.restarted;
       lastReady = at();
+      const held = done.seen;
+      snapshots.push({
+        index: i + 1,
+        replica: victim.id,
+        killedAt: done.killedAt,
+        restartReadyAt: origin + life.readyAt,
+        othersUp: done.othersUp,
+        held: held.runs,
+        error: held.error,
+      });
       kills.push({
         index: i + 1,
+        replica: victim.id,
         plannedAt: planned[i]! - loadStart,
-        killedAt: killedAt - loadStart,
+        killedAt: done.killedAt - origin - loadStart,
         pauseMs: pauses[i]!,
         restartedAt: life.spawnedAt - loadStart,
         readyMs: life.readyAt - life.spawnedAt,
+        held: held.runs?.length ?? null,
       });
-      log(`restarted (pid ${life.pid}), ready in ${secs(life.readyAt - life.spawnedAt)}`);
+      log(
+        `restarted ${drill ? `${victim.id} ` : ''}(pid ${life.pid}), ready in ${secs(life.readyAt - life.spawnedAt)}; ` +
+          `it held ${held.runs ? `${held.runs.length} running runs` : `? runs (${held.error})`} when killed`,
+      );
+      if (i + 1 === pgAfter) {
+        await restartDatabase(
+          i + 1 < planned.length
+            ? (lastReady + planned[i + 1]!) / 2
+            : Math.max(lastReady, loadStart + duration / 2),
+        );
+      }
+    }
+    // The drill gives the last fault time to settle before the stop: a run it cut off is taken over within
+    // about lease_ms and a third, a webhook delivery a killed replica had claimed waits out the claim (60 s).
+    const stopLoadAt = drill ? Math.max(end, lastReady + DRILL_SETTLE_MS) : end;
+    if (stopLoadAt > end) {
+      log(
+        `load extended by ${secs(stopLoadAt - end)}: the last fault gets ${secs(DRILL_SETTLE_MS)} to settle`,
+      );
     }
     let lastProgress = 0;
-    while (at() < end) {
-      await sleep(Math.min(1_000, end - at()));
+    while (at() < stopLoadAt) {
+      await sleep(Math.min(1_000, stopLoadAt - at()));
       const minute = Math.floor((at() - loadStart) / MINUTE);
       if (minute > lastProgress) {
         lastProgress = minute;
@@ -355,47 +511,63 @@ async function main(opts: SoakOptions): Promise<number> {
         );
       }
     }
-    clearInterval(watchdog);
-    while (busy) await sleep(100);
+    await set.unwatch();
 
     // ---- stop ----------------------------------------------------------------------------------------
     log('load stopping (unacknowledged deliveries get 15 s more)');
     await load.stop(15_000);
     const stopAt = Date.now();
     const stopT0 = at();
-    const last = await daemon.stop('SIGTERM');
+    const lasts = await set.stopAll();
     const stopMs = at() - stopT0;
-    daemon.close();
+    set.close();
     await trees.stop();
-    log(
-      `SIGTERM: exit code ${last.exitCode}${last.exitSignal ? ` (signal ${last.exitSignal})` : ''} after ${secs(stopMs)}`,
-    );
+    for (const [i, l] of lasts.entries()) {
+      log(
+        `SIGTERM${drill ? ` ${replicas[i]!.id}` : ''}: exit code ${l.exitCode}${l.exitSignal ? ` (signal ${l.exitSignal})` : ''} after ${secs((l.endedAt ?? stopT0) - stopT0)}`,
+      );
+    }
 
     // ---- audit ---------------------------------------------------------------------------------------
-    const a: AuditResult = audit({
-      dbFile: join(dataDir, 'drydock.db'),
-      jobs: load.jobs,
-      decisions: load.decisions,
-      answers: load.answers,
-      deliveries: load.deliveries,
-      triggerId: load.triggerId,
-      approver: DECISION_IDENTITY,
-      stopAt,
-      edgeMs: opts.edgeMs,
-      retention: {
-        samples: trees.samples,
-        lifetimes: daemon.lifetimes
-          .filter((l) => Number.isFinite(l.readyAt))
-          .map((l) => ({
-            spawnedAt: origin + l.spawnedAt,
-            readyAt: origin + l.readyAt,
-            endedAt: l.endedAt === null ? null : origin + l.endedAt,
-          })),
-        ttlMs: opts.worktreeTtlMs,
-        intervalMs: opts.gcIntervalMs,
-        slackMs: opts.gcSlackMs,
-      },
-    });
+    const allLifetimes = replicas.flatMap((r) => r.daemon.lifetimes);
+    const replicaLogs = new Map(replicas.map((r) => [r.id, readReplicaLog(r.logFile)]));
+    const db = cluster ? await openPostgresAudit(cluster.url) : openSqliteAudit(join(dataDir, 'drydock.db'));
+    let a: AuditResult;
+    let tk: TakeoverResult;
+    try {
+      a = await audit(db, {
+        jobs: load.jobs,
+        decisions: load.decisions,
+        answers: load.answers,
+        deliveries: load.deliveries,
+        triggerId: load.triggerId,
+        approver: DECISION_IDENTITY,
+        stopAt,
+        edgeMs: opts.edgeMs,
+        retention: {
+          samples: trees.samples,
+          lifetimes: allLifetimes
+            .filter((l) => Number.isFinite(l.readyAt))
+            .map((l) => ({
+              spawnedAt: origin + l.spawnedAt,
+              readyAt: origin + l.readyAt,
+              endedAt: l.endedAt === null ? null : origin + l.endedAt,
+            })),
+          ttlMs: opts.worktreeTtlMs,
+          intervalMs: opts.gcIntervalMs,
+          slackMs: opts.gcSlackMs,
+        },
+      });
+      tk = await auditTakeovers(db, {
+        kills: snapshots,
+        logs: replicaLogs,
+        leaseMs: opts.leaseMs ?? DEFAULT_LEASE_MS,
+        stopAt,
+      });
+    } finally {
+      await db.close();
+    }
+    if (cluster && opts.keep) await cluster.dump(join(dir, 'drydock.pgdump'));
 
     // ---- memory --------------------------------------------------------------------------------------
     const warmupMs = opts.quick ? 30_000 : MINUTE;
@@ -406,10 +578,13 @@ async function main(opts: SoakOptions): Promise<number> {
         return n;
       }
     }, 0);
-    const lines = daemon.lifetimes.map((l) => memory(l, warmupMs));
-    const lastLine = lines.at(-1)!;
-    const longest = [...lines].sort((x, y) => y.spanS - x.spanS)[0]!;
-    const heapLines = opts.heap ? heapByLifetime(heapFile, daemon.lifetimes, origin, warmupMs) : [];
+    // Judged for the one daemon of the SQLite soak; the drill (PostgreSQL, replicas) reports it per replica:
+    // it is a fault test, and its lifetimes are cut short by design.
+    const lines = replicas.flatMap((r) => r.daemon.lifetimes.map((l) => memory(l, warmupMs, r.id)));
+    const own = lines.filter((m) => m.replica === replicas[0]!.id);
+    const lastLine = own.at(-1)!;
+    const longest = [...own].sort((x, y) => y.spanS - x.spanS)[0]!;
+    const heapLines = opts.heap ? heapByLifetime(heapFile, allLifetimes, origin, warmupMs) : [];
     const judged = lastLine.spanS >= 90 || longest === lastLine ? lastLine : longest;
     // The daemon's SQLite connection keeps up to 16,000 KiB of pages (better-sqlite3's compiled default
     // cache_size; drydock sets none). A new process starts with it empty and fills it as the database grows, so
@@ -419,17 +594,21 @@ async function main(opts: SoakOptions): Promise<number> {
     const cacheMb = Math.min(SQLITE_CACHE_MB, dbBytes / 1e6);
     const rssLimit = opts.slopeLimitMbPerMin + cacheMb / Math.max(judged.spanS / 60, 1);
     // Under 90 s of post-warm-up samples (a --quick run) a slope says little: reported, not judged.
-    const judgeable = judged.spanS >= 90;
+    const judgeable = !drill && judged.spanS >= 90;
     const rssOk = !judgeable || (Number.isFinite(judged.slope) && judged.slope < rssLimit);
-    const judgedHeap = heapLines.find((h) => h.index === judged.life.index);
+    const judgedHeap = heapLines.find((h) => h.pid === judged.life.pid);
     const heapJudgeable = judgeable && judgedHeap !== undefined && judgedHeap.after >= 3;
     const heapOk = !opts.heap || !heapJudgeable || judgedHeap.slope < opts.heapSlopeLimitMbPerMin;
     const memoryOk = rssOk && heapOk;
-    const levels = logLevels(logFile);
+    const modelTally = model.tally;
+    const levels = replicas.map((r) => ({ replica: r, ...logLevels(r.logFile) }));
+    const lifeName = (m: MemoryLine) => (drill ? `${m.replica}/${m.life.index}` : String(m.life.index));
     writeFileSync(
       join(dir, 'rss.csv'),
-      `lifetime,pid,ms_into_load,rss_bytes\n${daemon.lifetimes
-        .flatMap((l) => l.samples.map((p) => `${l.index},${l.pid},${p.at - loadStart},${p.bytes}`))
+      `lifetime,pid,ms_into_load,rss_bytes\n${lines
+        .flatMap((m) =>
+          m.life.samples.map((p) => `${lifeName(m)},${m.life.pid},${p.at - loadStart},${p.bytes}`),
+        )
         .join('\n')}\n`,
     );
 
@@ -484,13 +663,21 @@ async function main(opts: SoakOptions): Promise<number> {
       dl.refused === 0 &&
       dl.notAccepted === 0;
     const lifecycleOk =
-      last.end === 'SIGTERM' &&
-      last.exitCode === 0 &&
-      daemon.unexpectedExits === 0 &&
+      lasts.every((l) => l.end === 'SIGTERM' && l.exitCode === 0) &&
+      set.unexpectedExits === 0 &&
       kills.length === opts.kills &&
+      (!opts.pgRestart || (pgRecord !== null && (pgRecord as PgRestartRecord).readyAgainMs !== null)) &&
       a.activeAtStop === 0;
+    const takeoverOk =
+      tk.notTakenOver === 0 &&
+      tk.late === 0 &&
+      tk.badEnd === 0 &&
+      tk.stuck === 0 &&
+      tk.stillClaimed === 0 &&
+      tk.unreadKills === 0;
     const kindOk = (k: KindTally) =>
       k.overBound === 0 &&
+      k.backWithoutRetry === 0 &&
       k.overdue === 0 &&
       k.early === 0 &&
       k.unknown === 0 &&
@@ -508,6 +695,7 @@ async function main(opts: SoakOptions): Promise<number> {
       int(k.started),
       int(k.seen),
       int(k.removed),
+      k.backWithoutRetry ? `${int(k.recreated)} (${k.backWithoutRetry} without a retry)` : int(k.recreated),
       `${int(k.maxAlive)} at ${clock(k.maxAliveAt - origin - loadStart)} (bound ${int(k.boundAtMax)})`,
       int(k.end),
       Number.isFinite(k.minHeadroom)
@@ -518,7 +706,9 @@ async function main(opts: SoakOptions): Promise<number> {
       String(k.early),
       String(k.unknown),
     ];
+    const failures = [...a.failures, ...tk.failures.map((f) => `takeover: ${f}`)];
     const pass =
+      takeoverOk &&
       retentionOk &&
       slotsOk &&
       plansOk &&
@@ -527,11 +717,15 @@ async function main(opts: SoakOptions): Promise<number> {
       deliveriesOk &&
       lifecycleOk &&
       memoryOk &&
-      a.failures.length === 0;
+      failures.length === 0;
 
     const out: string[] = [
       '',
-      `soak: drydock serve under load for ${opts.minutes} min, killed with SIGKILL ${opts.kills}x and restarted${opts.quick ? ' (quick)' : ''}`,
+      drill
+        ? `soak (replica fault drill): ${opts.replicas} drydock serve replica${opts.replicas > 1 ? 's' : ''} on a scratch PostgreSQL ${cluster!.major} ` +
+          `under load for ${opts.minutes} min, one killed with SIGKILL ${opts.kills}x and restarted` +
+          `${opts.pgRestart ? ', the database restarted once' : ''}; runs.lease_ms ${opts.leaseMs}${opts.quick ? ' (quick)' : ''}`
+        : `soak: drydock serve under load for ${opts.minutes} min, killed with SIGKILL ${opts.kills}x and restarted${opts.quick ? ' (quick)' : ''}`,
       `node ${process.version}, ${process.platform}/${process.arch}, ${availableParallelism()} CPUs; seed ${opts.seed}`,
       `load: ${int(load.jobs.length)} "* * * * *" jobs (UTC) in ${opts.sessions} sessions, every ${opts.askEvery}th asks a question ` +
         `(every other question answered after ${secs(opts.lateAnswerMs)}); ` +
@@ -542,20 +736,92 @@ async function main(opts: SoakOptions): Promise<number> {
       '',
       'lifecycle (m:ss into the load)',
       ...table([
-        ['kill', 'planned', 'SIGKILL', 'pause', 'restarted', 'ready after'],
+        [
+          'kill',
+          ...(drill ? ['replica'] : []),
+          'planned',
+          'SIGKILL',
+          'pause',
+          'restarted',
+          'ready after',
+          'runs it held',
+        ],
         ...kills.map((k) => [
           String(k.index),
+          ...(drill ? [k.replica] : []),
           clock(k.plannedAt),
           clock(k.killedAt),
           secs(k.pauseMs),
           clock(k.restartedAt),
           secs(k.readyMs),
+          k.held === null ? '?' : String(k.held),
         ]),
       ]),
-      `  final SIGTERM at ${clock(stopT0 - loadStart)}: exit code ${last.exitCode}${last.exitSignal ? ` signal ${last.exitSignal}` : ''} after ${secs(stopMs)}; ` +
-        `unexpected exits ${daemon.unexpectedExits}; runs left running ${a.activeAtStop}  ${verdict(lifecycleOk)}`,
-      `  daemon log: ${int(levels.warn)} warnings, ${int(levels.error)} errors`,
-      ...levels.top.map((m) => `    ${m}`),
+      ...(opts.pgRestart
+        ? [
+            pgRecord === null
+              ? '  PostgreSQL restart: did not happen'
+              : `  PostgreSQL restart at ${clock((pgRecord as PgRestartRecord).at)}: pg_ctlcluster restart took ${secs((pgRecord as PgRestartRecord).tookMs)}, ` +
+                `every replica ready again after ${(pgRecord as PgRestartRecord).readyAgainMs === null ? 'more than 60 s' : secs((pgRecord as PgRestartRecord).readyAgainMs!)}`,
+          ]
+        : []),
+      `  final SIGTERM at ${clock(stopT0 - loadStart)}: ${lasts
+        .map(
+          (l, i) =>
+            `${drill ? `${replicas[i]!.id} ` : ''}exit code ${l.exitCode}${l.exitSignal ? ` signal ${l.exitSignal}` : ''}`,
+        )
+        .join(', ')} after ${secs(stopMs)}; ` +
+        `unexpected exits ${set.unexpectedExits}; runs left running ${a.activeAtStop}  ${verdict(lifecycleOk)}`,
+      ...levels.flatMap((l) => [
+        `  ${drill ? `${l.replica.id} log` : 'daemon log'}: ${int(l.warn)} warnings, ${int(l.error)} errors`,
+        ...l.top.map((m) => `    ${m}`),
+      ]),
+      '',
+      ...(drill
+        ? [
+            "replicas (runs ended and taken over: from each replica's log; model requests: by its API key)",
+            ...table([
+              [
+                'replica',
+                'lifetimes',
+                'SIGKILLs',
+                'runs ended',
+                'of them not as meant',
+                'took over',
+                'model requests',
+                'HTTP answers',
+              ],
+              ...replicas.map((r, i) => {
+                const rl = replicaLogs.get(r.id)!;
+                return [
+                  r.id,
+                  String(r.daemon.lifetimes.length),
+                  String(kills.filter((k) => k.replica === r.id).length),
+                  int(rl.ended),
+                  int(rl.endedWithoutSuccess),
+                  int([...rl.tookOver.values()].reduce((n, t) => n + t.length, 0)),
+                  int(modelTally.byKey[`soak-key-${r.id}`] ?? 0),
+                  balancer ? int(balancer.answered[i]!) : '-',
+                ];
+              }),
+            ]),
+            `  model requests by key: ${counts(modelTally.byKey)}` +
+              (balancer
+                ? `; requests sent to the next replica after a refused connection: ${int(balancer.failovers)}`
+                : ''),
+            '',
+          ]
+        : []),
+      `takeovers (runs a killed ${drill ? 'replica' : 'daemon'} held: running and claimed by it, read right after each SIGKILL)`,
+      `  ${int(tk.held)} held, ${int(tk.takenOver)} taken over (${int(tk.byRestart)} by the killed ${drill ? 'replica' : 'daemon'}'s restart, ` +
+        `${int(tk.byOther)} by another replica, ${int(tk.takerUnknown)} by one no log names); ` +
+        `after the kill within ${tk.latencies.length ? `median ${secs(median(tk.latencies))}, max ${secs(Math.max(...tk.latencies))}` : '-'}`,
+      `  end state: ${counts(tk.outcomes)}; handed back at the final stop ${tk.handedBackAtStop}; ` +
+        `queued behind a run of its session parked for an answer ${tk.queuedBehindParked}; ` +
+        `interrupted after two kills ${tk.interruptedTwice}`,
+      `  never taken over ${tk.notTakenOver}, late ${tk.late}, ended badly ${tk.badEnd}, stuck ${tk.stuck}; ` +
+        `runs still claimed at the end ${tk.stillClaimed}; kills whose held runs could not be read ${tk.unreadKills}; ` +
+        `other takeovers (no kill cut the run off) ${tk.otherInterruptions}  ${verdict(takeoverOk)}`,
       '',
       `slots (nominal minutes from each job's creation; due = jittered due time <= SIGTERM - ${secs(opts.edgeMs)})`,
       ...table([
@@ -604,7 +870,7 @@ async function main(opts: SoakOptions): Promise<number> {
       ...table([
         ['lifetime', 'pid', 'from', 'to', 'ended by', 'samples', 'start', 'peak', 'end', 'slope'],
         ...lines.map((m) => [
-          String(m.life.index),
+          lifeName(m),
           String(m.life.pid),
           clock(m.life.spawnedAt - loadStart),
           m.life.endedAt === null ? '-' : clock(m.life.endedAt - loadStart),
@@ -625,7 +891,9 @@ async function main(opts: SoakOptions): Promise<number> {
               [
                 ['lifetime', 'samples', 'first', 'last', 'max', 'external (last)', 'slope'],
                 ...heapLines.map((h) => [
-                  String(h.index),
+                  drill
+                    ? `${lines.find((m) => m.life.pid === h.pid)?.replica ?? '?'}/${h.index}`
+                    : String(h.index),
                   String(h.n),
                   mb(h.first),
                   mb(h.last),
@@ -639,16 +907,23 @@ async function main(opts: SoakOptions): Promise<number> {
             ),
           ]
         : []),
-      `  judged: lifetime ${judged.life.index}${judged === lastLine ? ' (the last)' : ' (the longest; the last is too short)'}: ` +
-        `RSS ${Number.isFinite(judged.slope) ? judged.slope.toFixed(2) : 'n/a'} MB/min, limit ${rssLimit.toFixed(2)} MB/min ` +
-        `(${opts.slopeLimitMbPerMin} + ${cacheMb.toFixed(1)} MB of SQLite page cache filling over ${Math.round(judged.spanS)} s) ` +
-        `${judgeable ? verdict(rssOk) : 'not judged: under 90 s after warm-up'}` +
-        (opts.heap
-          ? `; live heap ${judgedHeap && Number.isFinite(judgedHeap.slope) ? judgedHeap.slope.toFixed(2) : 'n/a'} MB/min, ` +
-            `limit ${opts.heapSlopeLimitMbPerMin} MB/min ${heapJudgeable ? verdict(heapOk) : 'not judged: too few samples'}`
-          : '; live heap not probed (--no-heap)'),
-      `  database at the end: ${mb(dbBytes)}; its page cache holds at most ${SQLITE_CACHE_MB.toFixed(1)} MB  ` +
-        `${judgeable ? verdict(memoryOk) : 'not judged'}`,
+      drill
+        ? '  not judged: the drill is a fault test (several daemons, lifetimes cut short by design, no SQLite page ' +
+          'cache to allow for); memory is judged by the SQLite soak'
+        : `  judged: lifetime ${judged.life.index}${judged === lastLine ? ' (the last)' : ' (the longest; the last is too short)'}: ` +
+          `RSS ${Number.isFinite(judged.slope) ? judged.slope.toFixed(2) : 'n/a'} MB/min, limit ${rssLimit.toFixed(2)} MB/min ` +
+          `(${opts.slopeLimitMbPerMin} + ${cacheMb.toFixed(1)} MB of SQLite page cache filling over ${Math.round(judged.spanS)} s) ` +
+          `${judgeable ? verdict(rssOk) : 'not judged: under 90 s after warm-up'}` +
+          (opts.heap
+            ? `; live heap ${judgedHeap && Number.isFinite(judgedHeap.slope) ? judgedHeap.slope.toFixed(2) : 'n/a'} MB/min, ` +
+              `limit ${opts.heapSlopeLimitMbPerMin} MB/min ${heapJudgeable ? verdict(heapOk) : 'not judged: too few samples'}`
+            : '; live heap not probed (--no-heap)'),
+      ...(drill
+        ? []
+        : [
+            `  database at the end: ${mb(dbBytes)}; its page cache holds at most ${SQLITE_CACHE_MB.toFixed(1)} MB  ` +
+              `${judgeable ? verdict(memoryOk) : 'not judged'}`,
+          ]),
       '',
       `retention (worktree_ttl_ms ${int(opts.worktreeTtlMs)}, interval_ms ${int(opts.gcIntervalMs)}; counted every ` +
         `${RSS_EVERY_MS / 1000} s, ${trees.samples.length} samples, the last after the stop; deadline: end of the first ` +
@@ -659,6 +934,7 @@ async function main(opts: SoakOptions): Promise<number> {
           'started',
           'seen',
           'removed',
+          'made again',
           'max alive',
           'at end',
           'least headroom',
@@ -679,14 +955,21 @@ async function main(opts: SoakOptions): Promise<number> {
         `  ${verdict(retentionOk)}`,
       '',
     ];
-    if (a.failures.length) out.push('failures:', ...a.failures.map((f) => `  ${f}`), '');
+    if (failures.length) out.push('failures:', ...failures.map((f) => `  ${f}`), '');
     out.push(`overall: ${verdict(pass)}`);
     process.stdout.write(`${out.join('\n')}\n`);
     return pass ? 0 : 1;
   } finally {
-    daemon?.close();
+    set?.close();
     await model?.server.close();
-    if (opts.keep) log(`kept ${dir}`);
+    cluster?.drop();
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
+    process.off('exit', dropOnExit);
+    if (opts.keep)
+      log(
+        `kept ${dir}${cluster ? ' (the database as drydock.pgdump: pg_restore -d DB drydock.pgdump)' : ''}`,
+      );
     else rmSync(dir, { recursive: true, force: true });
   }
 }

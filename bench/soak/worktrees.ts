@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type Database from 'better-sqlite3';
+import type { AuditDb } from './audit-db.js';
 
 // Retention under load: what executions leave on disk (worktrees under data_dir/worktrees/<plan id> with their
 // local branches drydock/<plan id>, pull request checkouts under data_dir/checkouts/<run id>) is sampled every
@@ -17,8 +17,10 @@ const SETTLED_PLANS = ['executed', 'execution_failed', 'rejected', 'expired', 's
 const ACTIVE_RUNS = `'queued', 'running', 'awaiting_input'`;
 
 export interface TreeSample {
-  /** Date.now() of the reading. */
+  /** Date.now() when the reading began: whatever it lists existed at this moment or later. */
   at: number;
+  /** Date.now() when the reading ended: what it lists may have been made up to this moment (git runs meanwhile). */
+  doneAt: number;
   /** Plan ids: directories under data_dir/worktrees. */
   worktrees: string[];
   /** Plan ids: local branches drydock/<plan id> in the repositories. */
@@ -84,7 +86,13 @@ export class TreeSampler {
         dirs(join(this.dataDir, 'checkouts')),
         ...this.repos.map(drydockBranches),
       ]);
-      this.samples.push({ at, worktrees: worktrees!, checkouts: checkouts!, branches: branches.flat() });
+      this.samples.push({
+        at,
+        doneAt: Date.now(),
+        worktrees: worktrees!,
+        checkouts: checkouts!,
+        branches: branches.flat(),
+      });
     } catch (err) {
       this.failed += 1;
       if (this.errors.length < 3) this.errors.push((err as Error).message);
@@ -110,8 +118,13 @@ export interface KindTally {
   started: number;
   /** Distinct names seen in any sample. */
   seen: number;
-  /** Seen, then gone in a later sample. */
+  /** Seen, then gone in a later sample and never seen again. */
   removed: number;
+  /** Gone, then back in a later sample: made again by a retry of its run (a run taken over after a kill starts
+   *  over in a fresh worktree, the half-written one removed first). */
+  recreated: number;
+  /** Gone and back although its run was never retried: something else removed and remade it. */
+  backWithoutRetry: number;
   maxAlive: number;
   maxAliveAt: number;
   /** The bound at the sample with the most alive. */
@@ -184,6 +197,8 @@ export interface RetentionItem {
   settledAt: number | null;
   /** The latest moment it may still be seen. */
   deadline: number;
+  /** Its run was retried (attempt > 1): a worktree or checkout may have been removed and made again. */
+  retried: boolean;
 }
 
 /**
@@ -191,35 +206,38 @@ export interface RetentionItem {
  * request plan runs by run id (their checkouts), each with its deadline; and the execute runs that ended while
  * their plan stayed unsettled.
  */
-export function retentionItems(
-  db: Database.Database,
+export async function retentionItems(
+  db: AuditDb,
   input: RetentionTiming,
-): { executions: Map<string, RetentionItem>; checkouts: Map<string, RetentionItem>; unsettled: string[] } {
+): Promise<{
+  executions: Map<string, RetentionItem>;
+  checkouts: Map<string, RetentionItem>;
+  unsettled: string[];
+}> {
   // Executions, settled as src/plans/retention.ts decides it from the store: the plan in a settled status and
   // every run of the plan (its plan run, its execute run, a revision run) ended; settled at the latest of the
   // decision and those runs' ends.
-  const rows = db
-    .prepare(
-      `SELECT r.executes_plan_id AS id, r.status, r.started_at, r.finished_at, p.status AS plan_status,
-              COALESCE(p.decided_at, p.created_at) AS decided_at,
-              (SELECT MAX(COALESCE(x.finished_at, 0)) FROM runs x
-                 WHERE x.id = p.run_id OR x.executes_plan_id = p.id OR x.revises_plan_id = p.id) AS runs_finished,
-              (SELECT COUNT(*) FROM runs x
-                 WHERE (x.id = p.run_id OR x.executes_plan_id = p.id OR x.revises_plan_id = p.id)
-                   AND x.status IN (${ACTIVE_RUNS})) AS unfinished
-       FROM runs r JOIN plans p ON p.id = r.executes_plan_id
-       WHERE r.phase = 'execute' AND r.started_at IS NOT NULL`,
-    )
-    .all() as {
+  const rows = await db.all<{
     id: string;
     status: string;
+    attempt: number;
     started_at: number;
     finished_at: number | null;
     plan_status: string;
     decided_at: number;
     runs_finished: number | null;
     unfinished: number;
-  }[];
+  }>(
+    `SELECT r.executes_plan_id AS id, r.status, r.attempt, r.started_at, r.finished_at, p.status AS plan_status,
+            COALESCE(p.decided_at, p.created_at) AS decided_at,
+            (SELECT MAX(COALESCE(x.finished_at, 0)) FROM runs x
+               WHERE x.id = p.run_id OR x.executes_plan_id = p.id OR x.revises_plan_id = p.id) AS runs_finished,
+            (SELECT COUNT(*) FROM runs x
+               WHERE (x.id = p.run_id OR x.executes_plan_id = p.id OR x.revises_plan_id = p.id)
+                 AND x.status IN (${ACTIVE_RUNS})) AS unfinished
+     FROM runs r JOIN plans p ON p.id = r.executes_plan_id
+     WHERE r.phase = 'execute' AND r.started_at IS NOT NULL`,
+  );
   const executions = new Map<string, RetentionItem>();
   const unsettled: string[] = [];
   for (const r of rows) {
@@ -230,6 +248,7 @@ export function retentionItems(
     const settledAt = settled ? Math.max(r.decided_at, r.runs_finished ?? 0) : null;
     executions.set(r.id, {
       start: r.started_at,
+      retried: r.attempt > 1,
       settledAt,
       deadline:
         settledAt === null ? Number.POSITIVE_INFINITY : removalDeadline(settledAt + input.ttlMs, input),
@@ -238,16 +257,21 @@ export function retentionItems(
   // Pull request checkouts: made by the plan run of a pull request, removed by that run when it ends, or by
   // retention once it has ended for the ttl (a run cut off by a kill leaves its checkout behind).
   const checkouts = new Map<string, RetentionItem>();
-  for (const r of db
-    .prepare(
-      `SELECT id, status, started_at, finished_at FROM runs
-       WHERE checkout IS NOT NULL AND phase = 'plan' AND started_at IS NOT NULL`,
-    )
-    .all() as { id: string; status: string; started_at: number; finished_at: number | null }[]) {
+  for (const r of await db.all<{
+    id: string;
+    status: string;
+    attempt: number;
+    started_at: number;
+    finished_at: number | null;
+  }>(
+    `SELECT id, status, attempt, started_at, finished_at FROM runs
+     WHERE checkout IS NOT NULL AND phase = 'plan' AND started_at IS NOT NULL`,
+  )) {
     const ended = r.finished_at !== null && !['queued', 'running', 'awaiting_input'].includes(r.status);
     const settledAt = ended ? r.finished_at : null;
     checkouts.set(r.id, {
       start: r.started_at,
+      retried: r.attempt > 1,
       settledAt,
       deadline:
         settledAt === null ? Number.POSITIVE_INFINITY : removalDeadline(settledAt + input.ttlMs, input),
@@ -257,14 +281,15 @@ export function retentionItems(
   return { executions, checkouts, unsettled };
 }
 
-/** How many of `items` may exist at `at`: started by then, deadline not passed. */
-export function aliveBound(items: ReadonlyMap<string, RetentionItem>, at: number): number {
+/** How many of `items` may be seen by a reading from `from` to `to`: started by its end, deadline not passed at
+ *  its beginning. */
+export function aliveBound(items: ReadonlyMap<string, RetentionItem>, from: number, to = from): number {
   let n = 0;
-  for (const item of items.values()) if (item.start <= at && at <= item.deadline) n += 1;
+  for (const item of items.values()) if (item.start <= to && from <= item.deadline) n += 1;
   return n;
 }
 
-export function auditRetention(db: Database.Database, input: RetentionInput): RetentionResult {
+export async function auditRetention(db: AuditDb, input: RetentionInput): Promise<RetentionResult> {
   const failures: string[] = [];
   const shown = new Map<string, number>();
   const fail = (check: string, detail: string) => {
@@ -274,16 +299,17 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
     else if (n === 6) failures.push(`${check}: ... (more)`);
   };
 
-  const { executions, checkouts, unsettled } = retentionItems(db, input);
+  const { executions, checkouts, unsettled } = await retentionItems(db, input);
   for (const u of unsettled) fail('execute run ended, plan not settled (its worktree is kept for ever)', u);
   const endedButUnsettled = unsettled.length;
 
   const samples = input.samples;
   const lastAt = samples.at(-1)?.at ?? 0;
+  // What a reading lists may have been made while it ran: everything started by its end counts.
   const bounds = samples.map((s) => ({
     at: s.at,
-    executions: aliveBound(executions, s.at),
-    checkouts: aliveBound(checkouts, s.at),
+    executions: aliveBound(executions, s.at, s.doneAt),
+    checkouts: aliveBound(checkouts, s.at, s.doneAt),
   }));
 
   const tally = (
@@ -295,6 +321,8 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
       started: items.size,
       seen: 0,
       removed: 0,
+      recreated: 0,
+      backWithoutRetry: 0,
       maxAlive: 0,
       maxAliveAt: 0,
       boundAtMax: 0,
@@ -307,6 +335,11 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
       unknown: 0,
       owed: 0,
     };
+    // The last sample each name is in: a name gone from a sample and in a later one was made again.
+    const lastIn = new Map<string, number>();
+    samples.forEach((s, i) => {
+      for (const name of s[kind]) lastIn.set(name, i);
+    });
     const seen = new Set<string>();
     const overdue = new Set<string>();
     const unknown = new Set<string>();
@@ -343,11 +376,19 @@ export function auditRetention(db: Database.Database, input: RetentionInput): Re
       }
       for (const name of prev) {
         if (names.has(name)) continue;
-        t.removed += 1;
         const item = items.get(name);
+        if ((lastIn.get(name) ?? -1) > i) {
+          t.recreated += 1;
+          if (item && !item.retried) {
+            t.backWithoutRetry += 1;
+            fail(`${kind} gone and back, its run never retried`, `${name} gone by ${iso(s.at)}`);
+          }
+          continue;
+        }
+        t.removed += 1;
         if (!checkEarly || !item) continue;
-        // Gone at some moment in (previous sample, this sample]: before this sample at the latest.
-        if (item.settledAt === null || s.at < item.settledAt + input.ttlMs) {
+        // Gone at some moment in (previous sample, this sample]: before this reading ended at the latest.
+        if (item.settledAt === null || s.doneAt < item.settledAt + input.ttlMs) {
           t.early += 1;
           fail(
             `${kind} removed while in use or before the ttl`,
