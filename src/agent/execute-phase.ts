@@ -6,6 +6,7 @@ import { planTitle } from '../domain/plan-title.js';
 import type { ConversationMessage, ExecuteMode, Plan, Run, Session, ToolApproval } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
+import { StoreUnavailableError } from '../store/store.js';
 import { inGitRepository } from '../workspace/git.js';
 import { workRoot, worktreesDir } from '../workspace/paths.js';
 import {
@@ -326,6 +327,8 @@ export class ExecutePhase implements Phase {
       });
       return outcome;
     } catch (err) {
+      // The database is down: nothing is decided about the plan; the run is taken over and starts over.
+      if (err instanceof StoreUnavailableError) throw err;
       const reason = `recording the result failed: ${(err as Error).message}`;
       await lifecycle.failExecution(this.plan.id, reason);
       return { status: 'failed', error: reason };

@@ -5,6 +5,7 @@ import { findModel, type ResolvedModel } from '../models/catalogue.js';
 import { classifyModelError, ModelUnavailable, retryDelay } from '../models/errors.js';
 import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
 import type { RunExecutor, RunOutcome, RunStart } from '../runs/queue.js';
+import { StoreUnavailableError } from '../store/store.js';
 import { checkoutPullRequest } from '../workspace/checkout.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
 import { ExecutePhase } from './execute-phase.js';
@@ -147,8 +148,11 @@ export class AgentExecutor implements RunExecutor {
       if (err instanceof BudgetExceeded) outcome = { status: 'budget_exceeded', error: err.message };
       else if (err instanceof ModelUnavailable) outcome = { status: 'failed', error: err.message };
       else {
-        // Aborts are turned into a status by the queue; the phase still settles.
-        await phase.finish({ status: 'failed', error: (err as Error).message });
+        // Aborts are turned into a status by the queue; the phase still settles, but not on a database
+        // that cannot be reached (the run is taken over: see RunQueue.carryOut).
+        if (!(err instanceof StoreUnavailableError)) {
+          await phase.finish({ status: 'failed', error: (err as Error).message });
+        }
         throw err;
       }
     }

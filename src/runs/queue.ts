@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { isFailedRunStatus, isFinishedRunStatus, type Run, type RunStatus } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
-import type { ApprovalStore, RunStore, WakeStore } from '../store/store.js';
+import { type ApprovalStore, type RunStore, StoreUnavailableError, type WakeStore } from '../store/store.js';
 import { RUN_FINISHED, type RunEvents } from './events.js';
 import { waitsOnSomeone } from './waiting.js';
 
@@ -42,6 +42,8 @@ export class RunAborted extends Error {
 export const DEFAULT_LEASE_MS = 30_000;
 /** How often the queue looks for work on its own, at most (other replicas' runs; wake-ups make it sooner). */
 const SWEEP_MS = 5_000;
+/** How long a run's end waits for the database to answer again (wall time, whatever the clock). */
+const OUTAGE_WAIT_MS = 60_000;
 /** Runs read per look at the store. */
 const SWEEP_LIMIT = 200;
 
@@ -404,6 +406,16 @@ export class RunQueue {
         }
         return;
       }
+      if (err instanceof StoreUnavailableError) {
+        // The run's own writes met a database outage: what it did is not all recorded, so no outcome is
+        // written. It stays claimed by this replica, which takes it over (its one retry, from what was
+        // stored) once the database answers; another replica does if this one is gone by then.
+        logger.warn(
+          { run_id: run.id, err },
+          'run cut off by a database outage: it is taken over once the database answers',
+        );
+        return;
+      }
       outcome =
         reason instanceof RunAborted
           ? { status: 'canceled', error: reason.message }
@@ -413,12 +425,16 @@ export class RunQueue {
     this.claimed.delete(run.id);
     const terminal = isFinishedRunStatus(outcome.status);
     const ended = clock.now();
-    const settled = await store.transitionRun(run.id, ['running'], outcome.status, {
-      activeMs: ended - began,
-      holder: this.replica,
-      ...(terminal ? { finishedAt: ended } : {}),
-      ...(outcome.error !== undefined ? { error: outcome.error } : {}),
-    });
+    // The run's work is done and recorded: only its end is left to write, and a database outage just then
+    // would have it done again. Written once the database answers (the claim check still applies).
+    const settled = await this.despiteOutage(run.id, () =>
+      store.transitionRun(run.id, ['running'], outcome.status, {
+        activeMs: ended - began,
+        holder: this.replica,
+        ...(terminal ? { finishedAt: ended } : {}),
+        ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+      }),
+    );
     if (!settled) {
       // The lease ran out unseen (a database outage longer than it) and another replica took the run.
       logger.warn(
@@ -441,6 +457,29 @@ export class RunQueue {
     }
     const after = await store.getRun(run.id);
     if (after) this.opts.onSettled?.(after);
+  }
+
+  /**
+   * `write`, tried again with a growing wait while the database cannot be reached, for up to OUTAGE_WAIT_MS
+   * and not once this replica is stopping: then the error stands (the run stays claimed, and is taken over).
+   */
+  private async despiteOutage<T>(runId: string, write: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await write();
+      } catch (err) {
+        const waited = performance.now() - started;
+        if (!(err instanceof StoreUnavailableError) || !this.accepting || waited > OUTAGE_WAIT_MS) throw err;
+        if (attempt === 0) {
+          this.opts.logger.warn(
+            { run_id: runId, err },
+            "the database cannot be reached: the run's end is written once it answers",
+          );
+        }
+        await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, 5_000)));
+      }
+    }
   }
 
   /**

@@ -3,6 +3,7 @@ import type { Run } from '../../src/domain/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { RunEvents } from '../../src/runs/events.js';
 import { RunAborted, type RunExecutor, type RunOutcome, RunQueue } from '../../src/runs/queue.js';
+import { StoreUnavailableError } from '../../src/store/store.js';
 import { waitFor } from '../support/daemon.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
@@ -131,3 +132,82 @@ it('a queue that started looks at the store: a run queued by another process is 
   await waitFor(async () => done.length === 1, 8_000, 'the sweep to find the run');
   expect(await h.store.getRun(run.id)).toMatchObject({ status: 'planned', attempt: 1 });
 });
+
+/** The harness's store, with transitionRun failing as a database outage does for the next `n` calls. */
+function outage(n: number) {
+  const real = h.store.transitionRun.bind(h.store);
+  let left = n;
+  const store = Object.create(h.store) as typeof h.store;
+  store.transitionRun = (...args) => {
+    if (left-- > 0) return Promise.reject(new StoreUnavailableError(new Error('connect ECONNREFUSED')));
+    return real(...args);
+  };
+  return store;
+}
+
+function queueOn(store: typeof h.store, executor: RunExecutor): RunQueue {
+  const q = new RunQueue({
+    store,
+    clock: h.clock,
+    logger: silentLogger(),
+    events: new RunEvents(h.store, h.clock),
+    executor,
+    maxConcurrent: 2,
+    replica: 'a',
+    leaseMs: LEASE_MS,
+  });
+  queues.push(q);
+  return q;
+}
+
+it("a run's end that meets a database outage is written once the database answers, not done again", async () => {
+  let calls = 0;
+  const q = queueOn(outage(2), {
+    execute: async () => {
+      calls += 1;
+      return { status: 'completed' };
+    },
+  });
+  const run = await oneRun();
+  q.submit(run);
+  const done = await waitFor(
+    async () => {
+      const r = await h.store.getRun(run.id);
+      return r?.status === 'completed' ? r : undefined;
+    },
+    5_000,
+    'the run to complete',
+  );
+  expect(done).toMatchObject({ attempt: 1, error: null });
+  expect(calls).toBe(1);
+});
+
+it('a run whose own writes meet a database outage is not ended: its replica takes it over once it answers', async () => {
+  let calls = 0;
+  const q = queueOn(h.store, {
+    execute: async () => {
+      calls += 1;
+      if (calls === 1)
+        throw new StoreUnavailableError(new Error('terminating connection due to administrator command'));
+      return { status: 'completed' };
+    },
+  });
+  const run = await oneRun();
+  await q.recover();
+  q.start();
+  q.submit(run);
+  const done = await waitFor(
+    async () => {
+      const r = await h.store.getRun(run.id);
+      return r?.status === 'completed' ? r : undefined;
+    },
+    10_000,
+    'the run to be taken over and complete',
+  );
+  // Taken over (its one retry) rather than ended failed by the outage.
+  expect(done).toMatchObject({ attempt: 2, error: null });
+  expect(calls).toBe(2);
+  const events = await types(run.id);
+  expect(events).toContainEqual(['run_interrupted', { retrying: true, attempt: 1 }]);
+  expect(events.filter(([type]) => type === 'run_finished')).toHaveLength(1);
+}, 15_000);
