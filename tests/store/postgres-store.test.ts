@@ -6,7 +6,7 @@ import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/
 import { loadPostgresMigrations, migrate } from '../../src/store/postgres/migrate.js';
 import { type DecideFn, type NewJob, SchemaTooNewError, type SlotTransition } from '../../src/store/store.js';
 import { type FreshDatabase, freshDatabase, postgresAvailable } from '../support/postgres.js';
-import { jobInput, MINUTE, planInput, sessionInput, T0 } from './contract/fixtures.js';
+import { givenPlan, jobInput, MINUTE, planInput, sessionInput, T0 } from './contract/fixtures.js';
 
 // What only the PostgreSQL store has to get right, beyond the Store contract (postgres.test.ts): migrating
 // from several processes at once, two stores (two replicas) racing on one database without doubling a slot,
@@ -696,5 +696,59 @@ describe.skipIf(!up)('PostgreSQL store', () => {
       expect(listed.items).toHaveLength(1);
       expect((await store.listNotifications({ limit: 1, cursor: listed.nextCursor! })).items).toHaveLength(1);
     });
+  });
+
+  it("the approvers' queue reads the pending plans' own index, not every decided plan before them", async () => {
+    const url = await database();
+    const store = await open(url);
+    const first = await givenPlan(store, 'pln_first');
+    // 3,000 decided plans, then 3,000 pending ones: newest last, as a queue that has been in use has them.
+    await onDatabase(
+      url,
+      `INSERT INTO plans SELECT ('pln_' || n) AS id, run_id, session_id, conversation_id, ('toolu_' || n),
+         markdown, sha256, workspace_commit,
+         CASE WHEN n > 3000 THEN 'pending_approval' ELSE 'rejected' END, round, previous_plan_id, requested_by,
+         created_at + n, job_id, trigger_id, source, expires_at + n * 1000, approvals_required,
+         allow_self_approval, execute_mode, network, owner, decided_at, failure_reason, subject
+       FROM plans, generate_series(1, 6000) AS n WHERE id = '${first.id}'`,
+    ).catch(async (err) => {
+      // The column list above follows the plans table; say which column moved if it no longer does.
+      throw new Error(`seeding plans: ${(err as Error).message}`);
+    });
+    await onDatabase(url, 'ANALYZE plans');
+    // The statement listPlans sends, as sent: caught on its way to the server.
+    const sent: { text: string; values: unknown[] }[] = [];
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) {
+      // A string and its values, or a query config (a named, prepared statement).
+      const [first, second] = args;
+      const text = typeof first === 'string' ? first : first?.text;
+      const values = typeof first === 'string' ? second : first?.values;
+      if (typeof text === 'string' && /FROM plans/.test(text) && /LIMIT/.test(text))
+        sent.push({ text, values });
+      return (query as any).apply(this, args);
+    } as typeof query;
+    let page: Awaited<ReturnType<typeof store.listPlans>>;
+    try {
+      page = await store.listPlans({ status: 'pending_approval', activeAt: T0, limit: 50, summary: true });
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    expect(page.items.map((p) => p.id)).toEqual([
+      first.id,
+      ...Array.from({ length: 49 }, (_, i) => `pln_${3001 + i}`),
+    ]);
+    expect(sent).toHaveLength(1);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const explained = await client.query(`EXPLAIN (FORMAT JSON) ${sent[0]!.text}`, sent[0]!.values);
+      // Left to itself the planner walked plans_by_created and filtered, reading every decided plan first.
+      const plan = JSON.stringify(explained.rows[0]['QUERY PLAN']);
+      expect(plan).toContain('"Index Name":"plans_pending_queue"');
+      expect(plan).not.toContain('plans_by_created');
+    } finally {
+      await client.end();
+    }
   });
 });

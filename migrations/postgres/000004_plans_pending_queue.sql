@@ -1,0 +1,12 @@
+-- The approvers' queue: the first page of pending plans, oldest first (GET /v1/plans?status=pending_approval,
+-- listPlans). plans_queue (status, created_at, id) serves it, but for a LIMIT the planner prefers walking
+-- plans_by_created (created_at, id) and filtering, as it takes the pending rows to be spread evenly over time.
+-- They are the newest: decided plans come first, and on 10,000 plans of the queue benchmark (2,603 pending)
+-- it read 6,000 of them before the first pending one (EXPLAIN ANALYZE: 24.6 ms). This index holds only the
+-- pending plans, in the queue's order: the planner takes it (1.4 ms on the same data).
+--
+-- PostgreSQL facts relied on (docs: indexes-partial, sql-createindex): a partial index is considered for a
+-- query whose WHERE implies the index predicate (status = 'pending_approval' here); CREATE INDEX without
+-- CONCURRENTLY may run inside the migration's transaction, and blocks writes to plans while it builds (a
+-- pass over the table: seconds on a million plans).
+CREATE INDEX plans_pending_queue ON plans (created_at, id) WHERE status = 'pending_approval';
