@@ -1,11 +1,11 @@
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
 import { startDaemon } from '../../src/daemon.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
 import { Scheduler, type SchedulerOptions, type TickReport } from '../../src/scheduler/loop.js';
+import { freePort } from '../shared/free-port.js';
 import { countingLogger } from '../shared/logger.js';
 import { childParams, cpuMs, fail, finish, maxRssBytes, report, sleepUntil } from './child-io.js';
 import type { DrydockParams, DrydockStarted, FireRecord } from './protocol.js';
@@ -75,17 +75,6 @@ const instant: RunExecutor = {
 };
 
 const { logger, counts: logged } = countingLogger();
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function healthz(url: string): Promise<boolean> {
   return new Promise((resolve) => {

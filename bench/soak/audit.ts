@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { AuditDb } from './audit-db.js';
+import { failureList } from './failures.js';
 import type { AckedAnswer, AckedDecision, CreatedJob, DeliveryRecord } from './load.js';
 import { bump } from './stats.js';
 import { auditRetention, type RetentionInput, type RetentionResult } from './worktrees.js';
@@ -123,14 +124,7 @@ interface SlotRow {
 }
 
 export async function audit(db: AuditDb, input: AuditInput): Promise<AuditResult> {
-  const failures: string[] = [];
-  const shown = new Map<string, number>();
-  const fail = (check: string, detail: string) => {
-    const n = (shown.get(check) ?? 0) + 1;
-    shown.set(check, n);
-    if (n <= 5) failures.push(`${check}: ${detail}`);
-    else if (n === 6) failures.push(`${check}: ... (more)`);
-  };
+  const { failures, fail } = failureList();
   const group = async (sql: string) =>
     Object.fromEntries((await db.all<{ k: string; n: number }>(sql)).map((r) => [String(r.k), r.n]));
   const count = async (sql: string, ...args: unknown[]) => (await db.get<{ n: number }>(sql, ...args))!.n;

@@ -4,12 +4,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
+import { freePort } from '../shared/free-port.js';
 import { benchMain } from '../shared/options.js';
 import { type AuditResult, audit } from './audit.js';
 import { openPostgresAudit, openSqliteAudit } from './audit-db.js';
 import { Balancer, direct } from './balancer.js';
 import { Daemon, type Lifetime } from './daemon.js';
-import { freePort } from './free-port.js';
 import { call } from './http.js';
 import { DECISION_IDENTITY, Load } from './load.js';
 import { startScriptedModel } from './model.js';

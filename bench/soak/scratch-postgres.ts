@@ -2,7 +2,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { freshDatabase } from '../../tests/support/postgres.js';
-import { freePort } from './free-port.js';
+import { freePort } from '../shared/free-port.js';
 
 // A PostgreSQL server of the soak's own, so the drill can restart it without touching anyone else's: a
 // cluster made with Debian's postgresql-common tools (pg_createcluster / pg_ctlcluster / pg_dropcluster) on a

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { foldError } from './audit.js';
 import type { AuditDb } from './audit-db.js';
+import { failureList } from './failures.js';
 import { bump } from './stats.js';
 
 // Takeovers: what became of the runs a SIGKILL cut off. Right after each kill (the process is gone, its claims
@@ -137,14 +138,7 @@ export interface TakeoverResult {
 }
 
 export async function auditTakeovers(db: AuditDb, input: TakeoverInput): Promise<TakeoverResult> {
-  const failures: string[] = [];
-  const shown = new Map<string, number>();
-  const fail = (check: string, detail: string) => {
-    const n = (shown.get(check) ?? 0) + 1;
-    shown.set(check, n);
-    if (n <= 5) failures.push(`${check}: ${detail}`);
-    else if (n === 6) failures.push(`${check}: ... (more)`);
-  };
+  const { failures, fail } = failureList();
   const r: TakeoverResult = {
     held: 0,
     takenOver: 0,

@@ -3,6 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { AuditDb } from './audit-db.js';
+import { failureList } from './failures.js';
 
 // Retention under load: what executions leave on disk (worktrees under data_dir/worktrees/<plan id> with their
 // local branches drydock/<plan id>, pull request checkouts under data_dir/checkouts/<run id>) is sampled every
@@ -290,14 +291,7 @@ export function aliveBound(items: ReadonlyMap<string, RetentionItem>, from: numb
 }
 
 export async function auditRetention(db: AuditDb, input: RetentionInput): Promise<RetentionResult> {
-  const failures: string[] = [];
-  const shown = new Map<string, number>();
-  const fail = (check: string, detail: string) => {
-    const n = (shown.get(check) ?? 0) + 1;
-    shown.set(check, n);
-    if (n <= 5) failures.push(`${check}: ${detail}`);
-    else if (n === 6) failures.push(`${check}: ... (more)`);
-  };
+  const { failures, fail } = failureList();
 
   const { executions, checkouts, unsettled } = await retentionItems(db, input);
   for (const u of unsettled) fail('execute run ended, plan not settled (its worktree is kept for ever)', u);

@@ -104,6 +104,21 @@ describe('a relative data_dir', () => {
   });
 });
 
+/**
+ * An approved plan whose execute run waits for a tool approval, and the daemon halted then: for a test to
+ * write into its store what a crash at some moment would have left.
+ */
+async function haltedMidExecution() {
+  const first = await daemon({});
+  const repo = join(first.dir, 'repo');
+  makeRepo(repo, { 'README.md': '# demo\n' });
+  model.enqueue(proposes(), calls('w1', 'Write', { file_path: 'a.txt', content: 'A\n' }));
+  const { plan, execRunId } = await approvedPlan(first, repo);
+  await runUntil(first, execRunId, ['awaiting_input']);
+  await first.halt();
+  return { first, repo, plan, execRunId };
+}
+
 describe('a plan never stays executing once its execute run has ended', () => {
   it('an execute run that fails before its phase opens fails the plan, with the reason', async () => {
     const d = await daemon({});
@@ -141,13 +156,7 @@ describe('a plan never stays executing once its execute run has ended', () => {
   });
 
   it('an execute run that recorded its result, then died before it ended, completes when taken over', async () => {
-    const first = await daemon({});
-    const repo = join(first.dir, 'repo');
-    makeRepo(repo, { 'README.md': '# demo\n' });
-    model.enqueue(proposes(), calls('w1', 'Write', { file_path: 'a.txt', content: 'A\n' }));
-    const { plan, execRunId } = await approvedPlan(first, repo);
-    await runUntil(first, execRunId, ['awaiting_input']);
-    await first.halt();
+    const { first, repo, plan, execRunId } = await haltedMidExecution();
 
     // What a crash between the execute phase's two writes leaves: the plan executed, the run still running
     // (with no live holder, as after a SIGKILL).
@@ -168,13 +177,7 @@ describe('a plan never stays executing once its execute run has ended', () => {
   });
 
   it('on start, a plan whose execute run ended while no daemon watched becomes execution_failed', async () => {
-    const first = await daemon({});
-    const repo = join(first.dir, 'repo');
-    makeRepo(repo, { 'README.md': '# demo\n' });
-    model.enqueue(proposes(), calls('w1', 'Write', { file_path: 'a.txt', content: 'A\n' }));
-    const { plan, execRunId } = await approvedPlan(first, repo);
-    await runUntil(first, execRunId, ['awaiting_input']);
-    await first.halt();
+    const { first, plan, execRunId } = await haltedMidExecution();
 
     // What a crash between the run's end and its plan's settling leaves: the run over, the plan executing.
     const store = new SqliteStore({ file: join(first.config.data_dir, 'drydock.db') });
