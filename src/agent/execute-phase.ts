@@ -3,17 +3,28 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { planTitle } from '../domain/plan-title.js';
-import type { ConversationMessage, ExecuteMode, Plan, Run, Session, ToolApproval } from '../domain/types.js';
+import {
+  type ConversationMessage,
+  type ExecuteMode,
+  type Plan,
+  type Run,
+  type Session,
+  type ToolApproval,
+  TREE_REFUSED,
+} from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
 import { StoreUnavailableError } from '../store/store.js';
 import { inGitRepository } from '../workspace/git.js';
-import { workRoot, worktreesDir } from '../workspace/paths.js';
+import { unconfined } from '../workspace/isolation.js';
+import { scratchPath, workRoot, worktreesDir } from '../workspace/paths.js';
+import { describeSweep, sweepTree } from '../workspace/sweep.js';
 import {
   commitExecution,
   type ExecutionTree,
   prepareWorktree,
   StaleBaseError,
+  TreeRefusedError,
 } from '../workspace/worktree.js';
 import { effectiveMode } from './breaker.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
@@ -219,6 +230,8 @@ export class ExecutePhase implements Phase {
           err instanceof StaleBaseError ? `stale: ${err.message}` : `worktree: ${(err as Error).message}`,
       };
     }
+    // A root daemon's commands run as another uid (sandbox.ts): the worktree is made theirs.
+    if ((await deps.sandbox.status()).state === 'bwrap') await deps.sandbox.handOver(tree.top);
     const workspace = await Workspace.open(tree.root);
     // The worktree's `.git` file lies above a subdirectory session's root: mounted read-only so that git
     // commands still find the repository from there.
@@ -306,11 +319,13 @@ export class ExecutePhase implements Phase {
       let changed: string[];
       const tree = this.place.tree;
       if (tree && this.plan.workspaceCommit) {
-        const result = await commitExecution(tree, this.plan.workspaceCommit, {
-          id: this.plan.id,
-          sha256: this.plan.sha256,
-          title: planTitle(this.plan.markdown),
-        });
+        const result = await commitExecution(
+          tree,
+          this.plan.workspaceCommit,
+          { id: this.plan.id, sha256: this.plan.sha256, title: planTitle(this.plan.markdown) },
+          this.sandbox.state === 'bwrap' ? this.deps.sandbox : unconfined,
+          scratchPath(workRoot(this.deps.config), this.plan.id),
+        );
         ({ commit, diffStat } = result);
         changed = result.changedFiles;
       } else {
@@ -329,7 +344,10 @@ export class ExecutePhase implements Phase {
     } catch (err) {
       // The database is down: nothing is decided about the plan; the run is taken over and starts over.
       if (err instanceof StoreUnavailableError) throw err;
-      const reason = `recording the result failed: ${(err as Error).message}`;
+      const reason =
+        err instanceof TreeRefusedError
+          ? `${TREE_REFUSED}: ${err.message}`
+          : `recording the result failed: ${(err as Error).message}`;
       await lifecycle.failExecution(this.plan.id, reason);
       return { status: 'failed', error: reason };
     }
@@ -426,10 +444,29 @@ export class ExecutePhase implements Phase {
   }
 
   private async perform(use: ToolUse): Promise<ToolResult & { changedPath?: string }> {
-    const { config, store, logger } = this.deps;
+    const { config, logger } = this.deps;
     const limits = { maxWriteBytes: config.execute.max_write_bytes };
-    if (use.name === 'Write') return runWrite(this.workspace, use.input, limits);
-    if (use.name === 'Edit') return runEdit(this.workspace, use.input, limits);
+    if (use.name === 'Write' || use.name === 'Edit') {
+      const r = await (use.name === 'Write' ? runWrite : runEdit)(this.workspace, use.input, limits);
+      if (r.changedPath && this.sandbox.state === 'bwrap') {
+        await this.deps.sandbox.handOverFile(this.workspace.root, join(this.workspace.root, r.changedPath));
+      }
+      return r;
+    }
+    const result = await this.command(use);
+    // Before the host reads the tree again: no set-ID bit, FIFO, socket or device node stays in it.
+    const notes: string[] = [];
+    for (const dir of this.place.confinement.writable) {
+      const note = describeSweep(await sweepTree(dir));
+      if (note) notes.push(note);
+    }
+    if (notes.length === 0) return result;
+    logger.warn({ run_id: this.run.id, sweep: notes }, 'a command left set-ID bits or special files');
+    return { ...result, content: `${result.content}\n\n${notes.join('\n')}` };
+  }
+
+  private command(use: ToolUse): Promise<ToolResult> {
+    const { config, store, logger } = this.deps;
     const confined = this.sandbox.state === 'bwrap';
     const { confinement } = this.place;
     return runBash(

@@ -1,12 +1,29 @@
-import { spawn } from 'node:child_process';
-import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { lchown, lstat, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import {
+  type IsolatedOutcome,
+  type IsolatedRun,
+  type Isolation,
+  runCollect,
+} from '../workspace/isolation.js';
 
 // The sandbox every Bash command of the execute phase runs in, built on bubblewrap (`bwrap`, the Debian
 // package `bubblewrap`; Claude Code's Linux sandbox is built on it too). What the command sees (bwrap(1)):
 //   - its own PID, IPC, UTS and cgroup namespaces and a /proc of its own: the daemon, its environment
-//     (/proc/<pid>/environ) and every other process are invisible;
+//     (/proc/<pid>/environ) and every other process are invisible; /proc/sys, /proc/sysrq-trigger, /proc/irq
+//     and /proc/bus are read-only (a writable /proc/sys/kernel/core_pattern is a way to the host's root);
 //   - no network namespace of the host unless the plan allows the network (`network: true`): only a
 //     loopback of its own;
 //   - the system read-only: /usr and the /bin, /sbin, /lib* links or directories, a short list of files
@@ -14,9 +31,17 @@ import { isAbsolute, join, resolve, sep } from 'node:path';
 //     operator's `execute.sandbox_read_only_paths`; the rest of the host (home directories, /root, /var,
 //     /run and its sockets, the daemon's data directory and config file, other workspaces) is absent;
 //   - the execution's directory read-write (the worktree, or the session's subdirectory of it), the
-//     repository's git directory read-only, a private /tmp (also HOME) and /var/tmp;
-//   - no capabilities (`--cap-drop ALL`, which matters when the daemon runs as root), no new privileges,
-//     a session of its own (no terminal to inject into), and death with the daemon (`--die-with-parent`).
+//     repository's git directory read-only, a private /tmp (also HOME, size-limited) and /var/tmp;
+//   - never the host's root. A daemon that is not root starts bwrap unprivileged: bwrap makes a user
+//     namespace whose only uid is the daemon's, with no capability outside it. A daemon that runs as root
+//     cannot get that from bwrap (a user namespace made by root maps the command to host uid 0, which still
+//     owns /proc/sys and every root-only file): bwrap, as root, makes the namespaces and mounts, keeping only
+//     CAP_SETUID, CAP_SETGID and CAP_SETPCAP, and setpriv(1) then becomes `execute.sandbox_user` (65534,
+//     "nobody", by default) with no capability, an empty bounding set and no_new_privs before bash starts.
+//     Files the command makes are that uid's; its writable directories are handed to it (`handOver`).
+//   - no capabilities (`--cap-drop ALL`), no new privileges, a session of its own (no terminal to inject
+//     into), death with the daemon (`--die-with-parent`), and per-command limits (prlimit(1): data memory,
+//     processes, CPU seconds, the size of one file; the /tmp size).
 // The command is also spawned with only the environment drydock builds (`safeEnv`): bwrap's own
 // environment, visible as /proc/1/environ inside, holds nothing of the daemon's.
 
@@ -74,14 +99,57 @@ const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 /** HOME inside the sandbox: on its private /tmp. */
 export const SANDBOX_HOME = '/tmp/home';
 
+/** git's safe.directory set to any directory, as protected (command-line) configuration (git-config(1)). */
+const SAFE_DIRECTORY = [
+  ['GIT_CONFIG_COUNT', '1'],
+  ['GIT_CONFIG_KEY_0', 'safe.directory'],
+  ['GIT_CONFIG_VALUE_0', '*'],
+].flatMap(([name, value]) => ['--setenv', name!, value!]);
+
+/** Parts of /proc that change the host rather than the namespace: mounted read-only over the sandbox's /proc. */
+const PROC_READ_ONLY = ['/proc/sys', '/proc/sysrq-trigger', '/proc/irq', '/proc/bus'];
+
+/** Who commands run as when the daemon is root (`execute.sandbox_user`). */
+export interface SandboxUser {
+  uid: number;
+  gid: number;
+}
+
+/** Per-command limits (`execute.limits`); each is applied with prlimit(1), the /tmp size by bwrap. */
+export interface CommandLimits {
+  /** RLIMIT_DATA: the command's data (heap and private writable memory), per process. */
+  memoryBytes: number;
+  /** RLIMIT_NPROC: processes (and threads) of the command's uid. */
+  processes: number;
+  /** RLIMIT_CPU: CPU seconds, per process. */
+  cpuSeconds: number;
+  /** RLIMIT_FSIZE: the largest file a process may write. */
+  fileBytes: number;
+  /** The size of the private /tmp (a tmpfs). */
+  tmpBytes: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<CommandLimits> = Object.freeze({
+  memoryBytes: 4 * 1024 ** 3,
+  processes: 1024,
+  cpuSeconds: 600,
+  fileBytes: 1024 ** 3,
+  tmpBytes: 1024 ** 3,
+});
+
 export interface SandboxOptions {
   setting: SandboxSetting;
-  /** The bubblewrap program (default `bwrap`, found on PATH). */
+  /** The bubblewrap program (default: `bwrap` found on the daemon's PATH when the sandbox is made). */
   bwrap?: string;
   /** More host paths to mount read-only (toolchains installed outside /usr). */
   readOnlyPaths?: readonly string[];
   /** Paths never visible inside, even when they lie under a mounted one (the data directory, the config). */
   hidden?: readonly string[];
+  /** Who commands run as when the daemon is root (default 65534:65534). */
+  user?: SandboxUser;
+  /** The daemon's uid (default `process.getuid()`): 0 makes commands run as `user`. */
+  daemonUid?: number;
+  limits?: Partial<CommandLimits>;
 }
 
 function within(parent: string, p: string): boolean {
@@ -96,8 +164,27 @@ function realOrResolved(p: string): string {
   }
 }
 
-export class Sandbox {
+/** The program's absolute path on PATH (the daemon's, read once): probe and commands run the same one. */
+function onPath(program: string): string {
+  if (isAbsolute(program)) return program;
+  for (const dir of (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin').split(':')) {
+    if (!isAbsolute(dir)) continue;
+    const candidate = join(dir, program);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return program; // spawning it fails with ENOENT: the probe reports that
+}
+
+export class Sandbox implements Isolation {
   readonly setting: SandboxSetting;
+  /** Who commands run as on the host when the daemon is root; null when they keep the daemon's uid. */
+  readonly runAs: SandboxUser | null;
+  readonly limits: Readonly<CommandLimits>;
   readonly #bwrap: string;
   readonly #system: string[];
   /** The operator's read-only paths: mounted after the private /tmp, so that one under /tmp stays visible. */
@@ -108,7 +195,10 @@ export class Sandbox {
 
   constructor(opts: SandboxOptions) {
     this.setting = opts.setting;
-    this.#bwrap = opts.bwrap ?? 'bwrap';
+    this.#bwrap = onPath(opts.bwrap ?? 'bwrap');
+    const daemonUid = opts.daemonUid ?? process.getuid?.() ?? -1;
+    this.runAs = daemonUid === 0 ? (opts.user ?? { uid: 65534, gid: 65534 }) : null;
+    this.limits = Object.freeze(withinHardLimits({ ...DEFAULT_LIMITS, ...opts.limits }));
     this.#system = [];
     this.#extra = [];
     this.#mounted = [];
@@ -149,9 +239,15 @@ export class Sandbox {
     }
     const scratch = mkdtempSync(join(tmpdir(), 'drydock-sandbox-probe-'));
     try {
-      const argv = this.wrap({ cwd: scratch, writable: [scratch], readOnly: [], network: false }, 'exit 0');
+      await this.handOver(scratch);
+      // The probe writes, as the command's uid, where commands write: a sandbox whose uid cannot write
+      // the worktree would fail every command.
+      const argv = this.wrap(
+        { cwd: scratch, writable: [scratch], readOnly: [], network: false },
+        'echo ok > probe && test "$(id -u)" != 0',
+      );
       const outcome = await runOnce(argv, 10_000);
-      if (outcome.ok) return { state: 'bwrap', detail: 'commands run in a bubblewrap sandbox' };
+      if (outcome.ok) return { state: 'bwrap', detail: this.#detail() };
       return {
         state: 'unavailable',
         detail: `the bubblewrap sandbox does not work here (${outcome.why}); Bash refuses to run until it does, or until execute.sandbox is set to off`,
@@ -161,8 +257,20 @@ export class Sandbox {
     }
   }
 
+  #detail(): string {
+    if (!this.runAs) return 'commands run in a bubblewrap sandbox';
+    return `commands run in a bubblewrap sandbox as uid ${this.runAs.uid} (the daemon runs as root: run it as an unprivileged user instead)`;
+  }
+
   /** The argv that runs `command` with /bin/bash inside the sandbox. */
   wrap(c: Confinement, command: string): string[] {
+    return this.wrapArgv(c, ['/bin/bash', '-c', command]);
+  }
+
+  /** The argv that runs `argv` (an absolute program and its arguments) inside the sandbox. */
+  wrapArgv(c: Confinement, argv: readonly string[], env: Readonly<Record<string, string>> = {}): string[] {
+    const tmp = this.runAs ? ['--perms', '1777'] : [];
+    const home = this.runAs ? ['--perms', '0777'] : [];
     const args = [
       this.#bwrap,
       '--die-with-parent',
@@ -174,15 +282,24 @@ export class Sandbox {
       ...(c.network ? [] : ['--unshare-net']),
       '--cap-drop',
       'ALL',
+      // Root only: kept for setpriv, which drops them (and the bounding set) before the command starts.
+      ...(this.runAs
+        ? ['--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_SETPCAP']
+        : []),
       '--hostname',
       'drydock',
       ...this.#system,
       '--proc',
       '/proc',
+      ...PROC_READ_ONLY.flatMap((p) => ['--ro-bind-try', p, p]),
       '--dev',
       '/dev',
+      ...tmp,
+      '--size',
+      String(this.limits.tmpBytes),
       '--tmpfs',
       '/tmp',
+      ...home,
       '--dir',
       SANDBOX_HOME,
       '--dir',
@@ -205,10 +322,146 @@ export class Sandbox {
       for (const p of readOnly) if (within(h, p)) args.push('--ro-bind', p, p);
       for (const p of writable) if (within(h, p)) args.push('--bind', p, p);
     }
-    args.push('--chdir', resolve(c.cwd), '--setenv', 'HOME', SANDBOX_HOME, '--setenv', 'TMPDIR', '/tmp');
-    args.push('--', '/bin/bash', '-c', command);
+    if (this.runAs) args.push(...openParents(args));
+    // bwrap enters the directory after dropping its capabilities; as root it may not enter a directory
+    // handed to the command's uid (0700), so the command enters it itself, once it is that uid.
+    const cwd = resolve(c.cwd);
+    const enter = this.runAs ? ['/usr/bin/env', `--chdir=${cwd}`, '--'] : [];
+    args.push(
+      '--chdir',
+      this.runAs ? '/' : cwd,
+      '--setenv',
+      'HOME',
+      SANDBOX_HOME,
+      '--setenv',
+      'TMPDIR',
+      '/tmp',
+    );
+    // git refuses a repository another uid owns ("dubious ownership"): the repository's git directory is the
+    // daemon's, the command's worktree is its own. Inside, nothing is to be protected by that check.
+    if (this.runAs) args.push(...SAFE_DIRECTORY);
+    for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
+    args.push('--', ...this.#limited(), ...this.#dropRoot(), ...enter, ...argv);
     return args;
   }
+
+  /** prlimit(1) before the command: soft and hard limits, which the command cannot raise. */
+  #limited(): string[] {
+    const l = this.limits;
+    return [
+      '/usr/bin/prlimit',
+      `--data=${l.memoryBytes}`,
+      `--nproc=${l.processes}`,
+      `--cpu=${l.cpuSeconds}`,
+      `--fsize=${l.fileBytes}`,
+      '--',
+    ];
+  }
+
+  /** setpriv(1): a root daemon's command becomes `runAs` with no capability at all, for good. */
+  #dropRoot(): string[] {
+    if (!this.runAs) return [];
+    return [
+      '/usr/bin/setpriv',
+      `--reuid=${this.runAs.uid}`,
+      `--regid=${this.runAs.gid}`,
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      '--',
+    ];
+  }
+
+  /**
+   * Makes `path` (a directory drydock made for an execution, and everything in it) the command uid's, so
+   * that a root daemon's commands can write there. Symbolic links are changed, never followed.
+   */
+  async handOver(path: string): Promise<void> {
+    if (!this.runAs || this.setting === 'off') return;
+    const { uid, gid } = this.runAs;
+    const walk = async (p: string): Promise<void> => {
+      await lchown(p, uid, gid);
+      const s = await lstat(p);
+      if (!s.isDirectory()) return;
+      for (const name of await readdir(p)) await walk(join(p, name));
+    };
+    await walk(path);
+  }
+
+  /**
+   * Runs `argv` in the sandbox for drydock itself (git over an execution's tree): no network, `opts.env` is
+   * the whole environment inside (with HOME and TMPDIR), stdin is `opts.input`.
+   */
+  run(argv: readonly string[], opts: IsolatedRun): Promise<IsolatedOutcome> {
+    const c: Confinement = {
+      cwd: opts.cwd,
+      writable: opts.writable,
+      readOnly: opts.readOnly,
+      network: false,
+    };
+    return runCollect(this.wrapArgv(c, argv, opts.env), { PATH: opts.env.PATH ?? '/usr/bin:/bin' }, opts);
+  }
+
+  /**
+   * Makes a file Write or Edit made in a handed-over tree (and the directories on the way to it below
+   * `root`) the command uid's again: the daemon, as root, made them its own.
+   */
+  async handOverFile(root: string, file: string): Promise<void> {
+    if (!this.runAs || this.setting === 'off') return;
+    const { uid, gid } = this.runAs;
+    const top = resolve(root);
+    for (let p = resolve(file); within(top, p) && p !== top; p = dirname(p)) await lchown(p, uid, gid);
+  }
+}
+
+/**
+ * `--chmod 0755` for each directory bwrap made on the way to a mount point. bwrap makes them 0700, owned by
+ * the user it runs as: under a user namespace that is the command's uid, but a root daemon's command is
+ * another uid and could not pass them. Directories that are part of a bound host path are left alone.
+ */
+function openParents(args: readonly string[]): string[] {
+  const bound: string[] = [];
+  const tmpfs = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    if (/^--(ro-)?bind(-try)?$/.test(args[i]!)) bound.push(args[i + 2]!);
+    if (args[i] === '--tmpfs') tmpfs.add(args[i + 1]!);
+  }
+  const made = new Set<string>();
+  for (const dest of bound) {
+    for (let dir = dirname(dest); dir !== '/' && dir !== '.'; dir = dirname(dir)) {
+      if (!tmpfs.has(dir) && !bound.some((b) => within(b, dir))) made.add(dir);
+    }
+  }
+  return [...made].sort().flatMap((dir) => ['--chmod', '0755', dir]);
+}
+
+/** Names in /proc/self/limits of the limits prlimit sets. */
+const LIMIT_NAMES: Record<Exclude<keyof CommandLimits, 'tmpBytes'>, string> = {
+  memoryBytes: 'Max data size',
+  processes: 'Max processes',
+  cpuSeconds: 'Max cpu time',
+  fileBytes: 'Max file size',
+};
+
+/**
+ * Each limit no higher than the daemon's own hard limit: prlimit cannot raise a hard limit without
+ * CAP_SYS_RESOURCE, and a limit it cannot set fails every command.
+ */
+function withinHardLimits(wanted: CommandLimits): CommandLimits {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return wanted;
+  }
+  const out = { ...wanted };
+  for (const [key, name] of Object.entries(LIMIT_NAMES) as [keyof typeof LIMIT_NAMES, string][]) {
+    const line = text.split('\n').find((l) => l.startsWith(name));
+    const hard = line?.slice(name.length).trim().split(/\s+/)[1];
+    if (hard !== undefined && /^\d+$/.test(hard)) out[key] = Math.min(out[key], Number(hard));
+  }
+  return out;
 }
 
 function isDirectory(p: string): boolean {
@@ -221,22 +474,11 @@ function isDirectory(p: string): boolean {
 
 /** Runs argv with an empty environment; ok when it exits 0 within the time. */
 function runOnce(argv: string[], timeoutMs: number): Promise<{ ok: true } | { ok: false; why: string }> {
-  return new Promise((done) => {
-    let stderr = '';
-    const child = spawn(argv[0]!, argv.slice(1), {
-      env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-      timeout: timeoutMs,
-    });
-    child.stderr?.on('data', (b: Buffer) => {
-      if (stderr.length < 2_000) stderr += b.toString('utf8');
-    });
-    child.on('error', (err) =>
-      done({ ok: false, why: `${argv[0]}: ${(err as NodeJS.ErrnoException).code ?? err.message}` }),
-    );
-    child.on('exit', (code, signal) => {
-      if (code === 0) done({ ok: true });
-      else done({ ok: false, why: stderr.trim().split('\n')[0] || `exit ${code ?? signal}` });
-    });
-  });
+  return runCollect(argv, { PATH: '/usr/local/bin:/usr/bin:/bin' }, { timeoutMs, maxStdout: 4_096 }).then(
+    (o) =>
+      o.code === 0
+        ? { ok: true as const }
+        : { ok: false as const, why: o.stderr.trim().split('\n')[0] || `exit ${o.code ?? o.signal}` },
+    (err: NodeJS.ErrnoException) => ({ ok: false as const, why: `${argv[0]}: ${err.code ?? err.message}` }),
+  );
 }

@@ -125,6 +125,12 @@ export const isFinishedRunStatus = (s: string): boolean =>
 export const SUCCEEDED_RUN_STATUSES = ['planned', 'completed'] as const satisfies readonly RunStatus[];
 export const isSucceededRunStatus = (s: string): boolean =>
   (SUCCEEDED_RUN_STATUSES as readonly string[]).includes(s);
+/**
+ * How the error of an execution refused for what its own tree holds begins (a nested repository or a
+ * `.gitmodules` that makes git fail, objects git's fsck refuses): the tree's author made it fail, so the
+ * circuit breaker, which protects other sessions from executions that fail on their own, does not count it.
+ */
+export const TREE_REFUSED = 'tree refused';
 /** Ends that are failures: neither what was meant nor canceled by a person (the breaker counts these). */
 export const isFailedRunStatus = (s: string): boolean =>
   isFinishedRunStatus(s) && !isSucceededRunStatus(s) && s !== 'canceled';

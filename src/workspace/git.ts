@@ -4,6 +4,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { runCollect } from './isolation.js';
 import { lockRepository } from './repo-lock.js';
 
 const exec = promisify(execFile);
@@ -27,7 +28,7 @@ const exec = promisify(execFile);
 // configured clone): clean/smudge filters defined there still apply to paths its `.gitattributes` select.
 
 /** `-c` overrides on every command: nothing configurable runs a program. */
-const HARDENING = [
+export const HARDENING = [
   'core.fsmonitor=false',
   'core.hooksPath=/dev/null',
   'core.sshCommand=ssh',
@@ -66,13 +67,22 @@ export interface GitOptions {
   credentials?: GitCredentials;
   /** Ends the command (git is killed) when aborted. */
   signal?: AbortSignal;
+  /** `dir` is a git directory (a repository's common one) used without any work tree. */
+  bare?: boolean;
+  /** Standard input (a pack for index-pack); the command is then not aborted by `signal`. */
+  input?: Buffer | string;
 }
 
-/** git with a fixed identity, no user or system configuration, nothing executable configured, no prompts. */
-export async function git(dir: string, args: string[], opts: GitOptions = {}): Promise<string> {
-  const home = emptyHome();
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
+/**
+ * The environment of every git drydock runs: a fixed identity, no user or system configuration, no prompts.
+ * `home` stands in for HOME and XDG_CONFIG_HOME (an empty directory).
+ */
+export function gitEnvironment(
+  home: string,
+  path = process.env.PATH ?? '/usr/bin:/bin',
+): Record<string, string> {
+  return {
+    PATH: path,
     HOME: home,
     XDG_CONFIG_HOME: home,
     GIT_CONFIG_GLOBAL: '/dev/null',
@@ -86,7 +96,15 @@ export async function git(dir: string, args: string[], opts: GitOptions = {}): P
     GIT_COMMITTER_NAME: 'drydock',
     GIT_COMMITTER_EMAIL: 'drydock@localhost',
   };
-  if (opts.gitDir) {
+}
+
+/** git with a fixed identity, no user or system configuration, nothing executable configured, no prompts. */
+export async function git(dir: string, args: string[], opts: GitOptions = {}): Promise<string> {
+  const env = gitEnvironment(emptyHome());
+  if (opts.bare) {
+    // A git directory alone: no work tree, so no file of one is read (attributes, submodules, the index's).
+    env.GIT_DIR = resolve(dir);
+  } else if (opts.gitDir) {
     env.GIT_DIR = opts.gitDir;
     env.GIT_WORK_TREE = resolve(dir);
   }
@@ -100,6 +118,16 @@ export async function git(dir: string, args: string[], opts: GitOptions = {}): P
   const command = PATCH_COMMANDS.has(args[0] ?? '')
     ? [args[0]!, '--no-ext-diff', '--no-textconv', ...args.slice(1)]
     : args;
+  if (opts.input) {
+    const out = await runCollect(['git', '-C', dir, ...HARDENING, ...command], env, {
+      input: opts.input,
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      maxStdout: 16 * 1024 * 1024,
+    });
+    if (out.code !== 0)
+      throw new Error(`git ${command[0]} failed:\n${out.stderr.trim() || `exit ${out.code ?? out.signal}`}`);
+    return out.stdout.toString('utf8');
+  }
   const { stdout } = await exec('git', ['-C', dir, ...HARDENING, ...command], {
     timeout: opts.timeoutMs ?? 60_000,
     maxBuffer: 16 * 1024 * 1024,

@@ -17,3 +17,9 @@ export const worktreePath = (root: string, planId: string): string => join(workt
 export const checkoutsDir = (root: string): string => join(root, 'checkouts');
 
 export const checkoutPath = (root: string, runId: string): string => join(checkoutsDir(root), runId);
+
+/**
+ * `<work root>/scratch/<plan id>`: the index and objects git writes, in the sandbox, while it commits an
+ * execution's tree (see `commitExecution`); made and removed around that.
+ */
+export const scratchPath = (root: string, planId: string): string => join(root, 'scratch', planId);

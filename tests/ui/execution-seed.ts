@@ -6,6 +6,7 @@ import { planTitle } from '../../src/domain/plan-title.js';
 import type { ExecuteMode, Plan, Run, Session } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import type { Store } from '../../src/store/store.js';
+import { unconfined } from '../../src/workspace/isolation.js';
 import { commitExecution, prepareWorktree } from '../../src/workspace/worktree.js';
 import { makeRepo } from '../support/git-repo.js';
 import { sha256 } from './helpers.js';
@@ -115,11 +116,13 @@ export async function seedExecution(
     }
   }
   if ((o.status ?? 'completed') === 'completed') {
-    const result = await commitExecution(tree, base, {
-      id: plan.id,
-      sha256: plan.sha256,
-      title: planTitle(markdown),
-    });
+    const result = await commitExecution(
+      tree,
+      base,
+      { id: plan.id, sha256: plan.sha256, title: planTitle(markdown) },
+      unconfined,
+      join(h.config.data_dir, 'scratch', plan.id),
+    );
     await h.store.updateRun(run.id, {
       resultCommit: result.commit,
       diffStat: result.diffStat,

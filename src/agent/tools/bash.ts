@@ -271,7 +271,7 @@ function result(output: OutputBuffer, o: Outcome): BashResult {
   } else if (o.stopping === 'abort') {
     status = 'killed: aborted';
   } else if (o.exitCode !== null) {
-    status = `exit code ${o.exitCode}`;
+    status = `exit code ${o.exitCode}${LIMIT_HIT[o.exitCode] ?? ''}`;
   } else {
     status = `killed by signal ${o.exitSignal ?? 'unknown'}`;
   }
@@ -281,6 +281,16 @@ function result(output: OutputBuffer, o: Outcome): BashResult {
   const base: BashResult = { content: parts.join('\n\n'), isError, exitCode: o.exitCode, timedOut };
   return output.omitted > 0 ? { ...base, truncated: true } : base;
 }
+
+/**
+ * What an exit status of 128 + a limit's signal means (a shell reports a child killed by signal N so): the
+ * sandbox sets the limits (execute.limits, sandbox.ts), and the model is told which one it hit.
+ */
+const LIMIT_HIT: Record<number, string> = {
+  [128 + 24]: ' (SIGXCPU: a process passed its CPU-time limit, execute.limits.cpu_seconds)',
+  [128 + 25]: ' (SIGXFSZ: a process wrote a file past its size limit, execute.limits.file_bytes)',
+  [128 + 9]: ' (SIGKILL: a process was killed, for instance past its CPU-time limit)',
+};
 
 /** Characters set aside for the omission marker. */
 const MARKER_RESERVE = 64;

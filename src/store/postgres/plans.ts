@@ -1,4 +1,12 @@
-import type { Decision, Page, Plan, PlanStatus, Run, RunStatus } from '../../domain/types.js';
+import {
+  type Decision,
+  type Page,
+  type Plan,
+  type PlanStatus,
+  type Run,
+  type RunStatus,
+  TREE_REFUSED,
+} from '../../domain/types.js';
 import { page } from '../paging.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
 import { type DecisionEffect, NotFoundError, type PlanFilter, type PlanStore } from '../store.js';
@@ -175,6 +183,7 @@ export class PgPlans implements PlanStore {
   async recentExecutions(since: number, limit: number): Promise<RunStatus[]> {
     const rows = await this.db.rows<{ status: RunStatus }>(
       `SELECT status FROM runs WHERE phase = 'execute' AND finished_at IS NOT NULL AND finished_at >= $1
+       AND (error IS NULL OR error NOT LIKE '${TREE_REFUSED}:%')
        ORDER BY finished_at DESC LIMIT $2`,
       [since, limit],
     );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Decision, DecisionKind, Plan } from '../../../src/domain/types.js';
+import { type Decision, type DecisionKind, type Plan, TREE_REFUSED } from '../../../src/domain/types.js';
 import {
   ConflictError,
   type DecisionEffect,
@@ -482,6 +482,26 @@ export function planContract(factory: StoreFactory): void {
         expect(await ctx.store.recentExecutions(T0, 10)).toEqual(['canceled', 'failed', 'completed']);
         expect(await ctx.store.recentExecutions(T0, 2)).toEqual(['canceled', 'failed']);
         expect(await ctx.store.recentExecutions(T0 + 3, 10)).toEqual(['canceled']);
+      });
+
+      it("leaves out executions refused for what their own tree holds (the breaker protects others' runs)", async () => {
+        const failed = async (id: string, error: string, at: number) => {
+          await givenRun(ctx.store, id, { phase: 'execute' });
+          await ctx.store.transitionRun(id, ['queued'], 'failed', { finishedAt: at, error });
+        };
+        await failed(
+          'run_hostile',
+          `${TREE_REFUSED}: git add over the execution's tree failed: fatal: x`,
+          T0 + 1,
+        );
+        await failed(
+          'run_hostile2',
+          `${TREE_REFUSED}: the objects the execution made were refused: y`,
+          T0 + 2,
+        );
+        await failed('run_broken', 'recording the result failed: disk full', T0 + 3);
+        await failed('run_named', 'a tree refused by nobody: not the prefix', T0 + 4);
+        expect(await ctx.store.recentExecutions(T0, 10)).toEqual(['failed', 'failed']);
       });
     });
   });
