@@ -6,7 +6,7 @@ import { systemClock } from './clock.js';
 import { redactedConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import type { PlanDecisions } from './plans/decisions.js';
-import { listenError, openStoreChecked } from './preflight.js';
+import { checkWorkspaces, listenError, openStoreChecked } from './preflight.js';
 import type { RunEvents } from './runs/events.js';
 import type { RunQueue } from './runs/queue.js';
 import type { RunService } from './runs/service.js';
@@ -84,6 +84,9 @@ async function assemble(
     publicUrl: config.server.public_url ?? url,
     closeIngress: () => closeServer(server),
   });
+  // Before start() makes anything (the admin token): checked against the very list the sandbox and the
+  // file tools were given.
+  await checkWorkspaces(store, config, services.hidden);
   const app = createApp(appDeps(services));
   const { recovered, failedPlans, admin } = await services.start();
   serveApp(app.fetch);

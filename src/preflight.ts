@@ -2,7 +2,13 @@ import { accessSync, constants, existsSync, mkdirSync, rmSync, statSync, writeFi
 import { dirname, join } from 'node:path';
 import type { Config } from './config/schema.js';
 import { databaseFile, type OpenedStore, openStore, storeLocation } from './store/open.js';
-import { SchemaTooNewError, StoreUnavailableError } from './store/store.js';
+import {
+  SchemaTooNewError,
+  type SessionStore,
+  StoreUnavailableError,
+  type TriggerStore,
+} from './store/store.js';
+import { type HiddenPaths, isWithin, realPathOf } from './workspace/hidden.js';
 
 // What stops a start, said in one line with its fix. The checks run before drydock creates anything (the
 // database, the admin token), so a start that fails leaves nothing behind for the next one to trip over.
@@ -212,4 +218,75 @@ function storeError(err: unknown, file: string): StartError {
     );
   }
   return new StartError(`database ${file} cannot be opened (${(err as Error).message}): ${fix}`);
+}
+
+/** A workspace the model works in, as a start-up error names it. */
+interface ModelWorkspace {
+  path: string;
+  /** "the workspace of open session ses_…" */
+  whose: string;
+  /** "the model of that session" */
+  model: string;
+  /** What else to do once the hidden path is out of it. */
+  afterwards: string;
+}
+
+/**
+ * Refuses a start whose own files (the hidden paths, src/workspace/hidden.ts) lie in a workspace the model
+ * works in: an open session's, a trigger's, a configured GitHub clone's. The API refuses such a workspace when
+ * it is named (workspace/dir.ts); this catches one named before that check, or a data directory moved since.
+ * Runs after the store is open and before anything is made (the admin token), like the checks above.
+ */
+export async function checkWorkspaces(
+  store: SessionStore & TriggerStore,
+  config: Config,
+  hidden: HiddenPaths,
+): Promise<void> {
+  const own = hidden.real();
+  for await (const ws of modelWorkspaces(store, config)) {
+    const real = realPathOf(ws.path);
+    const h = own.find((entry) => isWithin(real, entry.real));
+    if (h === undefined) continue;
+    const fix = h.fix ? `${h.fix(ws.path)} (${ws.afterwards})` : ws.afterwards;
+    throw new StartError(
+      `${h.name} ${h.path} lies inside ${ws.path}, ${ws.whose}: ${ws.model} could read and change it; ${fix}`,
+    );
+  }
+}
+
+/** Every workspace the model may work in: open sessions (page by page), triggers', GitHub clones. */
+async function* modelWorkspaces(
+  store: SessionStore & TriggerStore,
+  config: Config,
+): AsyncGenerator<ModelWorkspace> {
+  let cursor: string | undefined;
+  do {
+    const page = await store.listSessions({ status: 'open', limit: 500, cursor });
+    for (const s of page.items) {
+      yield {
+        path: s.workspace,
+        whose: `the workspace of open session ${s.id}`,
+        model: 'the model of that session',
+        afterwards: 'then close the session if it is not wanted',
+      };
+    }
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  for (const t of await store.listTriggers({})) {
+    if (t.workspace === null) continue;
+    yield {
+      path: t.workspace,
+      whose: `the workspace of trigger ${t.id} (${t.name})`,
+      model: "the model of the trigger's runs",
+      afterwards: "then change the trigger's workspace if it should stay there",
+    };
+  }
+  for (const [name, repo] of Object.entries(config.github.repositories)) {
+    yield {
+      path: repo.path,
+      whose: `the clone of github.repositories.${name}`,
+      model: "the model of its pull requests' runs",
+      afterwards: `or map ${name} to a clone elsewhere`,
+    };
+  }
 }

@@ -37,6 +37,7 @@ export function appDeps(services: Services): AppDeps {
     sessions,
     jobs,
     triggerAdmin,
+    hidden: services.hidden,
     metrics,
     ...(services.sandbox ? { sandbox: services.sandbox } : {}),
     modelConfigured: services.modelConfigured,

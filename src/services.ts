@@ -1,7 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { Egress } from './agent/egress.js';
 import { killLeftoverGroup } from './agent/processes.js';
 import { AgentExecutor } from './agent/runner.js';
-import { Sandbox, type SandboxStatus } from './agent/sandbox.js';
+import { type CommandLimits, Sandbox, type SandboxStatus } from './agent/sandbox.js';
 import { DEFAULT_TOOL_LIMITS } from './agent/tools/limits.js';
 import { type AdminBootstrap, ensureAdminToken } from './auth/bootstrap.js';
 import { type Clock, systemClock } from './clock.js';
@@ -28,6 +29,7 @@ import { TriggerAdmin } from './triggers/admin.js';
 import { GithubApi } from './triggers/github-api.js';
 import { GithubReporter } from './triggers/report.js';
 import { type PullRequestLookup, TriggerService } from './triggers/service.js';
+import { type HiddenPaths, hiddenPaths } from './workspace/hidden.js';
 import { workRoot } from './workspace/paths.js';
 import { collectGarbage } from './workspace/retention.js';
 
@@ -54,7 +56,7 @@ export interface ServiceOptions {
   model?: Anthropic;
   /** Reads a pull request for `/drydock plan` comments (the GitHub client provides one when configured). */
   lookupPullRequest?: PullRequestLookup;
-  /** The configuration file read, if any: never visible to sandboxed commands. */
+  /** The configuration file read, if any: hidden from the model like the data directory (see `hidden`). */
   configFile?: string;
   /**
    * Replaces the sandbox built from config.execute (tests of a machine without a working one). `null`: none
@@ -96,6 +98,11 @@ export interface Services {
   store: Store;
   /** How the execute phase's commands run; undefined when no sandbox was probed (`sandbox: null`). */
   sandbox: SandboxStatus | undefined;
+  /**
+   * The one list of what nothing the model drives may see (src/workspace/hidden.ts): the sandbox, the file
+   * tools, and the checks of workspaces named by sessions, triggers and the start all use this object.
+   */
+  hidden: HiddenPaths;
   /** Whether the Messages API client has a key. */
   modelConfigured: boolean;
   /** This daemon's name among the replicas on its database (its claims on runs carry it). */
@@ -129,7 +136,9 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   const { config, logger, store } = opts;
   const clock = opts.clock ?? systemClock;
 
-  // --- The agent's parts: sandbox, model client, executor.
+  // --- The agent's parts: what it never sees, sandbox, model client, executor. One list of hidden paths for
+  // commands and file tools alike: built here once, so that the two can never disagree.
+  const hidden = hiddenPaths(config, opts.configFile);
   const sandbox =
     opts.sandbox === null
       ? null
@@ -137,11 +146,9 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
         new Sandbox({
           setting: config.execute.sandbox,
           readOnlyPaths: config.execute.sandbox_read_only_paths,
-          hidden: [
-            config.data_dir,
-            ...(config.work_dir ? [config.work_dir] : []),
-            ...(opts.configFile ? [opts.configFile] : []),
-          ],
+          hidden: hidden.paths,
+          user: sandboxUser(config.execute.sandbox_user),
+          limits: commandLimits(config.execute.limits),
         }));
   const sandboxStatus = sandbox ? await sandbox.status() : undefined;
   const events = opts.events ?? new RunEvents(store, clock);
@@ -149,7 +156,10 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
   // The one writer of plan status (src/plans/lifecycle.ts); PlanExecutions settles plans of ended runs.
   const lifecycle = new PlanLifecycle({ store, clock, logger });
-  const executor = opts.executor ?? agentExecutor(opts, { clock, events, sandbox, lifecycle });
+  // The egress proxy of executions whose plan allows host names (src/agent/egress.ts); closed by stop().
+  const egress = new Egress({ logger });
+  const executor =
+    opts.executor ?? agentExecutor(opts, { clock, events, sandbox, lifecycle, hidden, egress });
 
   // --- Runs and plans (services of the plan lifecycle are built here, beside PlanDecisions).
   let scheduler: Scheduler | undefined;
@@ -249,9 +259,9 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   });
   const cron = scheduler;
   // --- Administration of sessions, jobs and triggers: they wake the cron loop when a schedule changes.
-  const sessions = new Sessions({ store, clock, config, scheduler: cron });
+  const sessions = new Sessions({ store, clock, config, scheduler: cron, hidden });
   const jobs = new Jobs({ store, clock, config, scheduler: cron, submitRun });
-  const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler: cron });
+  const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler: cron, hidden });
 
   // --- Retention: executions' worktrees and branches, pull request checkouts (src/workspace/retention.ts).
   const retention = retentionTimer(opts, clock, metrics);
@@ -318,6 +328,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
       await queue.drain(Math.max(0, until - Date.now()));
       unsubscribeExecutions();
       await executions.close();
+      await egress.close();
       // After the runs (their executions may still be recorded), before the GitHub client and the store.
       unsubscribeDelivery();
       await delivery.stop(Math.min(5_000, graceMs));
@@ -339,6 +350,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     clock,
     store,
     sandbox: sandboxStatus,
+    hidden,
     modelConfigured,
     replica,
     events,
@@ -364,7 +376,14 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
 /** The agent: the Messages API client built from config.anthropic unless one is given. */
 function agentExecutor(
   opts: ServiceOptions,
-  parts: { clock: Clock; events: RunEvents; sandbox: Sandbox | null; lifecycle: PlanLifecycle },
+  parts: {
+    clock: Clock;
+    events: RunEvents;
+    sandbox: Sandbox | null;
+    lifecycle: PlanLifecycle;
+    hidden: HiddenPaths;
+    egress: Egress;
+  },
 ): RunExecutor {
   const { config, logger, store } = opts;
   if (!parts.sandbox)
@@ -386,7 +405,9 @@ function agentExecutor(
     model,
     toolLimits: DEFAULT_TOOL_LIMITS,
     sandbox: parts.sandbox,
+    hidden: parts.hidden,
     lifecycle: parts.lifecycle,
+    egress: parts.egress,
   });
 }
 
@@ -443,6 +464,14 @@ function logStartWarnings(
   modelConfigured: boolean,
 ) {
   const { config, logger } = opts;
+  if (process.getuid?.() === 0) {
+    // Once, at start: commands are still confined (another uid, no capability), but everything else the
+    // daemon does runs as root.
+    logger.warn(
+      { uid: 0, sandbox_user: config.execute.sandbox_user },
+      'the daemon runs as root: run it as an unprivileged user (the container image does); commands run as execute.sandbox_user meanwhile',
+    );
+  }
   if (sandbox?.state === 'bwrap') logger.info({ sandbox: sandbox.state }, sandbox.detail);
   else if (sandbox)
     logger.warn({ sandbox: sandbox.state }, `SANDBOX ${sandbox.state.toUpperCase()}: ${sandbox.detail}`);
@@ -470,4 +499,20 @@ async function killLeftoverCommands(store: Store, logger: Logger): Promise<void>
       );
     }
   }
+}
+
+/** `execute.sandbox_user` ("uid:gid", checked by the config schema). */
+function sandboxUser(text: string): { uid: number; gid: number } {
+  const [uid, gid] = text.split(':').map(Number);
+  return { uid: uid!, gid: gid! };
+}
+
+function commandLimits(l: Config['execute']['limits']): CommandLimits {
+  return {
+    memoryBytes: l.memory_bytes,
+    processes: l.processes,
+    cpuSeconds: l.cpu_seconds,
+    fileBytes: l.file_bytes,
+    tmpBytes: l.tmp_bytes,
+  };
 }

@@ -179,7 +179,7 @@ async function main(): Promise<SeedResult> {
             approvalsRequired: 1,
             allowSelfApproval: false,
             executeMode: 'manual',
-            network: false,
+            network: [],
             owner: session.owner,
             decidedAt: null,
             failureReason: null,

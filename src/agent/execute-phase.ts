@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
+import { dirname, join } from 'node:path';
 import { planTitle } from '../domain/plan-title.js';
 import {
   type ConversationMessage,
@@ -15,14 +16,18 @@ import {
 import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
 import { StoreUnavailableError } from '../store/store.js';
+import { type CarriedBack, carryBack, copyWorkspace } from '../workspace/copy.js';
 import { inGitRepository } from '../workspace/git.js';
+import { isWithin } from '../workspace/hidden.js';
 import { unconfined } from '../workspace/isolation.js';
-import { scratchPath, workRoot, worktreesDir } from '../workspace/paths.js';
+import { scratchPath, workRoot, worktreePath, worktreesDir } from '../workspace/paths.js';
 import { describeSweep, sweepTree } from '../workspace/sweep.js';
+import { privateTempDir } from '../workspace/temp.js';
 import {
   commitExecution,
   type ExecutionTree,
   prepareWorktree,
+  removeTree,
   StaleBaseError,
   TreeRefusedError,
 } from '../workspace/worktree.js';
@@ -85,20 +90,22 @@ export function inputDigest(input: unknown): string {
 interface Place {
   workspace: Workspace;
   tree: ExecutionTree | null;
+  /** A plain workspace's copy, which the execution works on (copy.ts), and the workspace itself. */
+  copy: { dir: string; workspace: string } | null;
   confinement: Confinement;
 }
 
 /**
  * The execute phase of an approved plan: the plan tools plus Write, Edit and Bash, each changing call
  * allowed or parked for a person according to the execution mode. A git workspace runs in its own
- * worktree and ends with a commit on `drydock/<plan id>`; other workspaces change in place. Commands run in
+ * worktree and ends with a commit on `drydock/<plan id>`; a plain workspace runs on a copy whose changes are
+ * carried back when it succeeds (src/workspace/copy.ts). Commands run in
  * the sandbox (sandbox.ts). Every changing call is journaled before it starts, so a retried turn after a
  * crash never runs it twice.
  */
 export class ExecutePhase implements Phase {
   readonly tools = EXECUTE_TOOLS;
   readonly system = [BASE_SYSTEM_PROMPT, EXECUTE_DIRECTIVE] as const;
-  private readonly touched = new Set<string>();
 
   private constructor(
     private readonly deps: PhaseDeps,
@@ -156,7 +163,7 @@ export class ExecutePhase implements Phase {
       return { status: 'failed', error: place.error };
     }
     const sandbox = await deps.sandbox.status();
-    const home = sandbox.state === 'off' ? await mkdtemp(join(tmpdir(), 'drydock-home-')) : null;
+    const home = sandbox.state === 'off' ? privateTempDir('drydock-home-') : null;
     return new ExecutePhase(
       deps,
       run,
@@ -202,17 +209,17 @@ export class ExecutePhase implements Phase {
     startOver: boolean,
   ): Promise<Place | { error: string }> {
     if (!plan.workspaceCommit) {
-      if (await inGitRepository(session.workspace)) {
+      // The kind was fixed when the session was made; a session from before that is judged now.
+      const git = session.workspaceKind === null ? await inGitRepository(session.workspace) : false;
+      if (session.workspaceKind === 'git' || git) {
         return {
           error:
             'the workspace is a git repository without a commit yet: drydock executes plans in a worktree of a commit and never in your checkout; commit first, then ask for a new plan',
         };
       }
-      const workspace = await Workspace.open(session.workspace);
-      const dir = workspace.root;
-      const confinement = { cwd: dir, writable: [dir], readOnly: [], network: plan.network };
-      return { workspace, tree: null, confinement };
+      return ExecutePhase.copied(deps, plan, session, startOver);
     }
+    const sandboxed = (await deps.sandbox.status()).state === 'bwrap';
     let tree: ExecutionTree;
     try {
       tree = await prepareWorktree(
@@ -223,6 +230,8 @@ export class ExecutePhase implements Phase {
         // A pull request's plan is pinned to the PR head (the clone's HEAD is another branch).
         plan.subject === null,
         startOver,
+        // A root daemon's commands run as another uid (sandbox.ts): the new worktree is made theirs.
+        sandboxed ? (top) => deps.sandbox.handOver(top) : undefined,
       );
     } catch (err) {
       return {
@@ -230,14 +239,50 @@ export class ExecutePhase implements Phase {
           err instanceof StaleBaseError ? `stale: ${err.message}` : `worktree: ${(err as Error).message}`,
       };
     }
-    // A root daemon's commands run as another uid (sandbox.ts): the worktree is made theirs.
-    if ((await deps.sandbox.status()).state === 'bwrap') await deps.sandbox.handOver(tree.top);
-    const workspace = await Workspace.open(tree.root);
+    const workspace = await Workspace.open(tree.root, deps.hidden);
     // The worktree's `.git` file lies above a subdirectory session's root: mounted read-only so that git
     // commands still find the repository from there.
     const readOnly = [tree.commonDir, ...(tree.prefix === '' ? [] : [join(tree.top, '.git')])];
     const root = workspace.root;
-    return { workspace, tree, confinement: { cwd: root, writable: [root], readOnly, network: plan.network } };
+    return {
+      workspace,
+      tree,
+      copy: null,
+      confinement: { cwd: root, writable: [root], readOnly, network: await deps.egress.open(plan.network) },
+    };
+  }
+
+  /**
+   * A plain workspace executes on a copy in the worktrees directory, made when the execution first opens
+   * (again when it starts over); the workspace itself is never mounted in the sandbox.
+   */
+  private static async copied(
+    deps: PhaseDeps,
+    plan: Plan,
+    session: Session,
+    startOver: boolean,
+  ): Promise<Place | { error: string }> {
+    const source = await Workspace.open(session.workspace, deps.hidden);
+    const dir = worktreePath(workRoot(deps.config), plan.id);
+    try {
+      if (startOver) await removeTree(dir);
+      if (!existsSync(dir)) {
+        await mkdir(worktreesDir(workRoot(deps.config)), { recursive: true, mode: 0o700 });
+        await copyWorkspace(source.root, dir, hiddenIn(deps, source.root));
+        await markCopied(deps, plan.id);
+        if ((await deps.sandbox.status()).state === 'bwrap') await deps.sandbox.handOver(dir);
+      }
+    } catch (err) {
+      return { error: `copying the workspace failed: ${(err as Error).message}` };
+    }
+    const workspace = await Workspace.open(dir, deps.hidden);
+    const confinement = {
+      cwd: dir,
+      writable: [dir],
+      readOnly: [],
+      network: await deps.egress.open(plan.network),
+    };
+    return { workspace, tree: null, copy: { dir, workspace: source.root }, confinement };
   }
 
   /**
@@ -317,6 +362,7 @@ export class ExecutePhase implements Phase {
       let commit: string | null = null;
       let diffStat: string | null = null;
       let changed: string[];
+      let notCarried: CarriedBack['skipped'] = [];
       const tree = this.place.tree;
       if (tree && this.plan.workspaceCommit) {
         const result = await commitExecution(
@@ -329,7 +375,7 @@ export class ExecutePhase implements Phase {
         ({ commit, diffStat } = result);
         changed = result.changedFiles;
       } else {
-        changed = await this.changedInPlace();
+        ({ changed, skipped: notCarried } = await this.carryBack());
       }
       await store.updateRun(this.run.id, { resultCommit: commit, diffStat, changedFiles: changed });
       await lifecycle.finishExecution(this.plan.id);
@@ -339,6 +385,7 @@ export class ExecutePhase implements Phase {
         commit,
         diff_stat: diffStat,
         changed_files: changed,
+        ...(notCarried.length > 0 ? { not_carried_back: notCarried.slice(0, 100) } : {}),
       });
       return outcome;
     } catch (err) {
@@ -438,7 +485,6 @@ export class ExecutePhase implements Phase {
     return reportedCall(events, runId, use, async () => {
       const r = await this.perform(use);
       await store.finishToolCall(runId, use.id, { content: r.content, isError: r.isError }, clock.now());
-      if (r.changedPath) this.touched.add(r.changedPath);
       return r;
     });
   }
@@ -478,7 +524,12 @@ export class ExecutePhase implements Phase {
         maxOutputChars: config.execute.bash_max_output_chars,
         // Commands see none of the daemon's secrets; HOME is never the workspace (git would read its
         // .gitconfig) and, in the sandbox, is a directory on its private /tmp.
-        env: safeEnv(process.env, confined ? {} : { HOME: this.home ?? tmpdir() }),
+        env: safeEnv(process.env, {
+          ...(confined ? {} : { HOME: this.home ?? tmpdir() }),
+          // A session on a subdirectory sees only it: the worktree's `.git` file above is on the sandbox's own
+          // root, another filesystem, where git's search would stop ("Stopping at filesystem boundary").
+          ...(this.place.tree?.prefix ? { GIT_DISCOVERY_ACROSS_FILESYSTEM: '1' } : {}),
+        }),
         ...(confined ? { wrap: (command: string) => this.deps.sandbox.wrap(confinement, command) } : {}),
         onSpawn: (group) => {
           store
@@ -490,24 +541,19 @@ export class ExecutePhase implements Phase {
     );
   }
 
-  /** Without git: the files Write and Edit touched, plus files modified since the execution began. */
-  private async changedInPlace(): Promise<string[]> {
-    const found = new Set(this.touched);
-    const root = this.workspace.root;
-    let budget = 20_000;
-    const walk = async (dir: string): Promise<void> => {
-      for (const entry of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-        if (--budget < 0) return;
-        if (entry.name === '.git' || entry.name === 'node_modules') continue;
-        const path = join(dir, entry.name);
-        if (entry.isDirectory()) await walk(path);
-        else if (entry.isFile() && (await stat(path)).mtimeMs >= this.startedAt) {
-          found.add(relative(root, path).split(sep).join('/'));
-        }
-      }
-    };
-    await walk(root);
-    return [...found].sort();
+  /** A plain workspace's changes, from its copy into the workspace (copy.ts). */
+  private async carryBack(): Promise<CarriedBack> {
+    const copy = this.place.copy;
+    if (!copy) return { changed: [], skipped: [] };
+    const since = await copiedAt(this.deps, this.plan.id);
+    const result = await carryBack(copy.dir, copy.workspace, since, hiddenIn(this.deps, copy.workspace));
+    if (result.skipped.length > 0) {
+      this.deps.logger.warn(
+        { run_id: this.run.id, skipped: result.skipped.slice(0, 20) },
+        'some changes of the execution were not carried back into the workspace',
+      );
+    }
+    return result;
   }
 }
 
@@ -534,4 +580,28 @@ function filesRead(messages: ConversationMessage[]): string[] {
     }
   }
   return [...files];
+}
+
+/** What a copy of `root` leaves out, and carrying back never touches: the daemon's hidden paths inside it. */
+function hiddenIn(deps: PhaseDeps, root: string): (abs: string) => boolean {
+  const below = deps.hidden.below(root);
+  return (abs) => below.some((h) => isWithin(h.real, abs));
+}
+
+/**
+ * When a plain workspace's copy was made, on the host's clock (file times are): what changed after it is the
+ * execution's. Kept beside the copy, so that an execution resumed after a restart knows it too.
+ */
+async function markCopied(deps: PhaseDeps, planId: string): Promise<void> {
+  const file = `${scratchPath(workRoot(deps.config), planId)}.copied-at`;
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(file, String(Date.now() - 1_000));
+}
+
+async function copiedAt(deps: PhaseDeps, planId: string): Promise<number> {
+  const text = await readFile(`${scratchPath(workRoot(deps.config), planId)}.copied-at`, 'utf8').catch(
+    () => '',
+  );
+  const at = Number(text);
+  return Number.isFinite(at) && at > 0 ? at : Date.now();
 }

@@ -6,6 +6,8 @@ import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
+import type { HiddenPaths } from '../workspace/hidden.js';
+import type { Egress } from './egress.js';
 import type { Sandbox } from './sandbox.js';
 import type { ToolLimits } from './tools/limits.js';
 import type { ToolDefinition, ToolResult } from './tools/types.js';
@@ -21,6 +23,10 @@ export interface PhaseDeps {
   toolLimits: ToolLimits;
   /** Where the execute phase's commands run (see sandbox.ts). */
   sandbox: Sandbox;
+  /** What no tool may see: the sandbox was built with these paths, and every Workspace is opened with them. */
+  hidden: HiddenPaths;
+  /** The egress proxy: where commands of a plan that allows host names reach them (see egress.ts). */
+  egress: Pick<Egress, 'open'>;
   /** Writes the plans the phases propose and carry out (the plan service, src/plans/lifecycle.ts). */
   lifecycle: PlanRecorder;
 }

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { latitudeOf } from '../domain/loosening.js';
+import { networkDomains } from '../domain/network.js';
 import type { ConversationMessage, Plan, Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
@@ -97,6 +99,9 @@ export class PlanPhase implements Phase {
       const previous = run.revisesPlanId ? await store.getPlan(run.revisesPlanId) : null;
       const o = run.overrides;
       const d = this.session.defaults;
+      // How much the execution may do unattended: the job's or trigger's options over the session's, else the
+      // strictest (the same resolution domain/loosening.ts checks changes with).
+      const latitude = latitudeOf(o, d);
       const now = clock.now();
       plan = await lifecycle.propose({
         id: newId('pln'),
@@ -106,8 +111,13 @@ export class PlanPhase implements Phase {
         toolUseId: use.id,
         markdown,
         sha256: createHash('sha256').update(markdown).digest('hex'),
-        // A pull request's plan is pinned to the head commit it was checked out at.
-        workspaceCommit: run.checkout ? run.checkout.headSha : await headCommit(this.workspace.root),
+        // A pull request's plan is pinned to the head commit it was checked out at. A plain workspace has
+        // none, whatever `.git` appeared in it since its session was made.
+        workspaceCommit: run.checkout
+          ? run.checkout.headSha
+          : this.session.workspaceKind === 'plain'
+            ? null
+            : await headCommit(this.workspace.root),
         round: previous ? previous.round + 1 : 1,
         previousPlanId: previous?.id ?? null,
         requestedBy: run.requestedBy,
@@ -118,9 +128,10 @@ export class PlanPhase implements Phase {
         expiresAt: now + config.plans.ttl_ms,
         // The approval rules in force when the plan was made travel with it.
         approvalsRequired: o.approvals_required ?? d.approvals_required ?? config.plans.approvals_required,
-        allowSelfApproval: o.allow_self_approval ?? d.allow_self_approval ?? false,
-        executeMode: o.execute_mode ?? d.execute_mode ?? 'manual',
-        network: o.network ?? d.network ?? false,
+        allowSelfApproval: latitude.allow_self_approval,
+        executeMode: latitude.execute_mode,
+        // The names themselves, as they are now (`true` is today's default list): what approvers see and execute.
+        network: networkDomains(latitude.network, config.execute.network_default_domains),
         owner: this.session.owner,
         subject: run.subject,
       });

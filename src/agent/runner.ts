@@ -108,7 +108,7 @@ export class AgentExecutor implements RunExecutor {
         const root = run.checkout
           ? await checkoutPullRequest(run.checkout, checkoutPath(workRoot(config), run.id))
           : session.workspace;
-        workspace = await Workspace.open(root);
+        workspace = await Workspace.open(root, this.deps.hidden);
       } catch (err) {
         return { status: 'failed', error: `workspace cannot be prepared: ${(err as Error).message}` };
       }

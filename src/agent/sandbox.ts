@@ -2,7 +2,6 @@ import {
   accessSync,
   constants,
   lstatSync,
-  mkdtempSync,
   readFileSync,
   readlinkSync,
   realpathSync,
@@ -10,7 +9,6 @@ import {
   statSync,
 } from 'node:fs';
 import { lchown, lstat, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import {
   type IsolatedOutcome,
@@ -18,14 +16,18 @@ import {
   type Isolation,
   runCollect,
 } from '../workspace/isolation.js';
+import { privateTempDir } from '../workspace/temp.js';
+import { behindBridge, SANDBOX_EGRESS_SOCKET } from './egress-bridge.js';
 
 // The sandbox every Bash command of the execute phase runs in, built on bubblewrap (`bwrap`, the Debian
 // package `bubblewrap`; Claude Code's Linux sandbox is built on it too). What the command sees (bwrap(1)):
 //   - its own PID, IPC, UTS and cgroup namespaces and a /proc of its own: the daemon, its environment
 //     (/proc/<pid>/environ) and every other process are invisible; /proc/sys, /proc/sysrq-trigger, /proc/irq
 //     and /proc/bus are read-only (a writable /proc/sys/kernel/core_pattern is a way to the host's root);
-//   - no network namespace of the host unless the plan allows the network (`network: true`): only a
-//     loopback of its own;
+//   - never the host's network: a network namespace of its own, always (`--unshare-net`), with only a
+//     loopback of its own; the host's 127.0.0.1 (PostgreSQL, Redis, the daemon's API) is not there. When the
+//     plan allows host names, the egress proxy's Unix socket is bound in and a bridge on that loopback carries
+//     HTTP_PROXY to it (egress.ts, egress-bridge.ts): those names, and no address of this machine, are reached;
 //   - the system read-only: /usr and the /bin, /sbin, /lib* links or directories, a short list of files
 //     from /etc (users, name resolution, certificates, the dynamic linker's cache, time zone), and the
 //     operator's `execute.sandbox_read_only_paths`; the rest of the host (home directories, /root, /var,
@@ -63,7 +65,16 @@ export interface Confinement {
   writable: string[];
   /** Mounted read-only at the same path (the repository's git directory). */
   readOnly: string[];
-  network: boolean;
+  /** The egress proxy for the plan's host names (egress.ts), or null for no network at all. */
+  network: EgressRoute | null;
+}
+
+/** The way out for commands whose plan allows host names: the proxy's socket for exactly that list. */
+export interface EgressRoute {
+  /** The host names the proxy behind `socket` lets through (normalized: domain/network.ts). */
+  readonly domains: readonly string[];
+  /** The proxy's Unix socket on the host; bound read-only in the sandbox at SANDBOX_EGRESS_SOCKET. */
+  readonly socket: string;
 }
 
 /** Files and directories of /etc that programs need; the rest of /etc (and what it may hold) stays out. */
@@ -237,13 +248,13 @@ export class Sandbox implements Isolation {
         detail: 'execute.sandbox is off: commands run unconfined, as the daemon user, with its file access',
       };
     }
-    const scratch = mkdtempSync(join(tmpdir(), 'drydock-sandbox-probe-'));
+    const scratch = privateTempDir('drydock-sandbox-probe-');
     try {
       await this.handOver(scratch);
       // The probe writes, as the command's uid, where commands write: a sandbox whose uid cannot write
       // the worktree would fail every command.
       const argv = this.wrap(
-        { cwd: scratch, writable: [scratch], readOnly: [], network: false },
+        { cwd: scratch, writable: [scratch], readOnly: [], network: null },
         'echo ok > probe && test "$(id -u)" != 0',
       );
       const outcome = await runOnce(argv, 10_000);
@@ -279,7 +290,8 @@ export class Sandbox implements Isolation {
       '--unshare-ipc',
       '--unshare-uts',
       '--unshare-cgroup-try',
-      ...(c.network ? [] : ['--unshare-net']),
+      // Always: a network allowed is a proxy's socket (below), never the host's network namespace.
+      '--unshare-net',
       '--cap-drop',
       'ALL',
       // Root only: kept for setpriv, which drops them (and the bounding set) before the command starts.
@@ -312,6 +324,7 @@ export class Sandbox implements Isolation {
     const writable = c.writable.map((p) => resolve(p));
     for (const p of readOnly) args.push('--ro-bind', p, p);
     for (const p of writable) args.push('--bind', p, p);
+    args.push(...this.#egressMounts(c));
     // Hidden paths under anything mounted are covered, then what must stay visible inside them is mounted
     // again (a worktree lives in the data directory).
     const mounted = [...this.#mounted, ...readOnly, ...writable];
@@ -341,8 +354,22 @@ export class Sandbox implements Isolation {
     // daemon's, the command's worktree is its own. Inside, nothing is to be protected by that check.
     if (this.runAs) args.push(...SAFE_DIRECTORY);
     for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
-    args.push('--', ...this.#limited(), ...this.#dropRoot(), ...enter, ...argv);
+    // The bridge runs as the command's uid, under its limits, in its directory: after prlimit and setpriv.
+    const command = c.network ? behindBridge(process.execPath, argv) : argv;
+    args.push('--', ...this.#limited(), ...this.#dropRoot(), ...enter, ...command);
     return args;
+  }
+
+  /**
+   * The proxy's socket, read-only (connecting needs no write access to the mount: unix(7) checks the socket's
+   * own permission), and the daemon's node for the bridge when it lies outside what is mounted already.
+   */
+  #egressMounts(c: Confinement): string[] {
+    if (!c.network) return [];
+    const mounts = ['--ro-bind', c.network.socket, SANDBOX_EGRESS_SOCKET];
+    const node = process.execPath;
+    if (!this.#mounted.some((m) => within(m, node))) mounts.push('--ro-bind', node, node);
+    return mounts;
   }
 
   /** prlimit(1) before the command: soft and hard limits, which the command cannot raise. */
@@ -398,7 +425,7 @@ export class Sandbox implements Isolation {
       cwd: opts.cwd,
       writable: opts.writable,
       readOnly: opts.readOnly,
-      network: false,
+      network: null,
     };
     return runCollect(this.wrapArgv(c, argv, opts.env), { PATH: opts.env.PATH ?? '/usr/bin:/bin' }, opts);
   }

@@ -59,7 +59,7 @@ remote commands (talk to a running daemon over its HTTP API):
   sessions list [--status open|closed] [--limit N] [--cursor C] [--json]
   sessions show ID [--json]
   sessions create --workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N]
-      [--allow-self-approval] [--network] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]
+      [--allow-self-approval] [--network-domain D ...] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]
       (prints the id)
   sessions close ID [--json]
   jobs list --session ID [--json]
@@ -153,6 +153,11 @@ async function serveCommand(args: string[]): Promise<number> {
   const { StartError } = await import('../preflight.js');
   const { SchemaTooNewError } = await import('../store/store.js');
   const configFile = values.config || process.env.DRYDOCK_CONFIG;
+  // What drydock processes that are gone left in the temporary directory (temp.ts); ours go when we stop.
+  const { removeOwnTempDirs, removeStaleTempDirs } = await import('../workspace/temp.js');
+  const stale = removeStaleTempDirs();
+  if (stale.length > 0)
+    logger.info({ removed: stale.length }, 'removed temporary directories of stopped daemons');
   const daemon = await startDaemon({
     config: cfg,
     logger,
@@ -168,10 +173,16 @@ async function serveCommand(args: string[]): Promise<number> {
       logger.info({ signal }, 'signal received');
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
-      daemon.stop().then(resolve, (err) => {
-        logger.error({ err }, 'error while stopping');
-        resolve();
-      });
+      daemon
+        .stop()
+        .then(
+          () => undefined,
+          (err) => logger.error({ err }, 'error while stopping'),
+        )
+        .finally(() => {
+          removeOwnTempDirs();
+          resolve();
+        });
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);

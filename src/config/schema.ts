@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_NETWORK_DOMAINS, domainProblem, MAX_NETWORK_DOMAINS } from '../domain/network.js';
 import { NOTIFICATION_EVENTS } from '../domain/notifications.js';
 import { thinkingOptionSchema } from '../domain/thinking.js';
 import { EFFORTS } from '../domain/types.js';
@@ -202,6 +203,15 @@ const breakerSchema = section({
   max_failure_ratio: num(0, { max: 1 }).default(0.5),
 });
 
+// Per-command limits of the sandbox (prlimit(1) and the size of its private /tmp).
+const limitsSchema = section({
+  memory_bytes: int(16 * 1024 * 1024).default(4 * 1024 ** 3),
+  processes: int(8).default(1024),
+  cpu_seconds: int(1).default(600),
+  file_bytes: int(1024).default(1024 ** 3),
+  tmp_bytes: int(1024 * 1024).default(1024 ** 3),
+});
+
 const executeSchema = section({
   bash_allow_list: z
     .array(text('a command prefix'), { error: 'expected a list of command prefixes' })
@@ -221,6 +231,25 @@ const executeSchema = section({
       { error: 'expected a list of absolute paths' },
     )
     .default(() => []),
+  // The uid:gid commands run as when the daemon itself runs as root (bwrap keeps it out of root's reach that
+  // way: src/agent/sandbox.ts). A daemon that is not root runs them as its own uid, in a user namespace.
+  sandbox_user: z
+    .string({ error: 'expected uid:gid' })
+    .regex(/^(?!0:)\d{1,10}:\d{1,10}$/, { error: 'expected uid:gid, two numbers, the uid not 0' })
+    .default('65534:65534'),
+  limits: limitsSchema,
+  // What `network: true` on a session, job or trigger means (deprecated; a list of host names is better): the
+  // names commands may reach through the egress proxy (src/agent/egress.ts). Same rules as such a list.
+  network_default_domains: z
+    .array(z.string({ error: 'expected a host name' }), { error: 'expected a list of host names' })
+    .max(MAX_NETWORK_DOMAINS, { error: `expected at most ${MAX_NETWORK_DOMAINS} host names` })
+    .superRefine((list, ctx) => {
+      for (const [i, entry] of list.entries()) {
+        const problem = domainProblem(entry);
+        if (problem) ctx.addIssue({ code: 'custom', path: [i], message: `expected a host name: ${problem}` });
+      }
+    })
+    .default(() => [...DEFAULT_NETWORK_DOMAINS]),
   breaker: breakerSchema,
 });
 

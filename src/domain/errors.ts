@@ -18,6 +18,8 @@ export const ERROR_CODES = [
   'sha256_mismatch',
   /** A requester approving their own plan (or allowing its tool calls) while that is off. */
   'self_approval',
+  /** A caller whose role may not make this change: only an admin makes something more permissive. */
+  'forbidden',
   /** The same person approving a plan twice. */
   'already_approved',
   /** A question or tool approval resolved already. */
@@ -30,7 +32,7 @@ export const ERROR_CODES = [
   'invalid_request',
   /** A prompt naming placeholders that nothing fills. */
   'invalid_prompt',
-  /** A workspace that is not an absolute path to an existing directory. */
+  /** A workspace that is not an absolute path to an existing directory, or holds drydock's own files. */
   'invalid_workspace',
   /** A schedule's time zone that is not an IANA zone. */
   'invalid_timezone',

@@ -116,6 +116,8 @@ export interface RunEventMap {
     commit: string | null;
     diff_stat: string | null;
     changed_files: string[];
+    /** A plain workspace's execution: changes of its copy not carried back into the workspace, and why. */
+    not_carried_back?: { path: string; why: string }[];
   };
   delivery_completed: {
     plan_id: string;

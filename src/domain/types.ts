@@ -48,18 +48,29 @@ export interface RunDefaults {
   approvals_required?: number | undefined;
   allow_self_approval?: boolean | undefined;
   execute_mode?: ExecuteMode | undefined;
-  /** Whether the execute phase's commands may use the network (default false: the sandbox has none). */
-  network?: boolean | undefined;
+  /**
+   * The host names the execute phase's commands may reach, through drydock's egress proxy (domain/network.ts):
+   * a list, false (default: none) or true (deprecated: the configured default list).
+   */
+  network?: boolean | string[] | undefined;
   /** Whether an executed plan's branch is pushed and a pull request opened (default: delivery.enabled). */
   deliver?: boolean | undefined;
 }
 
 export type SessionStatus = 'open' | 'closed';
 
+/**
+ * What a session's workspace is, fixed when the session is made: a git repository (executions run in a
+ * worktree of it) or a plain directory (executions run on a copy; a `.git` appearing there is never read).
+ */
+export type WorkspaceKind = 'git' | 'plain';
+
 export interface Session {
   id: string;
   name: string;
   workspace: string;
+  /** null: made before kinds were recorded; judged as before (a git repository or not, now). */
+  workspaceKind: WorkspaceKind | null;
   owner: string;
   defaults: RunDefaults;
   status: SessionStatus;
@@ -286,8 +297,12 @@ export interface Plan {
   approvalsRequired: number;
   allowSelfApproval: boolean;
   executeMode: ExecuteMode;
-  /** Whether the execution's commands may use the network (the sandbox has none otherwise). */
-  network: boolean;
+  /**
+   * The host names the execution's commands may reach through the egress proxy, resolved when the plan was
+   * made (normalized: lower case, sorted); [] for none. A plan recorded before lists with the network
+   * allowed reads as the configured default list (store/rows.ts).
+   */
+  network: string[];
   /** The session owner: like the requester, not allowed to approve unless self-approval is allowed. */
   owner: string;
   decidedAt: number | null;

@@ -13,6 +13,7 @@ import type { Sessions } from '../sessions/service.js';
 import type { Store } from '../store/store.js';
 import type { TriggerAdmin } from '../triggers/admin.js';
 import type { TriggerService } from '../triggers/service.js';
+import type { HiddenPaths } from '../workspace/hidden.js';
 import type { AuthVariables } from './auth.js';
 import type { BodyBudget } from './body-budget.js';
 
@@ -36,6 +37,8 @@ export interface AppDeps {
   jobs: Jobs;
   /** Creating, changing and deleting triggers (and a scheduled trigger's job). */
   triggerAdmin: TriggerAdmin;
+  /** What no one sees through the model's tools; the tool approval page's previews read files through it too. */
+  hidden: HiddenPaths;
   /** Prometheus metrics; /metrics answers 404 without them. */
   metrics?: Metrics;
   /** How the execute phase's commands run (shown on plans and by /readyz); unknown without it. */

@@ -33,6 +33,7 @@ export const API_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   expired: 410,
   sha256_mismatch: 409,
   self_approval: 403,
+  forbidden: 403,
   already_approved: 409,
   not_pending: 409,
   invalid_answers: 422,

@@ -1,4 +1,5 @@
 import { DomainError } from '../domain/errors.js';
+import { domainsProblem, normalizedDomains } from '../domain/network.js';
 import { fromLegacyThinking } from '../domain/thinking.js';
 import {
   EFFORTS,
@@ -364,11 +365,20 @@ export function modelProblems(config: ModelConfig, id: string): { errors: string
   return { errors, warnings };
 }
 
-/** Run options as a person submitted them; invalid_model when they name a retired model or one with no price. */
+/**
+ * Run options as a person submitted them; invalid_model when they name a retired model or one with no price,
+ * invalid_request when `network` holds something other than host names (domain/network.ts), which is stored
+ * normalized (lower case, each name once, sorted).
+ */
 export function checkedRunOptions(config: ModelConfig, options: RunDefaults | undefined): RunDefaults {
   if (options?.model !== undefined) {
     const [problem] = modelProblems(config, options.model).errors;
     if (problem) throw new DomainError('invalid_model', problem);
+  }
+  if (Array.isArray(options?.network)) {
+    const problem = domainsProblem(options.network);
+    if (problem) throw new DomainError('invalid_request', problem);
+    return { ...options, network: normalizedDomains(options.network) };
   }
   return options ?? {};
 }

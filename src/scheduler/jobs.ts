@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
-import type { CronJob, Run, SlotRecord } from '../domain/types.js';
+import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
+import type { CronJob, Role, Run, SlotRecord } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
@@ -33,6 +34,8 @@ export type NewJobRequest = Pick<
 > & {
   timezone?: string | undefined;
   options?: JobRequest['options'] | undefined;
+  /** The caller's role: only an admin may make a job more permissive than its session (domain/loosening.ts). */
+  role: Role;
 };
 
 const notFound = (id: string) => new DomainError('not_found', `job ${id} not found`);
@@ -60,15 +63,25 @@ export class Jobs {
   }
 
   /**
-   * A new job in a session, planned from now. Throws CronError (invalid_cron) for an unusable expression and
-   * a conflict when the session holds config.scheduler.max_jobs_per_session jobs already.
+   * A new job in a session, planned from now. Throws CronError (invalid_cron) for an unusable expression,
+   * forbidden when a caller other than an admin asks for more latitude than the session gives, and a conflict
+   * when the session holds config.scheduler.max_jobs_per_session jobs already.
    */
   async create(sessionId: string, req: NewJobRequest): Promise<CronJob> {
     const { store, clock, config } = this.deps;
     const timezone = scheduleZone(req.timezone ?? config.timezone);
     const options = checkedRunOptions(config, req.options);
-    if (!(await store.getSession(sessionId)))
-      throw new DomainError('not_found', `session ${sessionId} not found`);
+    const session = await store.getSession(sessionId);
+    if (!session) throw new DomainError('not_found', `session ${sessionId} not found`);
+    // A session's defaults never change once it is made, so the check against the row read here cannot go
+    // stale before the job is written. The job's unset options inherit the session's: that is no raise.
+    refuseLoosening(
+      req.role,
+      latitudeOf(session.defaults),
+      latitudeOf(options, session.defaults),
+      { what: `a job of session ${session.id}`, than: 'than its session', label: 'session' },
+      config.execute.network_default_domains,
+    );
     const job = planJob({ id: newId('job'), sessionId, ...req, timezone, options }, clock.now(), config);
     const created = await store.createJob(job, config.scheduler.max_jobs_per_session);
     this.deps.scheduler.kick();

@@ -6,6 +6,8 @@ import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
 import type { SessionStore } from '../store/store.js';
 import { workspaceDir } from '../workspace/dir.js';
+import { workspaceKindOf } from '../workspace/git.js';
+import type { HiddenPaths } from '../workspace/hidden.js';
 
 // A session is a workspace someone works in: its runs share it, its jobs fire into it. Created by a person;
 // closed by a person, which ends its jobs. A schedule trigger's session (scope `schedule:<trigger id>`) is the
@@ -17,13 +19,15 @@ export interface SessionsDeps {
   config: Config;
   /** The scheduler loop, woken when closing a session deleted its jobs. */
   scheduler: { kick(): void };
+  /** What no session's workspace may hold (the daemon's one list, see workspace/hidden.ts). */
+  hidden: HiddenPaths;
 }
 
 /** A session as requested. */
 export interface NewSessionRequest {
   /** Default: the session's id. */
   name?: string | undefined;
-  /** An absolute path to an existing directory (invalid_workspace otherwise). */
+  /** An absolute path to an existing directory holding none of drydock's own files (invalid_workspace otherwise). */
   workspace: string;
   owner: string;
   /** Checked against the model catalogue (invalid_model). */
@@ -42,13 +46,14 @@ export class Sessions {
   constructor(private readonly deps: SessionsDeps) {}
 
   async create(req: NewSessionRequest): Promise<Session> {
-    const workspace = await workspaceDir(req.workspace);
+    const workspace = await workspaceDir(req.workspace, this.deps.hidden);
     const defaults = checkedRunOptions(this.deps.config, req.defaults);
     const id = newId('ses');
     return this.deps.store.createSession({
       id,
       name: req.name ?? id,
       workspace,
+      workspaceKind: await workspaceKindOf(workspace),
       owner: req.owner,
       defaults,
       createdAt: this.deps.clock.now(),

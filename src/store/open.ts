@@ -35,10 +35,12 @@ export function shownUrl(url: string): string {
  * applies pending migrations unless `migrate` is false (throws SchemaTooNewError on a newer schema).
  */
 export async function openStore(config: Config, now: number, migrate = true): Promise<OpenedStore> {
+  // A plan made before network lists, with the network allowed, reads as today's default list (rows.ts).
+  const legacyNetworkDomains = config.execute.network_default_domains;
   if (config.database_url !== null) {
     // Loaded only when asked for: the embedded default never loads the PostgreSQL driver.
     const { openPostgresStore } = await import('./postgres/index.js');
-    return openPostgresStore({ url: config.database_url, migrate, now: () => now });
+    return openPostgresStore({ url: config.database_url, migrate, now: () => now, legacyNetworkDomains });
   }
-  return new SqliteStore({ file: databaseFile(config), migrate, now: () => now });
+  return new SqliteStore({ file: databaseFile(config), migrate, now: () => now, legacyNetworkDomains });
 }

@@ -1,3 +1,4 @@
+import { normalizedDomains } from '../domain/network.js';
 import type {
   ApiToken,
   CronJob,
@@ -49,6 +50,7 @@ export interface SessionRow {
   workspace: string;
   owner: string;
   defaults: string;
+  workspace_kind: Session['workspaceKind'];
   status: Session['status'];
   created_at: number;
   closed_at: number | null;
@@ -168,6 +170,8 @@ export interface PlanRow extends PlanDeliveryRow {
   allow_self_approval: number;
   execute_mode: Plan['executeMode'];
   network: number;
+  /** JSON array of host names; null on a plan made before schema 15 (see toPlan). */
+  network_domains: string | null;
   owner: string;
   decided_at: number | null;
   failure_reason: string | null;
@@ -280,6 +284,7 @@ export const toSession = (r: SessionRow): Session => ({
   id: r.id,
   name: r.name,
   workspace: r.workspace,
+  workspaceKind: r.workspace_kind ?? null,
   owner: r.owner,
   defaults: JSON.parse(r.defaults),
   status: r.status,
@@ -376,7 +381,11 @@ export const toQuestion = (r: QuestionRow): Question => ({
   resolvedAt: r.resolved_at,
 });
 
-export const toPlan = (r: PlanRow): Plan => ({
+/**
+ * A plan row as a Plan. `legacyNetwork` is what a plan made before lists (network_domains NULL) with the network
+ * allowed reads as: the configured execute.network_default_domains, never the host's network any more.
+ */
+export const toPlan = (r: PlanRow, legacyNetwork: readonly string[]): Plan => ({
   id: r.id,
   runId: r.run_id,
   sessionId: r.session_id,
@@ -397,7 +406,12 @@ export const toPlan = (r: PlanRow): Plan => ({
   approvalsRequired: r.approvals_required,
   allowSelfApproval: r.allow_self_approval === 1,
   executeMode: r.execute_mode,
-  network: r.network === 1,
+  network:
+    r.network_domains !== null
+      ? JSON.parse(r.network_domains)
+      : r.network === 1
+        ? normalizedDomains(legacyNetwork)
+        : [],
   owner: r.owner,
   decidedAt: r.decided_at,
   failureReason: r.failure_reason,

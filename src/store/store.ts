@@ -36,6 +36,7 @@ import type {
   ToolCall,
   Trigger,
   UiSession,
+  WorkspaceKind,
 } from '../domain/types.js';
 
 /**
@@ -74,6 +75,8 @@ export interface NewSession {
   id: string;
   name: string;
   workspace: string;
+  /** What the workspace is, judged once when the session is made (Session.workspaceKind); null: unknown. */
+  workspaceKind?: WorkspaceKind | null;
   owner: string;
   defaults: Session['defaults'];
   createdAt: number;
@@ -432,7 +435,10 @@ export interface PlanStore {
   ): Promise<boolean>;
   /** Pending plans past their expiry at `now` (isPlanOverdue, src/domain/plan-status.ts) become expired; how many. */
   expirePlans(now: number): Promise<number>;
-  /** Statuses of the newest execute runs that ended since `since` (for the circuit breaker). */
+  /**
+   * Statuses of the newest execute runs that ended since `since` (for the circuit breaker); runs whose error
+   * begins with TREE_REFUSED (src/domain/types.ts) are not among them.
+   */
   recentExecutions(since: number, limit: number): Promise<RunStatus[]>;
 
   // ---- plans of a subject (a pull request)
@@ -462,9 +468,14 @@ export interface TriggerStore {
   getTrigger(id: string): Promise<Trigger | null>;
   findTriggerByToken(tokenId: string): Promise<Trigger | null>;
   listTriggers(filter: { kind?: Trigger['kind']; enabled?: boolean }): Promise<Trigger[]>;
+  /**
+   * Merges `patch` into the trigger, atomically with `check`: called with the freshest row before anything is
+   * written, it refuses the change by throwing (nothing is written then). Null when the trigger is unknown.
+   */
   updateTrigger(
     id: string,
     patch: Partial<Omit<Trigger, 'id' | 'kind' | 'createdAt' | 'createdBy'>>,
+    check?: (current: Trigger) => void,
   ): Promise<Trigger | null>;
   deleteTrigger(id: string): Promise<boolean>;
 

@@ -1,12 +1,15 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
-import type { CronJob, RunDefaults, Trigger, TriggerFilters } from '../domain/types.js';
+import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
+import type { CronJob, Role, RunDefaults, Trigger, TriggerFilters } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
 import type { JobStore, TriggerStore } from '../store/store.js';
 import { workspaceDir } from '../workspace/dir.js';
+import { workspaceKindOf } from '../workspace/git.js';
+import type { HiddenPaths } from '../workspace/hidden.js';
 import {
   planScheduleJob,
   type ScheduleDefinition,
@@ -28,6 +31,8 @@ export interface TriggerAdminDeps {
   config: Config;
   /** The scheduler loop, woken when a scheduled trigger's job changes. */
   scheduler: { kick(): void };
+  /** What no trigger's workspace may hold (the daemon's one list, see workspace/hidden.ts). */
+  hidden: HiddenPaths;
 }
 
 /** A trigger as requested. `cron` is required by kind `schedule`; cron, timezone and approximate are its alone. */
@@ -48,6 +53,8 @@ export type NewTriggerRequest = Pick<Trigger, 'name' | 'kind' | 'prompt' | 'enab
 
 /** Fields to change; undefined leaves a field as it is. */
 export interface TriggerChange {
+  /** The caller's role: only an admin may change options to be more permissive (domain/loosening.ts). */
+  role: Role;
   name?: string | undefined;
   events?: string[] | undefined;
   filters?: TriggerFilters | undefined;
@@ -92,7 +99,7 @@ export class TriggerAdmin {
     const { store, clock, config } = this.deps;
     checkPrompt(req.prompt);
     checkKindFields(req);
-    const workspace = req.workspace ? await workspaceDir(req.workspace) : null;
+    const workspace = req.workspace ? await workspaceDir(req.workspace, this.deps.hidden) : null;
     const options = checkedRunOptions(config, req.options);
     const schedule: ScheduleDefinition | null =
       req.kind === 'schedule'
@@ -132,6 +139,7 @@ export class TriggerAdmin {
         id: sessionId,
         name: `schedule ${trigger.name}`,
         workspace,
+        workspaceKind: await workspaceKindOf(workspace),
         owner: scheduleRequester(trigger),
         defaults: {},
         scopeKey: scheduleScope(trigger.id),
@@ -145,28 +153,36 @@ export class TriggerAdmin {
   /**
    * Changes a trigger (`current`, as the caller read it: its kind never changes); a scheduled trigger's job
    * follows (redefined, or paused and resumed with `enabled`). The whole change is checked, the job's new
-   * schedule included, before anything is written.
+   * schedule included, before anything is written; new options more permissive than the stored ones are
+   * forbidden to all but an admin, checked by the store against the freshest row.
    */
   async update(current: Trigger, change: TriggerChange): Promise<SavedTrigger> {
     const { store, clock, config } = this.deps;
     checkChange(current, change);
-    const workspace = change.workspace !== undefined ? await workspaceDir(change.workspace) : undefined;
+    const workspace =
+      change.workspace !== undefined ? await workspaceDir(change.workspace, this.deps.hidden) : undefined;
     const options = change.options !== undefined ? checkedRunOptions(config, change.options) : undefined;
     const timezone = change.timezone !== undefined ? scheduleZone(change.timezone) : undefined;
     const follow = await this.followingJob(current, { ...change, workspace, options, timezone });
     const token = change.rotateToken ? issueTriggerToken() : null;
-    const updated = await store.updateTrigger(current.id, {
-      ...(change.name !== undefined ? { name: change.name } : {}),
-      ...(change.events !== undefined ? { events: change.events } : {}),
-      ...(change.filters !== undefined ? { filters: change.filters } : {}),
-      ...(change.prompt !== undefined ? { prompt: change.prompt } : {}),
-      ...(workspace !== undefined ? { workspace } : {}),
-      ...(options !== undefined ? { options } : {}),
-      ...(change.hourlyCap !== undefined ? { hourlyCap: change.hourlyCap } : {}),
-      ...(change.enabled !== undefined ? { enabled: change.enabled } : {}),
-      ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),
-      updatedAt: clock.now(),
-    });
+    const updated = await store.updateTrigger(
+      current.id,
+      {
+        ...(change.name !== undefined ? { name: change.name } : {}),
+        ...(change.events !== undefined ? { events: change.events } : {}),
+        ...(change.filters !== undefined ? { filters: change.filters } : {}),
+        ...(change.prompt !== undefined ? { prompt: change.prompt } : {}),
+        ...(workspace !== undefined ? { workspace } : {}),
+        ...(options !== undefined ? { options } : {}),
+        ...(change.hourlyCap !== undefined ? { hourlyCap: change.hourlyCap } : {}),
+        ...(change.enabled !== undefined ? { enabled: change.enabled } : {}),
+        ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),
+        updatedAt: clock.now(),
+      },
+      options !== undefined
+        ? noLoosening(change.role, options, config.execute.network_default_domains)
+        : undefined,
+    );
     if (!updated) throw notFound(current.id);
     if (follow) await follow(updated);
     return { trigger: updated, token: token?.token ?? null };
@@ -227,6 +243,21 @@ export class TriggerAdmin {
     };
   }
 }
+
+/**
+ * The store's check of new options against the trigger as stored: a trigger's runs get its options over an
+ * empty session, so an option left out is the strictest, never inherited.
+ */
+const noLoosening =
+  (role: Role, options: RunDefaults, networkDefaults: readonly string[]) =>
+  (stored: Trigger): void =>
+    refuseLoosening(
+      role,
+      latitudeOf(stored.options),
+      latitudeOf(options),
+      { what: `trigger ${stored.id}`, than: 'than it is', label: 'now' },
+      networkDefaults,
+    );
 
 /** Which fields fit which kind of trigger, for a new one. */
 function checkKindFields(req: NewTriggerRequest): void {

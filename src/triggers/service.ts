@@ -10,6 +10,7 @@ import type { RunQueue } from '../runs/queue.js';
 import type { RunService } from '../runs/service.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { PlanStore, RunStore, StateStore, TriggerStore } from '../store/store.js';
+import { workspaceKindOf } from '../workspace/git.js';
 import { parseCommand } from './commands.js';
 import { at, type PullRequestContext, prSubject, pullRequestContext } from './context.js';
 import { DeliveryInbox } from './inbox.js';
@@ -299,6 +300,7 @@ export class TriggerService {
       session: {
         name: `${trigger.name}: ${subject}`,
         workspace: clone,
+        workspaceKind: 'git',
         owner: requester,
         defaults: {},
         scopeKey: `trigger:${trigger.id}:${subject}`,
@@ -457,6 +459,7 @@ export class TriggerService {
       session: {
         name: `trigger ${trigger.name}`,
         workspace: trigger.workspace ?? '.',
+        workspaceKind: await workspaceKindOf(trigger.workspace ?? '.'),
         owner: requester,
         defaults: {},
         scopeKey: `trigger:${trigger.id}`,

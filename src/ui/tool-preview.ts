@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { Workspace } from '../agent/tools/workspace.js';
 import type { Plan, Session, ToolApproval } from '../domain/types.js';
 import { prefixInRepository } from '../workspace/git.js';
+import type { HiddenPaths } from '../workspace/hidden.js';
 import { worktreePath } from '../workspace/paths.js';
 import { parseUnifiedDiff, renderDiff, visibleLines } from './diff.js';
 import { html, type SafeHtml } from './html.js';
@@ -39,12 +40,12 @@ async function executionRoot(
   return join(resolve(worktreePath(workRoot, plan.id)), prefix);
 }
 
-async function currentFile(root: string | null, filePath: string): Promise<Current> {
+async function currentFile(root: string | null, filePath: string, hidden: HiddenPaths): Promise<Current> {
   const none = (problem: string | null): Current => ({ text: '', exists: false, problem, path: filePath });
   if (!root) return none('the session is gone, so its files cannot be read');
   let ws: Workspace;
   try {
-    ws = await Workspace.open(root);
+    ws = await Workspace.open(root, hidden);
   } catch {
     return none("the execution's worktree is not there (yet), so the current file cannot be read");
   }
@@ -97,7 +98,7 @@ function diffBlock(diff: string, idPrefix: string): SafeHtml {
 /** The preview of one pending tool call, with its JSON in a closed <details>. */
 export async function toolPreview(
   a: ToolApproval,
-  ctx: { workRoot: string; plan: Plan | null; session: Session | null },
+  ctx: { workRoot: string; hidden: HiddenPaths; plan: Plan | null; session: Session | null },
 ): Promise<SafeHtml> {
   const input = (a.input ?? {}) as Record<string, unknown>;
   const json = html`<details class="tool-json"><summary>Tool input as JSON</summary><pre aria-label="Tool input">${visibleLines(pretty(a.input))}</pre></details>`;
@@ -106,7 +107,7 @@ export async function toolPreview(
   const filePath = str(input.file_path);
   if (a.tool === 'Write' && filePath !== null && str(input.content) !== null) {
     const root = await executionRoot(ctx.workRoot, ctx.plan, ctx.session);
-    const current = await currentFile(root, filePath);
+    const current = await currentFile(root, filePath, ctx.hidden);
     const content = str(input.content)!;
     const diff = unifiedTextDiff(current.text, content, { path: current.path, created: !current.exists });
     view = html`<p>${current.exists ? 'Replaces' : 'Creates'} <code>${visibleLines(current.path)}</code> (${content.length} characters)${current.problem ? html`; <span class="warning">${current.problem}, so the diff is against an empty file</span>` : ''}.</p>
@@ -121,7 +122,7 @@ ${diffBlock(diff, id)}`;
     const newString = str(input.new_string)!;
     const all = input.replace_all === true;
     const root = await executionRoot(ctx.workRoot, ctx.plan, ctx.session);
-    const current = await currentFile(root, filePath);
+    const current = await currentFile(root, filePath, ctx.hidden);
     const count = oldString === '' ? 0 : current.text.split(oldString).length - 1;
     let note: SafeHtml | string = '';
     let diff: string;

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import type { WorkspaceKind } from '../domain/types.js';
 import { runCollect } from './isolation.js';
 import { lockRepository } from './repo-lock.js';
+import { privateTempDir } from './temp.js';
 
 const exec = promisify(execFile);
 
@@ -50,9 +51,15 @@ const PATCH_COMMANDS = new Set(['diff', 'log', 'show']);
 
 let privateHome: string | null = null;
 
-/** An empty directory made once per process, standing in for HOME and XDG_CONFIG_HOME. */
+/**
+ * An empty directory made once per process, standing in for HOME and XDG_CONFIG_HOME; made again if it went
+ * (the process's temporary directories are removed when the daemon stops: temp.ts).
+ */
 function emptyHome(): string {
-  privateHome ??= mkdtempSync(join(tmpdir(), 'drydock-git-home-'));
+  if (privateHome === null || !existsSync(privateHome)) {
+    privateHome = privateTempDir('drydock-git-home-');
+    askpass = null;
+  }
   return privateHome;
 }
 
@@ -216,6 +223,14 @@ export async function inGitRepository(dir: string): Promise<boolean> {
   }
 }
 
+/**
+ * What a new session's workspace is (Session.workspaceKind): judged once, when the session is made, and never
+ * again, so that a `.git` a command makes in a plain directory is never taken for a repository.
+ */
+export async function workspaceKindOf(dir: string): Promise<WorkspaceKind> {
+  return (await inGitRepository(dir)) ? 'git' : 'plain';
+}
+
 /** Where `dir` lies below the top of its work tree: `''` at the top, else `sub/dir/` (git's --show-prefix). */
 export async function prefixInRepository(dir: string): Promise<string> {
   return (await git(dir, ['rev-parse', '--show-prefix'], { timeoutMs: 10_000 })).trim();
@@ -297,8 +312,9 @@ let askpass: string | null = null;
  * command: the script itself holds no secret. Written once per process, in drydock's private git home.
  */
 function askpassProgram(): string {
+  const home = emptyHome();
   if (askpass) return askpass;
-  const path = join(emptyHome(), 'askpass.sh');
+  const path = join(home, 'askpass.sh');
   writeFileSync(
     path,
     '#!/bin/sh\ncase "$1" in\n  Username*) printf \'%s\\n\' "$DRYDOCK_GIT_USERNAME" ;;\n  *) printf \'%s\\n\' "$DRYDOCK_GIT_PASSWORD" ;;\nesac\n',

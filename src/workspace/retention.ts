@@ -62,7 +62,9 @@ export async function collectGarbage(
           report.kept += 1;
           continue;
         }
-        repo = (await store.getSession(plan.sessionId))?.workspace ?? null;
+        // A plain workspace's execution ran on a copy: git has nothing to forget there, and is never run in it.
+        const session = await store.getSession(plan.sessionId);
+        repo = session && session.workspaceKind !== 'plain' ? session.workspace : null;
       }
       if (!opts.dryRun) await removeWorktree(repo, top, branchFor(planId));
       report.worktrees.push(planId);

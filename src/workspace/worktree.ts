@@ -59,11 +59,18 @@ export async function prepareWorktree(
    * worktree and branch, is removed and made again at `base`. The base was checked by that first attempt.
    */
   startOver = false,
+  /**
+   * Given a worktree just made, before any command ran in it: makes it writable to the commands (a root
+   * daemon's run as another uid: Sandbox.handOver). The index is then refreshed, so that the commit's
+   * `git add` in the sandbox does not hash every file again for the changed owner.
+   */
+  handOver?: (top: string) => Promise<void>,
 ): Promise<ExecutionTree> {
   // Absolute: git resolves a relative path against the repository, drydock against its own directory.
   const top = resolve(worktrees, planId);
   if (startOver) await removeWorktree(repo, top, branchFor(planId));
-  if (!existsSync(top)) {
+  const fresh = !existsSync(top);
+  if (fresh) {
     // Not resumed after a restart: the worktree is made now.
     if (checkBase && !startOver) {
       const head = await headCommit(repo);
@@ -77,9 +84,28 @@ export async function prepareWorktree(
   const [commonDir, prefix] = await Promise.all([commonGitDir(repo), prefixInRepository(repo)]);
   const gitDir = await worktreeGitDir(commonDir, top);
   const root = prefix === '' ? top : join(top, prefix);
-  // A subdirectory with nothing committed in it yet is not in the worktree: the session still works there.
-  await mkdir(root, { recursive: true });
+  if (fresh) {
+    // A subdirectory with nothing committed in it yet is not in the worktree: the session still works there.
+    await mkdir(root, { recursive: true });
+    if (prefix !== '') await outsideSkipped(top, gitDir, prefix);
+    if (handOver) {
+      await handOver(top);
+      // Only now, while the tree holds nothing but what git checked out of the base commit.
+      await git(top, ['update-index', '-q', '--refresh'], { gitDir }).catch(() => undefined);
+    }
+  }
   return { top, root, prefix, gitDir, commonDir };
+}
+
+/**
+ * A session on `prefix` (a subdirectory) sees only it in the sandbox: the rest of the worktree is not mounted.
+ * Its index entries are marked skip-worktree, so that git in the sandbox (`git status`, `git diff`) does not
+ * take them for deleted. Done on a fresh worktree, before any command ran in it.
+ */
+async function outsideSkipped(top: string, gitDir: string, prefix: string): Promise<void> {
+  const outside = await git(top, ['ls-files', '-z', '--', '.', `:(exclude)${prefix}`], { gitDir });
+  if (outside === '') return;
+  await git(top, ['update-index', '--skip-worktree', '-z', '--stdin'], { gitDir, input: outside });
 }
 
 export interface ExecutionResult {
@@ -117,11 +143,11 @@ export async function commitExecution(
     // The worktree's index as git left it after checking out the base: only its stat data saves rehashing.
     await copyFile(join(tree.gitDir, 'index'), join(scratch, 'index')).catch(() => undefined);
     await isolation.handOver(scratch);
-    const written = await writeTree(tree, scratch, isolation);
+    const { tree: written, carrier } = await writeTree(tree, scratch, isolation, base);
     const baseTree = (await bare(['rev-parse', '--verify', `${base}^{tree}`])).trim();
     let commit: string | null = null;
     if (written !== baseTree) {
-      const pack = await packNewObjects(tree, scratch, isolation, written, base);
+      const pack = await packNewObjects(tree, scratch, isolation, carrier, base);
       try {
         await bare(['index-pack', '--stdin', '--strict'], pack);
       } catch (err) {
@@ -149,15 +175,9 @@ export async function commitExecution(
   }
 }
 
-/** git run in `isolation` over the worktree, writing only under `scratch`, with nothing of the daemon's. */
-function isolatedGit(
-  tree: ExecutionTree,
-  scratch: string,
-  isolation: Isolation,
-  args: string[],
-  input?: string,
-) {
-  const env = {
+/** The environment of git in `isolation` over the worktree: an index and objects of its own under `scratch`. */
+function isolatedEnv(tree: ExecutionTree, scratch: string): Record<string, string> {
+  return {
     ...gitEnvironment('/tmp/home', '/usr/local/bin:/usr/bin:/bin'),
     GIT_DIR: tree.gitDir,
     GIT_WORK_TREE: tree.top,
@@ -165,49 +185,60 @@ function isolatedGit(
     GIT_OBJECT_DIRECTORY: join(scratch, 'objects'),
     GIT_ALTERNATE_OBJECT_DIRECTORIES: join(tree.commonDir, 'objects'),
   };
-  return isolation.run(['git', ...HARDENING, ...args], {
+}
+
+/** What git in `isolation` sees: the worktree and the repository read-only, `scratch` writable. */
+function isolatedOptions(tree: ExecutionTree, scratch: string) {
+  return {
     cwd: tree.top,
     readOnly: [tree.commonDir, tree.top],
     writable: [scratch],
-    env,
-    ...(input !== undefined ? { input } : {}),
     timeoutMs: 600_000,
     maxStdout: MAX_PACK_BYTES,
-  });
+  };
 }
 
-/** `git add -A` of the session's part, then `git write-tree`: the tree's id. */
-async function writeTree(tree: ExecutionTree, scratch: string, isolation: Isolation): Promise<string> {
+/**
+ * `git add -A` of the session's part, `git write-tree`, and a carrier commit of that tree on the base (so that
+ * the pack holds only what the base lacks: a bare tree would bring every object again), in one sandbox.
+ * Returns the tree's id and the carrier's; the host makes the real commit itself.
+ */
+async function writeTree(
+  tree: ExecutionTree,
+  scratch: string,
+  isolation: Isolation,
+  base: string,
+): Promise<{ tree: string; carrier: string }> {
   const scope = tree.prefix === '' ? '.' : tree.prefix;
-  const added = await isolatedGit(tree, scratch, isolation, ['add', '-A', '--', scope]);
-  if (added.code !== 0) {
-    throw new TreeRefusedError(`git add over the execution's tree failed: ${lastLine(added.stderr)}`);
+  const script =
+    'git "$@" add -A -- "$SCOPE" >&2 || { echo "git add failed" >&2; exit 3; }\n' +
+    't=$(git "$@" write-tree) || { echo "git write-tree failed" >&2; exit 3; }\n' +
+    'c=$(echo carrier | git "$@" commit-tree "$t" -p "$BASE") || exit 3\n' +
+    'echo "$t $c"\n';
+  const out = await isolation.run(['/bin/sh', '-c', script, 'sh', ...HARDENING], {
+    ...isolatedOptions(tree, scratch),
+    env: { ...isolatedEnv(tree, scratch), SCOPE: scope, BASE: base },
+  });
+  const m = /^([0-9a-f]{40,64}) ([0-9a-f]{40,64})$/.exec(out.stdout.toString('utf8').trim());
+  if (out.code !== 0 || !m) {
+    throw new TreeRefusedError(`git add over the execution's tree failed: ${lastLine(out.stderr)}`);
   }
-  const written = await isolatedGit(tree, scratch, isolation, ['write-tree']);
-  const id = written.stdout.toString('utf8').trim();
-  if (written.code !== 0 || !/^[0-9a-f]{40,64}$/.test(id)) {
-    throw new TreeRefusedError(
-      `git write-tree over the execution's tree failed: ${lastLine(written.stderr)}`,
-    );
-  }
-  return id;
+  return { tree: m[1]!, carrier: m[2]! };
 }
 
-/** The objects of `written` that the base commit does not have, as one pack. */
+/** The objects of the carrier commit that the base does not have, as one pack. */
 async function packNewObjects(
   tree: ExecutionTree,
   scratch: string,
   isolation: Isolation,
-  written: string,
+  carrier: string,
   base: string,
 ): Promise<Buffer> {
-  const packed = await isolatedGit(
-    tree,
-    scratch,
-    isolation,
-    ['pack-objects', '--revs', '--stdout', '-q'],
-    `${written}\n--not\n${base}\n`,
-  );
+  const packed = await isolation.run(['git', ...HARDENING, 'pack-objects', '--revs', '--stdout', '-q'], {
+    ...isolatedOptions(tree, scratch),
+    env: isolatedEnv(tree, scratch),
+    input: `${carrier}\n^${base}\n`,
+  });
   if (packed.code !== 0) {
     throw new TreeRefusedError(`packing the execution's objects failed: ${lastLine(packed.stderr)}`);
   }

@@ -208,7 +208,10 @@ describe('drydock sessions', () => {
         '--approvals-required',
         '2',
         '--allow-self-approval',
-        '--network',
+        '--network-domain',
+        'registry.npmjs.org',
+        '--network-domain',
+        '*.github.com',
         '--budget-usd',
         '1.5',
         '--thinking',
@@ -229,7 +232,7 @@ describe('drydock sessions', () => {
         execute_mode: 'edits',
         approvals_required: 2,
         allow_self_approval: true,
-        network: true,
+        network: ['*.github.com', 'registry.npmjs.org'],
         budget_usd: 1.5,
         thinking: { budget_tokens: 2048 },
         effort: 'medium',
@@ -256,6 +259,7 @@ describe('drydock sessions', () => {
     expect(show.stdout).toMatch(/^ {2}thinking\s+budget 2048 tokens$/m);
     expect(show.stdout).toMatch(/^ {2}effort\s+medium$/m);
     expect(show.stdout).toMatch(/^ {2}execute_mode\s+edits$/m);
+    expect(show.stdout).toMatch(/^ {2}network\s+\*\.github\.com, registry\.npmjs\.org$/m);
     expect(showJson.stdout).toBe(await raw(`/v1/sessions/${id}`));
 
     const json = await cli(['sessions', 'create', '--workspace', workspace.path, '--json']);

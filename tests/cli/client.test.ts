@@ -159,7 +159,7 @@ async function seedPlan(patch: Partial<Plan> = {}): Promise<Plan> {
     approvalsRequired: 1,
     allowSelfApproval: false,
     executeMode: 'manual',
-    network: false,
+    network: [],
     owner: 'admin',
     decidedAt: null,
     failureReason: null,

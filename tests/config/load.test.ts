@@ -15,6 +15,7 @@ import {
   type ModelPrice,
   systemTimeZone,
 } from '../../src/config/schema.js';
+import { DEFAULT_NETWORK_DOMAINS } from '../../src/domain/network.js';
 import { findModel, modelProblems } from '../../src/models/catalogue.js';
 
 let dir: string;
@@ -129,6 +130,15 @@ describe('defaults', () => {
         max_write_bytes: 5_242_880,
         sandbox: 'bwrap',
         sandbox_read_only_paths: [],
+        sandbox_user: '65534:65534',
+        limits: {
+          memory_bytes: 4294967296,
+          processes: 1024,
+          cpu_seconds: 600,
+          file_bytes: 1073741824,
+          tmp_bytes: 1073741824,
+        },
+        network_default_domains: [...DEFAULT_NETWORK_DOMAINS],
         breaker: { window_ms: 3_600_000, min_executions: 5, max_failure_ratio: 0.5 },
       },
       github: {
@@ -645,6 +655,39 @@ describe('execute.sandbox', () => {
   });
 });
 
+describe('execute.network_default_domains', () => {
+  it('holds host names only: each other entry is named with its problem', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drydock-network-config-'));
+    try {
+      const file = join(dir, 'c.yaml');
+      writeFileSync(file, 'execute:\n  network_default_domains: [registry.npmjs.org, "*.github.com"]\n');
+      expect(loadConfig({ configPath: file, env: {} }).execute.network_default_domains).toEqual([
+        'registry.npmjs.org',
+        '*.github.com',
+      ]);
+      writeFileSync(
+        file,
+        'execute:\n  network_default_domains: [ok.example, 127.0.0.1, "https://x.example"]\n',
+      );
+      let problems: string[] = [];
+      try {
+        loadConfig({ configPath: file, env: {} });
+      } catch (err) {
+        problems = (err as ConfigError).problems;
+      }
+      expect(problems.join('\n')).toMatch(
+        /execute\.network_default_domains\[1\]: expected a host name: an IP address: only host names are allowed/,
+      );
+      expect(problems.join('\n')).toMatch(
+        /execute\.network_default_domains\[2\]: expected a host name: a URL/,
+      );
+      expect(problems).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the default time zone', () => {
   it('is TZ as spelled, not the runtime older alias (Europe/Kyiv stays Europe/Kyiv)', () => {
     const before = process.env.TZ;
@@ -656,6 +699,27 @@ describe('the default time zone', () => {
     } finally {
       if (before === undefined) delete process.env.TZ;
       else process.env.TZ = before;
+    }
+  });
+});
+
+describe('execute.sandbox_user and execute.limits', () => {
+  it('take uid:gid (never uid 0) and positive limits, each problem named', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drydock-config-'));
+    try {
+      const file = join(dir, 'c.yaml');
+      writeFileSync(file, 'execute:\n  sandbox_user: "1500:1500"\n  limits:\n    cpu_seconds: 30\n');
+      const c = loadConfig({ configPath: file, env: {} });
+      expect(c.execute.sandbox_user).toBe('1500:1500');
+      expect(c.execute.limits.cpu_seconds).toBe(30);
+      expect(c.execute.limits.processes).toBe(1024);
+      writeFileSync(file, 'execute:\n  sandbox_user: "0:0"\n  limits:\n    processes: 0\n');
+      expect(() => loadConfig({ configPath: file, env: {} })).toThrow(
+        /execute\.sandbox_user: expected uid:gid/,
+      );
+      expect(() => loadConfig({ configPath: file, env: {} })).toThrow(/execute\.limits\.processes/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

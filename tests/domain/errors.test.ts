@@ -40,6 +40,7 @@ describe('error codes and their tables', () => {
       expired: 410,
       sha256_mismatch: 409,
       self_approval: 403,
+      forbidden: 403,
       already_approved: 409,
       not_pending: 409,
       invalid_answers: 422,

@@ -42,7 +42,7 @@ async function seedPlan(store: SqliteStore, id: string, sessionId: string): Prom
     approvalsRequired: 1,
     allowSelfApproval: false,
     executeMode: 'manual',
-    network: false,
+    network: [],
     owner: 'operator-user',
     decidedAt: null,
     failureReason: null,

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { type ClientRequest, request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -505,7 +505,10 @@ describe('over a loopback socket', () => {
     );
 
     // A run's event stream stays open for longer than the request timeout: only receiving a request is timed.
-    const session = await d.api('POST', '/v1/sessions', { workspace: d.dir });
+    // Beside the data directory, never around it (a workspace holding it is refused).
+    const workspace = join(d.dir, 'workspace');
+    mkdirSync(workspace);
+    const session = await d.api('POST', '/v1/sessions', { workspace });
     const job = await d.api('POST', `/v1/sessions/${session.body.id}/jobs`, {
       cron: '0 9 * * *',
       prompt: 'plan',

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Sandbox } from '../../src/agent/sandbox.js';
+import { DEFAULT_NETWORK_DOMAINS, normalizedDomains } from '../../src/domain/network.js';
 import { ADMIN_TOKEN, readSse, startTestDaemon } from '../support/daemon.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
@@ -95,14 +96,19 @@ describe('the execute phase works in the session directory', () => {
       calls('x-read', 'Read', { file_path: '../secret.txt' }),
       calls('x-read-a', 'Read', { file_path: 'a.txt' }),
       calls('x-write', 'Write', { file_path: 'b.txt', content: 'b\n' }),
-      calls('x-bash', 'Bash', { command: 'cat ../secret.txt; cat a.txt; pwd' }),
+      calls('x-bash', 'Bash', {
+        command: 'cat ../secret.txt; cat a.txt; pwd; git status --porcelain; echo git=$?',
+      }),
       says('done'),
     );
     const { plan } = await plannedJob(d, jobId);
     const alice = await tokenFor(d, 'alice');
     const exec = await approveAs(d, plan, alice);
     const bash = await pendingApproval(d);
-    expect(bash).toMatchObject({ tool: 'Bash', input: { command: 'cat ../secret.txt; cat a.txt; pwd' } });
+    expect(bash).toMatchObject({
+      tool: 'Bash',
+      input: { command: 'cat ../secret.txt; cat a.txt; pwd; git status --porcelain; echo git=$?' },
+    });
     await d.api('POST', `/v1/tool-approvals/${bash.id}`, { decision: 'allow' }, alice);
     const done = await runUntil(d, exec.id, ['completed', 'failed']);
     expect(done.status, done.error).toBe('completed');
@@ -116,6 +122,12 @@ describe('the execute phase works in the session directory', () => {
     expect(bashOut).not.toContain('top-level secret');
     expect(bashOut).toContain('a in sub');
     expect(bashOut).toMatch(new RegExp(`${plan.id}/sub\\n`));
+    // git works there, against the repository's git directory, and sees only the session's directory: the
+    // rest of the worktree is not there and not taken for deleted.
+    expect(bashOut).toContain('git=0');
+    expect(bashOut).not.toMatch(/fatal|filesystem boundary/);
+    expect(bashOut).toContain('?? sub/b.txt');
+    expect(bashOut).not.toMatch(/^ ?D /m);
     // The commit adds sub/b.txt, nothing at the top.
     expect(done.changed_files).toEqual(['sub/b.txt']);
     expect(git(repo, 'show', `drydock/${plan.id}:sub/b.txt`)).toBe('b');
@@ -273,34 +285,50 @@ describe('auto mode: the allow-list does not reach outside the workspace', () =>
 });
 
 describe('the network of commands', () => {
-  it('is off unless the session allows it; the plan says which, and /readyz names the sandbox', async () => {
+  // A network allowed is a list of host names reached through drydock's egress proxy, never the host's
+  // network: before lists, `network: true` shared the host's network and this command read the server on the
+  // host's 127.0.0.1 (a PostgreSQL with trust auth, the daemon's own API would have been as reachable).
+  it('never the host network: the plan shows the names, the proxy answers for them, /readyz names the sandbox', async () => {
     const { createServer } = await import('node:net');
     let connections = 0;
     const server = createServer((s) => {
       connections += 1;
+      s.on('error', () => undefined);
       s.end('hello from the host\n');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
+    const cases: [unknown, string[]][] = [
+      [false, []],
+      [['Example.test'], ['example.test']],
+      // Deprecated: the configured default list.
+      [true, normalizedDomains(DEFAULT_NETWORK_DOMAINS)],
+    ];
     try {
-      for (const network of [false, true]) {
+      for (const [network, domains] of cases) {
         w = await world(model, { execute_mode: 'manual', network });
         const alice = await w.token('alice');
-        const id = `net-${network}`;
-        model.enqueue(
-          proposes(),
-          calls(id, 'Bash', { command: `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3` }),
-          says('done'),
-        );
+        const id = `net-${domains.length}`;
+        const command = `(exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3); echo "proxy=$HTTPS_PROXY"; curl -sS --max-time 10 http://elsewhere.test/`;
+        model.enqueue(proposes(), calls(id, 'Bash', { command }), says('done'));
         const { plan } = await planned(w);
-        expect(plan.network).toBe(network);
+        expect(plan).toMatchObject({ network: domains.length > 0, network_domains: domains });
         const exec = await approveAs(w.d, plan, alice);
         const a = await pendingApproval(w!.d);
         await w.d.api('POST', `/v1/tool-approvals/${a.id}`, { decision: 'allow' }, alice);
         await runUntil(w.d, exec.id, ['completed', 'failed']);
-        if (network) expect(resultFor(id).content).toContain('hello from the host');
-        else expect(resultFor(id)).toMatchObject({ is_error: true });
-        expect(connections).toBe(network ? 1 : 0);
+        const out: string = resultFor(id).content;
+        expect(out).not.toContain('hello from the host');
+        if (domains.length) {
+          expect(out).toMatch(/proxy=http:\/\/127\.0\.0\.1:\d+\n/);
+          expect(out).toContain(
+            `drydock egress proxy: elsewhere.test is not on this execution's list of host names (${domains.join(', ')})`,
+          );
+        } else {
+          expect(out).toMatch(/proxy=\n/);
+          expect(out).toContain('Could not resolve host: elsewhere.test');
+        }
+        expect(connections).toBe(0);
         const ready = await fetch(`${w.d.daemon.url}/readyz`);
         expect(await ready.json()).toMatchObject({ status: 'ready', sandbox: 'bwrap' });
         await w.d.stop();

@@ -1,10 +1,23 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, readSse } from '../support/daemon.js';
 import { git } from '../support/git-repo.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
-import { calls, PLAN_MD, planned, proposes, runUntil, says, type World, world } from './helpers.js';
+import {
+  calls,
+  jobIn,
+  PLAN_MD,
+  pendingApproval,
+  planned,
+  plannedJob,
+  proposes,
+  runUntil,
+  says,
+  type World,
+  world,
+} from './helpers.js';
 
 let model: ModelServer;
 let w: World;
@@ -173,11 +186,68 @@ describe('manual mode', () => {
 });
 
 describe('non-git workspaces', () => {
-  it('execute in place and record the changed files', async () => {
+  it('execute on a copy; the changed files are carried back and recorded', async () => {
     w = await world(model, { execute_mode: 'edits' });
     const alice = await w.token('alice');
-    // Turn the repository into a plain directory.
-    (await import('node:fs')).rmSync(join(w.repo, '.git'), { recursive: true, force: true });
+    const plain = join(w.d.dir, 'plain');
+    mkdirSync(join(plain, 'notes'), { recursive: true });
+    writeFileSync(join(plain, 'notes', 'old.md'), 'old\n');
+    const { jobId } = await jobIn(w.d, plain, { execute_mode: 'edits' });
+    model.enqueue(
+      proposes(),
+      calls('w1', 'Write', { file_path: 'notes/todo.md', content: '- x\n' }),
+      says('done'),
+    );
+    const { plan } = await plannedJob(w.d, jobId);
+    expect(plan.workspace_commit).toBeNull();
+    const exec = (await w.d.api('POST', `/v1/plans/${plan.id}/approve`, {}, alice)).body.run;
+    const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
+    expect(done.status, done.error).toBe('completed');
+    expect(readFileSync(join(plain, 'notes/todo.md'), 'utf8')).toBe('- x\n');
+    expect(readFileSync(join(plain, 'notes/old.md'), 'utf8')).toBe('old\n');
+    expect(done.changed_files).toEqual(['notes/todo.md']);
+  });
+
+  it('a .git a command makes in the copy with a smudge filter is never read by the host, then or in the next execution', async () => {
+    w = await world(model, { execute_mode: 'edits' });
+    const alice = await w.token('alice');
+    const plain = join(w.d.dir, 'plain');
+    mkdirSync(plain);
+    writeFileSync(join(plain, 'a.txt'), 'a\n');
+    const marker = join(w.d.dir, 'smudged-on-the-host');
+    const { jobId } = await jobIn(w.d, plain, { execute_mode: 'edits' });
+    // Execution 1: the command turns the directory into a repository whose smudge filter names a host path.
+    const init = `git init -q . && git config filter.x.smudge 'touch ${marker}; cat' && git config filter.x.clean cat && echo '* filter=x' > .gitattributes && git add -A && git -c user.name=m -c user.email=m@m commit -qm x && echo made`;
+    model.enqueue(proposes(), calls('b1', 'Bash', { command: init }), says('done'));
+    const first = await plannedJob(w.d, jobId);
+    const exec1 = (await w.d.api('POST', `/v1/plans/${first.plan.id}/approve`, {}, alice)).body.run;
+    const approval = await pendingApproval(w.d);
+    await w.d.api('POST', `/v1/tool-approvals/${approval.id}`, { decision: 'allow' }, alice);
+    const done1 = await runUntil(w.d, exec1.id, ['completed', 'failed']);
+    expect(done1.status, done1.error).toBe('completed');
+    const copyDir = join(w.d.dir, 'data', 'worktrees', first.plan.id);
+    expect(existsSync(join(copyDir, '.git'))).toBe(true);
+    // Its .gitattributes is data and comes back; no .git does.
+    expect(existsSync(join(plain, '.gitattributes'))).toBe(true);
+    expect(existsSync(join(plain, '.git'))).toBe(false);
+
+    // Even were a .git there (say a person made it), the session stays plain: the plan records no commit and
+    // the next execution copies the directory again, with no git run over it.
+    execFileSync('cp', ['-a', join(copyDir, '.git'), join(plain, '.git')]);
+    model.enqueue(proposes(), calls('w2', 'Write', { file_path: 'b.txt', content: 'b\n' }), says('done'));
+    const second = await plannedJob(w.d, jobId);
+    expect(second.plan.workspace_commit).toBeNull();
+    const exec2 = (await w.d.api('POST', `/v1/plans/${second.plan.id}/approve`, {}, alice)).body.run;
+    const done2 = await runUntil(w.d, exec2.id, ['completed', 'failed']);
+    expect(done2.status, done2.error).toBe('completed');
+    expect(done2.changed_files).toEqual(['b.txt']);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('a git session whose repository is gone is refused, never executed in place', async () => {
+    w = await world(model, { execute_mode: 'edits' });
+    const alice = await w.token('alice');
+    rmSync(join(w.repo, '.git'), { recursive: true, force: true });
     model.enqueue(
       proposes(),
       calls('w1', 'Write', { file_path: 'notes/todo.md', content: '- x\n' }),
@@ -187,8 +257,8 @@ describe('non-git workspaces', () => {
     expect(plan.workspace_commit).toBeNull();
     const exec = (await w.d.api('POST', `/v1/plans/${plan.id}/approve`, {}, alice)).body.run;
     const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
-    expect(done.status, done.error).toBe('completed');
-    expect(readFileSync(join(w.repo, 'notes/todo.md'), 'utf8')).toBe('- x\n');
-    expect(done.changed_files).toEqual(['notes/todo.md']);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/git repository/);
+    expect(existsSync(join(w.repo, 'notes/todo.md'))).toBe(false);
   });
 });

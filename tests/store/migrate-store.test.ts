@@ -216,7 +216,7 @@ async function seed(store: Store): Promise<void> {
       createdAt: DUE + 40,
       expiresAt: DUE + DAY,
       allowSelfApproval: true,
-      network: true,
+      network: ['*.github.com', 'registry.npmjs.org'],
       executeMode: 'edits',
       markdown: '# Plan\n\nChange \u00fcberall.',
     }),

@@ -1,12 +1,13 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_NETWORK_DOMAINS, normalizedDomains } from '../../src/domain/network.js';
 import type { CronJob, Plan } from '../../src/domain/types.js';
 import { PgDb } from '../../src/store/postgres/db.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { loadPostgresMigrations, migrate } from '../../src/store/postgres/migrate.js';
 import { type DecideFn, type NewJob, SchemaTooNewError, type SlotTransition } from '../../src/store/store.js';
 import { type FreshDatabase, freshDatabase, postgresAvailable } from '../support/postgres.js';
-import { givenPlan, jobInput, MINUTE, planInput, sessionInput, T0 } from './contract/fixtures.js';
+import { givenPlan, jobInput, MINUTE, planInput, runInput, sessionInput, T0 } from './contract/fixtures.js';
 
 // What only the PostgreSQL store has to get right, beyond the Store contract (postgres.test.ts): migrating
 // from several processes at once, two stores (two replicas) racing on one database without doubling a slot,
@@ -696,6 +697,23 @@ describe.skipIf(!up)('PostgreSQL store', () => {
       expect(listed.items).toHaveLength(1);
       expect((await store.listNotifications({ limit: 1, cursor: listed.nextCursor! })).items).toHaveLength(1);
     });
+  });
+
+  it('reads a plan made before network lists with the network allowed as the configured default list', async () => {
+    const url = await database();
+    const store = await open(url, { legacyNetworkDomains: ['PyPI.org', 'files.pythonhosted.org'] });
+    await store.createSession(session('ses_a'));
+    await store.createRun(runInput('run_a', 'ses_a'));
+    await store.createRun(runInput('run_b', 'ses_a'));
+    await store.createPlan(plan('pln_old', 'run_a'));
+    await store.createPlan(plan('pln_off', 'run_b'));
+    // As a plan of migration 4 was stored: the boolean alone.
+    await onDatabase(url, `UPDATE plans SET network = (id = 'pln_old'), network_domains = NULL`);
+    expect((await store.getPlan('pln_old'))!.network).toEqual(['files.pythonhosted.org', 'pypi.org']);
+    expect((await store.getPlan('pln_off'))!.network).toEqual([]);
+    // Without a configured list: the built-in default.
+    const plain = await open(url);
+    expect((await plain.getPlan('pln_old'))!.network).toEqual(normalizedDomains(DEFAULT_NETWORK_DOMAINS));
   });
 
   it("the approvers' queue reads the pending plans' own index, not every decided plan before them", async () => {

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_NETWORK_DOMAINS, normalizedDomains } from '../../src/domain/network.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { givenRun, T0 } from './contract/fixtures.js';
+import { givenPlan, givenRun, T0 } from './contract/fixtures.js';
 import { type StoreFactory, storeContract } from './contract/index.js';
 
 // The Store contract on the embedded store: a fresh database file for each test. A second SqliteStore on
@@ -46,6 +47,32 @@ describe('SQLite store: wake-ups', () => {
       expect(calls).toEqual([]);
     } finally {
       await close();
+    }
+  });
+});
+
+describe('SQLite store: plans made before network lists', () => {
+  it('reads one with the network allowed as the configured default list, one without as none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drydock-store-legacy-'));
+    const file = join(dir, 'drydock.db');
+    const store = new SqliteStore({
+      file,
+      now: () => T0,
+      legacyNetworkDomains: ['PyPI.org', 'files.pythonhosted.org'],
+    });
+    const plain = new SqliteStore({ file, now: () => T0 });
+    try {
+      await givenPlan(store, 'pln_old');
+      await givenPlan(store, 'pln_off');
+      // As a plan of schema 14 was stored: the boolean alone.
+      store.db.prepare(`UPDATE plans SET network = (id = 'pln_old'), network_domains = NULL`).run();
+      expect((await store.getPlan('pln_old'))!.network).toEqual(['files.pythonhosted.org', 'pypi.org']);
+      expect((await store.getPlan('pln_off'))!.network).toEqual([]);
+      expect((await plain.getPlan('pln_old'))!.network).toEqual(normalizedDomains(DEFAULT_NETWORK_DOMAINS));
+    } finally {
+      await plain.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -23,6 +23,7 @@ export const job = (over: Partial<NewJobRequest> = {}): NewJobRequest => ({
   approximate: false,
   options: {},
   createdBy: 'ops',
+  role: 'operator',
   ...over,
 });
 

@@ -40,6 +40,8 @@ export async function startTestDaemon(opts: {
   sandbox?: Sandbox;
   /** Where the state lives (default: a SQLite file in the data directory); sets database_url. */
   store?: TestStore;
+  /** The configuration file the daemon would have read (hidden from the model like the data directory). */
+  configFile?: string;
 }): Promise<TestDaemon> {
   const { database, release } = await testDatabase(opts.store);
   const tmp = opts.dir ? { path: opts.dir, remove: () => {} } : tempDir('drydock-daemon-');
@@ -63,6 +65,7 @@ export async function startTestDaemon(opts: {
     announce: () => {},
     ...(opts.executor ? { executor: opts.executor } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
+    ...(opts.configFile ? { configFile: opts.configFile } : {}),
   }).catch(async (err: unknown) => {
     tmp.remove();
     await release();

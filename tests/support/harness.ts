@@ -73,6 +73,8 @@ export interface HarnessOptions {
   unauthenticatedBodies?: BodyBudget;
   /** Where the state lives (default: a SQLite file in the data directory). */
   store?: TestStore;
+  /** The configuration file the daemon would have read (hidden from the model like the data directory). */
+  configFile?: string;
 }
 
 export interface Harness<S extends Store = SqliteStore> {
@@ -144,6 +146,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness<
     sandbox: null,
     maxConcurrent: 1,
     submitRun: (run) => runs.push(run),
+    ...(opts.configFile ? { configFile: opts.configFile } : {}),
   });
   const { scheduler } = services;
   const app = createApp({

@@ -40,11 +40,11 @@ describe('TriggerAdmin', () => {
     expect(JSON.stringify(await triggerAdmin.get(trigger.id))).not.toContain(token!.split('.')[1]);
     expect(await authenticates(token!, trigger.id)).toBe(true);
 
-    const renamed = await triggerAdmin.update(trigger, { name: 'renamed' });
+    const renamed = await triggerAdmin.update(trigger, { role: 'operator', name: 'renamed' });
     expect(renamed).toMatchObject({ token: null, trigger: { name: 'renamed' } });
     expect(await authenticates(token!, trigger.id)).toBe(true);
 
-    const rotated = await triggerAdmin.update(trigger, { rotateToken: true });
+    const rotated = await triggerAdmin.update(trigger, { role: 'operator', rotateToken: true });
     expect(rotated.token).toMatch(/^ddt_/);
     expect(await authenticates(rotated.token!, trigger.id)).toBe(true);
     expect(await authenticates(token!, trigger.id)).toBe(false);
@@ -78,12 +78,12 @@ describe('TriggerAdmin', () => {
     });
     expect((await w.store.getSession(job.sessionId))?.scopeKey).toBe(`schedule:${trigger.id}`);
 
-    await triggerAdmin.update(trigger, { enabled: false });
+    await triggerAdmin.update(trigger, { role: 'operator', enabled: false });
     expect((await triggerAdmin.jobOf(trigger))?.status).toBe('paused');
-    await triggerAdmin.update(trigger, { enabled: true });
+    await triggerAdmin.update(trigger, { role: 'operator', enabled: true });
     expect((await triggerAdmin.jobOf(trigger))?.status).toBe('active');
 
-    await triggerAdmin.update(trigger, { cron: '15 4 * * *', prompt: 'review main again' });
+    await triggerAdmin.update(trigger, { role: 'operator', cron: '15 4 * * *', prompt: 'review main again' });
     expect(await triggerAdmin.jobOf(trigger)).toMatchObject({
       id: job.id,
       cron: '15 4 * * *',
@@ -91,9 +91,10 @@ describe('TriggerAdmin', () => {
       status: 'active',
     });
     // A change with an unusable schedule is refused whole: the name given with it is not written either.
-    expect((await refusal(triggerAdmin.update(trigger, { name: 'renamed', cron: 'not a cron' }))).code).toBe(
-      'invalid_cron',
-    );
+    expect(
+      (await refusal(triggerAdmin.update(trigger, { role: 'operator', name: 'renamed', cron: 'not a cron' })))
+        .code,
+    ).toBe('invalid_cron');
     expect((await triggerAdmin.get(trigger.id)).name).toBe(trigger.name);
     expect((await triggerAdmin.jobOf(trigger))?.cron).toBe('15 4 * * *');
 
@@ -101,7 +102,9 @@ describe('TriggerAdmin', () => {
     expect(await w.store.getJob(job.id)).toBeNull();
     expect((await refusal(triggerAdmin.get(trigger.id))).code).toBe('not_found');
     expect((await refusal(triggerAdmin.delete(trigger.id))).code).toBe('not_found');
-    expect((await refusal(triggerAdmin.update(trigger, { name: 'x' }))).code).toBe('not_found');
+    expect((await refusal(triggerAdmin.update(trigger, { role: 'operator', name: 'x' }))).code).toBe(
+      'not_found',
+    );
   });
 
   it('refuses a request that does not fit its kind, with nothing written', async () => {
@@ -138,8 +141,8 @@ describe('TriggerAdmin', () => {
     expect(await w.store.listTriggers({})).toEqual([]);
 
     const { trigger } = await triggerAdmin.create(request());
-    const change = async (c: Parameters<typeof triggerAdmin.update>[1]) =>
-      (await refusal(triggerAdmin.update(trigger, c))).code;
+    const change = async (c: Omit<Parameters<typeof triggerAdmin.update>[1], 'role'>) =>
+      (await refusal(triggerAdmin.update(trigger, { role: 'operator', ...c }))).code;
     expect(await change({ name: 'x', cron: '0 3 * * *' })).toBe('invalid_request');
     expect(await change({ name: 'x', workspace: 'relative' })).toBe('invalid_workspace');
     expect(await change({ name: 'x', prompt: '{{nope}}' })).toBe('invalid_prompt');

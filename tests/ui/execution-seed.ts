@@ -82,7 +82,7 @@ export async function seedExecution(
     approvalsRequired: 1,
     allowSelfApproval: false,
     executeMode: o.executeMode ?? 'edits',
-    network: false,
+    network: [],
     owner: 'operator-user',
     decidedAt: now,
     failureReason: null,

@@ -90,6 +90,8 @@ export async function seedPlan(
     workspaceCommit?: string | null;
     subject?: string | null;
     triggerId?: string | null;
+    /** The host names the execution's commands may reach (default none). */
+    network?: string[];
   } = {},
 ): Promise<{ plan: Plan; run: Run }> {
   const now = h.clock.now();
@@ -135,7 +137,7 @@ export async function seedPlan(
     approvalsRequired: o.approvalsRequired ?? 1,
     allowSelfApproval: false,
     executeMode: 'manual',
-    network: false,
+    network: o.network ?? [],
     owner: o.requestedBy ?? 'operator-user',
     decidedAt: null,
     failureReason: null,

@@ -64,6 +64,24 @@ describe('the plan page says how the execution would run its commands', () => {
   }
 });
 
+describe('the plan page shows the host names the plan lets commands reach', () => {
+  it('lists them beside the sandbox', async () => {
+    const own = await createHarness({
+      sandbox: { state: 'bwrap', detail: 'commands run in a bubblewrap sandbox' },
+    });
+    try {
+      const { plan } = await seedPlan(own, { network: ['*.github.com', 'registry.npmjs.org'] });
+      const { cookie } = await signIn(own.app, own.tokens.approver);
+      const res = await ui(own.app, 'GET', `/ui/plans/${plan.id}`, { cookie });
+      expect(res.text).toContain(
+        `<dd id="plan-commands">in the bubblewrap sandbox; network only to <span id="plan-network">*.github.com, registry.npmjs.org</span>, through drydock's egress proxy</dd>`,
+      );
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('the plan queue', () => {
   it('lists pending plans oldest first with session, round, requester, age and approvals', async () => {
     const older = await seedPlan(h, { markdown: '# Older plan\n', createdAt: h.clock.now() - 3 * 3600_000 });

@@ -66,8 +66,15 @@ beforeEach(async () => {
   base = git(repo, 'rev-parse', 'HEAD');
   sandbox = new Sandbox({ setting: 'bwrap', hidden: [join(tmp.path, 'data')] });
   expect((await sandbox.status()).state).toBe('bwrap');
-  tree = await prepareWorktree(repo, 'pln_hostile', base, join(tmp.path, 'data', 'worktrees'));
-  await sandbox.handOver(tree.top);
+  tree = await prepareWorktree(
+    repo,
+    'pln_hostile',
+    base,
+    join(tmp.path, 'data', 'worktrees'),
+    true,
+    false,
+    (top) => sandbox.handOver(top),
+  );
 });
 
 afterEach(() => {
@@ -80,7 +87,7 @@ afterEach(() => {
 
 /** A command in the sandbox, confined as the execute phase confines it. */
 async function command(script: string): Promise<string> {
-  const c = { cwd: tree.root, writable: [tree.root], readOnly: [tree.commonDir], network: false };
+  const c = { cwd: tree.root, writable: [tree.root], readOnly: [tree.commonDir], network: null };
   const r = await runBash(
     { command: script },
     { cwd: c.cwd, ...DEFAULT_BASH_LIMITS, env: safeEnv(process.env), wrap: (x) => sandbox.wrap(c, x) },

@@ -87,6 +87,7 @@ async function glob(ws: Workspace, input: GlobInput, limits: ToolLimits): Promis
     maxFiles: limits.maxFilesScanned,
     maxDepth: compiled.maxDepth - baseSegments.length,
     relPrefix: compiled.base,
+    hidden: (abs) => ws.isHidden(abs),
   });
   const matches: { abs: string; rel: string; mtimeMs: number }[] = [];
   for await (const file of walk.files()) {

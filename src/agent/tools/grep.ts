@@ -201,7 +201,9 @@ async function grep(ws: Workspace, args: GrepInput, limits: ToolLimits): Promise
   }
   const targetRel = ws.relative(target);
 
-  const walk = isDir ? new FileWalk(target, { maxFiles: limits.maxFilesScanned }) : undefined;
+  const walk = isDir
+    ? new FileWalk(target, { maxFiles: limits.maxFilesScanned, hidden: (abs) => ws.isHidden(abs) })
+    : undefined;
   async function* candidates(): AsyncGenerator<{ abs: string; shown: string }> {
     if (walk === undefined) {
       // An explicitly named file is searched whatever the filters say, as ripgrep does.

@@ -18,12 +18,17 @@ export interface WalkOptions {
   maxDepth?: number;
   /** Prefix for `rel`, for a walk that starts below the directory paths should be relative to. */
   relPrefix?: string;
+  /**
+   * drydock's hidden paths (`Workspace.isHidden`): neither yielded nor entered, as if absent. The walk's
+   * paths are real paths (it starts at one and follows no link), so asking by path is asking by real path.
+   */
+  hidden?: (abs: string) => boolean;
 }
 
 /**
  * Walks regular files below a directory in name order, depth first. Symbolic links are never followed, to
- * files or directories alike, so a walk cannot leave the tree it started in. Unreadable directories are
- * skipped and counted.
+ * files or directories alike, so a walk cannot leave the tree it started in. Hidden paths are left out
+ * silently, and unreadable directories are skipped and counted.
  */
 export class FileWalk {
   scanned = 0;
@@ -37,7 +42,8 @@ export class FileWalk {
 
   async *files(): AsyncGenerator<WalkedFile> {
     const maxDepth = this.opts.maxDepth ?? Number.POSITIVE_INFINITY;
-    if (maxDepth < 1) return;
+    const hidden = this.opts.hidden ?? (() => false);
+    if (maxDepth < 1 || hidden(this.start)) return;
     const prefix = this.opts.relPrefix ?? '';
     const stack: { abs: string; rel: string; depth: number }[] = [{ abs: this.start, rel: prefix, depth: 0 }];
     while (stack.length > 0) {
@@ -47,6 +53,7 @@ export class FileWalk {
       const subdirs: { abs: string; rel: string; depth: number }[] = [];
       for (const entry of entries) {
         const rel = dir.rel === '' ? entry.name : `${dir.rel}/${entry.name}`;
+        if (hidden(join(dir.abs, entry.name))) continue;
         if (entry.isFile()) {
           if (this.scanned >= this.opts.maxFiles) {
             this.truncated = true;

@@ -1,6 +1,7 @@
 import { constants, realpathSync, statSync } from 'node:fs';
 import { lstat, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { type HiddenPaths, isWithin, type RealHidden } from '../../workspace/hidden.js';
 import { describeFsError, errorCode } from './fs-errors.js';
 
 /**
@@ -23,35 +24,50 @@ function shown(p: string): string {
   return JSON.stringify(cut);
 }
 
-function isWithin(root: string, abs: string): boolean {
-  if (abs === root) return true;
-  const prefix = root.endsWith(sep) ? root : root + sep;
-  return abs.startsWith(prefix);
-}
-
 /**
  * The directory an agent run may look at. Every path from the model goes through `resolve`, which returns the
- * real (symlink-free) path of something inside the workspace or throws a PathError.
+ * real (symlink-free) path of something inside the workspace and outside drydock's hidden paths, or throws a
+ * PathError; the walks of Glob and Grep skip what `isHidden` names.
  */
 export class Workspace {
   /** The real path of the workspace directory. Never shown to the model. */
   readonly root: string;
   /** The root as given (absolute), so absolute paths the model copied from it are accepted too. */
   readonly #givenRoot: string;
+  /** The daemon's hidden paths that lie below the root, by real path (see src/workspace/hidden.ts). */
+  readonly #hidden: readonly RealHidden[];
 
-  /** Throws if `root` does not exist or is not a directory. Prefer `Workspace.open` in async code. */
-  constructor(root: string) {
+  /**
+   * Throws if `root` does not exist or is not a directory. Prefer `Workspace.open` in async code. `hidden`
+   * is the daemon's one list (PhaseDeps.hidden): what lies below the root of it is refused by every tool.
+   */
+  constructor(root: string, hidden?: HiddenPaths) {
     this.#givenRoot = resolve(root);
     this.root = realpathSync.native(this.#givenRoot);
     if (!statSync(this.root).isDirectory()) throw new Error(`Workspace: ${root} is not a directory`);
+    this.#hidden = hidden?.below(this.root) ?? [];
   }
 
-  static async open(root: string): Promise<Workspace> {
+  static async open(root: string, hidden?: HiddenPaths): Promise<Workspace> {
     // Checked asynchronously first, so the constructor's synchronous calls find the answers cached.
     if (!(await stat(await realpath(resolve(root)))).isDirectory()) {
       throw new Error(`Workspace: ${root} is not a directory`);
     }
-    return new Workspace(root);
+    return new Workspace(root, hidden);
+  }
+
+  /** Whether the real path `abs` is one of drydock's hidden paths or lies below one. */
+  isHidden(abs: string): boolean {
+    return this.#hidden.some((h) => isWithin(h.real, abs));
+  }
+
+  /** Throws the refusal for a real path that `isHidden`; `name` is the path as the model wrote it. */
+  #refuseHidden(name: string, real: string): void {
+    const h = this.#hidden.find((entry) => isWithin(entry.real, real));
+    if (h === undefined) return;
+    throw new PathError(
+      `path ${shown(name)} is ${h.real === real ? '' : 'inside '}${h.what}, which the model must never read or change`,
+    );
   }
 
   /**
@@ -73,11 +89,16 @@ export class Workspace {
     } catch (err) {
       const code = errorCode(err);
       if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new PathError(describeFsError(err, name));
-      return this.#resolveMissing(name, abs, opts.mustExist === true);
+      const missing = await this.#resolveMissing(name, abs);
+      // Refused as hidden before "does not exist": a model should not learn which hidden files exist.
+      this.#refuseHidden(name, missing);
+      if (opts.mustExist === true) throw new PathError(`path ${shown(name)} does not exist`);
+      return missing;
     }
     if (!isWithin(this.root, real)) {
       throw new PathError(`path ${shown(name)} is outside the workspace (it goes through a symbolic link)`);
     }
+    this.#refuseHidden(name, real);
     return real;
   }
 
@@ -104,7 +125,8 @@ export class Workspace {
     throw new PathError(`path ${shown(p)} is outside the workspace`);
   }
 
-  async #resolveMissing(p: string, abs: string, mustExist: boolean): Promise<string> {
+  /** Where a path that does not exist would be: its nearest existing ancestor's real path and the rest. */
+  async #resolveMissing(p: string, abs: string): Promise<string> {
     // Walk up to the nearest ancestor that exists (as a link or otherwise). If that entry cannot be resolved
     // it is a dangling or looping symlink: refuse it rather than guess where a later write would land.
     const rest: string[] = [];
@@ -136,7 +158,6 @@ export class Workspace {
     if (!isWithin(this.root, realAncestor)) {
       throw new PathError(`path ${shown(p)} is outside the workspace (it goes through a symbolic link)`);
     }
-    if (mustExist) throw new PathError(`path ${shown(p)} does not exist`);
     return join(realAncestor, ...rest);
   }
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { toolDefinition, type WorkspaceToolRun, workspaceTool } from './define.js';
@@ -116,7 +116,32 @@ export async function resolveForChange(
   // The real path: a symlink `hooks -> .git/hooks` inside the workspace leads into .git too.
   if (touchesGit(rel)) return { ok: false, error: gitRefusal(tool, rel) };
   if (rel === '.') return { ok: false, error: `${tool}: the workspace root is a directory, not a file` };
+  // A git directory by another name: a bare clone in the tree, or a workspace that is (or lies in) one.
+  if (await inGitDirectory(abs)) {
+    return {
+      ok: false,
+      error: `${tool}: ${quoted(rel)} is inside a git directory; the repository's own files cannot be changed with ${tool} (use git commands through Bash if the plan requires it)`,
+    };
+  }
   return { ok: true, abs, rel };
+}
+
+/**
+ * Whether a directory above the real path `abs` is a git directory, told by its shape as git itself tells it
+ * (setup.c, is_git_directory): a HEAD file, and objects/ and refs/ or a commondir file (a worktree's
+ * administrative directory). Every ancestor counts, above the workspace root too: a root inside a git
+ * directory changes the repository's config and hooks with every write.
+ */
+async function inGitDirectory(abs: string): Promise<boolean> {
+  const isDir = async (p: string) => (await stat(p).catch(() => null))?.isDirectory() === true;
+  const isFile = async (p: string) => (await stat(p).catch(() => null))?.isFile() === true;
+  for (let dir = dirname(abs); ; dir = dirname(dir)) {
+    if (await isFile(join(dir, 'HEAD'))) {
+      const store = (await isDir(join(dir, 'objects'))) && (await isDir(join(dir, 'refs')));
+      if (store || (await isFile(join(dir, 'commondir')))) return true;
+    }
+    if (dirname(dir) === dir) return false;
+  }
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   required,
   showCommand,
   str,
+  strs,
   type Values,
   when,
 } from './common.js';
@@ -64,7 +65,7 @@ function defaultsSummary(d: RunDefaultsJson): [string, unknown][] {
     ['approvals_required', d.approvals_required],
     ['allow_self_approval', d.allow_self_approval],
     ['execute_mode', d.execute_mode],
-    ['network', d.network],
+    ['network', Array.isArray(d.network) ? d.network.join(', ') || 'none' : d.network],
   ];
 }
 
@@ -108,7 +109,7 @@ export const sessionsGroup: Group = {
 
     create: {
       synopsis:
-        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--network] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]',
+        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--network-domain D ...] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]',
       help: `Creates a session and prints its id. Options other than --workspace and --name set the defaults of
 the session's runs; unset ones are the daemon's.
 
@@ -121,7 +122,10 @@ the session's runs; unset ones are the daemon's.
   --approvals-required N
                         approvals a plan needs (1-10)
   --allow-self-approval let the person who requested a plan approve it
-  --network             let the execute phase's commands use the network (the sandbox has none otherwise)
+  --network-domain D    a host name the execute phase's commands may reach, through drydock's egress
+                        proxy (registry.npmjs.org; *.github.com for any name below); repeat for more.
+                        Without it they have no network at all
+  --network             deprecated: the daemon's execute.network_default_domains
   --budget-usd X        the most a run may cost, in US dollars
   --thinking T          off, adaptive, or a budget of N tokens (at least 1024); translated to what the
                         model accepts (README, Models)
@@ -140,6 +144,7 @@ the session's runs; unset ones are the daemon's.
         effort: { type: 'string' },
         'max-turns': { type: 'string' },
         network: { type: 'boolean' },
+        'network-domain': { type: 'string', multiple: true },
         ...jsonOption,
       },
       positionals: [],
@@ -156,7 +161,7 @@ the session's runs; unset ones are the daemon's.
           thinking,
           effort: oneOf(values, 'effort', EFFORTS),
           max_turns: positiveCount(values, 'max-turns'),
-          network: flag(values, 'network') ? true : undefined,
+          network: networkOption(values),
         };
         const given = Object.values(defaults).some((v) => v !== undefined);
         const res = await client.request('POST', '/v1/sessions', {
@@ -176,3 +181,13 @@ the session's runs; unset ones are the daemon's.
     }),
   },
 };
+
+/** `--network-domain` (repeated) as a list of host names; `--network` alone as true (deprecated). */
+function networkOption(values: Values): RunDefaultsJson['network'] {
+  const domains = strs(values, 'network-domain');
+  if (domains.length && flag(values, 'network')) {
+    throw new RemoteUsageError('give --network-domain or --network, not both');
+  }
+  if (domains.length) return domains;
+  return flag(values, 'network') ? true : undefined;
+}

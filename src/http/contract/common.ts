@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { domainsProblem } from '../../domain/network.js';
 import { fromLegacyThinking, thinkingOptionSchema } from '../../domain/thinking.js';
 import { EFFORTS, EXECUTE_MODES } from '../../domain/types.js';
 
@@ -32,6 +33,28 @@ const legacyThinking = z.strictObject({
   budget_tokens: z.int().min(1024).max(128_000).optional(),
 });
 
+/**
+ * `network`: the host names the execute phase's commands may reach through drydock's egress proxy, e.g.
+ * ["registry.npmjs.org", "*.github.com"] (`*.` any name below); false or [] for none. `true` is deprecated: the
+ * configured default list (execute.network_default_domains). An entry that is no host name (an IP address, a
+ * port, a URL) is refused with 422 naming it.
+ */
+const networkSchema = z.union([
+  z.boolean().meta({
+    deprecated: true,
+    description: 'false: no network; true (deprecated): the configured execute.network_default_domains',
+  }),
+  z
+    .array(z.string(), { error: 'network must be true, false or a list of host names' })
+    .superRefine((list, ctx) => {
+      const problem = domainsProblem(list);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .describe(
+      'host names the commands may reach: "registry.npmjs.org", or "*.github.com" for any name below',
+    ),
+]);
+
 /** Run options as a request gives them: a session's defaults, a job's or a trigger's overrides. */
 export const runDefaultsSchema = z.strictObject({
   model: z.string().min(1).max(200).optional(),
@@ -42,7 +65,7 @@ export const runDefaultsSchema = z.strictObject({
   approvals_required: z.int().min(1).max(10).optional(),
   allow_self_approval: z.boolean().optional(),
   execute_mode: z.enum(EXECUTE_MODES).optional(),
-  network: z.boolean().optional(),
+  network: networkSchema.optional(),
   deliver: z.boolean().optional(),
 });
 
@@ -56,7 +79,7 @@ export const runDefaults = z.strictObject({
   approvals_required: z.number().optional(),
   allow_self_approval: z.boolean().optional(),
   execute_mode: z.enum(EXECUTE_MODES).optional(),
-  network: z.boolean().optional(),
+  network: z.union([z.boolean(), z.array(z.string())]).optional(),
   deliver: z.boolean().optional(),
 });
 

@@ -124,6 +124,8 @@ export const RUN_EVENT_PAYLOADS = {
     commit: z.string().nullable(),
     diff_stat: z.string().nullable(),
     changed_files: z.array(z.string()),
+    /** A plain workspace's execution: changes of its copy not carried back into the workspace, and why. */
+    not_carried_back: z.array(z.strictObject({ path: z.string(), why: z.string() })).optional(),
   }),
   delivery_completed: z.strictObject({
     plan_id: z.string(),

@@ -204,7 +204,8 @@ export const ROUTES: Route[] = [
   {
     method: 'post',
     path: '/v1/sessions/{id}/jobs',
-    summary: 'Create a cron job',
+    summary:
+      'Create a cron job (403 forbidden when its options allow more execute_mode, network or allow_self_approval than its session, unless by an admin)',
     auth: 'operate',
     request: { body: createJobSchema },
     responses: { 201: json(jobSchema, 'Created') },
@@ -441,7 +442,8 @@ export const ROUTES: Route[] = [
   {
     method: 'patch',
     path: '/v1/triggers/{id}',
-    summary: 'Change a trigger (rotate_token shows a new token once)',
+    summary:
+      'Change a trigger (rotate_token shows a new token once; 403 forbidden when new options raise execute_mode, network or allow_self_approval, unless by an admin)',
     auth: 'operate',
     request: { body: patchTriggerSchema },
     responses: { 200: json(triggerWithTokenSchema) },

@@ -72,7 +72,13 @@ export const planSchema = z.strictObject({
   approvals: z.number().describe('distinct approvals so far'),
   allow_self_approval: z.boolean(),
   execute_mode: z.enum(EXECUTE_MODES),
-  network: z.boolean(),
+  network: z
+    .boolean()
+    .meta({ deprecated: true })
+    .describe('whether network_domains is not empty (deprecated: read network_domains)'),
+  network_domains: z
+    .array(z.string())
+    .describe("the host names the execution's commands may reach through the egress proxy; [] for none"),
   created_at: time,
   expires_at: time,
   decided_at: time.nullable(),

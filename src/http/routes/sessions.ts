@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import { createJobSchema, createSessionSchema, listSessionsQuery } from '../contract/index.js';
+import { noteDeprecatedNetwork } from '../deprecations.js';
 import type { AppDeps, Env } from '../deps.js';
 import { presentJob, presentSession } from '../present.js';
 
@@ -17,6 +18,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
       owner: c.get('identity').identity,
       defaults: body.defaults,
     });
+    noteDeprecatedNetwork(deps.logger, body.defaults, `session ${session.id}`);
     return c.json(presentSession(session), 201);
   });
 
@@ -43,7 +45,9 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
       approximate: body.approximate,
       options: body.options,
       createdBy: c.get('identity').identity,
+      role: c.get('identity').role,
     });
+    noteDeprecatedNetwork(deps.logger, body.options, `job ${created.id}`);
     return c.json(presentJob(created), 201);
   });
 

@@ -14,6 +14,7 @@ import {
   type TriggerJson,
   triggerDeliveriesQuery,
 } from '../contract/index.js';
+import { noteDeprecatedNetwork } from '../deprecations.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError } from '../errors.js';
 import { iso, presentRun } from '../present.js';
@@ -84,6 +85,7 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       enabled: body.enabled ?? true,
       createdBy: c.get('identity').identity,
     });
+    noteDeprecatedNetwork(deps.logger, body.options, `trigger ${trigger.id}`);
     // The token is shown this once; only its hash is kept.
     return c.json({ ...(await present(trigger)), ...(token ? { token } : {}) }, 201);
   });
@@ -125,7 +127,9 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
       prompt: body.prompt,
       enabled: body.enabled,
       rotateToken: body.rotate_token,
+      role: c.get('identity').role,
     });
+    noteDeprecatedNetwork(deps.logger, body.options, `trigger ${trigger.id}`);
     return c.json({ ...(await present(trigger)), ...(token ? { token } : {}) });
   });
 

@@ -1,3 +1,4 @@
+import { DEFAULT_NETWORK_DOMAINS } from '../../domain/network.js';
 import type {
   NewNotification,
   Notification,
@@ -28,7 +29,11 @@ const CURSOR_KEY = 'notifications.cursor';
  * claiming is left to it by the others, never waited for, and never claimed twice.
  */
 export class PgDeliveries implements DeliveryStore {
-  constructor(private readonly db: PgDb) {}
+  constructor(
+    private readonly db: PgDb,
+    /** What a plan made before network lists, with the network allowed, reads as (rows.ts, toPlan). */
+    private readonly legacyNetwork: readonly string[] = DEFAULT_NETWORK_DOMAINS,
+  ) {}
 
   // ---- delivering executed plans
 
@@ -38,7 +43,7 @@ export class PgDeliveries implements DeliveryStore {
        ORDER BY created_at, id LIMIT $1`,
       [limit],
     );
-    return rows.map(toPlan);
+    return rows.map((r) => toPlan(r, this.legacyNetwork));
   }
 
   async duePlanDeliveries(now: number, limit: number): Promise<string[]> {
@@ -73,7 +78,7 @@ export class PgDeliveries implements DeliveryStore {
        RETURNING plans.*, ${APPROVALS}`,
       [planId, now, until],
     );
-    return row ? toPlan(row) : null;
+    return row ? toPlan(row, this.legacyNetwork) : null;
   }
 
   async updatePlanDelivery(

@@ -20,6 +20,11 @@ export interface PostgresStoreOptions {
   migrate?: boolean;
   now?: () => number;
   migrations?: Migration[];
+  /**
+   * What a plan made before network lists (migration 5) with the network allowed reads as: the configured
+   * execute.network_default_domains (default: the built-in list).
+   */
+  legacyNetworkDomains?: readonly string[];
   /** Connections at most (default 10). */
   poolSize?: number;
   /**
@@ -64,9 +69,9 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
       jobs: new PgJobs(db),
       runs: new PgRuns(db),
       approvals: new PgApprovals(db),
-      plans: new PgPlans(db),
+      plans: new PgPlans(db, opts.legacyNetworkDomains),
       triggers: new PgTriggers(db),
-      deliveries: new PgDeliveries(db),
+      deliveries: new PgDeliveries(db, opts.legacyNetworkDomains),
       state: new PgState(db, migrations.length),
       wakes: new PgWakes(listener),
     },

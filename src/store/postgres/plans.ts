@@ -1,3 +1,4 @@
+import { DEFAULT_NETWORK_DOMAINS } from '../../domain/network.js';
 import {
   type Decision,
   type Page,
@@ -22,14 +23,19 @@ export const APPROVALS = `(SELECT COUNT(*) FROM decisions d WHERE d.plan_id = pl
  * on its execution.
  */
 export class PgPlans implements PlanStore {
-  constructor(private readonly db: PgDb) {}
+  constructor(
+    private readonly db: PgDb,
+    /** What a plan made before network lists, with the network allowed, reads as (rows.ts, toPlan). */
+    private readonly legacyNetwork: readonly string[] = DEFAULT_NETWORK_DOMAINS,
+  ) {}
 
   async createPlan(p: Plan): Promise<Plan> {
     const row = await this.db.row<PlanRow>(
       `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
          status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
-         approvals_required, allow_self_approval, execute_mode, network, owner, subject)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
+         approvals_required, allow_self_approval, execute_mode, network, network_domains, owner, subject)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+         $23, $24)
        RETURNING *, 0 AS approvals`,
       [
         p.id,
@@ -52,17 +58,18 @@ export class PgPlans implements PlanStore {
         p.approvalsRequired,
         p.allowSelfApproval,
         p.executeMode,
-        p.network,
+        p.network.length > 0,
+        JSON.stringify(p.network),
         p.owner,
         p.subject,
       ],
     );
-    return toPlan(row!);
+    return toPlan(row!, this.legacyNetwork);
   }
 
   async getPlan(id: string): Promise<Plan | null> {
     const row = await planRow(this.db, id);
-    return row ? toPlan(row) : null;
+    return row ? toPlan(row, this.legacyNetwork) : null;
   }
 
   async findPlan(runId: string, toolUseId: string): Promise<Plan | null> {
@@ -70,7 +77,7 @@ export class PgPlans implements PlanStore {
       `SELECT plans.*, ${APPROVALS} FROM plans WHERE run_id = $1 AND tool_use_id = $2`,
       [runId, toolUseId],
     );
-    return row ? toPlan(row) : null;
+    return row ? toPlan(row, this.legacyNetwork) : null;
   }
 
   async listPlans(f: PlanFilter): Promise<Page<Plan>> {
@@ -105,7 +112,10 @@ export class PgPlans implements PlanStore {
        ORDER BY created_at ASC, id ASC LIMIT ${p.add(f.limit + 1)}`,
       p.values,
     );
-    return page(rows.map(toPlan), f.limit);
+    return page(
+      rows.map((r) => toPlan(r, this.legacyNetwork)),
+      f.limit,
+    );
   }
 
   async plansVersion(): Promise<number> {
@@ -137,7 +147,7 @@ export class PgPlans implements PlanStore {
       const locked = await q.value<string>('SELECT id FROM plans WHERE id = $1 FOR NO KEY UPDATE', [planId]);
       if (locked === undefined) throw new NotFoundError(`plan ${planId} not found`);
       const row = (await planRow(q, planId))!;
-      const effect = decide(toPlan(row), await decisionsOf(q, planId));
+      const effect = decide(toPlan(row, this.legacyNetwork), await decisionsOf(q, planId));
       const d = effect.decision;
       await q.exec(
         `INSERT INTO decisions (id, plan_id, kind, identity, comment, sha256, created_at)
@@ -152,7 +162,7 @@ export class PgPlans implements PlanStore {
         ]);
       }
       const run = effect.run ? await insertRun(q, effect.run, 0) : null;
-      const plan = toPlan((await planRow(q, planId))!);
+      const plan = toPlan((await planRow(q, planId))!, this.legacyNetwork);
       return { plan, decision: d, run };
     });
   }
@@ -210,7 +220,7 @@ export class PgPlans implements PlanStore {
        ORDER BY created_at DESC, id DESC LIMIT 1`,
       [subject],
     );
-    return row ? toPlan(row) : null;
+    return row ? toPlan(row, this.legacyNetwork) : null;
   }
 }
 

@@ -10,9 +10,9 @@ export class PgSessions implements SessionStore {
 
   async createSession(s: NewSession): Promise<Session> {
     const row = await this.db.row<SessionRow>(
-      `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at)
-       VALUES ($1, $2, $3, $4, $5, 'open', $6) RETURNING *`,
-      [s.id, s.name, s.workspace, s.owner, json(s.defaults), s.createdAt],
+      `INSERT INTO sessions (id, name, workspace, workspace_kind, owner, defaults, status, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'open', $7) RETURNING *`,
+      [s.id, s.name, s.workspace, s.workspaceKind ?? null, s.owner, json(s.defaults), s.createdAt],
     );
     return toSession(row!);
   }
@@ -64,8 +64,8 @@ export async function insertScopedSession(
   createdAt: number,
 ): Promise<void> {
   await q.exec(
-    `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at, scope_key)
-     VALUES ($1, $2, $3, $4, $5, 'open', $6, $7)`,
-    [id, s.name, s.workspace, s.owner, json(s.defaults), createdAt, s.scopeKey],
+    `INSERT INTO sessions (id, name, workspace, workspace_kind, owner, defaults, status, created_at, scope_key)
+     VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8)`,
+    [id, s.name, s.workspace, s.workspaceKind ?? null, s.owner, json(s.defaults), createdAt, s.scopeKey],
   );
 }

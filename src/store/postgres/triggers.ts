@@ -71,12 +71,16 @@ export class PgTriggers implements TriggerStore {
   async updateTrigger(
     id: string,
     patch: Partial<Omit<Trigger, 'id' | 'kind' | 'createdAt' | 'createdBy'>>,
+    check?: (current: Trigger) => void,
   ): Promise<Trigger | null> {
     return this.db.tx(async (q) => {
-      // Read, merge and write under the row's lock: two changes at once apply one after the other.
+      // Read, check, merge and write under the row's lock: two changes at once apply one after the other,
+      // and each is checked against what the other left.
       const current = await q.row<TriggerRow>('SELECT * FROM triggers WHERE id = $1 FOR NO KEY UPDATE', [id]);
       if (!current) return null;
-      const t = { ...toTrigger(current), ...patch };
+      const fresh = toTrigger(current);
+      check?.(fresh);
+      const t = { ...fresh, ...patch };
       const row = await q.row<TriggerRow>(
         `UPDATE triggers SET name = $2, events = $3, filters = $4, prompt = $5, workspace = $6, options = $7,
            hourly_cap = $8, token_id = $9, token_hash = $10, enabled = $11, updated_at = $12
@@ -413,10 +417,10 @@ async function openScopedSession(q: Queries, input: TriggerFireInput): Promise<s
   if (!session) {
     const id = input.run.id.replace(/^run_/, 'ses_');
     const made = await q.value<string>(
-      `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at, scope_key)
-       VALUES ($1, $2, $3, $4, $5, 'open', $6, $7)
+      `INSERT INTO sessions (id, name, workspace, workspace_kind, owner, defaults, status, created_at, scope_key)
+       VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8)
        ON CONFLICT (scope_key) WHERE scope_key IS NOT NULL DO NOTHING RETURNING id`,
-      [id, s.name, s.workspace, s.owner, json(s.defaults), input.now, s.scopeKey],
+      [id, s.name, s.workspace, s.workspaceKind ?? null, s.owner, json(s.defaults), input.now, s.scopeKey],
     );
     if (made !== undefined) return made;
     // Another fire made it first (and committed: the insert waited for it).

@@ -1,3 +1,4 @@
+import { DEFAULT_NETWORK_DOMAINS } from '../../domain/network.js';
 import type {
   NewNotification,
   Notification,
@@ -26,7 +27,11 @@ import { APPROVALS, planRow } from './plans.js';
 const CURSOR_KEY = 'notifications.cursor';
 
 export class SqliteDeliveries implements DeliveryStore {
-  constructor(private readonly db: SqliteDb) {}
+  constructor(
+    private readonly db: SqliteDb,
+    /** What a plan made before network lists, with the network allowed, reads as (rows.ts, toPlan). */
+    private readonly legacyNetwork: readonly string[] = DEFAULT_NETWORK_DOMAINS,
+  ) {}
 
   // ---- delivering executed plans
 
@@ -37,7 +42,7 @@ export class SqliteDeliveries implements DeliveryStore {
          ORDER BY created_at, id LIMIT ?`,
       )
       .all(limit) as PlanRow[];
-    return rows.map(toPlan);
+    return rows.map((r) => toPlan(r, this.legacyNetwork));
   }
 
   async duePlanDeliveries(now: number, limit: number): Promise<string[]> {
@@ -71,7 +76,7 @@ export class SqliteDeliveries implements DeliveryStore {
         )
         .run(until, planId, now, now).changes;
       if (taken !== 1) return null;
-      return toPlan(planRow(this.db, planId)!);
+      return toPlan(planRow(this.db, planId)!, this.legacyNetwork);
     });
   }
 

@@ -1,3 +1,4 @@
+import { DEFAULT_NETWORK_DOMAINS } from '../../domain/network.js';
 import {
   type Decision,
   type Page,
@@ -18,15 +19,19 @@ export const APPROVALS = `(SELECT COUNT(*) FROM decisions d WHERE d.plan_id = pl
 
 /** Plans and their decisions. A decision's run is written by the transaction that records the decision. */
 export class SqlitePlans implements PlanStore {
-  constructor(private readonly db: SqliteDb) {}
+  constructor(
+    private readonly db: SqliteDb,
+    /** What a plan made before network lists, with the network allowed, reads as (rows.ts, toPlan). */
+    private readonly legacyNetwork: readonly string[] = DEFAULT_NETWORK_DOMAINS,
+  ) {}
 
   async createPlan(p: Plan): Promise<Plan> {
     this.db
       .sql(
         `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
          status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
-         approvals_required, allow_self_approval, execute_mode, network, owner, subject)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         approvals_required, allow_self_approval, execute_mode, network, network_domains, owner, subject)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         p.id,
@@ -49,7 +54,8 @@ export class SqlitePlans implements PlanStore {
         p.approvalsRequired,
         p.allowSelfApproval ? 1 : 0,
         p.executeMode,
-        p.network ? 1 : 0,
+        p.network.length > 0 ? 1 : 0,
+        JSON.stringify(p.network),
         p.owner,
         p.subject,
       );
@@ -58,14 +64,14 @@ export class SqlitePlans implements PlanStore {
 
   async getPlan(id: string): Promise<Plan | null> {
     const row = planRow(this.db, id);
-    return row ? toPlan(row) : null;
+    return row ? toPlan(row, this.legacyNetwork) : null;
   }
 
   async findPlan(runId: string, toolUseId: string): Promise<Plan | null> {
     const row = this.db
       .sql(`SELECT plans.*, ${APPROVALS} FROM plans WHERE run_id = ? AND tool_use_id = ?`)
       .get(runId, toolUseId) as PlanRow | undefined;
-    return row ? toPlan(row) : null;
+    return row ? toPlan(row, this.legacyNetwork) : null;
   }
 
   async listPlans(f: PlanFilter): Promise<Page<Plan>> {
@@ -101,7 +107,10 @@ export class SqlitePlans implements PlanStore {
         `SELECT ${columns}, ${APPROVALS} FROM plans ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ${f.limit + 1}`,
       )
       .all(...args) as PlanRow[];
-    return page(rows.map(toPlan), f.limit);
+    return page(
+      rows.map((r) => toPlan(r, this.legacyNetwork)),
+      f.limit,
+    );
   }
 
   async plansVersion(): Promise<number> {
@@ -128,7 +137,7 @@ export class SqlitePlans implements PlanStore {
     return this.db.write(() => {
       const row = planRow(this.db, planId);
       if (!row) throw new NotFoundError(`plan ${planId} not found`);
-      const effect = decide(toPlan(row), decisionsOf(this.db, planId));
+      const effect = decide(toPlan(row, this.legacyNetwork), decisionsOf(this.db, planId));
       const d = effect.decision;
       this.db
         .sql(
@@ -141,7 +150,7 @@ export class SqlitePlans implements PlanStore {
           .run(effect.planStatus, d.createdAt, planId);
       }
       const run = effect.run ? insertRun(this.db, effect.run, 0) : null;
-      const plan = toPlan(planRow(this.db, planId)!);
+      const plan = toPlan(planRow(this.db, planId)!, this.legacyNetwork);
       return { plan, decision: d, run };
     });
   }
@@ -201,7 +210,7 @@ export class SqlitePlans implements PlanStore {
         `SELECT plans.*, ${APPROVALS} FROM plans WHERE subject = ? AND status = 'pending_approval' ORDER BY created_at DESC LIMIT 1`,
       )
       .get(subject) as PlanRow | undefined;
-    return row ? toPlan(row) : null;
+    return row ? toPlan(row, this.legacyNetwork) : null;
   }
 }
 

@@ -10,10 +10,18 @@ export class SqliteSessions implements SessionStore {
   async createSession(s: NewSession): Promise<Session> {
     this.db
       .sql(
-        `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at)
-         VALUES (?, ?, ?, ?, ?, 'open', ?)`,
+        `INSERT INTO sessions (id, name, workspace, workspace_kind, owner, defaults, status, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'open', ?)`,
       )
-      .run(s.id, s.name, s.workspace, s.owner, JSON.stringify(s.defaults), s.createdAt);
+      .run(
+        s.id,
+        s.name,
+        s.workspace,
+        s.workspaceKind ?? null,
+        s.owner,
+        JSON.stringify(s.defaults),
+        s.createdAt,
+      );
     return (await this.getSession(s.id))!;
   }
 
@@ -56,7 +64,16 @@ export function insertScopedSession(
   createdAt: number,
 ): void {
   db.sql(
-    `INSERT INTO sessions (id, name, workspace, owner, defaults, status, created_at, scope_key)
-     VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`,
-  ).run(id, s.name, s.workspace, s.owner, JSON.stringify(s.defaults), createdAt, s.scopeKey);
+    `INSERT INTO sessions (id, name, workspace, workspace_kind, owner, defaults, status, created_at, scope_key)
+     VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?)`,
+  ).run(
+    id,
+    s.name,
+    s.workspace,
+    s.workspaceKind ?? null,
+    s.owner,
+    JSON.stringify(s.defaults),
+    createdAt,
+    s.scopeKey,
+  );
 }

@@ -21,6 +21,11 @@ export interface SqliteStoreOptions {
   migrate?: boolean;
   now?: () => number;
   migrations?: Migration[];
+  /**
+   * What a plan made before network lists (schema 15) with the network allowed reads as: the configured
+   * execute.network_default_domains (default: the built-in list).
+   */
+  legacyNetworkDomains?: readonly string[];
 }
 
 /**
@@ -49,9 +54,9 @@ export class SqliteStore {
         jobs: new SqliteJobs(db),
         runs: new SqliteRuns(db),
         approvals: new SqliteApprovals(db),
-        plans: new SqlitePlans(db),
+        plans: new SqlitePlans(db, opts.legacyNetworkDomains),
         triggers: new SqliteTriggers(db),
-        deliveries: new SqliteDeliveries(db),
+        deliveries: new SqliteDeliveries(db, opts.legacyNetworkDomains),
         state: new SqliteState(db, this.migrations),
         wakes: new SqliteWakes(),
       },

@@ -68,30 +68,37 @@ export class SqliteTriggers implements TriggerStore {
   async updateTrigger(
     id: string,
     patch: Partial<Omit<Trigger, 'id' | 'kind' | 'createdAt' | 'createdBy'>>,
+    check?: (current: Trigger) => void,
   ): Promise<Trigger | null> {
-    const current = await this.getTrigger(id);
-    if (!current) return null;
-    const t = { ...current, ...patch };
-    this.db
-      .sql(
-        `UPDATE triggers SET name = ?, events = ?, filters = ?, prompt = ?, workspace = ?, options = ?, hourly_cap = ?,
-         token_id = ?, token_hash = ?, enabled = ?, updated_at = ? WHERE id = ?`,
-      )
-      .run(
-        t.name,
-        JSON.stringify(t.events),
-        JSON.stringify(t.filters),
-        t.prompt,
-        t.workspace,
-        JSON.stringify(t.options),
-        t.hourlyCap,
-        t.tokenId,
-        t.tokenHash,
-        t.enabled ? 1 : 0,
-        t.updatedAt,
-        id,
-      );
-    return this.getTrigger(id);
+    // Read, check, merge and write in one synchronous transaction: nothing runs between the check and the write.
+    const written = this.db.write(() => {
+      const row = this.db.sql('SELECT * FROM triggers WHERE id = ?').get(id) as TriggerRow | undefined;
+      if (!row) return false;
+      const current = toTrigger(row);
+      check?.(current);
+      const t = { ...current, ...patch };
+      this.db
+        .sql(
+          `UPDATE triggers SET name = ?, events = ?, filters = ?, prompt = ?, workspace = ?, options = ?,
+           hourly_cap = ?, token_id = ?, token_hash = ?, enabled = ?, updated_at = ? WHERE id = ?`,
+        )
+        .run(
+          t.name,
+          JSON.stringify(t.events),
+          JSON.stringify(t.filters),
+          t.prompt,
+          t.workspace,
+          JSON.stringify(t.options),
+          t.hourlyCap,
+          t.tokenId,
+          t.tokenHash,
+          t.enabled ? 1 : 0,
+          t.updatedAt,
+          id,
+        );
+      return true;
+    });
+    return written ? this.getTrigger(id) : null;
   }
 
   async deleteTrigger(id: string): Promise<boolean> {

@@ -451,12 +451,17 @@ function costSection(cost: PlanContext['cost']): SafeHtml {
 <tfoot><tr><th scope="row" colspan="3">Total</th><td>${cost.total.turns}</td><td>${tokens(cost.total.usage)}</td><td id="cost-total">${usd(cost.total.costUsd)}</td></tr></tfoot></table>`;
 }
 
-/** How the execution's commands would run: the sandbox state of this daemon and the plan's network. */
-function commandsLine(sandbox: SandboxStatus | undefined, network: boolean) {
-  const net = network ? 'network allowed' : 'no network';
-  if (!sandbox) return `sandbox state unknown; ${net}`;
-  if (sandbox.state === 'bwrap') return `in the bubblewrap sandbox; ${net}`;
+/**
+ * How the execution's commands would run: the sandbox state of this daemon and the host names the plan lets
+ * them reach (through the egress proxy; never the host's own network).
+ */
+function commandsLine(sandbox: SandboxStatus | undefined, network: readonly string[]) {
+  const net = network.length
+    ? html`network only to <span id="plan-network">${network.join(', ')}</span>, through drydock's egress proxy`
+    : 'no network';
+  if (!sandbox) return html`sandbox state unknown; ${net}`;
+  if (sandbox.state === 'bwrap') return html`in the bubblewrap sandbox; ${net}`;
   if (sandbox.state === 'off')
-    return html`<strong class="warning">NOT sandboxed</strong>: execute.sandbox is off, so commands run as the daemon user with its file access`;
+    return html`<strong class="warning">NOT sandboxed</strong>: execute.sandbox is off, so commands run as the daemon user with its file access and the host's whole network`;
   return html`<strong class="warning">Bash will refuse to run</strong>: ${sandbox.detail}`;
 }

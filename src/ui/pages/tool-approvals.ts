@@ -49,6 +49,7 @@ export function toolApprovalRoutes({ app, deps, guard }: UiContext): void {
       pending.map((a) =>
         toolPreview(a, {
           workRoot: workRoot(deps.config),
+          hidden: deps.hidden,
           plan: a.planId ? (plans.get(a.planId) ?? null) : null,
           session: sessions.get(a.sessionId) ?? null,
         }),

@@ -132,7 +132,7 @@ export const planInput = (
   approvalsRequired: 1,
   allowSelfApproval: false,
   executeMode: 'manual',
-  network: false,
+  network: [],
   owner: 'alice',
   decidedAt: null,
   failureReason: null,

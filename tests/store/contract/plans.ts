@@ -77,7 +77,7 @@ export function planContract(factory: StoreFactory): void {
           approvalsRequired: 2,
           allowSelfApproval: true,
           executeMode: 'auto',
-          network: true,
+          network: ['*.github.com', 'registry.npmjs.org'],
           subject: 'acme/app#3',
         });
         const plan = await ctx.store.createPlan(given);

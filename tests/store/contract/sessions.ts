@@ -29,11 +29,15 @@ export function sessionContract(factory: StoreFactory): void {
         execute_mode: 'edits' as const,
         network: false,
       };
-      const created = await ctx.store.createSession(sessionInput('ses_a', { defaults, owner: 'bob' }));
+      const created = await ctx.store.createSession({
+        ...sessionInput('ses_a', { defaults, owner: 'bob' }),
+        workspaceKind: 'git',
+      });
       expect(created).toEqual({
         id: 'ses_a',
         name: 'session ses_a',
         workspace: '/srv/repo',
+        workspaceKind: 'git',
         owner: 'bob',
         defaults,
         status: 'open',

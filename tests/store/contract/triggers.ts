@@ -156,6 +156,33 @@ export function triggerContract(factory: StoreFactory): void {
         expect(await ctx.store.updateTrigger('trg_missing', { name: 'x' })).toBeNull();
       });
 
+      it("checks a change against the freshest row in the change's transaction; a refusal writes nothing", async () => {
+        await ctx.store.createTrigger(triggerInput('trg_1', { options: { execute_mode: 'manual' } }));
+        const refusal = new Error('refused');
+        await expect(
+          ctx.store.updateTrigger('trg_1', { name: 'renamed', options: { execute_mode: 'auto' } }, () => {
+            throw refusal;
+          }),
+        ).rejects.toBe(refusal);
+        expect(await ctx.store.getTrigger('trg_1')).toMatchObject({
+          name: 'trigger trg_1',
+          options: { execute_mode: 'manual' },
+        });
+
+        // Two changes at once: each check sees the row as the other left it, never a copy both read first.
+        const seen: string[] = [];
+        const change = (mode: 'edits' | 'auto') =>
+          ctx.store.updateTrigger('trg_1', { options: { execute_mode: mode } }, (current) => {
+            seen.push(`${current.options.execute_mode}->${mode}`);
+          });
+        await Promise.all([change('edits'), change('auto')]);
+        expect(seen).toHaveLength(2);
+        const [first, second] = seen.map((s) => s.split('->'));
+        expect(first![0]).toBe('manual');
+        expect(second![0]).toBe(first![1]);
+        expect((await ctx.store.getTrigger('trg_1'))?.options).toEqual({ execute_mode: second![1] });
+      });
+
       it('deletes a trigger', async () => {
         await ctx.store.createTrigger(triggerInput('trg_1'));
         expect(await ctx.store.deleteTrigger('trg_1')).toBe(true);
@@ -177,6 +204,7 @@ export function triggerContract(factory: StoreFactory): void {
           id: 'ses_s',
           name: 'nightly review',
           workspace: '/srv/repo',
+          workspaceKind: 'plain' as const,
           owner: 'admin',
           defaults: { budget_usd: 1 },
           scopeKey: over.scopeKey ?? 'schedule:trg_s',
@@ -196,6 +224,7 @@ export function triggerContract(factory: StoreFactory): void {
           id: 'ses_s',
           name: 'nightly review',
           workspace: '/srv/repo',
+          workspaceKind: 'plain',
           owner: 'admin',
           defaults: { budget_usd: 1 },
           status: 'open',

@@ -32,7 +32,7 @@ const box = (over: Partial<Confinement> = {}): Confinement => ({
   cwd: worktree,
   writable: [worktree],
   readOnly: [],
-  network: false,
+  network: null,
   ...over,
 });
 

@@ -1,8 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Egress } from '../../../../src/agent/egress.js';
 import { type Confinement, Sandbox } from '../../../../src/agent/sandbox.js';
 import {
   type BashOptions,
@@ -10,6 +13,7 @@ import {
   runBash,
   safeEnv,
 } from '../../../../src/agent/tools/execute-tools.js';
+import { hostAddress, lookupFrom } from '../../../support/egress.js';
 import { makeRepo } from '../../../support/git-repo.js';
 import { tempDir } from '../../../support/harness.js';
 
@@ -43,7 +47,7 @@ const box = (over: Partial<Confinement> = {}): Confinement => ({
   cwd: worktree,
   writable: [worktree],
   readOnly: [],
-  network: false,
+  network: null,
   ...over,
 });
 
@@ -138,19 +142,40 @@ describe('the bubblewrap sandbox', () => {
   });
 
   describe('network', () => {
+    // The invariant (README, Security model): a command's only network is a loopback of its own; a plan that
+    // allows host names reaches those names, and nothing else, through drydock's egress proxy. Nothing bound on
+    // the host (its 127.0.0.1 above all: PostgreSQL with trust auth, the daemon's API) is reachable.
     let server: Server;
     let port: number;
     let connections = 0;
+    let web: HttpServer;
+    let webPort: number;
+    let egress: Egress;
+    const host = hostAddress();
     beforeEach(async () => {
       connections = 0;
       server = createServer((s) => {
         connections += 1;
+        s.on('error', () => undefined);
         s.end('hello from the host\n');
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       port = (server.address() as { port: number }).port;
+      web = createHttpServer((req, res) =>
+        res.end(`hello through the proxy: ${req.headers.host} ${req.url}\n`),
+      );
+      await new Promise<void>((r) => web.listen(0, '0.0.0.0', r));
+      webPort = (web.address() as { port: number }).port;
+      egress = new Egress({
+        logger: pino({ level: 'silent' }),
+        lookup: lookupFrom({ 'allowed.test': host, 'example.test': host, 'loop.test': '127.0.0.1' }),
+      });
     });
-    afterEach(() => new Promise<void>((r) => server.close(() => r())));
+    afterEach(async () => {
+      await egress.close();
+      await new Promise<void>((r) => web.close(() => r()));
+      await new Promise<void>((r) => server.close(() => r()));
+    });
 
     const connect = (p: number) => `exec 3<>/dev/tcp/127.0.0.1/${p} && cat <&3 && echo connected`;
 
@@ -161,11 +186,52 @@ describe('the bubblewrap sandbox', () => {
       expect(connections).toBe(0);
     });
 
-    it('is the host network when the plan allows it', async () => {
-      const r = await sh(connect(port), box({ network: true }));
+    it("allowed for example.test, still never reaches the host's 127.0.0.1 or its other addresses", async () => {
+      const network = await egress.open(['example.test']);
+      const r = await sh(
+        `(${connect(port)}); (exec 3<>/dev/tcp/${host}/${webPort} && echo connected); echo end`,
+        box({ network }),
+      );
+      expect(r.out).toContain('end');
+      expect(r.out).not.toContain('connected');
+      expect(r.out).not.toContain('hello');
+      expect(connections).toBe(0);
+    });
+
+    it('reaches a listed name through the proxy, with the proxy variables set for it', async () => {
+      const network = await egress.open(['allowed.test']);
+      const r = await sh(
+        `echo "$HTTP_PROXY $HTTPS_PROXY $NO_PROXY"; curl -sS --max-time 10 http://allowed.test:${webPort}/x?y=1`,
+        box({ network }),
+      );
       expect(r.code, r.out).toBe(0);
-      expect(r.out).toContain('hello from the host');
-      expect(connections).toBe(1);
+      expect(r.out).toMatch(
+        /^http:\/\/127\.0\.0\.1:\d+ http:\/\/127\.0\.0\.1:\d+ localhost,127\.0\.0\.1,::1\n/,
+      );
+      expect(r.out).toContain(`hello through the proxy: allowed.test:${webPort} /x?y=1`);
+    });
+
+    it("shows the proxy's refusal: a name not listed, a listed name that resolves to 127.0.0.1, an IP address", async () => {
+      const network = await egress.open(['allowed.test', 'loop.test']);
+      const r = await sh(
+        [
+          `curl -sS --max-time 10 http://elsewhere.test:${webPort}/`,
+          `curl -sS --max-time 10 http://loop.test:${port}/`,
+          // A CONNECT (https) to this machine's own address, given as an IP: refused before any lookup.
+          `curl -sS -v --max-time 10 https://${host}:${webPort}/ 2>&1 | grep -i -e '< HTTP' -e 'x-drydock-egress'`,
+          'echo end',
+        ].join('; '),
+        box({ network }),
+      );
+      expect(r.out).toContain(
+        "drydock egress proxy: elsewhere.test is not on this execution's list of host names (allowed.test, loop.test)",
+      );
+      expect(r.out).toContain('drydock egress proxy: loop.test resolves to 127.0.0.1, a loopback');
+      expect(r.out).toMatch(/< HTTP\/1\.1 403 Forbidden/);
+      expect(r.out).toMatch(
+        new RegExp(`x-drydock-egress: ${host.replaceAll('.', '\\.')} is an IP address`, 'i'),
+      );
+      expect(connections).toBe(0);
     });
   });
 
