@@ -107,6 +107,10 @@ export class ExecutePhase implements Phase {
   readonly tools = EXECUTE_TOOLS;
   readonly system = [BASE_SYSTEM_PROMPT, EXECUTE_DIRECTIVE] as const;
 
+  /** Bytes of the execution's directory before its first command, and how much it grew since. */
+  private baseBytes: number | null = null;
+  private grown = 0;
+
   private constructor(
     private readonly deps: PhaseDeps,
     private readonly run: Run,
@@ -358,6 +362,11 @@ export class ExecutePhase implements Phase {
       await lifecycle.failExecution(this.plan.id, outcome.error ?? outcome.status);
       return outcome;
     }
+    const over = this.overGrowth();
+    if (over) {
+      await lifecycle.failExecution(this.plan.id, over);
+      return { status: 'failed', error: over };
+    }
     try {
       let commit: string | null = null;
       let diffStat: string | null = null;
@@ -499,16 +508,43 @@ export class ExecutePhase implements Phase {
       }
       return r;
     }
+    this.baseBytes ??= await this.treeBytes();
     const result = await this.command(use);
     // Before the host reads the tree again: no set-ID bit, FIFO, socket or device node stays in it.
     const notes: string[] = [];
+    let bytes = 0;
     for (const dir of this.place.confinement.writable) {
-      const note = describeSweep(await sweepTree(dir));
+      const sweep = await sweepTree(dir);
+      bytes += sweep.bytes;
+      const note = describeSweep(sweep);
       if (note) notes.push(note);
     }
+    if (notes.length > 0) {
+      logger.warn({ run_id: this.run.id, sweep: notes }, 'a command left set-ID bits or special files');
+    }
+    this.grown = bytes - this.baseBytes;
+    const over = this.overGrowth();
+    if (over) notes.push(`${over}: remove what the plan does not need, or the execution fails when it ends`);
     if (notes.length === 0) return result;
-    logger.warn({ run_id: this.run.id, sweep: notes }, 'a command left set-ID bits or special files');
-    return { ...result, content: `${result.content}\n\n${notes.join('\n')}` };
+    return {
+      ...result,
+      content: `${result.content}\n\n${notes.join('\n')}`,
+      isError: result.isError || !!over,
+    };
+  }
+
+  /** The bytes of the execution's directory before its first command (the worktree limit counts growth). */
+  private async treeBytes(): Promise<number> {
+    let bytes = 0;
+    for (const dir of this.place.confinement.writable) bytes += (await sweepTree(dir)).bytes;
+    return bytes;
+  }
+
+  /** Why the worktree is past `execute.limits.worktree_bytes`, or null. */
+  private overGrowth(): string | null {
+    const limit = this.deps.config.execute.limits.worktree_bytes;
+    if (this.grown <= limit) return null;
+    return `the execution's directory grew by ${this.grown} bytes, past execute.limits.worktree_bytes (${limit})`;
   }
 
   private command(use: ToolUse): Promise<ToolResult> {

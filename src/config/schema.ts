@@ -210,6 +210,7 @@ const limitsSchema = section({
   cpu_seconds: int(1).default(600),
   file_bytes: int(1024).default(1024 ** 3),
   tmp_bytes: int(1024 * 1024).default(1024 ** 3),
+  worktree_bytes: int(1024 * 1024).default(8 * 1024 ** 3),
 });
 
 const executeSchema = section({

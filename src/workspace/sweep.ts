@@ -13,12 +13,14 @@ export interface SweepReport {
   cleared: string[];
   /** Paths of FIFOs, sockets and device nodes removed. */
   removed: string[];
+  /** Bytes of the regular files in the tree (what the execution's worktree limit counts). */
+  bytes: number;
 }
 
 const SET_ID = 0o6000;
 
 export async function sweepTree(root: string): Promise<SweepReport> {
-  const report: SweepReport = { cleared: [], removed: [] };
+  const report: SweepReport = { cleared: [], removed: [], bytes: 0 };
   const rel = (p: string) => relative(root, p).split(sep).join('/') || '.';
   const visit = async (path: string): Promise<void> => {
     const s = await lstat(path).catch(() => null);
@@ -28,6 +30,7 @@ export async function sweepTree(root: string): Promise<SweepReport> {
       report.removed.push(rel(path));
       return;
     }
+    if (s.isFile()) report.bytes += s.size;
     if ((s.mode & SET_ID) !== 0) {
       await chmod(path, s.mode & 0o1777);
       report.cleared.push(rel(path));

@@ -137,6 +137,7 @@ describe('defaults', () => {
           cpu_seconds: 600,
           file_bytes: 1073741824,
           tmp_bytes: 1073741824,
+          worktree_bytes: 8589934592,
         },
         network_default_domains: [...DEFAULT_NETWORK_DOMAINS],
         breaker: { window_ms: 3_600_000, min_executions: 5, max_failure_ratio: 0.5 },

@@ -284,6 +284,31 @@ describe('auto mode: the allow-list does not reach outside the workspace', () =>
   });
 });
 
+describe('limits of an execution', () => {
+  it('a worktree that grows past execute.limits.worktree_bytes is told so, and the execution fails', async () => {
+    w = await world(model, { execute_mode: 'edits' }, (c) => {
+      c.execute.limits.worktree_bytes = 1024 * 1024;
+    });
+    const alice = await w.token('alice');
+    model.enqueue(
+      proposes(),
+      calls('big', 'Bash', { command: 'head -c 3000000 /dev/zero > big.bin && echo wrote' }),
+      says('done'),
+    );
+    const { plan } = await planned(w);
+    const exec = await approveAs(w.d, plan, alice);
+    const bash = await pendingApproval(w.d);
+    await w.d.api('POST', `/v1/tool-approvals/${bash.id}`, { decision: 'allow' }, alice);
+    const done = await runUntil(w.d, exec.id, ['completed', 'failed']);
+    expect(resultFor('big').content).toMatch(
+      /grew by 3000000 bytes, past execute\.limits\.worktree_bytes \(1048576\)/,
+    );
+    expect(resultFor('big').is_error).toBe(true);
+    expect(done.status).toBe('failed');
+    expect(done.error).toMatch(/past execute\.limits\.worktree_bytes/);
+  });
+});
+
 describe('the network of commands', () => {
   // A network allowed is a list of host names reached through drydock's egress proxy, never the host's
   // network: before lists, `network: true` shared the host's network and this command read the server on the
