@@ -380,6 +380,9 @@ export class ExecutePhase implements Phase {
           { id: this.plan.id, sha256: this.plan.sha256, title: planTitle(this.plan.markdown) },
           this.sandbox.state === 'bwrap' ? this.deps.sandbox : unconfined,
           scratchPath(workRoot(this.deps.config), this.plan.id),
+          // The branch moves only while this process still holds the run: one paused past its lease (another
+          // carried the plan out meanwhile) must not move it over that execution's commit.
+          () => store.confirmHold(this.run.id),
         );
         ({ commit, diffStat } = result);
         changed = result.changedFiles;
@@ -581,6 +584,8 @@ export class ExecutePhase implements Phase {
   private async carryBack(): Promise<CarriedBack> {
     const copy = this.place.copy;
     if (!copy) return { changed: [], skipped: [] };
+    // Files go back into the workspace only while this process still holds the run (see finish).
+    await this.deps.store.confirmHold(this.run.id);
     const since = await copiedAt(this.deps, this.plan.id);
     const result = await carryBack(copy.dir, copy.workspace, since, hiddenIn(this.deps, copy.workspace));
     if (result.skipped.length > 0) {

@@ -1,11 +1,13 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import type { PlanRecorder } from '../domain/plan-status.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../domain/types.js';
 import { newId } from '../ids.js';
 import { findModel, type ResolvedModel } from '../models/catalogue.js';
 import { classifyModelError, ModelUnavailable, retryDelay } from '../models/errors.js';
 import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
-import type { RunExecutor, RunOutcome, RunStart } from '../runs/queue.js';
-import { StoreUnavailableError } from '../store/store.js';
+import { type Hold, holdingStore } from '../runs/holding.js';
+import { RunAborted, type RunExecutor, type RunOutcome, type RunStart } from '../runs/queue.js';
+import { FencedError, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
 import { checkoutPullRequest } from '../workspace/checkout.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
 import { ExecutePhase } from './execute-phase.js';
@@ -25,10 +27,14 @@ import { validateQuestions } from './tools/plan-tools.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
 
-export interface AgentDeps extends PhaseDeps {
+export interface AgentDeps extends Omit<PhaseDeps, 'lifecycle'> {
   /** The Messages API client (the real SDK; tests point it at a local server). */
   model: Anthropic;
+  /** The plan service, made again on a run's own view of the store (see AgentExecutor.execute). */
+  lifecycle: { on(store: PlanStore & RunStore): PlanRecorder };
 }
+
+type RunDeps = PhaseDeps & Pick<AgentDeps, 'model'>;
 
 class BudgetExceeded extends Error {}
 
@@ -65,7 +71,28 @@ const MAX_PAUSES_IN_A_ROW = 5;
 export class AgentExecutor implements RunExecutor {
   constructor(private readonly deps: AgentDeps) {}
 
-  async execute(run: Run, signal: AbortSignal, from: RunStart = 'queued'): Promise<RunOutcome> {
+  /**
+   * Carries out `run` while the queue holds its claim: everything the run writes (its conversation, events,
+   * call journal, questions, approvals, plan) goes through the store as `hold` sees it (holdingStore): fenced
+   * by the claim, riding out short database outages.
+   */
+  execute(run: Run, hold: Hold, from: RunStart = 'queued'): Promise<RunOutcome> {
+    const store = holdingStore(this.deps.store, hold);
+    const deps: RunDeps = {
+      ...this.deps,
+      store,
+      events: this.deps.events.fenced(store, hold.fence),
+      lifecycle: this.deps.lifecycle.on(store),
+    };
+    return new AgentRun(deps).execute(run, hold.signal, from);
+  }
+}
+
+/** One run's loop, on that run's own dependencies. */
+class AgentRun {
+  constructor(private readonly deps: RunDeps) {}
+
+  async execute(run: Run, signal: AbortSignal, from: RunStart): Promise<RunOutcome> {
     const { store, config, events, clock } = this.deps;
     const session = await store.getSession(run.sessionId);
     if (!session) return { status: 'failed', error: `session ${run.sessionId} no longer exists` };
@@ -149,8 +176,9 @@ export class AgentExecutor implements RunExecutor {
       else if (err instanceof ModelUnavailable) outcome = { status: 'failed', error: err.message };
       else {
         // Aborts are turned into a status by the queue; the phase still settles, but not on a database
-        // that cannot be reached (the run is taken over: see RunQueue.carryOut).
-        if (!(err instanceof StoreUnavailableError)) {
+        // that cannot be reached (the run is taken over: see RunQueue.carryOut), and not once this process
+        // lost the run (another carries it on; its writes are refused anyway).
+        if (!(err instanceof StoreUnavailableError) && !lostRun(err, signal)) {
           await phase.finish({ status: 'failed', error: (err as Error).message });
         }
         throw err;
@@ -487,6 +515,12 @@ export class AgentExecutor implements RunExecutor {
     });
     return PARKED;
   }
+}
+
+/** This process no longer holds the run: a write was fenced, or the queue stopped it for a lost claim. */
+function lostRun(err: unknown, signal: AbortSignal): boolean {
+  const reason: unknown = signal.aborted ? signal.reason : null;
+  return err instanceof FencedError || (reason instanceof RunAborted && reason.kind === 'lease');
 }
 
 function questionResult(q: Question): ToolResult | typeof PARKED {

@@ -29,6 +29,11 @@ import type { DecisionEffect, PlanStore, RunStore } from '../store/store.js';
 export class PlanLifecycle implements PlanRecorder {
   constructor(private readonly deps: { store: PlanStore & RunStore; clock: Clock; logger: Logger }) {}
 
+  /** The same service on another view of the store (a run's executor writes through its fenced one). */
+  on(store: PlanStore & RunStore): PlanLifecycle {
+    return new PlanLifecycle({ ...this.deps, store });
+  }
+
   /** Stores a newly proposed plan, pending approval. */
   propose(plan: ProposedPlan): Promise<Plan> {
     return this.deps.store.createPlan({

@@ -1,30 +1,55 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../clock.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
-import type { RunEvent } from '../domain/types.js';
-import type { RunStore } from '../store/store.js';
+import type { Run, RunEvent } from '../domain/types.js';
+import type { Fence, Receipt, RunStore } from '../store/store.js';
 
 /**
  * The per-run event log: every event is appended to the store (numbered) before listeners hear of it, so
  * a client that reconnects with Last-Event-ID replays exactly what it missed.
  */
 export class RunEvents {
-  private readonly emitter = new EventEmitter();
-
   constructor(
-    private readonly store: RunStore,
+    private readonly store: Pick<RunStore, 'appendEvent'>,
     private readonly clock: Clock,
-  ) {
-    // One listener per open SSE stream; many may watch one run.
-    this.emitter.setMaxListeners(0);
+    // One listener per open SSE stream; many may watch one run. Shared by the views `fenced` makes.
+    private readonly emitter = unlimited(new EventEmitter()),
+  ) {}
+
+  /**
+   * The same log for a writer that holds a run's claim: every append carries `fence` (src/store/store.ts),
+   * through `store` (the executor's own view of the store). Listeners are shared with this one.
+   */
+  fenced(store: Pick<RunStore, 'appendEvent'>, fence: Fence): RunEvents {
+    return new RunEvents(
+      { appendEvent: (runId, type, data, at) => store.appendEvent(runId, type, data, at, fence) },
+      this.clock,
+      this.emitter,
+    );
   }
 
   /** Appends an event of a known type with the payload that type carries (src/domain/events.ts). */
   async emit<K extends RunEventType>(runId: string, type: K, data: RunEventMap[K]): Promise<RunEvent> {
     const event = await this.store.appendEvent(runId, type, data, this.clock.now());
-    this.emitter.emit(runId, event);
-    this.emitter.emit(ALL, event);
+    this.publish(event);
     return event;
+  }
+
+  /**
+   * The receipt that ends a run's log (run_finished), for the store to write in the transaction that ends
+   * the run (RunStore.transitionRun, releaseRun): listeners hear of it once that committed.
+   */
+  receipt(): Receipt {
+    return {
+      at: this.clock.now(),
+      event: (run) => ({ type: RUN_FINISHED, data: receiptOf(run) }),
+      stored: (event) => this.publish(event),
+    };
+  }
+
+  private publish(event: RunEvent): void {
+    this.emitter.emit(event.runId, event);
+    this.emitter.emit(ALL, event);
   }
 
   /** Every event of every run (reporting back to GitHub, metrics). Listeners must not throw. */
@@ -41,5 +66,24 @@ export class RunEvents {
 
 const ALL = Symbol('all runs');
 
+function unlimited(emitter: EventEmitter): EventEmitter {
+  emitter.setMaxListeners(0);
+  return emitter;
+}
+
 /** The event that closes a run's stream. */
 export const RUN_FINISHED = 'run_finished' satisfies RunEventType;
+
+/** What a run's receipt says: its end, as the run's row shows it. */
+export function receiptOf(run: Run): RunEventMap['run_finished'] {
+  return {
+    status: run.status,
+    error: run.error,
+    turns: run.turns,
+    usage: run.usage,
+    cost_usd: run.costUsd,
+    duration_ms: run.startedAt !== null && run.finishedAt !== null ? run.finishedAt - run.startedAt : 0,
+    active_ms: run.activeMs,
+    plan_id: run.planId,
+  };
+}

@@ -2,8 +2,16 @@ import type { Clock } from '../clock.js';
 import { isFailedRunStatus, isFinishedRunStatus, type Run, type RunStatus } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
-import { type ApprovalStore, type RunStore, StoreUnavailableError, type WakeStore } from '../store/store.js';
-import { RUN_FINISHED, type RunEvents } from './events.js';
+import {
+  type ApprovalStore,
+  type Fence,
+  FencedError,
+  type RunStore,
+  StoreUnavailableError,
+  type WakeStore,
+} from '../store/store.js';
+import type { RunEvents } from './events.js';
+import { type Hold, OUTAGE_WAIT_MS } from './holding.js';
 import { waitsOnSomeone } from './waiting.js';
 
 export interface RunOutcome {
@@ -17,9 +25,13 @@ export interface RunOutcome {
  */
 export type RunStart = 'queued' | 'awaiting_input';
 
-/** Carries out one run. The agent comes in through this interface; the queue owns ordering and limits. */
+/**
+ * Carries out one run. The agent comes in through this interface; the queue owns ordering and limits. Every
+ * write it makes on the run's behalf goes through `holdingStore(store, hold)` (holding.ts): fenced by the
+ * run's claim, riding out short database outages.
+ */
 export interface RunExecutor {
-  execute(run: Run, signal: AbortSignal, from: RunStart): Promise<RunOutcome>;
+  execute(run: Run, hold: Hold, from: RunStart): Promise<RunOutcome>;
 }
 
 /**
@@ -42,8 +54,6 @@ export class RunAborted extends Error {
 export const DEFAULT_LEASE_MS = 30_000;
 /** How often the queue looks for work on its own, at most (other replicas' runs; wake-ups make it sooner). */
 const SWEEP_MS = 5_000;
-/** How long a run's end waits for the database to answer again (wall time, whatever the clock). */
-const OUTAGE_WAIT_MS = 60_000;
 /** Runs read per look at the store. */
 const SWEEP_LIMIT = 200;
 
@@ -93,8 +103,8 @@ export class RunQueue {
   /** Sessions whose run waits for a person (a question); value: that run's id. */
   private readonly parked = new Map<string, string>();
   private readonly resumeSoon = new Set<string>();
-  /** Runs this replica holds a claim on, so renews the lease of. */
-  private readonly claimed = new Set<string>();
+  /** Runs this replica holds a claim on, so renews the lease of: run id -> the claim's fence. */
+  private readonly claimed = new Map<string, Fence>();
   private accepting = true;
   private readonly replica: string;
   private readonly leaseMs: number;
@@ -138,7 +148,7 @@ export class RunQueue {
    */
   async recover(): Promise<{ requeued: number; retried: number; interrupted: number; parked: number }> {
     const tally = { requeued: 0, retried: 0, interrupted: 0, parked: 0 };
-    const taken = await this.takeOver();
+    const taken = await this.takeOver(this.replica);
     tally.retried = taken.retried;
     tally.interrupted = taken.interrupted;
     for (const status of ['awaiting_input', 'queued'] as const) {
@@ -159,20 +169,23 @@ export class RunQueue {
    * Takes back the running runs no live replica holds (see `listRecoverableRuns`): each is retried once
    * (queued, attempt + 1), a second time it is marked interrupted. Status, claim and attempt change in one
    * statement: a crash in between grants no other retry, and of two replicas looking, one takes the run.
+   * `own`: this replica's name at its start (the runs it held before it restarted are its to take back at
+   * once); null later, when the runs claimed under this name are this process's own, or a newer process's
+   * that took them back while this one was paused.
    */
-  private async takeOver(): Promise<{ retried: number; interrupted: number }> {
+  private async takeOver(own: string | null): Promise<{ retried: number; interrupted: number }> {
     const { store, clock, events, logger } = this.opts;
     const tally = { retried: 0, interrupted: 0 };
     for (;;) {
       const now = clock.now();
-      const runs = (await store.listRecoverableRuns(this.replica, now, SWEEP_LIMIT)).filter(
+      const runs = (await store.listRecoverableRuns(own, now, SWEEP_LIMIT)).filter(
         (run) => !this.active.has(run.id),
       );
       let moved = 0;
       for (const run of runs) {
         if (
           run.attempt < 2 &&
-          (await store.releaseRun(run.id, this.replica, now, 'queued', { attempt: run.attempt + 1 }))
+          (await store.releaseRun(run.id, own, now, 'queued', { attempt: run.attempt + 1 }))
         ) {
           await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: run.attempt });
           logger.warn({ run_id: run.id, attempt: run.attempt + 1 }, 'run taken over: its replica stopped');
@@ -180,14 +193,14 @@ export class RunQueue {
           moved += 1;
           this.submit({ ...run, status: 'queued' });
         } else if (
-          await store.releaseRun(run.id, this.replica, now, 'interrupted', {
+          await store.releaseRun(run.id, own, now, 'interrupted', {
             finishedAt: now,
             error: 'the daemon stopped while this run was in progress (already retried once)',
+            receipt: events.receipt(),
           })
         ) {
           tally.interrupted += 1;
           moved += 1;
-          await this.finished(run.id);
         }
       }
       if (runs.length < SWEEP_LIMIT || moved === 0) return tally;
@@ -208,25 +221,36 @@ export class RunQueue {
 
   /** Renews this replica's leases; a run whose claim is gone (taken over after a lapse) is stopped here. */
   private async renew(): Promise<void> {
-    const ids = [...this.claimed];
-    if (!ids.length) return;
+    const fences = [...this.claimed.values()];
+    if (!fences.length) return;
     try {
       const held = new Set(
-        await this.opts.store.renewRunLeases(this.replica, ids, this.opts.clock.now() + this.leaseMs),
+        await this.opts.store.renewRunLeases(fences, this.opts.clock.now() + this.leaseMs),
       );
-      for (const id of ids) {
-        if (held.has(id) || !this.claimed.has(id)) continue;
-        this.claimed.delete(id);
-        this.opts.logger.warn(
-          { run_id: id },
-          'this replica no longer holds the run (canceled elsewhere, or taken over after its lease ran out): stopping it here',
-        );
-        this.active.get(id)?.abort.abort(new RunAborted('lease'));
+      for (const fence of fences) {
+        if (held.has(fence.runId) || this.claimed.get(fence.runId) !== fence) continue;
+        this.lost(fence.runId);
       }
     } catch (err) {
-      // The database may be back before the lease runs out: the next beat tries again.
-      this.opts.logger.warn({ err }, 'could not renew run leases');
+      // The database may be back before the lease runs out: the next beat tries again. An outage is logged
+      // once by the store; anything else here is worth a line.
+      if (!(err instanceof StoreUnavailableError))
+        this.opts.logger.warn({ err }, 'could not renew run leases');
     }
+  }
+
+  /**
+   * This process no longer holds the run (canceled elsewhere, taken over after its lease ran out, or taken
+   * back by a restart of this replica while this process was paused): its work stops here, at once, and
+   * nothing more of it is written (its writes are fenced).
+   */
+  private lost(runId: string): void {
+    if (!this.claimed.delete(runId)) return;
+    this.opts.logger.warn(
+      { run_id: runId },
+      'this process no longer holds the run (canceled elsewhere, or taken over after its lease ran out): stopping it here',
+    );
+    this.active.get(runId)?.abort.abort(new RunAborted('lease'));
   }
 
   /** One look at the store: runs to take over, then runs some replica could start now. */
@@ -234,7 +258,7 @@ export class RunQueue {
     try {
       // First the claims: a run of this replica canceled or taken over elsewhere stops now, not at the next beat.
       await this.renew();
-      await this.takeOver();
+      await this.takeOver(null);
       if (this.accepting && this.active.size < this.opts.maxConcurrent) {
         for (const run of await this.opts.store.listClaimableRuns(SWEEP_LIMIT)) {
           // The store says the session is free (or this is its parked run): what this replica remembers of
@@ -245,7 +269,10 @@ export class RunQueue {
         }
       }
     } catch (err) {
-      this.opts.logger.warn({ err }, 'looking for runs failed; trying again shortly');
+      // An outage is logged once by the store.
+      if (!(err instanceof StoreUnavailableError)) {
+        this.opts.logger.warn({ err }, 'looking for runs failed; trying again shortly');
+      }
     }
     return SWEEP_MS;
   }
@@ -318,10 +345,10 @@ export class RunQueue {
     const ok = await store.transitionRun(runId, ['queued', 'awaiting_input', 'running'], 'canceled', {
       finishedAt: clock.now(),
       error: 'canceled',
+      receipt: this.opts.events.receipt(),
     });
     if (!ok) return false;
     for (const [sessionId, parkedRun] of this.parked) if (parkedRun === runId) this.parked.delete(sessionId);
-    await this.finished(runId);
     this.pump();
     return true;
   }
@@ -362,7 +389,12 @@ export class RunQueue {
     const abort = new AbortController();
     this.busySessions.add(run.sessionId);
     const done = this.execute(run, abort)
-      .catch((err) => this.opts.logger.error({ err, run_id: run.id }, 'run bookkeeping failed'))
+      .catch((err) => {
+        // A database outage is logged once, by the store; the run is taken over once its lease runs out.
+        if (err instanceof StoreUnavailableError)
+          this.opts.logger.debug({ err, run_id: run.id }, 'run put off');
+        else this.opts.logger.error({ err, run_id: run.id }, 'run bookkeeping failed');
+      })
       .finally(() => {
         this.active.delete(run.id);
         this.busySessions.delete(run.sessionId);
@@ -376,43 +408,47 @@ export class RunQueue {
     const { store, clock } = this.opts;
     const from = run.status === 'awaiting_input' ? 'awaiting_input' : 'queued';
     const claim = { replica: this.replica, leaseUntil: clock.now() + this.leaseMs };
-    // False: canceled meanwhile, another replica took it, or another run of its session holds the session.
-    if (!(await store.claimRun(run.id, from, claim, clock.now()))) return;
-    this.claimed.add(run.id);
+    // Null: canceled meanwhile, another replica took it, or another run of its session holds the session.
+    const fence = await store.claimRun(run.id, from, claim, clock.now());
+    if (!fence) return;
+    this.claimed.set(run.id, fence);
     try {
-      await this.carryOut(run, from, abort);
+      await this.carryOut(run, from, abort, fence);
     } finally {
-      this.claimed.delete(run.id);
+      if (this.claimed.get(run.id) === fence) this.claimed.delete(run.id);
     }
   }
 
-  private async carryOut(run: Queued, from: RunStart, abort: AbortController): Promise<void> {
+  private async carryOut(run: Queued, from: RunStart, abort: AbortController, fence: Fence): Promise<void> {
     const { store, clock, logger, events } = this.opts;
-    const fresh = await store.getRun(run.id);
+    const fresh = await this.despiteOutage(run.id, () => store.getRun(run.id));
     if (!fresh) return;
     let outcome: RunOutcome;
     const began = clock.now();
+    const hold: Hold = { fence, signal: abort.signal, lost: () => this.lost(run.id) };
     try {
-      outcome = await this.opts.executor.execute(fresh, abort.signal, from);
+      outcome = await this.opts.executor.execute(fresh, hold, from);
     } catch (err) {
       this.claimed.delete(run.id);
       const reason = abort.signal.aborted ? abort.signal.reason : null;
-      if (reason instanceof RunAborted && reason.kind === 'lease') return; // another replica carries it on
+      // Another process carries it on: nothing more of this one is written.
+      if (err instanceof FencedError || (reason instanceof RunAborted && reason.kind === 'lease')) return;
       if (reason instanceof RunAborted && reason.kind === 'shutdown') {
         // Back to the queue, attempt unchanged: stopping a replica is no fault of the run's.
-        if (await store.releaseRun(run.id, this.replica, clock.now(), 'queued', {})) {
+        if (await store.transitionRun(run.id, ['running'], 'queued', { fence })) {
           await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: fresh.attempt });
           logger.info({ run_id: run.id }, 'run handed back to the queue: the daemon is stopping');
         }
         return;
       }
       if (err instanceof StoreUnavailableError) {
-        // The run's own writes met a database outage: what it did is not all recorded, so no outcome is
-        // written. It stays claimed by this replica, which takes it over (its one retry, from what was
-        // stored) once the database answers; another replica does if this one is gone by then.
+        // The run's own writes met a database outage longer than they wait (OUTAGE_WAIT_MS): what it did is
+        // not all recorded, so no outcome is written. Its claim is no longer renewed: once the database
+        // answers and the lease has run out, a replica (this one, or another) takes it over, its one retry
+        // from what was stored.
         logger.warn(
           { run_id: run.id, err },
-          'run cut off by a database outage: it is taken over once the database answers',
+          'run cut off by a database outage: it is taken over once the database answers and its lease runs out',
         );
         return;
       }
@@ -427,11 +463,13 @@ export class RunQueue {
     const ended = clock.now();
     // The run's work is done and recorded: only its end is left to write, and a database outage just then
     // would have it done again. Written once the database answers (the claim check still applies).
+    // Its receipt (run_finished) is written with its end, in one transaction: a reader who sees the run
+    // ended finds the receipt in its log.
     const settled = await this.despiteOutage(run.id, () =>
       store.transitionRun(run.id, ['running'], outcome.status, {
         activeMs: ended - began,
-        holder: this.replica,
-        ...(terminal ? { finishedAt: ended } : {}),
+        fence,
+        ...(terminal ? { finishedAt: ended, receipt: events.receipt() } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
       }),
     );
@@ -446,7 +484,6 @@ export class RunQueue {
     if (outcome.status === 'awaiting_input') {
       await this.park(run);
     } else {
-      await this.finished(run.id);
       const fields = { run_id: run.id, session_id: run.sessionId, status: outcome.status };
       // A run that did not end as meant is worth a look: warn, with the reason.
       if (!isFailedRunStatus(outcome.status)) {
@@ -455,29 +492,25 @@ export class RunQueue {
         logger.warn({ ...fields, reason: outcome.error ?? null }, 'run finished without success');
       }
     }
-    const after = await store.getRun(run.id);
+    const after = await this.despiteOutage(run.id, () => store.getRun(run.id));
     if (after) this.opts.onSettled?.(after);
   }
 
   /**
-   * `write`, tried again with a growing wait while the database cannot be reached, for up to OUTAGE_WAIT_MS
+   * `call`, tried again with a growing wait while the database cannot be reached, for up to OUTAGE_WAIT_MS
    * and not once this replica is stopping: then the error stands (the run stays claimed, and is taken over).
+   * The outage itself is logged once, by the store.
    */
-  private async despiteOutage<T>(runId: string, write: () => Promise<T>): Promise<T> {
+  private async despiteOutage<T>(runId: string, call: () => Promise<T>): Promise<T> {
     const started = performance.now();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await write();
+        return await call();
       } catch (err) {
         const waited = performance.now() - started;
         if (!(err instanceof StoreUnavailableError) || !this.accepting || waited > OUTAGE_WAIT_MS) throw err;
-        if (attempt === 0) {
-          this.opts.logger.warn(
-            { run_id: runId, err },
-            "the database cannot be reached: the run's end is written once it answers",
-          );
-        }
-        await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, 5_000)));
+        if (attempt === 0) this.opts.logger.debug({ run_id: runId }, 'run waits for the database');
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2_000)));
       }
     }
   }
@@ -488,26 +521,10 @@ export class RunQueue {
    */
   private async park(run: Queued): Promise<void> {
     this.parked.set(run.sessionId, run.id);
-    if (await waitsOnSomeone(this.opts.store, run.id)) return;
+    if (await this.despiteOutage(run.id, () => waitsOnSomeone(this.opts.store, run.id))) return;
     // Still executing: resubmit once its slot is released (see begin()).
     if (this.active.has(run.id)) this.resumeSoon.add(run.id);
     else this.submit({ ...run, status: 'awaiting_input' });
-  }
-
-  /** The receipt that ends every run's event log. */
-  private async finished(runId: string): Promise<void> {
-    const run = await this.opts.store.getRun(runId);
-    if (!run) return;
-    await this.opts.events.emit(runId, RUN_FINISHED, {
-      status: run.status,
-      error: run.error,
-      turns: run.turns,
-      usage: run.usage,
-      cost_usd: run.costUsd,
-      duration_ms: run.startedAt !== null && run.finishedAt !== null ? run.finishedAt - run.startedAt : 0,
-      active_ms: run.activeMs,
-      plan_id: run.planId,
-    });
   }
 }
 

@@ -92,6 +92,11 @@ export async function tailEvents(
         // An ended run writes its receipt right after its status changes: wait a little for it.
         const ended = isFinishedRunStatus((await store.getRun(runId))?.status ?? 'failed');
         await new Promise<void>((resolve) => {
+          // An event may have come while the run's status was read: no wait then.
+          if (live.length || unread || aborted) {
+            resolve();
+            return;
+          }
           const t = setTimeout(resolve, ended ? RECEIPT_WAIT_MS : KEEP_ALIVE_MS);
           wake = () => {
             clearTimeout(t);

@@ -255,8 +255,10 @@ export interface RunStore {
       attempt?: number;
       /** Added to the run's active time. */
       activeMs?: number;
-      /** Applies only while this replica holds the run's claim (the queue's own end of a run it executes). */
-      holder?: string;
+      /** Applies only while this claim still holds the run (the queue's own end of a run it executes). */
+      fence?: Fence;
+      /** The event that ends the run's log, appended in the same transaction when the move applies. */
+      receipt?: Receipt;
     },
   ): Promise<boolean>;
 
@@ -264,29 +266,36 @@ export interface RunStore {
   // replicas"). Every transition out of running clears the claim; parked runs belong to no replica.
   /**
    * Starts a run on `claim.replica`: from `from` to running with the claim and its lease, started_at set if
-   * it has none. False when the run's status is not `from`, or when another run of its session is running or
-   * awaiting input: one run at a time per session, across every replica.
+   * it has none, and a new claim epoch (one more than the run's last). The fence of the claim, or null when
+   * the run's status is not `from`, or when another run of its session is running or awaiting input: one run
+   * at a time per session, across every replica.
    */
-  claimRun(id: string, from: 'queued' | 'awaiting_input', claim: RunClaim, now: number): Promise<boolean>;
-  /** Moves the lease of each of `ids` that `replica` still holds (running, claimed by it); those ids. */
-  renewRunLeases(replica: string, ids: readonly string[], leaseUntil: number): Promise<string[]>;
+  claimRun(
+    id: string,
+    from: 'queued' | 'awaiting_input',
+    claim: RunClaim,
+    now: number,
+  ): Promise<Fence | null>;
+  /** Moves the lease of each claim in `held` that still holds (see Fence); the run ids it moved. */
+  renewRunLeases(held: readonly Fence[], leaseUntil: number): Promise<string[]>;
   /**
    * Running runs that may be taken over at `now`: those without a claim, those whose lease ran out before
-   * `now`, and those claimed by `replica` itself (it restarted); oldest first, at most `limit`.
+   * `now`, and, when `own` is given, those claimed by that replica name (it restarted: the runs it held
+   * before are its to take back); oldest first, at most `limit`.
    */
-  listRecoverableRuns(replica: string, now: number, limit: number): Promise<Run[]>;
+  listRecoverableRuns(own: string | null, now: number, limit: number): Promise<Run[]>;
   /**
-   * Takes back a running run that `replica` may recover at `now` (the rule of `listRecoverableRuns`: no
-   * claim, a lease that ran out before `now`, or claimed by `replica` itself) and moves it to `to` (queued to
-   * be retried, interrupted to give up), clearing the claim. False when the run is no longer so (another
-   * replica took it first, or its holder renewed the lease).
+   * Takes back a running run that may be recovered at `now` (the rule of `listRecoverableRuns`: no claim, a
+   * lease that ran out before `now`, or claimed by `own`) and moves it to `to` (queued to be retried,
+   * interrupted to give up), clearing the claim. False when the run is no longer so (another replica took it
+   * first, or its holder renewed the lease).
    */
   releaseRun(
     id: string,
-    replica: string,
+    own: string | null,
     now: number,
     to: 'queued' | 'interrupted',
-    fields: { attempt?: number; finishedAt?: number; error?: string | null },
+    fields: { attempt?: number; finishedAt?: number; error?: string | null; receipt?: Receipt },
   ): Promise<boolean>;
   /**
    * Runs some replica could start now, oldest first, at most `limit`: queued runs of sessions with no run
@@ -310,6 +319,7 @@ export interface RunStore {
       diffStat?: string | null;
       changedFiles?: string[];
     },
+    fence?: Fence,
   ): Promise<void>;
 
   // ---- conversations and events
@@ -324,10 +334,17 @@ export interface RunStore {
     runId: string,
     messages: ConversationMessage[],
     now: number,
+    fence?: Fence,
   ): Promise<void>;
 
   /** Appends one event to a run's log, numbering it after the last. */
-  appendEvent(runId: string, type: string, data: Record<string, unknown>, at: number): Promise<RunEvent>;
+  appendEvent(
+    runId: string,
+    type: string,
+    data: Record<string, unknown>,
+    at: number,
+    fence?: Fence,
+  ): Promise<RunEvent>;
   listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]>;
 
   // ---- the execute phase's call journal
@@ -335,17 +352,30 @@ export interface RunStore {
    * Journals a Write, Edit or Bash call before it runs. `started` is false when the call was journaled
    * before (the run was retried): `call` then says whether it finished, and with what result.
    */
-  startToolCall(c: NewToolCall): Promise<{ call: ToolCall; started: boolean }>;
+  startToolCall(c: NewToolCall, fence?: Fence): Promise<{ call: ToolCall; started: boolean }>;
   /** The process group a command runs in, and its leader's identity (see `processIdentity`). */
-  recordToolCallProcess(runId: string, toolUseId: string, group: number, start: string | null): Promise<void>;
+  recordToolCallProcess(
+    runId: string,
+    toolUseId: string,
+    group: number,
+    start: string | null,
+    fence?: Fence,
+  ): Promise<void>;
   finishToolCall(
     runId: string,
     toolUseId: string,
     result: { content: string; isError: boolean },
     now: number,
+    fence?: Fence,
   ): Promise<void>;
   /** Commands journaled as running with a recorded process group (left by a process that died). */
   listOpenCommands(limit: number): Promise<ToolCall[]>;
+
+  /**
+   * Throws FencedError unless `fence` still holds run `runId` (before a step outside the database that only
+   * the run's holder may take: moving its branch, copying files back); without a fence, nothing to check.
+   */
+  confirmHold(runId: string, fence?: Fence): Promise<void>;
 
   /** Active runs of a subject (queued, running, awaiting input). */
   activeRunsForSubject(subject: string): Promise<Run[]>;
@@ -367,7 +397,10 @@ export interface RunStore {
 /** A run's requests to a person: questions and tool approvals. */
 export interface ApprovalStore {
   // ---- questions
-  createQuestion(q: Omit<Question, 'status' | 'answers' | 'answeredBy' | 'resolvedAt'>): Promise<Question>;
+  createQuestion(
+    q: Omit<Question, 'status' | 'answers' | 'answeredBy' | 'resolvedAt'>,
+    fence?: Fence,
+  ): Promise<Question>;
   getQuestion(id: string): Promise<Question | null>;
   findQuestion(runId: string, toolUseId: string): Promise<Question | null>;
   listQuestions(filter: { status?: QuestionStatus; runId?: string; limit: number }): Promise<Question[]>;
@@ -385,6 +418,7 @@ export interface ApprovalStore {
   // ---- tool approvals
   createToolApproval(
     a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
+    fence?: Fence,
   ): Promise<ToolApproval>;
   getToolApproval(id: string): Promise<ToolApproval | null>;
   findToolApproval(runId: string, toolUseId: string): Promise<ToolApproval | null>;
@@ -406,7 +440,8 @@ export interface ApprovalStore {
 
 /** Plans and their decisions; a decision creates the run it starts in the same transaction. */
 export interface PlanStore {
-  createPlan(plan: Plan): Promise<Plan>;
+  /** Stores a proposed plan; a second pending plan of one run is refused (ConflictError) by a unique index. */
+  createPlan(plan: Plan, fence?: Fence): Promise<Plan>;
   getPlan(id: string): Promise<Plan | null>;
   findPlan(runId: string, toolUseId: string): Promise<Plan | null>;
   /** The queue: oldest first, keyset-paginated. */
@@ -432,6 +467,7 @@ export interface PlanStore {
     from: readonly PlanStatus[],
     to: PlanStatus,
     fields?: { failureReason?: string | null },
+    fence?: Fence,
   ): Promise<boolean>;
   /** Pending plans past their expiry at `now` (isPlanOverdue, src/domain/plan-status.ts) become expired; how many. */
   expirePlans(now: number): Promise<number>;
@@ -629,6 +665,43 @@ export interface Store
 export interface RunClaim {
   replica: string;
   leaseUntil: number;
+}
+
+/**
+ * A writer's proof that it still executes a run: the claim `claimRun` gave it. The epoch grows at every
+ * claim of the run, so a process that lost the run (its lease lapsed and another took it over, or a restart
+ * of the same replica took it back) holds an epoch no longer current, even under the same replica name.
+ *
+ * Every write made on behalf of a claimed run (its events, messages, call journal, questions, approvals, plan,
+ * status) may carry its fence: the store then applies it only if, in the same transaction, the run is still
+ * running with that claim; else it writes nothing and throws FencedError. The fence is the writer's claim on
+ * its own run: it is checked whichever rows the write touches.
+ */
+export interface Fence {
+  runId: string;
+  replica: string;
+  epoch: number;
+}
+
+/** A fenced write found that its writer no longer holds the run: nothing was written. */
+export class FencedError extends Error {
+  override name = 'FencedError';
+  constructor(readonly fence: Fence) {
+    super(`replica ${fence.replica} no longer holds run ${fence.runId} (claim ${fence.epoch})`);
+  }
+}
+
+/**
+ * The event that ends a run's log (run_finished), written in the transaction that ends the run: a reader who
+ * sees the run ended finds its receipt in the log.
+ */
+export interface Receipt {
+  /** When it is written (ms). */
+  at: number;
+  /** The event, made from the run as the transaction left it. */
+  event(run: Run): { type: string; data: Record<string, unknown> };
+  /** Called with the stored event once the transaction committed. */
+  stored(event: RunEvent): void;
 }
 
 /**

@@ -134,6 +134,8 @@ export async function commitExecution(
   plan: { id: string; sha256: string; title: string },
   isolation: Isolation,
   scratch: string,
+  /** Called right before the branch is moved; throws to leave it as it is (this process lost the run). */
+  confirm: () => Promise<void> = async () => {},
 ): Promise<ExecutionResult> {
   const bare = (args: string[], input?: Buffer | string) =>
     git(tree.commonDir, args, { bare: true, ...(input !== undefined ? { input } : {}) });
@@ -158,6 +160,7 @@ export async function commitExecution(
       }
       const message = `${plan.title}\n\nCarries out drydock plan ${plan.id}.\n\nDrydock-Plan: ${plan.id}\nDrydock-Plan-Sha256: ${plan.sha256}\n`;
       commit = (await bare(['commit-tree', written, '-p', base], message)).trim();
+      await confirm();
       await bare([
         'update-ref',
         '-m',

@@ -28,7 +28,7 @@ function holding() {
   const aborted: unknown[] = [];
   const started: string[] = [];
   const executor: RunExecutor = {
-    execute: (run, signal) =>
+    execute: (run, { signal }) =>
       new Promise<RunOutcome>((_, reject) => {
         started.push(run.id);
         signal.addEventListener('abort', () => {
@@ -196,6 +196,10 @@ it('a run whose own writes meet a database outage is not ended: its replica take
   await q.recover();
   q.start();
   q.submit(run);
+  // Cut off, the run is no longer renewed: once its lease lapsed, the replica's next look takes it over (a
+  // process takes over the runs claimed under its own name only at its start, or once their lease lapsed).
+  await waitFor(async () => calls === 1, 5_000, 'the run to meet the outage');
+  h.clock.advance(LEASE_MS + 1);
   const done = await waitFor(
     async () => {
       const r = await h.store.getRun(run.id);

@@ -583,10 +583,21 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         requestedBy: 'alice',
         createdAt: T0,
       });
+      // A run has one plan pending at most: the second is another run's.
+      await store.createRun({
+        id: 'run_p2',
+        sessionId: 'ses_a',
+        jobId: null,
+        slotAt: null,
+        source: 'manual',
+        prompt: 'p',
+        requestedBy: 'alice',
+        createdAt: T0,
+      });
       const v0 = await store.plansVersion();
       await store.createPlan(plan('pln_1', 'run_p', { markdown: 'x'.repeat(500) }));
       await store.createPlan(
-        plan('pln_2', 'run_p', { toolUseId: 'toolu_2', createdAt: T0 + 1, expiresAt: T0 + 10 }),
+        plan('pln_2', 'run_p2', { toolUseId: 'toolu_2', createdAt: T0 + 1, expiresAt: T0 + 10 }),
       );
       const v1 = await store.plansVersion();
       expect(v1).toBeGreaterThan(v0);
@@ -721,9 +732,15 @@ describe.skipIf(!up)('PostgreSQL store', () => {
     const store = await open(url);
     const first = await givenPlan(store, 'pln_first');
     // 3,000 decided plans, then 3,000 pending ones: newest last, as a queue that has been in use has them.
+    // Each pending plan is its own run's (one pending plan per run): those runs are copies of the first's.
     await onDatabase(
       url,
-      `INSERT INTO plans SELECT ('pln_' || n) AS id, run_id, session_id, conversation_id, ('toolu_' || n),
+      `INSERT INTO runs SELECT (jsonb_populate_record(r, jsonb_build_object('id', 'run_' || n))).*
+       FROM runs r, generate_series(3001, 6000) AS n WHERE r.id = '${first.runId}'`,
+    );
+    await onDatabase(
+      url,
+      `INSERT INTO plans SELECT ('pln_' || n) AS id, CASE WHEN n > 3000 THEN 'run_' || n ELSE run_id END, session_id, conversation_id, ('toolu_' || n),
          markdown, sha256, workspace_commit,
          CASE WHEN n > 3000 THEN 'pending_approval' ELSE 'rejected' END, round, previous_plan_id, requested_by,
          created_at + n, job_id, trigger_id, source, expires_at + n * 1000, approvals_required,

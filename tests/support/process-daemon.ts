@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
 import { ADMIN_TOKEN } from './daemon.js';
@@ -22,6 +23,13 @@ export interface DaemonProcess {
   kill(): Promise<void>;
   /** SIGTERM (a graceful stop), and the exit code once the process is gone. */
   stop(): Promise<number | null>;
+  /**
+   * SIGSTOP: the process freezes as a whole (timers, sockets, lease renewals), as under a long GC pause, a VM
+   * migration or a laptop lid. Resolves once the kernel reports it stopped.
+   */
+  pause(): Promise<void>;
+  /** SIGCONT after `pause()`: it runs on from where it was, with whatever its sockets received meanwhile. */
+  resume(): Promise<void>;
   /** Kills the process if it still runs and drops the database it made (one passed in is its maker's). */
   close(): Promise<void>;
 }
@@ -118,11 +126,48 @@ function handle(
       if (!gone()) child.kill('SIGTERM');
       return exited;
     },
+    async pause() {
+      child.kill('SIGSTOP');
+      await untilState(child, true);
+    },
+    async resume() {
+      child.kill('SIGCONT');
+      await untilState(child, false);
+    },
     async close() {
       await kill();
       await release();
     },
   };
+}
+
+/** How long a signal may take to stop or continue a process, at most (a loaded machine). */
+const SIGNAL_MS = 10_000;
+
+/**
+ * Waits until the kernel says the process is stopped (state T in /proc/PID/stat) or is not; where there is no
+ * /proc, a signal sent is taken as delivered.
+ */
+async function untilState(child: ChildProcess, stopped: boolean): Promise<void> {
+  const end = Date.now() + SIGNAL_MS;
+  for (;;) {
+    const state = processState(child.pid!);
+    if (state === null || (state === 'T') === stopped) return;
+    if (Date.now() > end)
+      throw new Error(`process ${child.pid} still in state ${state} after ${SIGNAL_MS} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The one-letter state of a process (proc(5): the field after the parenthesised name), null without /proc. */
+function processState(pid: number): string | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 }
 
 /** A token made with `drydock token create` on the daemon's data directory; returns the token. */

@@ -1,7 +1,8 @@
 import type { Question, QuestionStatus, ToolApproval, ToolApprovalStatus } from '../../domain/types.js';
 import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../rows.js';
-import type { ApprovalStore } from '../store.js';
+import type { ApprovalStore, Fence } from '../store.js';
 import { equalities, json, Params, type PgDb, whereSql } from './db.js';
+import { fencedWrite } from './fence.js';
 
 /** The tables of a run's requests to a person, which share their columns for lookups. */
 type RequestTable = 'questions' | 'tool_approvals';
@@ -19,21 +20,24 @@ export class PgApprovals implements ApprovalStore {
 
   async createQuestion(
     q: Omit<Question, 'status' | 'answers' | 'answeredBy' | 'resolvedAt'>,
+    fence?: Fence,
   ): Promise<Question> {
-    const row = await this.db.row<QuestionRow>(
-      `INSERT INTO questions (id, run_id, session_id, tool_use_id, questions, status, prior_results, created_at,
+    const row = await fencedWrite(this.db, fence, (db) =>
+      db.row<QuestionRow>(
+        `INSERT INTO questions (id, run_id, session_id, tool_use_id, questions, status, prior_results, created_at,
          expires_at)
        VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8) RETURNING *`,
-      [
-        q.id,
-        q.runId,
-        q.sessionId,
-        q.toolUseId,
-        json(q.questions),
-        json(q.priorResults),
-        q.createdAt,
-        q.expiresAt,
-      ],
+        [
+          q.id,
+          q.runId,
+          q.sessionId,
+          q.toolUseId,
+          json(q.questions),
+          json(q.priorResults),
+          q.createdAt,
+          q.expiresAt,
+        ],
+      ),
     );
     return toQuestion(row!);
   }
@@ -82,24 +86,27 @@ export class PgApprovals implements ApprovalStore {
 
   async createToolApproval(
     a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
+    fence?: Fence,
   ): Promise<ToolApproval> {
-    const row = await this.db.row<ToolApprovalRow>(
-      `INSERT INTO tool_approvals (id, run_id, session_id, plan_id, tool_use_id, tool, input, input_sha256, status,
+    const row = await fencedWrite(this.db, fence, (db) =>
+      db.row<ToolApprovalRow>(
+        `INSERT INTO tool_approvals (id, run_id, session_id, plan_id, tool_use_id, tool, input, input_sha256, status,
          prior_results, created_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11) RETURNING *`,
-      [
-        a.id,
-        a.runId,
-        a.sessionId,
-        a.planId,
-        a.toolUseId,
-        a.tool,
-        json(a.input),
-        a.inputSha256,
-        json(a.priorResults),
-        a.createdAt,
-        a.expiresAt,
-      ],
+        [
+          a.id,
+          a.runId,
+          a.sessionId,
+          a.planId,
+          a.toolUseId,
+          a.tool,
+          json(a.input),
+          a.inputSha256,
+          json(a.priorResults),
+          a.createdAt,
+          a.expiresAt,
+        ],
+      ),
     );
     return toToolApproval(row!);
   }

@@ -10,8 +10,16 @@ import {
 } from '../../domain/types.js';
 import { page } from '../paging.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
-import { type DecisionEffect, NotFoundError, type PlanFilter, type PlanStore } from '../store.js';
+import {
+  ConflictError,
+  type DecisionEffect,
+  type Fence,
+  NotFoundError,
+  type PlanFilter,
+  type PlanStore,
+} from '../store.js';
 import { addCursor, equalities, Params, type PgDb, type Queries, whereSql } from './db.js';
+import { fencedWrite } from './fence.js';
 import { insertRun } from './runs.js';
 
 /** Each plan row comes with how many distinct people approved it so far. */
@@ -29,42 +37,51 @@ export class PgPlans implements PlanStore {
     private readonly legacyNetwork: readonly string[] = DEFAULT_NETWORK_DOMAINS,
   ) {}
 
-  async createPlan(p: Plan): Promise<Plan> {
-    const row = await this.db.row<PlanRow>(
-      `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
+  async createPlan(p: Plan, fence?: Fence): Promise<Plan> {
+    const insert = (q: Queries) =>
+      q.row<PlanRow>(
+        `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
          status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
          approvals_required, allow_self_approval, execute_mode, network, network_domains, owner, subject)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
          $23, $24)
        RETURNING *, 0 AS approvals`,
-      [
-        p.id,
-        p.runId,
-        p.sessionId,
-        p.conversationId,
-        p.toolUseId,
-        p.markdown,
-        p.sha256,
-        p.workspaceCommit,
-        p.status,
-        p.round,
-        p.previousPlanId,
-        p.requestedBy,
-        p.createdAt,
-        p.jobId,
-        p.triggerId,
-        p.source,
-        p.expiresAt,
-        p.approvalsRequired,
-        p.allowSelfApproval,
-        p.executeMode,
-        p.network.length > 0,
-        JSON.stringify(p.network),
-        p.owner,
-        p.subject,
-      ],
-    );
-    return toPlan(row!, this.legacyNetwork);
+        [
+          p.id,
+          p.runId,
+          p.sessionId,
+          p.conversationId,
+          p.toolUseId,
+          p.markdown,
+          p.sha256,
+          p.workspaceCommit,
+          p.status,
+          p.round,
+          p.previousPlanId,
+          p.requestedBy,
+          p.createdAt,
+          p.jobId,
+          p.triggerId,
+          p.source,
+          p.expiresAt,
+          p.approvalsRequired,
+          p.allowSelfApproval,
+          p.executeMode,
+          p.network.length > 0,
+          JSON.stringify(p.network),
+          p.owner,
+          p.subject,
+        ],
+      );
+    try {
+      return toPlan((await fencedWrite(this.db, fence, insert))!, this.legacyNetwork);
+    } catch (err) {
+      // The last word on "one pending plan per run".
+      if ((err as { constraint?: string }).constraint === 'plans_one_pending_per_run') {
+        throw new ConflictError(`run ${p.runId} already has a plan pending approval`);
+      }
+      throw err;
+    }
   }
 
   async getPlan(id: string): Promise<Plan | null> {
@@ -172,13 +189,17 @@ export class PgPlans implements PlanStore {
     from: readonly PlanStatus[],
     to: PlanStatus,
     fields: { failureReason?: string | null } = {},
+    fence?: Fence,
   ): Promise<boolean> {
-    return (
-      (await this.db.exec(
-        `UPDATE plans SET status = $3, failure_reason = CASE WHEN $4::boolean THEN $5 ELSE failure_reason END
-         WHERE id = $1 AND status = ANY($2::text[])`,
-        [id, from, to, fields.failureReason !== undefined, fields.failureReason ?? null],
-      )) === 1
+    return fencedWrite(
+      this.db,
+      fence,
+      async (q) =>
+        (await q.exec(
+          `UPDATE plans SET status = $3, failure_reason = CASE WHEN $4::boolean THEN $5 ELSE failure_reason END
+           WHERE id = $1 AND status = ANY($2::text[])`,
+          [id, from, to, fields.failureReason !== undefined, fields.failureReason ?? null],
+        )) === 1,
     );
   }
 

@@ -10,8 +10,18 @@ import {
 } from '../../domain/types.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
-import type { NewRun, NewToolCall, RunClaim, RunFilter, RunStore } from '../store.js';
+import {
+  type Fence,
+  FencedError,
+  type NewRun,
+  type NewToolCall,
+  type Receipt,
+  type RunClaim,
+  type RunFilter,
+  type RunStore,
+} from '../store.js';
 import { addCursor, equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
+import { checkFence, fencedWrite } from './fence.js';
 
 /** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
 export const ACTIVE_STATUSES = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
@@ -57,21 +67,24 @@ export class PgRuns implements RunStore {
       error?: string | null;
       attempt?: number;
       activeMs?: number;
-      holder?: string;
+      fence?: Fence;
+      receipt?: Receipt;
     } = {},
   ): Promise<boolean> {
     // One UPDATE: a concurrent transition of the same run waits for this one, then finds its status no
     // longer in `from` (or its claim gone) and changes nothing. started_at is the first start: a resumed or
-    // retried run keeps it. A move out of running clears the claim; with a holder, the move applies only
-    // while that replica holds the run.
-    return (
-      (await this.db.exec(
+    // retried run keeps it. A move out of running clears the claim; with a fence, the move applies only
+    // while that claim holds the run.
+    return this.withReceipt(fields.receipt, (q) =>
+      q.row<RunRow>(
         `UPDATE runs SET status = $3, started_at = COALESCE(started_at, $4), finished_at = COALESCE($5, finished_at),
              error = CASE WHEN $6::boolean THEN $7 ELSE error END, attempt = COALESCE($8, attempt),
              active_ms = active_ms + $9,
              claimed_by = CASE WHEN $3 = 'running' THEN claimed_by END,
              lease_until = CASE WHEN $3 = 'running' THEN lease_until END
-         WHERE id = $1 AND status = ANY($2::text[]) AND ($10::text IS NULL OR claimed_by = $10)`,
+         WHERE id = $1 AND status = ANY($2::text[])
+           AND ($10::text IS NULL OR (claimed_by = $10 AND claim_epoch = $11))
+         RETURNING *`,
         [
           id,
           from,
@@ -82,10 +95,31 @@ export class PgRuns implements RunStore {
           fields.error ?? null,
           fields.attempt ?? null,
           Math.max(0, Math.round(fields.activeMs ?? 0)),
-          fields.holder ?? null,
+          fields.fence?.replica ?? null,
+          fields.fence?.epoch ?? null,
         ],
-      )) === 1
+      ),
     );
+  }
+
+  /**
+   * `move` (one UPDATE … RETURNING the run, or nothing when it did not apply) and, when it applied and a
+   * receipt is asked for, the receipt appended in the same transaction; whether it applied.
+   */
+  private async withReceipt(
+    receipt: Receipt | undefined,
+    move: (q: Queries) => Promise<RunRow | undefined>,
+  ): Promise<boolean> {
+    if (!receipt) return (await move(this.db)) !== undefined;
+    const stored = await this.db.tx(async (q) => {
+      const row = await move(q);
+      if (!row) return null;
+      const run = toRun(row);
+      const { type, data } = receipt.event(run);
+      return insertEvent(q, run.id, type, data, receipt.at);
+    });
+    if (stored) receipt.stored(stored);
+    return stored !== null;
   }
 
   // ---- claims
@@ -95,80 +129,81 @@ export class PgRuns implements RunStore {
     from: 'queued' | 'awaiting_input',
     claim: RunClaim,
     now: number,
-  ): Promise<boolean> {
+  ): Promise<Fence | null> {
     return this.db.tx(async (q) => {
       // LOUD: claims of one session take turns on the session's row (FOR NO KEY UPDATE, as advanceJobs and
       // closeSession lock it; it does not hold up the inserts of runs that refer to it). Under READ COMMITTED
       // the UPDATE below begins after the lock is granted, so it sees every claim of the session committed
       // before: two replicas starting two runs of one session cannot both find the session idle.
       const sessionId = await q.value<string>('SELECT session_id FROM runs WHERE id = $1', [id]);
-      if (sessionId === undefined) return false;
+      if (sessionId === undefined) return null;
       await q.value('SELECT id FROM sessions WHERE id = $1 FOR NO KEY UPDATE', [sessionId]);
-      return (
-        (await q.exec(
-          `UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4,
-               started_at = COALESCE(started_at, $5)
-           WHERE id = $1 AND status = $2
-             AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
-                               AND o.status IN ('running', 'awaiting_input'))`,
-          [id, from, claim.replica, claim.leaseUntil, now],
-        )) === 1
+      const epoch = await q.value<number>(
+        `UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4,
+             started_at = COALESCE(started_at, $5), claim_epoch = claim_epoch + 1
+         WHERE id = $1 AND status = $2
+           AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
+                             AND o.status IN ('running', 'awaiting_input'))
+         RETURNING claim_epoch`,
+        [id, from, claim.replica, claim.leaseUntil, now],
       );
+      return epoch === undefined ? null : { runId: id, replica: claim.replica, epoch };
     });
   }
 
-  async renewRunLeases(replica: string, ids: readonly string[], leaseUntil: number): Promise<string[]> {
-    if (!ids.length) return [];
-    const renewed = new Set(
-      (
-        await this.db.rows<{ id: string }>(
-          `UPDATE runs SET lease_until = $3
-           WHERE id = ANY($1::text[]) AND status = 'running' AND claimed_by = $2
-           RETURNING id`,
-          [ids, replica, leaseUntil],
-        )
-      ).map((r) => r.id),
+  async renewRunLeases(held: readonly Fence[], leaseUntil: number): Promise<string[]> {
+    if (!held.length) return [];
+    const rows = await this.db.rows<{ id: string; replica: string; epoch: number }>(
+      `UPDATE runs SET lease_until = $4
+       FROM unnest($1::text[], $2::text[], $3::int[]) AS h(id, replica, epoch)
+       WHERE runs.id = h.id AND runs.status = 'running' AND runs.claimed_by = h.replica
+         AND runs.claim_epoch = h.epoch
+       RETURNING runs.id, h.replica, h.epoch`,
+      [held.map((f) => f.runId), held.map((f) => f.replica), held.map((f) => f.epoch), leaseUntil],
     );
-    return [...new Set(ids)].filter((id) => renewed.has(id));
+    const key = (f: { id: string; replica: string; epoch: number }) => `${f.epoch} ${f.replica} ${f.id}`;
+    const renewed = new Set(rows.map(key));
+    return held.filter((f) => renewed.has(key({ id: f.runId, ...f }))).map((f) => f.runId);
   }
 
-  async listRecoverableRuns(replica: string, now: number, limit: number): Promise<Run[]> {
+  async listRecoverableRuns(own: string | null, now: number, limit: number): Promise<Run[]> {
     const rows = await this.db.rows<RunRow>(
       `SELECT * FROM runs WHERE status = 'running'
          AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < $1 OR claimed_by = $2)
        ORDER BY created_at, id LIMIT $3`,
-      [now, replica, limit],
+      [now, own, limit],
     );
     return rows.map(toRun);
   }
 
   async releaseRun(
     id: string,
-    replica: string,
+    own: string | null,
     now: number,
     to: 'queued' | 'interrupted',
-    fields: { attempt?: number; finishedAt?: number; error?: string | null },
+    fields: { attempt?: number; finishedAt?: number; error?: string | null; receipt?: Receipt },
   ): Promise<boolean> {
     // The rule of listRecoverableRuns, checked again by the UPDATE that moves the run (it locks the row, so of
     // two replicas releasing at once the second finds it no longer running).
-    return (
-      (await this.db.exec(
+    return this.withReceipt(fields.receipt, (q) =>
+      q.row<RunRow>(
         `UPDATE runs SET status = $2, claimed_by = NULL, lease_until = NULL,
              finished_at = COALESCE($5, finished_at), error = CASE WHEN $6::boolean THEN $7 ELSE error END,
              attempt = COALESCE($8, attempt)
          WHERE id = $1 AND status = 'running'
-           AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < $4 OR claimed_by = $3)`,
+           AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < $4 OR claimed_by = $3)
+         RETURNING *`,
         [
           id,
           to,
-          replica,
+          own,
           now,
           fields.finishedAt ?? null,
           fields.error !== undefined,
           fields.error ?? null,
           fields.attempt ?? null,
         ],
-      )) === 1
+      ),
     );
   }
 
@@ -193,7 +228,7 @@ export class PgRuns implements RunStore {
     return rows.map(toRun);
   }
 
-  async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1]): Promise<void> {
+  async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {
     const p = new Params();
     const sets: string[] = [];
     const put = (col: string, value: unknown) => sets.push(`${col} = ${p.add(value)}`);
@@ -210,7 +245,13 @@ export class PgRuns implements RunStore {
     if (patch.diffStat !== undefined) put('diff_stat', patch.diffStat);
     if (patch.changedFiles !== undefined) put('changed_files', json(patch.changedFiles));
     if (!sets.length) return;
-    await this.db.exec(`UPDATE runs SET ${sets.join(', ')} WHERE id = ${p.add(id)}`, p.values);
+    const sql = `UPDATE runs SET ${sets.join(', ')} WHERE id = ${p.add(id)}`;
+    await fencedWrite(this.db, fence, (q) => q.exec(sql, p.values));
+  }
+
+  async confirmHold(runId: string, fence?: Fence): Promise<void> {
+    if (fence && fence.runId !== runId) throw new FencedError(fence);
+    await checkFence(this.db, fence);
   }
 
   async activeRunsForSubject(subject: string): Promise<Run[]> {
@@ -246,9 +287,11 @@ export class PgRuns implements RunStore {
     runId: string,
     messages: ConversationMessage[],
     now: number,
+    fence?: Fence,
   ): Promise<void> {
     if (!messages.length) return;
     await this.db.tx(async (q) => {
+      await checkFence(q, fence);
       // Appends to one conversation take turns (an advisory lock on its id, held to the end of the
       // transaction): each reads the last message another append left, and numbers after it.
       await q.value('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [
@@ -291,23 +334,14 @@ export class PgRuns implements RunStore {
     type: string,
     data: Record<string, unknown>,
     at: number,
+    fence?: Fence,
   ): Promise<RunEvent> {
-    const seq = await this.db.tx(async (q) => {
-      // LOUD: appends to the event log take turns, across every process on the database. The lock is taken
-      // before the row gets its id (the identity's next value) and released only after the transaction has
-      // committed (advisory locks are released at the end of the transaction, after the commit), so ids
-      // become visible in increasing order: eventsAfter's reader, having seen id N, never sees an id below N
-      // appear later, and the notifier's cursor never steps over an event. The run's seq is numbered under
-      // the same lock.
-      await q.value('SELECT pg_advisory_xact_lock($1::int, 0)', [LOCK.eventLog]);
-      return q.value<number>(
-        `INSERT INTO run_events (run_id, seq, type, data, at)
-         VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = $1), $2, $3, $4)
-         RETURNING seq`,
-        [runId, type, JSON.stringify(data), at],
-      );
+    return this.db.tx(async (q) => {
+      // The fence first: its row lock comes before the log's lock, in every transaction that takes both
+      // (a run's end with its receipt updates the run, then appends).
+      await checkFence(q, fence);
+      return insertEvent(q, runId, type, data, at);
     });
-    return { runId, seq: seq!, type, data, at };
   }
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
@@ -360,13 +394,15 @@ export class PgRuns implements RunStore {
 
   // ---- the execute phase's call journal
 
-  async startToolCall(c: NewToolCall): Promise<{ call: ToolCall; started: boolean }> {
+  async startToolCall(c: NewToolCall, fence?: Fence): Promise<{ call: ToolCall; started: boolean }> {
     // A concurrent insert of the same call makes this one wait for it, then do nothing: the select after it
     // (a new statement, a new snapshot) reads the row that won.
-    const inserted = await this.db.row<ToolCallRow>(
-      `INSERT INTO tool_calls (run_id, tool_use_id, tool, input_sha256, started_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (run_id, tool_use_id) DO NOTHING RETURNING *`,
-      [c.runId, c.toolUseId, c.tool, c.inputSha256, c.startedAt],
+    const inserted = await fencedWrite(this.db, fence, (q) =>
+      q.row<ToolCallRow>(
+        `INSERT INTO tool_calls (run_id, tool_use_id, tool, input_sha256, started_at) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (run_id, tool_use_id) DO NOTHING RETURNING *`,
+        [c.runId, c.toolUseId, c.tool, c.inputSha256, c.startedAt],
+      ),
     );
     if (inserted) return { call: toToolCall(inserted), started: true };
     const row = await this.db.row<ToolCallRow>(
@@ -376,11 +412,19 @@ export class PgRuns implements RunStore {
     return { call: toToolCall(row!), started: false };
   }
 
-  async recordToolCallProcess(runId: string, toolUseId: string, group: number, start: string | null) {
-    await this.db.exec(
-      `UPDATE tool_calls SET process_group = $3, process_start = $4
-       WHERE run_id = $1 AND tool_use_id = $2 AND finished_at IS NULL`,
-      [runId, toolUseId, group, start],
+  async recordToolCallProcess(
+    runId: string,
+    toolUseId: string,
+    group: number,
+    start: string | null,
+    fence?: Fence,
+  ): Promise<void> {
+    await fencedWrite(this.db, fence, (q) =>
+      q.exec(
+        `UPDATE tool_calls SET process_group = $3, process_start = $4
+         WHERE run_id = $1 AND tool_use_id = $2 AND finished_at IS NULL`,
+        [runId, toolUseId, group, start],
+      ),
     );
   }
 
@@ -389,11 +433,14 @@ export class PgRuns implements RunStore {
     toolUseId: string,
     result: { content: string; isError: boolean },
     now: number,
+    fence?: Fence,
   ): Promise<void> {
-    await this.db.exec(
-      `UPDATE tool_calls SET finished_at = $3, result = $4, process_group = NULL, process_start = NULL
-       WHERE run_id = $1 AND tool_use_id = $2 AND finished_at IS NULL`,
-      [runId, toolUseId, now, JSON.stringify(result)],
+    await fencedWrite(this.db, fence, (q) =>
+      q.exec(
+        `UPDATE tool_calls SET finished_at = $3, result = $4, process_group = NULL, process_start = NULL
+         WHERE run_id = $1 AND tool_use_id = $2 AND finished_at IS NULL`,
+        [runId, toolUseId, now, JSON.stringify(result)],
+      ),
     );
   }
 
@@ -440,4 +487,30 @@ export async function insertRun(q: Queries, r: NewRun, coalescedSlots: number): 
     ],
   );
   return toRun(row!);
+}
+
+/**
+ * Appends one event to a run's log, numbered after its last; inside a transaction.
+ *
+ * LOUD: appends to the event log take turns, across every process on the database. The lock is taken before
+ * the row gets its id (the identity's next value) and released only after the transaction has committed
+ * (advisory locks are released at the end of the transaction, after the commit), so ids become visible in
+ * increasing order: eventsAfter's reader, having seen id N, never sees an id below N appear later, and the
+ * notifier's cursor never steps over an event. The run's seq is numbered under the same lock.
+ */
+async function insertEvent(
+  q: Queries,
+  runId: string,
+  type: string,
+  data: Record<string, unknown>,
+  at: number,
+): Promise<RunEvent> {
+  await q.value('SELECT pg_advisory_xact_lock($1::int, 0)', [LOCK.eventLog]);
+  const seq = await q.value<number>(
+    `INSERT INTO run_events (run_id, seq, type, data, at)
+     VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = $1), $2, $3, $4)
+     RETURNING seq`,
+    [runId, type, JSON.stringify(data), at],
+  );
+  return { runId, seq: seq!, type, data, at };
 }

@@ -1,7 +1,8 @@
 import type { Question, QuestionStatus, ToolApproval, ToolApprovalStatus } from '../../domain/types.js';
 import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../rows.js';
-import type { ApprovalStore } from '../store.js';
+import type { ApprovalStore, Fence } from '../store.js';
 import { equalities, type SqliteDb, whereSql } from './db.js';
+import { fencedWrite } from './fence.js';
 
 /** A run's requests to a person: questions and tool approvals. */
 export class SqliteApprovals implements ApprovalStore {
@@ -17,23 +18,26 @@ export class SqliteApprovals implements ApprovalStore {
 
   async createQuestion(
     q: Omit<Question, 'status' | 'answers' | 'answeredBy' | 'resolvedAt'>,
+    fence?: Fence,
   ): Promise<Question> {
-    this.db
-      .sql(
-        `INSERT INTO questions (id, run_id, session_id, tool_use_id, questions, status, prior_results, created_at,
+    fencedWrite(this.db, fence, () =>
+      this.db
+        .sql(
+          `INSERT INTO questions (id, run_id, session_id, tool_use_id, questions, status, prior_results, created_at,
          expires_at)
        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-      )
-      .run(
-        q.id,
-        q.runId,
-        q.sessionId,
-        q.toolUseId,
-        JSON.stringify(q.questions),
-        JSON.stringify(q.priorResults),
-        q.createdAt,
-        q.expiresAt,
-      );
+        )
+        .run(
+          q.id,
+          q.runId,
+          q.sessionId,
+          q.toolUseId,
+          JSON.stringify(q.questions),
+          JSON.stringify(q.priorResults),
+          q.createdAt,
+          q.expiresAt,
+        ),
+    );
     return (await this.getQuestion(q.id))!;
   }
 
@@ -81,26 +85,29 @@ export class SqliteApprovals implements ApprovalStore {
 
   async createToolApproval(
     a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
+    fence?: Fence,
   ): Promise<ToolApproval> {
-    this.db
-      .sql(
-        `INSERT INTO tool_approvals (id, run_id, session_id, plan_id, tool_use_id, tool, input, input_sha256, status,
+    fencedWrite(this.db, fence, () =>
+      this.db
+        .sql(
+          `INSERT INTO tool_approvals (id, run_id, session_id, plan_id, tool_use_id, tool, input, input_sha256, status,
          prior_results, created_at, expires_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-      )
-      .run(
-        a.id,
-        a.runId,
-        a.sessionId,
-        a.planId,
-        a.toolUseId,
-        a.tool,
-        JSON.stringify(a.input),
-        a.inputSha256,
-        JSON.stringify(a.priorResults),
-        a.createdAt,
-        a.expiresAt,
-      );
+        )
+        .run(
+          a.id,
+          a.runId,
+          a.sessionId,
+          a.planId,
+          a.toolUseId,
+          a.tool,
+          JSON.stringify(a.input),
+          a.inputSha256,
+          JSON.stringify(a.priorResults),
+          a.createdAt,
+          a.expiresAt,
+        ),
+    );
     return (await this.getToolApproval(a.id))!;
   }
 

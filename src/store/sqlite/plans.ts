@@ -10,8 +10,16 @@ import {
 } from '../../domain/types.js';
 import { page } from '../paging.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
-import { type DecisionEffect, NotFoundError, type PlanFilter, type PlanStore } from '../store.js';
+import {
+  ConflictError,
+  type DecisionEffect,
+  type Fence,
+  NotFoundError,
+  type PlanFilter,
+  type PlanStore,
+} from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
+import { fencedWrite } from './fence.js';
 import { insertRun } from './runs.js';
 
 /** Each plan row comes with how many distinct people approved it so far. */
@@ -25,40 +33,50 @@ export class SqlitePlans implements PlanStore {
     private readonly legacyNetwork: readonly string[] = DEFAULT_NETWORK_DOMAINS,
   ) {}
 
-  async createPlan(p: Plan): Promise<Plan> {
-    this.db
-      .sql(
-        `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
+  async createPlan(p: Plan, fence?: Fence): Promise<Plan> {
+    const insert = () =>
+      this.db
+        .sql(
+          `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
          status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
          approvals_required, allow_self_approval, execute_mode, network, network_domains, owner, subject)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        p.id,
-        p.runId,
-        p.sessionId,
-        p.conversationId,
-        p.toolUseId,
-        p.markdown,
-        p.sha256,
-        p.workspaceCommit,
-        p.status,
-        p.round,
-        p.previousPlanId,
-        p.requestedBy,
-        p.createdAt,
-        p.jobId,
-        p.triggerId,
-        p.source,
-        p.expiresAt,
-        p.approvalsRequired,
-        p.allowSelfApproval ? 1 : 0,
-        p.executeMode,
-        p.network.length > 0 ? 1 : 0,
-        JSON.stringify(p.network),
-        p.owner,
-        p.subject,
-      );
+        )
+        .run(
+          p.id,
+          p.runId,
+          p.sessionId,
+          p.conversationId,
+          p.toolUseId,
+          p.markdown,
+          p.sha256,
+          p.workspaceCommit,
+          p.status,
+          p.round,
+          p.previousPlanId,
+          p.requestedBy,
+          p.createdAt,
+          p.jobId,
+          p.triggerId,
+          p.source,
+          p.expiresAt,
+          p.approvalsRequired,
+          p.allowSelfApproval ? 1 : 0,
+          p.executeMode,
+          p.network.length > 0 ? 1 : 0,
+          JSON.stringify(p.network),
+          p.owner,
+          p.subject,
+        );
+    try {
+      fencedWrite(this.db, fence, insert);
+    } catch (err) {
+      // The last word on "one pending plan per run" (plans_one_pending_per_run).
+      if ((err as Error).message === 'UNIQUE constraint failed: plans.run_id') {
+        throw new ConflictError(`run ${p.runId} already has a plan pending approval`);
+      }
+      throw err;
+    }
     return (await this.getPlan(p.id))!;
   }
 
@@ -160,16 +178,20 @@ export class SqlitePlans implements PlanStore {
     from: readonly PlanStatus[],
     to: PlanStatus,
     fields: { failureReason?: string | null } = {},
+    fence?: Fence,
   ): Promise<boolean> {
     const marks = from.map(() => '?').join(', ');
-    return (
-      this.db
-        .sql(
-          `UPDATE plans SET status = ?, failure_reason = CASE WHEN ? THEN ? ELSE failure_reason END
-         WHERE id = ? AND status IN (${marks})`,
-        )
-        .run(to, fields.failureReason !== undefined ? 1 : 0, fields.failureReason ?? null, id, ...from)
-        .changes === 1
+    return fencedWrite(
+      this.db,
+      fence,
+      () =>
+        this.db
+          .sql(
+            `UPDATE plans SET status = ?, failure_reason = CASE WHEN ? THEN ? ELSE failure_reason END
+             WHERE id = ? AND status IN (${marks})`,
+          )
+          .run(to, fields.failureReason !== undefined ? 1 : 0, fields.failureReason ?? null, id, ...from)
+          .changes === 1,
     );
   }
 

@@ -10,8 +10,18 @@ import {
 } from '../../domain/types.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
-import type { NewRun, NewToolCall, RunClaim, RunFilter, RunStore } from '../store.js';
+import {
+  type Fence,
+  FencedError,
+  type NewRun,
+  type NewToolCall,
+  type Receipt,
+  type RunClaim,
+  type RunFilter,
+  type RunStore,
+} from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
+import { checkFence, fencedWrite } from './fence.js';
 
 /** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
 export const ACTIVE_STATUSES = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
@@ -51,14 +61,16 @@ export class SqliteRuns implements RunStore {
       error?: string | null;
       attempt?: number;
       activeMs?: number;
-      holder?: string;
+      fence?: Fence;
+      receipt?: Receipt;
     } = {},
   ): Promise<boolean> {
     const marks = from.map(() => '?').join(', ');
+    const { fence, receipt } = fields;
     // started_at is the first start: a resumed or retried run keeps it. A move out of running clears the
-    // claim; with a holder, the move applies only while that replica holds the run.
-    const held = fields.holder !== undefined ? 'AND claimed_by = ?' : '';
-    return (
+    // claim; with a fence, the move applies only while that claim holds the run.
+    const held = fence ? 'AND claimed_by = ? AND claim_epoch = ?' : '';
+    const move = () =>
       this.db
         .sql(
           `UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at),
@@ -78,9 +90,24 @@ export class SqliteRuns implements RunStore {
           to === 'running' ? 1 : 0,
           id,
           ...from,
-          ...(fields.holder !== undefined ? [fields.holder] : []),
-        ).changes === 1
-    );
+          ...(fence ? [fence.replica, fence.epoch] : []),
+        ).changes === 1;
+    return this.withReceipt(id, receipt, move);
+  }
+
+  /** `move` in one transaction with the receipt it earns (when it moved the run and one is asked for). */
+  private withReceipt(id: string, receipt: Receipt | undefined, move: () => boolean): boolean {
+    if (!receipt) return move();
+    let stored: RunEvent | null = null;
+    const moved = this.db.write(() => {
+      if (!move()) return false;
+      const run = toRun(this.db.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow);
+      const { type, data } = receipt.event(run);
+      stored = insertEvent(this.db, id, type, data, receipt.at);
+      return true;
+    });
+    if (stored) receipt.stored(stored);
+    return moved;
   }
 
   // ---- claims
@@ -90,57 +117,55 @@ export class SqliteRuns implements RunStore {
     from: 'queued' | 'awaiting_input',
     claim: RunClaim,
     now: number,
-  ): Promise<boolean> {
+  ): Promise<Fence | null> {
     // One statement, so one step: SQLite writers take turns on the file, and the check of the session's
     // other runs and the move see the same state. The busy runs are "active but not queued": SQLite uses the
     // partial index runs_active_by_session only when the query repeats its condition (status IN the active
     // statuses) word for word.
-    return (
-      this.db
-        .sql(
-          `UPDATE runs SET status = 'running', claimed_by = ?, lease_until = ?, started_at = COALESCE(started_at, ?)
+    const epoch = this.db
+      .pluck(
+        `UPDATE runs SET status = 'running', claimed_by = ?, lease_until = ?, started_at = COALESCE(started_at, ?),
+             claim_epoch = claim_epoch + 1
            WHERE id = ? AND status = ?
              AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
-                               AND o.status IN (${ACTIVE_STATUSES}) AND o.status <> 'queued')`,
-        )
-        .run(claim.replica, claim.leaseUntil, now, id, from).changes === 1
+                               AND o.status IN (${ACTIVE_STATUSES}) AND o.status <> 'queued')
+           RETURNING claim_epoch`,
+      )
+      .get(claim.replica, claim.leaseUntil, now, id, from) as number | undefined;
+    return epoch === undefined ? null : { runId: id, replica: claim.replica, epoch };
+  }
+
+  async renewRunLeases(held: readonly Fence[], leaseUntil: number): Promise<string[]> {
+    if (!held.length) return [];
+    const renew = this.db.pluck(
+      `UPDATE runs SET lease_until = ?
+       WHERE id = ? AND status = 'running' AND claimed_by = ? AND claim_epoch = ? RETURNING id`,
+    );
+    return this.db.write(() =>
+      held.flatMap((f) => (renew.get(leaseUntil, f.runId, f.replica, f.epoch) as string | undefined) ?? []),
     );
   }
 
-  async renewRunLeases(replica: string, ids: readonly string[], leaseUntil: number): Promise<string[]> {
-    if (!ids.length) return [];
-    const renewed = new Set(
-      this.db
-        .pluck(
-          `UPDATE runs SET lease_until = ?
-           WHERE id IN (SELECT value FROM json_each(?)) AND status = 'running' AND claimed_by = ?
-           RETURNING id`,
-        )
-        .all(leaseUntil, JSON.stringify(ids), replica) as string[],
-    );
-    return [...new Set(ids)].filter((id) => renewed.has(id));
-  }
-
-  async listRecoverableRuns(replica: string, now: number, limit: number): Promise<Run[]> {
+  async listRecoverableRuns(own: string | null, now: number, limit: number): Promise<Run[]> {
     const rows = this.db
       .sql(
         `SELECT * FROM runs WHERE status = 'running'
            AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < ? OR claimed_by = ?)
          ORDER BY created_at, id LIMIT ?`,
       )
-      .all(now, replica, limit) as RunRow[];
+      .all(now, own, limit) as RunRow[];
     return rows.map(toRun);
   }
 
   async releaseRun(
     id: string,
-    replica: string,
+    own: string | null,
     now: number,
     to: 'queued' | 'interrupted',
-    fields: { attempt?: number; finishedAt?: number; error?: string | null },
+    fields: { attempt?: number; finishedAt?: number; error?: string | null; receipt?: Receipt },
   ): Promise<boolean> {
     // The rule of listRecoverableRuns, checked again in the statement that moves the run.
-    return (
+    const move = () =>
       this.db
         .sql(
           `UPDATE runs SET status = ?, claimed_by = NULL, lease_until = NULL, finished_at = COALESCE(?, finished_at),
@@ -156,9 +181,9 @@ export class SqliteRuns implements RunStore {
           fields.attempt ?? null,
           id,
           now,
-          replica,
-        ).changes === 1
-    );
+          own,
+        ).changes === 1;
+    return this.withReceipt(id, fields.receipt, move);
   }
 
   async listClaimableRuns(limit: number): Promise<Run[]> {
@@ -181,7 +206,7 @@ export class SqliteRuns implements RunStore {
     return rows.map(toRun);
   }
 
-  async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1]): Promise<void> {
+  async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {
     const sets: string[] = [];
     const args: unknown[] = [];
     const put = (col: string, value: unknown) => {
@@ -201,7 +226,9 @@ export class SqliteRuns implements RunStore {
     if (patch.diffStat !== undefined) put('diff_stat', patch.diffStat);
     if (patch.changedFiles !== undefined) put('changed_files', JSON.stringify(patch.changedFiles));
     if (!sets.length) return;
-    this.db.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
+    fencedWrite(this.db, fence, () =>
+      this.db.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id),
+    );
   }
 
   // ---- conversations and events
@@ -230,6 +257,7 @@ export class SqliteRuns implements RunStore {
     runId: string,
     messages: ConversationMessage[],
     now: number,
+    fence?: Fence,
   ): Promise<void> {
     const insert = this.db.sql(
       `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at, stop_reason)
@@ -242,6 +270,7 @@ export class SqliteRuns implements RunStore {
       'UPDATE conversation_messages SET content = ?, run_id = ?, stop_reason = ? WHERE conversation_id = ? AND seq = ?',
     );
     this.db.write(() => {
+      checkFence(this.db, fence);
       for (const m of messages) {
         const prev = last.get(conversationId) as
           | { seq: number; role: string; content: string; stop_reason: string | null }
@@ -277,15 +306,9 @@ export class SqliteRuns implements RunStore {
     type: string,
     data: Record<string, unknown>,
     at: number,
+    fence?: Fence,
   ): Promise<RunEvent> {
-    const row = this.db
-      .sql(
-        `INSERT INTO run_events (run_id, seq, type, data, at)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?), ?, ?, ?)
-       RETURNING seq`,
-      )
-      .get(runId, runId, type, JSON.stringify(data), at) as { seq: number };
-    return { runId, seq: row.seq, type, data, at };
+    return fencedWrite(this.db, fence, () => insertEvent(this.db, runId, type, data, at));
   }
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
@@ -297,8 +320,9 @@ export class SqliteRuns implements RunStore {
 
   // ---- the execute phase's call journal
 
-  async startToolCall(c: NewToolCall): Promise<{ call: ToolCall; started: boolean }> {
+  async startToolCall(c: NewToolCall, fence?: Fence): Promise<{ call: ToolCall; started: boolean }> {
     return this.db.write(() => {
+      checkFence(this.db, fence);
       const inserted = this.db
         .sql(
           `INSERT INTO tool_calls (run_id, tool_use_id, tool, input_sha256, started_at) VALUES (?, ?, ?, ?, ?)
@@ -312,13 +336,21 @@ export class SqliteRuns implements RunStore {
     });
   }
 
-  async recordToolCallProcess(runId: string, toolUseId: string, group: number, start: string | null) {
-    this.db
-      .sql(
-        `UPDATE tool_calls SET process_group = ?, process_start = ?
-       WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
-      )
-      .run(group, start, runId, toolUseId);
+  async recordToolCallProcess(
+    runId: string,
+    toolUseId: string,
+    group: number,
+    start: string | null,
+    fence?: Fence,
+  ): Promise<void> {
+    fencedWrite(this.db, fence, () =>
+      this.db
+        .sql(
+          `UPDATE tool_calls SET process_group = ?, process_start = ?
+           WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
+        )
+        .run(group, start, runId, toolUseId),
+    );
   }
 
   async finishToolCall(
@@ -326,13 +358,16 @@ export class SqliteRuns implements RunStore {
     toolUseId: string,
     result: { content: string; isError: boolean },
     now: number,
+    fence?: Fence,
   ): Promise<void> {
-    this.db
-      .sql(
-        `UPDATE tool_calls SET finished_at = ?, result = ?, process_group = NULL, process_start = NULL
-       WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
-      )
-      .run(now, JSON.stringify(result), runId, toolUseId);
+    fencedWrite(this.db, fence, () =>
+      this.db
+        .sql(
+          `UPDATE tool_calls SET finished_at = ?, result = ?, process_group = NULL, process_start = NULL
+           WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
+        )
+        .run(now, JSON.stringify(result), runId, toolUseId),
+    );
   }
 
   async listOpenCommands(limit: number): Promise<ToolCall[]> {
@@ -342,6 +377,11 @@ export class SqliteRuns implements RunStore {
       )
       .all(limit) as ToolCallRow[];
     return rows.map(toToolCall);
+  }
+
+  async confirmHold(runId: string, fence?: Fence): Promise<void> {
+    if (fence && fence.runId !== runId) throw new FencedError(fence);
+    checkFence(this.db, fence);
   }
 
   async activeRunsForSubject(subject: string): Promise<Run[]> {
@@ -431,4 +471,22 @@ export function insertRun(db: SqliteDb, r: NewRun, coalescedSlots: number): Run 
 /** The rowid of the newest event in the log (0 when empty). */
 function logEnd(db: SqliteDb): number {
   return (db.pluck('SELECT COALESCE(MAX(rowid), 0) FROM run_events').get() as number) ?? 0;
+}
+
+/** Appends one event to a run's log, numbered after its last. */
+function insertEvent(
+  db: SqliteDb,
+  runId: string,
+  type: string,
+  data: Record<string, unknown>,
+  at: number,
+): RunEvent {
+  const row = db
+    .sql(
+      `INSERT INTO run_events (run_id, seq, type, data, at)
+       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?), ?, ?, ?)
+       RETURNING seq`,
+    )
+    .get(runId, runId, type, JSON.stringify(data), at) as { seq: number };
+  return { runId, seq: row.seq, type, data, at };
 }

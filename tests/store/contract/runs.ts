@@ -1,14 +1,24 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { RunSettings, RunStatus } from '../../../src/domain/types.js';
-import { InvalidCursorError } from '../../../src/store/store.js';
+import type { Run, RunEvent, RunSettings, RunStatus } from '../../../src/domain/types.js';
+import {
+  ConflictError,
+  type Fence,
+  FencedError,
+  InvalidCursorError,
+  type Receipt,
+  type Store,
+} from '../../../src/store/store.js';
 import {
   allPages,
+  DAY,
   FOREIGN_CURSOR,
+  fulfilled,
   givenPlan,
   givenRun,
   givenSession,
   HOUR,
   MINUTE,
+  planInput,
   runInput,
   SECOND,
   type StoreFactory,
@@ -320,8 +330,8 @@ export function runContract(factory: StoreFactory): void {
     describe('claims', () => {
       const LEASE = 30 * SECOND;
       const claim = (replica: string, leaseUntil = T0 + LEASE) => ({ replica, leaseUntil });
-      /** Ids of the running runs replica `r` could take over at `now`. */
-      const recoverable = async (r: string, now: number, store = ctx.store) =>
+      /** Ids of the running runs replica `r` could take over at `now` (null: only unclaimed or lapsed ones). */
+      const recoverable = async (r: string | null, now: number, store = ctx.store) =>
         (await store.listRecoverableRuns(r, now, 100)).map((x) => x.id);
       const claimable = async (limit = 100) => (await ctx.store.listClaimableRuns(limit)).map((r) => r.id);
       const question = (id: string, runId: string) => ({
@@ -351,39 +361,45 @@ export function runContract(factory: StoreFactory): void {
       it('claims a queued run: running, held by the replica until its lease, started now unless it was before', async () => {
         await givenRun(ctx.store, 'run_1');
         const before = (await ctx.store.getRun('run_1'))!;
-        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0 + SECOND)).toBe(true);
+        const fa = await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0 + SECOND);
+        expect(fa).toEqual({ runId: 'run_1', replica: 'r-a', epoch: expect.any(Number) });
         expect(await ctx.store.getRun('run_1')).toEqual({
           ...before,
           status: 'running',
           startedAt: T0 + SECOND,
         });
         // Held by r-a: r-a renews it, nobody else does; others may take it over only once the lease lapsed.
-        expect(await ctx.store.renewRunLeases('r-b', ['run_1'], T0 + LEASE)).toEqual([]);
-        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual(['run_1']);
+        expect(await ctx.store.renewRunLeases([{ ...fa!, replica: 'r-b' }], T0 + LEASE)).toEqual([]);
+        expect(await ctx.store.renewRunLeases([fa!], T0 + LEASE)).toEqual(['run_1']);
         expect(await recoverable('r-b', T0 + LEASE)).toEqual([]);
+        expect(await recoverable(null, T0 + LEASE)).toEqual([]);
         expect(await recoverable('r-b', T0 + LEASE + 1)).toEqual(['run_1']);
+        expect(await recoverable(null, T0 + LEASE + 1)).toEqual(['run_1']);
 
         // A run that started before keeps its first start when claimed again (resumed after a question).
-        expect(await ctx.store.transitionRun('run_1', ['running'], 'awaiting_input', { holder: 'r-a' })).toBe(
+        expect(await ctx.store.transitionRun('run_1', ['running'], 'awaiting_input', { fence: fa! })).toBe(
           true,
         );
-        expect(await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-b'), T0 + MINUTE)).toBe(true);
+        const fb = await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-b'), T0 + MINUTE);
+        expect(fb).toEqual({ runId: 'run_1', replica: 'r-b', epoch: fa!.epoch + 1 });
         expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'running', startedAt: T0 + SECOND });
-        expect(await ctx.store.renewRunLeases('r-b', ['run_1'], T0 + MINUTE + LEASE)).toEqual(['run_1']);
+        expect(await ctx.store.renewRunLeases([fb!], T0 + MINUTE + LEASE)).toEqual(['run_1']);
       });
 
       it('claims a run only from the status asked for', async () => {
         await givenRun(ctx.store, 'run_1');
-        expect(await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-a'), T0)).toBe(false);
+        expect(await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-a'), T0)).toBeNull();
         expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'queued', startedAt: null });
-        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0)).toBe(true);
+        const fa = await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0);
+        expect(fa).toMatchObject({ runId: 'run_1', replica: 'r-a' });
         // Running already: a second claim, by anyone, is refused and leaves the first one's.
-        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-b'), T0)).toBe(false);
-        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual(['run_1']);
+        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-b'), T0)).toBeNull();
+        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0)).toBeNull();
+        expect(await ctx.store.renewRunLeases([fa!], T0 + LEASE)).toEqual(['run_1']);
         await ctx.store.transitionRun('run_1', ['running'], 'completed', { finishedAt: T0 + SECOND });
-        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0)).toBe(false);
+        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0)).toBeNull();
         expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'completed' });
-        expect(await ctx.store.claimRun('run_missing', 'queued', claim('r-a'), T0)).toBe(false);
+        expect(await ctx.store.claimRun('run_missing', 'queued', claim('r-a'), T0)).toBeNull();
       });
 
       it('one run at a time per session: a running or parked run blocks the claims of the others', async () => {
@@ -391,22 +407,22 @@ export function runContract(factory: StoreFactory): void {
         await givenRun(ctx.store, 'run_2', { createdAt: T0 + 1 });
         await givenRun(ctx.store, 'run_3', { createdAt: T0 + 2 });
         await givenRun(ctx.store, 'run_other', { sessionId: 'ses_2' });
-        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0)).toBe(true);
+        expect(await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0)).not.toBeNull();
         // Another replica cannot start a second run of the session; a run of another session, yes.
-        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-b'), T0)).toBe(false);
-        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0)).toBe(false);
-        expect(await ctx.store.claimRun('run_other', 'queued', claim('r-b'), T0)).toBe(true);
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-b'), T0)).toBeNull();
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0)).toBeNull();
+        expect(await ctx.store.claimRun('run_other', 'queued', claim('r-b'), T0)).not.toBeNull();
 
         // Parked, run_1 still holds its session: no other run starts, but run_1 itself resumes.
         expect(await ctx.store.transitionRun('run_1', ['running'], 'awaiting_input')).toBe(true);
-        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-b'), T0)).toBe(false);
-        expect(await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-b'), T0 + MINUTE)).toBe(true);
-        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0)).toBe(false);
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-b'), T0)).toBeNull();
+        expect(await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-b'), T0 + MINUTE)).not.toBeNull();
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0)).toBeNull();
 
         // Finished, it frees the session; queued runs never held it.
         await ctx.store.transitionRun('run_1', ['running'], 'planned');
-        expect(await ctx.store.claimRun('run_3', 'queued', claim('r-b'), T0)).toBe(true);
-        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0)).toBe(false);
+        expect(await ctx.store.claimRun('run_3', 'queued', claim('r-b'), T0)).not.toBeNull();
+        expect(await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0)).toBeNull();
         expect((await ctx.store.getRun('run_2'))?.status).toBe('queued');
       });
 
@@ -420,10 +436,12 @@ export function runContract(factory: StoreFactory): void {
           other.claimRun('run_1', 'queued', claim('r-4'), T0 + 4),
         ]);
         expect(takes.filter(Boolean)).toHaveLength(1);
-        const winner = takes.indexOf(true) + 1;
+        const winner = takes.findIndex((t) => t !== null) + 1;
+        const fence = takes[winner - 1]!;
+        expect(fence).toEqual({ runId: 'run_1', replica: `r-${winner}`, epoch: expect.any(Number) });
         expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'running', startedAt: T0 + winner });
         for (let i = 1; i <= 4; i++) {
-          const held = await ctx.store.renewRunLeases(`r-${i}`, ['run_1'], T0 + LEASE);
+          const held = await ctx.store.renewRunLeases([{ ...fence, replica: `r-${i}` }], T0 + LEASE);
           expect(held).toEqual(i === winner ? ['run_1'] : []);
         }
       });
@@ -451,35 +469,33 @@ export function runContract(factory: StoreFactory): void {
 
       it('a claimed run moves with its holder only; every move out of running clears the claim', async () => {
         await givenRun(ctx.store, 'run_1');
-        await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0);
+        const fa = (await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0))!;
         expect(
           await ctx.store.transitionRun('run_1', ['running'], 'planned', {
-            holder: 'r-b',
+            fence: { ...fa, replica: 'r-b' },
             finishedAt: T0 + 1,
           }),
         ).toBe(false);
         expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'running', finishedAt: null });
         // A move that stays in running keeps the claim.
         expect(
-          await ctx.store.transitionRun('run_1', ['running'], 'running', { holder: 'r-a', activeMs: 10 }),
+          await ctx.store.transitionRun('run_1', ['running'], 'running', { fence: fa, activeMs: 10 }),
         ).toBe(true);
-        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual(['run_1']);
+        expect(await ctx.store.renewRunLeases([fa], T0 + LEASE)).toEqual(['run_1']);
         expect(await recoverable('r-b', T0 + 1)).toEqual([]);
 
         // Parked: the claim is gone (r-a renews nothing, and a later start without a claim is anyone's).
         expect(
           await ctx.store.transitionRun('run_1', ['running'], 'awaiting_input', {
-            holder: 'r-a',
+            fence: fa,
             activeMs: 5,
           }),
         ).toBe(true);
-        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual([]);
+        expect(await ctx.store.renewRunLeases([fa], T0 + LEASE)).toEqual([]);
         expect(await ctx.store.transitionRun('run_1', ['awaiting_input'], 'running')).toBe(true);
         expect(await recoverable('r-b', T0 + 1)).toEqual(['run_1']);
-        // Without a claim, a holder's move is refused; one without a holder applies.
-        expect(await ctx.store.transitionRun('run_1', ['running'], 'completed', { holder: 'r-a' })).toBe(
-          false,
-        );
+        // Without a claim, a holder's move is refused; one without a fence applies.
+        expect(await ctx.store.transitionRun('run_1', ['running'], 'completed', { fence: fa })).toBe(false);
         expect(await ctx.store.transitionRun('run_1', ['running'], 'completed', { finishedAt: T0 + 2 })).toBe(
           true,
         );
@@ -487,10 +503,10 @@ export function runContract(factory: StoreFactory): void {
 
         // A run ended by its holder is no one's any more.
         await givenRun(ctx.store, 'run_2');
-        await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0);
-        expect(await ctx.store.transitionRun('run_2', ['running'], 'failed', { holder: 'r-a' })).toBe(true);
+        const f2 = (await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0))!;
+        expect(await ctx.store.transitionRun('run_2', ['running'], 'failed', { fence: f2 })).toBe(true);
         await ctx.store.transitionRun('run_2', ['failed'], 'running');
-        expect(await ctx.store.renewRunLeases('r-a', ['run_2'], T0 + LEASE)).toEqual([]);
+        expect(await ctx.store.renewRunLeases([f2], T0 + LEASE)).toEqual([]);
         expect(await recoverable('r-b', T0 + 1)).toEqual(['run_2']);
       });
 
@@ -499,30 +515,37 @@ export function runContract(factory: StoreFactory): void {
         await givenRun(ctx.store, 'run_2', { sessionId: 'ses_2' });
         await givenRun(ctx.store, 'run_3', { sessionId: 'ses_3' });
         await givenRun(ctx.store, 'run_4', { sessionId: 'ses_4' });
-        await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0);
-        await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0);
-        await ctx.store.claimRun('run_3', 'queued', claim('r-b'), T0);
-        expect(await ctx.store.renewRunLeases('r-a', [], T0 + MINUTE)).toEqual([]);
+        const f1 = (await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0))!;
+        const f2 = (await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0))!;
+        const f3 = (await ctx.store.claimRun('run_3', 'queued', claim('r-b'), T0))!;
+        expect(await ctx.store.renewRunLeases([], T0 + MINUTE)).toEqual([]);
+        // r-a's claims, and fences r-a does not hold: run_3 is r-b's, run_4 is queued, run_missing unknown.
         expect(
           await ctx.store.renewRunLeases(
-            'r-a',
-            ['run_1', 'run_2', 'run_3', 'run_4', 'run_missing'],
+            [
+              f1,
+              f2,
+              { ...f3, replica: 'r-a' },
+              { runId: 'run_4', replica: 'r-a', epoch: f1.epoch },
+              { runId: 'run_missing', replica: 'r-a', epoch: f1.epoch },
+            ],
             T0 + MINUTE,
           ),
         ).toEqual(['run_1', 'run_2']);
         // The leases moved: lapsed at T0 + LEASE as claimed, live now until T0 + MINUTE.
         expect(await recoverable('r-c', T0 + LEASE + 1)).toEqual(['run_3']);
         expect(await recoverable('r-c', T0 + MINUTE + 1)).toEqual(['run_1', 'run_2', 'run_3']);
+        // The ids renewed come in the order given.
+        expect(await ctx.store.renewRunLeases([f2, f1], T0 + MINUTE)).toEqual(['run_2', 'run_1']);
 
         // Taken over by another replica after its lease lapsed: the first holder renews it no more.
         const other = await ctx.peer();
-        expect(await other.releaseRun('run_1', 'r-c', T0 + MINUTE + 1, 'queued', { attempt: 2 })).toBe(true);
-        expect(await ctx.store.renewRunLeases('r-a', ['run_1', 'run_2'], T0 + 2 * MINUTE)).toEqual(['run_2']);
-        expect(await other.claimRun('run_1', 'queued', claim('r-c', T0 + 2 * MINUTE), T0 + MINUTE + 2)).toBe(
-          true,
-        );
-        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + 3 * MINUTE)).toEqual([]);
-        expect(await ctx.store.renewRunLeases('r-c', ['run_1'], T0 + 3 * MINUTE)).toEqual(['run_1']);
+        expect(await other.releaseRun('run_1', null, T0 + MINUTE + 1, 'queued', { attempt: 2 })).toBe(true);
+        expect(await ctx.store.renewRunLeases([f1, f2], T0 + 2 * MINUTE)).toEqual(['run_2']);
+        const fc = await other.claimRun('run_1', 'queued', claim('r-c', T0 + 2 * MINUTE), T0 + MINUTE + 2);
+        expect(fc).toEqual({ runId: 'run_1', replica: 'r-c', epoch: f1.epoch + 1 });
+        expect(await ctx.store.renewRunLeases([f1], T0 + 3 * MINUTE)).toEqual([]);
+        expect(await ctx.store.renewRunLeases([fc!], T0 + 3 * MINUTE)).toEqual(['run_1']);
       });
 
       it('lists the running runs a replica may take over: unclaimed, lapsed, or its own; oldest first', async () => {
@@ -566,6 +589,8 @@ export function runContract(factory: StoreFactory): void {
           'run_unclaimed',
           'run_mine',
         ]);
+        // Without a name of its own, a replica may take over only the unclaimed and lapsed runs.
+        expect(await recoverable(null, now)).toEqual(['run_unclaimed', 'run_lapsed', 'run_tie']);
         // Later every lease but the longest has lapsed; another process reads the same.
         const other = await ctx.peer();
         expect(await recoverable('r-c', now + 2, other)).toEqual([
@@ -580,12 +605,13 @@ export function runContract(factory: StoreFactory): void {
       it('releases a running run another replica may recover: its lease lapsed, no claim, or claimed by the asker', async () => {
         await givenRun(ctx.store, 'run_1', { sessionId: 'ses_1' });
         await givenRun(ctx.store, 'run_2', { sessionId: 'ses_2' });
-        await ctx.store.claimRun('run_1', 'queued', claim('r-a', T0 + LEASE), T0);
+        const fa = (await ctx.store.claimRun('run_1', 'queued', claim('r-a', T0 + LEASE), T0))!;
         // Another replica, while the lease lives (up to its last moment): refused.
         expect(await ctx.store.releaseRun('run_1', 'r-b', T0, 'queued', {})).toBe(false);
         expect(await ctx.store.releaseRun('run_1', 'r-b', T0 + LEASE, 'queued', {})).toBe(false);
+        expect(await ctx.store.releaseRun('run_1', null, T0 + LEASE, 'queued', {})).toBe(false);
         expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'running' });
-        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual(['run_1']);
+        expect(await ctx.store.renewRunLeases([fa], T0 + LEASE)).toEqual(['run_1']);
         // Lapsed before the moment given: released by another replica, retried, the claim gone.
         expect(
           await ctx.store.releaseRun('run_1', 'r-b', T0 + LEASE + 1, 'queued', {
@@ -599,12 +625,14 @@ export function runContract(factory: StoreFactory): void {
           error: 'replica r-a stopped renewing',
           finishedAt: null,
         });
-        expect(await ctx.store.renewRunLeases('r-a', ['run_1'], T0 + LEASE)).toEqual([]);
+        expect(await ctx.store.renewRunLeases([fa], T0 + LEASE)).toEqual([]);
         expect(await ctx.store.releaseRun('run_1', 'r-a', T0 + HOUR, 'queued', {})).toBe(false);
 
         // Its own holder (a replica restarted, or one stopping) takes it back whatever the lease, ending it.
         await ctx.store.claimRun('run_1', 'queued', claim('r-b', T0 + HOUR), T0 + MINUTE);
         expect(await ctx.store.releaseRun('run_1', 'r-a', T0 + 2 * MINUTE, 'interrupted', {})).toBe(false);
+        // Without a name of its own: only once the lease lapsed.
+        expect(await ctx.store.releaseRun('run_1', null, T0 + 2 * MINUTE, 'interrupted', {})).toBe(false);
         expect(
           await ctx.store.releaseRun('run_1', 'r-b', T0 + 2 * MINUTE, 'interrupted', {
             finishedAt: T0 + 2 * MINUTE,
@@ -624,7 +652,7 @@ export function runContract(factory: StoreFactory): void {
         // A running run without a claim (left by a build before claims) is released by anyone; an error given
         // as null clears it.
         await ctx.store.transitionRun('run_2', ['queued'], 'running', { error: 'old' });
-        expect(await ctx.store.releaseRun('run_2', 'r-a', T0, 'queued', { error: null })).toBe(true);
+        expect(await ctx.store.releaseRun('run_2', null, T0, 'queued', { error: null })).toBe(true);
         expect(await ctx.store.getRun('run_2')).toMatchObject({ status: 'queued', error: null, attempt: 1 });
         // A run that is not running is not released.
         expect(await ctx.store.releaseRun('run_2', 'r-a', T0 + HOUR, 'interrupted', {})).toBe(false);
@@ -691,6 +719,578 @@ export function runContract(factory: StoreFactory): void {
         await ctx.store.claimRun('run_q', 'awaiting_input', claim('r-b'), T0 + MINUTE);
         expect(await claimable()).toEqual(['run_answered', 'run_2a', 'run_2b', 'run_3b', 'run_6b']);
         expect(await ctx.store.listClaimableRuns(0)).toEqual([]);
+      });
+
+      describe('fences', () => {
+        const toolCall = (runId: string, toolUseId: string) => ({
+          runId,
+          toolUseId,
+          tool: 'Bash',
+          inputSha256: `sha-${toolUseId}`,
+          startedAt: T0,
+        });
+
+        /** A receipt that keeps the runs it was made from and the events it was told were stored. */
+        function recorded(at: number, type = 'run_finished') {
+          const runs: Run[] = [];
+          const stored: RunEvent[] = [];
+          const receipt: Receipt = {
+            at,
+            event: (run) => {
+              runs.push(run);
+              return {
+                type,
+                data: {
+                  status: run.status,
+                  finishedAt: run.finishedAt,
+                  error: run.error,
+                  attempt: run.attempt,
+                },
+              };
+            },
+            stored: (event) => {
+              stored.push(event);
+            },
+          };
+          return { receipt, runs, stored };
+        }
+
+        /**
+         * Everything a write on behalf of run `runId` may leave (its conversation is its own id; its journaled
+         * call toolu_1 is read back through startToolCall, which writes nothing for a call journaled before).
+         */
+        const written = async (runId: string, store: Store = ctx.store) => ({
+          run: await store.getRun(runId),
+          events: await store.listEvents(runId, 0, 100),
+          log: await store.eventLogEnd(),
+          conversation: await store.loadConversation(runId),
+          plans: (await store.listPlans({ limit: 100 })).items,
+          plansVersion: await store.plansVersion(),
+          questions: await store.listQuestions({ runId, limit: 100 }),
+          approvals: await store.listToolApprovals({ runId, limit: 100 }),
+          open: await store.listOpenCommands(100),
+          call: (await store.startToolCall(toolCall(runId, 'toolu_1'))).call,
+        });
+
+        /**
+         * Every write that takes a fence and throws FencedError when it no longer holds, each one that would
+         * write something new (marked `tag`) on behalf of the fence's run. pln_x is an approved plan (an
+         * execute run moves its plan), toolu_1 a call the run journaled.
+         */
+        const fencedWrites = (f: Fence, tag: string): [string, () => Promise<unknown>][] => [
+          ['appendEvent', () => ctx.store.appendEvent(f.runId, 'text', { tag }, T0 + 1, f)],
+          [
+            'appendMessages',
+            () =>
+              ctx.store.appendMessages(
+                f.runId,
+                f.runId,
+                [{ role: 'user', content: [{ type: 'text', text: tag }] }],
+                T0 + 1,
+                f,
+              ),
+          ],
+          [
+            'updateRun',
+            () => ctx.store.updateRun(f.runId, { turns: 7, model: tag, planId: `pln_${tag}` }, f),
+          ],
+          [
+            'createPlan',
+            () => ctx.store.createPlan(planInput(`pln_${tag}`, { id: f.runId, sessionId: 'ses_1' }), f),
+          ],
+          [
+            'transitionPlan',
+            () => ctx.store.transitionPlan('pln_x', ['approved'], 'executing', { failureReason: tag }, f),
+          ],
+          ['startToolCall', () => ctx.store.startToolCall(toolCall(f.runId, `toolu_${tag}`), f)],
+          ['recordToolCallProcess', () => ctx.store.recordToolCallProcess(f.runId, 'toolu_1', 4242, tag, f)],
+          [
+            'finishToolCall',
+            () => ctx.store.finishToolCall(f.runId, 'toolu_1', { content: tag, isError: false }, T0 + 1, f),
+          ],
+          ['createQuestion', () => ctx.store.createQuestion(question(`q_${tag}`, f.runId), f)],
+          ['createToolApproval', () => ctx.store.createToolApproval(approval(`ta_${tag}`, f.runId), f)],
+          ['confirmHold', () => ctx.store.confirmHold(f.runId, f)],
+        ];
+
+        /** Each fenced write with `f` throws FencedError naming `f`; the moves that take a fence do not apply. */
+        async function refusedEverywhere(f: Fence, tag: string): Promise<void> {
+          for (const [name, write] of fencedWrites(f, tag)) {
+            const err = await write().then(
+              () => null,
+              (e: unknown) => e,
+            );
+            expect(err, `${name} with ${tag}`).toBeInstanceOf(FencedError);
+            expect((err as FencedError).fence, `${name} with ${tag}`).toEqual(f);
+          }
+          const ended = { fence: f, finishedAt: T0 + MINUTE, error: tag, activeMs: 5 };
+          for (const from of [['running'], ['queued', 'running', 'awaiting_input']] as RunStatus[][]) {
+            expect(
+              await ctx.store.transitionRun(f.runId, from, 'failed', ended),
+              `transitionRun with ${tag}`,
+            ).toBe(false);
+          }
+          expect(await ctx.store.renewRunLeases([f], T0 + DAY), `renewRunLeases with ${tag}`).toEqual([]);
+        }
+
+        it('every claim of a run takes the next epoch: claimed again after parking, after a release', async () => {
+          await givenRun(ctx.store, 'run_1');
+          const first = (await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0))!;
+          expect(first).toEqual({ runId: 'run_1', replica: 'r-a', epoch: expect.any(Number) });
+          expect(Number.isInteger(first.epoch)).toBe(true);
+          // A claim refused (running already) takes no epoch.
+          expect(await ctx.store.claimRun('run_1', 'queued', claim('r-b'), T0)).toBeNull();
+
+          // Parked on a question, then resumed by the same replica.
+          expect(
+            await ctx.store.transitionRun('run_1', ['running'], 'awaiting_input', { fence: first }),
+          ).toBe(true);
+          const second = await ctx.store.claimRun('run_1', 'awaiting_input', claim('r-a'), T0 + SECOND);
+          expect(second).toEqual({ runId: 'run_1', replica: 'r-a', epoch: first.epoch + 1 });
+
+          // Taken back by its replica after a restart (the name is the same), then claimed again.
+          expect(await ctx.store.releaseRun('run_1', 'r-a', T0 + 2 * SECOND, 'queued', {})).toBe(true);
+          const third = await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0 + 3 * SECOND);
+          expect(third).toEqual({ runId: 'run_1', replica: 'r-a', epoch: first.epoch + 2 });
+
+          // Released by another replica after the lease lapsed, claimed by that one.
+          expect(await ctx.store.releaseRun('run_1', null, T0 + HOUR, 'queued', { attempt: 2 })).toBe(true);
+          const fourth = await ctx.store.claimRun('run_1', 'queued', claim('r-b', T0 + 2 * HOUR), T0 + HOUR);
+          expect(fourth).toEqual({ runId: 'run_1', replica: 'r-b', epoch: first.epoch + 3 });
+
+          // Handed back to the queue by its holder (the daemon stopping), and claimed again.
+          expect(await ctx.store.transitionRun('run_1', ['running'], 'queued', { fence: fourth! })).toBe(
+            true,
+          );
+          const fifth = await ctx.store.claimRun('run_1', 'queued', claim('r-b', T0 + 2 * HOUR), T0 + HOUR);
+          expect(fifth).toEqual({ runId: 'run_1', replica: 'r-b', epoch: first.epoch + 4 });
+          // Only the newest holds.
+          for (const f of [first, second!, third!, fourth!]) {
+            expect(await ctx.store.renewRunLeases([f], T0 + DAY)).toEqual([]);
+          }
+          expect(await ctx.store.renewRunLeases([fifth!], T0 + DAY)).toEqual(['run_1']);
+        });
+
+        it('renews, of several fences of one run, only the one that holds', async () => {
+          await givenRun(ctx.store, 'run_1', { sessionId: 'ses_1' });
+          await givenRun(ctx.store, 'run_2', { sessionId: 'ses_2' });
+          const old = (await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0))!;
+          expect(await ctx.store.releaseRun('run_1', 'r-a', T0, 'queued', {})).toBe(true);
+          const cur = (await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0))!;
+          const two = (await ctx.store.claimRun('run_2', 'queued', claim('r-a'), T0))!;
+          // A process that lost run_1 and one that holds it, renewing at once: the stale fence renews nothing.
+          expect(await ctx.store.renewRunLeases([old, two, cur], T0 + LEASE)).toEqual(['run_2', 'run_1']);
+          expect(await ctx.store.renewRunLeases([cur, { ...cur, replica: 'r-b' }], T0 + LEASE)).toEqual([
+            'run_1',
+          ]);
+        });
+
+        it("a stale fence (the same replica's older claim, another replica's) writes nothing; the current one's writes apply", async () => {
+          await givenPlan(ctx.store, 'pln_x', { status: 'approved' }, { sessionId: 'ses_plans' });
+          await givenRun(ctx.store, 'run_1');
+          const old = (await ctx.store.claimRun('run_1', 'queued', claim('r-a', T0 + LEASE), T0))!;
+          await ctx.store.startToolCall(toolCall('run_1', 'toolu_1'), old);
+          // r-a restarted while its first process was paused: the new process takes back the runs claimed
+          // under its name and claims run_1 again, under the same name.
+          expect(await ctx.store.releaseRun('run_1', 'r-a', T0 + SECOND, 'queued', {})).toBe(true);
+          const lease = T0 + SECOND + LEASE;
+          const cur = (await ctx.store.claimRun('run_1', 'queued', claim('r-a', lease), T0 + SECOND))!;
+          expect(cur).toEqual({ ...old, epoch: old.epoch + 1 });
+          const stale: [string, Fence][] = [
+            ['old', old],
+            ['other', { ...cur, replica: 'r-b' }],
+            ['older', { ...old, epoch: old.epoch - 1 }],
+            ['newer', { ...cur, epoch: cur.epoch + 1 }],
+          ];
+
+          const before = await written('run_1');
+          expect(before.run).toMatchObject({ status: 'running', turns: 0, model: null });
+          for (const [tag, f] of stale) {
+            await refusedEverywhere(f, tag);
+            expect(await written('run_1'), `what is left after the writes with ${tag}`).toEqual(before);
+          }
+          // The lease did not move: it lapses as cur's claim set it.
+          expect(await recoverable(null, lease)).toEqual([]);
+          expect(await recoverable(null, lease + 1)).toEqual(['run_1']);
+          // No call was journaled by the refused writes: the current holder starts each.
+          for (const [tag] of stale) {
+            expect((await ctx.store.startToolCall(toolCall('run_1', `toolu_${tag}`), cur)).started).toBe(
+              true,
+            );
+          }
+
+          // The current fence's writes apply.
+          expect(await ctx.store.appendEvent('run_1', 'text', { tag: 'cur' }, T0 + 2, cur)).toEqual({
+            runId: 'run_1',
+            seq: 1,
+            type: 'text',
+            data: { tag: 'cur' },
+            at: T0 + 2,
+          });
+          await ctx.store.appendMessages(
+            'run_1',
+            'run_1',
+            [{ role: 'user', content: [{ type: 'text', text: 'cur' }] }],
+            T0 + 2,
+            cur,
+          );
+          expect(await ctx.store.loadConversation('run_1')).toEqual([
+            { role: 'user', content: [{ type: 'text', text: 'cur' }], runId: 'run_1' },
+          ]);
+          await ctx.store.updateRun('run_1', { turns: 3, model: 'cur' }, cur);
+          expect(await ctx.store.getRun('run_1')).toMatchObject({
+            turns: 3,
+            model: 'cur',
+            status: 'running',
+          });
+          const plan = await ctx.store.createPlan(
+            planInput('pln_cur', { id: 'run_1', sessionId: 'ses_1' }),
+            cur,
+          );
+          expect(await ctx.store.getPlan('pln_cur')).toEqual(plan);
+          expect(await ctx.store.transitionPlan('pln_x', ['approved'], 'executing', {}, cur)).toBe(true);
+          expect((await ctx.store.getPlan('pln_x'))?.status).toBe('executing');
+          await ctx.store.recordToolCallProcess('run_1', 'toolu_1', 4242, 'boot:1', cur);
+          expect((await ctx.store.listOpenCommands(10)).map((c) => [c.toolUseId, c.processGroup])).toEqual([
+            ['toolu_1', 4242],
+          ]);
+          await ctx.store.finishToolCall('run_1', 'toolu_1', { content: 'ok', isError: false }, T0 + 3, cur);
+          expect((await ctx.store.startToolCall(toolCall('run_1', 'toolu_1'))).call).toMatchObject({
+            finishedAt: T0 + 3,
+            result: { content: 'ok', isError: false },
+          });
+          expect(await ctx.store.createQuestion(question('q_cur', 'run_1'), cur)).toMatchObject({
+            id: 'q_cur',
+            status: 'pending',
+          });
+          expect(await ctx.store.createToolApproval(approval('ta_cur', 'run_1'), cur)).toMatchObject({
+            id: 'ta_cur',
+            status: 'pending',
+          });
+          await expect(ctx.store.confirmHold('run_1', cur)).resolves.toBeUndefined();
+          // Without a fence there is nothing to check.
+          await expect(ctx.store.confirmHold('run_1')).resolves.toBeUndefined();
+          expect(await ctx.store.renewRunLeases([cur], lease + MINUTE)).toEqual(['run_1']);
+          expect(await recoverable(null, lease + 1)).toEqual([]);
+          expect(
+            await ctx.store.transitionRun('run_1', ['running'], 'awaiting_input', {
+              fence: cur,
+              activeMs: 5,
+            }),
+          ).toBe(true);
+          expect(await ctx.store.getRun('run_1')).toMatchObject({ status: 'awaiting_input', activeMs: 5 });
+        });
+
+        it('the fence of a run no longer running is refused: parked, ended by its holder, canceled by a person', async () => {
+          await givenPlan(ctx.store, 'pln_x', { status: 'approved' }, { sessionId: 'ses_plans' });
+          const fences: Record<string, Fence> = {};
+          for (const [id, sessionId] of [
+            ['run_parked', 'ses_1'],
+            ['run_done', 'ses_2'],
+            ['run_canceled', 'ses_3'],
+          ] as const) {
+            await givenRun(ctx.store, id, { sessionId });
+            fences[id] = (await ctx.store.claimRun(id, 'queued', claim('r-a', T0 + HOUR), T0))!;
+            await ctx.store.startToolCall(toolCall(id, 'toolu_1'), fences[id]);
+          }
+          expect(
+            await ctx.store.transitionRun('run_parked', ['running'], 'awaiting_input', {
+              fence: fences.run_parked!,
+            }),
+          ).toBe(true);
+          expect(
+            await ctx.store.transitionRun('run_done', ['running'], 'completed', {
+              fence: fences.run_done!,
+              finishedAt: T0 + SECOND,
+            }),
+          ).toBe(true);
+          // Canceled from another replica: the status ends it, without the holder's fence.
+          expect(
+            await ctx.store.transitionRun(
+              'run_canceled',
+              ['queued', 'awaiting_input', 'running'],
+              'canceled',
+              {
+                finishedAt: T0 + SECOND,
+                error: 'canceled',
+              },
+            ),
+          ).toBe(true);
+
+          for (const [id, f] of Object.entries(fences)) {
+            const before = await written(id);
+            await refusedEverywhere(f, id);
+            expect(await written(id), `what is left of ${id}`).toEqual(before);
+          }
+          expect(await ctx.store.getRun('run_parked')).toMatchObject({ status: 'awaiting_input' });
+          expect(await ctx.store.getRun('run_done')).toMatchObject({ status: 'completed', error: null });
+          expect(await ctx.store.getRun('run_canceled')).toMatchObject({
+            status: 'canceled',
+            error: 'canceled',
+          });
+
+          // Resumed, the parked run is held by its new claim only.
+          const resumed = (await ctx.store.claimRun(
+            'run_parked',
+            'awaiting_input',
+            claim('r-a'),
+            T0 + MINUTE,
+          ))!;
+          expect(resumed.epoch).toBe(fences.run_parked!.epoch + 1);
+          await expect(
+            ctx.store.appendEvent('run_parked', 'text', {}, T0 + MINUTE, fences.run_parked),
+          ).rejects.toBeInstanceOf(FencedError);
+          expect((await ctx.store.appendEvent('run_parked', 'text', {}, T0 + MINUTE, resumed)).seq).toBe(1);
+        });
+
+        it("a run's end with a receipt: the event made from the run as it ended, in the same transaction", async () => {
+          await givenRun(ctx.store, 'run_1');
+          const fa = (await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0))!;
+          await ctx.store.appendEvent('run_1', 'text', { n: 1 }, T0 + 1, fa);
+          await ctx.store.appendEvent('run_1', 'text', { n: 2 }, T0 + 2, fa);
+
+          // A move that does not apply (a stale fence, a status not in `from`) writes no receipt.
+          const missed = recorded(T0 + MINUTE);
+          expect(
+            await ctx.store.transitionRun('run_1', ['running'], 'completed', {
+              fence: { ...fa, epoch: fa.epoch + 1 },
+              finishedAt: T0 + MINUTE,
+              receipt: missed.receipt,
+            }),
+          ).toBe(false);
+          expect(
+            await ctx.store.transitionRun('run_1', ['queued'], 'canceled', {
+              finishedAt: T0 + MINUTE,
+              receipt: missed.receipt,
+            }),
+          ).toBe(false);
+          expect(missed.stored).toEqual([]);
+          expect((await ctx.store.listEvents('run_1', 0, 100)).map((e) => e.seq)).toEqual([1, 2]);
+
+          const ended = recorded(T0 + MINUTE);
+          expect(
+            await ctx.store.transitionRun('run_1', ['running'], 'failed', {
+              fence: fa,
+              finishedAt: T0 + MINUTE,
+              error: 'model overloaded',
+              activeMs: 100,
+              receipt: ended.receipt,
+            }),
+          ).toBe(true);
+          const run = await ctx.store.getRun('run_1');
+          expect(run).toMatchObject({ status: 'failed', finishedAt: T0 + MINUTE, error: 'model overloaded' });
+          // Made from the run as the move left it, once.
+          expect(ended.runs).toEqual([run]);
+          const receiptEvent = {
+            runId: 'run_1',
+            seq: 3,
+            type: 'run_finished',
+            data: { status: 'failed', finishedAt: T0 + MINUTE, error: 'model overloaded', attempt: 1 },
+            at: T0 + MINUTE,
+          };
+          expect(ended.stored).toEqual([receiptEvent]);
+          expect(await ctx.store.listEvents('run_1', 2, 100)).toEqual([receiptEvent]);
+          const logged = await ctx.store.eventsAfter(0, ['run_finished'], 10);
+          expect(logged.events).toEqual([{ ...receiptEvent, rowid: logged.end }]);
+
+          // Ended: a second end with a receipt does not apply, and writes none.
+          const again = recorded(T0 + HOUR);
+          expect(
+            await ctx.store.transitionRun('run_1', ['running'], 'completed', { receipt: again.receipt }),
+          ).toBe(false);
+          expect(again.stored).toEqual([]);
+          expect(await ctx.store.listEvents('run_1', 3, 100)).toEqual([]);
+        });
+
+        it('a receipt whose event cannot be made leaves the run as it was: the move and the event are one', async () => {
+          await givenRun(ctx.store, 'run_1');
+          const fa = (await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0))!;
+          const before = await ctx.store.getRun('run_1');
+          const stored: RunEvent[] = [];
+          const broken: Receipt = {
+            at: T0 + MINUTE,
+            event: () => {
+              throw new Error('no receipt');
+            },
+            stored: (e) => stored.push(e),
+          };
+          await expect(
+            ctx.store.transitionRun('run_1', ['running'], 'completed', {
+              fence: fa,
+              finishedAt: T0 + MINUTE,
+              receipt: broken,
+            }),
+          ).rejects.toThrow('no receipt');
+          expect(await ctx.store.getRun('run_1')).toEqual(before);
+          expect(await ctx.store.listEvents('run_1', 0, 100)).toEqual([]);
+          expect(stored).toEqual([]);
+          // Still held: its holder renews it.
+          expect(await ctx.store.renewRunLeases([fa], T0 + LEASE)).toEqual(['run_1']);
+        });
+
+        it('a release with a receipt writes it with the run as released, only when the release applies', async () => {
+          await givenRun(ctx.store, 'run_1');
+          await ctx.store.claimRun('run_1', 'queued', claim('r-a', T0 + LEASE), T0);
+          await ctx.store.appendEvent('run_1', 'text', {}, T0 + 1);
+
+          // The lease lives: not released, no receipt.
+          const early = recorded(T0 + LEASE);
+          expect(
+            await ctx.store.releaseRun('run_1', null, T0 + LEASE, 'interrupted', {
+              finishedAt: T0 + LEASE,
+              receipt: early.receipt,
+            }),
+          ).toBe(false);
+          expect(early.stored).toEqual([]);
+          expect(early.runs).toEqual([]);
+          expect((await ctx.store.listEvents('run_1', 0, 100)).map((e) => e.seq)).toEqual([1]);
+
+          const late = recorded(T0 + LEASE + 1);
+          expect(
+            await ctx.store.releaseRun('run_1', null, T0 + LEASE + 1, 'interrupted', {
+              finishedAt: T0 + LEASE + 1,
+              error: 'already retried once',
+              attempt: 2,
+              receipt: late.receipt,
+            }),
+          ).toBe(true);
+          const run = await ctx.store.getRun('run_1');
+          expect(run).toMatchObject({ status: 'interrupted', finishedAt: T0 + LEASE + 1, attempt: 2 });
+          expect(late.runs).toEqual([run]);
+          const receiptEvent = {
+            runId: 'run_1',
+            seq: 2,
+            type: 'run_finished',
+            data: {
+              status: 'interrupted',
+              finishedAt: T0 + LEASE + 1,
+              error: 'already retried once',
+              attempt: 2,
+            },
+            at: T0 + LEASE + 1,
+          };
+          expect(late.stored).toEqual([receiptEvent]);
+          expect(await ctx.store.listEvents('run_1', 1, 100)).toEqual([receiptEvent]);
+
+          // Released already: no second receipt.
+          const twice = recorded(T0 + HOUR);
+          expect(
+            await ctx.store.releaseRun('run_1', null, T0 + HOUR, 'interrupted', { receipt: twice.receipt }),
+          ).toBe(false);
+          expect(twice.stored).toEqual([]);
+          expect((await ctx.store.listEvents('run_1', 0, 100)).map((e) => e.seq)).toEqual([1, 2]);
+        });
+
+        it('a takeover fences the holder it replaced: its writes racing the release are either before it or refused', async () => {
+          await givenRun(ctx.store, 'run_1');
+          const fa = (await ctx.store.claimRun('run_1', 'queued', claim('r-a', T0 + LEASE), T0))!;
+          const other = await ctx.peer();
+          expect((await ctx.store.appendEvent('run_1', 'text', { n: 0 }, T0, fa)).seq).toBe(1);
+
+          // The lease lapsed; another process takes the run over while the holder goes on writing.
+          const takeover = recorded(T0 + LEASE + 1, 'run_interrupted');
+          const append = (i: number) => ctx.store.appendEvent('run_1', 'text', { n: i }, T0 + i, fa);
+          const appends = Array.from({ length: 10 }, (_, i) => append(i + 1));
+          const released = other.releaseRun('run_1', null, T0 + LEASE + 1, 'queued', {
+            attempt: 2,
+            receipt: takeover.receipt,
+          });
+          appends.push(...Array.from({ length: 10 }, (_, i) => append(i + 11)));
+          const [done, releasedOk] = await Promise.all([Promise.allSettled(appends), released]);
+          expect(releasedOk).toBe(true);
+          for (const r of done) {
+            if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(FencedError);
+          }
+          // Every append that was stored came before the takeover's own event.
+          const [mark] = takeover.stored;
+          expect(mark).toBeDefined();
+          const kept = fulfilled(done);
+          for (const e of kept) expect(e.seq).toBeLessThan(mark!.seq);
+          const events = await ctx.store.listEvents('run_1', 0, 100);
+          expect(events.map((e) => e.seq)).toEqual(Array.from({ length: kept.length + 2 }, (_, i) => i + 1));
+          expect(events.at(-1)).toEqual(mark);
+
+          // From now on the holder's writes are refused, on either connection.
+          await expect(ctx.store.appendEvent('run_1', 'text', {}, T0 + HOUR, fa)).rejects.toBeInstanceOf(
+            FencedError,
+          );
+          await expect(other.appendEvent('run_1', 'text', {}, T0 + HOUR, fa)).rejects.toBeInstanceOf(
+            FencedError,
+          );
+          // The next claim is the only one that holds.
+          const fb = (await other.claimRun('run_1', 'queued', claim('r-b', T0 + HOUR), T0 + LEASE + 2))!;
+          await expect(ctx.store.confirmHold('run_1', fa)).rejects.toBeInstanceOf(FencedError);
+          await expect(ctx.store.confirmHold('run_1', fb)).resolves.toBeUndefined();
+          expect((await ctx.store.listEvents('run_1', 0, 100)).length).toBe(kept.length + 2);
+        });
+
+        it("fenced writes racing the takeovers of many runs: each is stored before its run's release, or refused", async () => {
+          // Many runs, each held and lapsed; for each, the holder's write and another process's release start
+          // together: whichever way each race goes, a write that was stored precedes the release's event.
+          const n = 8;
+          const held: Fence[] = [];
+          for (let i = 0; i < n; i++) {
+            await givenRun(ctx.store, `run_${i}`, { sessionId: `ses_${i}` });
+            held.push((await ctx.store.claimRun(`run_${i}`, 'queued', claim('r-a', T0), T0))!);
+          }
+          const other = await ctx.peer();
+          const marks = held.map(() => recorded(T0 + 1, 'run_interrupted'));
+          const results = await Promise.allSettled(
+            held.flatMap((f, i) => [
+              ctx.store.appendEvent(f.runId, 'text', {}, T0 + 1, f),
+              other.releaseRun(f.runId, null, T0 + 1, 'queued', { attempt: 2, receipt: marks[i]!.receipt }),
+            ]),
+          );
+          for (let i = 0; i < n; i++) {
+            const [write, release] = [results[2 * i]!, results[2 * i + 1]!];
+            expect(release).toEqual({ status: 'fulfilled', value: true });
+            const events = await ctx.store.listEvents(`run_${i}`, 0, 10);
+            if (write.status === 'fulfilled') {
+              expect(events.map((e) => e.type)).toEqual(['text', 'run_interrupted']);
+            } else {
+              expect(write.reason).toBeInstanceOf(FencedError);
+              expect(events.map((e) => e.type)).toEqual(['run_interrupted']);
+            }
+            expect(events.at(-1)).toEqual(marks[i]!.stored[0]);
+          }
+        });
+      });
+
+      describe('plans of a run', () => {
+        it('a second plan pending approval for the same run is refused; once the first is decided, another may be stored', async () => {
+          const run = await givenRun(ctx.store, 'run_1');
+          const first = await ctx.store.createPlan(planInput('pln_1', run));
+          await expect(ctx.store.createPlan(planInput('pln_2', run, { round: 2 }))).rejects.toBeInstanceOf(
+            ConflictError,
+          );
+          expect(await ctx.store.getPlan('pln_2')).toBeNull();
+          expect(await ctx.store.getPlan('pln_1')).toEqual(first);
+          // Plans of other runs are not held up.
+          await givenPlan(ctx.store, 'pln_other');
+          // Through a fence too: a conflict, not a lost claim.
+          const fa = (await ctx.store.claimRun('run_1', 'queued', claim('r-a'), T0))!;
+          await expect(ctx.store.createPlan(planInput('pln_3', run), fa)).rejects.toBeInstanceOf(
+            ConflictError,
+          );
+          expect(await ctx.store.getPlan('pln_3')).toBeNull();
+          // A plan that is not pending does not count (only pending plans are held to one per run).
+          await ctx.store.createPlan(planInput('pln_old', run, { status: 'superseded' }));
+
+          // The first decided: the index counts only pending plans, so the next round may be proposed.
+          expect(await ctx.store.transitionPlan('pln_1', ['pending_approval'], 'rejected')).toBe(true);
+          const second = await ctx.store.createPlan(
+            planInput('pln_2', run, { round: 2, previousPlanId: 'pln_1' }),
+            fa,
+          );
+          expect(second).toMatchObject({ id: 'pln_2', status: 'pending_approval', runId: 'run_1' });
+          await expect(ctx.store.createPlan(planInput('pln_4', run))).rejects.toBeInstanceOf(ConflictError);
+          const plans = (await ctx.store.listPlans({ limit: 100 })).items.filter((p) => p.runId === 'run_1');
+          expect(plans.map((p) => [p.id, p.status]).sort()).toEqual([
+            ['pln_1', 'rejected'],
+            ['pln_2', 'pending_approval'],
+            ['pln_old', 'superseded'],
+          ]);
+        });
       });
     });
 

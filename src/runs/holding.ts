@@ -1,0 +1,114 @@
+import { type Fence, FencedError, type Store, StoreUnavailableError } from '../store/store.js';
+
+/** How long a run's store calls wait for the database to answer again before the run is given up (wall time). */
+export const OUTAGE_WAIT_MS = 60_000;
+
+/** The writes an executor makes on behalf of the run it holds: each carries the run's fence. */
+type FencedWrites =
+  | 'appendEvent'
+  | 'appendMessages'
+  | 'updateRun'
+  | 'createPlan'
+  | 'transitionPlan'
+  | 'startToolCall'
+  | 'recordToolCallProcess'
+  | 'finishToolCall'
+  | 'createQuestion'
+  | 'createToolApproval'
+  | 'confirmHold';
+
+export interface Hold {
+  fence: Fence;
+  /** Aborted when the run's work must stop (canceled, the daemon stopping, the claim lost). */
+  signal: AbortSignal;
+  /** Called once a write found the claim gone (FencedError): the run's work stops at once. */
+  lost(err: FencedError): void;
+}
+
+/**
+ * The store as the executor of a claimed run sees it:
+ * - every write made on behalf of the run carries its fence, so a process that lost the run (paused past its
+ *   lease, replaced by a restart) writes nothing more; the first write that finds the claim gone calls
+ *   `lost`, which stops the run's work (the model request, the command's process group);
+ * - every call rides out a database outage: it is tried again with a growing wait while the database cannot
+ *   be reached, for up to OUTAGE_WAIT_MS, so a fast restart of the database redoes nothing. Longer, the
+ *   error stands and the run is taken over once the database answers (RunQueue.carryOut). The lease is not
+ *   at risk meanwhile: the queue keeps renewing it, and a takeover after a lapse fences this writer.
+ *
+ * A call whose transaction was cut just as its COMMIT was sent is tried again too, though it may have been
+ * applied: the call journal finds its first insert; an event would be logged twice, a conversation message
+ * stored twice, and a second plan, question or approval is refused by its unique key (the run fails). The
+ * window is one round trip, at the moment the database goes away.
+ */
+export function holdingStore(store: Store, hold: Hold, wait = OUTAGE_WAIT_MS): Store {
+  const { fence } = hold;
+  const fenced: Pick<Store, FencedWrites> = {
+    appendEvent: (runId, type, data, at) => store.appendEvent(runId, type, data, at, fence),
+    appendMessages: (conversationId, runId, messages, now) =>
+      store.appendMessages(conversationId, runId, messages, now, fence),
+    updateRun: (id, patch) => store.updateRun(id, patch, fence),
+    createPlan: (plan) => store.createPlan(plan, fence),
+    transitionPlan: (id, from, to, fields) => store.transitionPlan(id, from, to, fields, fence),
+    startToolCall: (call) => store.startToolCall(call, fence),
+    recordToolCallProcess: (runId, toolUseId, group, start) =>
+      store.recordToolCallProcess(runId, toolUseId, group, start, fence),
+    finishToolCall: (runId, toolUseId, result, now) =>
+      store.finishToolCall(runId, toolUseId, result, now, fence),
+    createQuestion: (q) => store.createQuestion(q, fence),
+    createToolApproval: (a) => store.createToolApproval(a, fence),
+    confirmHold: (runId) => store.confirmHold(runId, fence),
+  };
+  const guarded = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, key) {
+      const own = key in fenced ? fenced[key as FencedWrites] : Reflect.get(target, key, target);
+      if (typeof own !== 'function') return own;
+      let call = guarded.get(key);
+      if (!call) {
+        const fn = own as (...args: unknown[]) => unknown;
+        call = (...args: unknown[]) => {
+          const first = fn.apply(target, args);
+          // Synchronous members (onWake) are passed through as they are.
+          return first instanceof Promise
+            ? settle(first, () => fn.apply(target, args) as Promise<unknown>)
+            : first;
+        };
+        guarded.set(key, call);
+      }
+      return call;
+    },
+  });
+
+  async function settle<T>(first: Promise<T>, again: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    let attempt = first;
+    for (let n = 0; ; n++) {
+      try {
+        return await attempt;
+      } catch (err) {
+        if (err instanceof FencedError) {
+          hold.lost(err);
+          throw err;
+        }
+        if (!(err instanceof StoreUnavailableError) || hold.signal.aborted) throw err;
+        if (performance.now() - started > wait) throw err;
+        await pause(Math.min(100 * 2 ** n, 2_000), hold.signal);
+        if (hold.signal.aborted) throw err;
+        attempt = again();
+      }
+    }
+  }
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
