@@ -55,7 +55,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const server = await listen(config, (request, env) => handle(request, env));
   let store: Store | undefined;
   try {
-    store = await openStoreChecked(config, (opts.clock ?? systemClock).now());
+    // The store logs each outage of a PostgreSQL database once (the loops and requests that meet it log it
+    // at debug only).
+    store = await openStoreChecked(config, (opts.clock ?? systemClock).now(), true, opts.logger);
     return await assemble(opts, server, store, (app) => {
       handle = app;
     });

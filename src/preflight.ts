@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from './config/schema.js';
+import type { Logger } from './logger.js';
 import { databaseFile, type OpenedStore, openStore, storeLocation } from './store/open.js';
 import {
   SchemaTooNewError,
@@ -137,14 +138,20 @@ export function listenError(err: unknown, host: string, port: number): StartErro
 /**
  * The data directory prepared and the store opened (migrated unless `migrate` is false); a database that
  * cannot be opened or written is a StartError. SchemaTooNewError passes through: it says what to do itself.
+ * With a `logger`, a PostgreSQL store logs the outages of its database (openStore).
  */
-export async function openStoreChecked(config: Config, now: number, migrate = true): Promise<OpenedStore> {
+export async function openStoreChecked(
+  config: Config,
+  now: number,
+  migrate = true,
+  logger?: Logger,
+): Promise<OpenedStore> {
   prepareDir(config.data_dir);
   if (config.work_dir !== null) prepareDir(config.work_dir, WORK_DIR);
   if (config.database_url !== null) {
     let store: OpenedStore | undefined;
     try {
-      store = await openStore(config, now, migrate);
+      store = await openStore(config, now, migrate, logger);
       // The pool connects lazily: one round trip proves the database is there (when nothing was migrated).
       await store.schemaVersion();
       return store;

@@ -24,7 +24,7 @@ import { Jobs } from './scheduler/jobs.js';
 import { Scheduler } from './scheduler/loop.js';
 import { jitterOptions } from './scheduler/plan-job.js';
 import { Sessions } from './sessions/service.js';
-import type { Store } from './store/store.js';
+import { type Store, StoreUnavailableError } from './store/store.js';
 import { TriggerAdmin } from './triggers/admin.js';
 import { GithubApi } from './triggers/github-api.js';
 import { GithubReporter } from './triggers/report.js';
@@ -431,7 +431,10 @@ function retentionTimer(opts: ServiceOptions, clock: Clock, metrics: Metrics) {
   let gcRunning: Promise<void> | null = null;
   const gcPass = () => {
     gcRunning ??= gc()
-      .catch((err) => logger.warn({ err }, 'retention pass failed'))
+      // An unreachable database is logged once per outage by the store.
+      .catch((err) =>
+        logger[err instanceof StoreUnavailableError ? 'debug' : 'warn']({ err }, 'retention pass failed'),
+      )
       .finally(() => {
         gcRunning = null;
       });

@@ -143,6 +143,17 @@ export class Daemon {
     return life;
   }
 
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) the running daemon: a replica that stops answering without dying. */
+  freeze(signal: 'SIGSTOP' | 'SIGCONT'): void {
+    if (!this.child) throw new Error('daemon is not running');
+    this.child.kill(signal);
+  }
+
+  /** The pid of the running daemon, or null. */
+  get pid(): number | null {
+    return this.child ? (this.current?.pid ?? null) : null;
+  }
+
   close(): void {
     if (this.sampler) clearInterval(this.sampler);
     this.sampler = null;

@@ -95,10 +95,16 @@ export function respond(body: any, askEvery: number, delayMs: number, tally: Mod
   };
 }
 
+export interface ScriptedModel {
+  server: ModelServer;
+  tally: ModelTally;
+}
+
+/** `delayMs`: before every answer's first byte; a function is asked once per answer (the drills vary it). */
 export async function startScriptedModel(
   askEvery: number,
-  delayMs: number,
-): Promise<{ server: ModelServer; tally: ModelTally }> {
+  delayMs: number | (() => number),
+): Promise<ScriptedModel> {
   const server = await startModelServer();
   const tally: ModelTally = { served: 0, plans: 0, questions: 0, executes: 0, byKey: {} };
   server.setFallback((req) => {
@@ -107,7 +113,7 @@ export async function startScriptedModel(
     // The key as the SDK sends it: x-api-key, or a bearer token.
     const key = req.headers['x-api-key'] ?? req.headers.authorization;
     bump(tally.byKey, typeof key === 'string' ? key.replace(/^Bearer\s+/i, '') : 'none');
-    return respond(req.body, askEvery, delayMs, tally);
+    return respond(req.body, askEvery, typeof delayMs === 'number' ? delayMs : delayMs(), tally);
   });
   return { server, tally };
 }

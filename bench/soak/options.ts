@@ -66,7 +66,17 @@ export interface SoakOptions {
   /** runs.lease_ms of the daemons: short, so a killed replica's runs are taken over within the drill. Null: not
    *  set (the daemon's 30 s default), the SQLite soak's configuration. */
   leaseMs: number | null;
+  /** The outage drills of issue 24 (drills.ts) instead of the soak: figures, not checks. */
+  drills: boolean;
+  /** Which drills to run (--only restart,crash,stop,listen); all of them by default. */
+  only: readonly DrillName[];
 }
+
+export const DRILLS = ['restart', 'crash', 'stop', 'listen'] as const;
+export type DrillName = (typeof DRILLS)[number];
+/** Least delay of a scripted model answer in the drills (they add up to 2 s more): a fault lands while runs
+ *  wait on it. */
+const DRILL_MODEL_DELAY_MS = 2_000;
 
 const FULL = { minutes: 10, jobs: 1000, kills: 3 };
 const QUICK = { minutes: 2, jobs: 200, kills: 1 };
@@ -98,7 +108,15 @@ const NUMERIC = {
   leaseMs: ['--lease-ms', 'SOAK_LEASE_MS'],
 } as const;
 
-const SWITCHES = ['--quick', '--keep', '--no-heap', '--uniform-kills', '--pg-restart', '--help'] as const;
+const SWITCHES = [
+  '--quick',
+  '--keep',
+  '--no-heap',
+  '--uniform-kills',
+  '--pg-restart',
+  '--drills',
+  '--help',
+] as const;
 const STORES = ['sqlite', 'postgres'] as const;
 /** runs.lease_ms of the drill's replicas unless --lease-ms says otherwise; the daemon's minimum is 3000. */
 const DRILL_LEASE_MS = 6_000;
@@ -111,6 +129,7 @@ export const USAGE = `usage: npm run bench:soak -- [--quick] [--minutes N] [--jo
                              [--worktree-ttl-ms MS] [--gc-interval-ms MS] [--gc-slack-ms MS]
                              [--uniform-kills] [--no-heap] [--keep]
                              [--store sqlite|postgres] [--replicas N] [--pg-restart] [--lease-ms MS]
+       npm run bench:soak -- --drills [--only ${DRILLS.join(',')}] [--model-delay-ms MS] [--lease-ms MS] [--keep]
   defaults: --minutes ${FULL.minutes} --jobs ${FULL.jobs} --kills ${FULL.kills} --sessions max(20, jobs/50) --pause-min 2 --pause-max 20
             --webhook-rate 1 --decide-every-ms 1000 --decisions-per-tick 2 --answer-every-ms 2000 --ask-every 50
             --late-answer-ms 75000 --max-concurrent 8 --catchup-ms 15000 --model-delay-ms 20 --edge-ms 5000 --slope-limit 2
@@ -132,6 +151,11 @@ export const USAGE = `usage: npm run bench:soak -- [--quick] [--minutes N] [--jo
   --lease-ms: runs.lease_ms of the daemons (at least 3000); default ${DRILL_LEASE_MS} with --store postgres, else
              not set (the daemon's 30000)
   --quick:  --minutes ${QUICK.minutes} --jobs ${QUICK.jobs} --kills ${QUICK.kills}
+  --drills: the outage drills (issue 24) instead of the soak, on a scratch PostgreSQL cluster with 2 replicas
+            (implies --store postgres --replicas 2): a database restart (about 2 s), a database crash (17 s), a
+            replica frozen with SIGSTOP past its lease, a cut LISTEN connection; the model answers
+            --model-delay-ms (default ${DRILL_MODEL_DELAY_MS}) to 2 s more after a request; prints figures (runs redone,
+            log lines, wake-up delay, duplicate plans, event streams), judges none; --only picks drills
   environment: SOAK_MINUTES, SOAK_JOBS, ... (the flag's name in capitals), SOAK_QUICK=1, SOAK_KEEP=1,
                SOAK_DAEMON_NODE_ARGS (extra node flags for the daemon, e.g. "--max-old-space-size=256")`;
 
@@ -139,9 +163,11 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): S
   const flags = readFlags(argv, SWITCHES, [
     ...SWITCHES,
     '--store',
+    '--only',
     ...Object.values(NUMERIC).map(([flag]) => flag),
   ]);
-  const rawStore = flags.get('--store') ?? env.SOAK_STORE ?? 'sqlite';
+  const drills = flags.has('--drills') || env.SOAK_DRILLS === '1';
+  const rawStore = flags.get('--store') ?? env.SOAK_STORE ?? (drills ? 'postgres' : 'sqlite');
   const store = STORES.find((s) => s === rawStore);
   if (!store) throw new OptionsError(`--store: expected ${STORES.join(' or ')}, got ${String(rawStore)}`);
 
@@ -174,7 +200,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): S
     lateAnswerMs: Math.round(num('lateAnswerMs') ?? 75_000),
     maxConcurrent: Math.round(num('maxConcurrent') ?? 8),
     catchupMs: Math.round(num('catchupMs') ?? 15_000),
-    modelDelayMs: Math.round(num('modelDelayMs') ?? 20),
+    modelDelayMs: Math.round(num('modelDelayMs') ?? (drills ? DRILL_MODEL_DELAY_MS : 20)),
     edgeMs: Math.round(num('edgeMs') ?? 5_000),
     slopeLimitMbPerMin: num('slopeLimitMbPerMin') ?? 2,
     seed: Math.round(num('seed') ?? Math.floor(Math.random() * 2 ** 31)),
@@ -189,9 +215,11 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): S
     // 2 CPUs (30 s is the SQLite soak's measure).
     gcSlackMs: Math.round(num('gcSlackMs') ?? (store === 'postgres' ? 60_000 : 30_000)),
     store,
-    replicas: Math.round(num('replicas') ?? 1),
+    replicas: Math.round(num('replicas') ?? (drills ? 2 : 1)),
     pgRestart: flags.has('--pg-restart') || env.SOAK_PG_RESTART === '1',
     leaseMs: num('leaseMs') ?? (store === 'postgres' ? DRILL_LEASE_MS : null),
+    drills,
+    only: parseOnly(flags.get('--only') ?? env.SOAK_ONLY),
   };
   if (o.minutes < 1) throw new OptionsError('--minutes: at least 1');
   if (o.jobs < 1) throw new OptionsError('--jobs: at least 1');
@@ -214,5 +242,17 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): S
   if (o.pgRestart && o.store !== 'postgres') throw new OptionsError('--pg-restart needs --store postgres');
   if (o.leaseMs !== null && o.leaseMs < 3_000)
     throw new OptionsError('--lease-ms: at least 3000 (the daemon refuses a shorter runs.lease_ms)');
+  if (o.drills && (o.store !== 'postgres' || o.replicas !== 2))
+    throw new OptionsError('--drills: runs on PostgreSQL with 2 replicas (leave out --store and --replicas)');
+  if (!o.drills && flags.has('--only')) throw new OptionsError('--only: goes with --drills');
   return o;
+}
+
+function parseOnly(raw: string | true | undefined): readonly DrillName[] {
+  if (raw === undefined || raw === true || raw === '') return DRILLS;
+  const names = raw.split(',').map((n) => n.trim());
+  const unknown = names.filter((n) => !DRILLS.some((d) => d === n));
+  if (unknown.length)
+    throw new OptionsError(`--only: unknown drill ${unknown.join(', ')} (expected ${DRILLS.join(', ')})`);
+  return DRILLS.filter((d) => names.includes(d));
 }

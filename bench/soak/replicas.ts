@@ -1,4 +1,7 @@
-import type { Daemon, Lifetime } from './daemon.js';
+import { join } from 'node:path';
+import { freePort } from '../shared/free-port.js';
+import { Daemon, type Lifetime } from './daemon.js';
+import { call } from './http.js';
 import { sleep } from './stats.js';
 
 // The daemons of a soak: one (the SQLite soak), or several replicas on one PostgreSQL database (the fault
@@ -11,6 +14,75 @@ export interface Replica {
   url: string;
   logFile: string;
   daemon: Daemon;
+  /** The environment it runs with (the CLI run with it reaches the same database). */
+  env: NodeJS.ProcessEnv;
+}
+
+export interface ReplicaPlan {
+  /** dist/src/cli/main.js */
+  cli: string;
+  /** The run's temporary directory: HOME of every replica, and where their data_dirs and logs go. */
+  dir: string;
+  count: number;
+  /** Each replica its own data_dir (`<dir>/<id>/data`) and log (`daemon-<id>.log`), as replicas on one
+   *  PostgreSQL database have; otherwise one daemon with `<dir>/data` and `daemon.log` (the SQLite soak). */
+  separate: boolean;
+  /** What every replica shares: config file, admin token, model URL, database, log level, ... */
+  env: NodeJS.ProcessEnv;
+  nodeArgs: string[];
+  origin: number;
+  sampleEveryMs: number;
+}
+
+/**
+ * The replicas of a run, not started: `replica-a`, `replica-b`, ... each on a free port picked once (restarts
+ * keep the URL), with its own DRYDOCK_REPLICA_ID and model key (ANTHROPIC_API_KEY=soak-key-<id>: the scripted
+ * model counts requests by key).
+ */
+export async function makeReplicas(plan: ReplicaPlan): Promise<Replica[]> {
+  const replicas: Replica[] = [];
+  for (let i = 0; i < plan.count; i++) {
+    const id = `replica-${String.fromCharCode(97 + (i % 26))}${i >= 26 ? Math.floor(i / 26) : ''}`;
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: plan.dir,
+      ...plan.env,
+      DRYDOCK_DATA_DIR: plan.separate ? join(plan.dir, id, 'data') : join(plan.dir, 'data'),
+      DRYDOCK_PORT: String(port),
+      DRYDOCK_REPLICA_ID: id,
+      ANTHROPIC_API_KEY: `soak-key-${id}`,
+    };
+    const logFile = join(plan.dir, plan.separate ? `daemon-${id}.log` : 'daemon.log');
+    const daemon = new Daemon({
+      cli: plan.cli,
+      url,
+      env,
+      logFile,
+      nodeArgs: plan.nodeArgs,
+      origin: plan.origin,
+      sampleEveryMs: plan.sampleEveryMs,
+    });
+    replicas.push({ id, url, logFile, daemon, env });
+  }
+  return replicas;
+}
+
+/** Date.now() once every replica's /readyz answers 200, or null after `timeoutMs`. */
+export async function allReady(replicas: readonly Replica[], timeoutMs: number): Promise<number | null> {
+  const deadline = Date.now() + timeoutMs;
+  const pending = new Set(replicas);
+  while (pending.size) {
+    for (const r of [...pending]) {
+      const reply = await call(r.url, 'GET', '/readyz', { timeoutMs: 2_000 });
+      if (reply.ok && reply.status === 200) pending.delete(r);
+    }
+    if (!pending.size) break;
+    if (Date.now() > deadline) return null;
+    await sleep(250);
+  }
+  return Date.now();
 }
 
 export class ReplicaSet {

@@ -1,21 +1,20 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
-import { freePort } from '../shared/free-port.js';
 import { benchMain } from '../shared/options.js';
 import { type AuditResult, audit } from './audit.js';
 import { openPostgresAudit, openSqliteAudit } from './audit-db.js';
 import { Balancer, direct } from './balancer.js';
-import { Daemon, type Lifetime } from './daemon.js';
-import { call } from './http.js';
+import type { Lifetime } from './daemon.js';
+import { runDrills } from './drills.js';
+import { createApproverToken, makeRepo } from './fixtures.js';
 import { DECISION_IDENTITY, Load } from './load.js';
 import { startScriptedModel } from './model.js';
 import { parseOptions, type SoakOptions, USAGE } from './options.js';
 import { pullRequestPayloads } from './payload.js';
-import { type Replica, ReplicaSet } from './replicas.js';
+import { allReady, makeReplicas, type Replica, ReplicaSet } from './replicas.js';
 import { ScratchCluster } from './scratch-postgres.js';
 import { clock, counts, int, mb, rng, secs, sleep, slope, table } from './stats.js';
 import {
@@ -36,43 +35,10 @@ const MINUTE = 60_000;
 /** better-sqlite3's compiled SQLITE_DEFAULT_CACHE_SIZE=-16000: 16,000 KiB of page cache per connection. */
 const SQLITE_CACHE_MB = (16_000 * 1024) / 1e6;
 const RSS_EVERY_MS = 5_000;
-const GIT_ENV = {
-  GIT_AUTHOR_NAME: 'Soak',
-  GIT_AUTHOR_EMAIL: 'soak@example.invalid',
-  GIT_COMMITTER_NAME: 'Soak',
-  GIT_COMMITTER_EMAIL: 'soak@example.invalid',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
 
 function log(line: string): void {
   process.stderr.write(`soak: ${line}\n`);
 }
-
-function git(dir: string, ...args: string[]): string {
-  return execFileSync('git', ['-C', dir, ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, ...GIT_ENV, HOME: dir },
-  }).trim();
-}
-
-function makeRepo(dir: string, files: Record<string, string>): string {
-  mkdirSync(dir, { recursive: true });
-  git(dir, 'init', '-q', '-b', 'main');
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), content);
-  }
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'initial');
-  return git(dir, 'rev-parse', 'HEAD');
-}
-
-const FILES = {
-  'README.md':
-    '# shop\n\nA small service with users and orders.\n\nSee the [wiki](https://example.invalid).\n',
-  'CONTRIBUTING.md': '# Contributing\n\nRun `npm test` before you push.\n',
-  'src/users.ts': 'export function listUsers() {\n  return [];\n}\n',
-};
 
 interface KillRecord {
   index: number;
@@ -100,22 +66,6 @@ const DRILL_SETTLE_MS = 75_000;
 
 /** runs.lease_ms when the soak does not set it (the daemon's default). */
 const DEFAULT_LEASE_MS = 30_000;
-
-/** Date.now() once every replica's /readyz answers 200, or null after `timeoutMs`. */
-async function allReady(replicas: readonly Replica[], timeoutMs: number): Promise<number | null> {
-  const deadline = Date.now() + timeoutMs;
-  const pending = new Set(replicas);
-  while (pending.size) {
-    for (const r of [...pending]) {
-      const reply = await call(r.url, 'GET', '/readyz', { timeoutMs: 2_000 });
-      if (reply.ok && reply.status === 200) pending.delete(r);
-    }
-    if (!pending.size) break;
-    if (Date.now() > deadline) return null;
-    await sleep(250);
-  }
-  return Date.now();
-}
 
 /**
  * The runs `replica` held when it was killed, read from the store while it is down (a separate connection;
@@ -264,6 +214,7 @@ function logLevels(file: string): { warn: number; error: number; top: string[] }
 }
 
 async function main(opts: SoakOptions): Promise<number> {
+  if (opts.drills) return runDrills(opts);
   const random = rng(opts.seed);
   const root = packageRoot();
   const cli = join(root, 'dist/src/cli/main.js');
@@ -290,8 +241,8 @@ async function main(opts: SoakOptions): Promise<number> {
     // ---- fixtures: two git repositories, the model, the database, the configuration, an approver token -
     const workspace = join(dir, 'workspace');
     const clone = join(dir, 'clone');
-    makeRepo(workspace, FILES);
-    const head = makeRepo(clone, FILES);
+    makeRepo(workspace);
+    const head = makeRepo(clone);
     const secret = randomBytes(24).toString('hex');
     const payloads = pullRequestPayloads(head, secret);
     model = await startScriptedModel(opts.askEvery, opts.modelDelayMs);
@@ -328,41 +279,29 @@ async function main(opts: SoakOptions): Promise<number> {
     const heapFile = join(dir, 'heap.jsonl');
     if (opts.heap)
       nodeArgs.push('--expose-gc', `--import=${new URL('./heap-probe.js', import.meta.url).href}`);
-    const replicas: Replica[] = [];
-    const envs: NodeJS.ProcessEnv[] = [];
-    for (let i = 0; i < opts.replicas; i++) {
-      const id = `replica-${String.fromCharCode(97 + (i % 26))}${i >= 26 ? Math.floor(i / 26) : ''}`;
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      const env: NodeJS.ProcessEnv = {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: dir,
+    const replicas: Replica[] = await makeReplicas({
+      cli,
+      dir,
+      count: opts.replicas,
+      separate: drill,
+      nodeArgs,
+      origin,
+      sampleEveryMs: RSS_EVERY_MS,
+      env: {
         DRYDOCK_CONFIG: configFile,
-        DRYDOCK_DATA_DIR: drill ? join(dir, id, 'data') : dataDir,
-        DRYDOCK_PORT: String(port),
         DRYDOCK_ADMIN_TOKEN: adminToken,
         // The drill reads who finished and who took over which run from each replica's log ('run finished'
         // is logged at info).
         DRYDOCK_LOG_LEVEL: drill ? 'info' : 'warn',
-        DRYDOCK_REPLICA_ID: id,
-        ANTHROPIC_API_KEY: `soak-key-${id}`,
         ANTHROPIC_BASE_URL: model.server.url,
         GITHUB_WEBHOOK_SECRET: secret,
         ...(cluster ? { DATABASE_URL: cluster.url, DRYDOCK_WORK_DIR: workRoot } : {}),
         ...(opts.heap
           ? { SOAK_HEAP_FILE: heapFile, SOAK_HEAP_EVERY_MS: String(opts.quick ? 10_000 : 30_000) }
           : {}),
-      };
-      const logFile = join(dir, drill ? `daemon-${id}.log` : 'daemon.log');
-      const daemon = new Daemon({ cli, url, env, logFile, nodeArgs, origin, sampleEveryMs: RSS_EVERY_MS });
-      replicas.push({ id, url, logFile, daemon });
-      envs.push(env);
-    }
-    const approverToken = execFileSync(
-      process.execPath,
-      [cli, 'token', 'create', '--name', DECISION_IDENTITY, '--role', 'approver'],
-      { env: envs[0], encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
-    ).trim();
+      },
+    });
+    const approverToken = createApproverToken(cli, replicas[0]!.env, DECISION_IDENTITY);
     set = new ReplicaSet(replicas);
     // What executions leave on disk, counted like the RSS (executions work in worktrees of the workspace; the
     // clone holds pull request checkouts and could hold branches too).

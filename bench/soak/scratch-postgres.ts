@@ -70,6 +70,19 @@ export class ScratchCluster {
     return Date.now() - t0;
   }
 
+  /**
+   * `pg_ctlcluster stop -m <mode>`: `fast` ends every session and shuts down cleanly; `immediate` is a
+   * crash (no checkpoint: the next start recovers from the WAL). Returns once the server is down.
+   */
+  async stopServer(mode: 'fast' | 'immediate'): Promise<void> {
+    await run('pg_ctlcluster', [this.major, this.name, 'stop', '-m', mode]);
+  }
+
+  /** `pg_ctlcluster start`: returns once the server accepts connections. */
+  async startServer(): Promise<void> {
+    await run('pg_ctlcluster', [this.major, this.name, 'start']);
+  }
+
   /** A pg_dump (custom format) of the daemons' database into `file`, for --keep: the cluster goes at the end. */
   async dump(file: string): Promise<void> {
     await run(`/usr/lib/postgresql/${this.major}/bin/pg_dump`, ['-Fc', '-f', file, this.url]);

@@ -7,7 +7,13 @@ import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/ty
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
 import type { RunEvents } from '../runs/events.js';
-import type { DeliveryStore, PlanStore, RunStore, SessionStore } from '../store/store.js';
+import {
+  type DeliveryStore,
+  type PlanStore,
+  type RunStore,
+  type SessionStore,
+  StoreUnavailableError,
+} from '../store/store.js';
 import type { GithubApi } from '../triggers/github-api.js';
 import {
   branchCommit,
@@ -164,7 +170,10 @@ export class PlanDeliveryWorker {
     await this.pass().catch((err) => {
       // A pass that outlived stop()'s grace finds the store closed under it: nothing was lost (each step is
       // recorded as it completes, and an unfinished claim lapses), so that is not a failure to report.
+      // An unreachable database is logged once per outage by the store.
       if (this.loop.stopped) this.deps.logger.debug({ err: String(err) }, 'delivery pass cut off by stop');
+      else if (err instanceof StoreUnavailableError)
+        this.deps.logger.debug({ err: String(err) }, 'delivery pass failed');
       else this.deps.logger.warn({ err: String(err) }, 'delivery pass failed');
     });
     const next = await this.deps.store.nextPlanDeliveryAt().catch(() => null);

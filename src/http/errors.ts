@@ -184,7 +184,8 @@ function bound(
 export function errorResponse(err: unknown, c: Context, logger: Logger): Response {
   const e = toHttpError(err);
   if (err instanceof StoreUnavailableError) {
-    logger.warn(
+    // The store logs an outage once, at its start and its end; each request it refused only at debug.
+    logger.debug(
       { err: err.cause, method: c.req.method, path: c.req.path },
       'database unreachable; answered 503',
     );

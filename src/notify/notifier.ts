@@ -4,7 +4,7 @@ import type { Config, WebhookConfig } from '../config/schema.js';
 import type { LoggedEvent, NewNotification, Notification, RunEvent } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
-import type { DeliveryStore, PlanStore, RunStore } from '../store/store.js';
+import { type DeliveryStore, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
 import { ANNOUNCED_RUN_EVENTS, announce, planIdOf } from './announce.js';
 import { retryDelay } from './backoff.js';
 import { renderBody } from './format.js';
@@ -98,7 +98,11 @@ export class Notifier {
       await this.sendDue();
       return await this.nextWait();
     } catch (err) {
-      this.deps.logger.warn({ err }, 'notifications: a pass failed (retried at the next one)');
+      // An unreachable database is logged once per outage by the store.
+      this.deps.logger[err instanceof StoreUnavailableError ? 'debug' : 'warn'](
+        { err },
+        'notifications: a pass failed (retried at the next one)',
+      );
       return this.deps.config.notifications.poll_interval_ms;
     }
   }

@@ -446,7 +446,8 @@ export class RunQueue {
         // not all recorded, so no outcome is written. Its claim is no longer renewed: once the database
         // answers and the lease has run out, a replica (this one, or another) takes it over, its one retry
         // from what was stored.
-        logger.warn(
+        // The outage itself is the one warning (logged by the store); this names the run it cost.
+        logger.info(
           { run_id: run.id, err },
           'run cut off by a database outage: it is taken over once the database answers and its lease runs out',
         );

@@ -8,6 +8,15 @@ const PAGE = 500;
 const RECEIPT_WAIT_MS = 2_000;
 /** How long a live stream may stay silent before a keep-alive. */
 const KEEP_ALIVE_MS = 15_000;
+/**
+ * How long the tail waits, with nothing pushed and no wake-up, before it reads the log anyway. Wake-ups of
+ * another replica's events ride on the store's notifications (PostgreSQL LISTEN), which are lost while the
+ * listening connection is down (for seconds after a database restart; always behind a pooler in
+ * transaction mode). Reading the log after every 2 s of silence bounds how late such a stream is, at the
+ * cost of one indexed read of an empty page per idle stream every 2 s; a stream that is busy (events pushed
+ * or woken for) never waits that long, so it never polls.
+ */
+const POLL_MS = 2_000;
 
 /** Where a tail writes: each surface frames events its own way (the API names its frames, the UI does not). */
 export interface TailSink {
@@ -39,7 +48,9 @@ export type AfterFinish = 'replay' | 'stop';
  * Live events come two ways: this process's own (pushed as they are appended), and another replica's (the
  * store wakes the tail, which reads them from the log). A run's events are numbered without gaps, so an
  * event pushed out of turn (another replica wrote the ones before it) is a sign to read the log first: the
- * stream stays in order and complete whoever appended.
+ * stream stays in order and complete whoever appended. A wake-up may be lost (the store's listening
+ * connection is down): the log is also read after every POLL_MS of silence, and once more before the tail
+ * gives up on an ended run's receipt, so a lost wake-up only delays events, never drops them.
  */
 export async function tailEvents(
   { store, events }: TailSource,
@@ -71,9 +82,12 @@ export async function tailEvents(
     wake?.();
   });
   const stopped = () => aborted || (finished && afterFinish === 'stop');
+  /** How long nothing was written to the sink, in waits of the loop below (for keep-alives). */
+  let silentMs = 0;
   const send = async (e: RunEvent) => {
     if (e.seq <= last || stopped()) return;
     last = e.seq;
+    silentMs = 0;
     await sink.event(e);
     if (e.type === RUN_FINISHED) finished = true;
   };
@@ -89,27 +103,38 @@ export async function tailEvents(
     await readLog();
     while (!finished && !aborted) {
       if (!live.length && !unread) {
-        // An ended run writes its receipt right after its status changes: wait a little for it.
+        // An ended run's receipt is written with its end (a run ended by an older version wrote it just
+        // after): the log is read once more, a little later, before the tail gives up on it.
         const ended = isFinishedRunStatus((await store.getRun(runId))?.status ?? 'failed');
-        await new Promise<void>((resolve) => {
+        const waitMs = ended ? RECEIPT_WAIT_MS : POLL_MS;
+        const woken = await new Promise<boolean>((resolve) => {
           // An event may have come while the run's status was read: no wait then.
           if (live.length || unread || aborted) {
-            resolve();
+            resolve(true);
             return;
           }
-          const t = setTimeout(resolve, ended ? RECEIPT_WAIT_MS : KEEP_ALIVE_MS);
+          const t = setTimeout(() => resolve(false), waitMs);
           wake = () => {
             clearTimeout(t);
-            resolve();
+            resolve(true);
           };
         });
         wake = null;
-        if (!live.length && !unread && !finished && !aborted) {
-          if (ended) {
-            await sink.ended();
-            break;
+        if (!woken && !aborted) {
+          // Not woken: read the log anyway (a wake-up of another replica's events may have been lost).
+          const before = last;
+          await readLog();
+          if (last === before && !finished) {
+            if (ended) {
+              await sink.ended();
+              break;
+            }
+            silentMs += waitMs;
+            if (silentMs >= KEEP_ALIVE_MS) {
+              silentMs = 0;
+              await sink.keepAlive();
+            }
           }
-          await sink.keepAlive();
         }
       }
       if (unread) await readLog();

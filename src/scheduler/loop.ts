@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Run } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { AdvanceResult, JobStore } from '../store/store.js';
+import { type AdvanceResult, type JobStore, StoreUnavailableError } from '../store/store.js';
 import { decide } from './decide.js';
 import type { JitterOptions } from './jitter.js';
 
@@ -120,7 +120,8 @@ export class Scheduler {
       // that passed meanwhile are handled by the catch-up rules when a tick gets through).
       this.failures += 1;
       const retryMs = Math.min(MAX_RETRY_MS, 1_000 * 2 ** (this.failures - 1));
-      this.opts.logger.error(
+      // An unreachable database is logged once per outage by the store.
+      this.opts.logger[err instanceof StoreUnavailableError ? 'debug' : 'error'](
         { err, failures: this.failures, retry_in_ms: retryMs },
         'scheduler tick failed; retrying',
       );

@@ -1,6 +1,6 @@
 import type { Delivery } from '../domain/types.js';
 import type { Logger } from '../logger.js';
-import type { TriggerStore } from '../store/store.js';
+import { StoreUnavailableError, type TriggerStore } from '../store/store.js';
 
 const MAX_ATTEMPTS = 3;
 
@@ -181,7 +181,11 @@ export class DeliveryInbox {
   }
 
   private later(err: unknown): void {
-    this.opts.logger.error({ err }, 'webhook inbox: the store failed; retrying in 1 s');
+    // An unreachable database is logged once per outage by the store.
+    this.opts.logger[err instanceof StoreUnavailableError ? 'debug' : 'error'](
+      { err },
+      'webhook inbox: the store failed; retrying in 1 s',
+    );
     if (this.stopped) return;
     this.retry = setTimeout(() => {
       this.retry = null;

@@ -30,7 +30,8 @@ export function uiRoutes(deps: AppDeps): Hono<UiEnv> {
   app.use(formBodies(deps.config.server.body_limit_bytes));
   app.onError((err, c) => {
     if (err instanceof StoreUnavailableError) {
-      deps.logger.warn(
+      // The store logs an outage once, at its start and its end; each request it refused only at debug.
+      deps.logger.debug(
         { err: err.cause, method: c.req.method, path: c.req.path },
         'ui: database unreachable',
       );

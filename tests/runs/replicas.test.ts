@@ -302,19 +302,14 @@ describe.skipIf(!postgres)('several replicas on one database', () => {
     expect(next.status, next.error).toBe('planned');
     // Never both at once: each run's last start came after the other's end, or its end before the other's
     // last start.
-    // The run's status is written before its run_finished event (a run ends in the store first): wait for
-    // the event rather than read the log the moment the status says planned.
+    // A run's receipt is written in the transaction that ends it: the moment its status says planned, its
+    // log holds run_finished.
     const span = async (id: string) => {
-      const events = await waitFor(
-        async () => {
-          const log = await c.store.listEvents(id, 0, 1_000);
-          return log.some((e) => e.type === 'run_finished') ? log : undefined;
-        },
-        10_000,
-        `run_finished of ${id}`,
-      );
+      const events = await c.store.listEvents(id, 0, 1_000);
       const start = events.filter((e) => e.type === 'run_started' || e.type === 'run_resumed').at(-1)!;
-      return [start.at, events.find((e) => e.type === 'run_finished')!.at] as const;
+      const end = events.find((e) => e.type === 'run_finished');
+      expect(end, `run_finished of ${id}, read as soon as the run said planned`).toBeDefined();
+      return [start.at, end!.at] as const;
     };
     const [[s1, e1], [s2, e2]] = [await span(first), await span(second)];
     expect(s2 >= e1 || s1 >= e2, `run spans ${s1}-${e1} and ${s2}-${e2} overlap`).toBe(true);

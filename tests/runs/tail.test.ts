@@ -114,3 +114,59 @@ it('a client that goes away ends the tail at once', async () => {
   await events.emit('run_d', 'text_delta', { text: 'late' });
   expect(r.written).toEqual([]);
 });
+
+/** Waits (at most `ms`) until `cond` holds. */
+async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+it('follows a run another writer appends to when no wake-up ever comes (each event once, in order, through run_finished)', async () => {
+  await newRun('run_e');
+  // The tail's process is told nothing: its own RunEvents is not the writer's, and its store never wakes it
+  // (a replica whose listening connection is down).
+  const writer = new RunEvents(h.store, h.clock);
+  const deaf = {
+    getRun: h.store.getRun.bind(h.store),
+    listEvents: h.store.listEvents.bind(h.store),
+    onWake: () => () => {},
+  };
+  await writer.emit('run_e', 'text_delta', { text: 'stored' });
+  const r = recorder();
+  const done = tailEvents({ store: deaf, events }, 'run_e', 0, r.sink, 'stop');
+  await until(() => r.written.includes('1:text_delta'), 'the stored event was replayed');
+  await writer.emit('run_e', 'text_delta', { text: 'live 1' });
+  await until(() => r.written.includes('2:text_delta'), 'an event appended elsewhere arrived');
+  await writer.emit('run_e', 'text_delta', { text: 'live 2' });
+  await writer.emit('run_e', 'run_finished', receipt);
+  // The run ends as its replica ends it: status first, then the receipt is already in the log.
+  await h.store.transitionRun('run_e', ['queued'], 'planned', { finishedAt: h.clock.now() });
+  await done;
+  expect(r.written).toEqual(['1:text_delta', '2:text_delta', '3:text_delta', '4:run_finished']);
+});
+
+it('reads the log once more before giving up on an ended run (its receipt came unannounced)', async () => {
+  await newRun('run_f');
+  await h.store.transitionRun('run_f', ['queued'], 'failed', { finishedAt: h.clock.now() });
+  const writer = new RunEvents(h.store, h.clock);
+  let statusReads = 0;
+  const deaf = {
+    getRun: (id: string) => {
+      statusReads += 1;
+      return h.store.getRun(id);
+    },
+    listEvents: h.store.listEvents.bind(h.store),
+    onWake: () => () => {},
+  };
+  const r = recorder();
+  const done = tailEvents({ store: deaf, events }, 'run_f', 0, r.sink, 'replay');
+  // The tail has found the run ended and waits for its receipt; the receipt is written, and no one says so.
+  await until(() => statusReads > 0, 'the tail read the run status');
+  await writer.emit('run_f', 'text_delta', { text: 'last words' });
+  await writer.emit('run_f', 'run_finished', { ...receipt, status: 'failed', error: 'x', plan_id: null });
+  await done;
+  expect(r.written).toEqual(['1:text_delta', '2:run_finished']);
+});

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { decodeCursor } from '../paging.js';
 import { InvalidCursorError, StoreUnavailableError } from '../store.js';
+import { type OutageEvent, OutageTracker } from './outage.js';
 
 // The PostgreSQL database as every part of the store uses it: a pool of connections, statements prepared once
 // per connection, transactions that retry when PostgreSQL aborts them to resolve a conflict, and the helpers
@@ -151,6 +152,8 @@ export interface PgDbOptions {
   onConnectionError?: (err: Error) => void;
   /** How long a new connection may take before it fails (default 10 s). */
   connectTimeoutMs?: number;
+  /** Told when statements start failing to reach the database, and when one is answered again (outage.ts). */
+  onOutage?: (event: OutageEvent) => void;
 }
 
 /**
@@ -179,6 +182,8 @@ export class PgDb implements Queries {
   /** The pool's connection options (connectionConfig), for a client of the store's own outside the pool. */
   readonly connection: pg.ClientConfig;
   private readonly closing: (() => Promise<void>)[] = [];
+  private readonly answering: (() => void)[] = [];
+  private readonly outage: OutageTracker;
   private readonly names = new StatementNames();
   private readonly direct: Runs;
   private readonly max: number;
@@ -191,7 +196,33 @@ export class PgDb implements Queries {
     this.pool = new pg.Pool({ ...this.connection, max: this.max, types: ROW_TYPES });
     this.onConnectionError = opts.onConnectionError ?? (() => {});
     this.pool.on('error', (err) => this.connectionLost(err));
-    this.direct = new Runs((statement) => this.single(statement), this.names);
+    this.outage = new OutageTracker(opts.onOutage ?? (() => {}));
+    this.direct = new Runs((statement) => this.tracked(() => this.single(statement)), this.names);
+  }
+
+  /**
+   * One operation of the store (a statement or a transaction), as the outage tracker and the `onAnswer`
+   * hooks see it: a StoreUnavailableError is a failure to reach the database; a result, or an error the
+   * server sent (it has a SQLSTATE), is an answer. Anything else (a transaction's own throw) is neither.
+   */
+  private async tracked<T>(op: () => Promise<T>): Promise<T> {
+    const ticket = this.outage.begin();
+    try {
+      const result = await op();
+      this.answered(ticket);
+      return result;
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) {
+        if (!this.closed) this.outage.failed(err.cause);
+      } else if (sqlState(err) !== undefined) this.answered(ticket);
+      throw err;
+    }
+  }
+
+  private answered(ticket: number): void {
+    if (this.closed) return;
+    this.outage.answered(ticket);
+    for (const fn of this.answering) fn();
   }
 
   /**
@@ -241,16 +272,18 @@ export class PgDb implements Queries {
    * Isolation Level"). When PostgreSQL aborts the transaction to break a deadlock (or a serialization
    * failure), it is run again from the start, a few times: `fn` must only read and write the database.
    */
-  async tx<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.once(fn);
-      } catch (err) {
-        const again = RETRYABLE.has(sqlState(err) ?? '') || isStalePlan(err);
-        if (attempt >= TX_ATTEMPTS || !again) throw unavailable(err);
-        await backoff(attempt);
+  tx<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
+    return this.tracked(async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.once(fn);
+        } catch (err) {
+          const again = RETRYABLE.has(sqlState(err) ?? '') || isStalePlan(err);
+          if (attempt >= TX_ATTEMPTS || !again) throw unavailable(err);
+          await backoff(attempt);
+        }
       }
-    }
+    });
   }
 
   private async once<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
@@ -299,6 +332,14 @@ export class PgDb implements Queries {
 
   private connectionLost(err: Error): void {
     if (!this.closed) this.onConnectionError(err);
+  }
+
+  /**
+   * Calls `fn` each time the database answers an operation of the pool (cheap: it runs after every
+   * statement). The wake-up listener connects again at once on it when its connection is down.
+   */
+  onAnswer(fn: () => void): void {
+    this.answering.push(fn);
   }
 
   /** Runs `fn` when the database is closed, before the pool ends (the wake-up listener's client). */

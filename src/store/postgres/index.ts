@@ -5,8 +5,9 @@ import { PgApprovals } from './approvals.js';
 import { PgDb } from './db.js';
 import { PgDeliveries } from './deliveries.js';
 import { PgJobs } from './jobs.js';
-import { PgListener, PgWakes } from './listen.js';
+import { listenerOf, PgWakes } from './listen.js';
 import { loadPostgresMigrations, migrate } from './migrate.js';
+import type { OutageEvent } from './outage.js';
 import { PgPlans } from './plans.js';
 import { PgRuns } from './runs.js';
 import { PgSessions } from './sessions.js';
@@ -32,6 +33,12 @@ export interface PostgresStoreOptions {
    * the wake-up listener's connection fails or is lost (it connects again by itself).
    */
   onConnectionError?: (err: Error) => void;
+  /**
+   * Told once when statements start failing to reach the database, and once when one is answered again, with
+   * how long that took and how many operations failed meanwhile (default: ignored; `logOutages` in outage.ts
+   * makes log lines of it).
+   */
+  onOutage?: (event: OutageEvent) => void;
 }
 
 export interface PostgresStore extends Store {
@@ -50,6 +57,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     url: opts.url,
     ...(opts.poolSize !== undefined ? { max: opts.poolSize } : {}),
     ...(opts.onConnectionError ? { onConnectionError: opts.onConnectionError } : {}),
+    ...(opts.onOutage ? { onOutage: opts.onOutage } : {}),
   });
   try {
     if (opts.migrate !== false) await migrate(db, migrations, (opts.now ?? Date.now)());
@@ -57,12 +65,9 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
     await db.close();
     throw err;
   }
-  // The wake-up listener connects on the first onWake and is ended by close() (PgState.close ends the db).
-  const listener = new PgListener({
-    connection: db.connection,
-    ...(opts.onConnectionError ? { onError: opts.onConnectionError } : {}),
-  });
-  db.onClose(() => listener.close());
+  // The wake-up listener connects on the first onWake and is ended by close() (PgState.close ends the db); a
+  // statement answered while its connection is down makes it listen again at once.
+  const listener = listenerOf(db, opts.onConnectionError ? { onError: opts.onConnectionError } : {});
   return composeStore(
     {
       sessions: new PgSessions(db),

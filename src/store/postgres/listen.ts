@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { WakeChannel, WakeStore } from '../store.js';
+import type { PgDb } from './db.js';
 
 // Wake-ups from other processes on the same database (WakeStore.onWake): one connection of the store's own,
 // outside the pool, LISTENs on the channels that migrations/postgres/000003_wakeups.sql NOTIFYs on.
@@ -22,6 +23,12 @@ import type { WakeChannel, WakeStore } from '../store.js';
 // channel with the same payload are folded into one; the payload is shorter than 8000 bytes. A session that
 // is not connected receives nothing: what was notified while the listener was down is lost, so after
 // connecting again every listener is woken once with '' to look again.
+//
+// How soon it connects again: after a lost connection it waits 1 s, 2 s, 4 s ... (a database that is down is not
+// hammered), but the store's pool tells it whenever a statement is answered (`poolAnswered`, wired by
+// `listenerOf`; the daemon's sweeps run statements every few seconds): the database is back, so it connects at
+// once, at most once a second, and its waits start again from the first. Wake-ups are back within about a
+// second of the database answering, however long the outage was.
 
 const PREFIX = 'drydock_';
 const CHANNELS: readonly WakeChannel[] = ['runs', 'events', 'inbox', 'outbox'];
@@ -29,6 +36,8 @@ const CHANNELS: readonly WakeChannel[] = ['runs', 'events', 'inbox', 'outbox'];
 /** Waits before connecting again: 1 s, 2 s, 4 s, ... at most 30 s. */
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 30_000;
+/** Connection attempts made because the pool was answered start at least this far apart. */
+const ANSWERED_GAP_MS = 1_000;
 
 export interface PgListenerOptions {
   /** The store's connection options (PgDb.connection); application_name is set to `drydock-listen`. */
@@ -61,11 +70,15 @@ export class PgListener {
   /** The current client, connecting or listening; null while waiting to connect again, and once closed. */
   private client: pg.Client | null = null;
   private retry: NodeJS.Timeout | null = null;
+  /** When the waiting `retry` fires (ms since the epoch). */
+  private retryAt = 0;
+  /** When the last connection attempt started (ms since the epoch). */
+  private attemptedAt = 0;
   /** Failed or lost connections since the last one that listened. */
   private failures = 0;
   private started = false;
-  /** Whether a connection listened before: the next one to listen (or one after a failure) wakes everyone. */
-  private listenedBefore = false;
+  /** A connection failed or was lost since the last one listened: the next one to listen wakes everyone. */
+  private unheard = false;
   private closed = false;
 
   constructor(opts: PgListenerOptions) {
@@ -91,6 +104,20 @@ export class PgListener {
     };
   }
 
+  /**
+   * The store's pool had a statement answered: the database is there. Waiting to connect again, the listener
+   * connects now (or a second after its last attempt, if that was less), and later waits start again from
+   * the first. Listening or connecting already, nothing changes.
+   */
+  poolAnswered(): void {
+    if (this.closed || this.retry === null) return;
+    this.failures = 0;
+    const at = Math.max(Date.now(), this.attemptedAt + ANSWERED_GAP_MS);
+    if (at >= this.retryAt) return;
+    clearTimeout(this.retry);
+    this.connectIn(at - Date.now());
+  }
+
   /** Ends the connection, or the wait before the next one; no wake is delivered after it. */
   async close(): Promise<void> {
     this.closed = true;
@@ -104,11 +131,13 @@ export class PgListener {
   }
 
   private connect(): void {
+    this.attemptedAt = Date.now();
     let client: pg.Client;
     try {
       client = new pg.Client(this.config);
     } catch (err) {
       // A connection string pg cannot read: reported, and tried again like a failed connect.
+      this.unheard = true;
       this.report(err as Error);
       this.retryLater();
       return;
@@ -127,9 +156,9 @@ export class PgListener {
       }
       if (this.client !== client) return;
       // Not the first attempt: changes may have gone unheard meanwhile.
-      const again = this.listenedBefore || this.failures > 0;
+      const again = this.unheard;
       this.failures = 0;
-      this.listenedBefore = true;
+      this.unheard = false;
       if (again) this.wakeAll();
     })();
   }
@@ -138,6 +167,7 @@ export class PgListener {
   private lost(client: pg.Client, err: Error): void {
     if (this.client !== client) return;
     this.client = null;
+    this.unheard = true;
     client.end().catch(() => {});
     this.report(err);
     this.retryLater();
@@ -148,6 +178,11 @@ export class PgListener {
     if (this.closed) return;
     const wait = retryDelay(this.failures, this.firstRetryMs, this.maxRetryMs);
     this.failures += 1;
+    this.connectIn(wait);
+  }
+
+  private connectIn(wait: number): void {
+    this.retryAt = Date.now() + wait;
     this.retry = setTimeout(() => {
       this.retry = null;
       if (!this.closed) this.connect();
@@ -183,6 +218,20 @@ export class PgListener {
       // A reporter that throws must not break the listener.
     }
   }
+}
+
+/**
+ * The listener of the store on `db`: it connects with the pool's options, ends when `db` is closed, and is told
+ * of every statement the pool had answered (so that it listens again as soon as the database is back).
+ */
+export function listenerOf(
+  db: Pick<PgDb, 'connection' | 'onAnswer' | 'onClose'>,
+  opts: Omit<PgListenerOptions, 'connection'> = {},
+): PgListener {
+  const listener = new PgListener({ ...opts, connection: db.connection });
+  db.onClose(() => listener.close());
+  db.onAnswer(() => listener.poolAnswered());
+  return listener;
 }
 
 /** The store's WakeStore part: its only method is onWake (composeStore makes every method a store method). */
