@@ -140,7 +140,8 @@ async function sequence(ctx: DrillContext, opts: SoakOptions): Promise<DrillResu
       throw new Error(`drill ${name}: a replica is not ready`);
     const t0 = Date.now();
     log(`${name}: begins`);
-    if (name === 'restart') results.outages.push(await outageDrill(ctx, { name, mode: 'fast', downMs: 2_000 }));
+    if (name === 'restart')
+      results.outages.push(await outageDrill(ctx, { name, mode: 'fast', downMs: 2_000 }));
     if (name === 'crash')
       results.outages.push(await outageDrill(ctx, { name, mode: 'immediate', downMs: 17_000 }));
     if (name === 'stop') results.stop = await stopDrill(ctx);

@@ -6,9 +6,15 @@
 ALTER TABLE runs ADD COLUMN claim_epoch integer NOT NULL DEFAULT 0;
 
 -- One pending plan per run, as the store's last word. A run that stored a second pending plan before this
--- version (a paused replica went on after its run was taken over) keeps its oldest; the others are superseded.
+-- version (a paused replica went on after its run was taken over) keeps the one the run names (runs.plan_id),
+-- or, naming none of them, its oldest; the others are superseded.
 UPDATE plans SET status = 'superseded', decided_at = COALESCE(decided_at, created_at)
  WHERE status = 'pending_approval'
    AND EXISTS (SELECT 1 FROM plans o WHERE o.run_id = plans.run_id AND o.status = 'pending_approval'
-                 AND (o.created_at, o.id) < (plans.created_at, plans.id));
+                 AND o.id <> plans.id)
+   AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = plans.run_id AND r.plan_id = plans.id)
+   AND (EXISTS (SELECT 1 FROM runs r JOIN plans n ON n.id = r.plan_id
+                 WHERE r.id = plans.run_id AND n.status = 'pending_approval')
+        OR EXISTS (SELECT 1 FROM plans o WHERE o.run_id = plans.run_id AND o.status = 'pending_approval'
+                     AND (o.created_at, o.id) < (plans.created_at, plans.id)));
 CREATE UNIQUE INDEX plans_one_pending_per_run ON plans (run_id) WHERE status = 'pending_approval';

@@ -1,3 +1,4 @@
+import type { ConversationMessage, Plan } from '../domain/types.js';
 import { type Fence, FencedError, type Store, StoreUnavailableError } from '../store/store.js';
 
 /** How long a run's store calls wait for the database to answer again before the run is given up (wall time). */
@@ -32,13 +33,15 @@ export interface Hold {
  *   `lost`, which stops the run's work (the model request, the command's process group);
  * - every call rides out a database outage: it is tried again with a growing wait while the database cannot
  *   be reached, for up to OUTAGE_WAIT_MS, so a fast restart of the database redoes nothing. Longer, the
- *   error stands and the run is taken over once the database answers (RunQueue.carryOut). The lease is not
- *   at risk meanwhile: the queue keeps renewing it, and a takeover after a lapse fences this writer.
+ *   error stands and the run is taken over once the database answers (RunQueue.carryOut). Leases keep
+ *   counting meanwhile (renewals fail too): after an outage longer than the lease, another replica may take
+ *   the run over, and then this writer's next write is refused.
  *
- * A call whose transaction was cut just as its COMMIT was sent is tried again too, though it may have been
- * applied: the call journal finds its first insert; an event would be logged twice, a conversation message
- * stored twice, and a second plan, question or approval is refused by its unique key (the run fails). The
- * window is one round trip, at the moment the database goes away.
+ * A call whose transaction was cut just as its COMMIT was sent may have been applied. Before such a write is
+ * tried again, what it writes is looked for: a plan, question or tool approval by its id, a conversation
+ * message at the conversation's end (stored twice, a reply would repeat its tool_use ids, which the Messages
+ * API refuses); the call journal finds its first insert itself. An event may be logged twice (a window of one
+ * round trip, at the moment the database goes away).
  */
 export function holdingStore(store: Store, hold: Hold, wait = OUTAGE_WAIT_MS): Store {
   const { fence } = hold;
@@ -58,6 +61,19 @@ export function holdingStore(store: Store, hold: Hold, wait = OUTAGE_WAIT_MS): S
     createToolApproval: (a) => store.createToolApproval(a, fence),
     confirmHold: (runId) => store.confirmHold(runId, fence),
   };
+  /** Whether a write that may have been applied was: its result then (see above); null to try it again. */
+  const applied: Partial<Record<FencedWrites, (...args: never[]) => Promise<{ value: unknown } | null>>> = {
+    createPlan: async (plan: Plan) => found(await store.getPlan(plan.id)),
+    createQuestion: async (q: { id: string }) => found(await store.getQuestion(q.id)),
+    createToolApproval: async (a: { id: string }) => found(await store.getToolApproval(a.id)),
+    appendMessages: async (conversationId: string, _runId: string, messages: ConversationMessage[]) => {
+      const last = (await store.loadConversation(conversationId)).at(-1);
+      const m = messages.at(-1);
+      if (!last || !m || last.role !== m.role) return null;
+      const tail = last.content.slice(-m.content.length);
+      return JSON.stringify(tail) === JSON.stringify(m.content) ? { value: undefined } : null;
+    },
+  };
   const guarded = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, key) {
@@ -66,12 +82,17 @@ export function holdingStore(store: Store, hold: Hold, wait = OUTAGE_WAIT_MS): S
       let call = guarded.get(key);
       if (!call) {
         const fn = own as (...args: unknown[]) => unknown;
+        const check = applied[key as FencedWrites] as
+          | ((...args: unknown[]) => Promise<{ value: unknown } | null>)
+          | undefined;
         call = (...args: unknown[]) => {
           const first = fn.apply(target, args);
           // Synchronous members (onWake) are passed through as they are.
-          return first instanceof Promise
-            ? settle(first, () => fn.apply(target, args) as Promise<unknown>)
-            : first;
+          if (!(first instanceof Promise)) return first;
+          return settle(first, async () => {
+            const done = check ? await check(...args) : null;
+            return done ? done.value : (fn.apply(target, args) as Promise<unknown>);
+          });
         };
         guarded.set(key, call);
       }
@@ -98,6 +119,10 @@ export function holdingStore(store: Store, hold: Hold, wait = OUTAGE_WAIT_MS): S
       }
     }
   }
+}
+
+function found(row: unknown): { value: unknown } | null {
+  return row === null || row === undefined ? null : { value: row };
 }
 
 /** Waits `ms`, or less when `signal` aborts. */

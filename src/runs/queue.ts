@@ -227,10 +227,7 @@ export class RunQueue {
       const held = new Set(
         await this.opts.store.renewRunLeases(fences, this.opts.clock.now() + this.leaseMs),
       );
-      for (const fence of fences) {
-        if (held.has(fence.runId) || this.claimed.get(fence.runId) !== fence) continue;
-        this.lost(fence.runId);
-      }
+      for (const fence of fences) if (!held.has(fence.runId)) this.lost(fence);
     } catch (err) {
       // The database may be back before the lease runs out: the next beat tries again. An outage is logged
       // once by the store; anything else here is worth a line.
@@ -244,8 +241,11 @@ export class RunQueue {
    * back by a restart of this replica while this process was paused): its work stops here, at once, and
    * nothing more of it is written (its writes are fenced).
    */
-  private lost(runId: string): void {
-    if (!this.claimed.delete(runId)) return;
+  private lost(fence: Fence): void {
+    const { runId } = fence;
+    // A write of an earlier execution of the run in this process may be refused late: only this claim's.
+    if (this.claimed.get(runId) !== fence) return;
+    this.claimed.delete(runId);
     this.opts.logger.warn(
       { run_id: runId },
       'this process no longer holds the run (canceled elsewhere, or taken over after its lease ran out): stopping it here',
@@ -425,7 +425,7 @@ export class RunQueue {
     if (!fresh) return;
     let outcome: RunOutcome;
     const began = clock.now();
-    const hold: Hold = { fence, signal: abort.signal, lost: () => this.lost(run.id) };
+    const hold: Hold = { fence, signal: abort.signal, lost: () => this.lost(fence) };
     try {
       outcome = await this.opts.executor.execute(fresh, hold, from);
     } catch (err) {
@@ -441,7 +441,10 @@ export class RunQueue {
         }
         return;
       }
-      if (err instanceof StoreUnavailableError) {
+      if (
+        err instanceof StoreUnavailableError &&
+        !(reason instanceof RunAborted && reason.kind === 'cancel')
+      ) {
         // The run's own writes met a database outage longer than they wait (OUTAGE_WAIT_MS): what it did is
         // not all recorded, so no outcome is written. Its claim is no longer renewed: once the database
         // answers and the lease has run out, a replica (this one, or another) takes it over, its one retry

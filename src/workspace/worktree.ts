@@ -161,12 +161,15 @@ export async function commitExecution(
       const message = `${plan.title}\n\nCarries out drydock plan ${plan.id}.\n\nDrydock-Plan: ${plan.id}\nDrydock-Plan-Sha256: ${plan.sha256}\n`;
       commit = (await bare(['commit-tree', written, '-p', base], message)).trim();
       await confirm();
+      // Only from the base it was made at: a branch another execution of the plan moved meanwhile (this
+      // process was paused between the check and here) is left as that execution left it.
       await bare([
         'update-ref',
         '-m',
         `drydock: plan ${plan.id}`,
         `refs/heads/${branchFor(plan.id)}`,
         commit,
+        base,
       ]);
     }
     const head = commit ?? base;

@@ -77,6 +77,8 @@ export class PgListener {
   /** Failed or lost connections since the last one that listened. */
   private failures = 0;
   private started = false;
+  /** Whether `poolAnswered` moved a connection attempt forward since the connection was lost. */
+  private jumped = false;
   /** A connection failed or was lost since the last one listened: the next one to listen wakes everyone. */
   private unheard = false;
   private closed = false;
@@ -110,7 +112,10 @@ export class PgListener {
    * the first. Listening or connecting already, nothing changes.
    */
   poolAnswered(): void {
-    if (this.closed || this.retry === null) return;
+    // Once per lost connection: a database that answers the pool but refuses this connection (its
+    // max_connections reached) is then tried again with the growing waits, not every second.
+    if (this.closed || this.retry === null || this.jumped) return;
+    this.jumped = true;
     this.failures = 0;
     const at = Math.max(Date.now(), this.attemptedAt + ANSWERED_GAP_MS);
     if (at >= this.retryAt) return;
@@ -158,6 +163,7 @@ export class PgListener {
       // Not the first attempt: changes may have gone unheard meanwhile.
       const again = this.unheard;
       this.failures = 0;
+      this.jumped = false;
       this.unheard = false;
       if (again) this.wakeAll();
     })();
@@ -168,6 +174,7 @@ export class PgListener {
     if (this.client !== client) return;
     this.client = null;
     this.unheard = true;
+    this.jumped = false;
     client.end().catch(() => {});
     this.report(err);
     this.retryLater();
