@@ -355,6 +355,8 @@ export class ExecutePhase implements Phase {
 
   async finish(outcome: RunOutcome): Promise<RunOutcome> {
     const { store, events, lifecycle } = this.deps;
+    // Nothing on disk is touched by a process that lost the run (its paths are the new holder's now).
+    await store.confirmHold(this.run.id);
     // Made again when a parked run resumes.
     if (this.home) await rm(this.home, { recursive: true, force: true });
     if (outcome.status === 'awaiting_input') return outcome;

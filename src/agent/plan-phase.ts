@@ -81,6 +81,8 @@ export class PlanPhase implements Phase {
   }
 
   async finish(outcome: RunOutcome): Promise<RunOutcome> {
+    // Nothing on disk is touched by a process that lost the run: the checkout is the new holder's now.
+    await this.deps.store.confirmHold(this.run.id);
     // A pull request's planning worktree is only needed while the run can still continue.
     if (this.run.checkout && outcome.status !== 'awaiting_input') {
       await removeCheckout(this.run.checkout.clone, this.workspace.root);

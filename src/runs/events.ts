@@ -40,9 +40,17 @@ export class RunEvents {
    * the run (RunStore.transitionRun, releaseRun): listeners hear of it once that committed.
    */
   receipt(): Receipt {
+    return this.withMove(RUN_FINISHED, receiptOf);
+  }
+
+  /**
+   * An event to write in the transaction of a run's move (RunStore.transitionRun, releaseRun), made from the
+   * run as the move left it: no event of the run's next holder can come before it.
+   */
+  withMove<K extends RunEventType>(type: K, data: (run: Run) => RunEventMap[K]): Receipt {
     return {
       at: this.clock.now(),
-      event: (run) => ({ type: RUN_FINISHED, data: receiptOf(run) }),
+      event: (run) => ({ type, data: data(run) }),
       stored: (event) => this.publish(event),
     };
   }

@@ -54,6 +54,8 @@ export class RunAborted extends Error {
 export const DEFAULT_LEASE_MS = 30_000;
 /** How often the queue looks for work on its own, at most (other replicas' runs; wake-ups make it sooner). */
 const SWEEP_MS = 5_000;
+/** How soon a renewal that met a database outage is tried again. */
+const RENEW_RETRY_MS = 500;
 /** Runs read per look at the store. */
 const SWEEP_LIMIT = 200;
 
@@ -110,6 +112,8 @@ export class RunQueue {
   private readonly leaseMs: number;
   private readonly sweeper = new PassLoop({ pass: () => this.sweep(), unref: true });
   private heartbeat: NodeJS.Timeout | null = null;
+  /** A renewal tried again soon after one met a database outage. */
+  private renewSoon: NodeJS.Timeout | null = null;
   private unwake: () => void = () => {};
 
   constructor(private readonly opts: RunQueueOptions) {
@@ -185,9 +189,11 @@ export class RunQueue {
       for (const run of runs) {
         if (
           run.attempt < 2 &&
-          (await store.releaseRun(run.id, own, now, 'queued', { attempt: run.attempt + 1 }))
+          (await store.releaseRun(run.id, own, now, 'queued', {
+            attempt: run.attempt + 1,
+            receipt: events.withMove('run_interrupted', () => ({ retrying: true, attempt: run.attempt })),
+          }))
         ) {
-          await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: run.attempt });
           logger.warn({ run_id: run.id, attempt: run.attempt + 1 }, 'run taken over: its replica stopped');
           tally.retried += 1;
           moved += 1;
@@ -229,10 +235,19 @@ export class RunQueue {
       );
       for (const fence of fences) if (!held.has(fence.runId)) this.lost(fence);
     } catch (err) {
-      // The database may be back before the lease runs out: the next beat tries again. An outage is logged
-      // once by the store; anything else here is worth a line.
-      if (!(err instanceof StoreUnavailableError))
+      // The database may be back before the lease runs out. An outage is logged once by the store; anything
+      // else here is worth a line.
+      if (!(err instanceof StoreUnavailableError)) {
         this.opts.logger.warn({ err }, 'could not renew run leases');
+      } else if (this.heartbeat && !this.renewSoon) {
+        // Tried again every half second, not at the next beat: after an outage as long as the lease, the
+        // holder renews as soon as the database answers, before another replica's sweep finds it lapsed.
+        this.renewSoon = setTimeout(() => {
+          this.renewSoon = null;
+          void this.renew();
+        }, RENEW_RETRY_MS);
+        this.renewSoon.unref();
+      }
     }
   }
 
@@ -318,6 +333,8 @@ export class RunQueue {
     }
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
+    if (this.renewSoon) clearTimeout(this.renewSoon);
+    this.renewSoon = null;
   }
 
   /**
@@ -435,8 +452,11 @@ export class RunQueue {
       if (err instanceof FencedError || (reason instanceof RunAborted && reason.kind === 'lease')) return;
       if (reason instanceof RunAborted && reason.kind === 'shutdown') {
         // Back to the queue, attempt unchanged: stopping a replica is no fault of the run's.
-        if (await store.transitionRun(run.id, ['running'], 'queued', { fence })) {
-          await events.emit(run.id, 'run_interrupted', { retrying: true, attempt: fresh.attempt });
+        const interrupted = events.withMove('run_interrupted', () => ({
+          retrying: true,
+          attempt: fresh.attempt,
+        }));
+        if (await store.transitionRun(run.id, ['running'], 'queued', { fence, receipt: interrupted })) {
           logger.info({ run_id: run.id }, 'run handed back to the queue: the daemon is stopping');
         }
         return;

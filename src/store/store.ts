@@ -257,7 +257,7 @@ export interface RunStore {
       activeMs?: number;
       /** Applies only while this claim still holds the run (the queue's own end of a run it executes). */
       fence?: Fence;
-      /** The event that ends the run's log, appended in the same transaction when the move applies. */
+      /** An event of the move (run_finished when it ends the run), appended in the same transaction. */
       receipt?: Receipt;
     },
   ): Promise<boolean>;
@@ -692,8 +692,9 @@ export class FencedError extends Error {
 }
 
 /**
- * The event that ends a run's log (run_finished), written in the transaction that ends the run: a reader who
- * sees the run ended finds its receipt in the log.
+ * An event written in the transaction that moves a run, when the move applies: run_finished when it ends the
+ * run (a reader who sees the run ended finds its receipt in the log), run_interrupted when it goes back to the
+ * queue (no event of its next holder comes before it).
  */
 export interface Receipt {
   /** When it is written (ms). */
