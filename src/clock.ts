@@ -12,3 +12,17 @@ export const systemClock: Clock = {
     return () => clearTimeout(t);
   },
 };
+
+/** Waits `ms` of wall time, or less: resolves as soon as `signal` aborts (at once if it already has). */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

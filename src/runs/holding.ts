@@ -1,3 +1,4 @@
+import { pause } from '../clock.js';
 import type { ConversationMessage, Plan } from '../domain/types.js';
 import { type Fence, FencedError, type Store, StoreUnavailableError } from '../store/store.js';
 
@@ -43,7 +44,7 @@ export interface Hold {
  * API refuses); the call journal finds its first insert itself. An event may be logged twice (a window of one
  * round trip, at the moment the database goes away).
  */
-export function holdingStore(store: Store, hold: Hold, wait = OUTAGE_WAIT_MS): Store {
+export function holdingStore(store: Store, hold: Hold): Store {
   const { fence } = hold;
   const fenced: Pick<Store, FencedWrites> = {
     appendEvent: (runId, type, data, at) => store.appendEvent(runId, type, data, at, fence),
@@ -101,39 +102,45 @@ export function holdingStore(store: Store, hold: Hold, wait = OUTAGE_WAIT_MS): S
   });
 
   async function settle<T>(first: Promise<T>, again: () => Promise<T>): Promise<T> {
-    const started = performance.now();
-    let attempt = first;
-    for (let n = 0; ; n++) {
-      try {
-        return await attempt;
-      } catch (err) {
-        if (err instanceof FencedError) {
-          hold.lost(err);
-          throw err;
-        }
-        if (!(err instanceof StoreUnavailableError) || hold.signal.aborted) throw err;
-        if (performance.now() - started > wait) throw err;
-        await pause(Math.min(100 * 2 ** n, 2_000), hold.signal);
-        if (hold.signal.aborted) throw err;
-        attempt = again();
-      }
+    try {
+      return await rideOutOutage(
+        (n) => (n === 0 ? first : again()),
+        () => !hold.signal.aborted,
+        hold.signal,
+      );
+    } catch (err) {
+      if (err instanceof FencedError) hold.lost(err);
+      throw err;
+    }
+  }
+}
+
+const NEVER = new AbortController().signal;
+
+/**
+ * `attempt(n)` (n counts the tries from 0), tried again while the database cannot be reached
+ * (StoreUnavailableError), with a wait growing to 2 s, for up to OUTAGE_WAIT_MS of wall time, while `going()`
+ * says so and `signal` has not aborted (it also cuts a wait short); then the error stands. Any other error at
+ * once.
+ */
+export async function rideOutOutage<T>(
+  attempt: (n: number) => Promise<T>,
+  going: () => boolean,
+  signal: AbortSignal = NEVER,
+): Promise<T> {
+  const started = performance.now();
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError) || !going()) throw err;
+      if (performance.now() - started > OUTAGE_WAIT_MS) throw err;
+      await pause(Math.min(100 * 2 ** n, 2_000), signal);
+      if (signal.aborted) throw err;
     }
   }
 }
 
 function found(row: unknown): { value: unknown } | null {
   return row === null || row === undefined ? null : { value: row };
-}
-
-/** Waits `ms`, or less when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

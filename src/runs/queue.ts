@@ -11,7 +11,7 @@ import {
   type WakeStore,
 } from '../store/store.js';
 import type { RunEvents } from './events.js';
-import { type Hold, OUTAGE_WAIT_MS } from './holding.js';
+import { type Hold, rideOutOutage } from './holding.js';
 import { waitsOnSomeone } from './waiting.js';
 
 export interface RunOutcome {
@@ -521,22 +521,18 @@ export class RunQueue {
   }
 
   /**
-   * `call`, tried again with a growing wait while the database cannot be reached, for up to OUTAGE_WAIT_MS
-   * and not once this replica is stopping: then the error stands (the run stays claimed, and is taken over).
+   * `call`, tried again while the database cannot be reached, for up to OUTAGE_WAIT_MS and not once this
+   * replica is stopping (rideOutOutage): then the error stands (the run stays claimed, and is taken over).
    * The outage itself is logged once, by the store.
    */
-  private async despiteOutage<T>(runId: string, call: () => Promise<T>): Promise<T> {
-    const started = performance.now();
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await call();
-      } catch (err) {
-        const waited = performance.now() - started;
-        if (!(err instanceof StoreUnavailableError) || !this.accepting || waited > OUTAGE_WAIT_MS) throw err;
-        if (attempt === 0) this.opts.logger.debug({ run_id: runId }, 'run waits for the database');
-        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 2_000)));
-      }
-    }
+  private despiteOutage<T>(runId: string, call: () => Promise<T>): Promise<T> {
+    return rideOutOutage(
+      (n) => {
+        if (n === 1) this.opts.logger.debug({ run_id: runId }, 'run waits for the database');
+        return call();
+      },
+      () => this.accepting,
+    );
   }
 
   /**

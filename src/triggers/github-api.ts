@@ -1,4 +1,5 @@
 import { Octokit } from '@octokit/rest';
+import { pause } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { PullRequestLookup } from './service.js';
 
@@ -206,7 +207,7 @@ export class GithubApi {
           { github: failure.message, attempt, retry_in_ms: wait },
           'GitHub call failed; retrying',
         );
-        await sleep(wait, this.closed.signal);
+        await pause(wait, this.closed.signal);
       }
     }
   }
@@ -279,17 +280,4 @@ export function retryDelay(err: unknown, attempt: number, policy: RetryPolicy, n
   if (named !== null) return named <= policy.maxDelayMs ? named : null;
   const backoff = policy.baseDelayMs * 2 ** (attempt - 1);
   return Math.min(policy.maxDelayMs, Math.round(backoff * (0.5 + Math.random() / 2)));
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

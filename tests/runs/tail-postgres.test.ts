@@ -6,6 +6,7 @@ import { type TailSink, tailEvents } from '../../src/runs/tail.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/index.js';
 import { LISTEN_APPLICATION_NAME } from '../../src/store/postgres/listen.js';
 import { givenRun, T0 } from '../store/contract/fixtures.js';
+import { until } from '../support/daemon.js';
 import { type FreshDatabase, freshDatabase, postgresAvailable, withClient } from '../support/postgres.js';
 import { applicationName, TcpProxy } from '../support/tcp-proxy.js';
 
@@ -16,15 +17,6 @@ import { applicationName, TcpProxy } from '../support/tcp-proxy.js';
 const SUITE = 'run event stream on PostgreSQL';
 
 const up = await postgresAvailable(SUITE);
-
-/** Waits (at most `ms`) until `cond` holds. */
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** The wake-up listeners' backends on `db` that have run their LISTEN: counted, or terminated. */
 async function listeners(db: FreshDatabase, what: 'count' | 'terminate'): Promise<number> {

@@ -5,6 +5,7 @@ import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/
 import { LISTEN_APPLICATION_NAME, listenerOf } from '../../src/store/postgres/listen.js';
 import { logOutages, type OutageEvent, OutageTracker } from '../../src/store/postgres/outage.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
+import { until } from '../support/daemon.js';
 import { type FreshDatabase, freshDatabase, postgresAvailable, withClient } from '../support/postgres.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { T0 } from './contract/fixtures.js';
@@ -16,15 +17,6 @@ import { T0 } from './contract/fixtures.js';
 const SUITE = 'PostgreSQL store (outages)';
 
 const up = await postgresAvailable(SUITE);
-
-/** Waits (at most `ms`) until `cond` holds. */
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('the outage tracker', () => {
   it('reports the first failure and the first answer after it; failures between are only counted', () => {

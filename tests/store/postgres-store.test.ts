@@ -584,16 +584,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         createdAt: T0,
       });
       // A run has one plan pending at most: the second is another run's.
-      await store.createRun({
-        id: 'run_p2',
-        sessionId: 'ses_a',
-        jobId: null,
-        slotAt: null,
-        source: 'manual',
-        prompt: 'p',
-        requestedBy: 'alice',
-        createdAt: T0,
-      });
+      await store.createRun(runInput('run_p2', 'ses_a'));
       const v0 = await store.plansVersion();
       await store.createPlan(plan('pln_1', 'run_p', { markdown: 'x'.repeat(500) }));
       await store.createPlan(

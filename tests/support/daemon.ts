@@ -116,6 +116,15 @@ export async function waitFor<T>(
   }
 }
 
+/** Waits (at most `ms`) until `cond` holds: waitFor for a condition with no value. */
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  what: string,
+  ms = 10_000,
+): Promise<void> {
+  await waitFor(async () => (await cond()) || undefined, ms, what);
+}
+
 export interface SseEvent {
   id: string;
   event: string;
