@@ -12,6 +12,7 @@ import type { Sandbox } from './sandbox.js';
 import type { ToolLimits } from './tools/limits.js';
 import type { ToolDefinition, ToolResult } from './tools/types.js';
 import type { Workspace } from './tools/workspace.js';
+import type { TurnProse } from './turn-prose.js';
 
 /** What the phases work with: the agent loop's dependencies but the model client. */
 export interface PhaseDeps {
@@ -52,13 +53,13 @@ export interface Phase {
   opening(): Promise<string>;
   /**
    * One tool call (other than AskUserQuestion, which the loop handles for both phases). `prior` holds the
-   * results of the same turn so far, saved with anything that parks; `turnText` is what the model wrote in
+   * results of the same turn so far, saved with anything that parks; `prose` is what the model wrote in
    * that turn besides its calls. `planned` ends the run after this turn.
    */
   call(
     use: ToolUse,
     prior: ToolResultBlock[],
-    turnText: string,
+    prose: TurnProse,
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }>;
   /** Whether a parked record (other than a question) exists for this call, for resuming after it. */
   parkedResults(use: ToolUse): Promise<ToolResultBlock[] | null>;

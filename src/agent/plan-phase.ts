@@ -18,6 +18,7 @@ import { isReadOnly, readOnlyTool, refuseCall } from './tool-calls.js';
 import { PLAN_TOOLS, type Workspace } from './tools/index.js';
 import { validatePlan } from './tools/plan-tools.js';
 import type { ToolResult } from './tools/types.js';
+import type { TurnProse } from './turn-prose.js';
 
 /** Plan mode: read, search, ask; ExitPlanMode captures the plan and ends the run. Nothing else runs. */
 export class PlanPhase implements Phase {
@@ -40,11 +41,11 @@ export class PlanPhase implements Phase {
   async call(
     use: ToolUse,
     _prior: ToolResultBlock[],
-    turnText: string,
+    prose: TurnProse,
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
     if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
     if (use.name === 'ExitPlanMode') {
-      const r = await this.capturePlan(use, turnText);
+      const r = await this.capturePlan(use, prose);
       return r.isError ? r : { planned: r };
     }
     // The gate: whatever the model asks for, only plan tools run in plan mode.
@@ -90,12 +91,14 @@ export class PlanPhase implements Phase {
     return outcome;
   }
 
-  private async capturePlan(use: ToolUse, turnText: string): Promise<ToolResult> {
+  private async capturePlan(use: ToolUse, prose: TurnProse): Promise<ToolResult> {
     const { store, events, clock, config, lifecycle } = this.deps;
     const run = this.run;
     let plan = await store.findPlan(run.id, use.id);
+    // Checked again when the plan was stored already (a run taken up again): the same call and turn give the
+    // same source, for the event.
+    const parsed = validatePlan(use.input, prose);
     if (!plan) {
-      const parsed = validatePlan(use.input, turnText);
       if (!parsed.ok) return { content: parsed.error, isError: true };
       const markdown = parsed.value.plan;
       const previous = run.revisesPlanId ? await store.getPlan(run.revisesPlanId) : null;
@@ -147,6 +150,8 @@ export class PlanPhase implements Phase {
       round: plan.round,
       previous_plan_id: plan.previousPlanId,
       markdown: plan.markdown,
+      // Where the text came from: the call's `plan`, or (the call had none) the turn's text or thinking.
+      ...(parsed.ok ? { plan_source: parsed.value.source } : {}),
     });
     return {
       content: `${PLAN_CAPTURED} (plan ${plan.id}, sha256 ${plan.sha256.slice(0, 12)})`,

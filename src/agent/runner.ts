@@ -24,6 +24,7 @@ import { buildRequest } from './request.js';
 import { resolveSettings } from './settings.js';
 import { parkedCall, refuseRepeatedId } from './tool-calls.js';
 import { validateQuestions } from './tools/plan-tools.js';
+import { type TurnProse, turnProse } from './turn-prose.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
 
@@ -263,7 +264,7 @@ class AgentRun {
               next = { role: 'user', content: [{ type: 'text', text: end.remind }] };
               break;
             }
-            const end = await this.runTools(ctx, toolUses, messages, turnText(blocks));
+            const end = await this.runTools(ctx, toolUses, messages, turnProse(blocks));
             if (end === PARKED) return { status: 'awaiting_input' };
             next = { role: 'user', content: end.results };
             if (end.planned || end.repeated) {
@@ -429,7 +430,7 @@ class AgentRun {
     ctx: LoopContext,
     toolUses: ToolUse[],
     messages: ConversationMessage[],
-    text: string,
+    prose: TurnProse,
   ): Promise<{ results: ToolResultBlock[]; planned: boolean; repeated: string | null } | typeof PARKED> {
     const seen = new Set<string>();
     for (const m of messages.slice(0, -1)) {
@@ -479,7 +480,7 @@ class AgentRun {
       const r =
         use.name === 'AskUserQuestion'
           ? await this.question(ctx, use, results)
-          : await ctx.phase.call(use, results, text);
+          : await ctx.phase.call(use, results, prose);
       if (r === PARKED) return PARKED;
       if ('planned' in r) {
         reply(r.planned);
@@ -539,16 +540,6 @@ function inARow(messages: ConversationMessage[], stop: string): number {
     n += 1;
   }
   return n;
-}
-
-/**
- * What the model wrote in a turn besides its calls: its text blocks. Thinking blocks are not part of it: on
- * the 5.5 models notes between tool calls come back as thinking, and what they show is a summary.
- */
-function turnText(blocks: { type: string; text?: unknown }[]): string {
-  return blocks
-    .flatMap((b) => (b.type === 'text' && typeof b.text === 'string' && b.text !== '' ? [b.text] : []))
-    .join('\n\n');
 }
 
 /** The blocks of a cut-off reply that can be sent back; a placeholder when none can. */

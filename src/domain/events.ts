@@ -98,6 +98,8 @@ export interface RunEventMap {
     round: number;
     previous_plan_id: string | null;
     markdown: string;
+    /** Where the plan's text came from: ExitPlanMode's `plan`, or (without one) the turn's text or thinking. */
+    plan_source?: 'input' | 'text' | 'thinking';
   };
   plan_decided: {
     plan_id: string;

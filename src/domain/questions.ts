@@ -31,7 +31,10 @@ const question = z
     question: z.string().trim().min(1).max(2_000),
     header: z.string().trim().min(1).max(MAX_STORED_HEADER_CHARS),
     options: z.array(option).min(MIN_OPTIONS).max(MAX_OPTIONS),
-    multiSelect: z.boolean(),
+    // Optional, false when left out, as in Claude Code's AskUserQuestion (its input schema defaults
+    // multiSelect to false; Agent SDK "Handle approvals and user input", platform.claude.com/docs/en/agent-sdk/user-input).
+    // The stored question always has it, so answers are checked against what was meant.
+    multiSelect: z.boolean().default(false),
   })
   .superRefine((q, ctx) =>
     refuseRepeats(
@@ -70,7 +73,7 @@ function refuseRepeats<T>(
   });
 }
 
-export type AskUserQuestionInput = z.infer<typeof askUserQuestionInput>;
+export type AskUserQuestionInput = z.output<typeof askUserQuestionInput>;
 export type AskedQuestion = AskUserQuestionInput['questions'][number];
 
 /**

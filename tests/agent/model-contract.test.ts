@@ -321,29 +321,36 @@ describe('tool inputs as Claude Code sends them', () => {
     expect(run.status, run.error).toBe('planned');
     const plan = (await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body;
     expect(plan.markdown).toBe('## Plan\n\n1. Write hello.txt');
+    const proposed = (await events(run.id)).find((e) => e.event === 'plan_proposed')!.data;
+    expect(proposed.plan_source).toBe('text');
   });
 
-  it('ExitPlanMode without a plan on claude-sonnet-5-5 (its text came back as thinking): a clear error', async () => {
+  it('ExitPlanMode without a plan on claude-sonnet-5-5 takes the plan from the thinking its text came back as', async () => {
     w = await world(model);
-    model.enqueue(
-      {
-        kind: 'message',
-        content: [
-          { type: 'text', text: '## Plan\n\n1. Write hello.txt' },
-          { type: 'tool_use', id: 'p1', name: 'ExitPlanMode', input: {} },
-        ],
-      },
-      proposes('p2'),
-    );
-    const run = await runUntil(w.d, await fire(), ['planned', 'failed']);
+    model.enqueue({
+      kind: 'message',
+      content: [
+        { type: 'text', text: '## Plan\n\n1. Write hello.txt' },
+        { type: 'tool_use', id: 'p1', name: 'ExitPlanMode', input: {} },
+      ],
+    });
+    const runId = await fire();
+    const run = await runUntil(w.d, runId, ['planned', 'failed']);
     expect(run.status, run.error).toBe('planned');
-    // The text came back as a thinking block, so the first call had no plan: the model was told.
-    const first = model.requests[0]!;
-    expect(first.status).toBe(200);
-    const told = model.requests[1]!.body.messages.at(-1).content[0];
-    expect(told).toMatchObject({ type: 'tool_result', tool_use_id: 'p1', is_error: true });
-    expect(told.content).toMatch(/plan/);
-    expect((await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body.markdown).toBe(PLAN_MD);
+    // The stand-in returned the text as a thinking block after the turn's reasoning; no text block came.
+    const log = await events(runId);
+    const streamed = (type: string) =>
+      log
+        .filter((e) => e.event === type)
+        .map((e) => e.data.text)
+        .join('');
+    expect(streamed('thinking_delta')).toContain('## Plan');
+    expect(streamed('text_delta')).not.toContain('## Plan');
+    expect(model.requests).toHaveLength(1);
+    expect((await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body.markdown).toBe(
+      '## Plan\n\n1. Write hello.txt',
+    );
+    expect(log.find((e) => e.event === 'plan_proposed')!.data.plan_source).toBe('thinking');
   });
 
   it('a Bash call to run in the background is refused without asking anyone', async () => {

@@ -8,6 +8,7 @@ import {
   MIN_OPTIONS,
 } from '../../domain/questions.js';
 import { toolDefinition } from './define.js';
+import { NO_PROSE, type TurnProse } from '../turn-prose.js';
 import { parseInput } from './input.js';
 
 export { MAX_HEADER_CHARS, shortHeader } from '../../domain/questions.js';
@@ -73,9 +74,12 @@ export const askUserQuestionTool = toolDefinition({
               additionalProperties: false,
             },
           },
-          multiSelect: { type: 'boolean', description: 'Whether several options may be chosen.' },
+          multiSelect: {
+            type: 'boolean',
+            description: 'Whether several options may be chosen. Defaults to false.',
+          },
         },
-        required: ['question', 'header', 'options', 'multiSelect'],
+        required: ['question', 'header', 'options'],
         additionalProperties: false,
       },
     },
@@ -104,22 +108,35 @@ export function validateQuestions(input: unknown): Parsed<AskUserQuestionInput> 
 export const PLAN_MISSING =
   'ExitPlanMode: the plan is missing. Call ExitPlanMode again with the complete plan, in markdown, in the `plan` field (a string).';
 
+/** Where a proposed plan's text came from: the call's `plan`, or the turn's text or summarized thinking. */
+export type PlanSource = 'input' | 'text' | 'thinking';
+
+export interface ProposedPlan {
+  plan: string;
+  source: PlanSource;
+}
+
 /**
  * Validates an ExitPlanMode input. A model trained on Claude Code may call ExitPlanMode without `plan` (its
- * newer ExitPlanMode reads the plan from a file) after writing the plan as text in the same turn: when
- * `plan` is missing, null or blank, `turnText` (the assistant's text of that turn, as the loop passes it) is
- * the plan, if it is not blank. Without either, the error tells the model to call again with the plan.
- * Extra fields (e.g. `allowedPrompts`) are ignored. A `plan` of the wrong type is still refused.
+ * newer ExitPlanMode reads the plan from a file it wrote) after writing the plan out in the same turn: when
+ * `plan` is missing, null or blank, the turn's text is the plan if it is not blank, else the turn's summarized
+ * thinking (a 5.5 model's prose between tool calls arrives as thinking blocks). `source` says which. Without
+ * any, the error tells the model to call again with the plan. Extra fields (e.g. `allowedPrompts`) are
+ * ignored. A `plan` of the wrong type is still refused.
  */
-export function validatePlan(input: unknown, turnText?: string): Parsed<ExitPlanModeInput> {
+export function validatePlan(input: unknown, prose: TurnProse = NO_PROSE): Parsed<ProposedPlan> {
   const given = isPlainObject(input) ? input.plan : undefined;
   const missing =
     (input === undefined || input === null || isPlainObject(input)) &&
     (given === undefined || given === null || (typeof given === 'string' && given.trim() === ''));
+  let source: PlanSource = 'input';
   if (missing) {
-    const text = typeof turnText === 'string' ? turnText.trim() : '';
-    if (text === '') return { ok: false, error: PLAN_MISSING };
-    input = { plan: text };
+    const text = prose.text.trim();
+    const thinking = prose.thinking.trim();
+    if (text === '' && thinking === '') return { ok: false, error: PLAN_MISSING };
+    source = text !== '' ? 'text' : 'thinking';
+    input = { plan: text !== '' ? text : thinking };
   }
-  return parseInput('ExitPlanMode', exitPlanModeInput, input);
+  const parsed = parseInput('ExitPlanMode', exitPlanModeInput, input);
+  return parsed.ok ? { ok: true, value: { plan: parsed.value.plan, source } } : parsed;
 }

@@ -103,6 +103,7 @@ export const RUN_EVENT_PAYLOADS = {
     round: z.number(),
     previous_plan_id: z.string().nullable(),
     markdown: z.string(),
+    plan_source: z.enum(['input', 'text', 'thinking']).optional(),
   }),
   plan_decided: z.strictObject({
     plan_id: z.string(),

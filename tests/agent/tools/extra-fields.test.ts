@@ -71,7 +71,10 @@ describe('an unknown extra field in a tool input is ignored', () => {
   });
 
   it('ExitPlanMode', () => {
-    expect(validatePlan({ plan: '# Plan', ...EXTRA })).toEqual({ ok: true, value: { plan: '# Plan' } });
+    expect(validatePlan({ plan: '# Plan', ...EXTRA })).toEqual({
+      ok: true,
+      value: { plan: '# Plan', source: 'input' },
+    });
   });
 
   it('Write', async () => {

@@ -102,9 +102,13 @@ describe('validateQuestions', () => {
     });
   });
 
-  it('rejects a missing multiSelect', () => {
+  it('takes a missing multiSelect as false, as Claude Code does, and checks answers as single-choice', () => {
     const { multiSelect: _, ...rest } = question('q?');
-    expect(errorOf({ questions: [rest] })).toMatch(/- questions\[0\]\.multiSelect: /);
+    const parsed = validateQuestions({ questions: [rest] });
+    expect(parsed).toEqual({ ok: true, value: { questions: [{ ...rest, multiSelect: false }] } });
+    if (!parsed.ok) return;
+    expect(checkAnswers(parsed.value, { 'q?': 'A' })).toEqual({ ok: true, value: { 'q?': 'A' } });
+    expect(checkAnswers(parsed.value, { 'q?': ['A', 'B'] })).toMatchObject({ ok: false });
   });
 
   it('rejects duplicate question texts and option labels, wrong types and non-objects', () => {
@@ -279,49 +283,71 @@ describe('ExitPlanMode input', () => {
 
 describe('validatePlan', () => {
   const TURN = 'Here is the plan:\n\n1. Add a cache table\n2. Test it';
+  const THOUGHT = 'Plan: 1. Add a cache table 2. Test it';
+  const text = (t: string) => ({ text: t, thinking: '' });
 
   it('takes the plan field as given, with or without the turn text, ignoring allowedPrompts', () => {
-    expect(validatePlan({ plan: '# Plan' })).toEqual({ ok: true, value: { plan: '# Plan' } });
-    expect(validatePlan({ plan: '# Plan' }, TURN)).toEqual({ ok: true, value: { plan: '# Plan' } });
+    const given = { ok: true, value: { plan: '# Plan', source: 'input' } };
+    expect(validatePlan({ plan: '# Plan' })).toEqual(given);
+    expect(validatePlan({ plan: '# Plan' }, { text: TURN, thinking: THOUGHT })).toEqual(given);
     expect(validatePlan({ plan: '# Plan', allowedPrompts: [{ tool: 'Bash', prompt: 'run tests' }] })).toEqual(
-      { ok: true, value: { plan: '# Plan' } },
+      given,
     );
   });
 
-  it("uses the turn's text when plan is missing, null or blank", () => {
+  it("uses the turn's text when plan is missing, null or blank, before its thinking", () => {
     for (const input of [{}, { plan: '' }, { plan: '  \n' }, { plan: null }, undefined, null]) {
-      expect(validatePlan(input, `\n${TURN}\n`)).toEqual({ ok: true, value: { plan: TURN } });
+      expect(validatePlan(input, text(`\n${TURN}\n`))).toEqual({
+        ok: true,
+        value: { plan: TURN, source: 'text' },
+      });
+      expect(validatePlan(input, { text: TURN, thinking: THOUGHT })).toEqual({
+        ok: true,
+        value: { plan: TURN, source: 'text' },
+      });
     }
-    expect(validatePlan({ allowedPrompts: [{ tool: 'Bash', prompt: 'run tests' }] }, TURN)).toEqual({
+    expect(validatePlan({ allowedPrompts: [{ tool: 'Bash', prompt: 'run tests' }] }, text(TURN))).toEqual({
       ok: true,
-      value: { plan: TURN },
+      value: { plan: TURN, source: 'text' },
     });
   });
 
+  it("uses the turn's summarized thinking when it has no text (a 5.5 model's prose)", () => {
+    for (const input of [{}, { plan: ' ' }, undefined]) {
+      expect(validatePlan(input, { text: ' \n', thinking: `  ${THOUGHT}\n` })).toEqual({
+        ok: true,
+        value: { plan: THOUGHT, source: 'thinking' },
+      });
+    }
+  });
+
   it('says to call again with the plan when neither is there', () => {
-    for (const [input, text] of [
+    for (const [input, prose] of [
       [{}, undefined],
-      [{}, ''],
-      [{ plan: ' ' }, '  \n '],
+      [{}, text('')],
+      [{ plan: ' ' }, { text: '  \n ', thinking: ' ' }],
       [undefined, undefined],
     ] as const) {
-      expect(validatePlan(input, text)).toEqual({ ok: false, error: PLAN_MISSING });
+      expect(validatePlan(input, prose)).toEqual({ ok: false, error: PLAN_MISSING });
     }
     expect(PLAN_MISSING).toMatch(/call ExitPlanMode again with the complete plan.*in the `plan` field/i);
   });
 
   it('still refuses a plan of the wrong type, a non-object input and a plan over the limit', () => {
-    expect(validatePlan({ plan: 42 }, TURN)).toMatchObject({
+    expect(validatePlan({ plan: 42 }, text(TURN))).toMatchObject({
       ok: false,
       error: expect.stringMatching(/^ExitPlanMode: invalid input\n {2}- plan: /),
     });
-    expect(validatePlan('my plan', TURN)).toMatchObject({
+    expect(validatePlan('my plan', text(TURN))).toMatchObject({
       ok: false,
       error: expect.stringMatching(/^ExitPlanMode: invalid input\n {2}- \(input\): /),
     });
-    expect(validatePlan({}, 'x'.repeat(MAX_PLAN_CHARS + 1))).toMatchObject({
+    expect(validatePlan({}, text('x'.repeat(MAX_PLAN_CHARS + 1)))).toMatchObject({
       ok: false,
       error: expect.stringMatching(/- plan: .*<=100000/),
+    });
+    expect(validatePlan({}, { text: '', thinking: 'x'.repeat(MAX_PLAN_CHARS + 1) })).toMatchObject({
+      ok: false,
     });
   });
 });
