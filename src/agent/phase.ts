@@ -10,9 +10,9 @@ import type { HiddenPaths } from '../workspace/hidden.js';
 import type { Egress } from './egress.js';
 import type { Sandbox } from './sandbox.js';
 import type { ToolLimits } from './tools/limits.js';
+import type { TurnProse } from './tools/turn-prose.js';
 import type { ToolDefinition, ToolResult } from './tools/types.js';
 import type { Workspace } from './tools/workspace.js';
-import type { TurnProse } from './turn-prose.js';
 
 /** What the phases work with: the agent loop's dependencies but the model client. */
 export interface PhaseDeps {

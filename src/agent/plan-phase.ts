@@ -17,8 +17,8 @@ import {
 import { isReadOnly, readOnlyTool, refuseCall } from './tool-calls.js';
 import { PLAN_TOOLS, type Workspace } from './tools/index.js';
 import { validatePlan } from './tools/plan-tools.js';
+import type { TurnProse } from './tools/turn-prose.js';
 import type { ToolResult } from './tools/types.js';
-import type { TurnProse } from './turn-prose.js';
 
 /** Plan mode: read, search, ask; ExitPlanMode captures the plan and ends the run. Nothing else runs. */
 export class PlanPhase implements Phase {

@@ -24,7 +24,7 @@ import { buildRequest } from './request.js';
 import { resolveSettings } from './settings.js';
 import { parkedCall, refuseRepeatedId } from './tool-calls.js';
 import { validateQuestions } from './tools/plan-tools.js';
-import { type TurnProse, turnProse } from './turn-prose.js';
+import { type TurnProse, turnProse } from './tools/turn-prose.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
 

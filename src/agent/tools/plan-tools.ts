@@ -8,8 +8,8 @@ import {
   MIN_OPTIONS,
 } from '../../domain/questions.js';
 import { toolDefinition } from './define.js';
-import { NO_PROSE, type TurnProse } from '../turn-prose.js';
 import { parseInput } from './input.js';
+import { NO_PROSE, type TurnProse } from './turn-prose.js';
 
 export { MAX_HEADER_CHARS, shortHeader } from '../../domain/questions.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { turnProse } from '../../src/agent/turn-prose.js';
+import { turnProse } from '../../../src/agent/tools/turn-prose.js';
 
 describe('turnProse', () => {
   it('joins the text blocks and keeps the last thinking block, never redacted thinking', () => {
@@ -19,10 +19,7 @@ describe('turnProse', () => {
 
   it('has nothing when the blocks carry no prose (display omitted: empty thinking)', () => {
     expect(
-      turnProse([
-        { type: 'thinking', thinking: '' },
-        { type: 'redacted_thinking', data: 'x' } as never,
-      ]),
+      turnProse([{ type: 'thinking', thinking: '' }, { type: 'redacted_thinking', data: 'x' } as never]),
     ).toEqual({ text: '', thinking: '' });
   });
 });
