@@ -61,6 +61,11 @@ export class Workspace {
     return this.#hidden.some((h) => isWithin(h.real, abs));
   }
 
+  /** The hidden paths below the root, workspace-relative with `/` separators (what Grep tells ripgrep to skip). */
+  hiddenBelow(): string[] {
+    return this.#hidden.map((h) => this.relative(h.real));
+  }
+
   /** Throws the refusal for a real path that `isHidden`; `name` is the path as the model wrote it. */
   #refuseHidden(name: string, real: string): void {
     const h = this.#hidden.find((entry) => isWithin(entry.real, real));
