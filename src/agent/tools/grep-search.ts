@@ -150,7 +150,8 @@ function failure(ws: Workspace, run: RipgrepRun, reader: RgJsonReader, args: Gre
       `Grep: unknown type ${JSON.stringify(args.type)}; ripgrep's types include c, cpp, go, java, js, json, md, py, rust, sh, ts, yaml (rg --type-list)`,
     );
   }
-  return errorResult(`Grep: ripgrep failed: ${text.split('\n')[0] ?? 'no message'}`);
+  // e.g. a \n in the pattern without multiline: ripgrep's message says what to do
+  return errorResult(`Grep: ripgrep refused the search: ${text.slice(0, 2000) || `exit code ${run.exitCode}`}`);
 }
 
 function tooLarge(n: number, limits: ToolLimits): string {
