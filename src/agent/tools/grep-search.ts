@@ -151,7 +151,9 @@ function failure(ws: Workspace, run: RipgrepRun, reader: RgJsonReader, args: Gre
     );
   }
   // e.g. a \n in the pattern without multiline: ripgrep's message says what to do
-  return errorResult(`Grep: ripgrep refused the search: ${text.slice(0, 2000) || `exit code ${run.exitCode}`}`);
+  return errorResult(
+    `Grep: ripgrep refused the search: ${text.slice(0, 2000) || `exit code ${run.exitCode}`}`,
+  );
 }
 
 function tooLarge(n: number, limits: ToolLimits): string {

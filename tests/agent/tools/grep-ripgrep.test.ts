@@ -6,7 +6,7 @@ import { findRipgrep, RIPGREP_MISSING, runRipgrep } from '../../../src/agent/too
 import { Workspace } from '../../../src/agent/tools/workspace.js';
 import { hiddenPaths } from '../../../src/workspace/hidden.js';
 import { testConfig } from '../../support/harness.js';
-import { expectNoLeak, type Fixture, makeFixture, OUTSIDE_SECRET } from './fixture.js';
+import { expectNoLeak, type Fixture, makeFixture } from './fixture.js';
 
 // Grep runs ripgrep (the real `rg` on PATH, Debian's ripgrep package): its syntax and flags as Claude Code's
 // Grep passes them, and the attacks on the boundary a program of its own opens.
