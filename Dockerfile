@@ -23,9 +23,9 @@ RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:22-bookworm-slim
 # git: plans record the workspace commit and approved plans execute in git worktrees.
-# bubblewrap: the sandbox every Bash command of an execution runs in.
+# bubblewrap: the sandbox every Bash command of an execution runs in. ripgrep: the Grep tool runs rg.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates tini bubblewrap \
+ && apt-get install -y --no-install-recommends git ca-certificates tini bubblewrap ripgrep \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     DRYDOCK_HOST=0.0.0.0 \

@@ -4,6 +4,7 @@ import { killLeftoverGroup } from './agent/processes.js';
 import { AgentExecutor } from './agent/runner.js';
 import { type CommandLimits, Sandbox, type SandboxStatus } from './agent/sandbox.js';
 import { DEFAULT_TOOL_LIMITS } from './agent/tools/limits.js';
+import { daemonRipgrep, RIPGREP_MISSING } from './agent/tools/ripgrep.js';
 import { type AdminBootstrap, ensureAdminToken } from './auth/bootstrap.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
@@ -478,6 +479,9 @@ function logStartWarnings(
   if (sandbox?.state === 'bwrap') logger.info({ sandbox: sandbox.state }, sandbox.detail);
   else if (sandbox)
     logger.warn({ sandbox: sandbox.state }, `SANDBOX ${sandbox.state.toUpperCase()}: ${sandbox.detail}`);
+  if (daemonRipgrep() === null) {
+    logger.warn({ tool: 'Grep' }, RIPGREP_MISSING.replace(/^Grep: /, 'GREP UNAVAILABLE: '));
+  }
   if (!modelConfigured) {
     logger.warn(
       'ANTHROPIC_API_KEY is not set: the daemon serves, but every run fails until it is (see `drydock doctor`)',

@@ -3,10 +3,11 @@ import type { Config } from '../config/schema.js';
 import { findModel, modelProblems, shapeThinking } from '../models/catalogue.js';
 import { classifyModelError } from '../models/errors.js';
 import { costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
+import { daemonRipgrep } from './tools/ripgrep.js';
 
 export interface DoctorReport {
   ok: boolean;
-  /** One line each: key, model, thinking, price (and warnings). */
+  /** One line each: key, model, thinking, price, the Grep tool's ripgrep (and warnings). */
   lines: string[];
 }
 
@@ -15,7 +16,11 @@ export interface DoctorReport {
  * shape theirs (thinking and effort from the configuration, translated for the model), so a key, a model
  * name or a setting the API refuses shows up here rather than in the first nightly run.
  */
-export async function doctor(config: Config, client?: Anthropic): Promise<DoctorReport> {
+export async function doctor(
+  config: Config,
+  client?: Anthropic,
+  rg: string | null = daemonRipgrep(),
+): Promise<DoctorReport> {
   const a = config.anthropic;
   const lines: string[] = [];
   const baseUrl = a.base_url ?? 'https://api.anthropic.com';
@@ -41,6 +46,7 @@ export async function doctor(config: Config, client?: Anthropic): Promise<Doctor
   lines.push(
     `price: $${pr.input} input / $${pr.output} output / $${pr.cache_write_5m} 5-min cache write / $${pr.cache_write_1h} 1-h cache write / $${pr.cache_read} cache read per million tokens${band}${model.known ? '' : ' (from the configuration: not a catalogue model)'}`,
   );
+  lines.push(ripgrepLine(rg));
   for (const w of problems.warnings) lines.push(`warning: ${w}`);
   if (problems.errors.length) {
     lines.splice(1, 0, `model: ${a.model}: ${problems.errors.join('; ')}`);
@@ -74,4 +80,11 @@ export async function doctor(config: Config, client?: Anthropic): Promise<Doctor
     lines.splice(1, 0, `model: ${a.model}: FAILED: ${classifyModelError(err, a.model).reason}`);
     return { ok: false, lines };
   }
+}
+
+/** The Grep tool's program, as the start log reports it too: Grep refuses to search without it. */
+export function ripgrepLine(rg: string | null): string {
+  return rg === null
+    ? 'grep: ripgrep (rg) NOT FOUND on PATH: the Grep tool refuses to search until the ripgrep package is installed (Debian: apt-get install ripgrep)'
+    : `grep: ripgrep at ${rg}`;
 }

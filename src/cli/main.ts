@@ -46,7 +46,8 @@ commands:
   token revoke ID       revoke a token (its id, or the token itself); its /ui sessions end too
       --config FILE, --data-dir DIR
   doctor                make one tiny real request to the configured model and report the key, the
-                        model, the thinking mode and the price, one line each (exit 1 when it fails)
+                        model, the thinking mode, the price and the Grep tool's ripgrep, one line each
+                        (exit 1 when the model check fails)
       --config FILE
   gc                    remove executions' worktrees (and their local drydock/<plan> branches) and pull
                         request checkouts settled longer than retention.worktree_ttl_ms ago; never one

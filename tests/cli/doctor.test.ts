@@ -48,6 +48,7 @@ describe('drydock doctor', () => {
     expect(lines[3]).toBe(
       'price: $2 input / $10 output / $2.5 5-min cache write / $4 1-h cache write / $0.1 cache read per million tokens',
     );
+    expect(lines[4]).toMatch(/^grep: ripgrep at \/.*\/rg$/);
     expect(r.stdout).not.toContain('sk-test-secret');
     expect(model.requests).toHaveLength(1);
     expect(model.requests[0]!.body).toMatchObject({
@@ -77,6 +78,15 @@ describe('drydock doctor', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toMatch(
       /model: claude-nonexistent-9: FAILED: the model claude-nonexistent-9 was not found \(404 not_found_error/,
+    );
+  });
+
+  it('says when ripgrep is missing: Grep cannot search', async () => {
+    model.enqueue({ kind: 'message', content: [{ type: 'text', text: 'ready' }] });
+    const r = await doctor({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url, PATH: tmp.path });
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toContain(
+      'grep: ripgrep (rg) NOT FOUND on PATH: the Grep tool refuses to search until the ripgrep package is installed (Debian: apt-get install ripgrep)',
     );
   });
 
