@@ -17,7 +17,10 @@ const FIXED = [
   '--no-config',
   // No ignore files: .gitignore, .ignore and .rgignore in an untrusted tree (or above it, or the global
   // one) would decide what the search sees. Grep sees what Glob and Read see; EXCLUDED_DIRS leave out the
-  // noise ignore files usually would.
+  // noise ignore files usually would. Claude Code's Grep differs here: it passes --hidden and VCS
+  // exclusions but not --no-ignore, so gitignored files are not searched (netease-lcap/wave-agent#1431,
+  // mirroring its GrepTool.ts; anthropics/claude-code#84161 and #8600 on what that hides from an audit and
+  // that .rgignore hides files from Grep alone). Its Glob passes --no-ignore.
   '--no-ignore',
   // Dotfiles are searched, as Claude Code's Grep does (--hidden); drydock's hidden paths are left out below.
   '--hidden',

@@ -20,7 +20,7 @@ export interface ToolLimits {
   maxGrepMatches: number;
   /** Grep: bigger files are skipped and counted in a note (default 1 MiB). */
   maxFileBytesForGrep: number;
-  /** Glob and Grep: the walk stops after this many files (default 20 000). */
+  /** Glob: the walk stops after this many files (default 20 000); Grep (ripgrep) has its time bound instead. */
   maxFilesScanned: number;
 }
 
