@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isWithin } from '../../workspace/hidden.js';
 import { describeFsError } from './fs-errors.js';
-import { rgArgs } from './grep-args.js';
+import { literalGlob, rgArgs } from './grep-args.js';
 import type { GrepInput } from './grep-input.js';
 import { type GrepFile, RgJsonReader } from './grep-json.js';
 import { ContentOutput, FileOutput, type Page } from './grep-output.js';
@@ -120,7 +120,8 @@ export async function searchWorkspace(
   const failed = failure(ws, run, reader, args);
   if (failed) return failed;
   const shown = output.finish();
-  const notes = [...shown.notes, ...searchNotes(run, reader, contextOf(args).asked && args['-o'] === true)];
+  const contextWithO = args.output_mode === 'content' && args['-o'] === true && contextOf(args).asked;
+  const notes = [...shown.notes, ...searchNotes(run, reader, contextWithO)];
   const lines = shown.lines.length === 0 ? ['No matches found'] : shown.lines;
   const fitted = fitLines(lines, notes, limits.maxResultChars);
   const truncated = fitted.cut || shown.cut || run.stopped === 'time' || run.stopped === 'output';
@@ -140,8 +141,11 @@ function shownFile(ws: Workspace, file: GrepFile): boolean {
 /** ripgrep's own error (a bad pattern, glob or type) when it stopped with one before searching. */
 function failure(ws: Workspace, run: RipgrepRun, reader: RgJsonReader, args: GrepInput): ToolResult | null {
   if (run.exitCode !== 2 || reader.finished || run.stopped !== undefined) return null;
-  // Relative paths are all ripgrep was given; the root is scrubbed all the same.
+  // Relative paths are all ripgrep was given; the root is scrubbed all the same, and a message naming a
+  // hidden path (one of the exclusions) is not shown at all.
   const text = run.stderr.split(ws.root).join('.').trim();
+  if (ws.hiddenBelow().some((rel) => text.includes(literalGlob(rel))))
+    return errorResult('Grep: ripgrep refused the search');
   if (/regex parse error|error parsing regex|regex.*exceeds/i.test(text))
     return errorResult(`Grep: invalid regular expression (ripgrep syntax): ${text}`);
   if (/error parsing glob/i.test(text)) return errorResult(`Grep: invalid glob: ${text}`);
