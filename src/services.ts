@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { Egress } from './agent/egress.js';
 import { killLeftoverGroup } from './agent/processes.js';
 import { AgentExecutor } from './agent/runner.js';
@@ -13,6 +13,7 @@ import type { Run } from './domain/types.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { modelProblems } from './models/catalogue.js';
+import { createModelClient } from './models/client.js';
 import { Notifier } from './notify/notifier.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
@@ -160,7 +161,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   // The egress proxy of executions whose plan allows host names (src/agent/egress.ts); closed by stop().
   const egress = new Egress({ logger });
   const executor =
-    opts.executor ?? agentExecutor(opts, { clock, events, sandbox, lifecycle, hidden, egress });
+    opts.executor ?? agentExecutor(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics });
 
   // --- Runs and plans (services of the plan lifecycle are built here, beside PlanDecisions).
   let scheduler: Scheduler | undefined;
@@ -384,19 +385,14 @@ function agentExecutor(
     lifecycle: PlanLifecycle;
     hidden: HiddenPaths;
     egress: Egress;
+    metrics: Metrics;
   },
 ): RunExecutor {
   const { config, logger, store } = opts;
   if (!parts.sandbox)
     throw new Error('services: the agent needs a sandbox (sandbox: null needs an executor)');
-  const model =
-    opts.model ??
-    new Anthropic({
-      apiKey: config.anthropic.api_key,
-      baseURL: config.anthropic.base_url,
-      maxRetries: config.anthropic.max_retries,
-      timeout: config.anthropic.request_timeout_ms,
-    });
+  // A spend limit's 429 is not retried by the SDK either (models/client.ts).
+  const model = opts.model ?? createModelClient(config.anthropic);
   return new AgentExecutor({
     store,
     clock: parts.clock,
@@ -409,6 +405,7 @@ function agentExecutor(
     hidden: parts.hidden,
     lifecycle: parts.lifecycle,
     egress: parts.egress,
+    onModelError: (kind) => parts.metrics.modelErrors.inc({ kind }),
   });
 }
 

@@ -1,6 +1,7 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { Config } from '../config/schema.js';
 import { findModel, modelProblems, shapeThinking } from '../models/catalogue.js';
+import { createModelClient } from '../models/client.js';
 import { classifyModelError } from '../models/errors.js';
 import { costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
 import { daemonRipgrep } from './tools/ripgrep.js';
@@ -57,8 +58,7 @@ export async function doctor(
     return { ok: false, lines };
   }
 
-  const api =
-    client ?? new Anthropic({ apiKey: a.api_key, baseURL: a.base_url, maxRetries: 1, timeout: 60_000 });
+  const api = client ?? createModelClient(a, { maxRetries: 1, timeout: 60_000 });
   const started = Date.now();
   try {
     const message = await api.messages.create({

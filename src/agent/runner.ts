@@ -3,7 +3,13 @@ import type { PlanRecorder } from '../domain/plan-status.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../domain/types.js';
 import { newId } from '../ids.js';
 import { findModel, type ResolvedModel } from '../models/catalogue.js';
-import { classifyModelError, ModelUnavailable, retryDelay } from '../models/errors.js';
+import {
+  classifyModelError,
+  type ModelErrorKind,
+  ModelUnavailable,
+  retryDelay,
+  SpendLimitReached,
+} from '../models/errors.js';
 import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
 import { type Hold, holdingStore } from '../runs/holding.js';
 import { RunAborted, type RunExecutor, type RunOutcome, type RunStart } from '../runs/queue.js';
@@ -33,9 +39,11 @@ export interface AgentDeps extends Omit<PhaseDeps, 'lifecycle'> {
   model: Anthropic;
   /** The plan service, made again on a run's own view of the store (see AgentExecutor.execute). */
   lifecycle: { on(store: PlanStore & RunStore): PlanRecorder };
+  /** Each failed request to the model, by kind (the `drydock_model_errors` metric). */
+  onModelError?: (kind: ModelErrorKind) => void;
 }
 
-type RunDeps = PhaseDeps & Pick<AgentDeps, 'model'>;
+type RunDeps = PhaseDeps & Pick<AgentDeps, 'model' | 'onModelError'>;
 
 class BudgetExceeded extends Error {}
 
@@ -57,6 +65,9 @@ interface LoopContext {
   /** The refusal details of the last reply, when it was one. */
   refusal: { category: string | null; explanation: string | null } | null;
 }
+
+const SPEND_LIMIT_HELD =
+  'the account is at its spend limit (another run met it): no request was sent; the run waits until an admin resumes it (`drydock runs resume`) or anthropic.spend_limit_wait_ms passes';
 
 /** Replies cut off at max_tokens in a row before the run gives up. */
 const MAX_CUT_OFF_IN_A_ROW = 3;
@@ -175,6 +186,7 @@ class AgentRun {
     } catch (err) {
       if (err instanceof BudgetExceeded) outcome = { status: 'budget_exceeded', error: err.message };
       else if (err instanceof ModelUnavailable) outcome = { status: 'failed', error: err.message };
+      else if (err instanceof SpendLimitReached) outcome = await this.waitOnSpendLimit(ctx, err.message);
       else {
         // Aborts are turned into a status by the queue; the phase still settles, but not on a database
         // that cannot be reached (the run is taken over: see RunQueue.carryOut), and not once this process
@@ -342,6 +354,9 @@ class AgentRun {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
       let message: Anthropic.Message;
+      // The account is at its spend limit (another run met it): no request until it is resumed.
+      const limited = await this.deps.store.waitingUntil('spend_limit', this.deps.clock.now());
+      if (limited !== null) throw new SpendLimitReached(SPEND_LIMIT_HELD);
       try {
         message = await this.reply(ctx, params);
       } catch (err) {
@@ -349,6 +364,8 @@ class AgentRun {
         if (err instanceof NotTheModel) throw err.cause;
         if (ctx.signal.aborted) throw err;
         const failure = classifyModelError(err, ctx.settings.model);
+        this.deps.onModelError?.(failure.kind);
+        if (failure.kind === 'spend_limit') throw new SpendLimitReached(failure.reason);
         if (!failure.retry) throw new ModelUnavailable(failure.reason);
         const delay = retryDelay(attempt, baseMs, failure.retryAfterMs);
         if (attempt >= attempts || waited + delay > maxWaitMs) {
@@ -369,6 +386,19 @@ class AgentRun {
       }
       return this.record(ctx, message);
     }
+  }
+
+  /**
+   * The run waits on the account's spend limit, from its stored conversation (the request that met the limit
+   * was not answered, so nothing of it is stored): until an admin resumes it or spend_limit_wait_ms passes.
+   */
+  private async waitOnSpendLimit(ctx: LoopContext, reason: string): Promise<RunOutcome> {
+    const until = this.deps.clock.now() + this.deps.config.anthropic.spend_limit_wait_ms;
+    await this.deps.events.emit(ctx.run.id, 'spend_limit_reached', {
+      reason,
+      resumes_at: new Date(until).toISOString(),
+    });
+    return { status: 'awaiting_input', waitingOn: { on: 'spend_limit', until } };
   }
 
   /** The model's reply, streamed into the event log as it comes. */

@@ -174,6 +174,10 @@ const anthropicSchema = section({
   turn_attempts: int(1, 50).default(6),
   turn_retry_base_ms: int(1).default(2_000),
   turn_retry_max_ms: int(0).default(600_000),
+  // A run that meets the account's spend limit is never retried: it waits (awaiting_input on spend_limit),
+  // and so does every run that would send a request meanwhile, until an admin resumes them (`drydock runs
+  // resume`) or this long has passed; then they try again (README, Models).
+  spend_limit_wait_ms: int(1).default(3_600_000),
 });
 
 const runsSchema = section({

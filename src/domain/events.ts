@@ -56,6 +56,10 @@ export interface RunEventMap {
     cause: string;
     partial_reply_discarded: boolean;
   };
+  /** The account reached its spend limit: the run waits (awaiting_input on spend_limit) until it is resumed. */
+  spend_limit_reached: { reason: string; resumes_at: string };
+  /** An admin ended the run's wait on the spend limit (`drydock runs resume`). */
+  spend_limit_resumed: { by: string };
   tool_use: ToolRef & { input: unknown };
   tool_result: ToolRef & { is_error: boolean; truncated: boolean; chars: number };
   /** A changing call the daemon died in: it is not run again. */

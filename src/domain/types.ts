@@ -146,6 +146,16 @@ export const TREE_REFUSED = 'tree refused';
 export const isFailedRunStatus = (s: string): boolean =>
   isFinishedRunStatus(s) && !isSucceededRunStatus(s) && s !== 'canceled';
 
+/**
+ * What a run `awaiting_input` waits on besides a person's answer: `spend_limit`, the account reached its spend
+ * limit (README, Models); it is claimed again once an admin resumes it or `until` passes.
+ */
+export const RUN_WAITS = ['spend_limit'] as const;
+export interface RunWait {
+  on: (typeof RUN_WAITS)[number];
+  until: number;
+}
+
 export interface Run {
   id: string;
   sessionId: string;
@@ -188,6 +198,8 @@ export interface Run {
   subject: string | null;
   /** A pull request run works in a worktree at the PR's head, prepared when the run starts. */
   checkout: RunCheckout | null;
+  /** Set while the run (awaiting_input) waits on the account (a spend limit), not on a question. */
+  waitingOn: RunWait | null;
 }
 
 export interface RunCheckout {

@@ -114,6 +114,7 @@ export const presentRun = (r: Run): RunJson => ({
   result_commit: r.resultCommit,
   diff_stat: r.diffStat,
   changed_files: r.changedFiles,
+  waiting: r.waitingOn ? { on: r.waitingOn.on, until: iso(r.waitingOn.until)! } : null,
 });
 
 export const presentQuestion = (q: Question): QuestionJson => ({

@@ -44,6 +44,12 @@ export class Metrics {
     labelNames: ['event', 'outcome'] as const,
     registers: [this.registry],
   });
+  readonly modelErrors = new Counter({
+    name: 'drydock_model_errors_total',
+    help: "Failed Messages API requests as a run saw them (after the SDK's own retries), by kind: spend_limit, auth, permission, rate_limit, overloaded, invalid_request, not_found, request_too_large, api_error, timeout, connection, unexpected",
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
   readonly http = new Histogram({
     name: 'drydock_http_request_duration_seconds',
     help: 'HTTP request latency by route and status',

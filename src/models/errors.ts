@@ -7,6 +7,8 @@ import Anthropic from '@anthropic-ai/sdk';
 
 export interface ModelFailure {
   retry: boolean;
+  /** What failed, for the `drydock_model_errors` metric and for what the run does next. */
+  kind: ModelErrorKind;
   /** One line in plain words, for the run's error and events. */
   reason: string;
   /** From `retry-after-ms` / `retry-after` when the API sent one. */
@@ -16,15 +18,24 @@ export interface ModelFailure {
 /** Thrown by the agent loop when a turn cannot be had: the run fails with this message. */
 export class ModelUnavailable extends Error {}
 
+/** Thrown by the agent loop when the account's spend limit was reached: the run waits (README, Models). */
+export class SpendLimitReached extends Error {}
+
 const TRANSIENT_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']);
 
 export function classifyModelError(err: unknown, model: string): ModelFailure {
   if (err instanceof Anthropic.APIConnectionTimeoutError) {
-    return { retry: true, reason: 'the request to the Messages API timed out', retryAfterMs: null };
+    return {
+      retry: true,
+      kind: 'timeout',
+      reason: 'the request to the Messages API timed out',
+      retryAfterMs: null,
+    };
   }
   if (err instanceof Anthropic.APIConnectionError) {
     return {
       retry: true,
+      kind: 'connection',
       reason: `the connection to the Messages API failed (${err.message})`,
       retryAfterMs: null,
     };
@@ -39,39 +50,56 @@ export function classifyModelError(err: unknown, model: string): ModelFailure {
       case undefined:
         // An `error` event in the middle of the stream.
         return TRANSIENT_TYPES.has(type ?? '')
-          ? { retry: true, reason: `the reply broke off mid-stream (${what})`, retryAfterMs }
-          : { retry: false, reason: `the reply broke off mid-stream (${what})`, retryAfterMs: null };
+          ? {
+              retry: true,
+              kind: streamKind(type),
+              reason: `the reply broke off mid-stream (${what})`,
+              retryAfterMs,
+            }
+          : {
+              retry: false,
+              kind: streamKind(type),
+              reason: `the reply broke off mid-stream (${what})`,
+              retryAfterMs: null,
+            };
       case 400:
+        if (isSpendLimit(err)) return spendLimit(what);
         return {
           retry: false,
+          kind: 'invalid_request',
           reason: `the Messages API refused the request (${what}); a setting the model ${model} does not accept, or a drydock bug: check the model's thinking and effort settings (README, Models)`,
           retryAfterMs: null,
         };
       case 401:
         return {
           retry: false,
+          kind: 'auth',
           reason: `the API key was refused (${what}): set ANTHROPIC_API_KEY (or anthropic.api_key) to a valid key`,
           retryAfterMs: null,
         };
       case 403:
         return {
           retry: false,
+          kind: 'permission',
           reason: `the API key may not use ${model} (${what}): check the key's workspace and model access`,
           retryAfterMs: null,
         };
       case 404:
         return {
           retry: false,
+          kind: 'not_found',
           reason: `the model ${model} was not found (${what}): check anthropic.model, or the session's or job's model (README, Models)`,
           retryAfterMs: null,
         };
       case 413:
         return {
           retry: false,
+          kind: 'request_too_large',
           reason: `the request is too large for the Messages API (${what})`,
           retryAfterMs: null,
         };
       default:
+        if (isSpendLimit(err)) return spendLimit(what);
         if (err.status === 408 || err.status === 409 || err.status === 429 || err.status >= 500) {
           const kind =
             err.status === 429
@@ -79,23 +107,31 @@ export function classifyModelError(err: unknown, model: string): ModelFailure {
               : err.status === 529
                 ? 'the API is overloaded'
                 : 'the API failed';
-          return { retry: true, reason: `${kind} (${what})`, retryAfterMs };
+          return { retry: true, kind: statusKind(err.status), reason: `${kind} (${what})`, retryAfterMs };
         }
-        return { retry: false, reason: `the Messages API answered ${what}`, retryAfterMs: null };
+        return {
+          retry: false,
+          kind: 'api_error',
+          reason: `the Messages API answered ${what}`,
+          retryAfterMs: null,
+        };
     }
   }
   // The SDK's own errors (a stream that ended before message_stop) and a connection lost in the middle of the
   // reply (undici: TypeError "terminated", socket error codes): the stored conversation is untouched, so the
   // turn can be asked again. Anything else is a bug, not the network: not retried.
+  if (isMissingKey(err)) return missingKey();
   if (err instanceof Anthropic.AnthropicError || isNetworkError(err)) {
     return {
       retry: true,
+      kind: 'connection',
       reason: `the connection was lost or the reply ended early (${(err as Error).message})`,
       retryAfterMs: null,
     };
   }
   return {
     retry: false,
+    kind: 'unexpected',
     reason: `an unexpected error while reading the model's reply (${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)})`,
     retryAfterMs: null,
   };
@@ -142,4 +178,108 @@ export function retryDelay(
   if (retryAfterMs !== null) return Math.ceil(retryAfterMs);
   const ceiling = Math.min(60_000, baseMs * 2 ** (attempt - 1));
   return Math.ceil(ceiling * (1 - random() * 0.5));
+}
+
+// ---- account limits (spend limits, keys, permissions): never retried ------------------------------------
+//
+// What the Messages API answers when the account, not the request, is the problem (read 2026-12-04):
+// - "Claude API errors" (https://platform.claude.com/docs/en/api/errors): 400 invalid_request_error is also
+//   what a request gets once usage reaches an organization or workspace spend limit set in the Console (the
+//   Claude Code workspace may answer 429 instead); 401 authentication_error: the key is malformed, revoked
+//   or expired; 403 permission_error: the key may not use the resource; 429 rate_limit_error: a rate limit,
+//   or the monthly spend cap of the organization's usage tier, whose 429 carries no retry-after.
+// - "Rate limits" (https://platform.claude.com/docs/en/api/rate-limits): at the tier's spend cap usage pauses
+//   until 00:00 UTC on the first of the next month; the 429's body is rate_limit_error with
+//   `error.details.error_code: "enforced_spend_limit_reached"` and a message ending "You will regain access
+//   on <date> at 00:00 UTC."; retrying, the SDKs' own retries included, fails until access resumes.
+// - The 400 of a spend limit one sets has no details; its message begins "You have reached your specified
+//   API usage limits" ("... specified workspace API usage limits" for a workspace) and says when access
+//   resumes (third-party captures of the live API; the docs give no text).
+// - @anthropic-ai/sdk 1.14 (client.js shouldRetry): retries 408, 409, 429 and >= 500 unless the response says
+//   `x-should-retry: false`; with no key it throws "Could not resolve authentication method..." before any
+//   request is sent (MessageStream wraps it in an AnthropicError). See src/models/client.ts.
+
+export const MODEL_ERROR_KINDS = [
+  'spend_limit',
+  'auth',
+  'permission',
+  'rate_limit',
+  'overloaded',
+  'invalid_request',
+  'not_found',
+  'request_too_large',
+  'api_error',
+  'timeout',
+  'connection',
+  'unexpected',
+] as const;
+export type ModelErrorKind = (typeof MODEL_ERROR_KINDS)[number];
+
+/** `error.details.error_code` values of spend limits: the tier's cap (rate-limits page) and its kin. */
+const SPEND_LIMIT_CODES = new Set([
+  'enforced_spend_limit_reached',
+  'contract_spend_limit_reached',
+  'linked_organization_spend_limit_reached',
+]);
+
+export const isSpendLimitCode = (code: string | null): boolean => SPEND_LIMIT_CODES.has(code ?? '');
+
+/** The `error.details.error_code` of an API error body, if it has one. */
+export function errorCodeOf(body: unknown): string | null {
+  const code = (body as { error?: { details?: { error_code?: unknown } } } | null)?.error?.details
+    ?.error_code;
+  return typeof code === 'string' ? code : null;
+}
+
+/** A 429 carrying a spend limit's error code, or the 400 of a spend limit set in the Console. */
+function isSpendLimit(err: InstanceType<typeof Anthropic.APIError>): boolean {
+  if (err.status === 429) return isSpendLimitCode(errorCodeOf(err.error));
+  if (err.status !== 400) return false;
+  const message = (err.error as { error?: { message?: unknown } } | undefined)?.error?.message;
+  return (
+    typeof message === 'string' &&
+    /^You have reached your specified (workspace )?API usage limits/.test(message)
+  );
+}
+
+function spendLimit(what: string): ModelFailure {
+  return {
+    retry: false,
+    kind: 'spend_limit',
+    reason: `the account reached its spend limit (${what}): the run waits until an admin resumes it (\`drydock runs resume\`) or anthropic.spend_limit_wait_ms passes; raise the limit on the Claude Console's Billing or Limits page`,
+    retryAfterMs: null,
+  };
+}
+
+/** The SDK's own error for a client with no key: no request was sent. */
+function isMissingKey(err: unknown): boolean {
+  const e = err as { message?: unknown; cause?: { message?: unknown } } | null;
+  const says = (m: unknown) =>
+    typeof m === 'string' && m.startsWith('Could not resolve authentication method');
+  return err instanceof Error && (says(e?.message) || says(e?.cause?.message));
+}
+
+export function missingKey(): ModelFailure {
+  return {
+    retry: false,
+    kind: 'auth',
+    reason:
+      'no API key is set: set ANTHROPIC_API_KEY (or anthropic.api_key) and restart drydock; no request was sent',
+    retryAfterMs: null,
+  };
+}
+
+function statusKind(status: number): ModelErrorKind {
+  if (status === 429) return 'rate_limit';
+  if (status === 529) return 'overloaded';
+  if (status === 408 || status === 504) return 'timeout';
+  return 'api_error';
+}
+
+function streamKind(type: string | null): ModelErrorKind {
+  if (type === 'overloaded_error') return 'overloaded';
+  if (type === 'rate_limit_error') return 'rate_limit';
+  if (type === 'timeout_error') return 'timeout';
+  if (type === 'invalid_request_error') return 'invalid_request';
+  return 'api_error';
 }

@@ -1,5 +1,11 @@
 import type { Clock } from '../clock.js';
-import { isFailedRunStatus, isFinishedRunStatus, type Run, type RunStatus } from '../domain/types.js';
+import {
+  isFailedRunStatus,
+  isFinishedRunStatus,
+  type Run,
+  type RunStatus,
+  type RunWait,
+} from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
 import {
@@ -17,6 +23,8 @@ import { waitsOnSomeone } from './waiting.js';
 export interface RunOutcome {
   status: Exclude<RunStatus, 'queued' | 'running'>;
   error?: string | null;
+  /** With awaiting_input: the run waits on the account, not on a question (see RunWait). */
+  waitingOn?: RunWait;
 }
 
 /**
@@ -105,6 +113,8 @@ export class RunQueue {
   /** Sessions whose run waits for a person (a question); value: that run's id. */
   private readonly parked = new Map<string, string>();
   private readonly resumeSoon = new Set<string>();
+  /** Runs waiting on the account (RunWait): run id -> cancels the timer that submits it when the wait ends. */
+  private readonly waitTimers = new Map<string, () => void>();
   /** Runs this replica holds a claim on, so renews the lease of: run id -> the claim's fence. */
   private readonly claimed = new Map<string, Fence>();
   private accepting = true;
@@ -132,6 +142,8 @@ export class RunQueue {
   /** Queues a run: a new one (status queued) or a parked one to resume (status awaiting_input). */
   submit(run: Queued): void {
     if (!this.accepting) return; // stays in the store; recover() picks it up on the next start
+    this.waitTimers.get(run.id)?.();
+    this.waitTimers.delete(run.id);
     if (this.parked.get(run.sessionId) === run.id) this.parked.delete(run.sessionId);
     const line = this.served.has(run.sessionId) ? this.rotation : this.fresh;
     const list = line.get(run.sessionId) ?? [];
@@ -158,7 +170,7 @@ export class RunQueue {
     for (const status of ['awaiting_input', 'queued'] as const) {
       for (const run of await this.all(status)) {
         if (status === 'awaiting_input') {
-          await this.park(run);
+          await this.park(run, run.waitingOn);
           tally.parked += 1;
         } else {
           this.submit(run);
@@ -275,7 +287,7 @@ export class RunQueue {
       await this.renew();
       await this.takeOver(null);
       if (this.accepting && this.active.size < this.opts.maxConcurrent) {
-        for (const run of await this.opts.store.listClaimableRuns(SWEEP_LIMIT)) {
+        for (const run of await this.opts.store.listClaimableRuns(SWEEP_LIMIT, this.opts.clock.now())) {
           // The store says the session is free (or this is its parked run): what this replica remembers of
           // a parked run there is out of date (it was answered, canceled or expired elsewhere).
           const parkedRun = this.parked.get(run.sessionId);
@@ -316,6 +328,8 @@ export class RunQueue {
    */
   async drain(graceMs: number): Promise<void> {
     this.pause();
+    for (const cancel of this.waitTimers.values()) cancel();
+    this.waitTimers.clear();
     this.unwake();
     await this.sweeper.stop();
     const all = () => Promise.all([...this.active.values()].map((a) => a.done));
@@ -495,6 +509,7 @@ export class RunQueue {
         fence,
         ...(terminal ? { finishedAt: ended, receipt: events.receipt() } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+        ...(outcome.waitingOn ? { waitingOn: outcome.waitingOn } : {}),
       }),
     );
     if (!settled) {
@@ -506,7 +521,7 @@ export class RunQueue {
       return;
     }
     if (outcome.status === 'awaiting_input') {
-      await this.park(run);
+      await this.park(run, outcome.waitingOn);
     } else {
       const fields = { run_id: run.id, session_id: run.sessionId, status: outcome.status };
       // A run that did not end as meant is worth a look: warn, with the reason.
@@ -539,12 +554,29 @@ export class RunQueue {
    * The run waits for a person and keeps its session. An answer that arrived while the run was still
    * executing found it not yet parked: resume at once in that case.
    */
-  private async park(run: Queued): Promise<void> {
+  private async park(run: Queued, wait?: RunWait | null): Promise<void> {
     this.parked.set(run.sessionId, run.id);
+    if (wait) return this.resumeAt(run, wait.until);
     if (await this.despiteOutage(run.id, () => waitsOnSomeone(this.opts.store, run.id))) return;
     // Still executing: resubmit once its slot is released (see begin()).
     if (this.active.has(run.id)) this.resumeSoon.add(run.id);
     else this.submit({ ...run, status: 'awaiting_input' });
+  }
+
+  /**
+   * A run waiting on the account goes back to the queue when its wait ends (on the injected clock); an admin's
+   * resume submits it sooner. Other replicas find it then too (listClaimableRuns).
+   */
+  private resumeAt(run: Queued, until: number): void {
+    this.waitTimers.get(run.id)?.();
+    const cancel = this.opts.clock.setTimer(
+      () => {
+        this.waitTimers.delete(run.id);
+        this.submit({ id: run.id, sessionId: run.sessionId, status: 'awaiting_input' });
+      },
+      Math.max(0, until - this.opts.clock.now()),
+    );
+    this.waitTimers.set(run.id, cancel);
   }
 }
 

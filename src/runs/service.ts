@@ -146,6 +146,21 @@ export class RunService {
     return canceled;
   }
 
+  /**
+   * An admin says the account may be used again (its spend limit was raised, or access resumed): every run
+   * waiting on the spend limit goes back to the queue, from its stored conversation. The runs resumed.
+   */
+  async resumeSpendLimited(by: string): Promise<Run[]> {
+    const { store, events, logger } = this.deps;
+    const resumed = await store.resumeWaitingRuns('spend_limit');
+    for (const run of resumed) {
+      await events.emit(run.id, 'spend_limit_resumed', { by });
+      this.deps.queue.submit(run);
+    }
+    if (resumed.length) logger.info({ runs: resumed.length, by }, 'runs resumed after the spend limit');
+    return resumed;
+  }
+
   /** Hands a parked run back to the queue once nothing it waits on is pending. */
   private async resume(runId: string): Promise<void> {
     const { store } = this.deps;
@@ -159,6 +174,7 @@ export class RunService {
 export type WaitingOn =
   | { kind: 'question'; id: string; detail: string }
   | { kind: 'tool_approval'; id: string; detail: string }
+  | { kind: 'spend_limit'; until: number; detail: string }
   | { kind: 'session'; run_id: string; detail: string }
   | { kind: 'concurrency'; limit: number; detail: string }
   | { kind: 'queue'; detail: string };
@@ -168,6 +184,13 @@ export async function waitingOn(
   run: Run,
   queue: { activeCount: number; maxConcurrent: number },
 ): Promise<WaitingOn | null> {
+  if (run.status === 'awaiting_input' && run.waitingOn) {
+    return {
+      kind: 'spend_limit',
+      until: run.waitingOn.until,
+      detail: `the account's spend limit: an admin resumes it with drydock runs resume (or POST /v1/runs/resume) once the limit is raised; else it tries again at ${new Date(run.waitingOn.until).toISOString()}`,
+    };
+  }
   if (run.status === 'awaiting_input') {
     const [q] = await store.listQuestions({ runId: run.id, status: 'pending', limit: 1 });
     if (q) {

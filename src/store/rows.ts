@@ -120,6 +120,8 @@ export interface RunRow {
   delivery_id: string | null;
   subject: string | null;
   checkout: string | null;
+  waiting_on: 'spend_limit' | null;
+  waiting_until: number | null;
   /** The replica executing a running run, and until when (ms) it holds it: the store's own, not in Run. */
   claimed_by: string | null;
   lease_until: number | null;
@@ -356,6 +358,7 @@ export const toRun = (r: RunRow): Run => ({
   deliveryId: r.delivery_id,
   subject: r.subject,
   checkout: r.checkout === null ? null : JSON.parse(r.checkout),
+  waitingOn: r.waiting_on === null ? null : { on: r.waiting_on, until: r.waiting_until ?? 0 },
 });
 
 export const toEvent = (r: EventRow): RunEvent => ({

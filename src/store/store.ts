@@ -28,6 +28,7 @@ import type {
   RunSettings,
   RunSource,
   RunStatus,
+  RunWait,
   Session,
   SlotRecord,
   TokenUsage,
@@ -259,6 +260,8 @@ export interface RunStore {
       fence?: Fence;
       /** An event of the move (run_finished when it ends the run), appended in the same transaction. */
       receipt?: Receipt;
+      /** To awaiting_input: what the run waits on besides a person. Every other move clears the wait. */
+      waitingOn?: RunWait;
     },
   ): Promise<boolean>;
 
@@ -299,9 +302,17 @@ export interface RunStore {
   ): Promise<boolean>;
   /**
    * Runs some replica could start now, oldest first, at most `limit`: queued runs of sessions with no run
-   * running or awaiting input, and runs awaiting input with no question or tool approval still pending.
+   * running or awaiting input, and runs awaiting input with no question or tool approval still pending and no
+   * wait on the account (RunWait) that lasts past `now` (null: no run that waits on the account).
    */
-  listClaimableRuns(limit: number): Promise<Run[]>;
+  listClaimableRuns(limit: number, now?: number | null): Promise<Run[]>;
+  /**
+   * Ends the wait on `on` of every run awaiting input on it (an admin resumed them): each is claimable again.
+   * The runs it moved, oldest first.
+   */
+  resumeWaitingRuns(on: RunWait['on']): Promise<Run[]>;
+  /** The latest end of a wait on `on` that lasts past `now`, or null when no run waits on it. */
+  waitingUntil(on: RunWait['on'], now: number): Promise<number | null>;
   /** Records what a run is carried out with, and its progress after each turn. */
   updateRun(
     id: string,

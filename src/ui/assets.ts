@@ -200,6 +200,12 @@ ${viewerScript()}
         entry('retry', e, 'Model retry: attempt ' + str(e.attempt) + ' failed (' + str(e.cause) + '); next in ' +
           (Number(e.next_attempt_in_ms || 0) / 1000).toFixed(1) + ' s');
         return;
+      case 'spend_limit_reached':
+        entry('warning', e, 'Waiting on the spend limit: ' + str(e.reason) + '; resumes by ' + str(e.resumes_at));
+        return;
+      case 'spend_limit_resumed':
+        entry('retry', e, 'Resumed after the spend limit by ' + str(e.by));
+        return;
       case 'turn_finished':
         entry('turn', e, 'Turn ' + str(e.turn) + ' finished: ' + str(e.stop_reason) + ', $' + Number(e.cost_usd || 0).toFixed(4));
         return;

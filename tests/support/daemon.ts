@@ -1,9 +1,10 @@
 import { join } from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
 import type { Sandbox } from '../../src/agent/sandbox.js';
+import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config/schema.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { silentLogger } from '../../src/logger.js';
+import { createModelClient } from '../../src/models/client.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
 import { type TestStore, tempDir, testConfig, testDatabase } from './harness.js';
 import type { FreshDatabase } from './postgres.js';
@@ -42,6 +43,10 @@ export async function startTestDaemon(opts: {
   store?: TestStore;
   /** The configuration file the daemon would have read (hidden from the model like the data directory). */
   configFile?: string;
+  /** The model client's key (default `test-key`; null: none, as when ANTHROPIC_API_KEY is not set). */
+  apiKey?: string | null;
+  /** The daemon's clock (default the system's). */
+  clock?: Clock;
 }): Promise<TestDaemon> {
   const { database, release } = await testDatabase(opts.store);
   const tmp = opts.dir ? { path: opts.dir, remove: () => {} } : tempDir('drydock-daemon-');
@@ -52,11 +57,12 @@ export async function startTestDaemon(opts: {
     c.database_url = database?.url ?? null;
     opts.patch?.(c);
   });
-  const model = new Anthropic({
-    apiKey: 'test-key',
-    baseURL: opts.modelUrl ?? 'http://127.0.0.1:9',
-    maxRetries: opts.maxRetries ?? 2,
-    timeout: opts.timeoutMs ?? 10_000,
+  // The client the daemon builds for itself (models/client.ts), with the tests' key, server and limits.
+  const model = createModelClient({
+    api_key: opts.apiKey === undefined ? 'test-key' : opts.apiKey,
+    base_url: opts.modelUrl ?? 'http://127.0.0.1:9',
+    max_retries: opts.maxRetries ?? 2,
+    request_timeout_ms: opts.timeoutMs ?? 10_000,
   });
   const daemon = await startDaemon({
     config,
@@ -66,6 +72,7 @@ export async function startTestDaemon(opts: {
     ...(opts.executor ? { executor: opts.executor } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     ...(opts.configFile ? { configFile: opts.configFile } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
   }).catch(async (err: unknown) => {
     tmp.remove();
     await release();

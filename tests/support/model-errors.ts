@@ -5,6 +5,25 @@
  *   `// wording not documented`: the docs say only that a 400 happens; the text is ours.
  */
 
+// [doc] api/rate-limits: the 429 at the usage tier's monthly spend cap (with details.error_code
+// enforced_spend_limit_reached, no retry-after); access resumes at 00:00 UTC on the first of the next month.
+export function tierSpendCapReached(resumesOn: string): string {
+  return `You have reached your API usage limits: your organization has crossed its monthly API usage threshold, set based on your organization's API tier. You will regain access on ${resumesOn} at 00:00 UTC.`;
+}
+
+// [3p] (captures of the live API; [doc] api/errors says only that a spend limit one sets answers 400
+// invalid_request_error): the organization's, or a workspace's, limit.
+export function spendLimitSetReached(scope: 'organization' | 'workspace', resumesOn: string): string {
+  const which = scope === 'workspace' ? 'workspace API usage limits' : 'API usage limits';
+  return `You have reached your specified ${which}. You will regain access on ${resumesOn} at 00:00 UTC.`;
+}
+
+// [3p] (the 401 of an unknown key; [doc] api/errors names only the type).
+export const INVALID_API_KEY = 'invalid x-api-key';
+
+// [doc] api/errors (the 403 permission_error's description).
+export const PERMISSION_DENIED = 'Your API key does not have permission to use the specified resource.';
+
 // [doc] models/sonnet-5-5/migration-guide, build-with-claude/thinking-troubleshooting (all 4.7+ models).
 export const ENABLED_NOT_SUPPORTED =
   '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';

@@ -2,6 +2,12 @@
  * What a test scripts for the model server to answer, and small builders for the outcomes tests need most.
  * The server module re-exports all of it; see its header for how each outcome looks on the wire.
  */
+import {
+  INVALID_API_KEY,
+  PERMISSION_DENIED,
+  spendLimitSetReached,
+  tierSpendCapReached,
+} from './model-errors.js';
 
 export type ScriptedBlock =
   | { type: 'text'; text: string }
@@ -84,6 +90,8 @@ export interface ScriptedStatus {
   message?: string;
   /** Sent as `x-should-retry: true|false`, which the SDK obeys over its status-based policy. */
   shouldRetry?: boolean;
+  /** The error's `details` (e.g. `{error_code: 'enforced_spend_limit_reached'}` on a tier spend cap's 429). */
+  details?: Record<string, unknown>;
   /** Extra response headers. */
   headers?: Record<string, string>;
   /** Delay before the response is sent. */
@@ -149,5 +157,35 @@ export const script = {
   /** 529 `overloaded_error`. */
   overloaded(): ScriptedStatus {
     return { kind: 'status', status: 529 };
+  },
+  /**
+   * 429 at the usage tier's monthly spend cap: `rate_limit_error` with `details.error_code`
+   * `enforced_spend_limit_reached` and no retry-after (api/rate-limits).
+   */
+  spendLimitReached(resumesOn = '2027-01-01'): ScriptedStatus {
+    return {
+      kind: 'status',
+      status: 429,
+      errorType: 'rate_limit_error',
+      message: tierSpendCapReached(resumesOn),
+      details: { error_code: 'enforced_spend_limit_reached' },
+    };
+  },
+  /** 400 once usage reaches a spend limit set on a workspace (api/errors: no details, a plain message). */
+  workspaceSpendLimitReached(resumesOn = '2027-01-01'): ScriptedStatus {
+    return {
+      kind: 'status',
+      status: 400,
+      errorType: 'invalid_request_error',
+      message: spendLimitSetReached('workspace', resumesOn),
+    };
+  },
+  /** 401 `authentication_error`: a key the API does not know (malformed, revoked or expired). */
+  keyRefused(): ScriptedStatus {
+    return { kind: 'status', status: 401, errorType: 'authentication_error', message: INVALID_API_KEY };
+  },
+  /** 403 `permission_error`: the key may not use the resource. */
+  permissionDenied(): ScriptedStatus {
+    return { kind: 'status', status: 403, errorType: 'permission_error', message: PERMISSION_DENIED };
   },
 };

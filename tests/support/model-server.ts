@@ -184,8 +184,15 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function errorBody(type: string, message: string, requestId: string): string {
-  return JSON.stringify({ type: 'error', error: { type, message }, request_id: requestId });
+/** The API's error shape (api/errors): `details` only where the API sends it (a tier spend cap's 429). */
+function errorBody(
+  type: string,
+  message: string,
+  requestId: string,
+  details?: Record<string, unknown>,
+): string {
+  const error = details ? { type, message, details } : { type, message };
+  return JSON.stringify({ type: 'error', error, request_id: requestId });
 }
 
 function scriptRanOut(): ScriptedStatus {
@@ -269,9 +276,10 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       type: string,
       message: string,
       extra: Record<string, string> = {},
+      details?: Record<string, unknown>,
     ): void => {
       if (rec) rec.error = { type, message };
-      sendJson(status, errorBody(type, message, requestId), extra);
+      sendJson(status, errorBody(type, message, requestId, details), extra);
     };
     const refuse = (r: Refusal): void => sendError(r.status, r.type, r.message);
 
@@ -362,6 +370,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
         scripted.errorType ?? DEFAULT_ERROR_TYPES[scripted.status] ?? 'api_error',
         scripted.message ?? DEFAULT_ERROR_MESSAGES[scripted.status] ?? 'Error',
         extra,
+        scripted.details,
       );
       return;
     }

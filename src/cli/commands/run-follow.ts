@@ -132,6 +132,10 @@ export function describeEvent(sent: EventJson): string | null {
       return `• execution recorded: commit ${s(e.commit)}${e.branch ? ` on ${s(e.branch)}` : ''}, ${Array.isArray(e.changed_files) ? e.changed_files.length : 0} file(s) changed`;
     case 'model_retry':
       return `• model retry: attempt ${s(e.attempt)} failed (${s(e.cause)}); next in ${seconds(e.next_attempt_in_ms)}${e.partial_reply_discarded ? ', partial reply discarded' : ''}`;
+    case 'spend_limit_reached':
+      return `• waiting on the spend limit: ${s(e.reason)}; resumes by ${s(e.resumes_at)} (or \`drydock runs resume\`)`;
+    case 'spend_limit_resumed':
+      return `• resumed after the spend limit by ${s(e.by)}`;
     case 'turn_finished':
       return `• turn ${s(e.turn)} finished: ${s(e.stop_reason)}, ${usd(e.cost_usd)}`;
     case 'run_interrupted':

@@ -1,5 +1,5 @@
 import { RUN_STATUSES } from '../../domain/types.js';
-import type { DiffJson, RunDetailJson } from '../../http/contract/index.js';
+import type { DiffJson, RunDetailJson, RunJson } from '../../http/contract/index.js';
 import {
   actionCommand,
   age,
@@ -24,7 +24,7 @@ import {
 } from './common.js';
 import { followCommand } from './run-follow.js';
 
-// drydock runs list|show|cancel|follow|diff: agent runs over /v1/runs.
+// drydock runs list|show|cancel|resume|follow|diff: agent runs over /v1/runs.
 
 const STATUSES = RUN_STATUSES;
 
@@ -34,7 +34,8 @@ const cost = (usd: number): string => `$${usd.toFixed(4)}`;
 
 export const runsGroup: Group = {
   name: 'runs',
-  summary: 'Agent runs: list them, read one, cancel one, follow one as it happens, print what one changed.',
+  summary:
+    'Agent runs: list them, read one, cancel one, resume those waiting on the spend limit, follow one as it happens, print what one changed.',
   commands: {
     list: listCommand<RunDetailJson>({
       about: 'Lists runs, newest first: id, phase, status, source, session, age, duration, cost, plan.',
@@ -109,6 +110,27 @@ export const runsGroup: Group = {
       path: (id) => `/v1/runs/${idPath(id)}/cancel`,
       render: (r) => `run ${r.id} ${r.status}`,
     }),
+
+    resume: {
+      synopsis: '[--json]',
+      help: `Resumes every run waiting on the account's spend limit (status awaiting_input, waiting on
+spend_limit), once the limit was raised on the Claude Console: each goes on from its stored conversation.
+Admin only. Prints the runs resumed.
+
+${JSON_HELP}`,
+      options: { ...jsonOption },
+      positionals: [],
+      async run({ client, values }) {
+        const res = await client.request('POST', '/v1/runs/resume');
+        if (printedJson(values, res.text)) return;
+        const { resumed } = res.body as { resumed: RunJson[] };
+        out(
+          resumed.length
+            ? resumed.map((r) => `run ${r.id} resumed`).join('\n')
+            : 'no run waits on the spend limit',
+        );
+      },
+    },
 
     follow: followCommand,
 

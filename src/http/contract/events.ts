@@ -55,6 +55,8 @@ export const RUN_EVENT_PAYLOADS = {
     cause: z.string(),
     partial_reply_discarded: z.boolean(),
   }),
+  spend_limit_reached: z.strictObject({ reason: z.string(), resumes_at: z.string() }),
+  spend_limit_resumed: z.strictObject({ by: z.string() }),
   tool_use: z.strictObject({ ...toolRef, input: z.unknown() }),
   tool_result: z.strictObject({
     ...toolRef,

@@ -17,7 +17,15 @@ import {
   reviseBody,
 } from './plans.js';
 import { answerBody, questionListQuery, questionListSchema, questionSchema } from './questions.js';
-import { diffSchema, eventsQuery, listRunsQuery, runDetailSchema, runListSchema, runSchema } from './runs.js';
+import {
+  diffSchema,
+  eventsQuery,
+  listRunsQuery,
+  resumedRunsSchema,
+  runDetailSchema,
+  runListSchema,
+  runSchema,
+} from './runs.js';
 import {
   closedSessionSchema,
   createSessionSchema,
@@ -291,6 +299,15 @@ export const ROUTES: Route[] = [
     auth: 'read',
     responses: { 200: json(runDetailSchema) },
     errors: [404],
+  },
+  {
+    method: 'post',
+    path: '/v1/runs/resume',
+    summary:
+      "Resume every run waiting on the account's spend limit (once it was raised): each goes on from its stored conversation",
+    auth: 'admin',
+    responses: { 200: json(resumedRunsSchema) },
+    errors: [],
   },
   {
     method: 'post',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXECUTE_MODES, RUN_SOURCES, RUN_STATUSES } from '../../domain/types.js';
+import { EXECUTE_MODES, RUN_SOURCES, RUN_STATUSES, RUN_WAITS } from '../../domain/types.js';
 import { cursor, limit, pageOf, time, usage } from './common.js';
 
 // /v1/runs: plan and execute runs, what they wait for, their results and event logs.
@@ -45,6 +45,10 @@ export const runSchema = z.strictObject({
   result_commit: z.string().nullable(),
   diff_stat: z.string().nullable(),
   changed_files: z.array(z.string()).nullable(),
+  waiting: z
+    .strictObject({ on: z.enum(RUN_WAITS), until: time })
+    .nullable()
+    .describe('awaiting_input on the account (spend_limit) until an admin resumes it, or until this time'),
 });
 export type RunJson = z.infer<typeof runSchema>;
 
@@ -54,10 +58,14 @@ export const runListSchema = pageOf(runSchema);
 export const waitingOnSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('question'), id: z.string(), detail: z.string() }),
   z.strictObject({ kind: z.literal('tool_approval'), id: z.string(), detail: z.string() }),
+  z.strictObject({ kind: z.literal('spend_limit'), until: time, detail: z.string() }),
   z.strictObject({ kind: z.literal('session'), run_id: z.string(), detail: z.string() }),
   z.strictObject({ kind: z.literal('concurrency'), limit: z.number(), detail: z.string() }),
   z.strictObject({ kind: z.literal('queue'), detail: z.string() }),
 ]);
+
+/** POST /v1/runs/resume: the runs that waited on the spend limit and are queued again. */
+export const resumedRunsSchema = z.strictObject({ resumed: z.array(runSchema) });
 
 /** GET /v1/runs/:id: the run and what it waits for (null once it ended or while it runs). */
 export const runDetailSchema = runSchema.extend({ waiting_on: waitingOnSchema.nullable() });

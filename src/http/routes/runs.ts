@@ -33,6 +33,12 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
     return c.json({ ...presentRun(run), waiting_on: await deps.runs.waitingOn(run) });
   });
 
+  /** The account's spend limit was raised: every run waiting on it goes on (README, Models). */
+  app.post('/resume', requires('admin'), async (c) => {
+    const resumed = await deps.runs.resumeSpendLimited(c.get('identity').identity);
+    return c.json({ resumed: resumed.map(presentRun) });
+  });
+
   app.post('/:id/cancel', requires('operate'), async (c) => {
     const id = c.req.param('id');
     const run = await store.getRun(id);

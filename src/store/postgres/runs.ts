@@ -6,6 +6,7 @@ import {
   type Run,
   type RunEvent,
   type RunStatus,
+  type RunWait,
   type ToolCall,
 } from '../../domain/types.js';
 import { page } from '../paging.js';
@@ -69,6 +70,7 @@ export class PgRuns implements RunStore {
       activeMs?: number;
       fence?: Fence;
       receipt?: Receipt;
+      waitingOn?: RunWait;
     } = {},
   ): Promise<boolean> {
     // One UPDATE: a concurrent transition of the same run waits for this one, then finds its status no
@@ -81,7 +83,8 @@ export class PgRuns implements RunStore {
              error = CASE WHEN $6::boolean THEN $7 ELSE error END, attempt = COALESCE($8, attempt),
              active_ms = active_ms + $9,
              claimed_by = CASE WHEN $3 = 'running' THEN claimed_by END,
-             lease_until = CASE WHEN $3 = 'running' THEN lease_until END
+             lease_until = CASE WHEN $3 = 'running' THEN lease_until END,
+             waiting_on = $12, waiting_until = $13
          WHERE id = $1 AND status = ANY($2::text[])
            AND ($10::text IS NULL OR (claimed_by = $10 AND claim_epoch = $11))
          RETURNING *`,
@@ -97,6 +100,9 @@ export class PgRuns implements RunStore {
           Math.max(0, Math.round(fields.activeMs ?? 0)),
           fields.fence?.replica ?? null,
           fields.fence?.epoch ?? null,
+          // Every move ends a wait on the account, unless it starts one.
+          fields.waitingOn?.on ?? null,
+          fields.waitingOn?.until ?? null,
         ],
       ),
     );
@@ -140,8 +146,9 @@ export class PgRuns implements RunStore {
       await q.value('SELECT id FROM sessions WHERE id = $1 FOR NO KEY UPDATE', [sessionId]);
       const epoch = await q.value<number>(
         `UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4,
-             started_at = COALESCE(started_at, $5), claim_epoch = claim_epoch + 1
-         WHERE id = $1 AND status = $2
+             started_at = COALESCE(started_at, $5), claim_epoch = claim_epoch + 1,
+             waiting_on = NULL, waiting_until = NULL
+         WHERE id = $1 AND status = $2 AND (waiting_on IS NULL OR waiting_until <= $5)
            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
                              AND o.status IN ('running', 'awaiting_input'))
          RETURNING claim_epoch`,
@@ -207,7 +214,7 @@ export class PgRuns implements RunStore {
     );
   }
 
-  async listClaimableRuns(limit: number): Promise<Run[]> {
+  async listClaimableRuns(limit: number, now: number | null = null): Promise<Run[]> {
     // Each half is sorted and limited on its own, then the two are merged. Checked with EXPLAIN over 20,000
     // finished runs: both halves read only their status from runs_by_status; a session's busy runs come from
     // runs_active_by_session, pending requests from the pending-only indexes (questions_pending, ...).
@@ -221,11 +228,30 @@ export class PgRuns implements RunStore {
          (SELECT * FROM runs r WHERE r.status = 'awaiting_input'
             AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.run_id = r.id AND q.status = 'pending')
             AND NOT EXISTS (SELECT 1 FROM tool_approvals a WHERE a.run_id = r.id AND a.status = 'pending')
+            AND (r.waiting_on IS NULL OR r.waiting_until <= $2)
           ORDER BY r.created_at, r.id LIMIT $1)
        ) c ORDER BY created_at, id LIMIT $1`,
-      [limit],
+      [limit, now],
     );
     return rows.map(toRun);
+  }
+
+  async resumeWaitingRuns(on: RunWait['on']): Promise<Run[]> {
+    const rows = await this.db.rows<RunRow>(
+      `UPDATE runs SET waiting_on = NULL, waiting_until = NULL
+       WHERE status = 'awaiting_input' AND waiting_on = $1 RETURNING *`,
+      [on],
+    );
+    return rows.map(toRun).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  }
+
+  async waitingUntil(on: RunWait['on'], now: number): Promise<number | null> {
+    const until = await this.db.value<number | null>(
+      `SELECT MAX(waiting_until) FROM runs
+       WHERE status = 'awaiting_input' AND waiting_on = $1 AND waiting_until > $2`,
+      [on, now],
+    );
+    return until ?? null;
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {

@@ -6,6 +6,7 @@ import {
   type Run,
   type RunEvent,
   type RunStatus,
+  type RunWait,
   type ToolCall,
 } from '../../domain/types.js';
 import { page } from '../paging.js';
@@ -63,6 +64,7 @@ export class SqliteRuns implements RunStore {
       activeMs?: number;
       fence?: Fence;
       receipt?: Receipt;
+      waitingOn?: RunWait;
     } = {},
   ): Promise<boolean> {
     const marks = from.map(() => '?').join(', ');
@@ -75,7 +77,8 @@ export class SqliteRuns implements RunStore {
         .sql(
           `UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at),
              error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt), active_ms = active_ms + ?,
-             claimed_by = CASE WHEN ? THEN claimed_by END, lease_until = CASE WHEN ? THEN lease_until END
+             claimed_by = CASE WHEN ? THEN claimed_by END, lease_until = CASE WHEN ? THEN lease_until END,
+             waiting_on = ?, waiting_until = ?
            WHERE id = ? AND status IN (${marks}) ${held}`,
         )
         .run(
@@ -88,6 +91,9 @@ export class SqliteRuns implements RunStore {
           Math.max(0, Math.round(fields.activeMs ?? 0)),
           to === 'running' ? 1 : 0,
           to === 'running' ? 1 : 0,
+          // Every move ends a wait on the account, unless it starts one.
+          fields.waitingOn?.on ?? null,
+          fields.waitingOn?.until ?? null,
           id,
           ...from,
           ...(fence ? [fence.replica, fence.epoch] : []),
@@ -125,13 +131,13 @@ export class SqliteRuns implements RunStore {
     const epoch = this.db
       .pluck(
         `UPDATE runs SET status = 'running', claimed_by = ?, lease_until = ?, started_at = COALESCE(started_at, ?),
-             claim_epoch = claim_epoch + 1
-           WHERE id = ? AND status = ?
+             claim_epoch = claim_epoch + 1, waiting_on = NULL, waiting_until = NULL
+           WHERE id = ? AND status = ? AND (waiting_on IS NULL OR waiting_until <= ?)
              AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
                                AND o.status IN (${ACTIVE_STATUSES}) AND o.status <> 'queued')
            RETURNING claim_epoch`,
       )
-      .get(claim.replica, claim.leaseUntil, now, id, from) as number | undefined;
+      .get(claim.replica, claim.leaseUntil, now, id, from, now) as number | undefined;
     return epoch === undefined ? null : { runId: id, replica: claim.replica, epoch };
   }
 
@@ -186,7 +192,7 @@ export class SqliteRuns implements RunStore {
     return this.withReceipt(id, fields.receipt, move);
   }
 
-  async listClaimableRuns(limit: number): Promise<Run[]> {
+  async listClaimableRuns(limit: number, now: number | null = null): Promise<Run[]> {
     // Both halves walk runs_by_status (status, created_at); a session's busy runs are found through
     // runs_active_by_session (the subquery repeats its condition, see claimRun), a run's pending requests
     // through the (run_id, tool_use_id) unique indexes. Checked with EXPLAIN QUERY PLAN.
@@ -200,10 +206,31 @@ export class SqliteRuns implements RunStore {
            SELECT * FROM runs r WHERE r.status = 'awaiting_input'
              AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.run_id = r.id AND q.status = 'pending')
              AND NOT EXISTS (SELECT 1 FROM tool_approvals a WHERE a.run_id = r.id AND a.status = 'pending')
+             AND (r.waiting_on IS NULL OR r.waiting_until <= ?)
          ) ORDER BY created_at, id LIMIT ?`,
       )
-      .all(limit) as RunRow[];
+      .all(now, limit) as RunRow[];
     return rows.map(toRun);
+  }
+
+  async resumeWaitingRuns(on: RunWait['on']): Promise<Run[]> {
+    const rows = this.db
+      .sql(
+        `UPDATE runs SET waiting_on = NULL, waiting_until = NULL
+         WHERE status = 'awaiting_input' AND waiting_on = ? RETURNING *`,
+      )
+      .all(on) as RunRow[];
+    return rows.map(toRun).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  }
+
+  async waitingUntil(on: RunWait['on'], now: number): Promise<number | null> {
+    const until = this.db
+      .pluck(
+        `SELECT MAX(waiting_until) FROM runs
+         WHERE status = 'awaiting_input' AND waiting_on = ? AND waiting_until > ?`,
+      )
+      .get(on, now) as number | null | undefined;
+    return until ?? null;
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {

@@ -83,6 +83,7 @@ export function runContract(factory: StoreFactory): void {
           deliveryId: null,
           subject: null,
           checkout: null,
+          waitingOn: null,
         });
         expect(await ctx.store.getRun('run_1')).toEqual(run);
         expect(await ctx.store.getRun('run_missing')).toBeNull();
@@ -719,6 +720,49 @@ export function runContract(factory: StoreFactory): void {
         await ctx.store.claimRun('run_q', 'awaiting_input', claim('r-b'), T0 + MINUTE);
         expect(await claimable()).toEqual(['run_answered', 'run_2a', 'run_2b', 'run_3b', 'run_6b']);
         expect(await ctx.store.listClaimableRuns(0)).toEqual([]);
+      });
+
+      it('a run waiting on the account (spend limit) is claimed only once its wait ends or an admin resumes it', async () => {
+        await givenSession(ctx.store, 'ses_w');
+        await givenSession(ctx.store, 'ses_v');
+        await ctx.store.createRun(runInput('run_w', 'ses_w'));
+        await ctx.store.createRun(runInput('run_v', 'ses_v'));
+        await ctx.store.createRun({ ...runInput('run_w2', 'ses_w'), createdAt: T0 + SECOND });
+        for (const id of ['run_w', 'run_v']) {
+          await ctx.store.claimRun(id, 'queued', claim('r-a'), T0);
+          const until = id === 'run_w' ? T0 + HOUR : T0 + 2 * HOUR;
+          const to = { on: 'spend_limit', until } as const;
+          expect(await ctx.store.transitionRun(id, ['running'], 'awaiting_input', { waitingOn: to })).toBe(
+            true,
+          );
+        }
+        expect((await ctx.store.getRun('run_w'))!.waitingOn).toEqual({ on: 'spend_limit', until: T0 + HOUR });
+        // The account is held until the latest wait.
+        expect(await ctx.store.waitingUntil('spend_limit', T0)).toBe(T0 + 2 * HOUR);
+        // Before its wait ends: not claimable, not claimed; it still holds its session (run_w2 waits).
+        expect(await ctx.store.listClaimableRuns(100, T0 + HOUR - 1)).toEqual([]);
+        expect(await ctx.store.listClaimableRuns(100)).toEqual([]);
+        expect(await ctx.store.claimRun('run_w', 'awaiting_input', claim('r-a'), T0 + HOUR - 1)).toBeNull();
+        // Once it ends: claimable, and the claim clears the wait.
+        expect((await ctx.store.listClaimableRuns(100, T0 + HOUR)).map((r) => r.id)).toEqual(['run_w']);
+        expect(await ctx.store.claimRun('run_w', 'awaiting_input', claim('r-a'), T0 + HOUR)).not.toBeNull();
+        expect((await ctx.store.getRun('run_w'))!.waitingOn).toBeNull();
+        expect(await ctx.store.waitingUntil('spend_limit', T0 + HOUR)).toBe(T0 + 2 * HOUR);
+        // An admin resumes: every run waiting on the spend limit is claimable at once; the account is free.
+        const resumed = await ctx.store.resumeWaitingRuns('spend_limit');
+        expect(resumed.map((r) => [r.id, r.status, r.waitingOn])).toEqual([
+          ['run_v', 'awaiting_input', null],
+        ]);
+        expect(await ctx.store.waitingUntil('spend_limit', T0)).toBeNull();
+        expect((await ctx.store.listClaimableRuns(100, T0)).map((r) => r.id)).toContain('run_v');
+        expect(await ctx.store.resumeWaitingRuns('spend_limit')).toEqual([]);
+        // Any other move ends a wait: canceled while waiting, nothing of it is left.
+        await ctx.store.transitionRun('run_w', ['running'], 'awaiting_input', {
+          waitingOn: { on: 'spend_limit', until: T0 + 3 * HOUR },
+        });
+        await ctx.store.transitionRun('run_w', ['awaiting_input'], 'canceled', { finishedAt: T0 + HOUR });
+        expect((await ctx.store.getRun('run_w'))!.waitingOn).toBeNull();
+        expect(await ctx.store.waitingUntil('spend_limit', T0)).toBeNull();
       });
 
       describe('fences', () => {
