@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { makeRepo } from '../support/git-repo.js';
+import { signIn, ui } from '../ui/helpers.js';
 import {
   type ModelServer,
   type ScriptedResponse,
@@ -97,6 +98,14 @@ describe('account limits', () => {
       /spend limit \(429 rate_limit_error: You have reached your API usage limits/,
     );
     expect(events.some((e) => e.event === 'model_retry')).toBe(false);
+    // The run's page says so too.
+    const app = {
+      request: (url: string, init: RequestInit) =>
+        fetch(url.replace('http://localhost', d.daemon.url), { ...init, redirect: 'manual' }),
+    };
+    const { cookie } = await signIn(app as never, ADMIN_TOKEN);
+    const page = (await ui(app as never, 'GET', `/ui/runs/${a}`, { cookie })).text;
+    expect(page).toMatch(/<dt>Waiting on<\/dt><dd id="run-waiting">the account's spend limit/);
 
     // Another run while the account is limited waits too, and sends nothing.
     const b = await fire(jobB);

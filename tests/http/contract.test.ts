@@ -286,6 +286,8 @@ it('serves every route with answers its contract schema describes', async () => 
   const fourth = await ok('POST', `/v1/jobs/${job.id}/run`, 201);
   await runUntil(fourth.id, ['awaiting_input']);
   await ok('POST', `/v1/runs/${fourth.id}/cancel`, 200);
+  // Nothing waits on the spend limit: the admin's resume answers an empty list.
+  await ok('POST', '/v1/runs/resume', 200);
 
   // ---- the unattended-execution switch
   await ok('GET', '/v1/admin/auto-mode', 200);
