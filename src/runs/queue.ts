@@ -379,6 +379,8 @@ export class RunQueue {
       receipt: this.opts.events.receipt(),
     });
     if (!ok) return false;
+    this.waitTimers.get(runId)?.();
+    this.waitTimers.delete(runId);
     for (const [sessionId, parkedRun] of this.parked) if (parkedRun === runId) this.parked.delete(sessionId);
     this.pump();
     return true;

@@ -3,13 +3,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { makeRepo } from '../support/git-repo.js';
-import { signIn, ui } from '../ui/helpers.js';
 import {
   type ModelServer,
   type ScriptedResponse,
   script,
   startModelServer,
 } from '../support/model-server.js';
+import { signIn, ui } from '../ui/helpers.js';
 
 // What the account's limits do to a run, through the real SDK (built as the daemon builds it) against the
 // strict stand-in, which answers each limit as the Messages API does (tests/support/model-script.ts).
