@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ConversationMessage, RunSettings } from '../domain/types.js';
+import { type CacheTtls, cacheControl, FIVE_MINUTES } from './cache-ttl.js';
 import type { ToolDefinition } from './tools/types.js';
 
 /**
@@ -10,7 +11,9 @@ import type { ToolDefinition } from './tools/types.js';
  *
  * Cache breakpoints (the API allows 4): the end of the static prefix (tools, then system), the end of the
  * message before the newest assistant turn (where the previous request wrote its cache, so it is read even
- * when a turn adds more than the API's 20-block lookback), and the newest message.
+ * when a turn adds more than the API's 20-block lookback), and the newest message. Their TTLs (`cache`, by
+ * default 5 minutes each) are chosen per conversation in cache-ttl.ts: 1 hour where a turn may leave the run
+ * waiting for a person.
  *
  * Sampling parameters, prefill and tool_choice are never sent: the 5.5 models refuse anything but the
  * defaults. Thinking and effort are shaped per model by models/catalogue.ts (settings.request).
@@ -20,19 +23,21 @@ export function buildRequest(opts: {
   tools: ToolDefinition[];
   system: readonly string[];
   messages: ConversationMessage[];
+  cache?: CacheTtls;
 }): Anthropic.MessageCreateParamsNonStreaming {
   const { settings } = opts;
   const { thinking, effort } = settings.request;
+  const ttls = opts.cache ?? FIVE_MINUTES;
   const system = opts.system.map((text, i): Anthropic.TextBlockParam => {
     const last = i === opts.system.length - 1;
-    return last ? { type: 'text', text, cache_control: { type: 'ephemeral' } } : { type: 'text', text };
+    return last ? { type: 'text', text, cache_control: cacheControl(ttls.prefix) } : { type: 'text', text };
   });
   return {
     model: settings.model,
     max_tokens: settings.maxTokens,
     tools: opts.tools as Anthropic.Tool[],
     system,
-    messages: withBreakpoints(opts.messages),
+    messages: withBreakpoints(opts.messages, cacheControl(ttls.messages)),
     ...(thinking ? { thinking: thinking as Anthropic.ThinkingConfigParam } : {}),
     ...(effort ? { output_config: { effort } } : {}),
   };
@@ -43,7 +48,10 @@ export function buildRequest(opts: {
  * assistant turn (where the previous request put its newest breakpoint; after a pause_turn the newest
  * message is that assistant turn itself).
  */
-function withBreakpoints(messages: ConversationMessage[]): Anthropic.MessageParam[] {
+function withBreakpoints(
+  messages: ConversationMessage[],
+  marker: Anthropic.CacheControlEphemeral,
+): Anthropic.MessageParam[] {
   const marked = new Set<number>([messages.length - 1]);
   const lastAssistant = messages.findLastIndex((m) => m.role === 'assistant');
   const before = messages.slice(0, Math.max(0, lastAssistant)).findLastIndex((m) => m.role === 'user');
@@ -57,7 +65,7 @@ function withBreakpoints(messages: ConversationMessage[]): Anthropic.MessagePara
     let at = content.length - 1;
     while (at >= 0 && (content[at]!.type === 'thinking' || content[at]!.type === 'redacted_thinking')) at--;
     if (at < 0) return { role: m.role, content: m.content as Anthropic.ContentBlockParam[] };
-    content[at] = { ...content[at], cache_control: { type: 'ephemeral' } };
+    content[at] = { ...content[at], cache_control: marker };
     return { role: m.role, content: content as unknown as Anthropic.ContentBlockParam[] };
   });
 }

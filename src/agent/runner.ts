@@ -20,6 +20,7 @@ import {
   questionAnswered,
   REPLY_CUT_OFF,
 } from './prompt.js';
+import { cacheTtls } from './cache-ttl.js';
 import { buildRequest } from './request.js';
 import { resolveSettings } from './settings.js';
 import { parkedCall, refuseRepeatedId } from './tool-calls.js';
@@ -338,6 +339,7 @@ class AgentRun {
       tools: ctx.phase.tools,
       system: ctx.phase.system,
       messages,
+      cache: cacheTtls(ctx.model, ctx.phase.waits),
     });
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
