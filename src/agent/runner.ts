@@ -10,6 +10,7 @@ import { RunAborted, type RunExecutor, type RunOutcome, type RunStart } from '..
 import { FencedError, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
 import { checkoutPullRequest } from '../workspace/checkout.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
+import { cacheTtls } from './cache-ttl.js';
 import { ExecutePhase } from './execute-phase.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
@@ -20,7 +21,6 @@ import {
   questionAnswered,
   REPLY_CUT_OFF,
 } from './prompt.js';
-import { cacheTtls } from './cache-ttl.js';
 import { buildRequest } from './request.js';
 import { resolveSettings } from './settings.js';
 import { parkedCall, refuseRepeatedId } from './tool-calls.js';
