@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ConversationMessage, RunSettings } from '../domain/types.js';
 import { type CacheTtls, cacheControl, FIVE_MINUTES } from './cache-ttl.js';
+import { SHARED_TOOLS } from './tools/index.js';
 import type { ToolDefinition } from './tools/types.js';
 
 /**
@@ -9,9 +10,11 @@ import type { ToolDefinition } from './tools/types.js';
  * request is the previous one plus new messages: thinking blocks sent back keep their prefix (models with
  * preserved thinking refuse them otherwise), and the prompt cache reads everything already sent.
  *
- * Cache breakpoints (the API allows 4): the end of the static prefix (tools, then system), the end of the
- * message before the newest assistant turn (where the previous request wrote its cache, so it is read even
- * when a turn adds more than the API's 20-block lookback), and the newest message. Their TTLs (`cache`, by
+ * Cache breakpoints (the API allows 4): the last of the tools both phases share (SHARED_TOOLS, first in
+ * each phase's list: the execute conversation, opened once a person approved the plan, reads that part of
+ * its prefix from what the plan conversation wrote), the end of the static prefix (tools, then system), the
+ * end of the message before the newest assistant turn (where the previous request wrote its cache, so it is
+ * read even when a turn adds more than the API's 20-block lookback), and the newest message. Their TTLs (`cache`, by
  * default 5 minutes each) are chosen per conversation in cache-ttl.ts: 1 hour where a turn may leave the run
  * waiting for a person.
  *
@@ -32,15 +35,27 @@ export function buildRequest(opts: {
     const last = i === opts.system.length - 1;
     return last ? { type: 'text', text, cache_control: cacheControl(ttls.prefix) } : { type: 'text', text };
   });
+  const shared = sharedToolCount(opts.tools);
+  const tools = opts.tools.map((tool, i) =>
+    i === shared - 1 && shared < opts.tools.length
+      ? { ...tool, cache_control: cacheControl(ttls.prefix) }
+      : tool,
+  );
   return {
     model: settings.model,
     max_tokens: settings.maxTokens,
-    tools: opts.tools as Anthropic.Tool[],
+    tools: tools as Anthropic.Tool[],
     system,
     messages: withBreakpoints(opts.messages, cacheControl(ttls.messages)),
     ...(thinking ? { thinking: thinking as Anthropic.ThinkingConfigParam } : {}),
     ...(effort ? { output_config: { effort } } : {}),
   };
+}
+
+/** SHARED_TOOLS.length when `tools` begins with them (the same definitions, in order), else 0. */
+function sharedToolCount(tools: readonly ToolDefinition[]): number {
+  const n = SHARED_TOOLS.length;
+  return tools.length >= n && SHARED_TOOLS.every((tool, i) => tools[i] === tool) ? n : 0;
 }
 
 /**

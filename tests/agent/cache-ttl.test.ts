@@ -14,6 +14,7 @@ import {
   type World,
   world,
 } from '../plans/helpers.js';
+import { ADMIN_TOKEN, readSse } from '../support/daemon.js';
 import { type ModelServer, type RecordedRequest, startModelServer } from '../support/model-server.js';
 
 // Which breakpoint carries which TTL, phase by phase, as the real SDK sends it to the strict stand-in (which
@@ -50,6 +51,9 @@ const question = (id: string) =>
 function breakpoints(r: RecordedRequest): string[] {
   const out: string[] = [];
   const ttl = (cc: any) => (cc.ttl === undefined ? 'default' : cc.ttl);
+  for (const [i, t] of (r.body.tools as any[]).entries()) {
+    if (t.cache_control) out.push(`tools.${i}:${ttl(t.cache_control)}`);
+  }
   for (const [i, b] of (r.body.system as any[]).entries())
     if (b.cache_control) out.push(`system.${i}:${ttl(b.cache_control)}`);
   for (const [i, m] of (r.body.messages as any[]).entries()) {
@@ -105,13 +109,20 @@ describe('prompt-cache TTLs per phase, through the SDK to the strict stand-in', 
     expect(plan).toHaveLength(4);
     expect(exec).toHaveLength(2); // the Write call (parked, approved, run), then the end
     // Turn 1: the prefix and the opening message; later turns also the message before the newest reply.
-    expect(breakpoints(plan[0]!)).toEqual(['system.1:1h', 'messages.0:1h']);
+    // The last shared tool (AskUserQuestion, 4th) carries one too: the execution reads the plan's tools.
+    expect(breakpoints(plan[0]!)).toEqual(['tools.3:1h', 'system.1:1h', 'messages.0:1h']);
     for (const r of [...plan.slice(1), ...exec.slice(1)]) {
       const bps = breakpoints(r);
-      expect(bps).toHaveLength(3);
+      expect(bps).toHaveLength(4);
       expect(bps.every((b) => b.endsWith(':1h'))).toBe(true);
     }
-    expect(breakpoints(exec[0]!)).toEqual(['system.1:1h', 'messages.0:1h']);
+    expect(breakpoints(exec[0]!)).toEqual(['tools.3:1h', 'system.1:1h', 'messages.0:1h']);
+    expect(exec[0]!.body.tools[3].name).toBe('AskUserQuestion');
+    expect(exec[0]!.body.tools[4].name).toBe('Write');
+    // The execution's first turn reads the shared tools from the cache the plan conversation wrote.
+    const execEvents = await readSse(`${w.d.daemon.url}/v1/runs/${runs[2]}/events`, ADMIN_TOKEN);
+    const firstTurn = execEvents.find((e: any) => e.event === 'turn_finished') as any;
+    expect(firstTurn.data.usage.cache_read_tokens).toBeGreaterThan(1000);
     // The runs' usage counts the writes as 1-hour writes (the stand-in reports them apart).
     for (const id of runs) {
       const usage = (await w.d.api('GET', `/v1/runs/${id}`)).body.usage;
@@ -127,7 +138,12 @@ describe('prompt-cache TTLs per phase, through the SDK to the strict stand-in', 
     expect(exec).toHaveLength(2);
     for (const r of plan) expect(breakpoints(r).every((b) => b.endsWith(':1h'))).toBe(true);
     for (const r of exec) expect(breakpoints(r).every((b) => b.endsWith(':default'))).toBe(true);
-    expect(breakpoints(exec[1]!)).toEqual(['system.1:default', 'messages.0:default', 'messages.2:default']);
+    expect(breakpoints(exec[1]!)).toEqual([
+      'tools.3:default',
+      'system.1:default',
+      'messages.0:default',
+      'messages.2:default',
+    ]);
     // Haiku 4.5 caches nothing under 4,096 tokens: these short conversations write nothing at either TTL.
     const usage = (await w.d.api('GET', `/v1/runs/${runs[2]}`)).body.usage;
     expect(usage.cache_write_1h_tokens ?? 0).toBe(0);
@@ -174,6 +190,7 @@ describe('the TTL policy', () => {
     }
     const ttls = cacheTtls(findModel({ models: {}, pricing: {} }, 'claude-sonnet-5-5'), 'any_turn');
     const body = buildRequest({ settings, tools: [], system: ['base', 'directive'], messages, cache: ttls });
+    // No tools here, so no shared-tools breakpoint: system, the message before the newest reply, the newest.
     const markers = JSON.stringify(body).match(/"cache_control":\{[^}]*\}/g) ?? [];
     expect(markers).toEqual(Array(3).fill('"cache_control":{"type":"ephemeral","ttl":"1h"}'));
   });
