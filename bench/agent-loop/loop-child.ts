@@ -70,7 +70,7 @@ async function drive(dd: Drydock, personWaits: () => void): Promise<Run[]> {
   mkdirSync(ws, { recursive: true });
   makeWorkspace(ws);
   // The execute mode is the default, manual: each change waits for a person.
-  const sessionId = await dd.createSession(ws, 20);
+  const sessionId = await dd.createSession(ws, 30);
   const expect = (run: Run, status: string): Run => {
     if (run.status !== status) throw new Error(`${run.id} ended ${run.status} (${run.error}), not ${status}`);
     return run;
