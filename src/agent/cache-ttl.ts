@@ -1,3 +1,4 @@
+import type { ConversationMessage } from '../domain/types.js';
 import type { ModelSpec } from '../models/catalogue.js';
 
 /**
@@ -20,11 +21,15 @@ import type { ModelSpec } from '../models/catalogue.js';
  * - plan phase: every turn (AskUserQuestion, or ExitPlanMode: the plan then waits for an approval or a
  *   revision, and a revision continues this conversation);
  * - execute phase in `manual` (every change) and `edits` (every command) mode: every turn that calls a tool.
- * There every breakpoint is written for an hour: the static prefix, the newest message and the one before
- * the newest assistant turn (the last is already cached, a read costs the same at either TTL). 1-hour
- * breakpoints only, so the ordering rule holds trivially. The price is 0.75x base input more on each token
- * written (each turn writes only what it added), against rewriting the whole conversation at 1.25x after
- * each wait of more than 5 minutes; bench/agent-loop measures both.
+ * There the static prefix is written for an hour (once per conversation), and so is the newest message
+ * whenever what it adds to the last 1-hour entry has grown past SPACING_TOKENS (estimated) or SPACING_BLOCKS
+ * blocks; otherwise it is written for 5 minutes. A 1-hour write costs 0.75x base input more on what that
+ * turn adds; a wait of more than 5 minutes then rewrites only what came after the last 1-hour entry (at most
+ * about SPACING_TOKENS, or a single turn when turns are larger) instead of the whole conversation, and the
+ * request after the wait finds that entry within the API's 20-block lookback of its breakpoint on the
+ * message before the newest assistant turn. The breakpoint on that message takes the newest one's TTL (it
+ * is read, never written, so either costs the same), which keeps the ordering rule. bench/agent-loop
+ * measures today's policy (every breakpoint 5 minutes) beside this one, with and without a wait.
  * - execute phase in `auto` mode: only a question or a command outside the allow-list waits for a person, so
  *   the conversation keeps 5-minute breakpoints, as does any model that does not take the 1-hour TTL.
  */
@@ -32,10 +37,10 @@ export type CacheTtl = '5m' | '1h';
 
 /** The TTL of each kind of breakpoint a request carries (see request.ts). */
 export interface CacheTtls {
-  /** End of the static prefix (tools, then system). */
+  /** End of the static prefix (tools, then system), and the last tool both phases share. */
   prefix: CacheTtl;
-  /** The message before the newest assistant turn, and the newest message. */
-  messages: CacheTtl;
+  /** The message before the newest assistant turn, and the newest message; `spaced`: see spacedTtl. */
+  messages: CacheTtl | 'spaced';
 }
 
 export const FIVE_MINUTES: CacheTtls = { prefix: '5m', messages: '5m' };
@@ -45,7 +50,35 @@ export type Waits = 'any_turn' | 'seldom';
 
 export function cacheTtls(model: Pick<ModelSpec, 'cache_ttl_1h'>, waits: Waits): CacheTtls {
   if (!model.cache_ttl_1h || waits === 'seldom') return FIVE_MINUTES;
-  return { prefix: '1h', messages: '1h' };
+  return { prefix: '1h', messages: 'spaced' };
+}
+
+/** What the newest message may add to the last 1-hour entry (characters / 4) before it is written for an hour. */
+export const SPACING_TOKENS = 2048;
+/** The same in blocks: well inside the 20-block lookback, so a request after a wait finds that entry. */
+export const SPACING_BLOCKS = 12;
+
+/**
+ * The TTL of the newest message's breakpoint under `spaced`, from the conversation alone: every request's
+ * newest message was a user message (or the last one, after a pause_turn), so the decisions of the earlier
+ * requests are taken again in order, each from the messages it saw, and the same conversation always gives
+ * the same answer.
+ */
+export function spacedTtl(messages: readonly ConversationMessage[]): CacheTtl {
+  let tokens = 0;
+  let blocks = 0;
+  let ttl: CacheTtl = '5m';
+  for (const [i, m] of messages.entries()) {
+    tokens += Math.ceil(JSON.stringify(m.content).length / 4);
+    blocks += m.content.length;
+    if (m.role !== 'user' && i !== messages.length - 1) continue;
+    ttl = tokens > SPACING_TOKENS || blocks >= SPACING_BLOCKS ? '1h' : '5m';
+    if (ttl === '1h') {
+      tokens = 0;
+      blocks = 0;
+    }
+  }
+  return ttl;
 }
 
 /** The `cache_control` value for a TTL: the default 5 minutes is sent as the API's default, with no `ttl`. */

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ConversationMessage, RunSettings } from '../domain/types.js';
-import { type CacheTtls, cacheControl, FIVE_MINUTES } from './cache-ttl.js';
+import { type CacheTtls, cacheControl, FIVE_MINUTES, spacedTtl } from './cache-ttl.js';
 import { SHARED_TOOLS } from './tools/index.js';
 import type { ToolDefinition } from './tools/types.js';
 
@@ -46,7 +46,10 @@ export function buildRequest(opts: {
     max_tokens: settings.maxTokens,
     tools: tools as Anthropic.Tool[],
     system,
-    messages: withBreakpoints(opts.messages, cacheControl(ttls.messages)),
+    messages: withBreakpoints(
+      opts.messages,
+      cacheControl(ttls.messages === 'spaced' ? spacedTtl(opts.messages) : ttls.messages),
+    ),
     ...(thinking ? { thinking: thinking as Anthropic.ThinkingConfigParam } : {}),
     ...(effort ? { output_config: { effort } } : {}),
   };

@@ -1,5 +1,7 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cacheTtls } from '../../src/agent/cache-ttl.js';
+import { cacheTtls, SPACING_BLOCKS, SPACING_TOKENS, spacedTtl } from '../../src/agent/cache-ttl.js';
 import { buildRequest } from '../../src/agent/request.js';
 import type { RunSettings } from '../../src/domain/types.js';
 import { findModel } from '../../src/models/catalogue.js';
@@ -70,9 +72,11 @@ async function loop(
   modelId: string,
 ): Promise<{ requests: RecordedRequest[]; runs: string[] }> {
   w = await world(model, { model: modelId, execute_mode: executeMode });
+  // A file large enough (~3,000 tokens) that the turn reading it adds more than SPACING_TOKENS.
+  writeFileSync(join(w.repo, 'NOTES.md'), 'A line of notes about the greeting file.\n'.repeat(300));
   const alice = await w.token('alice');
   model.enqueue(
-    calls('r1', 'Read', { file_path: 'README.md' }),
+    calls('r1', 'Read', { file_path: 'NOTES.md' }),
     question('q1'),
     proposes('p1'),
     proposes('p2', `${PLAN_MD}3. Say hello twice\n`),
@@ -102,41 +106,40 @@ async function loop(
 }
 
 describe('prompt-cache TTLs per phase, through the SDK to the strict stand-in', () => {
-  it('plan phase and a manual execution: every breakpoint is written for an hour', async () => {
+  it('plan phase and a manual execution: the prefix for an hour, messages once they have grown', async () => {
     const { requests, runs } = await loop('manual', 'claude-sonnet-5-5');
     const plan = requests.filter(isPlan);
     const exec = requests.filter((r) => !isPlan(r));
     expect(plan).toHaveLength(4);
     expect(exec).toHaveLength(2); // the Write call (parked, approved, run), then the end
-    // Turn 1: the prefix and the opening message; later turns also the message before the newest reply.
-    // The last shared tool (AskUserQuestion, 4th) carries one too: the execution reads the plan's tools.
-    expect(breakpoints(plan[0]!)).toEqual(['tools.3:1h', 'system.1:1h', 'messages.0:1h']);
-    for (const r of [...plan.slice(1), ...exec.slice(1)]) {
-      const bps = breakpoints(r);
-      expect(bps).toHaveLength(4);
-      expect(bps.every((b) => b.endsWith(':1h'))).toBe(true);
-    }
-    expect(breakpoints(exec[0]!)).toEqual(['tools.3:1h', 'system.1:1h', 'messages.0:1h']);
+    // The static prefix and the last tool both phases share (AskUserQuestion, 4th): an hour, every request.
+    for (const r of requests) expect(breakpoints(r).slice(0, 2)).toEqual(['tools.3:1h', 'system.1:1h']);
     expect(exec[0]!.body.tools[3].name).toBe('AskUserQuestion');
     expect(exec[0]!.body.tools[4].name).toBe('Write');
+    // Messages: the opening is small (5 minutes); the request after the large file read is written for an
+    // hour (the question it answers with then waits on it); the turns after add little: 5 minutes again.
+    expect(breakpoints(plan[0]!).slice(2)).toEqual(['messages.0:default']);
+    expect(breakpoints(plan[1]!).slice(2)).toEqual(['messages.0:1h', 'messages.2:1h']);
+    expect(breakpoints(plan[2]!).slice(2)).toEqual(['messages.2:default', 'messages.4:default']);
+    expect(breakpoints(plan[3]!).slice(2)).toEqual(['messages.4:default', 'messages.6:default']);
+    expect(breakpoints(exec[0]!).slice(2)).toEqual(['messages.0:default']);
+    expect(breakpoints(exec[1]!).slice(2)).toEqual(['messages.0:default', 'messages.2:default']);
+    // The plan run's usage has both kinds of write, apart (the stand-in reports them so, the SDK passes them).
+    const usage = (await w.d.api('GET', `/v1/runs/${runs[0]}`)).body.usage;
+    expect(usage.cache_write_1h_tokens).toBeGreaterThan(3000);
+    expect(usage.cache_write_5m_tokens).toBeGreaterThan(0);
     // The execution's first turn reads the shared tools from the cache the plan conversation wrote.
     const execEvents = await readSse(`${w.d.daemon.url}/v1/runs/${runs[2]}/events`, ADMIN_TOKEN);
     const firstTurn = execEvents.find((e: any) => e.event === 'turn_finished') as any;
     expect(firstTurn.data.usage.cache_read_tokens).toBeGreaterThan(1000);
-    // The runs' usage counts the writes as 1-hour writes (the stand-in reports them apart).
-    for (const id of runs) {
-      const usage = (await w.d.api('GET', `/v1/runs/${id}`)).body.usage;
-      expect(usage.cache_write_1h_tokens, id).toBeGreaterThan(0);
-      expect(usage.cache_write_5m_tokens, id).toBe(0);
-    }
   });
 
-  it('an auto execution keeps the 5-minute default; the plan phase still writes for an hour', async () => {
+  it('an auto execution keeps the 5-minute default; the plan phase still writes its prefix for an hour', async () => {
     const { requests, runs } = await loop('auto', 'claude-haiku-4-5');
     const plan = requests.filter(isPlan);
     const exec = requests.filter((r) => !isPlan(r));
     expect(exec).toHaveLength(2);
-    for (const r of plan) expect(breakpoints(r).every((b) => b.endsWith(':1h'))).toBe(true);
+    for (const r of plan) expect(breakpoints(r).slice(0, 2)).toEqual(['tools.3:1h', 'system.1:1h']);
     for (const r of exec) expect(breakpoints(r).every((b) => b.endsWith(':default'))).toBe(true);
     expect(breakpoints(exec[1]!)).toEqual([
       'tools.3:default',
@@ -179,19 +182,61 @@ describe('the TTL policy', () => {
       { models: { 'claude-next': { cache_ttl_1h: true } }, pricing: {} },
       'claude-next',
     );
-    expect(cacheTtls(described, 'any_turn')).toEqual({ prefix: '1h', messages: '1h' });
+    expect(cacheTtls(described, 'any_turn')).toEqual({ prefix: '1h', messages: 'spaced' });
   });
 
   it('every catalogue model takes it; "seldom" keeps 5 minutes; 1h never follows 5m in a request', () => {
     for (const id of ['claude-sonnet-5-5', 'claude-opus-5-5', 'claude-haiku-4-5', 'claude-opus-4-5']) {
       const m = findModel({ models: {}, pricing: {} }, id);
-      expect(cacheTtls(m, 'any_turn'), id).toEqual({ prefix: '1h', messages: '1h' });
+      expect(cacheTtls(m, 'any_turn'), id).toEqual({ prefix: '1h', messages: 'spaced' });
       expect(cacheTtls(m, 'seldom'), id).toEqual({ prefix: '5m', messages: '5m' });
     }
     const ttls = cacheTtls(findModel({ models: {}, pricing: {} }, 'claude-sonnet-5-5'), 'any_turn');
-    const body = buildRequest({ settings, tools: [], system: ['base', 'directive'], messages, cache: ttls });
-    // No tools here, so no shared-tools breakpoint: system, the message before the newest reply, the newest.
-    const markers = JSON.stringify(body).match(/"cache_control":\{[^}]*\}/g) ?? [];
-    expect(markers).toEqual(Array(3).fill('"cache_control":{"type":"ephemeral","ttl":"1h"}'));
+    // Small messages: the prefix for an hour, the messages for 5 minutes (after it: the allowed order).
+    const small = buildRequest({ settings, tools: [], system: ['base', 'directive'], messages, cache: ttls });
+    const markers = (b: unknown) => JSON.stringify(b).match(/"cache_control":\{[^}]*\}/g) ?? [];
+    expect(markers(small)).toEqual([
+      '"cache_control":{"type":"ephemeral","ttl":"1h"}',
+      '"cache_control":{"type":"ephemeral"}',
+      '"cache_control":{"type":"ephemeral"}',
+    ]);
+    const big = [
+      ...messages.slice(0, 2),
+      { role: 'user' as const, content: [{ type: 'text', text: 'x'.repeat(9000) }] },
+    ];
+    const large = buildRequest({
+      settings,
+      tools: [],
+      system: ['base', 'directive'],
+      messages: big,
+      cache: ttls,
+    });
+    expect(markers(large)).toEqual(Array(3).fill('"cache_control":{"type":"ephemeral","ttl":"1h"}'));
+  });
+
+  it('spaced: an hour once the newest message adds enough to the last 1-hour entry, by tokens or blocks', () => {
+    const text = (role: 'user' | 'assistant', chars: number, blocks = 1) => ({
+      role,
+      content: Array.from({ length: blocks }, () => ({ type: 'text', text: 'y'.repeat(chars / blocks) })),
+    });
+    // ~614 tokens and 2 blocks a turn: 5 minutes until what came since the last 1-hour entry passes
+    // SPACING_TOKENS (each text block is its characters + 27 of JSON, / 4).
+    const conversation = [text('user', 2000)];
+    const ttls: string[] = [spacedTtl(conversation)];
+    for (let i = 0; i < 10; i++) {
+      conversation.push(text('assistant', 400), text('user', 2000));
+      ttls.push(spacedTtl(conversation));
+    }
+    expect(SPACING_TOKENS).toBe(2048);
+    expect(ttls).toEqual(['5m', '5m', '5m', '1h', '5m', '5m', '5m', '1h', '5m', '5m', '5m']);
+    // The same conversation asked again gives the same answer (each request's decision is taken again).
+    expect(spacedTtl(conversation)).toBe('5m');
+    expect(spacedTtl(conversation.slice(0, 15))).toBe('1h');
+    // Many small blocks: an hour at SPACING_BLOCKS, however few the tokens.
+    const blocky = [text('user', 10, SPACING_BLOCKS - 1)];
+    expect(spacedTtl(blocky)).toBe('5m');
+    expect(spacedTtl([...blocky, text('assistant', 10), text('user', 10)])).toBe('1h');
+    // A large message right away: an hour.
+    expect(spacedTtl([text('user', 4 * SPACING_TOKENS + 400)])).toBe('1h');
   });
 });
