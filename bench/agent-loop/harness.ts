@@ -74,10 +74,25 @@ export interface TurnMarks {
 class TimedEvents extends RunEvents {
   readonly marks = new Map<string, TurnMarks>();
 
-  override emit<K extends RunEventType>(runId: string, type: K, data: RunEventMap[K]): Promise<RunEvent> {
+  mark(runId: string, type: RunEventType): void {
     if (type === 'run_started') this.marks.set(runId, { started: performance.now(), turnEnds: [] });
     else if (type === 'turn_finished') this.marks.get(runId)?.turnEnds.push(performance.now());
+  }
+
+  override emit<K extends RunEventType>(runId: string, type: K, data: RunEventMap[K]): Promise<RunEvent> {
+    this.mark(runId, type);
     return super.emit(runId, type, data);
+  }
+
+  /** A run's executor writes through a fenced view (runs/events.ts): timestamped the same. */
+  override fenced(...args: Parameters<RunEvents['fenced']>): RunEvents {
+    const view = super.fenced(...args);
+    const emit = view.emit.bind(view);
+    view.emit = <K extends RunEventType>(runId: string, type: K, data: RunEventMap[K]) => {
+      this.mark(runId, type);
+      return emit(runId, type, data);
+    };
+    return view;
   }
 }
 
