@@ -58,6 +58,20 @@ export const SPACING_TOKENS = 2048;
 /** The same in blocks: well inside the 20-block lookback, so a request after a wait finds that entry. */
 export const SPACING_BLOCKS = 12;
 
+// A conversation's messages are the same objects from turn to turn (the loop appends to its array), so each
+// is measured once.
+const measured = new WeakMap<ConversationMessage, number>();
+
+/** Characters of the message's JSON / 4: the estimate the spacing is counted in. */
+function estimatedTokens(m: ConversationMessage): number {
+  let n = measured.get(m);
+  if (n === undefined) {
+    n = Math.ceil(JSON.stringify(m.content).length / 4);
+    measured.set(m, n);
+  }
+  return n;
+}
+
 /**
  * The TTL of the newest message's breakpoint under `spaced`, from the conversation alone: every request's
  * newest message was a user message (or the last one, after a pause_turn), so the decisions of the earlier
@@ -69,7 +83,7 @@ export function spacedTtl(messages: readonly ConversationMessage[]): CacheTtl {
   let blocks = 0;
   let ttl: CacheTtl = '5m';
   for (const [i, m] of messages.entries()) {
-    tokens += Math.ceil(JSON.stringify(m.content).length / 4);
+    tokens += estimatedTokens(m);
     blocks += m.content.length;
     if (m.role !== 'user' && i !== messages.length - 1) continue;
     ttl = tokens > SPACING_TOKENS || blocks >= SPACING_BLOCKS ? '1h' : '5m';
