@@ -2,9 +2,11 @@ import type { ConversationMessage } from '../domain/types.js';
 import type { ModelSpec } from '../models/catalogue.js';
 
 /**
- * How long the prompt cache keeps what a request writes. Facts from the prompt-caching page
- * (https://platform.claude.com/docs/en/build-with-claude/prompt-caching, "1-hour cache duration", "Mixing
- * different TTLs") and the pricing page, read 2026-12-04:
+ * How long the prompt cache keeps what a request writes. Facts, read 2026-12-04, from the prompt-caching page
+ * (https://platform.claude.com/docs/en/build-with-claude/prompt-caching: its summary names "5-minute or
+ * 1-hour TTLs"; the sections "1-hour cache duration" and "Mixing different TTLs" read in the docs'
+ * llms-full.txt copy), its price table (a 1-hour write column for every model) and the SDK's
+ * CacheControlEphemeral (`ttl?: '5m' | '1h'`, default 5m):
  * - `cache_control: {type: "ephemeral"}` lives 5 minutes, `{type: "ephemeral", ttl: "1h"}` an hour; each read
  *   refreshes an entry at no cost, so a conversation that keeps talking keeps even a 5-minute entry alive.
  * - A 5-minute write costs 1.25x the base input price, a 1-hour write 2x, a read 0.1x.
