@@ -8,9 +8,11 @@ import { defaultConfig } from '../../src/config/load.js';
 import type { RunEventMap, RunEventType } from '../../src/domain/events.js';
 import type { Run, RunEvent } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
-import { findModel } from '../../src/models/catalogue.js';
+import { findModel, type ModelSettings } from '../../src/models/catalogue.js';
+import type { PlanDecisions } from '../../src/plans/decisions.js';
 import { RUN_FINISHED, RunEvents } from '../../src/runs/events.js';
 import type { RunQueue } from '../../src/runs/queue.js';
+import type { RunService } from '../../src/runs/service.js';
 import { buildServices } from '../../src/services.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { countingLogger } from '../shared/logger.js';
@@ -72,10 +74,25 @@ export interface TurnMarks {
 class TimedEvents extends RunEvents {
   readonly marks = new Map<string, TurnMarks>();
 
-  override emit<K extends RunEventType>(runId: string, type: K, data: RunEventMap[K]): Promise<RunEvent> {
+  mark(runId: string, type: RunEventType): void {
     if (type === 'run_started') this.marks.set(runId, { started: performance.now(), turnEnds: [] });
     else if (type === 'turn_finished') this.marks.get(runId)?.turnEnds.push(performance.now());
+  }
+
+  override emit<K extends RunEventType>(runId: string, type: K, data: RunEventMap[K]): Promise<RunEvent> {
+    this.mark(runId, type);
     return super.emit(runId, type, data);
+  }
+
+  /** A run's executor writes through a fenced view (runs/events.ts): timestamped the same. */
+  override fenced(...args: Parameters<RunEvents['fenced']>): RunEvents {
+    const view = super.fenced(...args);
+    const emit = view.emit.bind(view);
+    view.emit = <K extends RunEventType>(runId: string, type: K, data: RunEventMap[K]) => {
+      this.mark(runId, type);
+      return emit(runId, type, data);
+    };
+    return view;
   }
 }
 
@@ -88,6 +105,9 @@ export interface Settled {
 export interface Drydock {
   store: SqliteStore;
   queue: RunQueue;
+  /** Questions and tool approvals answered, plans decided, as a person would over HTTP. */
+  runs: RunService;
+  plans: PlanDecisions;
   marks: Map<string, TurnMarks>;
   hook: { onFetch: FetchHook };
   /** Log lines at warn or above so far (they are printed to stderr). */
@@ -96,6 +116,8 @@ export interface Drydock {
   createRun(sessionId: string, prompt: string): Promise<Run>;
   /** Submits the run to the queue; resolves when the queue reports it settled. */
   submit(run: Run): Promise<Settled>;
+  /** Resolves the next time the queue reports run `id` settled (parked or ended); call before what resumes it. */
+  settled(id: string): Promise<Settled>;
   close(): Promise<void>;
 }
 
@@ -106,12 +128,15 @@ export async function openDrydock(opts: {
   file: string;
   url: string;
   maxConcurrent: number;
+  /** `models:` of the configuration (e.g. a catalogue fact overridden to measure without it). */
+  models?: Record<string, ModelSettings>;
 }): Promise<Drydock> {
   const base = defaultConfig();
   const config = {
     ...base,
     data_dir: dirname(opts.file),
     anthropic: { ...base.anthropic, model: BENCH_MODEL },
+    models: { ...base.models, ...opts.models },
   };
   if (!findModel(config, BENCH_MODEL).priced) throw new Error(`bench: no price for ${BENCH_MODEL}`);
   const clock = systemClock;
@@ -120,7 +145,7 @@ export async function openDrydock(opts: {
   const events = new TimedEvents(store, clock);
   const { client: model, hook } = modelClient(opts.url);
   const waiting = new Map<string, { submittedAt: number; resolve: (s: Settled) => void }>();
-  const { queue } = await buildServices({
+  const { queue, runs, plans } = await buildServices({
     config,
     logger,
     store,
@@ -137,9 +162,16 @@ export async function openDrydock(opts: {
       w.resolve({ run, submittedAt: w.submittedAt, settledAt });
     },
   });
+  const settled = (id: string) =>
+    new Promise<Settled>((resolve) => {
+      waiting.set(id, { submittedAt: performance.now(), resolve });
+    });
   return {
     store,
     queue,
+    runs,
+    plans,
+    settled,
     marks: events.marks,
     hook,
     warnings: () => logged.warnings,
@@ -168,10 +200,9 @@ export async function openDrydock(opts: {
       });
     },
     submit(run) {
-      return new Promise((resolve) => {
-        waiting.set(run.id, { submittedAt: performance.now(), resolve });
-        queue.submit(run);
-      });
+      const done = settled(run.id);
+      queue.submit(run);
+      return done;
     },
     async close() {
       await queue.drain(5_000);

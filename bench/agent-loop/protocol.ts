@@ -100,7 +100,13 @@ export interface ConcurrentReport {
   warnings: number;
 }
 
-export type ChildMessage = ServerListening | ServerUsage | SequentialReport | ConcurrentReport | CacheReport;
+export type ChildMessage =
+  | ServerListening
+  | ServerUsage
+  | SequentialReport
+  | ConcurrentReport
+  | CacheReport
+  | LoopReport;
 
 export interface CacheParams {
   dir: string;
@@ -133,4 +139,40 @@ export interface CacheReport {
   /** What the run recorded as its cost (equals drydock.usd unless something is off). */
   runCostUsd: number;
   problem: string | null;
+}
+
+export interface LoopParams {
+  dir: string;
+  /** How long the person takes at each step of the loop with a wait. */
+  waitMinutes: number;
+}
+
+/** One whole loop (plan, question, answer, revision, approval, execution) billed by the stand-in's cache. */
+export interface LoopFigures {
+  /** today: every breakpoint 5 minutes; new: this build's TTL policy (src/agent/cache-ttl.ts). */
+  policy: 'today' | 'new';
+  /** Minutes a person takes at each step (the answer, the revision, the approval, each tool approval). */
+  waitMinutes: number;
+  turns: number;
+  conversations: number;
+  /** Cache reads / prompt tokens over every turn of the loop but its first. */
+  readShareAfterTurn1: number;
+  /** The same, leaving out the first turn of each conversation. */
+  readShareWithinConversations: number;
+  input: number;
+  cacheRead: number;
+  write5m: number;
+  write1h: number;
+  output: number;
+  /** The turns' usage at the catalogue's prices. */
+  usd: number;
+  /** What the runs' receipts say they cost (equals usd unless pricing is off). */
+  receiptsUsd: number;
+  problem: string | null;
+}
+
+export interface LoopReport {
+  type: 'loop';
+  model: string;
+  loops: LoopFigures[];
 }

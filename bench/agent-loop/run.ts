@@ -11,6 +11,8 @@ import type {
   CacheReport,
   ConcurrentParams,
   ConcurrentReport,
+  LoopParams,
+  LoopReport,
   SequentialParams,
   SequentialReport,
   ServerListening,
@@ -180,6 +182,80 @@ function concurrentSection(opts: BenchOptions, c: ConcurrentReport, server: Serv
   return { lines, pass: c.verification.ok };
 }
 
+/** How long the person of the loop with a wait takes at each step. */
+const LOOP_WAIT_MINUTES = 20;
+
+/**
+ * The whole loop across a wait: today's policy (every breakpoint 5 minutes) beside this build's, with and
+ * without a person who takes LOOP_WAIT_MINUTES at each step. Goal, for the loop with the wait: at least
+ * CACHE_READ_GOAL of the input after turn 1 read from cache, at a lower cost than today's.
+ */
+function loopSection(r: LoopReport) {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const usd = (x: number) => `$${x.toFixed(4)}`;
+  const find = (policy: string, wait: boolean) =>
+    r.loops.find((l) => l.policy === policy && (l.waitMinutes === LOOP_WAIT_MINUTES) === wait);
+  const rows: string[][] = [
+    [
+      'policy',
+      'person takes',
+      'read share after turn 1',
+      'within conversations',
+      'input',
+      'cache read',
+      'write 5m',
+      'write 1h',
+      'cost',
+      'receipts',
+    ],
+  ];
+  for (const l of r.loops) {
+    rows.push([
+      l.policy === 'today' ? 'today: every breakpoint 5 min' : 'this build: 1 h where a turn may wait',
+      l.waitMinutes >= 1 ? `${l.waitMinutes} min` : `${Math.round(l.waitMinutes * 60)} s`,
+      pct(l.readShareAfterTurn1),
+      pct(l.readShareWithinConversations),
+      int(l.input),
+      int(l.cacheRead),
+      int(l.write5m),
+      int(l.write1h),
+      usd(l.usd),
+      usd(l.receiptsUsd),
+    ]);
+  }
+  const lines = [
+    `Prompt cache across a person: one whole loop on ${r.model} (plan, question, answer, plan, revision, plan, approval, execution in manual mode with two changes allowed), ${r.loops[0]?.turns ?? 0} turns in ${r.loops[0]?.conversations ?? 0} conversations; the stand-in's cache runs on its own clock (3 s per request, the wait at each step a person acts: the answer, the revision, the approval, each tool approval)`,
+    table(rows),
+  ];
+  const problems = r.loops.flatMap((l) =>
+    l.problem ? [`${l.policy}/${l.waitMinutes} min: ${l.problem}`] : [],
+  );
+  const mispriced = r.loops.filter((l) => Math.abs(l.usd - l.receiptsUsd) > 2e-6);
+  for (const l of mispriced)
+    problems.push(
+      `${l.policy}/${l.waitMinutes} min: receipts ${usd(l.receiptsUsd)} differ from the usage priced ${usd(l.usd)}`,
+    );
+  const todayWait = find('today', true);
+  const newWait = find('new', true);
+  const todayNoWait = find('today', false);
+  const newNoWait = find('new', false);
+  let pass = problems.length === 0;
+  if (todayWait && newWait) {
+    const ok = newWait.readShareAfterTurn1 >= CACHE_READ_GOAL && newWait.usd < todayWait.usd;
+    pass &&= ok;
+    lines.push(
+      `verdict: ${verdict(ok)} with a ${LOOP_WAIT_MINUTES}-minute wait: ${pct(newWait.readShareAfterTurn1)} of the input after turn 1 read from cache (goal >= ${pct(CACHE_READ_GOAL)}; today ${pct(todayWait.readShareAfterTurn1)}), ${usd(newWait.usd)} against today's ${usd(todayWait.usd)} (${pct(newWait.usd / todayWait.usd - 1)})`,
+    );
+  } else pass = false;
+  if (todayNoWait && newNoWait) {
+    lines.push(
+      `without a wait: ${pct(newNoWait.readShareAfterTurn1)} read from cache (today ${pct(todayNoWait.readShareAfterTurn1)}), ${usd(newNoWait.usd)} against today's ${usd(todayNoWait.usd)} (${newNoWait.usd > todayNoWait.usd ? '+' : ''}${pct(newNoWait.usd / todayNoWait.usd - 1)}): the price of writing for an hour when no one makes the run wait`,
+    );
+  }
+  for (const problem of problems) lines.push(`FAIL ${problem}`);
+  return { lines, pass };
+}
+
 /** Goal: at least this share of the input tokens of turns 2..N billed as cache reads. */
 const CACHE_READ_GOAL = 0.9;
 
@@ -285,6 +361,18 @@ async function main(opts: BenchOptions): Promise<number> {
     await cacheChild.exited;
     log(cache.ok ? 'prompt cache done' : `prompt cache failed: ${cache.error.message}`);
 
+    log(
+      `prompt cache across a person: four whole loops (today's TTLs and this build's, a ${LOOP_WAIT_MINUTES}-minute wait and none)`,
+    );
+    const loopChild = new Child('loop', new URL('loop-child.js', import.meta.url), {
+      dir,
+      waitMinutes: LOOP_WAIT_MINUTES,
+    } satisfies LoopParams);
+    children.push(loopChild);
+    const loops: Settled<LoopReport> = await settle(loopChild.next<LoopReport>('loop'));
+    await loopChild.exited;
+    log(loops.ok ? 'loops done' : `loops failed: ${loops.error.message}`);
+
     const out: string[] = [
       '',
       `agent-loop benchmark: per-turn overhead of drydock against a zero-latency model server${opts.quick ? ' (quick)' : ''}`,
@@ -316,6 +404,15 @@ async function main(opts: BenchOptions): Promise<number> {
       pass &&= k.pass;
     } else {
       out.push(`Prompt cache: FAIL ${cache.error.message}`);
+      pass = false;
+    }
+    out.push('');
+    if (loops.ok) {
+      const l = loopSection(loops.value);
+      out.push(...l.lines);
+      pass &&= l.pass;
+    } else {
+      out.push(`Prompt cache across a person: FAIL ${loops.error.message}`);
       pass = false;
     }
     out.push(

@@ -32,6 +32,7 @@ import {
   TreeRefusedError,
 } from '../workspace/worktree.js';
 import { effectiveMode } from './breaker.js';
+import type { Waits } from './cache-ttl.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { processIdentity } from './processes.js';
 import {
@@ -126,6 +127,11 @@ export class ExecutePhase implements Phase {
 
   get workspace(): Workspace {
     return this.place.workspace;
+  }
+
+  /** manual and edits park any turn's change or command for a person; auto only now and then (cache-ttl.ts). */
+  get waits(): Waits {
+    return this.mode === 'auto' ? 'seldom' : 'any_turn';
   }
 
   /** Settles the mode (through the breaker) and the workspace; a failure here ends the run. */

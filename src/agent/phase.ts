@@ -7,6 +7,7 @@ import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
 import type { HiddenPaths } from '../workspace/hidden.js';
+import type { Waits } from './cache-ttl.js';
 import type { Egress } from './egress.js';
 import type { Sandbox } from './sandbox.js';
 import type { ToolLimits } from './tools/limits.js';
@@ -49,6 +50,8 @@ export interface Phase {
   readonly tools: ToolDefinition[];
   readonly system: readonly string[];
   readonly workspace: Workspace;
+  /** Whether any turn may end waiting for a person: decides the prompt cache's TTL (cache-ttl.ts). */
+  readonly waits: Waits;
   /** The text of the run's first message when it starts a conversation or adds to one. */
   opening(): Promise<string>;
   /**

@@ -24,6 +24,8 @@ import type { ToolResult } from './tools/types.js';
 export class PlanPhase implements Phase {
   readonly tools = PLAN_TOOLS;
   readonly system = [BASE_SYSTEM_PROMPT, PLAN_MODE_DIRECTIVE] as const;
+  /** Any turn may ask a question or hand in a plan that then waits for a person (cache-ttl.ts). */
+  readonly waits = 'any_turn';
 
   constructor(
     private readonly deps: PhaseDeps,

@@ -1,5 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ConversationMessage, RunSettings } from '../domain/types.js';
+import { type CacheTtls, cacheControl, FIVE_MINUTES, spacedTtl } from './cache-ttl.js';
+import { SHARED_TOOLS } from './tools/index.js';
 import type { ToolDefinition } from './tools/types.js';
 
 /**
@@ -8,9 +10,13 @@ import type { ToolDefinition } from './tools/types.js';
  * request is the previous one plus new messages: thinking blocks sent back keep their prefix (models with
  * preserved thinking refuse them otherwise), and the prompt cache reads everything already sent.
  *
- * Cache breakpoints (the API allows 4): the end of the static prefix (tools, then system), the end of the
- * message before the newest assistant turn (where the previous request wrote its cache, so it is read even
- * when a turn adds more than the API's 20-block lookback), and the newest message.
+ * Cache breakpoints (the API allows 4): the last of the tools both phases share (SHARED_TOOLS, first in
+ * each phase's list: the execute conversation, opened once a person approved the plan, reads that part of
+ * its prefix from what the plan conversation wrote), the end of the static prefix (tools, then system), the
+ * end of the message before the newest assistant turn (where the previous request wrote its cache, so it is
+ * read even when a turn adds more than the API's 20-block lookback), and the newest message. Their TTLs (`cache`, by
+ * default 5 minutes each) are chosen per conversation in cache-ttl.ts: 1 hour where a turn may leave the run
+ * waiting for a person.
  *
  * Sampling parameters, prefill and tool_choice are never sent: the 5.5 models refuse anything but the
  * defaults. Thinking and effort are shaped per model by models/catalogue.ts (settings.request).
@@ -20,22 +26,39 @@ export function buildRequest(opts: {
   tools: ToolDefinition[];
   system: readonly string[];
   messages: ConversationMessage[];
+  cache?: CacheTtls;
 }): Anthropic.MessageCreateParamsNonStreaming {
   const { settings } = opts;
   const { thinking, effort } = settings.request;
+  const ttls = opts.cache ?? FIVE_MINUTES;
   const system = opts.system.map((text, i): Anthropic.TextBlockParam => {
     const last = i === opts.system.length - 1;
-    return last ? { type: 'text', text, cache_control: { type: 'ephemeral' } } : { type: 'text', text };
+    return last ? { type: 'text', text, cache_control: cacheControl(ttls.prefix) } : { type: 'text', text };
   });
+  const shared = sharedToolCount(opts.tools);
+  const tools = opts.tools.map((tool, i) =>
+    i === shared - 1 && shared < opts.tools.length
+      ? { ...tool, cache_control: cacheControl(ttls.prefix) }
+      : tool,
+  );
   return {
     model: settings.model,
     max_tokens: settings.maxTokens,
-    tools: opts.tools as Anthropic.Tool[],
+    tools: tools as Anthropic.Tool[],
     system,
-    messages: withBreakpoints(opts.messages),
+    messages: withBreakpoints(
+      opts.messages,
+      cacheControl(ttls.messages === 'spaced' ? spacedTtl(opts.messages) : ttls.messages),
+    ),
     ...(thinking ? { thinking: thinking as Anthropic.ThinkingConfigParam } : {}),
     ...(effort ? { output_config: { effort } } : {}),
   };
+}
+
+/** SHARED_TOOLS.length when `tools` begins with them (the same definitions, in order), else 0. */
+function sharedToolCount(tools: readonly ToolDefinition[]): number {
+  const n = SHARED_TOOLS.length;
+  return tools.length >= n && SHARED_TOOLS.every((tool, i) => tools[i] === tool) ? n : 0;
 }
 
 /**
@@ -43,7 +66,10 @@ export function buildRequest(opts: {
  * assistant turn (where the previous request put its newest breakpoint; after a pause_turn the newest
  * message is that assistant turn itself).
  */
-function withBreakpoints(messages: ConversationMessage[]): Anthropic.MessageParam[] {
+function withBreakpoints(
+  messages: ConversationMessage[],
+  marker: Anthropic.CacheControlEphemeral,
+): Anthropic.MessageParam[] {
   const marked = new Set<number>([messages.length - 1]);
   const lastAssistant = messages.findLastIndex((m) => m.role === 'assistant');
   const before = messages.slice(0, Math.max(0, lastAssistant)).findLastIndex((m) => m.role === 'user');
@@ -57,7 +83,7 @@ function withBreakpoints(messages: ConversationMessage[]): Anthropic.MessagePara
     let at = content.length - 1;
     while (at >= 0 && (content[at]!.type === 'thinking' || content[at]!.type === 'redacted_thinking')) at--;
     if (at < 0) return { role: m.role, content: m.content as Anthropic.ContentBlockParam[] };
-    content[at] = { ...content[at], cache_control: { type: 'ephemeral' } };
+    content[at] = { ...content[at], cache_control: marker };
     return { role: m.role, content: content as unknown as Anthropic.ContentBlockParam[] };
   });
 }

@@ -16,6 +16,7 @@ import { RunAborted, type RunExecutor, type RunOutcome, type RunStart } from '..
 import { FencedError, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
 import { checkoutPullRequest } from '../workspace/checkout.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
+import { cacheTtls } from './cache-ttl.js';
 import { ExecutePhase } from './execute-phase.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
@@ -350,6 +351,7 @@ class AgentRun {
       tools: ctx.phase.tools,
       system: ctx.phase.system,
       messages,
+      cache: cacheTtls(ctx.model, ctx.phase.waits),
     });
     let waited = 0;
     for (let attempt = 1; ; attempt++) {

@@ -354,6 +354,7 @@ export const modelSettingsSchema = z.strictObject(
     max_output_tokens: int(1).optional(),
     min_cacheable_tokens: int(0).optional(),
     prefix_check: bool().optional(),
+    cache_ttl_1h: bool().optional(),
     price: modelPriceSchema.optional(),
     long_prompt: z
       .strictObject(

@@ -38,6 +38,9 @@ import {
 //   charges every token of a request whose prompt (input + cache reads + cache writes) is above 100,000
 //   tokens at the higher band (the band rows are from its model page; which tokens count is from price
 //   trackers' notes, the pricing page's wording could not be read).
+// - 1-hour cache TTL (`cache_control: {type: "ephemeral", ttl: "1h"}`): prompt-caching "1-hour cache duration";
+//   the pricing page gives every model above a 1-hour write price (2x base input; 5-minute writes 1.25x,
+//   reads 0.1x), so every catalogue model takes it. A model the catalogue does not know is not assumed to.
 // - Status: Sonnet 4.5 deprecated 2026-09-30, end of life 2026-11-30, replaced by Sonnet 5.5; Opus 4.5
 //   deprecated 2026-11-23, end of life 2027-01-22 (also the SDK's deprecated-models list); Opus 4.1, Opus 4
 //   and Sonnet 4 retired (the API answers 404).
@@ -85,6 +88,7 @@ export type ModelSettings = Partial<
     | 'max_output_tokens'
     | 'min_cacheable_tokens'
     | 'prefix_check'
+    | 'cache_ttl_1h'
     | 'price'
     | 'long_prompt'
     | 'status'
@@ -122,6 +126,8 @@ export interface ModelSpec {
   min_cacheable_tokens: number;
   /** Thinking blocks sent back must keep their prefix byte-for-byte (preserved thinking). */
   prefix_check: boolean;
+  /** `cache_control.ttl: "1h"` is accepted (agent/cache-ttl.ts uses it where a run may wait for a person). */
+  cache_ttl_1h: boolean;
   price: ModelPrice;
   long_prompt?: PriceBand;
   status: 'active' | 'deprecated' | 'retired';
@@ -156,10 +162,17 @@ const PRESERVED = {
   max_output_tokens: 128_000,
   min_cacheable_tokens: 512,
   prefix_check: true,
+  cache_ttl_1h: true,
 };
 /** Later 4.x and the 5.x models without the prefix check. */
-const MODERN = { efforts: ALL, display: true, max_output_tokens: 128_000, prefix_check: false };
-const FOUR_FIVE = { display: false, max_output_tokens: 64_000, prefix_check: false };
+const MODERN = {
+  efforts: ALL,
+  display: true,
+  max_output_tokens: 128_000,
+  prefix_check: false,
+  cache_ttl_1h: true,
+};
+const FOUR_FIVE = { display: false, max_output_tokens: 64_000, prefix_check: false, cache_ttl_1h: true };
 const OPUS_4X = p(5, 25, 6.25, 10, 0.5);
 const FABLE = p(10, 50, 12.5, 20, 0.25);
 
@@ -291,6 +304,7 @@ function retired(
     max_output_tokens: 32_000,
     min_cacheable_tokens: 1024,
     prefix_check: false,
+    cache_ttl_1h: false,
     price,
     status: 'retired',
     ...(date ? { status_date: date } : {}),
@@ -309,6 +323,8 @@ function unknownModel(id: string, price: ModelPrice | undefined): ModelSpec & { 
     max_output_tokens: Number.MAX_SAFE_INTEGER,
     min_cacheable_tokens: 1024,
     prefix_check: false,
+    // Not known to take the 1-hour TTL: every breakpoint stays at the default 5 minutes (models.<id>.cache_ttl_1h).
+    cache_ttl_1h: false,
     price: price ?? p(0, 0, 0, 0, 0),
     status: 'active',
     known: false,

@@ -54,7 +54,7 @@ async function fire(): Promise<string> {
 }
 
 const stripMarkers = (v: unknown): string =>
-  JSON.stringify(v).replaceAll(',"cache_control":{"type":"ephemeral"}', '');
+  JSON.stringify(v, (key, value) => (key === 'cache_control' ? undefined : value));
 
 /** The conversation a request belongs to: its first user message. */
 const conversationOf = (r: RecordedRequest) => stripMarkers(r.body.messages[0]);

@@ -5,12 +5,16 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cacheControlRefusal } from '../support/model-contract.js';
+import { promptOf } from '../support/model-prompt.js';
+import { rulesFor } from '../support/model-rules.js';
 import { type ModelServer, promptTokens, script, startModelServer } from '../support/model-server.js';
-import { assistant, sdk, user } from './helpers.js';
+import { assistant, expect400, sdk, user } from './helpers.js';
 
 const MODEL = 'claude-sonnet-5-5'; // minimum cacheable prefix: 512 tokens
 const BIG = `You are drydock. ${'Follow the repository conventions closely. '.repeat(100)}`; // ~1,100 tokens
 const CC = { type: 'ephemeral' as const };
+const H1 = { type: 'ephemeral' as const, ttl: '1h' as const };
 const MINUTE = 60_000;
 
 type Usage = Anthropic.Usage;
@@ -196,5 +200,148 @@ describe('prompt-cache accounting', () => {
     expect(startUsage.cache_read_input_tokens).toBeGreaterThan(0);
     expect(final.usage.cache_read_input_tokens).toBe(startUsage.cache_read_input_tokens);
     expect(final.usage.input_tokens).toBe(startUsage.input_tokens);
+  });
+
+  it('a 5-minute entry written before a wait of more than 5 minutes is gone; a 1-hour one is read', async () => {
+    const body = (cc: object) => ({
+      system: [{ type: 'text', text: BIG, cache_control: cc }],
+      messages: [user('Go.')],
+    });
+    const five = await ask(body(CC));
+    const oneHour = await ask({ ...body(H1), model: 'claude-opus-5-5' });
+    expect(five.usage.cache_creation!.ephemeral_5m_input_tokens).toBeGreaterThan(0);
+    expect(oneHour.usage.cache_creation!.ephemeral_1h_input_tokens).toBeGreaterThan(0);
+    expect(oneHour.usage.cache_creation!.ephemeral_5m_input_tokens).toBe(0);
+    t += 20 * MINUTE; // a person answers
+    expect((await ask(body(CC))).usage.cache_read_input_tokens).toBe(0);
+    const later = await ask({ ...body(H1), model: 'claude-opus-5-5' });
+    expect(later.usage.cache_read_input_tokens).toBe(oneHour.usage.cache_creation_input_tokens);
+    expect(later.usage.cache_creation_input_tokens).toBe(0);
+  });
+
+  it('mixed TTLs: 1-hour writes up to the last 1-hour breakpoint, 5-minute writes after it', async () => {
+    const system = [{ type: 'text', text: BIG, cache_control: H1 }];
+    const messages = [user([{ type: 'text', text: 'Summarise.', cache_control: H1 }]), assistant('Sure.')];
+    const tail = user([
+      { type: 'text', text: `Then list the files. ${'More detail. '.repeat(40)}`, cache_control: CC },
+    ]);
+    const r = await ask({ system, messages: [...messages, tail] });
+    const upTo1h = promptTokens({ system, messages: messages.slice(0, 1) });
+    expect(r.usage.cache_creation!.ephemeral_1h_input_tokens).toBe(upTo1h);
+    expect(r.usage.cache_creation!.ephemeral_5m_input_tokens).toBe(r.total - upTo1h);
+    // 20 minutes on, the 5-minute part is gone and the 1-hour part is read (and refreshed by the read).
+    t += 20 * MINUTE;
+    const again = await ask({ system, messages: [...messages, tail] });
+    expect(again.usage.cache_read_input_tokens).toBe(upTo1h);
+    expect(again.usage.cache_creation!.ephemeral_5m_input_tokens).toBe(r.total - upTo1h);
+    expect(again.usage.cache_creation!.ephemeral_1h_input_tokens).toBe(0);
+  });
+
+  it('a 5-minute marker on a prefix read from a 1-hour entry leaves that entry an hour to live', async () => {
+    const long = { system: [{ type: 'text', text: BIG, cache_control: H1 }], messages: [user('Go.')] };
+    const first = await ask(long);
+    const systemOnly = first.usage.cache_creation!.ephemeral_1h_input_tokens;
+    // The same prefix, marked 5m: a read, which must not shorten the entry's life to 5 minutes.
+    const short = { system: [{ type: 'text', text: BIG, cache_control: CC }], messages: [user('Go.')] };
+    expect((await ask(short)).usage.cache_read_input_tokens).toBe(systemOnly);
+    t += 30 * MINUTE;
+    expect((await ask(short)).usage.cache_read_input_tokens).toBe(systemOnly);
+  });
+
+  it('refuses a ttl the API does not know, and a cache_control type other than ephemeral', async () => {
+    await expect400(
+      sdk(server).messages.create({
+        model: MODEL,
+        max_tokens: 1024,
+        system: [{ type: 'text', text: BIG, cache_control: { type: 'ephemeral', ttl: '2h' } }],
+        messages: [user('hi')],
+      } as any),
+      "system.0.cache_control.ttl: Input should be '5m' or '1h'",
+    );
+    await expect400(
+      sdk(server).messages.create({
+        model: MODEL,
+        max_tokens: 1024,
+        messages: [user([{ type: 'text', text: 'hi', cache_control: { type: 'persistent' } }])],
+      } as any),
+      "messages.0.content.0.cache_control.type: Input should be 'ephemeral'",
+    );
+    await expect400(
+      sdk(server).messages.create({
+        model: MODEL,
+        max_tokens: 1024,
+        cache_control: { type: 'ephemeral', ttl: '30m' },
+        messages: [user('hi')],
+      } as any),
+      "cache_control.ttl: Input should be '5m' or '1h'",
+    );
+    // The explicit default is accepted and is a 5-minute write.
+    const r = await ask({
+      system: [{ type: 'text', text: BIG, cache_control: { type: 'ephemeral', ttl: '5m' } }],
+      messages: [user('hi')],
+    });
+    expect(r.usage.cache_creation!.ephemeral_5m_input_tokens).toBeGreaterThan(0);
+  });
+
+  it('refuses a 1-hour breakpoint after a 5-minute one, the automatic breakpoint included', async () => {
+    const order = "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block";
+    await expect400(
+      sdk(server).messages.create({
+        model: MODEL,
+        max_tokens: 1024,
+        tools: [{ name: 'read', input_schema: { type: 'object' }, cache_control: CC }],
+        system: [{ type: 'text', text: BIG, cache_control: H1 }],
+        messages: [user('hi')],
+      } as any),
+      order,
+    );
+    // The top-level breakpoint sits on the last block: after a 5-minute one, it may not be 1h.
+    await expect400(
+      sdk(server).messages.create({
+        model: MODEL,
+        max_tokens: 1024,
+        cache_control: H1,
+        system: [{ type: 'text', text: BIG, cache_control: CC }],
+        messages: [user('hi')],
+      } as any),
+      order,
+    );
+    // 1h before 5m is the allowed order.
+    const ok = await ask({
+      cache_control: CC,
+      system: [{ type: 'text', text: BIG, cache_control: H1 }],
+      messages: [user('hi')],
+    });
+    expect(ok.usage.cache_creation!.ephemeral_1h_input_tokens).toBeGreaterThan(0);
+  });
+
+  it('refuses a fifth breakpoint, however the TTLs are mixed', async () => {
+    const blocks = Array.from({ length: 4 }, (_v, i) => ({
+      type: 'text',
+      text: `part ${i}`,
+      cache_control: H1,
+    }));
+    await expect400(
+      sdk(server).messages.create({
+        model: MODEL,
+        max_tokens: 1024,
+        system: blocks,
+        messages: [user([{ type: 'text', text: 'hi', cache_control: CC }])],
+      } as any),
+      'A maximum of 4 blocks with cache_control may be provided. Found 5.',
+    );
+  });
+
+  it('refuses "1h" on a model without the 1-hour cache, with the model named', () => {
+    // Every model the stand-in serves has it (the pricing page prices 1-hour writes for each); the rule is
+    // checked on a model's rules with the flag off.
+    const rules = { ...rulesFor(MODEL)!, id: 'claude-without-1h', cacheTtl1h: false };
+    const body = { system: [{ type: 'text', text: BIG, cache_control: H1 }], messages: [user('hi')] };
+    expect(cacheControlRefusal(body, promptOf(body), rules)).toBe(
+      'The 1-hour cache duration (cache_control.ttl "1h") is not supported for the model claude-without-1h.',
+    );
+    expect(cacheControlRefusal(body, promptOf(body), rulesFor(MODEL)!)).toBeNull();
+    const fiveOnly = { system: [{ type: 'text', text: BIG, cache_control: CC }], messages: [user('hi')] };
+    expect(cacheControlRefusal(fiveOnly, promptOf(fiveOnly), rules)).toBeNull();
   });
 });

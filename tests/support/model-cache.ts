@@ -3,7 +3,12 @@
  * each `cache_control` breakpoint caches the prompt prefix up to and including its block; a later request reads
  * the longest prefix written before that is still live and ends within the lookback window of one of its own
  * breakpoints; tokens from there to the last breakpoint are written; the rest is plain input. A prefix shorter
- * than the model's minimum cacheable length is never written. Reads refresh an entry's TTL.
+ * than the model's minimum cacheable length is never written. Reads refresh an entry's TTL (its own: "5m" or
+ * "1h", the marker's `ttl` when it was written). Billing of a request that mixes TTLs, after the page's "Mixing
+ * different TTLs": A = tokens up to the highest hit (read), B = the highest 1-hour breakpoint after A (1-hour
+ * writes: B - A), C = the last breakpoint (5-minute writes: C - B); the contract (model-contract.ts) has
+ * already refused a 1-hour breakpoint after a 5-minute one, so walking the breakpoints in order bills exactly
+ * that.
  *
  * The only state is the map of written prefixes (hash → expiry); the time comes in as an argument.
  */
@@ -92,8 +97,16 @@ export class PromptCache {
     let cachedTo = readAt;
     for (const bp of breakpoints) {
       if (tokensAt(bp.at) < minTokens) continue;
+      if (bp.at <= cachedTo) {
+        // Inside what was read: nothing is written or billed. A live entry there keeps its own TTL (a 5-minute
+        // marker never shortens a 1-hour entry, a 1-hour marker never lengthens a 5-minute one) and is
+        // refreshed as part of the read; a position not cached yet is cached with the marker's TTL, free.
+        const there = live(bp.at) ? this.entries.get(key(bp.at))! : null;
+        if (there) there.expiresAt = Math.max(there.expiresAt, now + there.ttlMs);
+        else this.entries.set(key(bp.at), { expiresAt: now + TTL_MS[bp.ttl], ttlMs: TTL_MS[bp.ttl] });
+        continue;
+      }
       this.entries.set(key(bp.at), { expiresAt: now + TTL_MS[bp.ttl], ttlMs: TTL_MS[bp.ttl] });
-      if (bp.at <= cachedTo) continue;
       const written = tokensAt(bp.at) - tokensAt(cachedTo);
       if (bp.ttl === '1h') creation.ephemeral_1h_input_tokens += written;
       else creation.ephemeral_5m_input_tokens += written;

@@ -6,6 +6,7 @@
  * Checks run in the API's order as far as it is known: schema-level errors (unknown fields, bad enum values,
  * budget below 1024) before the model's own refusals, and the thinking-block checks last.
  */
+import { breakpointsOf } from './model-cache.js';
 import * as E from './model-errors.js';
 import { contentBlocks, countBreakpoints, type Prompt, promptOf, sha256 } from './model-prompt.js';
 import {
@@ -294,19 +295,59 @@ function systemMessageRefusal(body: any, rules: ModelRules): string | null {
   return null;
 }
 
-function cacheControlRefusal(body: any, prompt: Prompt): string | null {
+/** Every `cache_control` value in the request, with its path as the API's schema errors name it. */
+function cacheMarkers(body: any): { path: string; cc: unknown }[] {
+  const out: { path: string; cc: unknown }[] = [];
+  const walk = (value: unknown, path: string): void => {
+    if (Array.isArray(value)) {
+      for (const [i, v] of value.entries()) walk(v, `${path}.${i}`);
+      return;
+    }
+    if (value === null || typeof value !== 'object') return;
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'cache_control') {
+        if (v !== null && v !== undefined) out.push({ path: `${path}.cache_control`, cc: v });
+      } else walk(v, `${path}.${k}`);
+    }
+  };
+  if (present(body.cache_control)) out.push({ path: 'cache_control', cc: body.cache_control });
+  if (Array.isArray(body.tools)) walk(body.tools, 'tools');
+  if (Array.isArray(body.system)) walk(body.system, 'system');
+  for (const [i, m] of (body.messages as any[]).entries()) {
+    if (Array.isArray(m.content)) walk(m.content, `messages.${i}.content`);
+  }
+  return out;
+}
+
+/**
+ * [caching]: `{type: "ephemeral", ttl?: "5m" | "1h"}` only; at most 4 breakpoints (the top-level one counts);
+ * none on a thinking block; a 1-hour breakpoint never after a 5-minute one, in the order the API reads the
+ * prompt (tools, system, messages; the top-level breakpoint sits on the last block); "1h" only on a model
+ * that has it.
+ */
+export function cacheControlRefusal(body: any, prompt: Prompt, rules: ModelRules): string | null {
+  for (const { path, cc } of cacheMarkers(body)) {
+    if (typeof cc !== 'object' || Array.isArray(cc)) return `${path}: Input should be a valid dictionary`;
+    const { type, ttl } = cc as { type?: unknown; ttl?: unknown };
+    if (type !== 'ephemeral') return E.cacheTypeInvalid(path);
+    if (ttl !== undefined && ttl !== '5m' && ttl !== '1h') return E.cacheTtlInvalid(path);
+    if (ttl === '1h' && !rules.cacheTtl1h) return E.ttl1hNotSupported(rules.id);
+  }
   let count = body.cache_control && typeof body.cache_control === 'object' ? 1 : 0;
-  let seen5m = false;
   for (const el of prompt.elements) {
     if (!el.breakpoint) continue;
     count += countBreakpoints(el.raw);
     if (el.section === 'messages' && el.raw.type === 'thinking' && present(el.raw.cache_control)) {
       return E.thinkingCacheControl(el.message!, el.block);
     }
-    if (el.breakpoint === '1h' && seen5m) return E.TTL_ORDER;
-    if (el.breakpoint === '5m') seen5m = true;
   }
-  return count > 4 ? E.tooManyBreakpoints(count) : null;
+  if (count > 4) return E.tooManyBreakpoints(count);
+  let seen5m = false;
+  for (const bp of breakpointsOf(prompt, body)) {
+    if (bp.ttl === '1h' && seen5m) return E.TTL_ORDER;
+    if (bp.ttl === '5m') seen5m = true;
+  }
+  return null;
 }
 
 function changedSentence(prompt: Prompt, seal: { tools: string; system: string }): string {
@@ -451,7 +492,7 @@ export function checkRequest(body: any, ctx: RequestContext = {}): CheckResult {
   if (system) return invalid(system);
 
   const prompt = promptOf(body);
-  const cache = cacheControlRefusal(body, prompt);
+  const cache = cacheControlRefusal(body, prompt, rules);
   if (cache) return invalid(cache);
 
   const last = body.messages.length - 1;

@@ -119,8 +119,24 @@ export function thinkingCacheControl(i: number, j: number): string {
   return `messages.${i}.content.${j}.thinking.cache_control: Extra inputs are not permitted`;
 }
 
-// wording not documented. [doc] prompt-caching: a longer TTL must come before a shorter one.
+// wording not documented. [doc] prompt-caching ("Mixing different TTLs"): cache entries with a longer TTL
+// must appear before shorter ones, i.e. a 1-hour entry before any 5-minute entry.
 export const TTL_ORDER = "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block";
+
+// wording not documented: the schema errors' shape (`<path>: Input should be ...`). [doc] prompt-caching:
+// `ttl` is "5m" or "1h"; `type` is "ephemeral".
+export function cacheTtlInvalid(path: string): string {
+  return `${path}.ttl: Input should be '5m' or '1h'`;
+}
+export function cacheTypeInvalid(path: string): string {
+  return `${path}.type: Input should be 'ephemeral'`;
+}
+
+// wording not documented. A model without the 1-hour cache (none on the Claude API today; Vertex AI's
+// Claude prompt-caching page names older models without it).
+export function ttl1hNotSupported(model: string): string {
+  return `The 1-hour cache duration (cache_control.ttl "1h") is not supported for the model ${model}.`;
+}
 
 // [doc] build-with-claude/preserved-thinking: a tampered, truncated or empty signature.
 export function invalidSignature(i: number, j: number): string {

@@ -8,7 +8,9 @@
  *   [troubleshoot] build-with-claude/thinking-troubleshooting — accepted/rejected thinking.type per model
  *   [thinking]     build-with-claude/thinking — display defaults, `updates`
  *   [effort]       build-with-claude/effort — effort levels and defaults
- *   [caching]      build-with-claude/prompt-caching — minimum cacheable prompt, 4 breakpoints, 20-block lookback
+ *   [caching]      build-with-claude/prompt-caching — minimum cacheable prompt, 4 breakpoints, 20-block lookback,
+ *                  TTLs "5m" (default) and "1h", a longer TTL before a shorter one, reads refresh an entry
+ *   [pricing]      about-claude/pricing — 5-minute writes 1.25x base input, 1-hour writes 2x, reads 0.1x
  *   [preserved]    build-with-claude/preserved-thinking (+ /prefix-checks) — which models run the prefix check
  *   [midsystem]    build-with-claude/mid-conversation-system-messages
  *   [s55-new]      models/sonnet-5-5/whats-new-sonnet-5-5, [s55-mig] models/sonnet-5-5/migration-guide
@@ -63,6 +65,12 @@ export interface ModelRules {
   betweenToolText: boolean;
   /** `role: "system"` entries inside `messages` are accepted. */
   midConversationSystem: boolean;
+  /**
+   * `cache_control.ttl: "1h"` is accepted. [caching] and [pricing] list a 1-hour cache-write price for every
+   * current model on the Claude API; Vertex AI's Claude page names older models without it (3.x Sonnet and
+   * Opus), so the rule is per model.
+   */
+  cacheTtl1h: boolean;
 }
 
 // [troubleshoot], [o55-new]: the refusal text for "disabled" on always-adaptive models.
@@ -86,6 +94,7 @@ const FIVE_FIVE_FAMILY: Omit<ModelRules, 'id'> = {
   forcedToolChoice: 'refused', // [s55-new], [o55-new]: Sonnet 5.5, Opus 5.5, Fable 5.1, Mythos 5.1
   betweenToolText: true, // [thinking]: Sonnet 5.5, Opus 5.5 and Fable 5.x
   midConversationSystem: true, // [midsystem], [s55-new], [o55-new]
+  cacheTtl1h: true, // [caching] "1-hour cache duration", [pricing] 1h cache writes
 };
 
 const LATER_5: Omit<ModelRules, 'id'> = {
@@ -109,6 +118,7 @@ const FOUR_SIX: Omit<ModelRules, 'id'> = {
   forcedToolChoice: 'not-with-enabled', // [troubleshoot]
   betweenToolText: false,
   midConversationSystem: false, // [midsystem] lists no 4.6 model
+  cacheTtl1h: true, // [pricing] 1h cache writes
 };
 
 const FOUR_FIVE: Omit<ModelRules, 'id'> = {
@@ -125,6 +135,7 @@ const FOUR_FIVE: Omit<ModelRules, 'id'> = {
   forcedToolChoice: 'not-with-enabled', // [troubleshoot]
   betweenToolText: false,
   midConversationSystem: false,
+  cacheTtl1h: true, // [pricing] 1h cache writes
 };
 
 export const MODEL_RULES: ModelRules[] = [
