@@ -483,9 +483,10 @@ function logStartWarnings(
       'ANTHROPIC_API_KEY is not set: the daemon serves, but every run fails until it is (see `drydock doctor`)',
     );
   }
-  for (const warning of modelProblems(config, config.anthropic.model).warnings) {
-    logger.warn({ model: config.anthropic.model }, warning);
-  }
+  // Deprecated or retiring within 30 days: a warning; legacy: a note (models/lifecycle.ts).
+  const model = modelProblems(config, config.anthropic.model, (opts.clock ?? systemClock).now());
+  for (const warning of model.warnings) logger.warn({ model: config.anthropic.model }, warning);
+  for (const note of model.notes) logger.info({ model: config.anthropic.model }, note);
 }
 
 /**

@@ -15,12 +15,13 @@ export interface DoctorReport {
  * shape theirs (thinking and effort from the configuration, translated for the model), so a key, a model
  * name or a setting the API refuses shows up here rather than in the first nightly run.
  */
-export async function doctor(config: Config, client?: Anthropic): Promise<DoctorReport> {
+export async function doctor(config: Config, now: number, client?: Anthropic): Promise<DoctorReport> {
   const a = config.anthropic;
   const lines: string[] = [];
   const baseUrl = a.base_url ?? 'https://api.anthropic.com';
   const model = findModel(config, a.model);
-  const problems = modelProblems(config, a.model);
+  // Its lifecycle at `now`: retired is an error (no request is sent), deprecated or retiring a warning.
+  const problems = modelProblems(config, a.model, now);
   const shape = shapeThinking(model, { thinking: a.thinking, effort: a.effort, maxTokens: 2048 });
 
   lines.push(
@@ -42,6 +43,7 @@ export async function doctor(config: Config, client?: Anthropic): Promise<Doctor
     `price: $${pr.input} input / $${pr.output} output / $${pr.cache_write_5m} 5-min cache write / $${pr.cache_write_1h} 1-h cache write / $${pr.cache_read} cache read per million tokens${band}${model.known ? '' : ' (from the configuration: not a catalogue model)'}`,
   );
   for (const w of problems.warnings) lines.push(`warning: ${w}`);
+  for (const n of problems.notes) lines.push(`note: ${n}`);
   if (problems.errors.length) {
     lines.splice(1, 0, `model: ${a.model}: ${problems.errors.join('; ')}`);
     return { ok: false, lines };
