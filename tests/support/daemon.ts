@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import type { Sandbox } from '../../src/agent/sandbox.js';
+import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config/schema.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
-import { silentLogger } from '../../src/logger.js';
+import { type Logger, silentLogger } from '../../src/logger.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
 import { type TestStore, tempDir, testConfig, testDatabase } from './harness.js';
 import type { FreshDatabase } from './postgres.js';
@@ -42,6 +43,10 @@ export async function startTestDaemon(opts: {
   store?: TestStore;
   /** The configuration file the daemon would have read (hidden from the model like the data directory). */
   configFile?: string;
+  /** The daemon's clock (default: the system clock). */
+  clock?: Clock;
+  /** Where the daemon logs (default: nowhere). */
+  logger?: Logger;
 }): Promise<TestDaemon> {
   const { database, release } = await testDatabase(opts.store);
   const tmp = opts.dir ? { path: opts.dir, remove: () => {} } : tempDir('drydock-daemon-');
@@ -60,12 +65,13 @@ export async function startTestDaemon(opts: {
   });
   const daemon = await startDaemon({
     config,
-    logger: silentLogger(),
+    logger: opts.logger ?? silentLogger(),
     model,
     announce: () => {},
     ...(opts.executor ? { executor: opts.executor } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     ...(opts.configFile ? { configFile: opts.configFile } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
   }).catch(async (err: unknown) => {
     tmp.remove();
     await release();
