@@ -26,6 +26,7 @@ import { Jobs } from './scheduler/jobs.js';
 import { Scheduler } from './scheduler/loop.js';
 import { jitterOptions } from './scheduler/plan-job.js';
 import { Sessions } from './sessions/service.js';
+import { storedModelWarnings } from './sessions/stored-models.js';
 import { type Store, StoreUnavailableError } from './store/store.js';
 import { TriggerAdmin } from './triggers/admin.js';
 import { GithubApi } from './triggers/github-api.js';
@@ -281,6 +282,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
       // LOUD: order matters. Leftover commands die before any run resumes; every subscriber is in place and
       // the notifier's cursor placed before recover() appends events of its own.
       logStartWarnings(opts, sandboxStatus, modelConfigured);
+      await warnOfStoredModels(store, opts, clock.now());
       await killLeftoverCommands(store, logger);
       if (reporter) unsubscribeReporter = events.subscribeAll(reporter.onEvent);
       unsubscribeDelivery = events.subscribeAll(delivery.onEvent);
@@ -484,8 +486,23 @@ function logStartWarnings(
       'ANTHROPIC_API_KEY is not set: the daemon serves, but every run fails until it is (see `drydock doctor`)',
     );
   }
-  for (const warning of modelProblems(config, config.anthropic.model).warnings) {
-    logger.warn({ model: config.anthropic.model }, warning);
+  // Deprecated or retiring within 30 days: a warning; legacy: a note (models/lifecycle.ts).
+  const model = modelProblems(config, config.anthropic.model, (opts.clock ?? systemClock).now());
+  for (const warning of model.warnings) logger.warn({ model: config.anthropic.model }, warning);
+  for (const note of model.notes) logger.info({ model: config.anthropic.model }, note);
+}
+
+/** Sessions, jobs and triggers stored on a model that retired or retires within 30 days: one warning each. */
+async function warnOfStoredModels(
+  store: Store,
+  { config, logger }: ServiceOptions,
+  now: number,
+): Promise<void> {
+  try {
+    for (const line of await storedModelWarnings(store, config, now)) logger.warn(line);
+  } catch (err) {
+    // Only a warning is lost: the runs themselves check their model when they start.
+    logger.warn({ err }, 'could not look for sessions, jobs and triggers on retiring models');
   }
 }
 

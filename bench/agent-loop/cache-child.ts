@@ -65,7 +65,8 @@ function relaid(body: any, place: 'previous' | 'none'): any {
 
 function replay(bodies: any[], outputs: number[], place: 'previous' | 'none', model: string): TokenUsage[] {
   const cache = new PromptCache();
-  const min = rulesFor(model)?.minCacheTokens ?? 1024;
+  // The rules as published, whatever the date (0: before any retirement).
+  const min = rulesFor(model, 0)?.minCacheTokens ?? 1024;
   return bodies.map((body, i) => {
     const b = relaid(body, place);
     const prompt = promptOf(b);

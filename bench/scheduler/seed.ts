@@ -32,7 +32,7 @@ const PG_LANES = 8;
 const lanes = p.target.kind === 'postgres' ? PG_LANES : 1;
 
 const SESSION_DEFAULTS: RunDefaults = {
-  model: 'claude-sonnet-4-5',
+  model: 'claude-sonnet-5-5',
   budget_usd: 5,
   approvals_required: 1,
   execute_mode: 'manual',

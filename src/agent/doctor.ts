@@ -19,6 +19,7 @@ export interface DoctorReport {
  */
 export async function doctor(
   config: Config,
+  now: number,
   client?: Anthropic,
   rg: string | null = daemonRipgrep(),
 ): Promise<DoctorReport> {
@@ -26,7 +27,8 @@ export async function doctor(
   const lines: string[] = [];
   const baseUrl = a.base_url ?? 'https://api.anthropic.com';
   const model = findModel(config, a.model);
-  const problems = modelProblems(config, a.model);
+  // Its lifecycle at `now`: retired is an error (no request is sent), deprecated or retiring a warning.
+  const problems = modelProblems(config, a.model, now);
   const shape = shapeThinking(model, { thinking: a.thinking, effort: a.effort, maxTokens: 2048 });
 
   lines.push(
@@ -49,6 +51,7 @@ export async function doctor(
   );
   lines.push(ripgrepLine(rg));
   for (const w of problems.warnings) lines.push(`warning: ${w}`);
+  for (const n of problems.notes) lines.push(`note: ${n}`);
   if (problems.errors.length) {
     lines.splice(1, 0, `model: ${a.model}: ${problems.errors.join('; ')}`);
     return { ok: false, lines };

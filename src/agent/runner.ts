@@ -10,6 +10,7 @@ import {
   retryDelay,
   SpendLimitReached,
 } from '../models/errors.js';
+import { lifecycleMessage, modelState } from '../models/lifecycle.js';
 import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
 import { type Hold, holdingStore } from '../runs/holding.js';
 import { RunAborted, type RunExecutor, type RunOutcome, type RunStart } from '../runs/queue.js';
@@ -111,11 +112,11 @@ class AgentRun {
     if (!session) return { status: 'failed', error: `session ${run.sessionId} no longer exists` };
     const settings = resolveSettings(run, session, config);
     const model = findModel(config, settings.model);
-    if (model.status === 'retired') {
-      return {
-        status: 'failed',
-        error: `model ${settings.model} is retired and no longer answers: set the session's or job's model to ${model.replacement ?? 'a current model'} (README, Models)`,
-      };
+    // Checked by date at every run start: a model that retired while the daemon ran is not sent a request.
+    const lifecycle = lifecycleMessage(settings.model, modelState(model, clock.now()));
+    if (lifecycle?.level === 'error') {
+      const error = `${lifecycle.text}. No request was sent: set the model of the session, job or trigger`;
+      return { status: 'failed', error };
     }
     if (!model.priced) {
       return {

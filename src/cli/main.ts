@@ -312,7 +312,8 @@ async function doctorCommand(args: string[]): Promise<number> {
   if (values.help) return help();
   const cfg = await config(values);
   const { doctor } = await import('../agent/doctor.js');
-  const report = await doctor(cfg);
+  const { systemClock } = await import('../clock.js');
+  const report = await doctor(cfg, systemClock.now());
   process.stdout.write(`${report.lines.join('\n')}\n`);
   return report.ok ? 0 : 1;
 }

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { type Clock, systemClock } from '../clock.js';
+import { modelProblems } from '../models/catalogue.js';
 import { type Config, configSchema, isSecretPath } from './schema.js';
 
 // Precedence, lowest to highest: schema defaults < YAML file < environment < CLI flags.
@@ -32,6 +34,8 @@ export interface LoadOptions {
    * the daemon was started in.
    */
   baseDir?: string;
+  /** Whose date decides whether the configured model has retired. Default: the system clock. */
+  clock?: Clock;
 }
 
 type Kind = 'string' | 'int' | 'list';
@@ -98,6 +102,12 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     for (const issue of result.error.issues) problems.push(...describeIssue(issue, raw, sources));
+  } else {
+    // A retired model no longer answers (README, Models): the daemon does not start on one.
+    const now = (opts.clock ?? systemClock).now();
+    for (const message of modelProblems(result.data, result.data.anthropic.model, now).errors) {
+      if (!problems.includes(`anthropic.model: ${message}`)) problems.push(`anthropic.model: ${message}`);
+    }
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);
   return resolvePaths(result.data, baseDir);

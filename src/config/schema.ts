@@ -4,7 +4,8 @@ import { NOTIFICATION_EVENTS } from '../domain/notifications.js';
 import { thinkingOptionSchema } from '../domain/thinking.js';
 import { EFFORTS } from '../domain/types.js';
 import { canonicalZone, isValidTimezone } from '../domain/zone.js';
-import { modelProblems } from '../models/catalogue.js';
+import { modelPriceProblems } from '../models/catalogue.js';
+import { startOfDay } from '../models/lifecycle.js';
 
 // The configuration contract. Keys are snake_case, identical in YAML and in the `Config` type, and
 // every key has a default, so `configSchema.parse({})` is the complete default configuration.
@@ -339,38 +340,82 @@ const pricingSchema = z
 const THINKING_TYPES = ['adaptive', 'between_tools', 'enabled', 'disabled'] as const;
 
 /** `models.<id>`: overrides a catalogue entry field by field, or describes a model the catalogue lacks. */
-export const modelSettingsSchema = z.strictObject(
-  {
-    thinking: z
-      .array(z.enum(THINKING_TYPES, { error: `expected one of ${THINKING_TYPES.join(', ')}` }), {
-        error: 'expected a list of thinking types the model accepts',
-      })
-      .optional(),
-    efforts: z
-      .array(z.enum(EFFORTS, { error: EFFORT_ERROR }), { error: 'expected a list of effort levels' })
-      .optional(),
-    display: bool().optional(),
-    off_max_effort: z.enum(EFFORTS, { error: `expected one of ${EFFORTS.join(', ')}` }).optional(),
-    max_output_tokens: int(1).optional(),
-    min_cacheable_tokens: int(0).optional(),
-    prefix_check: bool().optional(),
-    cache_ttl_1h: bool().optional(),
-    price: modelPriceSchema.optional(),
-    long_prompt: z
-      .strictObject(
-        { above_prompt_tokens: int(1), price: modelPriceSchema },
-        { error: 'expected a mapping of above_prompt_tokens and price' },
-      )
-      .optional(),
-    status: z
-      .enum(['active', 'deprecated', 'retired'], { error: 'expected active, deprecated or retired' })
-      .optional(),
-    status_date: text('a date such as 2027-01-31').optional(),
-    replacement: text('a model id').optional(),
-  },
-  { error: 'expected a mapping of model settings' },
-);
+export const modelSettingsSchema = z
+  .strictObject(
+    {
+      thinking: z
+        .array(z.enum(THINKING_TYPES, { error: `expected one of ${THINKING_TYPES.join(', ')}` }), {
+          error: 'expected a list of thinking types the model accepts',
+        })
+        .optional(),
+      efforts: z
+        .array(z.enum(EFFORTS, { error: EFFORT_ERROR }), { error: 'expected a list of effort levels' })
+        .optional(),
+      display: bool().optional(),
+      off_max_effort: z.enum(EFFORTS, { error: `expected one of ${EFFORTS.join(', ')}` }).optional(),
+      max_output_tokens: int(1).optional(),
+      min_cacheable_tokens: int(0).optional(),
+      prefix_check: bool().optional(),
+      cache_ttl_1h: bool().optional(),
+      price: modelPriceSchema.optional(),
+      long_prompt: z
+        .strictObject(
+          { above_prompt_tokens: int(1), price: modelPriceSchema },
+          { error: 'expected a mapping of above_prompt_tokens and price' },
+        )
+        .optional(),
+      // Lifecycle (src/models/lifecycle.ts); null clears what the catalogue says.
+      legacy: bool().nullable().optional(),
+      deprecated_on: dateText().nullable().optional(),
+      retires_on: dateText().nullable().optional(),
+      replacement: text('a model id').nullable().optional(),
+      // The older form, still read: status deprecated or retired with status_date is retires_on.
+      status: z
+        .enum(['active', 'deprecated', 'retired'], { error: 'expected active, deprecated or retired' })
+        .optional(),
+      status_date: dateText().optional(),
+    },
+    { error: 'expected a mapping of model settings' },
+  )
+  .superRefine(olderStatusProblems)
+  .transform(fromOlderStatus);
 export type ModelSettings = z.infer<typeof modelSettingsSchema>;
+
+function dateText() {
+  return z
+    .string({ error: 'expected a date such as 2027-01-31' })
+    .refine((d) => startOfDay(d) !== undefined, { error: 'expected a date such as 2027-01-31 (YYYY-MM-DD)' });
+}
+
+interface OlderStatus {
+  status?: 'active' | 'deprecated' | 'retired' | undefined;
+  status_date?: string | undefined;
+  legacy?: unknown;
+  deprecated_on?: unknown;
+  retires_on?: unknown;
+}
+
+/** `status`/`status_date` are read only where they say one thing: a dated deprecation or retirement. */
+function olderStatusProblems(m: OlderStatus, ctx: z.RefinementCtx): void {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  if (m.status === undefined) {
+    if (m.status_date !== undefined) issue('status_date', 'goes with status; write retires_on instead');
+    return;
+  }
+  if (m.legacy !== undefined || m.deprecated_on !== undefined || m.retires_on !== undefined) {
+    issue('status', 'is the older form of retires_on and deprecated_on: write one form, not both');
+  } else if (m.status !== 'active' && m.status_date === undefined) {
+    issue('status', `${m.status} needs status_date (the retirement date); or write retires_on: YYYY-MM-DD`);
+  }
+}
+
+/** status active: neither deprecated nor retiring; deprecated or retired on D: retires_on D. */
+function fromOlderStatus<T extends OlderStatus>(m: T): Omit<T, 'status' | 'status_date'> {
+  const { status, status_date, ...rest } = m;
+  if (status === 'active') return { ...rest, deprecated_on: null, retires_on: null };
+  if (status !== undefined) return { ...rest, retires_on: status_date };
+  return rest;
+}
 
 const modelsSchema = z
   .preprocess(
@@ -482,8 +527,9 @@ export const configSchema = z
     { error: 'expected a mapping of settings' },
   )
   .superRefine((config, ctx) => {
-    // A retired model no longer answers; a model without a price could never be held to a budget.
-    for (const message of modelProblems(config, config.anthropic.model).errors) {
+    // A model without a price could never be held to a budget. (A retired model is refused by loadConfig,
+    // which has the clock: retirement is a matter of the date.)
+    for (const message of modelPriceProblems(config, config.anthropic.model).errors) {
       ctx.addIssue({ code: 'custom', path: ['anthropic', 'model'], message, params: { showValue: false } });
     }
   });

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { modelLifecycleWarnings } from '../models/catalogue.js';
 import { packageVersion } from '../paths.js';
 import { authenticate } from './auth.js';
 import { BodyBudget } from './body-budget.js';
@@ -72,8 +73,17 @@ export function createApi(deps: AppDeps, mountBeside: (app: Hono<Env>) => void =
       configured: deps.modelConfigured ?? deps.config.anthropic.api_key !== null,
     };
     const replica = deps.replica !== undefined ? { replica: deps.replica } : {};
+    // Warnings leave the daemon ready: the default model retiring within 30 days, or retired since start.
+    const warnings = modelLifecycleWarnings(deps.config, deps.config.anthropic.model, deps.clock.now());
     return c.json(
-      { status: ready ? 'ready' : 'not_ready', checks, ...sandbox, model, ...replica },
+      {
+        status: ready ? 'ready' : 'not_ready',
+        checks,
+        ...sandbox,
+        model,
+        ...replica,
+        ...(warnings.length ? { warnings } : {}),
+      },
       ready ? 200 : 503,
     );
   });

@@ -8,6 +8,7 @@ import {
   type ThinkingOption,
   type ThinkingType,
 } from '../domain/types.js';
+import { type Lifecycle, lifecycleMessage, modelState } from './lifecycle.js';
 
 // The model catalogue: what each Claude model accepts and what it costs. The Messages API answers 400 to
 // a request that uses a setting the named model does not take, so every request drydock sends is shaped
@@ -41,9 +42,23 @@ import {
 // - 1-hour cache TTL (`cache_control: {type: "ephemeral", ttl: "1h"}`): prompt-caching "1-hour cache duration";
 //   the pricing page gives every model above a 1-hour write price (2x base input; 5-minute writes 1.25x,
 //   reads 0.1x), so every catalogue model takes it. A model the catalogue does not know is not assumed to.
-// - Status: Sonnet 4.5 deprecated 2026-09-30, end of life 2026-11-30, replaced by Sonnet 5.5; Opus 4.5
-//   deprecated 2026-11-23, end of life 2027-01-22 (also the SDK's deprecated-models list); Opus 4.1, Opus 4
-//   and Sonnet 4 retired (the API answers 404).
+// - Lifecycle (legacy, deprecated_on, retires_on, replacement; what each state means and what drydock does:
+//   models/lifecycle.ts), read 2026-12-04 from about-claude/model-deprecations and each model's page under
+//   models/<model>/overview ("Legacy. ... consider migrating to ..." / "Deprecated ... retires on ..."):
+//   · Sonnet 4.5: deprecated 2026-09-30, retires 2026-11-30 (its page: "retires on November 30, 2026",
+//     replacement Sonnet 5.5; the SDK's deprecated-models list gives the same end of life).
+//   · Opus 4.5: deprecated 2026-11-23, retires 2027-01-22 (tentative), replacement Opus 5.5 (deprecations
+//     page as read 2026-11-30, and the SDK's deprecated-models list; the localized model pages still say
+//     "Legacy", an older snapshot).
+//   · Legacy, with the replacement each page names: Haiku 4.5 (Haiku 5.5), Sonnet 4.6 and Sonnet 5 (Sonnet
+//     5.5), Opus 4.6, Opus 4.8 and Opus 5 (Opus 5.5; Opus 5's retirement "not sooner than 2027-07-24"),
+//     Fable 5 (Fable 5.1).
+//   · Retired: Opus 4 and Sonnet 4 on 2026-06-15 (deprecated 2026-04-14; release notes), Opus 4.1 on
+//     2026-08-05 (deprecated 2026-06-05, when the SDKs marked it). The replacement named here is the current
+//     model of each family (the notices of the day named Opus 4.8 and Sonnet 4.6, both legacy now).
+//   · Active: the 5.5 models, Fable/Mythos 5.1 and 5.2. Opus 4.7 and Mythos 5: no current page of theirs
+//     was found; left active (Opus 4.8 and 4.6 on either side of Opus 4.7 are legacy).
+//   The catalogue once listed Haiku 4.5 as active: its page says legacy, and the docs win.
 // See README "Models" for the table in prose.
 
 // The legacy-shape reader moved to the domain (the API contract and the config share it).
@@ -91,11 +106,11 @@ export type ModelSettings = Partial<
     | 'cache_ttl_1h'
     | 'price'
     | 'long_prompt'
-    | 'status'
-    | 'status_date'
-    | 'replacement'
   >
->;
+> & {
+  // Lifecycle overrides; null clears what the catalogue says (a deployment that keeps serving a model).
+  [K in keyof Lifecycle]?: Lifecycle[K] | null;
+};
 
 /** What the catalogue reads of the configuration. */
 export interface ModelConfig {
@@ -109,7 +124,7 @@ export interface PriceBand {
   price: ModelPrice;
 }
 
-export interface ModelSpec {
+export interface ModelSpec extends Lifecycle {
   id: string;
   /** Dated snapshot ids and other names that mean this model. */
   aliases: string[];
@@ -130,10 +145,6 @@ export interface ModelSpec {
   cache_ttl_1h: boolean;
   price: ModelPrice;
   long_prompt?: PriceBand;
-  status: 'active' | 'deprecated' | 'retired';
-  /** Deprecated: the end-of-life date; retired: the date it stopped answering. */
-  status_date?: string;
-  replacement?: string;
 }
 
 const p = (input: number, output: number, w5: number, w1: number, read: number): ModelPrice => ({
@@ -149,10 +160,10 @@ const A: ThinkingType[] = ['adaptive'];
 const AD: ThinkingType[] = ['adaptive', 'disabled'];
 const ED: ThinkingType[] = ['enabled', 'disabled'];
 
-type Entry = Omit<ModelSpec, 'aliases' | 'status'> & Partial<Pick<ModelSpec, 'aliases' | 'status'>>;
+type Entry = Omit<ModelSpec, 'aliases'> & Partial<Pick<ModelSpec, 'aliases'>>;
 
 function m(entry: Entry): ModelSpec {
-  return { aliases: [], status: 'active', ...entry };
+  return { aliases: [], ...entry };
 }
 
 /** The 5.x models with preserved thinking. */
@@ -203,6 +214,8 @@ const BUILT_IN: ModelSpec[] = [
     ...MODERN,
     min_cacheable_tokens: 512,
     price: p(10, 50, 12.5, 20, 1),
+    legacy: true,
+    replacement: 'claude-fable-5-1',
   }),
   m({
     id: 'claude-mythos-5',
@@ -217,6 +230,8 @@ const BUILT_IN: ModelSpec[] = [
     ...MODERN,
     min_cacheable_tokens: 1024,
     price: p(2, 10, 2.5, 4, 0.2),
+    legacy: true,
+    replacement: 'claude-sonnet-5-5',
   }),
   m({
     id: 'claude-opus-5',
@@ -225,8 +240,18 @@ const BUILT_IN: ModelSpec[] = [
     off_max_effort: 'high',
     min_cacheable_tokens: 512,
     price: OPUS_4X,
+    legacy: true,
+    replacement: 'claude-opus-5-5',
   }),
-  m({ id: 'claude-opus-4-8', thinking: AD, ...MODERN, min_cacheable_tokens: 1024, price: OPUS_4X }),
+  m({
+    id: 'claude-opus-4-8',
+    thinking: AD,
+    ...MODERN,
+    min_cacheable_tokens: 1024,
+    price: OPUS_4X,
+    legacy: true,
+    replacement: 'claude-opus-5-5',
+  }),
   m({ id: 'claude-opus-4-7', thinking: AD, ...MODERN, min_cacheable_tokens: 2048, price: OPUS_4X }),
   m({
     id: 'claude-opus-4-6',
@@ -235,6 +260,8 @@ const BUILT_IN: ModelSpec[] = [
     efforts: ['low', 'medium', 'high', 'max'],
     min_cacheable_tokens: 4096,
     price: OPUS_4X,
+    legacy: true,
+    replacement: 'claude-opus-5-5',
   }),
   m({
     id: 'claude-sonnet-4-6',
@@ -243,6 +270,8 @@ const BUILT_IN: ModelSpec[] = [
     efforts: ['low', 'medium', 'high', 'max'],
     min_cacheable_tokens: 1024,
     price: p(3, 15, 3.75, 6, 0.3),
+    legacy: true,
+    replacement: 'claude-sonnet-5-5',
   }),
   m({
     id: 'claude-opus-4-5',
@@ -252,8 +281,8 @@ const BUILT_IN: ModelSpec[] = [
     ...FOUR_FIVE,
     min_cacheable_tokens: 4096,
     price: OPUS_4X,
-    status: 'deprecated',
-    status_date: '2027-01-22',
+    deprecated_on: '2026-11-23',
+    retires_on: '2027-01-22',
     replacement: 'claude-opus-5-5',
   }),
   m({
@@ -264,8 +293,8 @@ const BUILT_IN: ModelSpec[] = [
     ...FOUR_FIVE,
     min_cacheable_tokens: 1024,
     price: p(3, 15, 3.75, 6, 0.3),
-    status: 'deprecated',
-    status_date: '2026-11-30',
+    deprecated_on: '2026-09-30',
+    retires_on: '2026-11-30',
     replacement: 'claude-sonnet-5-5',
   }),
   m({
@@ -276,24 +305,35 @@ const BUILT_IN: ModelSpec[] = [
     ...FOUR_FIVE,
     min_cacheable_tokens: 4096,
     price: p(1, 5, 1.25, 2, 0.1),
+    legacy: true,
+    replacement: 'claude-haiku-5-5',
+  }),
+  retired('claude-opus-4-1', ['claude-opus-4-1-20250805'], ['2026-06-05', '2026-08-05'], 'claude-opus-5-5', {
+    price: p(15, 75, 18.75, 30, 1.5),
   }),
   retired(
-    'claude-opus-4-1',
-    ['claude-opus-4-1-20250805'],
-    '2026-08-05',
+    'claude-opus-4',
+    ['claude-opus-4-0', 'claude-opus-4-20250514'],
+    ['2026-04-14', '2026-06-15'],
     'claude-opus-5-5',
-    p(15, 75, 18.75, 30, 1.5),
+    { price: p(15, 75, 18.75, 30, 1.5) },
   ),
-  retired('claude-opus-4', ['claude-opus-4-20250514'], null, 'claude-opus-5-5', p(15, 75, 18.75, 30, 1.5)),
-  retired('claude-sonnet-4', ['claude-sonnet-4-20250514'], null, 'claude-sonnet-5-5', p(3, 15, 3.75, 6, 0.3)),
+  retired(
+    'claude-sonnet-4',
+    ['claude-sonnet-4-0', 'claude-sonnet-4-20250514'],
+    ['2026-04-14', '2026-06-15'],
+    'claude-sonnet-5-5',
+    { price: p(3, 15, 3.75, 6, 0.3) },
+  ),
 ];
 
+/** A model that no longer answers: kept so that a person naming it is told what to use instead. */
 function retired(
   id: string,
   aliases: string[],
-  date: string | null,
+  [deprecated_on, retires_on]: [string, string],
   replacement: string,
-  price: ModelPrice,
+  { price }: { price: ModelPrice },
 ): ModelSpec {
   return m({
     id,
@@ -306,8 +346,8 @@ function retired(
     prefix_check: false,
     cache_ttl_1h: false,
     price,
-    status: 'retired',
-    ...(date ? { status_date: date } : {}),
+    deprecated_on,
+    retires_on,
     replacement,
   });
 }
@@ -326,7 +366,6 @@ function unknownModel(id: string, price: ModelPrice | undefined): ModelSpec & { 
     // Not known to take the 1-hour TTL: every breakpoint stays at the default 5 minutes (models.<id>.cache_ttl_1h).
     cache_ttl_1h: false,
     price: price ?? p(0, 0, 0, 0, 0),
-    status: 'active',
     known: false,
   };
 }
@@ -346,29 +385,59 @@ export function findModel(config: ModelConfig, id: string): ResolvedModel {
     return { ...unknownModel(id, price), priced: price !== undefined };
   }
   const base: ModelSpec = builtIn ? structuredClone(builtIn) : unknownModel(id, price);
-  const merged: ModelSpec = { ...base, ...stripUndefined(override ?? {}), id: key, aliases: base.aliases };
+  const merged = { ...base, ...stripUndefined(override ?? {}), id: key, aliases: base.aliases };
+  // null in `models.<id>` clears a lifecycle field of the catalogue's.
+  for (const field of LIFECYCLE_FIELDS) if (merged[field] === null) delete merged[field];
   if (price) merged.price = price;
-  return { ...merged, known: true, priced: builtIn !== undefined || price !== undefined };
+  return { ...(merged as ModelSpec), known: true, priced: builtIn !== undefined || price !== undefined };
 }
+
+const LIFECYCLE_FIELDS = ['legacy', 'deprecated_on', 'retires_on', 'replacement'] as const;
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-/** Problems and warnings about a model a configuration or a session names. */
-export function modelProblems(config: ModelConfig, id: string): { errors: string[]; warnings: string[] } {
+export interface ModelProblems {
+  errors: string[];
+  warnings: string[];
+  /** Said once at start and by doctor, no more (a legacy model still answers). */
+  notes: string[];
+}
+
+/**
+ * Problems and warnings about a model a configuration or a session names, at `now`: its lifecycle
+ * (models/lifecycle.ts: retired is an error, deprecated or retiring a warning, legacy a note) and its price.
+ */
+export function modelProblems(config: ModelConfig, id: string, now: number): ModelProblems {
+  const said = lifecycleMessage(id, modelState(findModel(config, id), now));
+  const price = modelPriceProblems(config, id);
+  return {
+    errors: [...(said?.level === 'error' ? [said.text] : []), ...price.errors],
+    warnings: [...(said?.level === 'warning' ? [said.text] : []), ...price.warnings],
+    notes: said?.level === 'note' ? [said.text] : [],
+  };
+}
+
+/**
+ * What /readyz says of a model at `now`: only what needs doing soon (retiring within 30 days) or at once
+ * (retired since the daemon started; its runs fail without a request).
+ */
+export function modelLifecycleWarnings(config: ModelConfig, id: string, now: number): string[] {
+  const state = modelState(findModel(config, id), now);
+  if (state.state !== 'retiring' && state.state !== 'retired') return [];
+  const said = lifecycleMessage(id, state);
+  return said ? [said.text] : [];
+}
+
+/** The date-free part of modelProblems: a model must have a price (budgets are enforced from it). */
+export function modelPriceProblems(
+  config: ModelConfig,
+  id: string,
+): { errors: string[]; warnings: string[] } {
   const m = findModel(config, id);
   const errors: string[] = [];
   const warnings: string[] = [];
-  if (m.status === 'retired') {
-    errors.push(
-      `${id} is retired${m.status_date ? ` (since ${m.status_date})` : ''} and no longer answers; use ${m.replacement ?? 'a current model'}`,
-    );
-  } else if (m.status === 'deprecated') {
-    warnings.push(
-      `${id} is deprecated${m.status_date ? `: end of life ${m.status_date}` : ''}; move to ${m.replacement ?? 'a current model'}`,
-    );
-  }
   if (!m.priced) {
     errors.push(
       `${id} ${m.known ? 'has' : 'is not in the model catalogue and has'} no price; add models.${id}.price (budgets are enforced from it)`,
@@ -382,13 +451,17 @@ export function modelProblems(config: ModelConfig, id: string): { errors: string
 }
 
 /**
- * Run options as a person submitted them; invalid_model when they name a retired model or one with no price,
- * invalid_request when `network` holds something other than host names (domain/network.ts), which is stored
- * normalized (lower case, each name once, sorted).
+ * Run options as a person submitted them; invalid_model when they name a model retired at `now` (the message
+ * names its replacement) or one with no price, invalid_request when `network` holds something other than host
+ * names (domain/network.ts), which is stored normalized (lower case, each name once, sorted).
  */
-export function checkedRunOptions(config: ModelConfig, options: RunDefaults | undefined): RunDefaults {
+export function checkedRunOptions(
+  config: ModelConfig,
+  options: RunDefaults | undefined,
+  now: number,
+): RunDefaults {
   if (options?.model !== undefined) {
-    const [problem] = modelProblems(config, options.model).errors;
+    const [problem] = modelProblems(config, options.model, now).errors;
     if (problem) throw new DomainError('invalid_model', problem);
   }
   if (Array.isArray(options?.network)) {

@@ -70,7 +70,7 @@ export class Jobs {
   async create(sessionId: string, req: NewJobRequest): Promise<CronJob> {
     const { store, clock, config } = this.deps;
     const timezone = scheduleZone(req.timezone ?? config.timezone);
-    const options = checkedRunOptions(config, req.options);
+    const options = checkedRunOptions(config, req.options, clock.now());
     const session = await store.getSession(sessionId);
     if (!session) throw new DomainError('not_found', `session ${sessionId} not found`);
     // A session's defaults never change once it is made, so the check against the row read here cannot go

@@ -47,7 +47,7 @@ export class Sessions {
 
   async create(req: NewSessionRequest): Promise<Session> {
     const workspace = await workspaceDir(req.workspace, this.deps.hidden);
-    const defaults = checkedRunOptions(this.deps.config, req.defaults);
+    const defaults = checkedRunOptions(this.deps.config, req.defaults, this.deps.clock.now());
     const id = newId('ses');
     return this.deps.store.createSession({
       id,

@@ -100,7 +100,7 @@ export class TriggerAdmin {
     checkPrompt(req.prompt);
     checkKindFields(req);
     const workspace = req.workspace ? await workspaceDir(req.workspace, this.deps.hidden) : null;
-    const options = checkedRunOptions(config, req.options);
+    const options = checkedRunOptions(config, req.options, clock.now());
     const schedule: ScheduleDefinition | null =
       req.kind === 'schedule'
         ? {
@@ -161,7 +161,8 @@ export class TriggerAdmin {
     checkChange(current, change);
     const workspace =
       change.workspace !== undefined ? await workspaceDir(change.workspace, this.deps.hidden) : undefined;
-    const options = change.options !== undefined ? checkedRunOptions(config, change.options) : undefined;
+    const options =
+      change.options !== undefined ? checkedRunOptions(config, change.options, clock.now()) : undefined;
     const timezone = change.timezone !== undefined ? scheduleZone(change.timezone) : undefined;
     const follow = await this.followingJob(current, { ...change, workspace, options, timezone });
     const token = change.rotateToken ? issueTriggerToken() : null;

@@ -89,62 +89,66 @@ function checkRequestLog(requests: RecordedRequest[]): number {
   return byConversation.size;
 }
 
-describe.each(['claude-sonnet-5-5', 'claude-opus-5-5', 'claude-haiku-4-5', 'claude-sonnet-4-5'])(
-  'the whole loop on %s',
-  (modelId) => {
-    it('plans, asks, is revised, approved and executed with thinking; every request accepted', async () => {
-      w = await world(model, { model: modelId, execute_mode: 'auto', thinking: 'adaptive' });
-      const alice = await w.token('alice');
-      model.enqueue(
-        calls('r1', 'Read', { file_path: 'README.md' }),
-        question('q1'),
-        proposes('p1'),
-        proposes('p2', `${PLAN_MD}3. Say hello twice\n`),
-        calls('w1', 'Write', { file_path: 'hello.txt', content: 'hello\nhello\n' }),
-        says('Wrote hello.txt.'),
-      );
-      const runId = await fire();
-      await runUntil(w.d, runId, ['awaiting_input']);
-      const q = (await w.d.api('GET', `/v1/questions?run_id=${runId}`)).body.items[0];
-      const answered = await w.d.api('POST', `/v1/questions/${q.id}/answers`, {
-        answers: { 'Which greeting?': 'hello' },
-      });
-      expect(answered.status, JSON.stringify(answered.body)).toBe(200);
-      const run = await runUntil(w.d, runId, ['planned', 'failed', 'refused']);
-      expect(run.status, run.error).toBe('planned');
-      const first = (await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body;
-
-      const revise = await w.d.api(
-        'POST',
-        `/v1/plans/${first.id}/revise`,
-        { feedback: 'Twice, please.' },
-        alice,
-      );
-      expect(revise.status).toBe(200);
-      const second = await runUntil(w.d, revise.body.run.id, ['planned', 'failed']);
-      expect(second.status, second.error).toBe('planned');
-      const plan = (await w.d.api('GET', `/v1/plans/${second.plan_id}`)).body;
-      const exec = await runUntil(w.d, (await approveAs(w.d, plan, alice)).id, [
-        'completed',
-        'failed',
-        'refused',
-      ]);
-      expect(exec.status, exec.error).toBe('completed');
-
-      // Two conversations: the plan (three turns, then the revision round) and the execution.
-      expect(checkRequestLog(model.requests)).toBe(2);
-      const execRequests = model.requests.slice(4);
-      const opening = execRequests[0]!.body.messages[0].content[0].text as string;
-      expect(opening).toContain(`<approved_plan sha256="${plan.sha256}">`);
-      expect(opening).toContain(plan.markdown);
-      expect(opening).toContain('Add a greeting file'); // the original task
-      expect(opening).toContain('- README.md'); // read while planning
-      expect(execRequests[0]!.body.system[1].text).toMatch(/EXECUTE/);
-      expect(model.requests[0]!.body.system[1].text).toMatch(/PLAN MODE/);
-      expect(model.requests.every((r) => r.body.model === modelId)).toBe(true);
+// Sonnet 4.6 with a thinking budget stands in for Sonnet 4.5 (retired 2026-11-30): `enabled` with
+// budget_tokens on a Sonnet that still answers and has no retirement date.
+describe.each([
+  ['claude-sonnet-5-5', 'adaptive'],
+  ['claude-opus-5-5', 'adaptive'],
+  ['claude-haiku-4-5', 'adaptive'],
+  ['claude-sonnet-4-6', { budget_tokens: 2048 }],
+] as const)('the whole loop on %s', (modelId, thinking) => {
+  it('plans, asks, is revised, approved and executed with thinking; every request accepted', async () => {
+    w = await world(model, { model: modelId, execute_mode: 'auto', thinking });
+    const alice = await w.token('alice');
+    model.enqueue(
+      calls('r1', 'Read', { file_path: 'README.md' }),
+      question('q1'),
+      proposes('p1'),
+      proposes('p2', `${PLAN_MD}3. Say hello twice\n`),
+      calls('w1', 'Write', { file_path: 'hello.txt', content: 'hello\nhello\n' }),
+      says('Wrote hello.txt.'),
+    );
+    const runId = await fire();
+    await runUntil(w.d, runId, ['awaiting_input']);
+    const q = (await w.d.api('GET', `/v1/questions?run_id=${runId}`)).body.items[0];
+    const answered = await w.d.api('POST', `/v1/questions/${q.id}/answers`, {
+      answers: { 'Which greeting?': 'hello' },
     });
-  },
-);
+    expect(answered.status, JSON.stringify(answered.body)).toBe(200);
+    const run = await runUntil(w.d, runId, ['planned', 'failed', 'refused']);
+    expect(run.status, run.error).toBe('planned');
+    const first = (await w.d.api('GET', `/v1/plans/${run.plan_id}`)).body;
+
+    const revise = await w.d.api(
+      'POST',
+      `/v1/plans/${first.id}/revise`,
+      { feedback: 'Twice, please.' },
+      alice,
+    );
+    expect(revise.status).toBe(200);
+    const second = await runUntil(w.d, revise.body.run.id, ['planned', 'failed']);
+    expect(second.status, second.error).toBe('planned');
+    const plan = (await w.d.api('GET', `/v1/plans/${second.plan_id}`)).body;
+    const exec = await runUntil(w.d, (await approveAs(w.d, plan, alice)).id, [
+      'completed',
+      'failed',
+      'refused',
+    ]);
+    expect(exec.status, exec.error).toBe('completed');
+
+    // Two conversations: the plan (three turns, then the revision round) and the execution.
+    expect(checkRequestLog(model.requests)).toBe(2);
+    const execRequests = model.requests.slice(4);
+    const opening = execRequests[0]!.body.messages[0].content[0].text as string;
+    expect(opening).toContain(`<approved_plan sha256="${plan.sha256}">`);
+    expect(opening).toContain(plan.markdown);
+    expect(opening).toContain('Add a greeting file'); // the original task
+    expect(opening).toContain('- README.md'); // read while planning
+    expect(execRequests[0]!.body.system[1].text).toMatch(/EXECUTE/);
+    expect(model.requests[0]!.body.system[1].text).toMatch(/PLAN MODE/);
+    expect(model.requests.every((r) => r.body.model === modelId)).toBe(true);
+  });
+});
 
 describe('stop reasons', () => {
   it('refusal in the plan phase: the run ends refused and proposes no plan', async () => {
@@ -401,7 +405,7 @@ describe('settings in the request', () => {
     });
     expect(r.status).toBe(422);
     expect(r.body.error.message).toBe(
-      'claude-opus-4-1 is retired (since 2026-08-05) and no longer answers; use claude-opus-5-5',
+      'claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (README, Models)',
     );
   });
 });

@@ -148,20 +148,19 @@ describe('drydock serve', () => {
     expect(await exited(keyed.child)).toBe(0);
   });
 
-  it('warns at start about a deprecated default model, with its end-of-life date', async () => {
+  it('refuses to start on a retired default model, naming its replacement', () => {
     const data = dir();
     const config = join(data, 'drydock.yaml');
+    // Sonnet 4.5 retired on 2026-11-30 (README, Models); the daemon reads today's date from the system clock.
     writeFileSync(config, 'anthropic:\n  model: claude-sonnet-4-5\n');
-    const old = await serve(baseEnv(data, { ANTHROPIC_API_KEY: 'k', DRYDOCK_CONFIG: config }));
-    // The log (stdout) may trail the banner (stderr) by a moment.
-    for (let i = 0; i < 50 && !old.stdout().includes('"msg":"drydock started"'); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(old.stdout()).toContain(
-      'claude-sonnet-4-5 is deprecated: end of life 2026-11-30; move to claude-sonnet-5-5',
+    const r = spawnSync(process.execPath, [CLI, 'serve'], {
+      env: baseEnv(data, { ANTHROPIC_API_KEY: 'k', DRYDOCK_CONFIG: config }),
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(
+      'anthropic.model: claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (README, Models)',
     );
-    old.child.kill('SIGTERM');
-    expect(await exited(old.child)).toBe(0);
   });
 
   it('adopts DRYDOCK_ADMIN_TOKEN on first start and never prints it', async () => {

@@ -17,6 +17,7 @@ import {
 } from '../../src/config/schema.js';
 import { DEFAULT_NETWORK_DOMAINS } from '../../src/domain/network.js';
 import { findModel, modelProblems } from '../../src/models/catalogue.js';
+import { FakeClock } from '../support/fake-clock.js';
 
 let dir: string;
 
@@ -260,23 +261,31 @@ models:
       thinking: ['adaptive'],
     });
     // An unknown model with a price is allowed, with a warning (no thinking knobs are sent to it).
-    expect(modelProblems(config, 'my-model').errors).toEqual([]);
-    expect(modelProblems(config, 'my-model').warnings[0]).toMatch(/not in the model catalogue/);
+    expect(modelProblems(config, 'my-model', Date.UTC(2026, 11, 4)).errors).toEqual([]);
+    expect(modelProblems(config, 'my-model', Date.UTC(2026, 11, 4)).warnings[0]).toMatch(
+      /not in the model catalogue/,
+    );
   });
 
-  it('refuses a retired default model, naming its replacement; warns about a deprecated one', () => {
+  it('refuses a retired default model by the clock, naming its replacement; warns about a deprecated one', () => {
     const path = writeConfig('anthropic:\n  model: claude-opus-4-1\n');
     expect(problemsOf({ configPath: path, env: {} })).toEqual([
-      'anthropic.model: claude-opus-4-1 is retired (since 2026-08-05) and no longer answers; use claude-opus-5-5',
+      'anthropic.model: claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (README, Models)',
     ]);
-    const deprecated = loadConfig({
-      configPath: writeConfig('anthropic:\n  model: claude-sonnet-4-5\n', 'd.yaml'),
-      env: {},
-    });
-    expect(modelProblems(deprecated, 'claude-sonnet-4-5')).toEqual({
+    // Sonnet 4.5 retires on 2026-11-30: loaded the day before, it is retiring; on the day, refused.
+    const sonnet45 = writeConfig('anthropic:\n  model: claude-sonnet-4-5\n', 'd.yaml');
+    const dayBefore = new FakeClock(Date.UTC(2026, 10, 29, 12));
+    const loaded = loadConfig({ configPath: sonnet45, env: {}, clock: dayBefore });
+    expect(modelProblems(loaded, 'claude-sonnet-4-5', dayBefore.now())).toEqual({
       errors: [],
-      warnings: ['claude-sonnet-4-5 is deprecated: end of life 2026-11-30; move to claude-sonnet-5-5'],
+      warnings: ['claude-sonnet-4-5 retires on 2026-11-30 (in 1 day); move to claude-sonnet-5-5 before then'],
+      notes: [],
     });
+    expect(
+      problemsOf({ configPath: sonnet45, env: {}, clock: new FakeClock(Date.UTC(2026, 10, 30)) }),
+    ).toEqual([
+      'anthropic.model: claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (README, Models)',
+    ]);
   });
 
   it('accepts thinking as off, adaptive or {budget_tokens}, and an effort level', () => {

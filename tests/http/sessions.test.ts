@@ -46,7 +46,7 @@ describe('sessions API', () => {
 
     it('creates a session owned by the caller, echoing its defaults', async () => {
       const defaults = {
-        model: 'claude-sonnet-4-5',
+        model: 'claude-opus-4-6',
         thinking: { budget_tokens: 4096 },
         effort: 'high',
         budget_usd: 2.5,

@@ -335,12 +335,18 @@ describe('prompt-cache accounting', () => {
   it('refuses "1h" on a model without the 1-hour cache, with the model named', () => {
     // Every model the stand-in serves has it (the pricing page prices 1-hour writes for each); the rule is
     // checked on a model's rules with the flag off.
-    const rules = { ...rulesFor(MODEL)!, id: 'claude-without-1h', cacheTtl1h: false };
+    const rules = {
+      ...rulesFor(MODEL, Date.parse('2026-12-04T00:00:00Z'))!,
+      id: 'claude-without-1h',
+      cacheTtl1h: false,
+    };
     const body = { system: [{ type: 'text', text: BIG, cache_control: H1 }], messages: [user('hi')] };
     expect(cacheControlRefusal(body, promptOf(body), rules)).toBe(
       'The 1-hour cache duration (cache_control.ttl "1h") is not supported for the model claude-without-1h.',
     );
-    expect(cacheControlRefusal(body, promptOf(body), rulesFor(MODEL)!)).toBeNull();
+    expect(
+      cacheControlRefusal(body, promptOf(body), rulesFor(MODEL, Date.parse('2026-12-04T00:00:00Z'))!),
+    ).toBeNull();
     const fiveOnly = { system: [{ type: 'text', text: BIG, cache_control: CC }], messages: [user('hi')] };
     expect(cacheControlRefusal(fiveOnly, promptOf(fiveOnly), rules)).toBeNull();
   });

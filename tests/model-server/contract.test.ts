@@ -3,7 +3,8 @@
  * model takes. Texts are spelled out here (not imported) so a change to one shows up as a test change.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MODEL_RULES, RETIRED_MODELS } from '../support/model-rules.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { MODEL_RULES, RETIRED_MODELS, rulesFor } from '../support/model-rules.js';
 import {
   type ModelServer,
   script,
@@ -35,11 +36,16 @@ function params(model: string, extra: Record<string, unknown> = {}): any {
   return { model, max_tokens: 4096, messages: [user('hello')], ...extra };
 }
 
+/** The day the rules were last read against the docs: the server's date here, so retirements are fixed. */
+const TODAY = Date.UTC(2026, 11, 4);
+/** The models that still answer on TODAY (Sonnet 4.5 retired on 2026-11-30). */
+const SERVING = MODEL_RULES.filter((r) => rulesFor(r.id, TODAY) !== undefined);
+
 describe('strict per-model contract', () => {
   let server: ModelServer;
 
   beforeEach(async () => {
-    server = await startModelServer();
+    server = await startModelServer({ now: () => TODAY });
     server.setFallback(script.text('ok'));
   });
 
@@ -80,7 +86,6 @@ describe('strict per-model contract', () => {
     // thinking: adaptive on the 4.5 generation
     ['claude-haiku-4-5', 'adaptive thinking', { thinking: { type: 'adaptive' } }, ADAPTIVE],
     ['claude-haiku-4-5-20251001', 'adaptive thinking', { thinking: { type: 'adaptive' } }, ADAPTIVE],
-    ['claude-sonnet-4-5', 'adaptive thinking', { thinking: { type: 'adaptive' } }, ADAPTIVE],
     ['claude-opus-4-5', 'adaptive thinking', { thinking: { type: 'adaptive' } }, ADAPTIVE],
     // thinking: between_tools anywhere but Sonnet 5.5
     ['claude-opus-5-5', 'between_tools', { thinking: { type: 'between_tools' } }, BETWEEN_TOOLS],
@@ -123,12 +128,6 @@ describe('strict per-model contract', () => {
       'claude-haiku-4-5',
       'any effort',
       { output_config: { effort: 'low' } },
-      'This model does not support the effort parameter.',
-    ],
-    [
-      'claude-sonnet-4-5',
-      'any effort',
-      { output_config: { effort: 'high' } },
       'This model does not support the effort parameter.',
     ],
     [
@@ -194,10 +193,10 @@ describe('strict per-model contract', () => {
       'max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-haiku-4-5',
     ],
     [
-      'claude-sonnet-4-5-20250929',
+      'claude-opus-4-5-20251101',
       'max_tokens 64001',
       { max_tokens: 64_001 },
-      'max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5-20250929',
+      'max_tokens: 64001 > 64000, which is the maximum allowed number of output tokens for claude-opus-4-5-20251101',
     ],
     // prefill
     ...([
@@ -294,7 +293,7 @@ describe('strict per-model contract', () => {
     ['claude-haiku-4-5', { temperature: 0.2, top_p: 0.9 }, BOTH_SAMPLING],
     ['claude-sonnet-4-6', { temperature: 0.2, top_p: 0.9 }, BOTH_SAMPLING],
     ['claude-haiku-4-5', { temperature: 0.2 }, null],
-    ['claude-sonnet-4-5', { top_k: 5 }, null],
+    ['claude-opus-4-5', { top_k: 5 }, null],
   ];
 
   it.each(legacySampling)('under 2023-06-01, %s with %j → %s', async (model, patch, message) => {
@@ -307,8 +306,34 @@ describe('strict per-model contract', () => {
     expect(res.body.error).toEqual({ type: 'invalid_request_error', message });
   });
 
+  it('refuses a model from its retirement date on, as it refuses an unknown one', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 10, 29, 23, 59));
+    const dated = await startModelServer({ clock });
+    try {
+      dated.setFallback(script.text('ok'));
+      // The day before: Sonnet 4.5 (and its dated ID) still answer.
+      for (const model of ['claude-sonnet-4-5', 'claude-sonnet-4-5-20250929']) {
+        expect((await sdk(dated).messages.create(params(model))).model).toBe(model);
+      }
+      clock.set(Date.UTC(2026, 10, 30));
+      for (const model of ['claude-sonnet-4-5', 'claude-sonnet-4-5-20250929']) {
+        await expectApiError(
+          sdk(dated).messages.create(params(model)),
+          404,
+          'not_found_error',
+          `model: ${model}`,
+        );
+      }
+      // Opus 4.5 retires later (2027-01-22): it still answers.
+      expect((await sdk(dated).messages.create(params('claude-opus-4-5'))).model).toBe('claude-opus-4-5');
+      expect(dated.requests.map((r) => r.status)).toEqual([200, 200, 404, 404, 200]);
+    } finally {
+      await dated.close();
+    }
+  });
+
   it('answers 404 `model: <id>` for unknown and retired models', async () => {
-    for (const model of ['claude-foo', ...RETIRED_MODELS]) {
+    for (const model of ['claude-foo', ...RETIRED_MODELS, 'claude-sonnet-4-5']) {
       await expectApiError(
         sdk(server).messages.create(params(model)),
         404,
@@ -405,7 +430,7 @@ describe('strict per-model contract', () => {
   });
 
   describe('accepts', () => {
-    it.each(MODEL_RULES.map((r) => [r.id, r] as const))(
+    it.each(SERVING.map((r) => [r.id, r] as const))(
       '%s with defaults and each thinking type it takes',
       async (id, rules) => {
         const anthropic = sdk(server);
@@ -430,7 +455,7 @@ describe('strict per-model contract', () => {
 
     it('each effort level a model takes, and the defaults of the 5.5 models', async () => {
       const anthropic = sdk(server);
-      for (const rules of MODEL_RULES) {
+      for (const rules of SERVING) {
         for (const effort of rules.efforts) {
           await anthropic.messages.create(params(rules.id, { output_config: { effort } }));
         }
@@ -445,7 +470,7 @@ describe('strict per-model contract', () => {
 
     it('prefill on the 4.5 generation, and forced tool_choice where the model takes it', async () => {
       const anthropic = sdk(server);
-      for (const model of ['claude-haiku-4-5', 'claude-sonnet-4-5', 'claude-opus-4-5']) {
+      for (const model of ['claude-haiku-4-5', 'claude-opus-4-5']) {
         await anthropic.messages.create(
           params(model, { messages: [user('hi'), assistant('The answer is')] }),
         );

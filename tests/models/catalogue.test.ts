@@ -6,6 +6,9 @@ import { findModel, modelProblems, readThinkingOption, shapeThinking } from '../
 import { classifyModelError } from '../../src/models/errors.js';
 import { costOf } from '../../src/models/pricing.js';
 
+/** The day this catalogue was checked against the docs. */
+const NOW = Date.UTC(2026, 11, 4);
+
 const config = defaultConfig();
 const shape = (model: string, thinking: ThinkingOption, effort: string | null = null, maxTokens = 32_000) =>
   shapeThinking(findModel(config, model), { thinking, effort: effort as never, maxTokens });
@@ -138,10 +141,10 @@ describe('models described in the configuration', () => {
   });
 
   it('a described model without a price is an error, as an unknown one is', () => {
-    expect(modelProblems(custom, 'no-price').errors).toEqual([
+    expect(modelProblems(custom, 'no-price', NOW).errors).toEqual([
       'no-price has no price; add models.no-price.price (budgets are enforced from it)',
     ]);
-    expect(modelProblems(custom, 'budget-only')).toEqual({ errors: [], warnings: [] });
+    expect(modelProblems(custom, 'budget-only', NOW)).toEqual({ errors: [], warnings: [], notes: [] });
   });
 });
 

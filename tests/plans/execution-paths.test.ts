@@ -128,12 +128,14 @@ describe('a plan never stays executing once its execute run has ended', () => {
     const { jobId } = await jobIn(d, repo, { execute_mode: 'manual' });
     const { plan } = await plannedJob(d, jobId);
     // The model is retired between the plan and its approval: the execute run fails before it starts.
-    d.config.models['claude-sonnet-5-5'] = { status: 'retired' };
+    d.config.models['claude-sonnet-5-5'] = { retires_on: '2000-01-01', replacement: 'claude-opus-5-5' };
     const alice = await tokenFor(d, 'alice');
     const approved = await d.api('POST', `/v1/plans/${plan.id}/approve`, { sha256: plan.sha256 }, alice);
     expect(approved.status).toBe(200);
     const run = await runUntil(d, approved.body.run.id, ['failed', 'completed']);
-    expect(run.error).toMatch(/^model claude-sonnet-5-5 is retired/);
+    expect(run.error).toMatch(
+      /^claude-sonnet-5-5 retired on 2000-01-01 and no longer answers; use claude-opus-5-5/,
+    );
     const failed = await planReaches(d, plan.id, 'execution_failed');
     expect(failed.failure_reason).toBe(
       `the execute run ${run.id} ended (failed: ${run.error}) before the plan's result was recorded`,

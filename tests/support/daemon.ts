@@ -3,7 +3,7 @@ import type { Sandbox } from '../../src/agent/sandbox.js';
 import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config/schema.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
-import { silentLogger } from '../../src/logger.js';
+import { type Logger, silentLogger } from '../../src/logger.js';
 import { createModelClient } from '../../src/models/client.js';
 import type { RunExecutor } from '../../src/runs/queue.js';
 import { type TestStore, tempDir, testConfig, testDatabase } from './harness.js';
@@ -45,8 +45,10 @@ export async function startTestDaemon(opts: {
   configFile?: string;
   /** The model client's key (default `test-key`; null: none, as when ANTHROPIC_API_KEY is not set). */
   apiKey?: string | null;
-  /** The daemon's clock (default the system's). */
+  /** The daemon's clock (default: the system clock). */
   clock?: Clock;
+  /** Where the daemon logs (default: nowhere). */
+  logger?: Logger;
 }): Promise<TestDaemon> {
   const { database, release } = await testDatabase(opts.store);
   const tmp = opts.dir ? { path: opts.dir, remove: () => {} } : tempDir('drydock-daemon-');
@@ -66,7 +68,7 @@ export async function startTestDaemon(opts: {
   });
   const daemon = await startDaemon({
     config,
-    logger: silentLogger(),
+    logger: opts.logger ?? silentLogger(),
     model,
     announce: () => {},
     ...(opts.executor ? { executor: opts.executor } : {}),

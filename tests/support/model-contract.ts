@@ -26,6 +26,8 @@ export interface RequestContext {
   headers?: Headers;
   /** Whether a prompt ending at `promptHash` is exactly the end of a `pause_turn` response of `model`. */
   isPauseContinuation?: (model: string, promptHash: string) => boolean;
+  /** The server's time, which decides whether a model has retired. Default: `Date.now()`. */
+  now?: number;
 }
 
 export interface Refusal {
@@ -433,7 +435,7 @@ const invalid = (message: string): CheckResult => ({
 export function checkRequest(body: any, ctx: RequestContext = {}): CheckResult {
   const shape = validateShape(body);
   if (shape !== null) return invalid(shape);
-  const rules = rulesFor(body.model);
+  const rules = rulesFor(body.model, ctx.now ?? Date.now());
   if (!rules) {
     return {
       ok: false,

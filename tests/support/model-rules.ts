@@ -17,6 +17,7 @@
  *   [o55-new]      models/opus-5-5/whats-new-opus-5-5
  *   [h55]          models/haiku-5-5/{overview,whats-new-haiku-5-5,migration-guide}
  *   [versioning]   api/versioning — sampling parameters removed under 2026-10-21
+ *   [deprecations] about-claude/model-deprecations (read 2026-12-04) — retirement dates, what retired means
  * Facts marked [3p] come from third-party captures of the live API, not from Anthropic's pages.
  */
 
@@ -71,6 +72,12 @@ export interface ModelRules {
    * Opus), so the rule is per model.
    */
   cacheTtl1h: boolean;
+  /**
+   * Retirement date (YYYY-MM-DD, from the start of the day UTC). From then on the API answers the same 404 as
+   * for an unknown ID ([deprecations]: requests to models past the retirement date fail; the body is
+   * `not_found_error` `model: <id>`, as for an unknown ID: [3p] captures of the live API's 404).
+   */
+  retiresOn?: string;
 }
 
 // [troubleshoot], [o55-new]: the refusal text for "disabled" on always-adaptive models.
@@ -210,15 +217,23 @@ export const MODEL_RULES: ModelRules[] = [
   { ...FOUR_SIX, id: 'claude-opus-4-6' },
   // [caching] Oct-2026 version: 1024 (other versions say 2048).
   { ...FOUR_SIX, id: 'claude-sonnet-4-6', minCacheTokens: 1024 },
-  // [effort]: Opus 4.5 takes low/medium/high. Deprecated; retires 2027-01-22 ([models], SDK DEPRECATED_MODELS).
+  // [effort]: Opus 4.5 takes low/medium/high. Deprecated; retires 2027-01-22 ([deprecations], SDK DEPRECATED_MODELS).
   {
     ...FOUR_FIVE,
     id: 'claude-opus-4-5',
     aliases: ['claude-opus-4-5-20251101'],
     efforts: ['low', 'medium', 'high'],
+    retiresOn: '2027-01-22',
   },
-  // Deprecated; retires 2026-11-30 ([models], SDK DEPRECATED_MODELS). [3p]: no effort parameter.
-  { ...FOUR_FIVE, id: 'claude-sonnet-4-5', aliases: ['claude-sonnet-4-5-20250929'], minCacheTokens: 1024 },
+  // Retired 2026-11-30 ([deprecations], its model page, SDK DEPRECATED_MODELS): refused from that day on; the
+  // rules stay for a server whose clock is set before it. [3p]: no effort parameter.
+  {
+    ...FOUR_FIVE,
+    id: 'claude-sonnet-4-5',
+    aliases: ['claude-sonnet-4-5-20250929'],
+    minCacheTokens: 1024,
+    retiresOn: '2026-11-30',
+  },
   { ...FOUR_FIVE, id: 'claude-haiku-4-5', aliases: ['claude-haiku-4-5-20251001'] },
 ];
 
@@ -248,9 +263,11 @@ for (const rules of MODEL_RULES) {
   for (const alias of rules.aliases ?? []) BY_ID.set(alias, rules);
 }
 
-/** The rules for a model ID or alias; undefined for unknown and retired IDs. */
-export function rulesFor(model: string): ModelRules | undefined {
-  return BY_ID.get(model);
+/** The rules for a model ID or alias at `now`; undefined for unknown IDs and for those retired by then. */
+export function rulesFor(model: string, now: number): ModelRules | undefined {
+  const rules = BY_ID.get(model);
+  if (rules?.retiresOn !== undefined && now >= Date.parse(`${rules.retiresOn}T00:00:00Z`)) return undefined;
+  return rules;
 }
 
 /** Efforts in increasing order, for "at most" comparisons. */

@@ -5,7 +5,7 @@
  *
  * STRICT about the per-model request contract. Every request is checked as the real API would check it, for
  * the model it names (rules: model-rules.ts, texts: model-errors.ts, checks: model-contract.ts): unknown and
- * retired models get 404 `model: <id>`; thinking types, budgets, display, effort, sampling parameters,
+ * retired models (retired by the server's clock: a model's retirement date) get 404 `model: <id>`; thinking types, budgets, display, effort, sampling parameters,
  * max_tokens caps, forced tool_choice, prefill, mid-conversation system messages and cache_control markers
  * get 400 `invalid_request_error` with the API's text. Thinking blocks sent back must carry a signature this
  * server made and unchanged text; on the models with preserved thinking (5.5 family, Fable/Mythos 5.1/5.2)
@@ -112,7 +112,10 @@ export interface ModelServer {
 export interface ModelServerOptions {
   /** Default true: 401 unless `x-api-key` or `Authorization: Bearer <token>` is present. */
   requireAuth?: boolean;
-  /** Time for prompt-cache TTLs. Default: `clock.now()` when a clock is given, else `Date.now()`. */
+  /**
+   * Time for prompt-cache TTLs and model retirement dates. Default: `clock.now()` when a clock is given, else
+   * `Date.now()`.
+   */
   now?: () => number;
   /** An injected clock (anything with `now()`, e.g. tests' FakeClock); `now` wins when both are given. */
   clock?: { now(): number };
@@ -332,7 +335,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
       // the model's other checks, tool_choice included, apply.
       const counted = checkRequest(
         { max_tokens: 1, ...body },
-        { headers: req.headers as Headers, isPauseContinuation: () => true },
+        { headers: req.headers as Headers, isPauseContinuation: () => true, now: now() },
       );
       if (!counted.ok) {
         refuse(counted.refusal);
@@ -344,6 +347,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
     const checked = checkRequest(body, {
       headers: req.headers as Headers,
       isPauseContinuation: (model, hash) => pauseEnds.has(`${model}\n${hash}`),
+      now: now(),
     });
     if (!checked.ok) {
       refuse(checked.refusal);

@@ -17,6 +17,12 @@ export const readySchema = z.strictObject({
     .string()
     .optional()
     .describe('the name of the replica that answered (replica_id, or the one kept in data_dir)'),
+  warnings: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'what needs a person but leaves the daemon ready (a default model that retires within 30 days)',
+    ),
 });
 export type ReadyJson = z.infer<typeof readySchema>;
 

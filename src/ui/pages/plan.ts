@@ -30,6 +30,7 @@ import { alertBox, csrfField, time, uiPath, usd } from '../layout.js';
 import { renderMarkdown } from '../markdown.js';
 import { signedIn, type UiContext } from './context.js';
 import { executionSection } from './execution.js';
+import { modelNotice } from './model-notice.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const LIMITS: Record<DecisionKind, number> = { approve: 10_000, reject: 10_000, revise: 20_000 };
@@ -108,6 +109,7 @@ export function planRoutes(ctx: UiContext): void {
     const title = planTitle(plan.markdown);
     const body = html`<h1>${title}</h1>
 ${alertBox(shown.error, shown.notice)}
+${modelNotice(deps.config, [...runs.map((r) => r.model), session?.defaults.model], now)}
 <dl class="facts">
   <dt>Plan</dt><dd><code>${plan.id}</code></dd>
   <dt>Status</dt><dd id="plan-status">${planStatusAt(plan, now)}</dd>
