@@ -526,7 +526,7 @@ const mcpToolList = () =>
     )
     .default(() => []);
 
-const STDIO_ONLY = ['args', 'env', 'network', 'read_only_paths'] as const;
+const STDIO_ONLY = ['args', 'env', 'network', 'loopback_ports', 'read_only_paths'] as const;
 
 const mcpServerSchema = z
   .strictObject(
@@ -562,6 +562,8 @@ const mcpServerSchema = z
           }
         })
         .default(() => []),
+      // Ports of this machine's loopback (127.0.0.1) the server may reach, e.g. a local database; none by default.
+      loopback_ports: z.array(int(1, 65535), { error: 'expected a list of port numbers' }).default(() => []),
       // Streamable HTTP: the server's endpoint, reached from the daemon.
       url: httpUrl().optional(),
       headers: secretTemplates(
@@ -703,6 +705,17 @@ export const configSchema = z
     { error: 'expected a mapping of settings' },
   )
   .superRefine((config, ctx) => {
+    // An MCP server never reaches the daemon's own API through its loopback ports.
+    for (const [name, server] of Object.entries(config.mcp.servers)) {
+      const i = server.loopback_ports.indexOf(config.server.port);
+      if (i < 0) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mcp', 'servers', name, 'loopback_ports', i],
+        message: `${config.server.port} is the daemon's own port (server.port)`,
+        params: { showValue: false },
+      });
+    }
     // A model without a price could never be held to a budget. (A retired model is refused by loadConfig,
     // which has the clock: retirement is a matter of the date.)
     for (const message of modelPriceProblems(config, config.anthropic.model).errors) {
