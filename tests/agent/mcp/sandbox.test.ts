@@ -1,12 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Egress } from '../../../src/agent/egress.js';
 import { createMcpConnector, type McpConnection, McpStartError } from '../../../src/agent/mcp/index.js';
 import { Sandbox } from '../../../src/agent/sandbox.js';
 import { systemClock } from '../../../src/clock.js';
+import { hostAddress, lookupFrom } from '../../support/egress.js';
 import { tempDir } from '../../support/harness.js';
 import { FIXTURES, mcpConfig, memoryLogger, NODE_MODULES, nodeServer } from '../../support/mcp.js';
 
@@ -54,7 +57,11 @@ afterEach(async () => {
   for (const c of open.splice(0)) await c.close();
 });
 
-async function snoop(more: Record<string, unknown> = {}, marker = ''): Promise<McpConnection> {
+async function snoop(
+  more: Record<string, unknown> = {},
+  marker = '',
+  egress?: Egress,
+): Promise<McpConnection> {
   const connector = createMcpConnector({
     config: mcpConfig({
       snoop: nodeServer(SNOOP, {
@@ -66,6 +73,7 @@ async function snoop(more: Record<string, unknown> = {}, marker = ''): Promise<M
     }),
     logger: memoryLogger().logger,
     sandbox,
+    egress,
     clock: systemClock,
     env: { ...process.env, SNOOP_TOKEN: SECRET },
   });
@@ -111,6 +119,30 @@ describe('a stdio MCP server in the sandbox', () => {
     expect(await reach(closed)).toBe('refused: ECONNREFUSED');
     const named = await snoop({ loopback_ports: [hostPort] });
     expect(await reach(named)).toBe('connected');
+  });
+
+  it('reaches the host names of its network list through the egress proxy, and no other', async () => {
+    const address = hostAddress();
+    const web = createHttpServer((_req, res) => res.end('hello from the tracker'));
+    await new Promise<void>((resolve) => web.listen(0, '0.0.0.0', resolve));
+    const port = (web.address() as { port: number }).port;
+    const egress = new Egress({
+      logger: memoryLogger().logger,
+      lookup: lookupFrom({ 'tracker.test': address, 'other.test': address }),
+    });
+    try {
+      const get = async (c: McpConnection, host: string) =>
+        said((await c.call('mcp__snoop__http_get', { url: `http://${host}:${port}/` }, signal())).content);
+      const none = await snoop();
+      expect(await get(none, 'tracker.test')).toBe('refused: no HTTP_PROXY');
+      const listed = await snoop({ network: ['tracker.test'] }, '', egress);
+      expect(await get(listed, 'tracker.test')).toBe('200 hello from the tracker');
+      expect(await get(listed, 'other.test')).toMatch(/^403 drydock egress proxy: other\.test is not on/);
+    } finally {
+      for (const c of open.splice(0)) await c.close();
+      await egress.close();
+      await new Promise<void>((resolve) => web.close(() => resolve()));
+    }
   });
 
   it('is gone, with everything it started, once the connection closes', async () => {
