@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { mcpSecretProblems } from './mcp-secrets.js';
 import { type Config, configSchema, isSecretPath } from './schema.js';
 
 // Precedence, lowest to highest: schema defaults < YAML file < environment < CLI flags.
@@ -98,6 +99,9 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     for (const issue of result.error.issues) problems.push(...describeIssue(issue, raw, sources));
+  } else {
+    // MCP servers name their secrets; each must be set (src/config/mcp-secrets.ts).
+    problems.push(...mcpSecretProblems(result.data.mcp.servers, env));
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);
   return resolvePaths(result.data, baseDir);
