@@ -476,7 +476,7 @@ const mcpToolList = () =>
     )
     .default(() => []);
 
-const STDIO_ONLY = ['args', 'env', 'network', 'read_only_paths'] as const;
+const STDIO_ONLY = ['args', 'env', 'network', 'loopback_ports', 'read_only_paths'] as const;
 
 const mcpServerSchema = z
   .strictObject(
@@ -512,6 +512,8 @@ const mcpServerSchema = z
           }
         })
         .default(() => []),
+      // Ports of this machine's loopback (127.0.0.1) the server may reach, e.g. a local database; none by default.
+      loopback_ports: z.array(int(1, 65535), { error: 'expected a list of port numbers' }).default(() => []),
       // Streamable HTTP: the server's endpoint, reached from the daemon.
       url: httpUrl().optional(),
       headers: secretTemplates(
@@ -653,6 +655,17 @@ export const configSchema = z
     { error: 'expected a mapping of settings' },
   )
   .superRefine((config, ctx) => {
+    // An MCP server never reaches the daemon's own API through its loopback ports.
+    for (const [name, server] of Object.entries(config.mcp.servers)) {
+      const i = server.loopback_ports.indexOf(config.server.port);
+      if (i < 0) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mcp', 'servers', name, 'loopback_ports', i],
+        message: `${config.server.port} is the daemon's own port (server.port)`,
+        params: { showValue: false },
+      });
+    }
     // A retired model no longer answers; a model without a price could never be held to a budget.
     for (const message of modelProblems(config, config.anthropic.model).errors) {
       ctx.addIssue({ code: 'custom', path: ['anthropic', 'model'], message, params: { showValue: false } });

@@ -38,6 +38,7 @@ describe('mcp.servers', () => {
       env: {},
       read_only_paths: [],
       network: [],
+      loopback_ports: [],
       headers: {},
       plan_tools: [],
       auto_tools: [],

@@ -1,6 +1,9 @@
 // MCP servers for the agent loop: configuration in `mcp.servers` (src/config/schema.ts), a run's servers
 // opened by the connector, their tools offered by the rules of policy.ts.
+
+export { createMcpConnector, type McpConnectorDeps } from './connector.js';
 export { executeRule, type PlanReason, planOffered, planReason, type Servers } from './policy.js';
+export { toToolResult } from './result.js';
 export {
   type ExecuteMode,
   type McpAnnotations,
