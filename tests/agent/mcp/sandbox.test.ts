@@ -147,7 +147,9 @@ describe('a stdio MCP server that fails to start', () => {
     }).open(['broken'], { signal: signal(), runId: 'run_broken' });
 
   it('is an McpStartError with the tail of its stderr, its secret redacted', async () => {
-    const err = await start(nodeServer(FAILS, { env: { FIXTURE_TOKEN: `\${BROKEN_TOKEN}` } })).catch((e) => e);
+    const err = await start(nodeServer(FAILS, { env: { FIXTURE_TOKEN: `\${BROKEN_TOKEN}` } })).catch(
+      (e) => e,
+    );
     expect(err).toBeInstanceOf(McpStartError);
     expect(err.server).toBe('broken');
     expect(err.message).toMatch(/^MCP server broken: stopped \(exit 3\) before it answered initialize/);
