@@ -2,6 +2,7 @@
 // opened by the connector, their tools offered by the rules of policy.ts.
 
 export { createMcpConnector, type McpConnectorDeps } from './connector.js';
+export { explainedLines, explainTool, type ToolExplained } from './explain.js';
 export { executeRule, type PlanReason, planOffered, planReason, type Servers } from './policy.js';
 export { toToolResult } from './result.js';
 export {

@@ -192,9 +192,7 @@ describe('server-everything over stdio, its environment', () => {
     const c = await connector.open(['everything'], { signal: signal(), runId: 'run_env' });
     open.push(c);
     const r = await c.call('mcp__everything__get-env', {}, signal());
-    const json = r.content
-      .slice(r.content.indexOf('{'), r.content.lastIndexOf('}') + 1)
-      .replace(/&quot;/g, '"');
+    const json = r.content.slice(r.content.indexOf('{'), r.content.lastIndexOf('}') + 1);
     const env = JSON.parse(json) as Record<string, string>;
     expect(env.API_TOKEN).toBe('Bearer tok-4f9a1c');
     // PWD is the shell's; GIT_CONFIG_* the sandbox's own safe.directory when the daemon is root (sandbox.ts).

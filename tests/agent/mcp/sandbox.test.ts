@@ -92,9 +92,7 @@ describe('a stdio MCP server in the sandbox', () => {
 
   it('gets its own secret and nothing of the daemon environment', async () => {
     const c = await snoop();
-    const env = JSON.parse(
-      said((await c.call('mcp__snoop__environment', {}, signal())).content).replace(/&quot;/g, '"'),
-    );
+    const env = JSON.parse(said((await c.call('mcp__snoop__environment', {}, signal())).content));
     expect(env.FIXTURE_TOKEN).toBe(SECRET);
     expect(env.DRYDOCK_MCP_PROBE).toBeUndefined();
     expect(JSON.stringify(env)).not.toContain('daemon-only-value');
