@@ -60,6 +60,12 @@ export class OpenServer {
     return t instanceof GroupStdioTransport ? redactSecrets(tail(t.stderrTail), this.secrets) : '';
   }
 
+  /** How a stdio server's process ended, or null (still running, or an HTTP server). */
+  processExit(): string | null {
+    const t = this.#transport;
+    return t instanceof GroupStdioTransport ? t.exit : null;
+  }
+
   exitReason(): string {
     const t = this.#transport;
     return t instanceof GroupStdioTransport ? (t.exit ?? 'closed its output') : 'closed the connection';
@@ -130,7 +136,7 @@ export async function startServer(
     return { server, tools };
   } catch (err) {
     const tailText = opened?.stderrTail() ?? '';
-    const stopped = opened?.stopped ?? null;
+    const stopped = opened?.processExit() ?? null;
     await opened?.close();
     if (err instanceof McpStartError) throw err;
     throw new McpStartError(
@@ -158,5 +164,7 @@ function startFailure(
   if (how.stopped !== null) return `stopped (${how.stopped}) before it answered initialize and tools/list`;
   const code = (err as NodeJS.ErrnoException)?.code;
   const message = err instanceof Error ? err.message : String(err);
-  return `could not start: ${redactSecrets(typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message, how.secrets)}`;
+  const said = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
+  // The message may quote the server's answer: bounded, and without the secrets the server was given.
+  return `could not start: ${redactSecrets(said, how.secrets).slice(0, 1_000)}`;
 }
