@@ -39,7 +39,9 @@ describe('a streamable HTTP server', () => {
       .catch((e: unknown) => e);
     expect(seen[0]?.authorization).toBe('Bearer trk-51d0e7aa');
     expect(err).toBeInstanceOf(McpStartError);
-    expect((err as Error).message).toMatch(/^MCP server tracker: could not start: .*Error POSTing to endpoint/);
+    expect((err as Error).message).toMatch(
+      /^MCP server tracker: could not start: .*Error POSTing to endpoint/,
+    );
     expect((err as Error).message).toContain('[redacted]');
     expect((err as Error).message).not.toContain('trk-51d0e7aa');
     expect(text()).toContain('MCP server did not start');
