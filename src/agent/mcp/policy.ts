@@ -3,7 +3,7 @@ import type { ExecuteMode, McpAnnotations, McpToolInfo } from './types.js';
 
 // Which phase may call an MCP tool, decided by the configuration, never by the server alone. A tool's
 // annotations are hints its server states; the MCP specification says clients must consider them untrusted
-// unless they come from a trusted server (MCP spec 2025-06-18, "Tools", Tool annotations; schema.ts
+// unless they come from a trusted server (MCP specification 2025-11-25, "Tools", Tool annotations, and its schema
 // ToolAnnotations). Their defaults when absent: readOnlyHint false, destructiveHint true, idempotentHint false,
 // openWorldHint true. So a hint counts only for a server the admin marked `trust_annotations: true`, and a
 // missing hint counts as its cautious default.

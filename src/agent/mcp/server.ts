@@ -76,7 +76,7 @@ export class OpenServer {
       const t = this.#transport;
       if (t instanceof StreamableHTTPClientTransport && this.stopped === null) {
         // MCP spec, "Transports", session management: a client that no longer needs the session SHOULD send
-        // an HTTP DELETE with its Mcp-Session-Id.
+        // an HTTP DELETE with its Mcp-Session-Id (modelcontextprotocol.io/specification/2025-11-25/basic/transports).
         await t.terminateSession().catch(() => undefined);
       }
       await this.client.close().catch(() => undefined);
