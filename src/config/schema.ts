@@ -424,10 +424,12 @@ const notificationsSchema = section({
 });
 
 // --- MCP servers (src/agent/mcp/) ------------------------------------------------------------------
-// Tools of a server reach the model as `mcp__<server>__<tool>`, Claude Code's names. The Messages API takes
-// a tool name matching ^[a-zA-Z0-9_-]{1,128}$ (Anthropic docs, "Tool use: define tools", `name`), so a
-// server's name is letters, digits and "-" with single "_" between them (a "__" would make the name
-// ambiguous), and a tool the configuration names must fit that rule once prefixed.
+// Tools of a server reach the model as `mcp__<server>__<tool>`, Claude Code's names (Claude Code docs, "Connect
+// Claude Code to tools via MCP": characters outside A-Z a-z 0-9 _ - of a server name become _, and a tool whose
+// full name is over 128 characters is left out). The Messages API takes a custom tool's name matching
+// ^[a-zA-Z0-9_-]{1,128}$ (some older copies of its schema say {1,64}); so a server's name is letters, digits
+// and "-" with single "_" between them (a "__" would make the name ambiguous), and a tool the configuration
+// names must fit that rule once prefixed.
 
 /** `mcp__<server>__<tool>` is at most this long, and of these characters (the Messages API's rule). */
 export const MCP_TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
