@@ -537,3 +537,14 @@ function commandLimits(l: Config['execute']['limits']): CommandLimits {
     tmpBytes: l.tmp_bytes,
   };
 }
+
+/** The sandbox the daemon would build from `config` (for local commands that start sandboxed programs). */
+export function sandboxFromConfig(config: Config, configFile?: string): Sandbox {
+  return new Sandbox({
+    setting: config.execute.sandbox,
+    readOnlyPaths: config.execute.sandbox_read_only_paths,
+    hidden: hiddenPaths(config, configFile).paths,
+    user: sandboxUser(config.execute.sandbox_user),
+    limits: commandLimits(config.execute.limits),
+  });
+}

@@ -49,6 +49,10 @@ commands:
                         model, the thinking mode, the price and the Grep tool's ripgrep, one line each
                         (exit 1 when the model check fails)
       --config FILE
+  mcp tools SERVER      start the MCP server SERVER of mcp.servers as a run would, list its tools with their
+                        annotations and which phase may call each (plan; execute: ask or allow in manual,
+                        edits and auto) and why, then stop it (exit 1 when it does not start)
+      --config FILE, --json
   gc                    remove executions' worktrees (and their local drydock/<plan> branches) and pull
                         request checkouts settled longer than retention.worktree_ttl_ms ago; never one
                         a run can still use (the daemon also does this a minute after it starts, then
@@ -318,6 +322,14 @@ async function doctorCommand(args: string[]): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
+async function mcpCommand(args: string[]): Promise<number> {
+  const { mcpToolsCommand } = await import('./commands/mcp.js');
+  return mcpToolsCommand(args, (values) => config(values), {
+    stdout: (s) => process.stdout.write(s),
+    stderr: (s) => process.stderr.write(s),
+  });
+}
+
 function firstLine(err: unknown): string {
   const message = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   return message.split('\n')[0] ?? message;
@@ -362,6 +374,7 @@ const LOCAL_OPTIONS: Record<string, string[]> = {
   token: ['name', 'role', 'config', 'data-dir', 'help'],
   doctor: ['config', 'data-dir', 'help'],
   gc: ['config', 'data-dir', 'dry-run', 'help'],
+  mcp: ['config', 'json', 'help'],
 };
 
 /** The remote command groups, each run by its name: `drydock jobs ...`. */
@@ -416,6 +429,8 @@ export async function main(argv: string[]): Promise<number> {
         return await doctorCommand(rest);
       case 'gc':
         return await gcCommand(rest);
+      case 'mcp':
+        return await mcpCommand(rest);
       case 'help':
         // `drydock help jobs` is `drydock jobs --help`.
         if (rest[0] && Object.hasOwn(REMOTE, rest[0])) return await REMOTE[rest[0]]!(['--help']);

@@ -4,6 +4,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
 import { modelProblems } from '../models/catalogue.js';
+import { mcpSecretProblems } from './mcp-secrets.js';
 import { type Config, configSchema, isSecretPath } from './schema.js';
 
 // Precedence, lowest to highest: schema defaults < YAML file < environment < CLI flags.
@@ -108,6 +109,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     for (const message of modelProblems(result.data, result.data.anthropic.model, now).errors) {
       if (!problems.includes(`anthropic.model: ${message}`)) problems.push(`anthropic.model: ${message}`);
     }
+    // MCP servers name their secrets; each must be set (src/config/mcp-secrets.ts).
+    problems.push(...mcpSecretProblems(result.data.mcp.servers, env));
   }
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);
   return resolvePaths(result.data, baseDir);

@@ -473,6 +473,185 @@ const notificationsSchema = section({
   path: ['backoff_base_ms'],
 });
 
+// --- MCP servers (src/agent/mcp/) ------------------------------------------------------------------
+// Tools of a server reach the model as `mcp__<server>__<tool>`, Claude Code's names (Claude Code docs, "Connect
+// Claude Code to tools via MCP": characters outside A-Z a-z 0-9 _ - of a server name become _, and a tool whose
+// full name is over 128 characters is left out). The Messages API takes a custom tool's name matching
+// ^[a-zA-Z0-9_-]{1,128}$ (some older copies of its schema say {1,64}); so a server's name is letters, digits
+// and "-" with single "_" between them (a "__" would make the name ambiguous), and a tool the configuration
+// names must fit that rule once prefixed.
+
+/** `mcp__<server>__<tool>` is at most this long, and of these characters (the Messages API's rule). */
+export const MCP_TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+export const MCP_SERVER_NAME = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
+/** A secret named in an env or header value: `${NAME}`, a variable of the daemon's environment. */
+export const MCP_SECRET_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+export const mcpToolName = (server: string, tool: string) => `mcp__${server}__${tool}`;
+
+/** Why a value written for an env variable or header is not one that names secrets, or null. */
+function secretTemplateProblem(value: string): string | null {
+  const rest = value.replace(MCP_SECRET_REFERENCE, '');
+  if (rest === value)
+    return `expected a value that names a secret as \${VARIABLE}; secrets are never written here`;
+  if (rest.includes(`\${`)) return `expected \${VARIABLE} with a variable name of letters, digits and _`;
+  if (/[\r\n\0]/.test(value)) return 'expected one line';
+  return null;
+}
+
+function secretTemplates(what: string, key: RegExp, keyError: string) {
+  return z
+    .preprocess(
+      nullAsEmpty,
+      z.record(z.string().regex(key, { error: keyError }), z.string({ error: `expected ${what}` }), {
+        error: `expected a mapping of ${what}`,
+      }),
+    )
+    .superRefine((map, ctx) => {
+      for (const [name, value] of Object.entries(map)) {
+        const problem = secretTemplateProblem(value);
+        // showValue: false: a value that is wrong may be a secret written in the file.
+        if (problem)
+          ctx.addIssue({ code: 'custom', path: [name], message: problem, params: { showValue: false } });
+      }
+    })
+    .default(() => ({}));
+}
+
+const mcpToolList = () =>
+  z
+    .array(
+      z.string({ error: 'expected a tool name' }).regex(/^[a-zA-Z0-9_-]+$/, {
+        error: 'expected a tool name of letters, digits, _ and -',
+      }),
+      { error: 'expected a list of tool names' },
+    )
+    .default(() => []);
+
+const STDIO_ONLY = ['args', 'env', 'network', 'loopback_ports', 'read_only_paths'] as const;
+
+const mcpServerSchema = z
+  .strictObject(
+    {
+      // stdio: the program, absolute or found on the daemon's PATH; it runs in the sandbox.
+      command: text('a program').optional(),
+      args: z
+        .array(z.string({ error: 'expected a string' }), { error: 'expected a list of arguments' })
+        .default(() => []),
+      env: secretTemplates(
+        'values naming secrets',
+        /^[A-Za-z_][A-Za-z0-9_]*$/,
+        'expected an environment variable name',
+      ),
+      // Host paths the server's program needs to read (its package), mounted read-only in the sandbox.
+      read_only_paths: z
+        .array(
+          z.string({ error: 'expected an absolute path' }).refine((p) => p.startsWith('/'), {
+            error: 'expected an absolute path',
+          }),
+          { error: 'expected a list of absolute paths' },
+        )
+        .default(() => []),
+      // Host names the server may reach through the egress proxy; none by default.
+      network: z
+        .array(z.string({ error: 'expected a host name' }), { error: 'expected a list of host names' })
+        .max(MAX_NETWORK_DOMAINS, { error: `expected at most ${MAX_NETWORK_DOMAINS} host names` })
+        .superRefine((list, ctx) => {
+          for (const [i, entry] of list.entries()) {
+            const problem = domainProblem(entry);
+            if (problem)
+              ctx.addIssue({ code: 'custom', path: [i], message: `expected a host name: ${problem}` });
+          }
+        })
+        .default(() => []),
+      // Ports of this machine's loopback (127.0.0.1) the server may reach, e.g. a local database; none by default.
+      loopback_ports: z.array(int(1, 65535), { error: 'expected a list of port numbers' }).default(() => []),
+      // Streamable HTTP: the server's endpoint, reached from the daemon.
+      url: httpUrl().optional(),
+      headers: secretTemplates(
+        'header values naming secrets',
+        /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/,
+        'expected a header name',
+      ),
+      plan_tools: mcpToolList(),
+      auto_tools: mcpToolList(),
+      trust_annotations: bool().default(false),
+      start_timeout_ms: int(100, 600_000).default(30_000),
+      timeout_ms: int(100, 3_600_000).default(60_000),
+      max_output_chars: int(1000).default(30_000),
+    },
+    { error: 'expected a mapping with command or url' },
+  )
+  .superRefine((server, ctx) => {
+    if ((server.command === undefined) === (server.url === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'expected exactly one of command (stdio) or url (streamable HTTP)',
+        params: { showValue: false },
+      });
+    }
+    if (server.url !== undefined) {
+      for (const key of STDIO_ONLY) {
+        const set = Array.isArray(server[key]) ? server[key].length > 0 : Object.keys(server[key]).length > 0;
+        if (set)
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: 'only for a stdio server (command)',
+            params: { showValue: false },
+          });
+      }
+    }
+    if (server.command !== undefined && Object.keys(server.headers).length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['headers'],
+        message: 'only for a streamable HTTP server (url)',
+        params: { showValue: false },
+      });
+    }
+  });
+export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+
+const SERVER_NAME_ERROR = 'expected a server name of letters, digits and -, with single _ between them';
+
+const mcpSchema = section({
+  servers: z
+    .preprocess(
+      nullAsEmpty,
+      z.record(
+        z
+          .string()
+          .regex(MCP_SERVER_NAME)
+          // mcp__<name>__ and a tool name of one character at least fit in 128.
+          .max(120),
+        mcpServerSchema,
+        {
+          error: (issue) =>
+            issue.code === 'invalid_key'
+              ? `${SERVER_NAME_ERROR} (at most 120 characters: tool names are at most 128)`
+              : 'expected a mapping of server name to {command, ...} or {url, ...}',
+        },
+      ),
+    )
+    .superRefine((servers, ctx) => {
+      for (const [name, server] of Object.entries(servers)) {
+        for (const list of ['plan_tools', 'auto_tools'] as const) {
+          server[list].forEach((tool, i) => {
+            if (MCP_TOOL_NAME.test(mcpToolName(name, tool))) return;
+            ctx.addIssue({
+              code: 'custom',
+              path: [name, list, i],
+              message: `${mcpToolName(name, tool)} is longer than the 128 characters a tool name may have`,
+              params: { showValue: false },
+            });
+          });
+        }
+      }
+    })
+    .default(() => ({})),
+});
+
 const TIME_ZONE_ERROR =
   'expected an IANA time zone such as "Europe/Berlin" or "UTC", or null for system local';
 
@@ -523,10 +702,22 @@ export const configSchema = z
       delivery: deliverySchema,
       pricing: pricingSchema,
       models: modelsSchema,
+      mcp: mcpSchema,
     },
     { error: 'expected a mapping of settings' },
   )
   .superRefine((config, ctx) => {
+    // An MCP server never reaches the daemon's own API through its loopback ports.
+    for (const [name, server] of Object.entries(config.mcp.servers)) {
+      const i = server.loopback_ports.indexOf(config.server.port);
+      if (i < 0) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mcp', 'servers', name, 'loopback_ports', i],
+        message: `${config.server.port} is the daemon's own port (server.port)`,
+        params: { showValue: false },
+      });
+    }
     // A model without a price could never be held to a budget. (A retired model is refused by loadConfig,
     // which has the clock: retirement is a matter of the date.)
     for (const message of modelPriceProblems(config, config.anthropic.model).errors) {

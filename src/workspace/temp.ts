@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // The temporary directories a drydock process makes: git's empty HOME, the HOME of unconfined commands, the
-// sandbox's probe, the egress proxy's sockets. Each is named `<prefix><pid>-<random>`, so that a process
+// sandbox's probe, the egress proxy's sockets, an MCP server's sockets and home. Each is named `<prefix><pid>-<random>`, so that a process
 // removes its own when it stops, and one starting later removes those of processes that are gone (killed,
 // or the machine stopped) instead of leaving one per process for ever.
 
@@ -12,6 +12,7 @@ export const TEMP_PREFIXES = [
   'drydock-home-',
   'drydock-sandbox-probe-',
   'drydock-egress-',
+  'drydock-mcp-',
 ] as const;
 
 export type TempPrefix = (typeof TEMP_PREFIXES)[number];

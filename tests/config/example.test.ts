@@ -92,7 +92,9 @@ describe('config/drydock.example.yaml', () => {
     const schemaPaths = schemaKeyPaths(configSchema, [], (path) => {
       // Records are empty by default (documented by example in comments). If another record appears, decide
       // how to document it.
-      expect(['github.repositories', 'github.users', 'pricing', 'models']).toContain(path.join('.'));
+      expect(['github.repositories', 'github.users', 'pricing', 'models', 'mcp.servers']).toContain(
+        path.join('.'),
+      );
       return [];
     });
     expect(schemaPaths).toContain('server.port');

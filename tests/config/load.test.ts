@@ -167,6 +167,7 @@ describe('defaults', () => {
       // Built-in models and their prices are the catalogue's (src/models/catalogue.ts).
       pricing: {},
       models: {},
+      mcp: { servers: {} },
     });
   });
 
