@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { ConversationFrame } from '../domain/frame.js';
 import { planTitle } from '../domain/plan-title.js';
 import {
   type ConversationMessage,
@@ -32,6 +33,7 @@ import {
   TreeRefusedError,
 } from '../workspace/worktree.js';
 import { effectiveMode } from './breaker.js';
+import { constantFrame } from './frame.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { processIdentity } from './processes.js';
 import {
@@ -104,8 +106,7 @@ interface Place {
  * crash never runs it twice.
  */
 export class ExecutePhase implements Phase {
-  readonly tools = EXECUTE_TOOLS;
-  readonly system = [BASE_SYSTEM_PROMPT, EXECUTE_DIRECTIVE] as const;
+  readonly constantFrame = constantFrame([BASE_SYSTEM_PROMPT, EXECUTE_DIRECTIVE], EXECUTE_TOOLS);
 
   /** Bytes of the execution's directory before its first command, and how much it grew since. */
   private baseBytes: number | null = null;
@@ -126,6 +127,10 @@ export class ExecutePhase implements Phase {
 
   get workspace(): Workspace {
     return this.place.workspace;
+  }
+
+  async frame(): Promise<ConversationFrame> {
+    return this.constantFrame;
   }
 
   /** Settles the mode (through the breaker) and the workspace; a failure here ends the run. */

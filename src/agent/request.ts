@@ -4,7 +4,8 @@ import type { ToolDefinition } from './tools/types.js';
 
 /**
  * One Messages API request. A conversation has one system prompt and one tool list for its whole life
- * (the plan phase and the execute phase are separate conversations), and its messages only grow, so every
+ * (the plan phase and the execute phase are separate conversations; its frame is stored when it starts:
+ * agent/frame.ts), and its messages only grow, so every
  * request is the previous one plus new messages: thinking blocks sent back keep their prefix (models with
  * preserved thinking refuse them otherwise), and the prompt cache reads everything already sent.
  *
@@ -17,7 +18,7 @@ import type { ToolDefinition } from './tools/types.js';
  */
 export function buildRequest(opts: {
   settings: RunSettings;
-  tools: ToolDefinition[];
+  tools: readonly Record<string, unknown>[] | readonly ToolDefinition[];
   system: readonly string[];
   messages: ConversationMessage[];
 }): Anthropic.MessageCreateParamsNonStreaming {
