@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { ConversationFrame } from '../domain/frame.js';
 import { planTitle } from '../domain/plan-title.js';
 import {
   type ConversationMessage,
@@ -33,6 +34,7 @@ import {
 } from '../workspace/worktree.js';
 import { effectiveMode } from './breaker.js';
 import type { Waits } from './cache-ttl.js';
+import { constantFrame } from './frame.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { processIdentity } from './processes.js';
 import {
@@ -105,8 +107,7 @@ interface Place {
  * crash never runs it twice.
  */
 export class ExecutePhase implements Phase {
-  readonly tools = EXECUTE_TOOLS;
-  readonly system = [BASE_SYSTEM_PROMPT, EXECUTE_DIRECTIVE] as const;
+  readonly constantFrame = constantFrame([BASE_SYSTEM_PROMPT, EXECUTE_DIRECTIVE], EXECUTE_TOOLS);
 
   /** Bytes of the execution's directory before its first command, and how much it grew since. */
   private baseBytes: number | null = null;
@@ -132,6 +133,10 @@ export class ExecutePhase implements Phase {
   /** manual and edits park any turn's change or command for a person; auto only now and then (cache-ttl.ts). */
   get waits(): Waits {
     return this.mode === 'auto' ? 'seldom' : 'any_turn';
+  }
+
+  async frame(): Promise<ConversationFrame> {
+    return this.constantFrame;
   }
 
   /** Settles the mode (through the breaker) and the workspace; a failure here ends the run. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ConversationFrame } from '../domain/frame.js';
 import { latitudeOf } from '../domain/loosening.js';
 import { networkDomains } from '../domain/network.js';
 import type { ConversationMessage, Plan, Run, Session } from '../domain/types.js';
@@ -6,6 +7,7 @@ import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
 import { removeCheckout } from '../workspace/checkout.js';
 import { headCommit } from '../workspace/git.js';
+import { constantFrame } from './frame.js';
 import type { PARKED, Phase, PhaseDeps, ToolResultBlock, ToolUse } from './phase.js';
 import {
   BASE_SYSTEM_PROMPT,
@@ -22,8 +24,7 @@ import type { ToolResult } from './tools/types.js';
 
 /** Plan mode: read, search, ask; ExitPlanMode captures the plan and ends the run. Nothing else runs. */
 export class PlanPhase implements Phase {
-  readonly tools = PLAN_TOOLS;
-  readonly system = [BASE_SYSTEM_PROMPT, PLAN_MODE_DIRECTIVE] as const;
+  readonly constantFrame = constantFrame([BASE_SYSTEM_PROMPT, PLAN_MODE_DIRECTIVE], PLAN_TOOLS);
   /** Any turn may ask a question or hand in a plan that then waits for a person (cache-ttl.ts). */
   readonly waits = 'any_turn';
 
@@ -34,6 +35,10 @@ export class PlanPhase implements Phase {
     readonly workspace: Workspace,
     private readonly conversationId: string,
   ) {}
+
+  async frame(): Promise<ConversationFrame> {
+    return this.constantFrame;
+  }
 
   async opening(): Promise<string> {
     // The task, or a revision round's feedback (added after the plan receipt).

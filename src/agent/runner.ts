@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import type { ConversationFrame } from '../domain/frame.js';
 import type { PlanRecorder } from '../domain/plan-status.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../domain/types.js';
 import { newId } from '../ids.js';
@@ -19,6 +20,7 @@ import { checkoutPullRequest } from '../workspace/checkout.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
 import { cacheTtls } from './cache-ttl.js';
 import { ExecutePhase } from './execute-phase.js';
+import { conversationFrame } from './frame.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
 import {
@@ -59,6 +61,8 @@ class NotTheModel extends Error {
 interface LoopContext {
   run: Run;
   phase: Phase;
+  /** The conversation's system texts and tools, the same for every request of it (frame.ts). */
+  frame: ConversationFrame;
   settings: RunSettings;
   model: ResolvedModel;
   conversationId: string;
@@ -157,6 +161,13 @@ class AgentRun {
     }
 
     const messages = await store.loadConversation(conversationId);
+    const frame = await conversationFrame(
+      store,
+      phase,
+      { conversationId, runId: run.id, now: clock.now() },
+      messages,
+    );
+    await phase.adopt?.(frame);
     const started = { phase: run.phase, model: settings.model, attempt: run.attempt };
     if (!messages.some((m) => m.runId === run.id)) {
       // This run's instruction: the first message of a new conversation, or the next user message of one
@@ -181,7 +192,17 @@ class AgentRun {
     }
 
     const state = { turns: run.turns, usage: run.usage as TokenUsage, costUsd: run.costUsd, lastTurnUsd: 0 };
-    const ctx: LoopContext = { run, phase, settings, model, conversationId, state, signal, refusal: null };
+    const ctx: LoopContext = {
+      run,
+      phase,
+      frame,
+      settings,
+      model,
+      conversationId,
+      state,
+      signal,
+      refusal: null,
+    };
     let outcome: RunOutcome;
     try {
       outcome = await this.loop(ctx, messages);
@@ -349,8 +370,8 @@ class AgentRun {
     } = config.anthropic;
     const params = buildRequest({
       settings: ctx.settings,
-      tools: ctx.phase.tools,
-      system: ctx.phase.system,
+      tools: ctx.frame.tools,
+      system: ctx.frame.system,
       messages,
       cache: cacheTtls(ctx.model, ctx.phase.waits),
     });
