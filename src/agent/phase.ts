@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import type { HiddenPaths } from '../workspace/hidden.js';
 import type { Waits } from './cache-ttl.js';
 import type { Egress } from './egress.js';
+import type { RunMcp } from './mcp-run.js';
 import type { Sandbox } from './sandbox.js';
 import type { ToolLimits } from './tools/limits.js';
 import type { TurnProse } from './tools/turn-prose.js';
@@ -32,6 +33,8 @@ export interface PhaseDeps {
   egress: Pick<Egress, 'open'>;
   /** Writes the plans the phases propose and carry out (the plan service, src/plans/lifecycle.ts). */
   lifecycle: PlanRecorder;
+  /** The run's MCP servers, started when its conversation needs them (mcp-run.ts). */
+  mcp: RunMcp;
 }
 
 export type ToolUse = { type: 'tool_use'; id: string; name: string; input: unknown };

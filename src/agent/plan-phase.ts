@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ConversationFrame } from '../domain/frame.js';
 import { latitudeOf } from '../domain/loosening.js';
+import { isMcpTool } from '../domain/mcp-names.js';
 import { networkDomains } from '../domain/network.js';
 import type { ConversationMessage, Plan, Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
@@ -8,6 +9,7 @@ import type { RunOutcome } from '../runs/queue.js';
 import { removeCheckout } from '../workspace/checkout.js';
 import { headCommit } from '../workspace/git.js';
 import { constantFrame } from './frame.js';
+import { planMcpCall } from './mcp-calls.js';
 import type { PARKED, Phase, PhaseDeps, ToolResultBlock, ToolUse } from './phase.js';
 import {
   BASE_SYSTEM_PROMPT,
@@ -51,6 +53,8 @@ export class PlanPhase implements Phase {
     prose: TurnProse,
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
     if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
+    // Only the MCP tools the conversation offers as plan tools run; any other is refused (mcp-calls.ts).
+    if (isMcpTool(use.name)) return planMcpCall(this.deps, this.run, use);
     if (use.name === 'ExitPlanMode') {
       const r = await this.capturePlan(use, prose);
       return r.isError ? r : { planned: r };
