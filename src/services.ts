@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { Egress } from './agent/egress.js';
+import { createMcpConnector } from './agent/mcp/index.js';
 import { killLeftoverGroup } from './agent/processes.js';
 import { AgentExecutor } from './agent/runner.js';
 import { type CommandLimits, Sandbox, type SandboxStatus } from './agent/sandbox.js';
@@ -408,6 +409,14 @@ function agentExecutor(
     lifecycle: parts.lifecycle,
     egress: parts.egress,
     onModelError: (kind) => parts.metrics.modelErrors.inc({ kind }),
+    // The MCP servers runs choose (mcp.servers): stdio ones in the same sandbox as commands.
+    mcpConnector: createMcpConnector({
+      config,
+      logger,
+      sandbox: parts.sandbox,
+      egress: parts.egress,
+      clock: parts.clock,
+    }),
   });
 }
 

@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { ConversationFrame } from '../domain/frame.js';
+import { isMcpTool, mcpToolOf } from '../domain/mcp-names.js';
 import { planTitle } from '../domain/plan-title.js';
 import {
   type ConversationMessage,
@@ -33,6 +35,8 @@ import {
 } from '../workspace/worktree.js';
 import { effectiveMode } from './breaker.js';
 import type { Waits } from './cache-ttl.js';
+import { constantFrame } from './frame.js';
+import { executeMcpGate } from './mcp-calls.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { processIdentity } from './processes.js';
 import {
@@ -105,8 +109,7 @@ interface Place {
  * crash never runs it twice.
  */
 export class ExecutePhase implements Phase {
-  readonly tools = EXECUTE_TOOLS;
-  readonly system = [BASE_SYSTEM_PROMPT, EXECUTE_DIRECTIVE] as const;
+  readonly constantFrame = constantFrame([BASE_SYSTEM_PROMPT, EXECUTE_DIRECTIVE], EXECUTE_TOOLS);
 
   /** Bytes of the execution's directory before its first command, and how much it grew since. */
   private baseBytes: number | null = null;
@@ -132,6 +135,10 @@ export class ExecutePhase implements Phase {
   /** manual and edits park any turn's change or command for a person; auto only now and then (cache-ttl.ts). */
   get waits(): Waits {
     return this.mode === 'auto' ? 'seldom' : 'any_turn';
+  }
+
+  async frame(): Promise<ConversationFrame> {
+    return this.constantFrame;
   }
 
   /** Settles the mode (through the breaker) and the workspace; a failure here ends the run. */
@@ -308,6 +315,7 @@ export class ExecutePhase implements Phase {
       sha256: this.plan.sha256,
       task: taskOf(planned),
       filesRead: filesRead(planned),
+      mcpCalls: mcpCallsMade(planned),
     });
   }
 
@@ -316,6 +324,15 @@ export class ExecutePhase implements Phase {
     prior: ToolResultBlock[],
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
     if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
+    if (isMcpTool(use.name)) {
+      // A tool call like Bash: the mode and the configuration decide whether a person is asked (mcp-calls.ts).
+      const gate = executeMcpGate(this.deps, use, this.mode);
+      if (gate.kind === 'refused') {
+        return refuseCall(this.deps.events, this.run, use, executeToolRefused(use.name));
+      }
+      if (gate.kind === 'gone') return gate.result;
+      return this.approvedCall(use, prior, gate.why);
+    }
     if (!CHANGING.has(use.name)) {
       return refuseCall(this.deps.events, this.run, use, executeToolRefused(use.name));
     }
@@ -327,7 +344,15 @@ export class ExecutePhase implements Phase {
       // Refused whatever the mode: no person is asked to allow what would not run anyway.
       return { content: BACKGROUND_REFUSED, isError: true };
     }
-    const why = await this.needsApproval(use);
+    return this.approvedCall(use, prior, await this.needsApproval(use));
+  }
+
+  /** Runs the call once a person allowed it (`why`: what they are asked for), or at once when `why` is null. */
+  private async approvedCall(
+    use: ToolUse,
+    prior: ToolResultBlock[],
+    why: string | null,
+  ): Promise<ToolResult | typeof PARKED> {
     if (why !== null) {
       const approval = await this.approval(use, prior, why);
       if (approval === PARKED) return PARKED;
@@ -472,6 +497,7 @@ export class ExecutePhase implements Phase {
       reason: why,
       sandbox: this.sandbox.state,
       expires_at: new Date(a.expiresAt).toISOString(),
+      ...mcpRef(use.name),
     });
     return PARKED;
   }
@@ -511,6 +537,7 @@ export class ExecutePhase implements Phase {
 
   private async perform(use: ToolUse): Promise<ToolResult & { changedPath?: string }> {
     const { config, logger } = this.deps;
+    if (isMcpTool(use.name)) return this.deps.mcp.call(use.name, use.input);
     const limits = { maxWriteBytes: config.execute.max_write_bytes };
     if (use.name === 'Write' || use.name === 'Edit') {
       const r = await (use.name === 'Write' ? runWrite : runEdit)(this.workspace, use.input, limits);
@@ -606,6 +633,12 @@ export class ExecutePhase implements Phase {
   }
 }
 
+/** The server and tool of an MCP call, for its approval's event; nothing for a built-in tool. */
+function mcpRef(name: string): { mcp?: { server: string; tool: string } } {
+  const ref = mcpToolOf(name);
+  return ref ? { mcp: ref } : {};
+}
+
 /** The first user message's text of a plan conversation: the task as it was given. */
 function taskOf(messages: ConversationMessage[]): string {
   const first = messages.find((m) => m.role === 'user');
@@ -629,6 +662,22 @@ function filesRead(messages: ConversationMessage[]): string[] {
     }
   }
   return [...files];
+}
+
+/** The MCP calls the plan phase made, in the order first made: `server tool {input}`, the input cut at 200. */
+function mcpCallsMade(messages: ConversationMessage[]): string[] {
+  const made = new Set<string>();
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    for (const b of m.content) {
+      const block = b as { type?: unknown; name?: unknown; input?: unknown };
+      const ref = block.type === 'tool_use' ? mcpToolOf(block.name) : null;
+      if (!ref) continue;
+      const input = JSON.stringify(block.input ?? {}) ?? 'null';
+      made.add(`${ref.server} ${ref.tool} ${input.length > 200 ? `${input.slice(0, 199)}…` : input}`);
+    }
+  }
+  return [...made];
 }
 
 /** What a copy of `root` leaves out, and carrying back never touches: the daemon's hidden paths inside it. */

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
+import type { ConversationFrame } from '../domain/frame.js';
 import type { PlanRecorder } from '../domain/plan-status.js';
 import type { ConversationMessage } from '../domain/types.js';
 import type { Logger } from '../logger.js';
@@ -9,10 +10,11 @@ import type { Store } from '../store/store.js';
 import type { HiddenPaths } from '../workspace/hidden.js';
 import type { Waits } from './cache-ttl.js';
 import type { Egress } from './egress.js';
+import type { RunMcp } from './mcp-run.js';
 import type { Sandbox } from './sandbox.js';
 import type { ToolLimits } from './tools/limits.js';
 import type { TurnProse } from './tools/turn-prose.js';
-import type { ToolDefinition, ToolResult } from './tools/types.js';
+import type { ToolResult } from './tools/types.js';
 import type { Workspace } from './tools/workspace.js';
 
 /** What the phases work with: the agent loop's dependencies but the model client. */
@@ -31,6 +33,8 @@ export interface PhaseDeps {
   egress: Pick<Egress, 'open'>;
   /** Writes the plans the phases propose and carry out (the plan service, src/plans/lifecycle.ts). */
   lifecycle: PlanRecorder;
+  /** The run's MCP servers, started when its conversation needs them (mcp-run.ts). */
+  mcp: RunMcp;
 }
 
 export type ToolUse = { type: 'tool_use'; id: string; name: string; input: unknown };
@@ -46,9 +50,20 @@ export const PARKED = Symbol('parked');
 
 /** What differs between the plan phase and the execute phase; the loop in runner.ts is shared. */
 export interface Phase {
-  /** Fixed for the whole conversation (each phase is a conversation of its own): see request.ts. */
-  readonly tools: ToolDefinition[];
-  readonly system: readonly string[];
+  /**
+   * The frame (system texts, tool definitions) a new conversation of this phase starts with: computed once,
+   * when the conversation starts, and stored; every later request of the conversation is sent with the
+   * stored one (frame.ts `conversationFrame`, request.ts). May read files or open servers. Never called for a
+   * conversation that has a frame, or messages, already.
+   */
+  frame(): Promise<ConversationFrame>;
+  /** The frame of a conversation stored before frames were: the phase's constant system texts and tools. */
+  readonly constantFrame: ConversationFrame;
+  /**
+   * Told the frame the conversation is sent with (new, stored or constant) before the first turn, when the
+   * phase needs to know it (e.g. the tools it lists).
+   */
+  adopt?(frame: ConversationFrame): Promise<void>;
   readonly workspace: Workspace;
   /** Whether any turn may end waiting for a person: decides the prompt cache's TTL (cache-ttl.ts). */
   readonly waits: Waits;

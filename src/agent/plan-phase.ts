@@ -1,11 +1,15 @@
 import { createHash } from 'node:crypto';
+import type { ConversationFrame } from '../domain/frame.js';
 import { latitudeOf } from '../domain/loosening.js';
+import { isMcpTool } from '../domain/mcp-names.js';
 import { networkDomains } from '../domain/network.js';
 import type { ConversationMessage, Plan, Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
 import { removeCheckout } from '../workspace/checkout.js';
 import { headCommit } from '../workspace/git.js';
+import { constantFrame } from './frame.js';
+import { planMcpCall } from './mcp-calls.js';
 import type { PARKED, Phase, PhaseDeps, ToolResultBlock, ToolUse } from './phase.js';
 import {
   BASE_SYSTEM_PROMPT,
@@ -22,8 +26,7 @@ import type { ToolResult } from './tools/types.js';
 
 /** Plan mode: read, search, ask; ExitPlanMode captures the plan and ends the run. Nothing else runs. */
 export class PlanPhase implements Phase {
-  readonly tools = PLAN_TOOLS;
-  readonly system = [BASE_SYSTEM_PROMPT, PLAN_MODE_DIRECTIVE] as const;
+  readonly constantFrame = constantFrame([BASE_SYSTEM_PROMPT, PLAN_MODE_DIRECTIVE], PLAN_TOOLS);
   /** Any turn may ask a question or hand in a plan that then waits for a person (cache-ttl.ts). */
   readonly waits = 'any_turn';
 
@@ -34,6 +37,10 @@ export class PlanPhase implements Phase {
     readonly workspace: Workspace,
     private readonly conversationId: string,
   ) {}
+
+  async frame(): Promise<ConversationFrame> {
+    return this.constantFrame;
+  }
 
   async opening(): Promise<string> {
     // The task, or a revision round's feedback (added after the plan receipt).
@@ -46,6 +53,8 @@ export class PlanPhase implements Phase {
     prose: TurnProse,
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
     if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
+    // Only the MCP tools the conversation offers as plan tools run; any other is refused (mcp-calls.ts).
+    if (isMcpTool(use.name)) return planMcpCall(this.deps, this.run, use);
     if (use.name === 'ExitPlanMode') {
       const r = await this.capturePlan(use, prose);
       return r.isError ? r : { planned: r };

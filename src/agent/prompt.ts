@@ -56,10 +56,15 @@ export function executeBrief(opts: {
   sha256: string;
   task: string;
   filesRead: string[];
+  /** The MCP calls of the plan phase, one line each (`server tool {input}`). */
+  mcpCalls?: string[];
 }): string {
   const files = opts.filesRead.length
     ? `Files read while planning (read them again before changing them):\n${opts.filesRead.map((f) => `- ${f}`).join('\n')}`
     : 'No files were read while planning.';
+  const mcp = opts.mcpCalls?.length
+    ? `\n\nMCP tools called while planning (call them again for current answers):\n${opts.mcpCalls.map((c) => `- ${c}`).join('\n')}`
+    : '';
   return `${opts.kickoff}
 
 <approved_plan sha256="${opts.sha256}">
@@ -71,7 +76,7 @@ The task the plan answers, as it was given:
 ${opts.task}
 </task>
 
-${files}`;
+${files}${mcp}`;
 }
 
 /** The tool result of each call in a reply that was cut off at max_tokens: none of them ran. */

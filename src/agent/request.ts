@@ -6,7 +6,8 @@ import type { ToolDefinition } from './tools/types.js';
 
 /**
  * One Messages API request. A conversation has one system prompt and one tool list for its whole life
- * (the plan phase and the execute phase are separate conversations), and its messages only grow, so every
+ * (the plan phase and the execute phase are separate conversations; its frame is stored when it starts:
+ * agent/frame.ts), and its messages only grow, so every
  * request is the previous one plus new messages: thinking blocks sent back keep their prefix (models with
  * preserved thinking refuse them otherwise), and the prompt cache reads everything already sent.
  *
@@ -23,7 +24,7 @@ import type { ToolDefinition } from './tools/types.js';
  */
 export function buildRequest(opts: {
   settings: RunSettings;
-  tools: ToolDefinition[];
+  tools: readonly Record<string, unknown>[] | readonly ToolDefinition[];
   system: readonly string[];
   messages: ConversationMessage[];
   cache?: CacheTtls;
@@ -55,10 +56,14 @@ export function buildRequest(opts: {
   };
 }
 
-/** SHARED_TOOLS.length when `tools` begins with them (the same definitions, in order), else 0. */
-function sharedToolCount(tools: readonly ToolDefinition[]): number {
+/**
+ * SHARED_TOOLS.length when `tools` begins with them (the same definitions, in order), else 0. Compared as
+ * JSON: a conversation's tools come from its stored frame (frame.ts), copies of the definitions.
+ */
+function sharedToolCount(tools: readonly unknown[]): number {
   const n = SHARED_TOOLS.length;
-  return tools.length >= n && SHARED_TOOLS.every((tool, i) => tools[i] === tool) ? n : 0;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  return tools.length >= n && SHARED_TOOLS.every((tool, i) => same(tools[i], tool)) ? n : 0;
 }
 
 /**

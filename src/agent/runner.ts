@@ -1,4 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import type { ConversationFrame } from '../domain/frame.js';
+import { mcpServersOf } from '../domain/mcp-selection.js';
 import type { PlanRecorder } from '../domain/plan-status.js';
 import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../domain/types.js';
 import { newId } from '../ids.js';
@@ -19,6 +21,10 @@ import { checkoutPullRequest } from '../workspace/checkout.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
 import { cacheTtls } from './cache-ttl.js';
 import { ExecutePhase } from './execute-phase.js';
+import { conversationFrame } from './frame.js';
+import type { McpConnector } from './mcp/index.js';
+import { mcpStartFailed } from './mcp-calls.js';
+import { mcpFramed, RunMcp } from './mcp-run.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
 import {
@@ -36,7 +42,9 @@ import { type TurnProse, turnProse } from './tools/turn-prose.js';
 import type { ToolResult } from './tools/types.js';
 import { Workspace } from './tools/workspace.js';
 
-export interface AgentDeps extends Omit<PhaseDeps, 'lifecycle'> {
+export interface AgentDeps extends Omit<PhaseDeps, 'lifecycle' | 'mcp'> {
+  /** Starts the MCP servers a run chose (src/mcp/); absent: a run that chose some fails. */
+  mcpConnector?: McpConnector | undefined;
   /** The Messages API client (the real SDK; tests point it at a local server). */
   model: Anthropic;
   /** The plan service, made again on a run's own view of the store (see AgentExecutor.execute). */
@@ -59,6 +67,8 @@ class NotTheModel extends Error {
 interface LoopContext {
   run: Run;
   phase: Phase;
+  /** The conversation's system texts and tools, the same for every request of it (frame.ts). */
+  frame: ConversationFrame;
   settings: RunSettings;
   model: ResolvedModel;
   conversationId: string;
@@ -92,13 +102,16 @@ export class AgentExecutor implements RunExecutor {
    */
   execute(run: Run, hold: Hold, from: RunStart = 'queued'): Promise<RunOutcome> {
     const store = holdingStore(this.deps.store, hold);
+    // The run's MCP servers live while this call does: closed when the run ends, parks or is aborted.
+    const mcp = new RunMcp(this.deps.mcpConnector, run.id, hold.signal);
     const deps: RunDeps = {
       ...this.deps,
       store,
       events: this.deps.events.fenced(store, hold.fence),
       lifecycle: this.deps.lifecycle.on(store),
+      mcp,
     };
-    return new AgentRun(deps).execute(run, hold.signal, from);
+    return new AgentRun(deps).execute(run, hold.signal, from).finally(() => mcp.close());
   }
 }
 
@@ -111,6 +124,7 @@ class AgentRun {
     const session = await store.getSession(run.sessionId);
     if (!session) return { status: 'failed', error: `session ${run.sessionId} no longer exists` };
     const settings = resolveSettings(run, session, config);
+    this.deps.mcp.choose(mcpServersOf(run.overrides, session.defaults));
     const model = findModel(config, settings.model);
     // Checked by date at every run start: a model that retired while the daemon ran is not sent a request.
     const lifecycle = lifecycleMessage(settings.model, modelState(model, clock.now()));
@@ -157,6 +171,22 @@ class AgentRun {
     }
 
     const messages = await store.loadConversation(conversationId);
+    let frame: ConversationFrame;
+    try {
+      // A new conversation lists the MCP tools of the run's servers after the phase's own (mcp-run.ts).
+      frame = await conversationFrame(
+        store,
+        mcpFramed(phase, this.deps.mcp, run.phase),
+        { conversationId, runId: run.id, now: clock.now() },
+        messages,
+      );
+      await this.deps.mcp.adopt(frame.tools);
+    } catch (err) {
+      const failed = await mcpStartFailed(this.deps, run.id, err);
+      if (failed) return phase.finish(failed);
+      throw err;
+    }
+    await phase.adopt?.(frame);
     const started = { phase: run.phase, model: settings.model, attempt: run.attempt };
     if (!messages.some((m) => m.runId === run.id)) {
       // This run's instruction: the first message of a new conversation, or the next user message of one
@@ -181,7 +211,17 @@ class AgentRun {
     }
 
     const state = { turns: run.turns, usage: run.usage as TokenUsage, costUsd: run.costUsd, lastTurnUsd: 0 };
-    const ctx: LoopContext = { run, phase, settings, model, conversationId, state, signal, refusal: null };
+    const ctx: LoopContext = {
+      run,
+      phase,
+      frame,
+      settings,
+      model,
+      conversationId,
+      state,
+      signal,
+      refusal: null,
+    };
     let outcome: RunOutcome;
     try {
       outcome = await this.loop(ctx, messages);
@@ -349,8 +389,8 @@ class AgentRun {
     } = config.anthropic;
     const params = buildRequest({
       settings: ctx.settings,
-      tools: ctx.phase.tools,
-      system: ctx.phase.system,
+      tools: ctx.frame.tools,
+      system: ctx.frame.system,
       messages,
       cache: cacheTtls(ctx.model, ctx.phase.waits),
     });

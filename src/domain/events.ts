@@ -87,6 +87,8 @@ export interface RunEventMap {
     reason: string;
     sandbox: 'bwrap' | 'off' | 'unavailable';
     expires_at: string;
+    /** An MCP call: the server and the tool (the model's name is `mcp__<server>__<tool>`). */
+    mcp?: { server: string; tool: string };
   };
   tool_approval_resolved: {
     tool_approval_id: string;
@@ -133,6 +135,8 @@ export interface RunEventMap {
     pull_request_url: string | null;
   };
   delivery_failed: { plan_id: string; error: string; attempts: number };
+  /** An MCP server of the run did not start: the run fails with it. `stderr_tail`: the end of its stderr. */
+  mcp_server_failed: { server: string; error: string; stderr_tail: string };
 }
 
 export type RunEventType = keyof RunEventMap;

@@ -55,6 +55,11 @@ export interface RunDefaults {
   network?: boolean | string[] | undefined;
   /** Whether an executed plan's branch is pushed and a pull request opened (default: delivery.enabled). */
   deliver?: boolean | undefined;
+  /**
+   * The MCP servers (names under `mcp.servers` in the configuration) whose tools the runs get; a job's or
+   * trigger's list replaces its session's, [] for none (default: none). See domain/mcp-selection.ts.
+   */
+  mcp?: string[] | undefined;
 }
 
 export type SessionStatus = 'open' | 'closed';

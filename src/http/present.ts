@@ -1,3 +1,4 @@
+import { mcpToolOf } from '../domain/mcp-names.js';
 import { planStatusAt } from '../domain/plan-status.js';
 import { LIST_TITLE, planTitle } from '../domain/plan-title.js';
 import type {
@@ -200,6 +201,7 @@ export const presentToolApproval = (a: ToolApproval): ToolApprovalJson => ({
   tool_use_id: a.toolUseId,
   tool: a.tool,
   input: a.input,
+  mcp: mcpToolOf(a.tool),
   status: a.status,
   message: a.message,
   decided_by: a.decidedBy,
@@ -297,6 +299,14 @@ export const presentPlanContext = (c: PlanContext): PlanContextJson => ({
     round: f.round,
     calls: f.calls,
     errors: f.errors,
+  })),
+  mcp_calls: c.mcpCalls.map((m) => ({
+    server: m.server,
+    tool: m.tool,
+    input: m.input,
+    round: m.round,
+    calls: m.calls,
+    errors: m.errors,
   })),
   questions: c.questions.map((q) => ({
     id: q.id,

@@ -12,6 +12,7 @@ import type {
   TriggerKind,
 } from '../domain/types.js';
 import type { ApprovalStore, JobStore, PlanStore, RunStore, Store, TriggerStore } from '../store/store.js';
+import { type McpActivity, mcpActivity } from './mcp-activity.js';
 import { type DiffHunk, diffHunks, diffLines } from './text-diff.js';
 
 // Everything an approver needs beside the plan text, gathered from the store: where the work came from,
@@ -152,6 +153,8 @@ export interface PlanContext {
   source: PlanSource | null;
   rounds: PlanRound[];
   files: FileActivity[];
+  /** The MCP calls of the planning runs (mcp-activity.ts). */
+  mcpCalls: McpActivity[];
   questions: AskedQuestion[];
   /** The planning runs of every round up to this one, and their sum. */
   cost: { runs: RunUsage[]; total: { turns: number; usage: TokenUsage; costUsd: number } };
@@ -388,6 +391,7 @@ export async function planContext(
     source,
     rounds,
     files: fileActivity(conversation, roundOf),
+    mcpCalls: mcpActivity(conversation, roundOf),
     questions: questions
       .sort((a, b) => a.createdAt - b.createdAt)
       .map((q) => askedQuestion(q, roundOf.get(q.runId) ?? 0)),

@@ -9,6 +9,7 @@ export const OUTAGE_WAIT_MS = 60_000;
 type FencedWrites =
   | 'appendEvent'
   | 'appendMessages'
+  | 'saveFrame'
   | 'updateRun'
   | 'createPlan'
   | 'transitionPlan'
@@ -50,6 +51,8 @@ export function holdingStore(store: Store, hold: Hold): Store {
     appendEvent: (runId, type, data, at) => store.appendEvent(runId, type, data, at, fence),
     appendMessages: (conversationId, runId, messages, now) =>
       store.appendMessages(conversationId, runId, messages, now, fence),
+    saveFrame: (conversationId, runId, frame, now) =>
+      store.saveFrame(conversationId, runId, frame, now, fence),
     updateRun: (id, patch) => store.updateRun(id, patch, fence),
     createPlan: (plan) => store.createPlan(plan, fence),
     transitionPlan: (id, from, to, fields) => store.transitionPlan(id, from, to, fields, fence),

@@ -1,7 +1,9 @@
 import type { Clock } from '../clock.js';
+import { mcpServerNames } from '../config/mcp-names.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
+import { checkMcpSelection } from '../domain/mcp-selection.js';
 import type { CronJob, Role, Run, SlotRecord } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
@@ -71,6 +73,7 @@ export class Jobs {
     const { store, clock, config } = this.deps;
     const timezone = scheduleZone(req.timezone ?? config.timezone);
     const options = checkedRunOptions(config, req.options, clock.now());
+    checkMcpSelection(options, mcpServerNames(config));
     const session = await store.getSession(sessionId);
     if (!session) throw new DomainError('not_found', `session ${sessionId} not found`);
     // A session's defaults never change once it is made, so the check against the row read here cannot go

@@ -1,6 +1,8 @@
 import type { Clock } from '../clock.js';
+import { mcpServerNames } from '../config/mcp-names.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
+import { checkMcpSelection } from '../domain/mcp-selection.js';
 import type { RunDefaults, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
@@ -48,6 +50,7 @@ export class Sessions {
   async create(req: NewSessionRequest): Promise<Session> {
     const workspace = await workspaceDir(req.workspace, this.deps.hidden);
     const defaults = checkedRunOptions(this.deps.config, req.defaults, this.deps.clock.now());
+    checkMcpSelection(defaults, mcpServerNames(this.deps.config));
     const id = newId('ses');
     return this.deps.store.createSession({
       id,

@@ -56,6 +56,7 @@ const COPIED_TABLES: readonly CopiedTable[] = [
   { name: 'job_slots', key: ROWID },
   { name: 'runs', key: ROWID },
   { name: 'conversation_messages', key: ROWID },
+  { name: 'conversation_frames', key: ROWID },
   { name: 'run_events', key: ROWID, rowidAs: 'id' },
   { name: 'questions', key: ROWID },
   { name: 'plans', key: ROWID },

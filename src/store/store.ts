@@ -1,4 +1,5 @@
 import { DomainError } from '../domain/errors.js';
+import type { ConversationFrame } from '../domain/frame.js';
 import type {
   ApiToken,
   ConversationMessage,
@@ -347,6 +348,20 @@ export interface RunStore {
     now: number,
     fence?: Fence,
   ): Promise<void>;
+
+  /** The frame a conversation was started with (src/domain/frame.ts); null when it has none stored. */
+  loadFrame(conversationId: string): Promise<ConversationFrame | null>;
+  /**
+   * Stores the frame of a conversation as it starts, on behalf of `runId`. A conversation's frame is never
+   * replaced: when one is stored already, that one stays and is returned (the first writer wins).
+   */
+  saveFrame(
+    conversationId: string,
+    runId: string,
+    frame: ConversationFrame,
+    now: number,
+    fence?: Fence,
+  ): Promise<ConversationFrame>;
 
   /** Appends one event to a run's log, numbering it after the last. */
   appendEvent(

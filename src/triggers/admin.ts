@@ -1,7 +1,9 @@
 import type { Clock } from '../clock.js';
+import { mcpServerNames } from '../config/mcp-names.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
+import { checkMcpSelection } from '../domain/mcp-selection.js';
 import type { CronJob, Role, RunDefaults, Trigger, TriggerFilters } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
@@ -101,6 +103,7 @@ export class TriggerAdmin {
     checkKindFields(req);
     const workspace = req.workspace ? await workspaceDir(req.workspace, this.deps.hidden) : null;
     const options = checkedRunOptions(config, req.options, clock.now());
+    checkMcpSelection(options, mcpServerNames(config));
     const schedule: ScheduleDefinition | null =
       req.kind === 'schedule'
         ? {
@@ -163,6 +166,7 @@ export class TriggerAdmin {
       change.workspace !== undefined ? await workspaceDir(change.workspace, this.deps.hidden) : undefined;
     const options =
       change.options !== undefined ? checkedRunOptions(config, change.options, clock.now()) : undefined;
+    checkMcpSelection(options, mcpServerNames(config));
     const timezone = change.timezone !== undefined ? scheduleZone(change.timezone) : undefined;
     const follow = await this.followingJob(current, { ...change, workspace, options, timezone });
     const token = change.rotateToken ? issueTriggerToken() : null;

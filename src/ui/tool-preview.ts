@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Workspace } from '../agent/tools/workspace.js';
+import { mcpToolOf } from '../domain/mcp-names.js';
 import type { Plan, Session, ToolApproval } from '../domain/types.js';
 import { prefixInRepository } from '../workspace/git.js';
 import type { HiddenPaths } from '../workspace/hidden.js';
@@ -146,6 +147,10 @@ ${diffBlock(diff, id)}`;
     view = html`${description && html`<p>${visibleLines(description)}</p>`}<pre class="cmd-preview" aria-label="Command">$ ${visibleLines(str(input.command)!)}</pre>${
       typeof input.timeout === 'number' ? html`<p class="muted">Timeout ${input.timeout} ms.</p>` : ''
     }`;
+  } else if (mcpToolOf(a.tool)) {
+    // An MCP call: which server, which of its tools, and the exact input it runs with once allowed.
+    const ref = mcpToolOf(a.tool)!;
+    return html`<div class="tool-preview"><p>Calls the tool <code>${visibleLines(ref.tool)}</code> of MCP server <strong>${visibleLines(ref.server)}</strong> with this input:</p><pre aria-label="Tool input">${visibleLines(pretty(a.input))}</pre></div>`;
   } else {
     return html`<div class="tool-preview"><pre aria-label="Tool input">${visibleLines(pretty(a.input))}</pre></div>`;
   }

@@ -47,6 +47,7 @@ it('serves an OpenAPI 3.1 document generated from the zod schemas', async () => 
     'source',
     'rounds',
     'files',
+    'mcp_calls',
     'questions',
     'cost',
     'decisions',

@@ -187,6 +187,25 @@ async function seed(store: Store): Promise<void> {
     ],
     DUE + 20,
   );
+  await store.saveFrame(
+    'run_job1',
+    'run_job1',
+    {
+      system: [
+        'base \u00e9 \u{1F600}',
+        '<project-instructions file="CLAUDE.md">be brief</project-instructions>',
+      ],
+      tools: [{ name: 'Read', description: 'read', input_schema: { type: 'object', properties: {} } }],
+      memory: {
+        files: ['CLAUDE.md'],
+        from: { kind: 'workspace' },
+        sha256: 'c'.repeat(64),
+        bytes: 8,
+        cut: false,
+      },
+    },
+    DUE + 15,
+  );
   await store.appendEvent('run_job1', 'run.started', { attempt: 1 }, DUE + 10);
   await store.appendEvent(
     'run_job1',
@@ -473,6 +492,7 @@ async function storeView(store: Store) {
       bySession: await each(IDS.sessions, (id) => store.listRuns({ sessionId: id, limit: 100 })),
       byId: await each(IDS.runs, (id) => store.getRun(id)),
       conversations: await each(IDS.runs, (id) => store.loadConversation(id)),
+      frames: await each(IDS.runs, (id) => store.loadFrame(id)),
       events: await each(IDS.runs, (id) => store.listEvents(id, 0, 100)),
       log: await store.eventsAfter(0, EVENT_TYPES, 100),
       logEnd: await store.eventLogEnd(),

@@ -670,3 +670,21 @@ export function deleteCommand(spec: {
     },
   };
 }
+
+/** `--mcp NAME` and `--no-mcp`, which every command that sets run options takes. */
+export const mcpOptions = {
+  mcp: { type: 'string', multiple: true },
+  'no-mcp': { type: 'boolean' },
+} as const;
+
+export const MCP_HELP = `  --mcp NAME            an MCP server (a name under mcp.servers in the daemon's configuration) whose
+                        tools the runs get; repeat for more
+  --no-mcp              no MCP servers, even where the session names some`;
+
+/** `--mcp` (repeated) as a list of server names, `--no-mcp` as []; undefined when neither was given. */
+export function mcpOption(values: Values): string[] | undefined {
+  const names = strs(values, 'mcp');
+  if (names.length && flag(values, 'no-mcp')) throw new RemoteUsageError('give --mcp or --no-mcp, not both');
+  if (names.length) return names;
+  return flag(values, 'no-mcp') ? [] : undefined;
+}

@@ -13,6 +13,9 @@ import {
   idPath,
   JSON_HELP,
   jsonOption,
+  MCP_HELP,
+  mcpOption,
+  mcpOptions,
   nonBlank,
   oneLine,
   oneOf,
@@ -187,7 +190,7 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
 
     create: {
       synopsis:
-        '--session ID --cron EXPR --prompt TEXT [--timezone TZ] [--one-shot] [--approximate] [--execute-mode M] [--json]',
+        '--session ID --cron EXPR --prompt TEXT [--timezone TZ] [--one-shot] [--approximate] [--execute-mode M] [--mcp NAME ... | --no-mcp] [--json]',
       help: `Creates a cron job in a session and prints its id.
 
   --session ID          the session (required)
@@ -203,6 +206,8 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
                         start in the same second
   --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
                         (default: the session's)
+${MCP_HELP}
+                        (default: the session's servers)
   --json                print the API's JSON body instead of the id`,
       options: {
         session: { type: 'string' },
@@ -212,6 +217,7 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
         'one-shot': { type: 'boolean' },
         approximate: { type: 'boolean' },
         'execute-mode': { type: 'string' },
+        ...mcpOptions,
         ...jsonOption,
       },
       positionals: [],
@@ -221,13 +227,15 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
         const prompt = required(values, 'prompt', 'what the run is asked to plan');
         const timezone = nonBlank(values, 'timezone');
         const executeMode = oneOf(values, 'execute-mode', EXECUTE_MODES);
+        const mcp = mcpOption(values);
+        const given = { ...(executeMode ? { execute_mode: executeMode } : {}), ...(mcp ? { mcp } : {}) };
         const res = await client.request('POST', `/v1/sessions/${idPath(session)}/jobs`, {
           cron,
           prompt,
           timezone,
           recurring: !flag(values, 'one-shot'),
           approximate: flag(values, 'approximate'),
-          options: executeMode ? { execute_mode: executeMode } : undefined,
+          options: Object.keys(given).length ? given : undefined,
         });
         if (printedJson(values, res.text)) return;
         const j = res.body as JobJson;

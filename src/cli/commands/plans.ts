@@ -147,6 +147,20 @@ function contextSections(c: PlanContextJson, now: number): string[] {
         : '  none'
     }`,
   );
+  if (c.mcp_calls.length) {
+    sections.push(
+      `MCP calls:\n${table(
+        ['SERVER', 'TOOL', 'INPUT', 'ROUND', 'CALLS'],
+        c.mcp_calls.map((m) => [
+          oneLine(m.server, 60),
+          oneLine(m.tool, 80),
+          oneLine(m.input, 120),
+          String(m.round),
+          `${m.calls}${m.errors ? ` (${m.errors} failed)` : ''}`,
+        ]),
+      ).replace(/^/gm, '  ')}`,
+    );
+  }
   sections.push(
     `questions:\n${
       c.questions.length

@@ -14,6 +14,9 @@ import {
   jsonOption,
   limitFilter,
   listCommand,
+  MCP_HELP,
+  mcpOption,
+  mcpOptions,
   nonBlank,
   oneOf,
   positiveCount,
@@ -66,6 +69,7 @@ function defaultsSummary(d: RunDefaultsJson): [string, unknown][] {
     ['allow_self_approval', d.allow_self_approval],
     ['execute_mode', d.execute_mode],
     ['network', Array.isArray(d.network) ? d.network.join(', ') || 'none' : d.network],
+    ['mcp', d.mcp === undefined ? undefined : d.mcp.join(', ') || 'none'],
   ];
 }
 
@@ -109,7 +113,7 @@ export const sessionsGroup: Group = {
 
     create: {
       synopsis:
-        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--network-domain D ...] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]',
+        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--network-domain D ...] [--mcp NAME ...] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]',
       help: `Creates a session and prints its id. Options other than --workspace and --name set the defaults of
 the session's runs; unset ones are the daemon's.
 
@@ -126,6 +130,7 @@ the session's runs; unset ones are the daemon's.
                         proxy (registry.npmjs.org; *.github.com for any name below); repeat for more.
                         Without it they have no network at all
   --network             deprecated: the daemon's execute.network_default_domains
+${MCP_HELP}
   --budget-usd X        the most a run may cost, in US dollars
   --thinking T          off, adaptive, or a budget of N tokens (at least 1024); translated to what the
                         model accepts (README, Models)
@@ -145,6 +150,7 @@ the session's runs; unset ones are the daemon's.
         'max-turns': { type: 'string' },
         network: { type: 'boolean' },
         'network-domain': { type: 'string', multiple: true },
+        ...mcpOptions,
         ...jsonOption,
       },
       positionals: [],
@@ -162,6 +168,7 @@ the session's runs; unset ones are the daemon's.
           effort: oneOf(values, 'effort', EFFORTS),
           max_turns: positiveCount(values, 'max-turns'),
           network: networkOption(values),
+          mcp: mcpOption(values),
         };
         const given = Object.values(defaults).some((v) => v !== undefined);
         const res = await client.request('POST', '/v1/sessions', {

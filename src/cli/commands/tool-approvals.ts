@@ -65,6 +65,13 @@ export const toolApprovalsGroup: Group = {
           ['tool approval', a.id],
           ['status', a.status],
           ['tool', a.tool],
+          // An MCP call: its server, and its tool there.
+          ...(a.mcp
+            ? ([
+                ['mcp server', a.mcp.server],
+                ['mcp tool', a.mcp.tool],
+              ] as [string, unknown][])
+            : []),
           ['run', a.run_id],
           ['session', a.session_id],
           ['plan', a.plan_id],

@@ -22,6 +22,9 @@ import {
   jsonOption,
   limitFilter,
   listCommand,
+  MCP_HELP,
+  mcpOption,
+  mcpOptions,
   nonBlank,
   type OptionsConfig,
   oneLine,
@@ -67,6 +70,7 @@ const definitionOptions = {
   'hourly-cap': { type: 'string' },
   'execute-mode': { type: 'string' },
   'approvals-required': { type: 'string' },
+  ...mcpOptions,
   cron: { type: 'string' },
   timezone: { type: 'string' },
   approximate: { type: 'boolean' },
@@ -91,7 +95,8 @@ const definitionHelp = (draft: string) => `  --name N              a name, shown
   --hourly-cap N        at most N runs an hour
   --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
   --approvals-required N
-                        approvals a plan needs (1-10)`;
+                        approvals a plan needs (1-10)
+${MCP_HELP}`;
 
 const TOKEN_NOTE = 'shown only this once: store it now';
 
@@ -101,11 +106,13 @@ const list = (xs: string[] | undefined): string | null => (xs?.length ? xs.join(
 function runOptions(values: Values, current: Record<string, unknown> = {}) {
   const executeMode = oneOf(values, 'execute-mode', EXECUTE_MODES);
   const approvals = positiveCount(values, 'approvals-required');
-  if (executeMode === undefined && approvals === undefined) return undefined;
+  const mcp = mcpOption(values);
+  if (executeMode === undefined && approvals === undefined && mcp === undefined) return undefined;
   return {
     ...current,
     ...(executeMode !== undefined ? { execute_mode: executeMode } : {}),
     ...(approvals !== undefined ? { approvals_required: approvals } : {}),
+    ...(mcp !== undefined ? { mcp } : {}),
   };
 }
 
@@ -219,7 +226,7 @@ export const triggersGroup: Group = {
 
     create: {
       synopsis:
-        '--kind github|generic|schedule --name N --prompt TEXT [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--json]',
+        '--kind github|generic|schedule --name N --prompt TEXT [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--json]',
       help: `Creates a trigger and prints its id. A github trigger fires on the webhook events it names (at least
 one --event), filtered by the filter options; a generic trigger (it needs --workspace) fires on
 'drydock triggers fire' with its own token, which is printed here, once, labelled "token:"; a schedule
@@ -290,10 +297,10 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
 
     update: {
       synopsis:
-        'ID [--name N] [--prompt TEXT] [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository R ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--enable|--disable] [--rotate-token] [--json]',
+        'ID [--name N] [--prompt TEXT] [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository R ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--enable|--disable] [--rotate-token] [--json]',
       help: `Changes a trigger; what is not given stays as it is. --event replaces the events. Each filter option
 replaces that filter's values and keeps the others (--clear-filters starts from none; --draft any drops
-the draft filter). --execute-mode and --approvals-required keep the other run options.
+the draft filter). --execute-mode, --approvals-required and --mcp/--no-mcp keep the other run options.
 --rotate-token replaces a generic trigger's token and prints the new one, once, labelled "token:".
 
 ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, only ready, or any pull requests`)}
@@ -324,7 +331,9 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
         const clearFilters = flag(values, 'clear-filters');
         const filterGiven = clearFilters || draft !== undefined || githubOnlyGiven(values);
         const optionsGiven =
-          str(values, 'execute-mode') !== undefined || str(values, 'approvals-required') !== undefined;
+          str(values, 'execute-mode') !== undefined ||
+          str(values, 'approvals-required') !== undefined ||
+          mcpOption(values) !== undefined;
         // Validate before any request.
         oneOf(values, 'execute-mode', EXECUTE_MODES);
         positiveInt(values, 'approvals-required');

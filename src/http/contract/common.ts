@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_MCP_SERVERS } from '../../domain/mcp-selection.js';
 import { domainsProblem } from '../../domain/network.js';
 import { fromLegacyThinking, thinkingOptionSchema } from '../../domain/thinking.js';
 import { EFFORTS, EXECUTE_MODES } from '../../domain/types.js';
@@ -67,6 +68,13 @@ export const runDefaultsSchema = z.strictObject({
   execute_mode: z.enum(EXECUTE_MODES).optional(),
   network: networkSchema.optional(),
   deliver: z.boolean().optional(),
+  mcp: z
+    .array(z.string().min(1).max(120))
+    .max(MAX_MCP_SERVERS)
+    .optional()
+    .describe(
+      "names of MCP servers under the configuration's mcp.servers whose tools the runs get; a job's or trigger's list replaces its session's; [] for none (default: none)",
+    ),
 });
 
 /** Run options as the API shows them (what was stored; options stored before the new thinking shape keep theirs). */
@@ -81,6 +89,7 @@ export const runDefaults = z.strictObject({
   execute_mode: z.enum(EXECUTE_MODES).optional(),
   network: z.union([z.boolean(), z.array(z.string())]).optional(),
   deliver: z.boolean().optional(),
+  mcp: z.array(z.string()).optional(),
 });
 
 export type RunDefaultsJson = z.infer<typeof runDefaults>;

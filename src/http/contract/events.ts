@@ -91,6 +91,7 @@ export const RUN_EVENT_PAYLOADS = {
     reason: z.string(),
     sandbox: z.enum(['bwrap', 'off', 'unavailable']),
     expires_at: time,
+    mcp: z.strictObject({ server: z.string(), tool: z.string() }).optional(),
   }),
   tool_approval_resolved: z.strictObject({
     tool_approval_id: z.string(),
@@ -138,6 +139,7 @@ export const RUN_EVENT_PAYLOADS = {
     pull_request_url: z.string().nullable(),
   }),
   delivery_failed: z.strictObject({ plan_id: z.string(), error: z.string(), attempts: z.number() }),
+  mcp_server_failed: z.strictObject({ server: z.string(), error: z.string(), stderr_tail: z.string() }),
 } satisfies { [K in RunEventType]: z.ZodType<RunEventMap[K]> };
 
 // Both ways: every payload the map allows is one the schema accepts, and the other way round (above).

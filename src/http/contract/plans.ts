@@ -184,6 +184,17 @@ export const planContextSchema = z.strictObject({
       errors: z.number(),
     }),
   ),
+  /** The MCP calls of the planning runs: server, tool, input summary (external: the model's input). */
+  mcp_calls: z.array(
+    z.strictObject({
+      server: z.string(),
+      tool: z.string(),
+      input: z.string(),
+      round: z.number(),
+      calls: z.number(),
+      errors: z.number(),
+    }),
+  ),
   questions: z.array(
     z.strictObject({
       id: z.string(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { limit, listOf, time } from './common.js';
 
-// /v1/tool-approvals: an execute run's Write, Edit or Bash call waiting for a person to allow it.
+// /v1/tool-approvals: an execute run's Write, Edit, Bash or MCP call waiting for a person to allow it.
 
 export const TOOL_APPROVAL_STATUSES = ['pending', 'allowed', 'denied', 'timed_out', 'canceled'] as const;
 
@@ -24,6 +24,12 @@ export const toolApprovalSchema = z.strictObject({
   tool_use_id: z.string(),
   tool: z.string(),
   input: z.unknown().describe("the call's input as the model gave it"),
+  mcp: z
+    .strictObject({ server: z.string(), tool: z.string() })
+    .nullable()
+    .describe(
+      'an MCP call (tool mcp__<server>__<tool>): its server and its tool on that server; null otherwise',
+    ),
   status: z.enum(TOOL_APPROVAL_STATUSES),
   message: z.string().nullable(),
   decided_by: z.string().nullable(),

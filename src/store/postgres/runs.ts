@@ -1,3 +1,4 @@
+import type { ConversationFrame } from '../../domain/frame.js';
 import {
   ACTIVE_RUN_STATUSES,
   type ConversationMessage,
@@ -353,6 +354,36 @@ export class PgRuns implements RunStore {
         }
       }
     });
+  }
+
+  async loadFrame(conversationId: string): Promise<ConversationFrame | null> {
+    const text = await this.db.value<string>(
+      'SELECT frame FROM conversation_frames WHERE conversation_id = $1',
+      [conversationId],
+    );
+    return text === undefined ? null : (JSON.parse(text) as ConversationFrame);
+  }
+
+  async saveFrame(
+    conversationId: string,
+    runId: string,
+    frame: ConversationFrame,
+    now: number,
+    fence?: Fence,
+  ): Promise<ConversationFrame> {
+    // Inserted or not (another start won), the stored frame is read back in the same transaction.
+    const text = await this.db.tx(async (q) => {
+      await checkFence(q, fence);
+      await q.exec(
+        `INSERT INTO conversation_frames (conversation_id, frame, run_id, created_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (conversation_id) DO NOTHING`,
+        [conversationId, JSON.stringify(frame), runId, now],
+      );
+      return q.value<string>('SELECT frame FROM conversation_frames WHERE conversation_id = $1', [
+        conversationId,
+      ]);
+    });
+    return JSON.parse(text!) as ConversationFrame;
   }
 
   async appendEvent(

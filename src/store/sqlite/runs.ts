@@ -1,3 +1,4 @@
+import type { ConversationFrame } from '../../domain/frame.js';
 import {
   ACTIVE_RUN_STATUSES,
   type ConversationMessage,
@@ -326,6 +327,34 @@ export class SqliteRuns implements RunStore {
         }
       }
     });
+  }
+
+  async loadFrame(conversationId: string): Promise<ConversationFrame | null> {
+    const text = this.db
+      .pluck('SELECT frame FROM conversation_frames WHERE conversation_id = ?')
+      .get(conversationId) as string | undefined;
+    return text === undefined ? null : (JSON.parse(text) as ConversationFrame);
+  }
+
+  async saveFrame(
+    conversationId: string,
+    runId: string,
+    frame: ConversationFrame,
+    now: number,
+    fence?: Fence,
+  ): Promise<ConversationFrame> {
+    const text = fencedWrite(this.db, fence, () => {
+      this.db
+        .sql(
+          `INSERT INTO conversation_frames (conversation_id, frame, run_id, created_at) VALUES (?, ?, ?, ?)
+           ON CONFLICT (conversation_id) DO NOTHING`,
+        )
+        .run(conversationId, JSON.stringify(frame), runId, now);
+      return this.db
+        .pluck('SELECT frame FROM conversation_frames WHERE conversation_id = ?')
+        .get(conversationId) as string;
+    });
+    return JSON.parse(text) as ConversationFrame;
   }
 
   async appendEvent(

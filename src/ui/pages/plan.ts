@@ -22,6 +22,7 @@ import {
   type RunUsage,
 } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
+import type { McpActivity } from '../../plans/mcp-activity.js';
 import type { UiEnv } from '../env.js';
 import { pageStatus } from '../errors.js';
 import { field } from '../form.js';
@@ -135,6 +136,7 @@ ${renderMarkdown(plan.markdown)}
 ${execution}
 ${deliverySection(plan.delivery ?? null)}
 ${filesSection(context.files)}
+${mcpCallsSection(context.mcpCalls)}
 ${questionsSection(context.questions)}
 ${costSection(context.cost)}
 ${decisionBox(c, plan, decisions, now, shown.draft)}
@@ -415,6 +417,19 @@ function filesSection(files: FileActivity[]): SafeHtml {
         f.pattern !== null ? html`<code>${f.pattern}</code>` : ''
       }${f.glob !== null ? html` in <code>${f.glob}</code>` : ''}</td><td>${f.round}</td><td>${f.calls}${
         f.errors ? html` <span class="warning">(${f.errors} failed)</span>` : ''
+      }</td></tr>`,
+  )}</tbody></table>`;
+}
+
+function mcpCallsSection(calls: McpActivity[]): SafeHtml {
+  // Only where a run had MCP servers to call: no empty section on every other plan.
+  if (!calls.length) return html``;
+  return html`<h2 id="mcp-calls">MCP calls</h2>
+<table aria-labelledby="mcp-calls" id="mcp-calls-table"><thead><tr><th scope="col">Server</th><th scope="col">Tool</th><th scope="col">Input</th><th scope="col">Round</th><th scope="col">Calls</th></tr></thead>
+<tbody>${calls.map(
+    (m) =>
+      html`<tr><td>${m.server}</td><td><code>${m.tool}</code></td><td><code>${m.input}</code></td><td>${m.round}</td><td>${m.calls}${
+        m.errors ? html` <span class="warning">(${m.errors} failed)</span>` : ''
       }</td></tr>`,
   )}</tbody></table>`;
 }

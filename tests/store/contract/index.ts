@@ -2,6 +2,7 @@ import { approvalContract } from './approvals.js';
 import { deliveryContract } from './deliveries.js';
 import type { StoreFactory } from './fixtures.js';
 import { jobContract } from './jobs.js';
+import { mcpSelectionContract } from './mcp-selection.js';
 import { planContract } from './plans.js';
 import { runContract } from './runs.js';
 import { sessionContract } from './sessions.js';
@@ -20,4 +21,5 @@ export function storeContract(factory: StoreFactory): void {
   triggerContract(factory);
   deliveryContract(factory);
   stateContract(factory);
+  mcpSelectionContract(factory);
 }

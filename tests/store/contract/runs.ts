@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { ConversationFrame } from '../../../src/domain/frame.js';
 import type { Run, RunEvent, RunSettings, RunStatus } from '../../../src/domain/types.js';
 import {
   ConflictError,
@@ -808,6 +809,7 @@ export function runContract(factory: StoreFactory): void {
           events: await store.listEvents(runId, 0, 100),
           log: await store.eventLogEnd(),
           conversation: await store.loadConversation(runId),
+          frame: await store.loadFrame(runId),
           plans: (await store.listPlans({ limit: 100 })).items,
           plansVersion: await store.plansVersion(),
           questions: await store.listQuestions({ runId, limit: 100 }),
@@ -834,6 +836,7 @@ export function runContract(factory: StoreFactory): void {
                 f,
               ),
           ],
+          ['saveFrame', () => ctx.store.saveFrame(f.runId, f.runId, { system: [tag], tools: [] }, T0 + 1, f)],
           [
             'updateRun',
             () => ctx.store.updateRun(f.runId, { turns: 7, model: tag, planId: `pln_${tag}` }, f),
@@ -1447,6 +1450,65 @@ export function runContract(factory: StoreFactory): void {
         );
         messages = await ctx.store.loadConversation('conv_1');
         expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'assistant']);
+      });
+    });
+
+    describe('conversation frames', () => {
+      const frame = (tag: string): ConversationFrame => ({
+        system: [`base of ${tag}`, `memory of ${tag}`],
+        tools: [
+          { name: 'Read', description: `read, ${tag}`, input_schema: { type: 'object', properties: {} } },
+        ],
+        memory: {
+          files: ['CLAUDE.md'],
+          from: { kind: 'commit', commit: 'a'.repeat(40) },
+          sha256: 'b'.repeat(64),
+          bytes: 42,
+          cut: false,
+        },
+      });
+
+      beforeEach(async () => {
+        await givenRun(ctx.store, 'run_1');
+        await givenRun(ctx.store, 'run_2');
+      });
+
+      it('stores a frame and loads it back as it was; a conversation without one has none', async () => {
+        expect(await ctx.store.loadFrame('conv_1')).toBeNull();
+        expect(await ctx.store.saveFrame('conv_1', 'run_1', frame('one'), T0)).toEqual(frame('one'));
+        expect(await ctx.store.loadFrame('conv_1')).toEqual(frame('one'));
+        expect(await ctx.store.loadFrame('conv_other')).toBeNull();
+        // A frame without memory stays without it.
+        const bare: ConversationFrame = { system: ['base'], tools: [] };
+        await ctx.store.saveFrame('conv_2', 'run_2', bare, T0);
+        expect(await ctx.store.loadFrame('conv_2')).toEqual(bare);
+      });
+
+      it('never replaces a frame: the first one stored stays and is returned to a later save', async () => {
+        await ctx.store.saveFrame('conv_1', 'run_1', frame('first'), T0);
+        expect(await ctx.store.saveFrame('conv_1', 'run_2', frame('second'), T0 + 1)).toEqual(frame('first'));
+        expect(await ctx.store.loadFrame('conv_1')).toEqual(frame('first'));
+      });
+
+      it('two starts of one conversation at once both get the same frame', async () => {
+        const saved = await Promise.all([
+          ctx.store.saveFrame('conv_1', 'run_1', frame('a'), T0),
+          ctx.store.saveFrame('conv_1', 'run_2', frame('b'), T0),
+        ]);
+        const stored = await ctx.store.loadFrame('conv_1');
+        expect([frame('a'), frame('b')]).toContainEqual(stored);
+        expect(saved).toEqual([stored, stored]);
+      });
+
+      it('saves with a fence only while the claim holds the run', async () => {
+        const held = { replica: 'r-a', leaseUntil: T0 + HOUR };
+        const f = (await ctx.store.claimRun('run_1', 'queued', held, T0))!;
+        expect(await ctx.store.saveFrame('run_1', 'run_1', frame('held'), T0, f)).toEqual(frame('held'));
+        expect(await ctx.store.releaseRun('run_1', 'r-a', T0 + SECOND, 'queued', {})).toBe(true);
+        await expect(
+          ctx.store.saveFrame('conv_late', 'run_1', frame('late'), T0 + 2 * SECOND, f),
+        ).rejects.toBeInstanceOf(FencedError);
+        expect(await ctx.store.loadFrame('conv_late')).toBeNull();
       });
     });
 
