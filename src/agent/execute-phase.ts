@@ -37,6 +37,7 @@ import { effectiveMode } from './breaker.js';
 import type { Waits } from './cache-ttl.js';
 import { constantFrame } from './frame.js';
 import { executeMcpGate } from './mcp-calls.js';
+import { executeMemorySource, readMemory, withMemory } from './memory-source.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { processIdentity } from './processes.js';
 import {
@@ -126,6 +127,7 @@ export class ExecutePhase implements Phase {
     private readonly mode: ExecuteMode,
     private readonly startedAt: number,
     private readonly signal: AbortSignal,
+    private readonly session: Session,
   ) {}
 
   get workspace(): Workspace {
@@ -137,8 +139,10 @@ export class ExecutePhase implements Phase {
     return this.mode === 'auto' ? 'seldom' : 'any_turn';
   }
 
+  /** The constants and the project memory (memory.ts), as of the commit (or copy) the execution starts from. */
   async frame(): Promise<ConversationFrame> {
-    return this.constantFrame;
+    const source = await executeMemorySource(this.deps, this.plan, this.session, this.place);
+    return withMemory(this.constantFrame, await readMemory(this.deps, this.run, source));
   }
 
   /** Settles the mode (through the breaker) and the workspace; a failure here ends the run. */
@@ -191,6 +195,7 @@ export class ExecutePhase implements Phase {
       mode,
       run.startedAt ?? clock.now(),
       signal,
+      session,
     );
   }
 

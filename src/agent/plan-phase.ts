@@ -10,6 +10,7 @@ import { removeCheckout } from '../workspace/checkout.js';
 import { headCommit } from '../workspace/git.js';
 import { constantFrame } from './frame.js';
 import { planMcpCall } from './mcp-calls.js';
+import { planMemorySource, readMemory, withMemory } from './memory-source.js';
 import type { PARKED, Phase, PhaseDeps, ToolResultBlock, ToolUse } from './phase.js';
 import {
   BASE_SYSTEM_PROMPT,
@@ -38,8 +39,10 @@ export class PlanPhase implements Phase {
     private readonly conversationId: string,
   ) {}
 
+  /** The constants and the project memory (memory.ts): a pull request's from its base commit, never its head. */
   async frame(): Promise<ConversationFrame> {
-    return this.constantFrame;
+    const source = planMemorySource(this.run, this.workspace);
+    return withMemory(this.constantFrame, await readMemory(this.deps, this.run, source));
   }
 
   async opening(): Promise<string> {

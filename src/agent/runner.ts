@@ -203,6 +203,8 @@ class AgentRun {
         effort: settings.request.effort,
         // Where the request differs from what was asked (a model that always thinks, a clamped max_tokens).
         notes: settings.request.notes,
+        // The project memory file the conversation's system prompt holds (memory.ts), when it holds one.
+        ...(frame.memory ? { memory: frame.memory } : {}),
       });
     } else {
       await events.emit(run.id, 'run_resumed', started);

@@ -188,6 +188,9 @@ const runsSchema = section({
   // How long a replica's claim on a running run holds without being renewed (renewed every third of it);
   // another replica takes the run over once it runs out (README, Running several replicas).
   lease_ms: int(3_000).default(30_000),
+  // The most bytes of project memory (CLAUDE.md, .claude/CLAUDE.md, or AGENTS.md) put into a conversation's
+  // system prompt, all files together; past it the text is cut and says so (src/agent/memory.ts). 0: none.
+  memory_max_bytes: int(0).default(40_000),
 });
 
 const plansSchema = section({

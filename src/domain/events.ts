@@ -1,3 +1,4 @@
+import type { MemoryUsed } from './frame.js';
 import type { AskedQuestion } from './questions.js';
 import type {
   DecisionKind,
@@ -25,6 +26,8 @@ export interface RunEventMap {
     thinking: { type: string; budget_tokens?: number; display?: string } | null;
     effort: Effort | null;
     notes: string[];
+    /** The project memory the conversation's system prompt holds (CLAUDE.md ...), when it holds one. */
+    memory?: MemoryUsed;
   };
   run_resumed: RunStart;
   /** The daemon stopped while the run ran: it is retried (or not, past its attempts). */

@@ -241,6 +241,54 @@ describe('the plan page shows what an approver needs', () => {
     expect(page).not.toContain('id="plan-diff"');
   });
 
+  it('project memory: which file, from where, its size and whether it was cut, folded, its text inert', async () => {
+    const { plan, run } = await seedPlan(h, {});
+    const me = await signIn(h.app, h.tokens.approver);
+    const before = (await ui(h.app, 'GET', `/ui/plans/${plan.id}`, { cookie: me.cookie })).text;
+    // A conversation from before frames were stored: said so, nothing invented.
+    expect(before).toContain('<h2 id="memory">Project memory</h2>');
+    expect(before).toMatch(/id="memory-none">Not recorded for this conversation/);
+
+    const text = `The project's instructions file (CLAUDE.md) follows.\n\n<project_instructions file="CLAUDE.md">\nUse tabs ${XSS} ${ATTR}\n</project_instructions>`;
+    await h.store.saveFrame(
+      plan.conversationId,
+      run.id,
+      {
+        system: ['base', 'plan mode', text],
+        tools: [],
+        memory: {
+          files: ['CLAUDE.md', '.claude/CLAUDE.md'],
+          from: { kind: 'commit', commit: 'c'.repeat(40) },
+          sha256: sha256(text),
+          bytes: 70_123,
+          cut: true,
+        },
+      },
+      h.clock.now(),
+    );
+    const page = (await ui(h.app, 'GET', `/ui/plans/${plan.id}`, { cookie: me.cookie })).text;
+    expectInert(page);
+    expect(page).toContain('<details id="memory-details">');
+    expect(page).not.toContain('<details id="memory-details" open');
+    expect(page).toContain('<span id="memory-files">CLAUDE.md, .claude/CLAUDE.md</span>');
+    expect(page).toContain(`from commit <code>${'c'.repeat(40)}</code>`);
+    expect(page).toContain('<span id="memory-size">70123 bytes</span>');
+    expect(page).toContain('<span class="warning" id="memory-cut">cut to runs.memory_max_bytes</span>');
+    expect(page).toContain(`<code id="memory-sha256">${sha256(text)}</code>`);
+    expect(page).toContain(
+      'Use tabs &lt;script&gt;alert(1)&lt;/script&gt; &quot;&gt;&lt;img src=x onerror=alert(1)&gt;',
+    );
+  });
+
+  it('project memory: a conversation framed without any memory file says the model had none', async () => {
+    const { plan, run } = await seedPlan(h, {});
+    await h.store.saveFrame(plan.conversationId, run.id, { system: ['base', 'plan mode'], tools: [] }, T0);
+    const me = await signIn(h.app, h.tokens.approver);
+    const page = (await ui(h.app, 'GET', `/ui/plans/${plan.id}`, { cookie: me.cookie })).text;
+    expect(page).toMatch(/id="memory-none">No CLAUDE.md, .claude\/CLAUDE.md or AGENTS.md was read/);
+    expect(page).not.toContain('id="memory-details"');
+  });
+
   it('round 2 lists the rounds with the feedback and marks added and removed lines, not by colour alone', async () => {
     const first = await seedPlan(h, { markdown: '# Add a cache\n\n1. Add an LRU.\n2. Test it.\n' });
     const second = await seedRound2(

@@ -25,6 +25,18 @@ export const RUN_EVENT_PAYLOADS = {
       .nullable(),
     effort: z.enum(EFFORTS).nullable(),
     notes: z.array(z.string()),
+    memory: z
+      .strictObject({
+        files: z.array(z.string()),
+        from: z.union([
+          z.strictObject({ kind: z.literal('workspace') }),
+          z.strictObject({ kind: z.literal('commit'), commit: z.string() }),
+        ]),
+        sha256: z.string(),
+        bytes: z.number(),
+        cut: z.boolean(),
+      })
+      .optional(),
   }),
   run_resumed: z.strictObject(runStart),
   run_interrupted: z.strictObject({ retrying: z.boolean(), attempt: z.number() }),

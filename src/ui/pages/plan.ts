@@ -31,6 +31,7 @@ import { alertBox, csrfField, time, uiPath, usd } from '../layout.js';
 import { renderMarkdown } from '../markdown.js';
 import { signedIn, type UiContext } from './context.js';
 import { executionSection } from './execution.js';
+import { memorySection } from './memory.js';
 import { modelNotice } from './model-notice.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -99,11 +100,12 @@ export function planRoutes(ctx: UiContext): void {
       const body = html`<h1>Plan not found</h1>${alertBox(`There is no plan ${id}.`)}<p><a href="/ui">Back to the queue</a></p>`;
       return c.html(signedIn(c, null, 'Plan not found', body), 404);
     }
-    const [runs, session, context, execution] = await Promise.all([
+    const [runs, session, context, execution, frame] = await Promise.all([
       store.listPlanRuns(plan),
       store.getSession(plan.sessionId),
       planContext(store, plan),
       executionSection(deps, plan),
+      store.loadFrame(plan.conversationId),
     ]);
     const decisions = context.decisions;
     const approvals = decisions.filter((d) => d.kind === 'approve').length;
@@ -128,6 +130,7 @@ ${modelNotice(deps.config, [...runs.map((r) => r.model), session?.defaults.model
   ${plan.failureReason && html`<dt>Failure</dt><dd>${plan.failureReason}</dd>`}
 </dl>
 ${sourceSection(context.source)}
+${memorySection(frame)}
 ${roundsSection(context)}
 <h2 id="plan-text">The plan</h2>
 <article class="plan-body" aria-labelledby="plan-text">
