@@ -105,7 +105,13 @@ describe('defaults', () => {
         turn_retry_max_ms: 600_000,
         spend_limit_wait_ms: 3_600_000,
       },
-      runs: { max_concurrent: 4, question_timeout_ms: 86_400_000, default_budget_usd: 5, lease_ms: 30_000 },
+      runs: {
+        max_concurrent: 4,
+        question_timeout_ms: 86_400_000,
+        default_budget_usd: 5,
+        lease_ms: 30_000,
+        memory_max_bytes: 40_000,
+      },
       plans: { ttl_ms: 604_800_000, approvals_required: 1 },
       retention: { worktree_ttl_ms: 604_800_000, interval_ms: 3_600_000 },
       notifications: {

@@ -257,11 +257,11 @@ export interface TriggerWorld {
  * configured for Codertocat/Hello-World, and a daemon that verifies webhooks with SECRET.
  */
 export async function triggerWorld(
-  opts: { patch?: (c: Config) => void; users?: Record<string, string> } = {},
+  opts: { patch?: (c: Config) => void; users?: Record<string, string>; files?: Record<string, string> } = {},
 ): Promise<TriggerWorld> {
   const model = await startModelServer();
   model.setFallback(autopilot);
-  const repo = gitWorld();
+  const repo = gitWorld(opts.files);
   let d: TestDaemon;
   try {
     d = await startTestDaemon({
