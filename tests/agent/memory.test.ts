@@ -205,6 +205,58 @@ describe('project memory in the plan phase', () => {
   });
 });
 
+describe('project memory across a wait', () => {
+  it('a run parked on a question and resumed after CLAUDE.md changed sends the frame it started with', async () => {
+    await start({ 'CLAUDE.md': 'Rules before the question.\n' });
+    const { jobId } = await jobIn(
+      d,
+      repo,
+      { model: 'claude-sonnet-5-5', thinking: 'adaptive' },
+      'Add a greeting',
+    );
+    model.enqueue(
+      {
+        kind: 'message',
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_ask',
+            name: 'AskUserQuestion',
+            input: {
+              questions: [
+                {
+                  question: 'Which greeting?',
+                  header: 'Greeting',
+                  multiSelect: false,
+                  options: [
+                    { label: 'hello', description: 'plain' },
+                    { label: 'hi', description: 'short' },
+                  ],
+                },
+              ],
+            },
+          },
+        ],
+      },
+      proposes('p1'),
+    );
+    const fired = await d.api('POST', `/v1/jobs/${jobId}/run`);
+    await runUntil(d, fired.body.id, ['awaiting_input']);
+    writeFileSync(join(repo, 'CLAUDE.md'), 'Rules after the question.\n');
+    const q = (await d.api('GET', `/v1/questions?run_id=${fired.body.id}`)).body.items[0];
+    const answered = await d.api('POST', `/v1/questions/${q.id}/answers`, {
+      answers: { 'Which greeting?': 'hi' },
+    });
+    expect(answered.status).toBe(200);
+    const run = await runUntil(d, fired.body.id, ['planned', 'failed']);
+    expect(run.status, run.error).toBe('planned');
+    const [first, resumed] = model.requests;
+    expect(resumed!.status).toBe(200);
+    expect(JSON.stringify(resumed!.body.system)).toBe(JSON.stringify(first!.body.system));
+    expect(systemOf(resumed!)[2]!.text).toContain('Rules before the question.');
+  });
+});
+
 describe('project memory in the execute phase', () => {
   it('is read from the commit the execution starts from, not from the live working tree', async () => {
     await start({ 'CLAUDE.md': 'Committed rules.\n' });
