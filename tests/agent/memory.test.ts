@@ -69,7 +69,7 @@ describe('project memory in the plan phase', () => {
     expect(system).toHaveLength(3);
     const memory = system[2]!;
     // The breakpoint is on the memory block: everything up to it is the cached prefix.
-    expect(memory.cache_control).toEqual({ type: 'ephemeral' });
+    expect(memory.cache_control).toMatchObject({ type: 'ephemeral' });
     expect(system[0]!.cache_control).toBeUndefined();
     expect(system[1]!.cache_control).toBeUndefined();
     expect(memory.text).toContain('<project_instructions file="CLAUDE.md">\nUse tabs, never spaces.\n');
