@@ -371,6 +371,30 @@ describe('strict per-model contract', () => {
     );
   });
 
+  it('refuses a custom tool whose name or input property names the API does not take', async () => {
+    const tool = (name: string, properties: Record<string, unknown>) => ({
+      name,
+      description: 'a tool',
+      input_schema: { type: 'object', properties },
+    });
+    const ask = (tools: unknown[]) =>
+      sdk(server).messages.create(params('claude-sonnet-5-5', { tools, messages: [user('hi')] }) as any);
+    await expect400(
+      ask([tool('Read', {}), tool('mcp__srv__dotted.name', {})]),
+      "tools.1.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+    );
+    await expect400(
+      ask([tool(`mcp__${'x'.repeat(124)}`, {})]),
+      "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+    );
+    await expect400(
+      ask([tool('mcp__srv__q', { 'has space': { type: 'string' } })]),
+      "tools.0.custom.input_schema.properties: Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'",
+    );
+    const fits = await ask([tool(`mcp__${'x'.repeat(123)}`, { 'a.b-c_d': { type: 'string' } })]);
+    expect(fits.content.at(-1)).toEqual({ type: 'text', text: 'ok' });
+  });
+
   it('refuses a 1h breakpoint after a 5m one', async () => {
     await expect400(
       sdk(server).messages.create(

@@ -93,6 +93,25 @@ function present(v: unknown): boolean {
   return v !== undefined && v !== null;
 }
 
+// A custom tool's name and its input properties' names (server tools carry a `type` and a fixed name). The
+// messages are the live API's: "tools.134.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
+// ([3p] github/copilot-cli#1879, 2026; older captures say {1,64}) and "tools.127.custom.input_schema.properties:
+// Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'" ([3p] glama.ai, an MCP server's docs).
+const CUSTOM_TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+const PROPERTY_KEY = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+function customToolRefusal(tool: any, i: number): string | null {
+  if (tool.type !== undefined && tool.type !== 'custom') return null;
+  if (!CUSTOM_TOOL_NAME.test(tool.name)) {
+    return `tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`;
+  }
+  const props = tool.input_schema?.properties;
+  if (props && typeof props === 'object' && Object.keys(props).some((k) => !PROPERTY_KEY.test(k))) {
+    return `tools.${i}.custom.input_schema.properties: Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'`;
+  }
+  return null;
+}
+
 /** The model-independent shape of a Messages request; returns the 400 message, or null. */
 export function validateShape(body: any): string | null {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -118,6 +137,8 @@ export function validateShape(body: any): string | null {
         return `tools.${i}.name: Field required`;
       if (names.has(tool.name)) return `tools: Tool names must be unique. Duplicate: ${tool.name}`;
       names.add(tool.name);
+      const refused = customToolRefusal(tool, i);
+      if (refused) return refused;
     }
   }
 

@@ -7,7 +7,10 @@ import type { McpAnnotations, McpToolInfo, McpToolLeftOut } from './types.js';
 // A server's tools, listed once when it starts: every page of `tools/list` (MCP spec, "Tools", Listing tools:
 // the result's `nextCursor` asks for the next page, until it is absent), each turned into the tool the model
 // sees as mcp__<server>__<tool>. A tool whose full name the Messages API would refuse (^[a-zA-Z0-9_-]{1,128}$)
-// is left out, as Claude Code leaves out a tool whose name is too long, and listed as such.
+// is left out, as Claude Code leaves out a tool whose name is too long, and listed as such. So is a tool with
+// an input property the API refuses: it answers 400 "tools.N.custom.input_schema.properties: Property keys
+// should match pattern '^[a-zA-Z0-9_.-]{1,64}$'" for the whole request (an error quoted from the live API in
+// an MCP server's docs, glama.ai azure-devops-mcp TOOL-NAME-VALIDATION.md), which would fail every turn.
 
 /** Pages read at most; a server whose cursor never ends is cut off here. */
 const MAX_PAGES = 100;
@@ -33,6 +36,13 @@ function inputSchemaOf(tool: Record<string, unknown>): ToolDefinition['input_sch
     return { ...s, properties: s.properties ?? {} };
   }
   return { type: 'object', properties: {} };
+}
+
+const PROPERTY_KEY = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+/** The first top-level input property whose name the Messages API refuses, or null. */
+function refusedPropertyKey(schema: ToolDefinition['input_schema']): string | null {
+  return Object.keys(schema.properties).find((key) => !PROPERTY_KEY.test(key)) ?? null;
 }
 
 export interface ServerTools {
@@ -72,13 +82,23 @@ export async function listServerTools(
         });
         continue;
       }
+      const input_schema = inputSchemaOf(raw);
+      const badKey = refusedPropertyKey(input_schema);
+      if (badKey !== null) {
+        leftOut.push({
+          server,
+          tool,
+          reason: `its input property ${JSON.stringify(badKey).slice(0, 80)} is not a name the Messages API accepts (letters, digits, _ . and -, at most 64)`,
+        });
+        continue;
+      }
       const annotations = annotationsOf(raw);
       const description = typeof raw.description === 'string' ? raw.description : (annotations.title ?? '');
       tools.push({
         name,
         server,
         tool,
-        definition: { name, description, input_schema: inputSchemaOf(raw) },
+        definition: { name, description, input_schema },
         annotations,
         plan: planOffered(config, tool, annotations),
       });

@@ -6,7 +6,7 @@ import { systemClock } from '../../../src/clock.js';
 import { FIXTURES, mcpConfig, memoryLogger, nodeServer } from '../../support/mcp.js';
 
 // tools/list is paged (MCP spec, "Tools": nextCursor until it is absent): every page is read once, at open.
-// The fixture tests/fixtures/mcp/paged-server.mjs lists three pages, with a name the Messages API refuses
+// The fixture tests/fixtures/mcp/paged-server.mjs lists four pages, with a name the Messages API refuses
 // and a tool listed twice. (A hint of the wrong type fails the listing in the SDK's own check of the result.)
 
 const PAGED = join(FIXTURES, 'paged-server.mjs');
@@ -39,6 +39,12 @@ describe('tools of a server that lists them in pages', () => {
           '"mcp__paged__dotted.name" is not a tool name the Messages API accepts (letters, digits, _ and -, at most 128)',
       },
       { server: 'paged', tool: 'alpha', reason: 'listed twice by the server; the first one is offered' },
+      {
+        server: 'paged',
+        tool: 'spaced',
+        reason:
+          'its input property "has space" is not a name the Messages API accepts (letters, digits, _ . and -, at most 64)',
+      },
     ]);
     // trust_annotations: true, so only zeta's readOnlyHint offers it to plan mode.
     expect(c.tools.map((t) => [t.tool, t.plan, t.annotations])).toEqual([
