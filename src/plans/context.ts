@@ -14,6 +14,7 @@ import type {
 import type { ApprovalStore, JobStore, PlanStore, RunStore, Store, TriggerStore } from '../store/store.js';
 import { type McpActivity, mcpActivity } from './mcp-activity.js';
 import { type DiffHunk, diffHunks, diffLines } from './text-diff.js';
+import { tallyToolUses } from './tool-tally.js';
 
 // Everything an approver needs beside the plan text, gathered from the store: where the work came from,
 // what the agent looked at and asked, what planning cost, the decisions so far, and what changed since the
@@ -406,49 +407,15 @@ export async function planContext(
  * the assistant messages those runs wrote, and whether the matching tool_result was an error.
  */
 export function fileActivity(messages: ConversationMessage[], roundOf: Map<string, number>): FileActivity[] {
-  const failed = new Set<string>();
-  for (const m of messages) {
-    if (m.role !== 'user') continue;
-    for (const b of m.content) {
-      const block = b as { type?: unknown; tool_use_id?: unknown; is_error?: unknown };
-      if (block.type === 'tool_result' && block.is_error === true && typeof block.tool_use_id === 'string')
-        failed.add(block.tool_use_id);
-    }
-  }
-  const seen = new Map<string, FileActivity>();
-  for (const m of messages) {
-    if (m.role !== 'assistant' || !m.runId || !roundOf.has(m.runId)) continue;
-    for (const b of m.content) {
-      const block = b as { type?: unknown; id?: unknown; name?: unknown; input?: unknown };
-      if (
-        block.type !== 'tool_use' ||
-        (block.name !== 'Read' && block.name !== 'Grep' && block.name !== 'Glob')
-      )
-        continue;
-      const input = (block.input && typeof block.input === 'object' ? block.input : {}) as Record<
-        string,
-        unknown
-      >;
-      const tool = block.name as SearchTool;
-      const path = text(tool === 'Read' ? input.file_path : input.path);
-      const pattern = tool === 'Read' ? null : text(input.pattern);
-      const glob = tool === 'Grep' ? text(input.glob) : null;
-      const key = JSON.stringify([tool, path, pattern, glob]);
-      const entry = seen.get(key) ?? {
-        tool,
-        path,
-        pattern,
-        glob,
-        round: roundOf.get(m.runId)!,
-        calls: 0,
-        errors: 0,
-      };
-      entry.calls++;
-      if (typeof block.id === 'string' && failed.has(block.id)) entry.errors++;
-      seen.set(key, entry);
-    }
-  }
-  return [...seen.values()];
+  return tallyToolUses(messages, roundOf, ({ name, input: raw }) => {
+    if (name !== 'Read' && name !== 'Grep' && name !== 'Glob') return null;
+    const input = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+    const tool = name as SearchTool;
+    const path = text(tool === 'Read' ? input.file_path : input.path);
+    const pattern = tool === 'Read' ? null : text(input.pattern);
+    const glob = tool === 'Grep' ? text(input.glob) : null;
+    return { key: JSON.stringify([tool, path, pattern, glob]), entry: { tool, path, pattern, glob } };
+  });
 }
 
 function askedQuestion(q: Question, round: number): AskedQuestion {

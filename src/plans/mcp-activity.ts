@@ -1,5 +1,6 @@
 import { mcpToolOf } from '../domain/mcp-names.js';
 import type { ConversationMessage } from '../domain/types.js';
+import { tallyToolUses } from './tool-tally.js';
 
 // The MCP calls of the planning runs, for approvers beside the files read: which server, which tool, with what
 // input (summarized), how often, and how many answered with an error. Read from the stored conversation like
@@ -30,29 +31,10 @@ export function inputSummary(input: unknown): string {
 
 /** The MCP calls of the runs in `roundOf` (run id → round), in the order first made. */
 export function mcpActivity(messages: ConversationMessage[], roundOf: Map<string, number>): McpActivity[] {
-  const failed = new Set<string>();
-  for (const m of messages) {
-    if (m.role !== 'user') continue;
-    for (const b of m.content) {
-      const block = b as { type?: unknown; tool_use_id?: unknown; is_error?: unknown };
-      if (block.type === 'tool_result' && block.is_error === true && typeof block.tool_use_id === 'string')
-        failed.add(block.tool_use_id);
-    }
-  }
-  const seen = new Map<string, McpActivity>();
-  for (const m of messages) {
-    if (m.role !== 'assistant' || !m.runId || !roundOf.has(m.runId)) continue;
-    for (const b of m.content) {
-      const block = b as { type?: unknown; id?: unknown; name?: unknown; input?: unknown };
-      const ref = block.type === 'tool_use' ? mcpToolOf(block.name) : null;
-      if (!ref) continue;
-      const input = inputSummary(block.input);
-      const key = JSON.stringify([ref.server, ref.tool, input]);
-      const entry = seen.get(key) ?? { ...ref, input, round: roundOf.get(m.runId)!, calls: 0, errors: 0 };
-      entry.calls++;
-      if (typeof block.id === 'string' && failed.has(block.id)) entry.errors++;
-      seen.set(key, entry);
-    }
-  }
-  return [...seen.values()];
+  return tallyToolUses(messages, roundOf, ({ name, input: raw }) => {
+    const ref = mcpToolOf(name);
+    if (!ref) return null;
+    const input = inputSummary(raw);
+    return { key: JSON.stringify([ref.server, ref.tool, input]), entry: { ...ref, input } };
+  });
 }
