@@ -487,6 +487,7 @@ describe('cron jobs API', () => {
         attempt: 1,
         duration_ms: null,
         active_ms: 0,
+        waiting: null,
         waiting_ms: null,
         revises_plan_id: null,
         executes_plan_id: null,
