@@ -230,7 +230,8 @@ class AgentRun {
     } catch (err) {
       if (err instanceof BudgetExceeded) outcome = { status: 'budget_exceeded', error: err.message };
       else if (err instanceof ModelUnavailable) outcome = { status: 'failed', error: err.message };
-      else if (err instanceof SpendLimitReached) outcome = await this.waitOnSpendLimit(ctx, err.message);
+      else if (err instanceof SpendLimitReached)
+        outcome = await this.waitOnSpendLimit(ctx, err.message, err.until);
       else {
         // Aborts are turned into a status by the queue; the phase still settles, but not on a database
         // that cannot be reached (the run is taken over: see RunQueue.carryOut), and not once this process
@@ -401,7 +402,7 @@ class AgentRun {
       let message: Anthropic.Message;
       // The account is at its spend limit (another run met it): no request until it is resumed.
       const limited = await this.deps.store.waitingUntil('spend_limit', this.deps.clock.now());
-      if (limited !== null) throw new SpendLimitReached(SPEND_LIMIT_HELD);
+      if (limited !== null) throw new SpendLimitReached(SPEND_LIMIT_HELD, limited);
       try {
         message = await this.reply(ctx, params);
       } catch (err) {
@@ -437,8 +438,8 @@ class AgentRun {
    * The run waits on the account's spend limit, from its stored conversation (the request that met the limit
    * was not answered, so nothing of it is stored): until an admin resumes it or spend_limit_wait_ms passes.
    */
-  private async waitOnSpendLimit(ctx: LoopContext, reason: string): Promise<RunOutcome> {
-    const until = this.deps.clock.now() + this.deps.config.anthropic.spend_limit_wait_ms;
+  private async waitOnSpendLimit(ctx: LoopContext, reason: string, heldUntil?: number): Promise<RunOutcome> {
+    const until = heldUntil ?? this.deps.clock.now() + this.deps.config.anthropic.spend_limit_wait_ms;
     await this.deps.events.emit(ctx.run.id, 'spend_limit_reached', {
       reason,
       resumes_at: new Date(until).toISOString(),

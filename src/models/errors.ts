@@ -19,7 +19,19 @@ export interface ModelFailure {
 export class ModelUnavailable extends Error {}
 
 /** Thrown by the agent loop when the account's spend limit was reached: the run waits (README, Models). */
-export class SpendLimitReached extends Error {}
+export class SpendLimitReached extends Error {
+  /**
+   * @param until when a run held back by another run's wait resumes: that wait's end (it never starts a new
+   * one, or waiting runs would push each other back forever); unset for a request the API refused, whose
+   * run waits anthropic.spend_limit_wait_ms from now.
+   */
+  constructor(
+    message: string,
+    readonly until?: number,
+  ) {
+    super(message);
+  }
+}
 
 const TRANSIENT_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'timeout_error']);
 

@@ -152,6 +152,31 @@ describe('account limits', () => {
     expect(model!.requests.map((r) => r.status)).toEqual([429, 200]);
   });
 
+  it("a run held back by another run's wait waits until that wait ends, and both go on then", async () => {
+    // A run that only saw another run's wait must not start a wait of its own: each would find the other's
+    // later end when its own came, park again, and neither would ever ask the model again.
+    const clock = new FakeClock(Date.parse('2026-12-04T10:00:00Z'));
+    const jobA = await setup({
+      clock,
+      patch: (c) => {
+        c.anthropic.spend_limit_wait_ms = 600_000;
+      },
+    });
+    const jobB = await session();
+    model!.enqueue(script.spendLimitReached(), plan('pa'), plan('pb'));
+    const a = await fire(jobA);
+    const waitA = await runIn(a, 'awaiting_input', waitingOnSpendLimit);
+    clock.advance(1_000);
+    const b = await fire(jobB);
+    const waitB = await runIn(b, 'awaiting_input', waitingOnSpendLimit);
+    expect(waitB.waiting.until).toBe(waitA.waiting.until);
+    expect(model!.requests).toHaveLength(1);
+    clock.advance(599_000);
+    await runIn(a, 'planned');
+    await runIn(b, 'planned');
+    expect(model!.requests.map((r) => r.status)).toEqual([429, 200, 200]);
+  });
+
   it('a workspace spend limit (400): the run waits on spend_limit with that reason, after one request', async () => {
     const job = await setup();
     model!.enqueue(script.workspaceSpendLimitReached('2027-01-01'));
