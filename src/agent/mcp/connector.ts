@@ -136,7 +136,13 @@ class Connection implements McpConnection {
         undefined,
         { signal: limit.signal, timeout: SDK_TIMEOUT_MS },
       );
-      return toToolResult(server.name, tool.tool, result as RawCallResult, server.config.max_output_chars);
+      return toToolResult(
+        server.name,
+        tool.tool,
+        result as RawCallResult,
+        server.config.max_output_chars,
+        server.secrets,
+      );
     } catch (err) {
       return this.#failed(server, tool, err, limit.timedOut(), signal.aborted);
     } finally {

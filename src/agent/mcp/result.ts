@@ -1,4 +1,5 @@
 import type { ToolResult } from '../tools/types.js';
+import { redactSecrets } from './redact.js';
 
 // A tool's answer (MCP spec, "Tools", CallToolResult: `content` blocks of type text, image, audio,
 // resource_link or resource (embedded), `structuredContent`, and `isError` for an error of the tool itself)
@@ -91,14 +92,19 @@ export function capped(text: string, max: number): { text: string; truncated: bo
   return { text: text.slice(0, end) + note, truncated: true };
 }
 
-/** A CallToolResult as the agent loop's ToolResult. */
+/**
+ * A CallToolResult as the agent loop's ToolResult. The server's own secrets are redacted from the whole text
+ * before it is cut (a secret cut in two would not be found): a result that echoes its credential (a database
+ * error quoting its connection string) reaches neither the model nor the run's events with it.
+ */
 export function toToolResult(
   server: string,
   tool: string,
   result: RawCallResult,
   maxChars: number,
+  secrets: readonly string[],
 ): ToolResult {
-  const { text, truncated } = capped(resultText(result), maxChars);
+  const { text, truncated } = capped(redactSecrets(resultText(result), secrets), maxChars);
   const out: ToolResult = { content: untrustedMcp(server, tool, text), isError: result.isError === true };
   if (truncated) out.truncated = true;
   return out;

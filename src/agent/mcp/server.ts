@@ -57,7 +57,7 @@ export class OpenServer {
   /** What it wrote to stderr last (stdio), secrets redacted. */
   stderrTail(): string {
     const t = this.#transport;
-    return t instanceof GroupStdioTransport ? redactSecrets(tail(t.stderrTail), this.secrets) : '';
+    return t instanceof GroupStdioTransport ? tail(redactSecrets(t.stderrTail, this.secrets)) : '';
   }
 
   /** How a stdio server's process ended, or null (still running, or an HTTP server). */

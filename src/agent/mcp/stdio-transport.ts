@@ -33,6 +33,7 @@ export class GroupStdioTransport implements Transport {
   readonly #buffer = new ReadBuffer({ maxBufferSize: MAX_LINE_BYTES });
   #child: ChildProcess | null = null;
   #stderr = Buffer.alloc(0);
+  #stderrCut = false;
   #exit: string | null = null;
   #exited: Promise<void> = Promise.resolve();
 
@@ -42,7 +43,12 @@ export class GroupStdioTransport implements Transport {
 
   /** The last bytes the server wrote to stderr, as text. */
   get stderrTail(): string {
-    return this.#stderr.toString('utf8').replace(/^[^\n]*\uFFFD/, '');
+    const text = this.#stderr.toString('utf8');
+    // Once the buffer dropped its start, its first line is a fragment: dropped whole, so that no part of a
+    // secret cut by the boundary (which redaction could not recognise) is ever shown.
+    if (!this.#stderrCut) return text;
+    const nl = text.indexOf('\n');
+    return nl < 0 ? '' : text.slice(nl + 1);
   }
 
   /** How the process ended ("exit 1", "signal SIGKILL", or the spawn error's code), or null while it runs. */
@@ -79,6 +85,7 @@ export class GroupStdioTransport implements Transport {
       child.stdout?.on('data', (chunk: Buffer) => this.#read(chunk));
       child.stderr?.on('data', (chunk: Buffer) => {
         const all = Buffer.concat([this.#stderr, chunk]);
+        if (all.length > STDERR_TAIL_BYTES) this.#stderrCut = true;
         this.#stderr = all.length > STDERR_TAIL_BYTES ? all.subarray(all.length - STDERR_TAIL_BYTES) : all;
       });
     });

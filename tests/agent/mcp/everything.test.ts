@@ -173,7 +173,7 @@ describe.each(Object.keys(transports) as (keyof typeof transports)[])('server-ev
 });
 
 describe('server-everything over stdio, its environment', () => {
-  it('gets its own secrets, nothing of the daemon, and the secret stays out of the logs', async () => {
+  it('gets its own secrets, nothing of the daemon, and the secret stays out of its results and the logs', async () => {
     const { logger, text } = memoryLogger();
     const connector = createMcpConnector({
       config: mcpConfig({
@@ -194,7 +194,10 @@ describe('server-everything over stdio, its environment', () => {
     const r = await c.call('mcp__everything__get-env', {}, signal());
     const json = r.content.slice(r.content.indexOf('{'), r.content.lastIndexOf('}') + 1);
     const env = JSON.parse(json) as Record<string, string>;
-    expect(env.API_TOKEN).toBe('Bearer tok-4f9a1c');
+    // The server has the secret (redaction replaces only the exact value), and its result, which echoes it,
+    // reaches the model and the run's events without it.
+    expect(env.API_TOKEN).toBe('Bearer [redacted]');
+    expect(r.content).not.toContain('tok-4f9a1c');
     // PWD is the shell's; GIT_CONFIG_* the sandbox's own safe.directory when the daemon is root (sandbox.ts).
     const sandboxOwn = ['PWD', 'GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0'];
     expect(

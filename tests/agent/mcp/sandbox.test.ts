@@ -100,8 +100,11 @@ describe('a stdio MCP server in the sandbox', () => {
 
   it('gets its own secret and nothing of the daemon environment', async () => {
     const c = await snoop();
-    const env = JSON.parse(said((await c.call('mcp__snoop__environment', {}, signal())).content));
-    expect(env.FIXTURE_TOKEN).toBe(SECRET);
+    const result = (await c.call('mcp__snoop__environment', {}, signal())).content;
+    const env = JSON.parse(said(result));
+    // It has the secret: its result, which echoes it, shows the exact value redacted.
+    expect(env.FIXTURE_TOKEN).toBe('[redacted]');
+    expect(result).not.toContain(SECRET);
     expect(env.DRYDOCK_MCP_PROBE).toBeUndefined();
     expect(JSON.stringify(env)).not.toContain('daemon-only-value');
     const p1 = JSON.parse(said((await c.call('mcp__snoop__process_1', {}, signal())).content));
