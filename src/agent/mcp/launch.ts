@@ -63,13 +63,22 @@ function programPath(name: string, command: string, env: SecretSource): string {
   );
 }
 
-function secretEnv(name: string, server: McpServerConfig, env: SecretSource): Record<string, string> {
+/**
+ * A server entry's `env` or `headers` with every `${NAME}` resolved from the daemon's environment; an unset
+ * secret fails the server's start, naming the key (never the value).
+ */
+export function resolvedSecrets(
+  name: string,
+  part: 'env' | 'headers',
+  server: McpServerConfig,
+  env: SecretSource,
+): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, template] of Object.entries(server.env)) {
+  for (const [key, template] of Object.entries(server[part])) {
     try {
       out[key] = resolveSecretTemplate(template, env);
     } catch (err) {
-      throw new McpStartError(name, `env.${key}: ${(err as Error).message}`);
+      throw new McpStartError(name, `${part}.${key}: ${(err as Error).message}`);
     }
   }
   return out;
@@ -82,7 +91,7 @@ export async function prepareStdio(
   server: McpServerConfig,
   deps: LaunchDeps,
 ): Promise<Prepared> {
-  const secrets = secretEnv(name, server, deps.env);
+  const secrets = resolvedSecrets(name, 'env', server, deps.env);
   const program = programPath(name, server.command!, deps.env);
   const argv = [program, ...server.args];
   const values = Object.values(secrets);

@@ -2,12 +2,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Clock } from '../../clock.js';
-import { resolveSecretTemplate, type SecretSource, serverSecrets } from '../../config/mcp-secrets.js';
+import { type SecretSource, serverSecrets } from '../../config/mcp-secrets.js';
 import type { McpServerConfig } from '../../config/schema.js';
 import type { Logger } from '../../logger.js';
 import { packageVersion } from '../../paths.js';
 import { deadline } from './deadline.js';
-import { type LaunchDeps, type Prepared, prepareStdio } from './launch.js';
+import { type LaunchDeps, type Prepared, prepareStdio, resolvedSecrets } from './launch.js';
 import { listServerTools, type ServerTools } from './listing.js';
 import { redactSecrets, tail } from './redact.js';
 import { GroupStdioTransport } from './stdio-transport.js';
@@ -87,18 +87,6 @@ export class OpenServer {
   }
 }
 
-function headersOf(name: string, config: McpServerConfig, env: SecretSource): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, template] of Object.entries(config.headers)) {
-    try {
-      out[key] = resolveSecretTemplate(template, env);
-    } catch (err) {
-      throw new McpStartError(name, `headers.${key}: ${(err as Error).message}`);
-    }
-  }
-  return out;
-}
-
 async function transportFor(
   name: string,
   config: McpServerConfig,
@@ -108,7 +96,7 @@ async function transportFor(
     const prepared = await prepareStdio(name, config, deps);
     return { transport: new GroupStdioTransport(prepared.launch), prepared };
   }
-  const headers = headersOf(name, config, deps.env);
+  const headers = resolvedSecrets(name, 'headers', config, deps.env);
   const transport = new StreamableHTTPClientTransport(new URL(config.url!), { requestInit: { headers } });
   return { transport, prepared: null };
 }
