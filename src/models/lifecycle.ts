@@ -7,7 +7,8 @@
 // person looks (start, /readyz, doctor, the plan page).
 //
 // A retirement date D means the model no longer answers from the start of D, UTC: the pages give a day, not
-// an hour, so drydock stops a day early rather than sending requests that fail with a 404 on D.
+// an hour, so drydock refuses the model from 00:00 UTC on D rather than sending requests that may fail with a
+// 404 during that day.
 
 /** The lifecycle fields of a catalogue entry (and of `models.<id>` in the configuration). */
 export interface Lifecycle {
