@@ -328,7 +328,7 @@ export class ExecutePhase implements Phase {
     use: ToolUse,
     prior: ToolResultBlock[],
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
-    if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
+    if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use, this.signal);
     if (isMcpTool(use.name)) {
       // A tool call like Bash: the mode and the configuration decide whether a person is asked (mcp-calls.ts).
       const gate = executeMcpGate(this.deps, use, this.mode);

@@ -37,6 +37,8 @@ export class PlanPhase implements Phase {
     private readonly session: Session,
     readonly workspace: Workspace,
     private readonly conversationId: string,
+    /** The run's: a search under way stops when the run is aborted. */
+    private readonly signal: AbortSignal,
   ) {}
 
   /** The constants and the project memory (memory.ts): a pull request's from its base commit, never its head. */
@@ -55,7 +57,7 @@ export class PlanPhase implements Phase {
     _prior: ToolResultBlock[],
     prose: TurnProse,
   ): Promise<ToolResult | typeof PARKED | { planned: ToolResult }> {
-    if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use);
+    if (isReadOnly(use)) return readOnlyTool(this.deps, this.run.id, this.workspace, use, this.signal);
     // Only the MCP tools the conversation offers as plan tools run; any other is refused (mcp-calls.ts).
     if (isMcpTool(use.name)) return planMcpCall(this.deps, this.run, use);
     if (use.name === 'ExitPlanMode') {

@@ -167,7 +167,7 @@ class AgentRun {
       } catch (err) {
         return { status: 'failed', error: `workspace cannot be prepared: ${(err as Error).message}` };
       }
-      phase = new PlanPhase(this.deps, run, session, workspace, conversationId);
+      phase = new PlanPhase(this.deps, run, session, workspace, conversationId, signal);
     }
 
     const messages = await store.loadConversation(conversationId);

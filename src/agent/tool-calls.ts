@@ -24,13 +24,14 @@ export function readOnlyTool(
   runId: string,
   ws: Workspace,
   use: ToolUse,
+  signal: AbortSignal,
 ): Promise<ToolResult> {
   return reportedCall(deps.events, runId, use, () =>
     use.name === 'Read'
       ? runRead(ws, use.input, deps.toolLimits)
       : use.name === 'Glob'
         ? runGlob(ws, use.input, deps.toolLimits)
-        : runGrep(ws, use.input, deps.toolLimits),
+        : runGrep(ws, use.input, deps.toolLimits, undefined, signal),
   );
 }
 

@@ -81,12 +81,16 @@ function contextOf(args: GrepInput): { before: number; after: number; asked: boo
   return { before: args['-B'] ?? around ?? 0, after: args['-A'] ?? around ?? 0, asked };
 }
 
+/** What a search stopped by the run's abort (a cancel, a lost claim) answers; the model never sees it. */
+export const GREP_ABORTED = 'Grep: the search was stopped: the run was canceled';
+
 /** Runs the search; ToolResult on a refusal or on an error ripgrep reported. */
 export async function searchWorkspace(
   ws: Workspace,
   args: GrepInput,
   limits: ToolLimits,
   rg: string | null,
+  signal?: AbortSignal,
 ): Promise<ToolResult> {
   const target = await targetOf(ws, args.path ?? '.');
   if ('content' in target) return target;
@@ -115,8 +119,10 @@ export async function searchWorkspace(
     timeoutMs: TIME_BUDGET_MS,
     maxOutputBytes: MAX_OUTPUT_BYTES,
     onLine: (line) => reader.line(line),
+    ...(signal ? { signal } : {}),
   });
   if (run.missing) return errorResult(RIPGREP_MISSING);
+  if (run.stopped === 'aborted') return errorResult(GREP_ABORTED);
   const failed = failure(ws, run, reader, args);
   if (failed) return failed;
   const shown = output.finish();

@@ -85,18 +85,19 @@ export const grepTool = toolDefinition({
 /**
  * Grep's entry point: the input is checked against `grepInput` first, and whatever the search did not
  * foresee becomes an error result. `rg` is the ripgrep program (default: `rg` on the daemon's PATH; null
- * when there is none, and Grep says so).
+ * when there is none, and Grep says so). `signal` is the run's: ripgrep is killed when the run is aborted.
  */
 export function runGrep(
   ws: Workspace,
   input: unknown,
   limits: ToolLimits,
   rg: string | null = daemonRipgrep(),
+  signal?: AbortSignal,
 ): Promise<ToolResult> {
   return guard('Grep', async () => {
     const parsed = parseInput('Grep', grepInput, input);
     if (!parsed.ok) return errorResult(parsed.error);
-    return searchWorkspace(ws, parsed.value, limits, rg);
+    return searchWorkspace(ws, parsed.value, limits, rg, signal);
   });
 }
 

@@ -2,6 +2,7 @@ import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runGrep } from '../../../src/agent/tools/grep.js';
+import { GREP_ABORTED } from '../../../src/agent/tools/grep-search.js';
 import { findRipgrep, RIPGREP_MISSING, runRipgrep } from '../../../src/agent/tools/ripgrep.js';
 import { Workspace } from '../../../src/agent/tools/workspace.js';
 import { hiddenPaths } from '../../../src/workspace/hidden.js';
@@ -200,6 +201,20 @@ describe('Grep on ripgrep: the boundary holds', () => {
       /outside the workspace/,
     );
     expect(findRipgrep('/nonexistent:relative/bin')).toBeNull();
+  });
+});
+
+describe('Grep stops with its run', () => {
+  it('kills ripgrep when the run is aborted, and says so', async () => {
+    // A program that never ends stands in for rg: without the run's signal it would run to the time bound.
+    const forever = join(fx.root, 'rg-forever');
+    writeFileSync(forever, '#!/bin/sh\nexec sleep 600\n');
+    chmodSync(forever, 0o755);
+    fx.write('a.txt', 'text\n');
+    const controller = new AbortController();
+    const searching = runGrep(fx.ws, { pattern: 'text' }, fx.limits, forever, controller.signal);
+    controller.abort();
+    expect(await searching).toEqual({ content: GREP_ABORTED, isError: true });
   });
 });
 
