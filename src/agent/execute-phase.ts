@@ -45,6 +45,7 @@ import {
   callInterrupted,
   EXECUTE_DIRECTIVE,
   executeBrief,
+  executeKickoff,
   executeToolRefused,
   sandboxUnavailable,
   TOOL_APPROVAL_TIMED_OUT,
@@ -313,9 +314,15 @@ export class ExecutePhase implements Phase {
    * the files the plan phase read, all taken from the plan's conversation.
    */
   async opening(): Promise<string> {
-    const planned = await this.deps.store.loadConversation(this.plan.conversationId);
+    const [planned, decisions] = await Promise.all([
+      this.deps.store.loadConversation(this.plan.conversationId),
+      this.deps.store.listDecisions(this.plan.id),
+    ]);
     return executeBrief({
-      kickoff: this.run.prompt,
+      // Who approved, in the order they did (each once): the decisions the plan service recorded.
+      kickoff: executeKickoff([
+        ...new Set(decisions.filter((d) => d.kind === 'approve').map((d) => d.identity)),
+      ]),
       plan: this.plan.markdown,
       sha256: this.plan.sha256,
       task: taskOf(planned),

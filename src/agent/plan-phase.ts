@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ConversationFrame } from '../domain/frame.js';
-import { latitudeOf } from '../domain/loosening.js';
 import { isMcpTool } from '../domain/mcp-names.js';
-import { networkDomains } from '../domain/network.js';
 import type { ConversationMessage, Plan, Run, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
@@ -18,6 +16,7 @@ import {
   PLAN_MODE_DIRECTIVE,
   PLAN_REMINDER,
   planToolRefused,
+  reviseKickoff,
 } from './prompt.js';
 import { isReadOnly, readOnlyTool, refuseCall } from './tool-calls.js';
 import { PLAN_TOOLS, type Workspace } from './tools/index.js';
@@ -47,9 +46,16 @@ export class PlanPhase implements Phase {
     return withMemory(this.constantFrame, await readMemory(this.deps, this.run, source));
   }
 
+  /**
+   * The task, or for a revision round the person's feedback (added after the plan receipt), worded here from
+   * the revise decision on the plan it revises: the plan service records the decision, the phase says it to
+   * the model.
+   */
   async opening(): Promise<string> {
-    // The task, or a revision round's feedback (added after the plan receipt).
-    return this.run.prompt;
+    if (!this.run.revisesPlanId) return this.run.prompt;
+    const decisions = await this.deps.store.listDecisions(this.run.revisesPlanId);
+    const asked = decisions.find((d) => d.kind === 'revise');
+    return asked ? reviseKickoff(asked.identity, asked.comment ?? '') : this.run.prompt;
   }
 
   async call(
@@ -108,58 +114,18 @@ export class PlanPhase implements Phase {
   }
 
   private async capturePlan(use: ToolUse, prose: TurnProse): Promise<ToolResult> {
-    const { store, events, clock, config, lifecycle } = this.deps;
     const run = this.run;
-    let plan = await store.findPlan(run.id, use.id);
+    let plan = await this.deps.store.findPlan(run.id, use.id);
     // Checked again when the plan was stored already (a run taken up again): the same call and turn give the
     // same source, for the event.
     const parsed = validatePlan(use.input, prose);
     if (!plan) {
       if (!parsed.ok) return { content: parsed.error, isError: true };
-      const markdown = parsed.value.plan;
-      const previous = run.revisesPlanId ? await store.getPlan(run.revisesPlanId) : null;
-      const o = run.overrides;
-      const d = this.session.defaults;
-      // How much the execution may do unattended: the job's or trigger's options over the session's, else the
-      // strictest (the same resolution domain/loosening.ts checks changes with).
-      const latitude = latitudeOf(o, d);
-      const now = clock.now();
-      plan = await lifecycle.propose({
-        id: newId('pln'),
-        runId: run.id,
-        sessionId: run.sessionId,
-        conversationId: this.conversationId,
-        toolUseId: use.id,
-        markdown,
-        sha256: createHash('sha256').update(markdown).digest('hex'),
-        // A pull request's plan is pinned to the head commit it was checked out at. A plain workspace has
-        // none, whatever `.git` appeared in it since its session was made.
-        workspaceCommit: run.checkout
-          ? run.checkout.headSha
-          : this.session.workspaceKind === 'plain'
-            ? null
-            : await headCommit(this.workspace.root),
-        round: previous ? previous.round + 1 : 1,
-        previousPlanId: previous?.id ?? null,
-        requestedBy: run.requestedBy,
-        createdAt: now,
-        jobId: run.jobId,
-        triggerId: run.triggerId ?? previous?.triggerId ?? null,
-        source: run.source,
-        expiresAt: now + config.plans.ttl_ms,
-        // The approval rules in force when the plan was made travel with it.
-        approvalsRequired: o.approvals_required ?? d.approvals_required ?? config.plans.approvals_required,
-        allowSelfApproval: latitude.allow_self_approval,
-        executeMode: latitude.execute_mode,
-        // The names themselves, as they are now (`true` is today's default list): what approvers see and execute.
-        network: networkDomains(latitude.network, config.execute.network_default_domains),
-        owner: this.session.owner,
-        subject: run.subject,
-      });
+      plan = await this.propose(use, parsed.value.plan);
     }
     // Also when the plan was stored but the run died before it named it: the call is run again.
     await this.named(plan);
-    await events.emit(run.id, 'plan_proposed', {
+    await this.deps.events.emit(run.id, 'plan_proposed', {
       plan_id: plan.id,
       sha256: plan.sha256,
       workspace_commit: plan.workspaceCommit,
@@ -173,6 +139,53 @@ export class PlanPhase implements Phase {
       content: `${PLAN_CAPTURED} (plan ${plan.id}, sha256 ${plan.sha256.slice(0, 12)})`,
       isError: false,
     };
+  }
+
+  /**
+   * Hands the plan to the plan service. Its terms (approvals, expiry, execute mode, self-approval, network)
+   * are not set here: the phase passes what they are made from, and the plan service resolves them
+   * (src/plans/policy.ts), so the approval rules have one home.
+   */
+  private async propose(use: ToolUse, markdown: string): Promise<Plan> {
+    const { store, clock, config, lifecycle } = this.deps;
+    const run = this.run;
+    const previous = run.revisesPlanId ? await store.getPlan(run.revisesPlanId) : null;
+    return lifecycle.propose({
+      id: newId('pln'),
+      runId: run.id,
+      sessionId: run.sessionId,
+      conversationId: this.conversationId,
+      toolUseId: use.id,
+      markdown,
+      sha256: createHash('sha256').update(markdown).digest('hex'),
+      workspaceCommit: await this.pinnedCommit(),
+      round: previous ? previous.round + 1 : 1,
+      previousPlanId: previous?.id ?? null,
+      requestedBy: run.requestedBy,
+      createdAt: clock.now(),
+      jobId: run.jobId,
+      triggerId: run.triggerId ?? previous?.triggerId ?? null,
+      source: run.source,
+      // The job's or trigger's options over the session's, and the configured defaults: the rules in force
+      // when the plan is made travel with it.
+      terms: {
+        overrides: run.overrides,
+        defaults: this.session.defaults,
+        plans: config.plans,
+        networkDefaults: config.execute.network_default_domains,
+      },
+      owner: this.session.owner,
+      subject: run.subject,
+    });
+  }
+
+  /**
+   * The commit a plan is pinned to: a pull request's head commit it was checked out at. A plain workspace has
+   * none, whatever `.git` appeared in it since its session was made.
+   */
+  private async pinnedCommit(): Promise<string | null> {
+    if (this.run.checkout) return this.run.checkout.headSha;
+    return this.session.workspaceKind === 'plain' ? null : headCommit(this.workspace.root);
   }
 
   /** The run names the plan it proposed. */

@@ -1,4 +1,4 @@
-import type { Plan, PlanStatus } from './types.js';
+import type { Plan, PlanStatus, RunDefaults } from './types.js';
 
 /**
  * Where a plan may go from each status. The plan service (src/plans/lifecycle.ts), the only writer of plan
@@ -41,8 +41,33 @@ export function planStatusAt(plan: Pick<Plan, 'status' | 'expiresAt'>, now: numb
   return isPlanOverdue(plan, now) ? 'expired' : plan.status;
 }
 
-/** A plan as the plan phase proposes it: every new plan starts pending approval, undecided, unfailed. */
-export type ProposedPlan = Omit<Plan, 'status' | 'decidedAt' | 'failureReason' | 'approvals' | 'delivery'>;
+/** The terms a plan carries from its proposal on: resolved by the plan service alone (src/plans/policy.ts). */
+export type PlanTerms = Pick<
+  Plan,
+  'approvalsRequired' | 'allowSelfApproval' | 'executeMode' | 'network' | 'expiresAt'
+>;
+
+/** What a plan's terms are resolved from, as the plan phase hands it in (src/plans/policy.ts `planTerms`). */
+export interface PlanTermsInput {
+  /** The run's options: its job's or trigger's. */
+  overrides: RunDefaults;
+  /** Its session's defaults. */
+  defaults: RunDefaults;
+  /** The configuration's `plans`: how long a plan waits for approval, how many approvals it needs by default. */
+  plans: { ttl_ms: number; approvals_required: number };
+  /** The configuration's execute.network_default_domains: the list `network: true` stands for. */
+  networkDefaults: readonly string[];
+}
+
+/**
+ * A plan as the plan phase proposes it: every new plan starts pending approval, undecided, unfailed. Its
+ * terms are not the phase's to set: it hands in what they are made from (`terms`), the plan service
+ * resolves them.
+ */
+export type ProposedPlan = Omit<
+  Plan,
+  'status' | 'decidedAt' | 'failureReason' | 'approvals' | 'delivery' | keyof PlanTerms
+> & { terms: PlanTermsInput };
 
 /**
  * What the agent's phases write of a plan: the plan phase proposes it, the execute phase carries it out.

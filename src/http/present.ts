@@ -14,7 +14,7 @@ import type {
   SlotRecord,
   ToolApproval,
 } from '../domain/types.js';
-import type { PlanContext } from '../plans/context.js';
+import type { PlanContext, PlanDiff, PlanSource } from '../plans/context.js';
 import { upcomingSlots } from '../scheduler/next-fire.js';
 import type {
   DecisionJson,
@@ -237,48 +237,7 @@ export const presentDelivery = (d: Delivery): DeliveryJson => ({
 
 /** The approver's context of a plan (src/plans/context.ts) in its JSON form. */
 export const presentPlanContext = (c: PlanContext): PlanContextJson => ({
-  source: c.source && {
-    kind: c.source.kind,
-    run_id: c.source.runId,
-    requested_by: c.source.requestedBy,
-    prompt: c.source.prompt,
-    job: c.source.job && {
-      id: c.source.job.id,
-      exists: c.source.job.exists,
-      cron: c.source.job.cron,
-      timezone: c.source.job.timezone,
-      slot_at: iso(c.source.job.slotAt),
-      coalesced_slots: c.source.job.coalescedSlots,
-    },
-    trigger: c.source.trigger && {
-      id: c.source.trigger.id,
-      name: c.source.trigger.name,
-      kind: c.source.trigger.kind,
-      exists: c.source.trigger.exists,
-    },
-    delivery: c.source.delivery && {
-      id: c.source.delivery.id,
-      source: c.source.delivery.source,
-      key: c.source.delivery.key,
-      event: c.source.delivery.event,
-      outcome: c.source.delivery.outcome,
-      received_at: iso(c.source.delivery.receivedAt),
-    },
-    fired_text: c.source.firedText,
-    pull_request: c.source.pullRequest && {
-      repository: c.source.pullRequest.repository,
-      number: c.source.pullRequest.number,
-      title: c.source.pullRequest.title,
-      html_url: c.source.pullRequest.url,
-      author: c.source.pullRequest.author,
-      head_ref: c.source.pullRequest.headRef,
-      base_ref: c.source.pullRequest.baseRef,
-      head_sha: c.source.pullRequest.headSha,
-      base_sha: c.source.pullRequest.baseSha,
-      draft: c.source.pullRequest.draft,
-      labels: c.source.pullRequest.labels,
-    },
-  },
+  source: c.source && presentPlanSource(c.source),
   rounds: c.rounds.map((r) => ({
     round: r.round,
     plan_id: r.planId,
@@ -337,22 +296,69 @@ export const presentPlanContext = (c: PlanContext): PlanContextJson => ({
     total: { turns: c.cost.total.turns, usage: c.cost.total.usage, cost_usd: c.cost.total.costUsd },
   },
   decisions: c.decisions.map(presentDecision),
-  diff: c.diff && {
-    previous_plan_id: c.diff.previousPlanId,
-    previous_round: c.diff.previousRound,
-    added: c.diff.added,
-    removed: c.diff.removed,
-    hunks: c.diff.hunks.map((h) => ({
-      old_start: h.oldStart,
-      old_lines: h.oldLines,
-      new_start: h.newStart,
-      new_lines: h.newLines,
-      lines: h.lines.map((l) => ({
-        op: l.op,
-        text: l.text,
-        old_line: l.oldLine ?? null,
-        new_line: l.newLine ?? null,
-      })),
-    })),
+  diff: c.diff && presentPlanDiff(c.diff),
+});
+
+/** Where a plan's work came from (context.ts `PlanSource`) in its JSON form. */
+const presentPlanSource = (s: PlanSource): NonNullable<PlanContextJson['source']> => ({
+  kind: s.kind,
+  run_id: s.runId,
+  requested_by: s.requestedBy,
+  prompt: s.prompt,
+  job: s.job && {
+    id: s.job.id,
+    exists: s.job.exists,
+    cron: s.job.cron,
+    timezone: s.job.timezone,
+    slot_at: iso(s.job.slotAt),
+    coalesced_slots: s.job.coalescedSlots,
   },
+  trigger: s.trigger && {
+    id: s.trigger.id,
+    name: s.trigger.name,
+    kind: s.trigger.kind,
+    exists: s.trigger.exists,
+  },
+  delivery: s.delivery && {
+    id: s.delivery.id,
+    source: s.delivery.source,
+    key: s.delivery.key,
+    event: s.delivery.event,
+    outcome: s.delivery.outcome,
+    received_at: iso(s.delivery.receivedAt),
+  },
+  fired_text: s.firedText,
+  pull_request: s.pullRequest && {
+    repository: s.pullRequest.repository,
+    number: s.pullRequest.number,
+    title: s.pullRequest.title,
+    html_url: s.pullRequest.url,
+    author: s.pullRequest.author,
+    head_ref: s.pullRequest.headRef,
+    base_ref: s.pullRequest.baseRef,
+    head_sha: s.pullRequest.headSha,
+    base_sha: s.pullRequest.baseSha,
+    draft: s.pullRequest.draft,
+    labels: s.pullRequest.labels,
+  },
+});
+
+/** A round's changes against the previous round's text in their JSON form. */
+const presentPlanDiff = (d: PlanDiff): NonNullable<PlanContextJson['diff']> => ({
+  previous_plan_id: d.previousPlanId,
+  previous_round: d.previousRound,
+  added: d.added,
+  removed: d.removed,
+  hunks: d.hunks.map((h) => ({
+    old_start: h.oldStart,
+    old_lines: h.oldLines,
+    new_start: h.newStart,
+    new_lines: h.newLines,
+    lines: h.lines.map((l) => ({
+      op: l.op,
+      text: l.text,
+      old_line: l.oldLine ?? null,
+      new_line: l.newLine ?? null,
+    })),
+  })),
 });

@@ -1,4 +1,3 @@
-import { executeKickoff, reviseKickoff } from '../agent/prompt.js';
 import type { Clock } from '../clock.js';
 import { DomainError } from '../domain/errors.js';
 import { planStatusAt } from '../domain/plan-status.js';
@@ -10,10 +9,18 @@ import type { RunQueue } from '../runs/queue.js';
 import type { DecisionEffect, NewRun, PlanStore, RunStore, SessionStore } from '../store/store.js';
 import { headCommit } from '../workspace/git.js';
 import type { PlanLifecycle } from './lifecycle.js';
+import { approvalRefusal, approversWith, BAR_ERROR, quorumReached } from './policy.js';
 
 /** A refused decision; its code says why. */
 export class DecisionError extends DomainError<
-  'not_found' | 'conflict' | 'stale' | 'expired' | 'sha256_mismatch' | 'self_approval' | 'already_approved'
+  | 'not_found'
+  | 'conflict'
+  | 'stale'
+  | 'expired'
+  | 'sha256_mismatch'
+  | 'self_approval'
+  | 'already_approved'
+  | 'forbidden'
 > {}
 
 export interface DecisionInput {
@@ -32,8 +39,9 @@ export interface DecisionOutcome {
 
 /**
  * Approve, reject, revise. Each is recorded with who, when, their comment and the plan sha256 they saw.
- * The rules (status, expiry, sha256, self-approval, quorum) are checked inside the store's transaction
- * against the plan's freshest state, so of concurrent decisions exactly one can complete a plan.
+ * The rules (status, expiry, sha256, and policy.ts's self-approval and quorum) are checked inside the
+ * store's transaction against the plan's freshest state, so of concurrent decisions exactly one can
+ * complete a plan.
  */
 export class PlanDecisions {
   constructor(
@@ -98,6 +106,25 @@ function rule(
   now: number,
   source: Run,
 ): DecisionEffect {
+  checkOpen(plan, input, now);
+  const decision: Decision = {
+    id: newId('dec'),
+    planId: plan.id,
+    kind,
+    identity: input.identity,
+    comment: input.comment ?? null,
+    sha256: plan.sha256,
+    createdAt: now,
+  };
+  if (kind === 'reject') return { decision, planStatus: 'rejected' };
+  const next = continuation(plan, source, now);
+  if (kind === 'revise')
+    return { decision, planStatus: 'revision_requested', run: revision(plan, input, next, source) };
+  return approval(plan, decisions, decision, next);
+}
+
+/** What every decision needs: a plan still pending, not past its expiry, and (when given) the text it has. */
+function checkOpen(plan: Plan, input: DecisionInput, now: number): void {
   if (planStatusAt(plan, now) === 'expired') {
     throw new DecisionError(
       'expired',
@@ -110,18 +137,13 @@ function rule(
   if (input.sha256 !== undefined && input.sha256 !== plan.sha256) {
     throw new DecisionError('sha256_mismatch', `plan ${plan.id} is not the text you saw (sha256 differs)`);
   }
-  const decision: Decision = {
-    id: newId('dec'),
-    planId: plan.id,
-    kind,
-    identity: input.identity,
-    comment: input.comment ?? null,
-    sha256: plan.sha256,
-    createdAt: now,
-  };
-  if (kind === 'reject') return { decision, planStatus: 'rejected' };
+}
 
-  const continuation: Omit<NewRun, 'id' | 'prompt' | 'phase'> = {
+type Continuation = Omit<NewRun, 'id' | 'prompt' | 'phase'>;
+
+/** What a run a decision starts shares with the run that proposed the plan. */
+function continuation(plan: Plan, source: Run, now: number): Continuation {
+  return {
     sessionId: plan.sessionId,
     jobId: plan.jobId,
     slotAt: null,
@@ -133,46 +155,45 @@ function rule(
     ...(plan.subject ? { subject: plan.subject } : {}),
     ...(source.triggerId ? { triggerId: source.triggerId } : {}),
   };
-  if (kind === 'revise') {
-    return {
-      decision,
-      planStatus: 'revision_requested',
-      run: {
-        ...continuation,
-        id: newId('run'),
-        phase: 'plan',
-        prompt: reviseKickoff(input.identity, input.comment ?? ''),
-        // A revision round appends to the plan's conversation.
-        conversationId: plan.conversationId,
-        revisesPlanId: plan.id,
-        // A revision of a pull request's plan explores the same head commit again.
-        ...(source.checkout ? { checkout: source.checkout } : {}),
-      },
-    };
-  }
+}
 
-  // approve
-  const requesters = new Set([plan.requestedBy, plan.owner]);
-  if (requesters.has(input.identity) && !plan.allowSelfApproval) {
-    throw new DecisionError(
-      'self_approval',
-      `${input.identity} requested this plan and cannot approve it (allow_self_approval is off); rejecting or revising is allowed`,
-    );
-  }
-  const approvers = decisions.filter((d) => d.kind === 'approve').map((d) => d.identity);
-  if (approvers.includes(input.identity)) {
-    throw new DecisionError('already_approved', `${input.identity} already approved plan ${plan.id}`);
-  }
-  approvers.push(input.identity);
-  if (approvers.length < plan.approvalsRequired) return { decision };
+/**
+ * The next planning round. Its prompt records the request in words for people; what the model is told is
+ * worded by the plan phase from the revise decision (agent/plan-phase.ts `opening`).
+ */
+function revision(plan: Plan, input: DecisionInput, next: Continuation, source: Run): NewRun {
+  return {
+    ...next,
+    id: newId('run'),
+    phase: 'plan',
+    prompt: `${input.identity} asked for changes to plan ${plan.id}:\n\n${input.comment ?? ''}`,
+    // A revision round appends to the plan's conversation.
+    conversationId: plan.conversationId,
+    revisesPlanId: plan.id,
+    // A revision of a pull request's plan explores the same head commit again.
+    ...(source.checkout ? { checkout: source.checkout } : {}),
+  };
+}
+
+/**
+ * An approval: refused when the policy bars this person (policy.ts `approvalRefusal`), recorded, and once the
+ * quorum is reached (`quorumReached`) the plan is approved and its execution starts.
+ */
+function approval(plan: Plan, decisions: Decision[], decision: Decision, next: Continuation): DecisionEffect {
+  const refusal = approvalRefusal(plan, decisions, { identity: decision.identity });
+  if (refusal) throw new DecisionError(BAR_ERROR[refusal.code], refusal.message);
+  const approvers = approversWith(decisions, decision.identity);
+  if (!quorumReached(plan, approvers)) return { decision };
   return {
     decision,
     planStatus: 'approved',
     run: {
-      ...continuation,
+      ...next,
       id: newId('run'),
       phase: 'execute',
-      prompt: executeKickoff(approvers),
+      // In words for people; what the model is told is worded by the execute phase from the plan and its
+      // decisions (agent/execute-phase.ts `opening`).
+      prompt: `Execute plan ${plan.id}, approved by ${approvers.join(', ')}.`,
       executesPlanId: plan.id,
       // No conversationId: the execute phase is a conversation of its own, opened with the approved plan
       // (see ExecutePhase.opening).

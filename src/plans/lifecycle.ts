@@ -8,6 +8,7 @@ import {
 import { type Decision, isFinishedRunStatus, type Plan, type PlanStatus, type Run } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { DecisionEffect, PlanStore, RunStore } from '../store/store.js';
+import { planTerms } from './policy.js';
 
 /**
  * The plan service: the ONLY code that writes a plan's status (the store's createPlan, decidePlan,
@@ -16,7 +17,7 @@ import type { DecisionEffect, PlanStore, RunStore } from '../store/store.js';
  *
  * The cut: this class says WHAT happens to a plan and applies it; the modules around it say WHEN.
  * - PlanDecisions (decisions.ts) holds the pure decision rules and the approval's freshness check, and
- *   records a decision through `decide`.
+ *   records a decision through `decide`; a plan's terms and who may approve it are policy.ts's.
  * - The agent's phases propose (`propose`) and carry out (`startExecution`, `finishExecution`,
  *   `failExecution`) through a narrow port (`PlanRecorder`, src/domain/plan-status.ts), so `agent/`
  *   never imports `plans/`.
@@ -34,10 +35,14 @@ export class PlanLifecycle implements PlanRecorder {
     return new PlanLifecycle({ ...this.deps, store });
   }
 
-  /** Stores a newly proposed plan, pending approval. */
-  propose(plan: ProposedPlan): Promise<Plan> {
+  /**
+   * Stores a newly proposed plan, pending approval, with the terms in force now (policy.ts `planTerms`):
+   * they travel with the plan, whatever its session or job says later.
+   */
+  propose({ terms, ...plan }: ProposedPlan): Promise<Plan> {
     return this.deps.store.createPlan({
       ...plan,
+      ...planTerms(terms, plan.createdAt),
       status: 'pending_approval',
       decidedAt: null,
       failureReason: null,

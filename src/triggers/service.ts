@@ -6,12 +6,13 @@ import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
 import type { PlanLifecycle } from '../plans/lifecycle.js';
+import { decideRefusal } from '../plans/policy.js';
 import type { RunQueue } from '../runs/queue.js';
 import type { RunService } from '../runs/service.js';
 import { GroupCommit } from '../store/group-commit.js';
-import type { PlanStore, RunStore, StateStore, TriggerStore } from '../store/store.js';
+import type { PlanStore, RunStore, StateStore, TriggerFireInput, TriggerStore } from '../store/store.js';
 import { workspaceKindOf } from '../workspace/git.js';
-import { parseCommand } from './commands.js';
+import { type CommentCommand, parseCommand } from './commands.js';
 import { at, type PullRequestContext, prSubject, pullRequestContext } from './context.js';
 import { DeliveryInbox } from './inbox.js';
 import { mismatch } from './match.js';
@@ -365,43 +366,53 @@ export class TriggerService {
         'rejected',
         `GitHub user ${login || '(unknown)'} is not mapped to a drydock identity (github.users)`,
       );
-    const subject = prSubject(repository, number);
+    if (command.kind === 'plan') return this.planCommand(delivery, payload, repository, number);
+    return this.decideCommand(delivery, command, identity, prSubject(repository, number));
+  }
 
-    if (command.kind === 'plan') {
-      const pr = await this.deps.lookupPullRequest?.(repository, number).catch(() => null);
-      const ctx = pr
-        ? pullRequestContext('pull_request', {
-            action: 'opened',
-            pull_request: pr,
-            repository: at(payload, 'repository'),
-          })
-        : null;
-      if (!ctx) return settlement('rejected', `cannot read ${subject} to plan it (is github.token set?)`);
-      const result = await this.fireMatching(delivery, ctx, true);
-      return settlement(result.outcome, result.detail, result.runIds);
-    }
-    // A mapped login acts with its identity's roles: deciding needs an approver, operator or admin token.
-    const roles = await this.deps.store.rolesOf(identity);
-    if (!roles.some((r) => r !== 'viewer')) {
+  /** `/drydock plan`: fires the matching triggers on the pull request as it is now. */
+  private async planCommand(
+    delivery: Delivery,
+    payload: unknown,
+    repository: string,
+    number: number,
+  ): Promise<Settlement> {
+    const pr = await this.deps.lookupPullRequest?.(repository, number).catch(() => null);
+    const ctx = pr
+      ? pullRequestContext('pull_request', {
+          action: 'opened',
+          pull_request: pr,
+          repository: at(payload, 'repository'),
+        })
+      : null;
+    if (!ctx)
       return settlement(
         'rejected',
-        `${identity} holds no token that may decide plans (approver, operator or admin)`,
+        `cannot read ${prSubject(repository, number)} to plan it (is github.token set?)`,
       );
-    }
-    // Processed again after a crash between deciding and settling: the decision it made stands.
-    const earlier = DECIDING.exec(delivery.detail ?? '')?.[1];
-    if (earlier) {
-      const made = (await this.deps.store.listDecisions(earlier)).find(
-        (d) => d.identity === identity && d.kind === command.kind && d.createdAt >= delivery.receivedAt,
-      );
-      if (made) {
-        const now = await this.deps.store.getPlan(earlier);
-        return settlement('accepted', `${command.kind} by ${identity}: plan ${earlier} is ${now?.status}`);
-      }
-    }
-    const plan = await this.deps.store.pendingPlanForSubject(subject);
+    const result = await this.fireMatching(delivery, ctx, true);
+    return settlement(result.outcome, result.detail, result.runIds);
+  }
+
+  /**
+   * `/drydock approve` and `/drydock reject <reason>` on the pull request's pending plan. A mapped login acts
+   * with its identity's roles; who may decide, and who may approve, are the plan policy's (src/plans/policy.ts):
+   * the role here, the rest in the decision.
+   */
+  private async decideCommand(
+    delivery: Delivery,
+    command: Extract<CommentCommand, { kind: 'approve' | 'reject' }>,
+    identity: string,
+    subject: string,
+  ): Promise<Settlement> {
+    const { store } = this.deps;
+    const barred = decideRefusal({ identity, roles: await store.rolesOf(identity) });
+    if (barred) return settlement('rejected', barred.message);
+    const earlier = await this.decidedBefore(delivery, command.kind, identity);
+    if (earlier) return earlier;
+    const plan = await store.pendingPlanForSubject(subject);
     if (!plan) return settlement('rejected', `no plan of ${subject} is pending approval`);
-    await this.deps.store.updateDelivery(delivery.id, { detail: `deciding ${plan.id}` });
+    await store.updateDelivery(delivery.id, { detail: `deciding ${plan.id}` });
     try {
       const out = await this.deps.plans.decide(plan.id, command.kind, {
         identity,
@@ -416,6 +427,22 @@ export class TriggerService {
       if (err instanceof DecisionError) return settlement('rejected', `${err.code}: ${err.message}`);
       throw err;
     }
+  }
+
+  /** Processed again after a crash between deciding and settling: the decision it made stands. */
+  private async decidedBefore(
+    delivery: Delivery,
+    kind: 'approve' | 'reject',
+    identity: string,
+  ): Promise<Settlement | null> {
+    const earlier = DECIDING.exec(delivery.detail ?? '')?.[1];
+    if (!earlier) return null;
+    const made = (await this.deps.store.listDecisions(earlier)).find(
+      (d) => d.identity === identity && d.kind === kind && d.createdAt >= delivery.receivedAt,
+    );
+    if (!made) return null;
+    const now = await this.deps.store.getPlan(earlier);
+    return settlement('accepted', `${kind} by ${identity}: plan ${earlier} is ${now?.status}`);
   }
 
   /** The generic fire endpoint: one run per fire, the same run again for a repeated idempotency key. */
@@ -449,38 +476,7 @@ export class TriggerService {
         run: runId ? await store.getRun(runId) : null,
       };
     }
-    const now = clock.now();
-    const requester = `trigger:${trigger.name}`;
-    const result = await store.fireTrigger({
-      triggerId: trigger.id,
-      deliveryId: recorded.delivery.id,
-      hourlyCap: trigger.hourlyCap,
-      now,
-      session: {
-        name: `trigger ${trigger.name}`,
-        workspace: trigger.workspace ?? '.',
-        workspaceKind: await workspaceKindOf(trigger.workspace ?? '.'),
-        owner: requester,
-        defaults: {},
-        scopeKey: `trigger:${trigger.id}`,
-      },
-      run: {
-        id: newId('run'),
-        jobId: null,
-        slotAt: null,
-        source: 'delivery',
-        prompt: renderPrompt(
-          trigger.prompt,
-          { kind: 'fire', event: 'fire', text: input.text ?? null },
-          trigger.name,
-        ),
-        requestedBy: requester,
-        createdAt: now,
-        overrides: trigger.options,
-        triggerId: trigger.id,
-        deliveryId: recorded.delivery.id,
-      },
-    });
+    const result = await store.fireTrigger(await this.fireInput(trigger, recorded.delivery.id, input.text));
     const runIds = result.run ? [result.run.id] : [];
     await store.updateDelivery(recorded.delivery.id, {
       outcome: result.outcome,
@@ -498,6 +494,46 @@ export class TriggerService {
     }
     const delivery = (await store.getDelivery(recorded.delivery.id))!;
     return { kind: recorded.duplicate ? 'existing' : 'created', delivery, run: result.run };
+  }
+
+  /** What a generic fire asks the store for: the trigger's session (made on its first fire) and one run. */
+  private async fireInput(
+    trigger: Trigger,
+    deliveryId: string,
+    text: string | undefined,
+  ): Promise<TriggerFireInput> {
+    const now = this.deps.clock.now();
+    const requester = `trigger:${trigger.name}`;
+    return {
+      triggerId: trigger.id,
+      deliveryId,
+      hourlyCap: trigger.hourlyCap,
+      now,
+      session: {
+        name: `trigger ${trigger.name}`,
+        workspace: trigger.workspace ?? '.',
+        workspaceKind: await workspaceKindOf(trigger.workspace ?? '.'),
+        owner: requester,
+        defaults: {},
+        scopeKey: `trigger:${trigger.id}`,
+      },
+      run: {
+        id: newId('run'),
+        jobId: null,
+        slotAt: null,
+        source: 'delivery',
+        prompt: renderPrompt(
+          trigger.prompt,
+          { kind: 'fire', event: 'fire', text: text ?? null },
+          trigger.name,
+        ),
+        requestedBy: requester,
+        createdAt: now,
+        overrides: trigger.options,
+        triggerId: trigger.id,
+        deliveryId,
+      },
+    };
   }
 }
 

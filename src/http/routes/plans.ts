@@ -1,5 +1,5 @@
-import { Hono } from 'hono';
-import type { ExecuteMode, Run } from '../../domain/types.js';
+import { type Handler, Hono } from 'hono';
+import type { DecisionKind, ExecuteMode, Run } from '../../domain/types.js';
 import { planContext } from '../../plans/context.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
@@ -15,16 +15,51 @@ import {
 } from '../present.js';
 
 export function planRoutes(deps: AppDeps): Hono<Env> {
-  const { store } = deps;
   const app = new Hono<Env>();
+  app.get('/', queueRoute(deps));
 
-  /** The queue, oldest first. */
-  // The queue's pages are read far more often than the queue changes. A page is kept for up to a second
-  // and only while the plans version (moved by every plan or decision write, from any process) is the one
-  // it was built at.
+  app.get('/:id', async (c) => {
+    const { store } = deps;
+    const plan = await store.getPlan(c.req.param('id'));
+    if (!plan) throw notFound('plan', c.req.param('id'));
+    const [decisions, runs, context] = await Promise.all([
+      store.listDecisions(plan.id),
+      store.listPlanRuns(plan),
+      planContext(store, plan),
+    ]);
+    return c.json({
+      ...presentPlan(plan, deps.clock.now()),
+      decisions: decisions.map(presentDecision),
+      runs: runs.map(presentRun),
+      // What an approver reads beside the plan: source, files read, questions, cost, the previous round's diff.
+      context: presentPlanContext(context),
+    });
+  });
+
+  // Who may approve, and the quorum, are the plan policy's (src/plans/policy.ts), applied by the decision:
+  // a refusal comes back as its error (403 self_approval, 409 already_approved, …).
+  for (const kind of ['approve', 'reject', 'revise'] as const) {
+    app.post(`/:id/${kind}`, requires('decide'), decideRoute(deps, kind));
+  }
+
+  /** Delivers an executed plan now: a failed delivery tried again, or one that was never asked for. */
+  app.post('/:id/deliver', requires('decide'), async (c) => {
+    if (!deps.delivery) throw new HttpError(503, 'unavailable', 'delivery is not running in this daemon');
+    const plan = await deps.delivery.requestDelivery(c.req.param('id'));
+    return c.json(presentPlan(plan, deps.clock.now()), 202);
+  });
+  return app;
+}
+
+/**
+ * The queue, oldest first. Its pages are read far more often than the queue changes: a page is kept for up
+ * to a second and only while the plans version (moved by every plan or decision write, from any process)
+ * is the one it was built at.
+ */
+function queueRoute(deps: AppDeps): Handler<Env> {
+  const { store } = deps;
   const pages = new Map<string, { version: number; at: number; body: string }>();
-
-  app.get('/', async (c) => {
+  return async (c) => {
     const q = query(c, planListQuery);
     const now = deps.clock.now();
     const key = new URL(c.req.url).search;
@@ -52,66 +87,41 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
     if (pages.size >= 200) pages.delete(pages.keys().next().value!);
     pages.set(key, { version, at: now, body });
     return c.body(body, 200, { 'content-type': 'application/json' });
-  });
+  };
+}
 
-  app.get('/:id', async (c) => {
-    const plan = await store.getPlan(c.req.param('id'));
-    if (!plan) throw notFound('plan', c.req.param('id'));
-    const [decisions, runs, context] = await Promise.all([
-      store.listDecisions(plan.id),
-      store.listPlanRuns(plan),
-      planContext(store, plan),
-    ]);
+/** POST /v1/plans/:id/{approve,reject,revise}: the decision, the plan after it, and the run it started. */
+function decideRoute(deps: AppDeps, kind: DecisionKind): Handler<Env, '/:id'> {
+  return async (c) => {
+    const identity = c.get('identity').identity;
+    const input =
+      kind === 'approve'
+        ? await jsonBody(c, approveBody)
+        : kind === 'reject'
+          ? await jsonBody(c, rejectBody, 'to reject')
+          : await jsonBody(c, reviseBody, 'to ask for a revision').then((b) => ({
+              comment: b.feedback,
+              sha256: b.sha256,
+            }));
+    const out = await deps.plans.decide(c.req.param('id'), kind, { identity, ...input });
     return c.json({
-      ...presentPlan(plan, deps.clock.now()),
-      decisions: decisions.map(presentDecision),
-      runs: runs.map(presentRun),
-      // What an approver reads beside the plan: source, files read, questions, cost, the previous round's diff.
-      context: presentPlanContext(context),
+      plan: presentPlan(out.plan, deps.clock.now()),
+      decision: presentDecision(out.decision),
+      run: out.run ? presentRun(out.run) : null,
+      ...(out.run ? { next: nextStep(out.run, out.plan.executeMode) } : {}),
     });
-  });
+  };
+}
 
-  const decide = (kind: 'approve' | 'reject' | 'revise') =>
-    app.post(`/:id/${kind}`, requires('decide'), async (c) => {
-      const identity = c.get('identity').identity;
-      const input =
-        kind === 'approve'
-          ? await jsonBody(c, approveBody)
-          : kind === 'reject'
-            ? await jsonBody(c, rejectBody, 'to reject')
-            : await jsonBody(c, reviseBody, 'to ask for a revision').then((b) => ({
-                comment: b.feedback,
-                sha256: b.sha256,
-              }));
-      const out = await deps.plans.decide(c.req.param('id'), kind, { identity, ...input });
-      return c.json({
-        plan: presentPlan(out.plan, deps.clock.now()),
-        decision: presentDecision(out.decision),
-        run: out.run ? presentRun(out.run) : null,
-        ...(out.run ? { next: nextStep(out.run, out.plan.executeMode) } : {}),
-      });
-    });
-  /** What happens next, in words: the run that was started, and where it will wait for people. */
-  const nextStep = (run: Run, mode: ExecuteMode) =>
-    run.phase === 'execute'
-      ? `execute run ${run.id} carries out the plan in ${mode} mode${
-          mode === 'manual'
-            ? ': each Write, Edit and Bash call waits for a person to allow it'
-            : mode === 'edits'
-              ? ': each Bash command waits for a person to allow it'
-              : ': commands outside the allow-list wait for a person'
-        }; see them with drydock tool-approvals list --run ${run.id} (GET /v1/tool-approvals?run_id=${run.id}), follow the run with drydock runs show ${run.id}`
-      : `revision run ${run.id} plans again with the feedback; follow it with drydock runs show ${run.id}`;
-
-  decide('approve');
-  decide('reject');
-  decide('revise');
-
-  /** Delivers an executed plan now: a failed delivery tried again, or one that was never asked for. */
-  app.post('/:id/deliver', requires('decide'), async (c) => {
-    if (!deps.delivery) throw new HttpError(503, 'unavailable', 'delivery is not running in this daemon');
-    const plan = await deps.delivery.requestDelivery(c.req.param('id'));
-    return c.json(presentPlan(plan, deps.clock.now()), 202);
-  });
-  return app;
+/** What happens next, in words: the run that was started, and where it will wait for people. */
+function nextStep(run: Run, mode: ExecuteMode): string {
+  return run.phase === 'execute'
+    ? `execute run ${run.id} carries out the plan in ${mode} mode${
+        mode === 'manual'
+          ? ': each Write, Edit and Bash call waits for a person to allow it'
+          : mode === 'edits'
+            ? ': each Bash command waits for a person to allow it'
+            : ': commands outside the allow-list wait for a person'
+      }; see them with drydock tool-approvals list --run ${run.id} (GET /v1/tool-approvals?run_id=${run.id}), follow the run with drydock runs show ${run.id}`
+    : `revision run ${run.id} plans again with the feedback; follow it with drydock runs show ${run.id}`;
 }

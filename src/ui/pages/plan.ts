@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { SandboxStatus } from '../../agent/sandbox.js';
-import { allows, type Identity } from '../../auth/tokens.js';
+import type { Identity } from '../../auth/tokens.js';
 import { planStatusAt } from '../../domain/plan-status.js';
 import { planTitle } from '../../domain/plan-title.js';
 import type {
@@ -10,8 +10,11 @@ import type {
   Plan,
   PlanDelivery,
   PlanDeliveryStatus,
+  Run,
+  Session,
   TokenUsage,
 } from '../../domain/types.js';
+import type { AppDeps } from '../../http/deps.js';
 import {
   type AskedQuestion,
   type FileActivity,
@@ -23,6 +26,13 @@ import {
 } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
 import type { McpActivity } from '../../plans/mcp-activity.js';
+import {
+  type Approver,
+  approvalRefusal,
+  approversOf,
+  approversWith,
+  decideRefusal,
+} from '../../plans/policy.js';
 import type { UiEnv } from '../env.js';
 import { pageStatus } from '../errors.js';
 import { field } from '../form.js';
@@ -63,21 +73,20 @@ interface Shown {
   draft?: Draft;
 }
 
+/** Who the viewer is to the plan policy (src/plans/policy.ts): their identity and their role. */
+const asker = (viewer: Identity): Approver => ({ identity: viewer.identity, roles: [viewer.role] });
+
 /**
- * Why this viewer may not approve this plan, or null when they may. The same rules the decision itself
- * enforces (src/plans/decisions.ts), asked in advance so the page offers only what will be accepted.
+ * Why this viewer may not approve this plan, or null when they may: the plan policy's reason
+ * (src/plans/policy.ts, the rule the decision itself enforces), asked in advance so the page offers only
+ * what will be accepted.
  */
 export function cannotApprove(viewer: Identity, plan: Plan, decisions: readonly Decision[]): string | null {
-  if (!allows(viewer.role, 'decide')) return `your role (${viewer.role}) may read plans but not decide them`;
-  if ((plan.requestedBy === viewer.identity || plan.owner === viewer.identity) && !plan.allowSelfApproval) {
-    return plan.requestedBy === viewer.identity
-      ? 'you requested this plan; someone else must approve it'
-      : 'you own its session; someone else must approve it';
-  }
-  if (decisions.some((d) => d.kind === 'approve' && d.identity === viewer.identity))
-    return 'you already approved it';
-  return null;
+  return approvalRefusal(plan, decisions, asker(viewer))?.reason ?? null;
 }
+
+/** A reason as a sentence of its own. */
+const sentence = (reason: string) => `${reason.charAt(0).toUpperCase()}${reason.slice(1)}.`;
 
 /** Why a plan cannot be decided at all any more, or null while it is pending. */
 function closedReason(plan: Plan, now: number): string | null {
@@ -90,45 +99,60 @@ function closedReason(plan: Plan, now: number): string | null {
 /** GET /ui/plans/:id, its decision box (POST /ui/plans/:id/decide) and the older per-kind endpoints. */
 export function planRoutes(ctx: UiContext): void {
   const { app, deps, guard } = ctx;
-  const { store } = deps;
 
-  async function show(c: Context<UiEnv>, id: string, shown: Shown = {}): Promise<Response> {
-    // Read only: a plan past its expiry shows as expired (planStatusAt); the daemon's sweep writes it so.
-    const now = deps.clock.now();
-    const plan = await store.getPlan(id);
-    if (!plan) {
-      const body = html`<h1>Plan not found</h1>${alertBox(`There is no plan ${id}.`)}<p><a href="/ui">Back to the queue</a></p>`;
-      return c.html(signedIn(c, null, 'Plan not found', body), 404);
-    }
-    const [runs, session, context, execution, frame] = await Promise.all([
-      store.listPlanRuns(plan),
-      store.getSession(plan.sessionId),
-      planContext(store, plan),
-      executionSection(deps, plan),
-      store.loadFrame(plan.conversationId),
-    ]);
-    const decisions = context.decisions;
-    const approvals = decisions.filter((d) => d.kind === 'approve').length;
-    const title = planTitle(plan.markdown);
-    const body = html`<h1>${title}</h1>
+  app.get('/plans/:id', guard, (c) => {
+    const done = c.req.query('done');
+    return showPlan(deps, c, c.req.param('id'), {
+      notice: done && Object.hasOwn(DONE, done) ? DONE[done] : undefined,
+    });
+  });
+
+  // The decision box: one comment and a choice.
+  app.post('/plans/:id/decide', guard, (c) => {
+    const form = c.get('form');
+    const choice = field(form, 'decision');
+    const kind = CHOICES.some(([k]) => k === choice) ? (choice as DecisionKind) : null;
+    const text = (field(form, 'comment') ?? '').trim();
+    return decideFromForm(deps, c, c.req.param('id'), { kind, text }, field(form, 'sha256'));
+  });
+
+  // The per-kind endpoints of the earlier page, kept as aliases of the decision box (a revision's text was
+  // sent as `feedback` there).
+  for (const kind of ['approve', 'reject', 'revise'] as const) {
+    app.post(`/plans/:id/${kind}`, guard, (c) => {
+      const form = c.get('form');
+      const text = (
+        field(form, kind === 'revise' ? 'feedback' : 'comment') ??
+        field(form, 'comment') ??
+        ''
+      ).trim();
+      return decideFromForm(deps, c, c.req.param('id'), { kind, text }, field(form, 'sha256'));
+    });
+  }
+}
+
+/** The plan page. Read only: a plan past its expiry shows as expired (planStatusAt); the daemon's sweep writes it so. */
+async function showPlan(deps: AppDeps, c: Context<UiEnv>, id: string, shown: Shown = {}): Promise<Response> {
+  const { store } = deps;
+  const now = deps.clock.now();
+  const plan = await store.getPlan(id);
+  if (!plan) {
+    const body = html`<h1>Plan not found</h1>${alertBox(`There is no plan ${id}.`)}<p><a href="/ui">Back to the queue</a></p>`;
+    return c.html(signedIn(c, null, 'Plan not found', body), 404);
+  }
+  const [runs, session, context, execution, frame] = await Promise.all([
+    store.listPlanRuns(plan),
+    store.getSession(plan.sessionId),
+    planContext(store, plan),
+    executionSection(deps, plan),
+    store.loadFrame(plan.conversationId),
+  ]);
+  const decisions = context.decisions;
+  const title = planTitle(plan.markdown);
+  const body = html`<h1>${title}</h1>
 ${alertBox(shown.error, shown.notice)}
 ${modelNotice(deps.config, [...runs.map((r) => r.model), session?.defaults.model], now)}
-<dl class="facts">
-  <dt>Plan</dt><dd><code>${plan.id}</code></dd>
-  <dt>Status</dt><dd id="plan-status">${planStatusAt(plan, now)}</dd>
-  <dt>Round</dt><dd>${plan.round}${plan.previousPlanId && html` (revises <a href="${uiPath('plans', plan.previousPlanId)}">${plan.previousPlanId}</a>)`}</dd>
-  <dt>Session</dt><dd>${session?.name ?? plan.sessionId} <span class="muted">(${session?.workspace ?? 'unknown workspace'})</span></dd>
-  <dt>Requested by</dt><dd>${plan.requestedBy}${plan.owner !== plan.requestedBy ? ` (session owner ${plan.owner})` : ''}</dd>
-  <dt>Approvals</dt><dd>${approvals} of ${plan.approvalsRequired} required${plan.allowSelfApproval ? ' (self-approval allowed)' : ''}</dd>
-  <dt>Execute mode</dt><dd>${plan.executeMode}</dd>
-  <dt>Commands</dt><dd id="plan-commands">${commandsLine(deps.sandbox, plan.network)}</dd>
-  <dt>sha256</dt><dd><code id="plan-sha256">${plan.sha256}</code></dd>
-  <dt>Workspace commit</dt><dd>${plan.workspaceCommit ? html`<code>${plan.workspaceCommit}</code>` : 'none (not a git workspace)'}</dd>
-  <dt>Proposed</dt><dd>${time(plan.createdAt)}</dd>
-  <dt>Expires</dt><dd>${time(plan.expiresAt)}</dd>
-  ${plan.decidedAt !== null && html`<dt>Decided</dt><dd>${time(plan.decidedAt)}</dd>`}
-  ${plan.failureReason && html`<dt>Failure</dt><dd>${plan.failureReason}</dd>`}
-</dl>
+${factsList(deps, plan, session, decisions, now)}
 ${sourceSection(context.source)}
 ${memorySection(frame)}
 ${roundsSection(context)}
@@ -143,7 +167,40 @@ ${mcpCallsSection(context.mcpCalls)}
 ${questionsSection(context.questions)}
 ${costSection(context.cost)}
 ${decisionBox(c, plan, decisions, now, shown.draft)}
-<h2 id="decisions">Decisions</h2>
+${decisionsSection(decisions)}
+${runsSection(plan, runs)}`;
+  return c.html(signedIn(c, null, title, body), shown.status ?? 200);
+}
+
+/** The plan's facts: where it stands, who asked, and the terms it carries (approvals, mode, commands). */
+function factsList(
+  deps: AppDeps,
+  plan: Plan,
+  session: Session | null,
+  decisions: readonly Decision[],
+  now: number,
+): SafeHtml {
+  const approvals = approversOf(decisions).length;
+  return html`<dl class="facts">
+  <dt>Plan</dt><dd><code>${plan.id}</code></dd>
+  <dt>Status</dt><dd id="plan-status">${planStatusAt(plan, now)}</dd>
+  <dt>Round</dt><dd>${plan.round}${plan.previousPlanId && html` (revises <a href="${uiPath('plans', plan.previousPlanId)}">${plan.previousPlanId}</a>)`}</dd>
+  <dt>Session</dt><dd>${session?.name ?? plan.sessionId} <span class="muted">(${session?.workspace ?? 'unknown workspace'})</span></dd>
+  <dt>Requested by</dt><dd>${plan.requestedBy}${plan.owner !== plan.requestedBy ? ` (session owner ${plan.owner})` : ''}</dd>
+  <dt>Approvals</dt><dd>${approvals} of ${plan.approvalsRequired} required${plan.allowSelfApproval ? ' (self-approval allowed)' : ''}</dd>
+  <dt>Execute mode</dt><dd>${plan.executeMode}</dd>
+  <dt>Commands</dt><dd id="plan-commands">${commandsLine(deps.sandbox, plan.network)}</dd>
+  <dt>sha256</dt><dd><code id="plan-sha256">${plan.sha256}</code></dd>
+  <dt>Workspace commit</dt><dd>${plan.workspaceCommit ? html`<code>${plan.workspaceCommit}</code>` : 'none (not a git workspace)'}</dd>
+  <dt>Proposed</dt><dd>${time(plan.createdAt)}</dd>
+  <dt>Expires</dt><dd>${time(plan.expiresAt)}</dd>
+  ${plan.decidedAt !== null && html`<dt>Decided</dt><dd>${time(plan.decidedAt)}</dd>`}
+  ${plan.failureReason && html`<dt>Failure</dt><dd>${plan.failureReason}</dd>`}
+</dl>`;
+}
+
+function decisionsSection(decisions: readonly Decision[]): SafeHtml {
+  return html`<h2 id="decisions">Decisions</h2>
 ${
   decisions.length
     ? html`<table aria-labelledby="decisions"><thead><tr><th scope="col">Decision</th><th scope="col">By</th><th scope="col">When</th><th scope="col">Comment</th><th scope="col">sha256 seen</th></tr></thead>
@@ -152,79 +209,56 @@ ${
           html`<tr><td>${decisionWords(d.kind)}</td><td>${d.identity}</td><td>${time(d.createdAt)}</td><td class="comment">${d.comment ?? ''}</td><td><code>${d.sha256.slice(0, 12)}</code></td></tr>`,
       )}</tbody></table>`
     : html`<p>No decisions yet.</p>`
+}`;
 }
-<h2>Runs</h2>
+
+function runsSection(plan: Plan, runs: readonly Run[]): SafeHtml {
+  return html`<h2>Runs</h2>
 <ul class="runs">${runs.map(
-      (r) =>
-        html`<li><a href="${uiPath('runs', r.id)}">${r.phase} run ${r.id}</a> — ${r.status}${
-          r.id === plan.runId ? ' (proposed this plan)' : ''
-        }</li>`,
-    )}</ul>`;
-    return c.html(signedIn(c, null, title, body), shown.status ?? 200);
-  }
+    (r) =>
+      html`<li><a href="${uiPath('runs', r.id)}">${r.phase} run ${r.id}</a> — ${r.status}${
+        r.id === plan.runId ? ' (proposed this plan)' : ''
+      }</li>`,
+  )}</ul>`;
+}
 
-  app.get('/plans/:id', guard, (c) => {
-    const done = c.req.query('done');
-    return show(c, c.req.param('id'), { notice: done && Object.hasOwn(DONE, done) ? DONE[done] : undefined });
-  });
+/** What the form asked for, checked for what the page can tell; the message of the first problem, or null. */
+function formProblem(kind: DecisionKind | null, text: string, sha256: string | undefined): string | null {
+  if (kind === null) return 'Choose a decision: approve, request changes or reject.';
+  if (kind === 'approve' && (!sha256 || !SHA256.test(sha256)))
+    return 'The approval did not say which plan text it approves (sha256).';
+  if (kind === 'reject' && !text) return 'A rejection needs a comment.';
+  if (kind === 'revise' && !text) return 'A revision needs feedback.';
+  if (text.length > LIMITS[kind]) return `That text is too long (at most ${LIMITS[kind]} characters).`;
+  return null;
+}
 
-  /** One decision from a form: checked here for what the page can tell, then by PlanDecisions. */
-  async function decideFromForm(
-    c: Context<UiEnv>,
-    id: string,
-    kind: DecisionKind | null,
-    text: string,
-    sha256: string | undefined,
-  ): Promise<Response> {
-    const viewer = c.get('viewer');
-    const draft = { kind, text };
-    if (!allows(viewer.role, 'decide')) {
-      return show(c, id, { status: 403, error: `Your role (${viewer.role}) may not decide plans.` });
-    }
-    let error: string | null = null;
-    if (kind === null) error = 'Choose a decision: approve, request changes or reject.';
-    else if (kind === 'approve' && (!sha256 || !SHA256.test(sha256)))
-      error = 'The approval did not say which plan text it approves (sha256).';
-    else if (kind === 'reject' && !text) error = 'A rejection needs a comment.';
-    else if (kind === 'revise' && !text) error = 'A revision needs feedback.';
-    else if (text.length > LIMITS[kind])
-      error = `That text is too long (at most ${LIMITS[kind]} characters).`;
-    if (error || kind === null) return show(c, id, { status: 422, error: error ?? undefined, draft });
-    try {
-      await deps.plans.decide(id, kind, {
-        identity: viewer.identity,
-        comment: text || undefined,
-        sha256: kind === 'reject' ? undefined : sha256,
-      });
-    } catch (err) {
-      if (!(err instanceof DecisionError)) throw err;
-      return show(c, id, { status: pageStatus(err), error: err.message, draft });
-    }
-    return c.redirect(`${uiPath('plans', id)}?done=${kind}`, 303);
-  }
-
-  // The decision box: one comment and a choice.
-  app.post('/plans/:id/decide', guard, (c) => {
-    const form = c.get('form');
-    const choice = field(form, 'decision');
-    const kind = CHOICES.some(([k]) => k === choice) ? (choice as DecisionKind) : null;
-    const text = (field(form, 'comment') ?? '').trim();
-    return decideFromForm(c, c.req.param('id'), kind, text, field(form, 'sha256'));
-  });
-
-  // The per-kind endpoints of the earlier page, kept as aliases of the decision box (a revision's text was
-  // sent as `feedback` there).
-  for (const kind of ['approve', 'reject', 'revise'] as const) {
-    app.post(`/plans/:id/${kind}`, guard, (c) => {
-      const form = c.get('form');
-      const text = (
-        field(form, kind === 'revise' ? 'feedback' : 'comment') ??
-        field(form, 'comment') ??
-        ''
-      ).trim();
-      return decideFromForm(c, c.req.param('id'), kind, text, field(form, 'sha256'));
+/** One decision from a form: checked here for what the page can tell, then by PlanDecisions. */
+async function decideFromForm(
+  deps: AppDeps,
+  c: Context<UiEnv>,
+  id: string,
+  draft: Draft,
+  sha256: string | undefined,
+): Promise<Response> {
+  const viewer = c.get('viewer');
+  const kind = draft.kind;
+  const barred = decideRefusal(asker(viewer));
+  if (barred)
+    return showPlan(deps, c, id, { status: 403, error: `Your role (${viewer.role}) may not decide plans.` });
+  const error = formProblem(kind, draft.text, sha256);
+  if (error || kind === null) return showPlan(deps, c, id, { status: 422, error: error ?? undefined, draft });
+  try {
+    await deps.plans.decide(id, kind, {
+      identity: viewer.identity,
+      comment: draft.text || undefined,
+      sha256: kind === 'reject' ? undefined : sha256,
     });
+  } catch (err) {
+    if (!(err instanceof DecisionError)) throw err;
+    return showPlan(deps, c, id, { status: pageStatus(err), error: err.message, draft });
   }
+  return c.redirect(`${uiPath('plans', id)}?done=${kind}`, 303);
 }
 
 const decisionWords = (kind: DecisionKind) =>
@@ -246,12 +280,14 @@ function decisionBox(
   if (closed) {
     return html`<h2 id="decide">Decide</h2><p class="hint" id="decide-closed">${closed}: it can no longer be decided.</p>`;
   }
-  if (!allows(viewer.role, 'decide')) {
-    return html`<h2 id="decide">Decide</h2><p class="hint" id="decide-closed">Your role (${viewer.role}) may read plans but not decide them.</p>`;
+  const barred = decideRefusal(asker(viewer));
+  if (barred) {
+    return html`<h2 id="decide">Decide</h2><p class="hint" id="decide-closed">${sentence(barred.reason)}</p>`;
   }
   const noApprove = cannotApprove(viewer, plan, decisions);
   const chosen = draft?.kind ?? null;
-  const approvals = decisions.filter((d) => d.kind === 'approve').length;
+  // The tally once this viewer approves too: the policy's count of who counts.
+  const withYours = approversWith(decisions, viewer.identity).length;
   return html`<h2 id="decide">Decide</h2>
 <form method="post" action="${uiPath('plans', plan.id)}/decide" class="decide" id="decide-form">
   ${csrfField(c.get('csrf'))}
@@ -266,7 +302,7 @@ function decisionBox(
         kind === 'approve'
           ? disabled
             ? html` <span class="why" id="approve-why">— not offered: ${noApprove}.</span>`
-            : html` <span class="muted">(${approvals + 1} of ${plan.approvalsRequired} approvals with yours)</span>`
+            : html` <span class="muted">(${withYours} of ${plan.approvalsRequired} approvals with yours)</span>`
           : kind === 'revise'
             ? html` <span class="muted">(a new planning round starts with your comment)</span>`
             : html` <span class="muted">(nothing is executed)</span>`

@@ -6,6 +6,7 @@ import { planTitle } from '../../domain/plan-title.js';
 import { PLAN_STATUSES, type PlanStatus, type Session } from '../../domain/types.js';
 import { type PlanSource, planSource, SourceCache } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
+import { approversOf } from '../../plans/policy.js';
 import { InvalidCursorError } from '../../store/store.js';
 import { headCommit } from '../../workspace/git.js';
 import type { UiEnv } from '../env.js';
@@ -141,7 +142,7 @@ export function queueRoutes({ app, deps, guard }: UiContext): void {
       const status = planStatusAt(plan, now);
       const pending = status === 'pending_approval';
       const why = pending ? cannotApprove(viewer, plan, decisions) : null;
-      const approvals = decisions.filter((d) => d.kind === 'approve').length;
+      const approvals = approversOf(decisions).length;
       const box = `pick-${plan.id}`;
       out.push(html`<tr data-plan="${plan.id}">
   <td>${
