@@ -9,31 +9,13 @@ import type {
   PlanSummaryJson,
 } from '../../http/contract/index.js';
 import { type ApiClient, ApiError } from '../client.js';
-import {
-  age,
-  choiceFilter,
-  clean,
-  cursorFilter,
-  dash,
-  fields,
-  type Group,
-  idFilter,
-  idPath,
-  JSON_HELP,
-  jsonOption,
-  limitFilter,
-  listCommand,
-  oneLine,
-  out,
-  printAnswer,
-  required,
-  showCommand,
-  str,
-  table,
-  terminalPlanTitle,
-  when,
-} from './common.js';
+import { JSON_HELP, jsonOption, required, str } from './args.js';
+import type { Group } from './group.js';
+import { choiceFilter, cursorFilter, idFilter, limitFilter, listCommand, showCommand } from './listing.js';
+import { clean, dash, fields, oneLine, out, printAnswer, table, terminalPlanTitle } from './output.js';
 import { deliverCommand } from './plans-deliver.js';
+import { idPath } from './request.js';
+import { age, when } from './times.js';
 
 // drydock plans list|show|approve|reject|revise: the approval queue over GET/POST /v1/plans.
 
