@@ -2,7 +2,14 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { ConversationFrame } from '../domain/frame.js';
 import { mcpServersOf } from '../domain/mcp-selection.js';
 import type { PlanRecorder } from '../domain/plan-status.js';
-import type { ConversationMessage, Question, Run, RunSettings, TokenUsage } from '../domain/types.js';
+import type {
+  ConversationMessage,
+  Question,
+  Run,
+  RunSettings,
+  Session,
+  TokenUsage,
+} from '../domain/types.js';
 import { newId } from '../ids.js';
 import { findModel, type ResolvedModel } from '../models/catalogue.js';
 import {
@@ -81,6 +88,37 @@ interface LoopContext {
 const SPEND_LIMIT_HELD =
   'the account is at its spend limit (another run met it): no request was sent; the run waits until an admin resumes it (`drydock runs resume`) or anthropic.spend_limit_wait_ms passes';
 
+/** What one reply leads to: the run's end, or the next user message; null: ask the model again. */
+type Step = { end: RunOutcome } | { next: ConversationMessage } | null;
+
+/** What the loop counts across replies: whether the phase reminded the model, pause_turn replies in a row. */
+interface InARow {
+  reminded: boolean;
+  pauses: number;
+}
+
+const failed = (error: string): Step => ({ end: { status: 'failed', error } });
+
+function isPhase(p: Phase | RunOutcome): p is Phase {
+  return p instanceof ExecutePhase || p instanceof PlanPhase;
+}
+
+/** Checked by date at every run start: a model that retired while the daemon ran is not sent a request. */
+function unusableModel(settings: RunSettings, model: ResolvedModel, now: number): RunOutcome | null {
+  const lifecycle = lifecycleMessage(settings.model, modelState(model, now));
+  if (lifecycle?.level === 'error') {
+    const error = `${lifecycle.text}. No request was sent: set the model of the session, job or trigger`;
+    return { status: 'failed', error };
+  }
+  if (!model.priced) {
+    return {
+      status: 'failed',
+      error: `no price for model ${settings.model}: add models.${settings.model}.price to the configuration (README, Models)`,
+    };
+  }
+  return null;
+}
+
 /** Replies cut off at max_tokens in a row before the run gives up. */
 const MAX_CUT_OFF_IN_A_ROW = 3;
 /** pause_turn continuations in a row before the run gives up. */
@@ -120,24 +158,14 @@ class AgentRun {
   constructor(private readonly deps: RunDeps) {}
 
   async execute(run: Run, signal: AbortSignal, from: RunStart): Promise<RunOutcome> {
-    const { store, config, events, clock } = this.deps;
+    const { store, config, clock } = this.deps;
     const session = await store.getSession(run.sessionId);
     if (!session) return { status: 'failed', error: `session ${run.sessionId} no longer exists` };
     const settings = resolveSettings(run, session, config);
     this.deps.mcp.choose(mcpServersOf(run.overrides, session.defaults));
     const model = findModel(config, settings.model);
-    // Checked by date at every run start: a model that retired while the daemon ran is not sent a request.
-    const lifecycle = lifecycleMessage(settings.model, modelState(model, clock.now()));
-    if (lifecycle?.level === 'error') {
-      const error = `${lifecycle.text}. No request was sent: set the model of the session, job or trigger`;
-      return { status: 'failed', error };
-    }
-    if (!model.priced) {
-      return {
-        status: 'failed',
-        error: `no price for model ${settings.model}: add models.${settings.model}.price to the configuration (README, Models)`,
-      };
-    }
+    const refused = unusableModel(settings, model, clock.now());
+    if (refused) return refused;
     // An execution taken from the queue that has begun before (its replica stopped or died midway) starts
     // over: a conversation of its own from the approved plan, in a worktree made again. Never from the files
     // and the conversation half a run left. A plan-phase run goes on from its stored conversation: it changed
@@ -151,25 +179,8 @@ class AgentRun {
       : (run.conversationId ?? run.id);
     await store.updateRun(run.id, { conversationId, model: settings.model, settings });
 
-    let phase: Phase;
-    if (run.phase === 'execute') {
-      const opened = await ExecutePhase.open(this.deps, run, session, signal, startOver);
-      if (!(opened instanceof ExecutePhase)) return opened;
-      phase = opened;
-    } else {
-      let workspace: Workspace;
-      try {
-        // A pull request run plans in a worktree at the PR's head, not in the clone's checkout.
-        const root = run.checkout
-          ? await checkoutPullRequest(run.checkout, checkoutPath(workRoot(config), run.id))
-          : session.workspace;
-        workspace = await Workspace.open(root, this.deps.hidden);
-      } catch (err) {
-        return { status: 'failed', error: `workspace cannot be prepared: ${(err as Error).message}` };
-      }
-      phase = new PlanPhase(this.deps, run, session, workspace, conversationId, signal);
-    }
-
+    const phase = await this.openPhase(run, session, signal, startOver, conversationId);
+    if (!isPhase(phase)) return phase;
     const messages = await store.loadConversation(conversationId);
     let frame: ConversationFrame;
     try {
@@ -187,31 +198,6 @@ class AgentRun {
       throw err;
     }
     await phase.adopt?.(frame);
-    const started = { phase: run.phase, model: settings.model, attempt: run.attempt };
-    if (!messages.some((m) => m.runId === run.id)) {
-      // This run's instruction: the first message of a new conversation, or the next user message of one
-      // that continues (a revision round), merged after the plan receipt.
-      const first: ConversationMessage = {
-        role: 'user',
-        content: [{ type: 'text', text: await phase.opening() }],
-      };
-      await store.appendMessages(conversationId, run.id, [first], clock.now());
-      messages.splice(0, messages.length, ...(await store.loadConversation(conversationId)));
-      await events.emit(run.id, 'run_started', {
-        ...started,
-        thinking: settings.request.thinking,
-        effort: settings.request.effort,
-        // Where the request differs from what was asked (a model that always thinks, a clamped max_tokens).
-        notes: settings.request.notes,
-        // The project memory file the conversation's system prompt holds (memory.ts), when it holds one.
-        ...(frame.memory ? { memory: frame.memory } : {}),
-      });
-    } else {
-      await events.emit(run.id, 'run_resumed', started);
-      const ended = await phase.endedBefore(messages);
-      if (ended) return phase.finish(ended);
-    }
-
     const state = { turns: run.turns, usage: run.usage as TokenUsage, costUsd: run.costUsd, lastTurnUsd: 0 };
     const ctx: LoopContext = {
       run,
@@ -224,25 +210,81 @@ class AgentRun {
       signal,
       refusal: null,
     };
-    let outcome: RunOutcome;
+    const ended = await this.begin(ctx, messages);
+    if (ended) return phase.finish(ended);
+    return phase.finish(await this.loopToOutcome(ctx, messages));
+  }
+
+  /** The run's phase: the execute phase in its worktree, or the plan phase in the workspace (or a PR's). */
+  private async openPhase(
+    run: Run,
+    session: Session,
+    signal: AbortSignal,
+    startOver: boolean,
+    conversationId: string,
+  ): Promise<Phase | RunOutcome> {
+    if (run.phase === 'execute') return ExecutePhase.open(this.deps, run, session, signal, startOver);
+    let workspace: Workspace;
     try {
-      outcome = await this.loop(ctx, messages);
+      // A pull request run plans in a worktree at the PR's head, not in the clone's checkout.
+      const root = run.checkout
+        ? await checkoutPullRequest(run.checkout, checkoutPath(workRoot(this.deps.config), run.id))
+        : session.workspace;
+      workspace = await Workspace.open(root, this.deps.hidden);
     } catch (err) {
-      if (err instanceof BudgetExceeded) outcome = { status: 'budget_exceeded', error: err.message };
-      else if (err instanceof ModelUnavailable) outcome = { status: 'failed', error: err.message };
-      else if (err instanceof SpendLimitReached)
-        outcome = await this.waitOnSpendLimit(ctx, err.message, err.until);
-      else {
-        // Aborts are turned into a status by the queue; the phase still settles, but not on a database
-        // that cannot be reached (the run is taken over: see RunQueue.carryOut), and not once this process
-        // lost the run (another carries it on; its writes are refused anyway).
-        if (!(err instanceof StoreUnavailableError) && !lostRun(err, signal)) {
-          await phase.finish({ status: 'failed', error: (err as Error).message });
-        }
-        throw err;
-      }
+      return { status: 'failed', error: `workspace cannot be prepared: ${(err as Error).message}` };
     }
-    return phase.finish(outcome);
+    return new PlanPhase(this.deps, run, session, workspace, conversationId, signal);
+  }
+
+  /**
+   * Starts the run's part of the conversation, or says it resumed: run_started with this run's instruction
+   * appended, or run_resumed. An outcome when the run already ended before (the phase says so).
+   */
+  private async begin(ctx: LoopContext, messages: ConversationMessage[]): Promise<RunOutcome | null> {
+    const { store, events, clock } = this.deps;
+    const { run, phase, settings, conversationId, frame } = ctx;
+    const started = { phase: run.phase, model: settings.model, attempt: run.attempt };
+    if (messages.some((m) => m.runId === run.id)) {
+      await events.emit(run.id, 'run_resumed', started);
+      return phase.endedBefore(messages);
+    }
+    // This run's instruction: the first message of a new conversation, or the next user message of one
+    // that continues (a revision round), merged after the plan receipt.
+    const first: ConversationMessage = {
+      role: 'user',
+      content: [{ type: 'text', text: await phase.opening() }],
+    };
+    await store.appendMessages(conversationId, run.id, [first], clock.now());
+    messages.splice(0, messages.length, ...(await store.loadConversation(conversationId)));
+    await events.emit(run.id, 'run_started', {
+      ...started,
+      thinking: settings.request.thinking,
+      effort: settings.request.effort,
+      // Where the request differs from what was asked (a model that always thinks, a clamped max_tokens).
+      notes: settings.request.notes,
+      // The project memory file the conversation's system prompt holds (memory.ts), when it holds one.
+      ...(frame.memory ? { memory: frame.memory } : {}),
+    });
+    return null;
+  }
+
+  /** The loop's outcome, the ways it can stop by throwing included; anything else is thrown on. */
+  private async loopToOutcome(ctx: LoopContext, messages: ConversationMessage[]): Promise<RunOutcome> {
+    try {
+      return await this.loop(ctx, messages);
+    } catch (err) {
+      if (err instanceof BudgetExceeded) return { status: 'budget_exceeded', error: err.message };
+      if (err instanceof ModelUnavailable) return { status: 'failed', error: err.message };
+      if (err instanceof SpendLimitReached) return this.waitOnSpendLimit(ctx, err.message, err.until);
+      // Aborts are turned into a status by the queue; the phase still settles, but not on a database
+      // that cannot be reached (the run is taken over: see RunQueue.carryOut), and not once this process
+      // lost the run (another carries it on; its writes are refused anyway).
+      if (!(err instanceof StoreUnavailableError) && !lostRun(err, ctx.signal)) {
+        await ctx.phase.finish({ status: 'failed', error: (err as Error).message });
+      }
+      throw err;
+    }
   }
 
   /**
@@ -258,123 +300,156 @@ class AgentRun {
    */
   private async loop(ctx: LoopContext, messages: ConversationMessage[]): Promise<RunOutcome> {
     const { store, clock } = this.deps;
-    let reminded = false;
-    let pauses = 0;
+    const row: InARow = { reminded: false, pauses: 0 };
     for (;;) {
       const last = messages[messages.length - 1]!;
       if (last.role === 'assistant') {
-        const blocks = last.content as { type: string; text?: unknown; thinking?: unknown }[];
-        const toolUses = blocks.filter((b): b is ToolUse => b.type === 'tool_use');
-        const stop = last.stopReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn');
-        let next: ConversationMessage | null = null;
-        if (stop !== 'pause_turn') pauses = 0;
-        switch (stop) {
-          case 'pause_turn':
-            if (++pauses > MAX_PAUSES_IN_A_ROW) {
-              return {
-                status: 'failed',
-                error: `the model paused its turn ${MAX_PAUSES_IN_A_ROW} times in a row`,
-              };
-            }
-            break; // asked again below, with the paused reply last
-          case 'refusal':
-            return { status: 'refused', error: refusalReason(ctx.refusal) };
-          case 'model_context_window_exceeded':
-            return {
-              status: 'failed',
-              error: `the conversation filled the context window of ${ctx.settings.model}; the run stopped with its work unfinished`,
-            };
-          case 'max_tokens': {
-            const cut = inARow(messages, 'max_tokens');
-            if (cut >= MAX_CUT_OFF_IN_A_ROW) {
-              return {
-                status: 'failed',
-                error: `the model's replies were cut off at max_tokens (${ctx.settings.maxTokens}) ${cut} times in a row`,
-              };
-            }
-            for (const use of toolUses) {
-              await this.deps.events.emit(ctx.run.id, 'tool_call_cut_off', {
-                tool: use.name,
-                tool_use_id: use.id,
-              });
-            }
-            next = {
-              role: 'user',
-              content: toolUses.length
-                ? toolUses.map((use) => ({
-                    type: 'tool_result',
-                    tool_use_id: use.id,
-                    content: CALL_CUT_OFF,
-                    is_error: true,
-                  }))
-                : [{ type: 'text', text: REPLY_CUT_OFF }],
-            };
-            break;
-          }
-          case 'tool_use':
-          case 'end_turn':
-          case 'stop_sequence': {
-            if (toolUses.length === 0) {
-              const end = await ctx.phase.endTurn(reminded);
-              if (!('remind' in end)) return end;
-              reminded = true;
-              next = { role: 'user', content: [{ type: 'text', text: end.remind }] };
-              break;
-            }
-            const end = await this.runTools(ctx, toolUses, messages, turnProse(blocks));
-            if (end === PARKED) return { status: 'awaiting_input' };
-            next = { role: 'user', content: end.results };
-            if (end.planned || end.repeated) {
-              await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
-              if (end.planned) return { status: 'planned' };
-              // The Messages API refuses any request whose conversation repeats a tool_use id ("`tool_use`
-              // ids must be unique", 400): this conversation cannot go on.
-              return {
-                status: 'failed',
-                error: `protocol error: the model's reply reused tool_use id ${JSON.stringify(end.repeated)}; that call was not run`,
-              };
-            }
-            break;
-          }
-          default:
-            return {
-              status: 'failed',
-              error: `the model stopped with a stop reason this version of drydock does not know (${stop}); nothing of that reply was run`,
-            };
-        }
-        if (next) {
-          await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
-          messages.push(next);
+        const step = await this.afterReply(ctx, messages, last, row);
+        if (step && 'end' in step) return step.end;
+        if (step) {
+          await store.appendMessages(ctx.conversationId, ctx.run.id, [step.next], clock.now());
+          messages.push(step.next);
           continue;
         }
       }
-      if (ctx.state.turns >= ctx.settings.maxTurns) {
-        return { status: 'failed', error: `reached the limit of ${ctx.settings.maxTurns} turns` };
-      }
-      const spent = ctx.state.costUsd;
-      // A turn costs about what the previous one did: do not start one that would pass the budget.
-      if (spent + ctx.state.lastTurnUsd > ctx.settings.budgetUsd) {
-        throw new BudgetExceeded(
-          `spent $${spent.toFixed(4)}; another turn (about $${ctx.state.lastTurnUsd.toFixed(4)}) would pass the budget of $${ctx.settings.budgetUsd}`,
-        );
-      }
-      const reply = await this.turn(ctx, messages);
-      // A reply continuing a paused turn is stored in the same message (see Store.appendMessages).
-      if (last.role === 'assistant' && last.stopReason === 'pause_turn') {
-        messages[messages.length - 1] = {
-          ...last,
-          content: [...last.content, ...reply.content],
-          ...(reply.stopReason ? { stopReason: reply.stopReason } : {}),
-        };
-      } else {
-        messages.push(reply);
-      }
-      if (ctx.state.costUsd > ctx.settings.budgetUsd) {
-        throw new BudgetExceeded(
-          `spent $${ctx.state.costUsd.toFixed(4)}, over the budget of $${ctx.settings.budgetUsd}`,
-        );
-      }
+      const end = await this.nextTurn(ctx, messages, last);
+      if (end) return end;
     }
+  }
+
+  /**
+   * What the newest reply's stop reason leads to: the run's end, the next user message (tool results, a
+   * reminder, a note that the reply was cut off), or null to ask the model again (pause_turn).
+   */
+  private async afterReply(
+    ctx: LoopContext,
+    messages: ConversationMessage[],
+    last: ConversationMessage,
+    row: InARow,
+  ): Promise<Step> {
+    const blocks = last.content as { type: string; text?: unknown; thinking?: unknown }[];
+    const toolUses = blocks.filter((b): b is ToolUse => b.type === 'tool_use');
+    const stop = last.stopReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn');
+    if (stop !== 'pause_turn') row.pauses = 0;
+    switch (stop) {
+      case 'pause_turn':
+        if (++row.pauses > MAX_PAUSES_IN_A_ROW) {
+          return failed(`the model paused its turn ${MAX_PAUSES_IN_A_ROW} times in a row`);
+        }
+        return null; // asked again, with the paused reply last
+      case 'refusal':
+        return { end: { status: 'refused', error: refusalReason(ctx.refusal) } };
+      case 'model_context_window_exceeded':
+        return failed(
+          `the conversation filled the context window of ${ctx.settings.model}; the run stopped with its work unfinished`,
+        );
+      case 'max_tokens':
+        return this.cutOff(ctx, messages, toolUses);
+      case 'tool_use':
+      case 'end_turn':
+      case 'stop_sequence': {
+        if (toolUses.length === 0) {
+          const end = await ctx.phase.endTurn(row.reminded);
+          if (!('remind' in end)) return { end };
+          row.reminded = true;
+          return { next: { role: 'user', content: [{ type: 'text', text: end.remind }] } };
+        }
+        return this.afterTools(ctx, messages, toolUses, turnProse(blocks));
+      }
+      default:
+        return failed(
+          `the model stopped with a stop reason this version of drydock does not know (${stop}); nothing of that reply was run`,
+        );
+    }
+  }
+
+  /**
+   * max_tokens: nothing of the reply runs (a call cut off has an incomplete input); the model is told, and a
+   * run cut off MAX_CUT_OFF_IN_A_ROW times in a row fails.
+   */
+  private async cutOff(
+    ctx: LoopContext,
+    messages: ConversationMessage[],
+    toolUses: ToolUse[],
+  ): Promise<Step> {
+    const cut = inARow(messages, 'max_tokens');
+    if (cut >= MAX_CUT_OFF_IN_A_ROW) {
+      return failed(
+        `the model's replies were cut off at max_tokens (${ctx.settings.maxTokens}) ${cut} times in a row`,
+      );
+    }
+    for (const use of toolUses) {
+      await this.deps.events.emit(ctx.run.id, 'tool_call_cut_off', { tool: use.name, tool_use_id: use.id });
+    }
+    return {
+      next: {
+        role: 'user',
+        content: toolUses.length
+          ? toolUses.map((use) => ({
+              type: 'tool_result',
+              tool_use_id: use.id,
+              content: CALL_CUT_OFF,
+              is_error: true,
+            }))
+          : [{ type: 'text', text: REPLY_CUT_OFF }],
+      },
+    };
+  }
+
+  /** The reply's tool calls run; their results are the next message, unless the run parks, planned or failed. */
+  private async afterTools(
+    ctx: LoopContext,
+    messages: ConversationMessage[],
+    toolUses: ToolUse[],
+    prose: TurnProse,
+  ): Promise<Step> {
+    const { store, clock } = this.deps;
+    const end = await this.runTools(ctx, toolUses, messages, prose);
+    if (end === PARKED) return { end: { status: 'awaiting_input' } };
+    const next: ConversationMessage = { role: 'user', content: end.results };
+    if (!end.planned && !end.repeated) return { next };
+    await store.appendMessages(ctx.conversationId, ctx.run.id, [next], clock.now());
+    if (end.planned) return { end: { status: 'planned' } };
+    // The Messages API refuses any request whose conversation repeats a tool_use id ("`tool_use`
+    // ids must be unique", 400): this conversation cannot go on.
+    return failed(
+      `protocol error: the model's reply reused tool_use id ${JSON.stringify(end.repeated)}; that call was not run`,
+    );
+  }
+
+  /** Asks the model for the next turn within the turn limit and the budget, and adds its reply. */
+  private async nextTurn(
+    ctx: LoopContext,
+    messages: ConversationMessage[],
+    last: ConversationMessage,
+  ): Promise<RunOutcome | null> {
+    if (ctx.state.turns >= ctx.settings.maxTurns) {
+      return { status: 'failed', error: `reached the limit of ${ctx.settings.maxTurns} turns` };
+    }
+    const spent = ctx.state.costUsd;
+    // A turn costs about what the previous one did: do not start one that would pass the budget.
+    if (spent + ctx.state.lastTurnUsd > ctx.settings.budgetUsd) {
+      throw new BudgetExceeded(
+        `spent $${spent.toFixed(4)}; another turn (about $${ctx.state.lastTurnUsd.toFixed(4)}) would pass the budget of $${ctx.settings.budgetUsd}`,
+      );
+    }
+    const reply = await this.turn(ctx, messages);
+    // A reply continuing a paused turn is stored in the same message (see Store.appendMessages).
+    if (last.role === 'assistant' && last.stopReason === 'pause_turn') {
+      messages[messages.length - 1] = {
+        ...last,
+        content: [...last.content, ...reply.content],
+        ...(reply.stopReason ? { stopReason: reply.stopReason } : {}),
+      };
+    } else {
+      messages.push(reply);
+    }
+    if (ctx.state.costUsd > ctx.settings.budgetUsd) {
+      throw new BudgetExceeded(
+        `spent $${ctx.state.costUsd.toFixed(4)}, over the budget of $${ctx.settings.budgetUsd}`,
+      );
+    }
+    return null;
   }
 
   /**

@@ -273,16 +273,11 @@ export class Sandbox implements Isolation {
     return `commands run in a bubblewrap sandbox as uid ${this.runAs.uid} (the daemon runs as root: run it as an unprivileged user instead)`;
   }
 
-  /** The argv that runs `command` with /bin/bash inside the sandbox. */
-  wrap(c: Confinement, command: string): string[] {
-    return this.wrapArgv(c, ['/bin/bash', '-c', command]);
-  }
-
-  /** The argv that runs `argv` (an absolute program and its arguments) inside the sandbox. */
-  wrapArgv(c: Confinement, argv: readonly string[], env: Readonly<Record<string, string>> = {}): string[] {
+  /** bwrap and the namespaces, capabilities and file systems every sandbox has, before its own mounts. */
+  #namespaces(): string[] {
     const tmp = this.runAs ? ['--perms', '1777'] : [];
     const home = this.runAs ? ['--perms', '0777'] : [];
-    const args = [
+    return [
       this.#bwrap,
       '--die-with-parent',
       '--new-session',
@@ -320,6 +315,14 @@ export class Sandbox implements Isolation {
       '/var/tmp',
       ...this.#extra,
     ];
+  }
+
+  /**
+   * The confinement's own mounts: read-only and writable paths, the egress proxy's, and the hidden paths
+   * covered wherever they lie under something mounted.
+   */
+  #mounts(c: Confinement): string[] {
+    const args: string[] = [];
     const readOnly = c.readOnly.map((p) => resolve(p));
     const writable = c.writable.map((p) => resolve(p));
     for (const p of readOnly) args.push('--ro-bind', p, p);
@@ -335,6 +338,17 @@ export class Sandbox implements Isolation {
       for (const p of readOnly) if (within(h, p)) args.push('--ro-bind', p, p);
       for (const p of writable) if (within(h, p)) args.push('--bind', p, p);
     }
+    return args;
+  }
+
+  /** The argv that runs `command` with /bin/bash inside the sandbox. */
+  wrap(c: Confinement, command: string): string[] {
+    return this.wrapArgv(c, ['/bin/bash', '-c', command]);
+  }
+
+  /** The argv that runs `argv` (an absolute program and its arguments) inside the sandbox. */
+  wrapArgv(c: Confinement, argv: readonly string[], env: Readonly<Record<string, string>> = {}): string[] {
+    const args = [...this.#namespaces(), ...this.#mounts(c)];
     if (this.runAs) args.push(...openParents(args));
     // bwrap enters the directory after dropping its capabilities; as root it may not enter a directory
     // handed to the command's uid (0700), so the command enters it itself, once it is that uid.

@@ -101,76 +101,99 @@ export function checkAnswers(
   for (const key of Object.keys(answers)) {
     if (!byText.has(key)) return { ok: false, error: `unknown question ${JSON.stringify(key)}` };
   }
-
   const entries: [string, string | string[]][] = [];
   for (const q of questions.questions) {
-    const name = JSON.stringify(q.question);
-    if (!Object.hasOwn(answers, q.question)) return { ok: false, error: `question ${name} is not answered` };
-    const answer = answers[q.question];
-    const labels = new Set(q.options.map((o) => o.label));
-    const choices = q.options.map((o) => JSON.stringify(o.label)).join(', ');
-    /** One answer, trimmed; an error when it is not a non-blank string of bounded length. */
-    const one = (a: unknown): Parsed<string> => {
-      if (typeof a !== 'string') {
-        return {
-          ok: false,
-          error: `${JSON.stringify(a) ?? String(a)} is not a valid answer to question ${name}: give an option label (${choices}) or your own text`,
-        };
-      }
-      const text = a.trim();
-      if (text === '') {
-        return {
-          ok: false,
-          error: `question ${name} has a blank answer: give an option label (${choices}) or your own text`,
-        };
-      }
-      if (!labels.has(text) && text.length > MAX_FREE_TEXT_CHARS) {
-        return {
-          ok: false,
-          error: `the answer to question ${name} is longer than ${MAX_FREE_TEXT_CHARS} characters`,
-        };
-      }
-      return { ok: true, value: text };
-    };
-    if (q.multiSelect) {
-      if (!Array.isArray(answer) || answer.length === 0) {
-        return {
-          ok: false,
-          error: `question ${name} takes a non-empty array of answers (option labels from ${choices}, and at most one text of your own)`,
-        };
-      }
-      const picked: string[] = [];
-      let ownText: string | undefined;
-      for (const a of answer) {
-        const checked = one(a);
-        if (!checked.ok) return checked;
-        const text = checked.value;
-        if (picked.includes(text))
-          return { ok: false, error: `${JSON.stringify(text)} is chosen twice for question ${name}` };
-        if (!labels.has(text)) {
-          if (ownText !== undefined) {
-            return {
-              ok: false,
-              error: `question ${name} takes at most one answer of your own besides its options (${choices}); got ${JSON.stringify(ownText)} and ${JSON.stringify(text)}`,
-            };
-          }
-          ownText = text;
-        }
-        picked.push(text);
-      }
-      entries.push([q.question, picked]);
-    } else {
-      if (Array.isArray(answer)) {
-        return {
-          ok: false,
-          error: `question ${name} takes one answer as a string: an option label (${choices}) or your own text`,
-        };
-      }
-      const checked = one(answer);
-      if (!checked.ok) return checked;
-      entries.push([q.question, checked.value]);
+    if (!Object.hasOwn(answers, q.question)) {
+      return { ok: false, error: `question ${JSON.stringify(q.question)} is not answered` };
     }
+    const asked = askedOf(q);
+    const checked = q.multiSelect
+      ? checkMany(asked, answers[q.question])
+      : checkSingle(asked, answers[q.question]);
+    if (!checked.ok) return checked;
+    entries.push([q.question, checked.value]);
   }
   // fromEntries defines own properties, so a question text such as "__proto__" cannot reach the prototype.
   return { ok: true, value: Object.fromEntries(entries) };
+}
+
+/** One question as its answers are checked: its name (quoted), its option labels, and them listed. */
+interface Asked {
+  name: string;
+  labels: Set<string>;
+  choices: string;
+}
+
+function askedOf(q: AskUserQuestionInput['questions'][number]): Asked {
+  return {
+    name: JSON.stringify(q.question),
+    labels: new Set(q.options.map((o) => o.label)),
+    choices: q.options.map((o) => JSON.stringify(o.label)).join(', '),
+  };
+}
+
+/** One answer, trimmed; an error when it is not a non-blank string of bounded length. */
+function checkOne({ name, labels, choices }: Asked, a: unknown): Parsed<string> {
+  if (typeof a !== 'string') {
+    return {
+      ok: false,
+      error: `${JSON.stringify(a) ?? String(a)} is not a valid answer to question ${name}: give an option label (${choices}) or your own text`,
+    };
+  }
+  const text = a.trim();
+  if (text === '') {
+    return {
+      ok: false,
+      error: `question ${name} has a blank answer: give an option label (${choices}) or your own text`,
+    };
+  }
+  if (!labels.has(text) && text.length > MAX_FREE_TEXT_CHARS) {
+    return {
+      ok: false,
+      error: `the answer to question ${name} is longer than ${MAX_FREE_TEXT_CHARS} characters`,
+    };
+  }
+  return { ok: true, value: text };
+}
+
+/** The answer to a single-choice question: one string. */
+function checkSingle(asked: Asked, answer: unknown): Parsed<string> {
+  if (Array.isArray(answer)) {
+    return {
+      ok: false,
+      error: `question ${asked.name} takes one answer as a string: an option label (${asked.choices}) or your own text`,
+    };
+  }
+  return checkOne(asked, answer);
+}
+
+/** The answer to a multiSelect question: distinct strings, options and at most one text of the person's own. */
+function checkMany(asked: Asked, answer: unknown): Parsed<string[]> {
+  const { name, labels, choices } = asked;
+  if (!Array.isArray(answer) || answer.length === 0) {
+    return {
+      ok: false,
+      error: `question ${name} takes a non-empty array of answers (option labels from ${choices}, and at most one text of your own)`,
+    };
+  }
+  const picked: string[] = [];
+  let ownText: string | undefined;
+  for (const a of answer) {
+    const checked = checkOne(asked, a);
+    if (!checked.ok) return checked;
+    const text = checked.value;
+    if (picked.includes(text))
+      return { ok: false, error: `${JSON.stringify(text)} is chosen twice for question ${name}` };
+    if (!labels.has(text)) {
+      if (ownText !== undefined) {
+        return {
+          ok: false,
+          error: `question ${name} takes at most one answer of your own besides its options (${choices}); got ${JSON.stringify(ownText)} and ${JSON.stringify(text)}`,
+        };
+      }
+      ownText = text;
+    }
+    picked.push(text);
+  }
+  return { ok: true, value: picked };
 }

@@ -57,35 +57,8 @@ export function createApi(deps: AppDeps, mountBeside: (app: Hono<Env>) => void =
     return c.json(openapi);
   });
   app.get('/readyz', async (c) => {
-    const checks = { store: false, scheduler: deps.scheduler.isRunning };
-    try {
-      const v = await deps.store.schemaVersion();
-      checks.store = v.current === v.latest;
-    } catch {
-      checks.store = false;
-    }
-    const ready = checks.store && checks.scheduler;
-    // Where the execute phase's commands run: bwrap, off (unconfined) or unavailable (Bash refuses).
-    const sandbox = deps.sandbox ? { sandbox: deps.sandbox.state } : {};
-    // The daemon serves without a model key (plans, approvals and history stay readable), but runs fail.
-    const model = {
-      id: deps.config.anthropic.model,
-      configured: deps.modelConfigured ?? deps.config.anthropic.api_key !== null,
-    };
-    const replica = deps.replica !== undefined ? { replica: deps.replica } : {};
-    // Warnings leave the daemon ready: the default model retiring within 30 days, or retired since start.
-    const warnings = modelLifecycleWarnings(deps.config, deps.config.anthropic.model, deps.clock.now());
-    return c.json(
-      {
-        status: ready ? 'ready' : 'not_ready',
-        checks,
-        ...sandbox,
-        model,
-        ...replica,
-        ...(warnings.length ? { warnings } : {}),
-      },
-      ready ? 200 : 503,
-    );
+    const { body, ready } = await readiness(deps);
+    return c.json(body, ready ? 200 : 503);
   });
 
   mountBeside(app);
@@ -102,6 +75,43 @@ export function createApi(deps: AppDeps, mountBeside: (app: Hono<Env>) => void =
     return c.body(await metrics.registry.metrics(), 200, { 'content-type': metrics.registry.contentType });
   });
 
+  app.route('/v1', v1Routes(deps));
+  return app;
+}
+
+/** What GET /readyz answers: the store's schema and the scheduler, with what serving depends on. */
+async function readiness(deps: AppDeps): Promise<{ body: Record<string, unknown>; ready: boolean }> {
+  const checks = { store: false, scheduler: deps.scheduler.isRunning };
+  try {
+    const v = await deps.store.schemaVersion();
+    checks.store = v.current === v.latest;
+  } catch {
+    checks.store = false;
+  }
+  const ready = checks.store && checks.scheduler;
+  // Where the execute phase's commands run: bwrap, off (unconfined) or unavailable (Bash refuses).
+  const sandbox = deps.sandbox ? { sandbox: deps.sandbox.state } : {};
+  // The daemon serves without a model key (plans, approvals and history stay readable), but runs fail.
+  const model = {
+    id: deps.config.anthropic.model,
+    configured: deps.modelConfigured ?? deps.config.anthropic.api_key !== null,
+  };
+  const replica = deps.replica !== undefined ? { replica: deps.replica } : {};
+  // Warnings leave the daemon ready: the default model retiring within 30 days, or retired since start.
+  const warnings = modelLifecycleWarnings(deps.config, deps.config.anthropic.model, deps.clock.now());
+  const body = {
+    status: ready ? 'ready' : 'not_ready',
+    checks,
+    ...sandbox,
+    model,
+    ...replica,
+    ...(warnings.length ? { warnings } : {}),
+  };
+  return { body, ready };
+}
+
+/** /v1: the API, every route behind an API token and the request body cap. */
+function v1Routes(deps: AppDeps): Hono<Env> {
   const api = new Hono<Env>();
   api.use(authenticate(deps.store));
   api.use(bodyCap(deps.config.server.body_limit_bytes, 'request body'));
@@ -115,6 +125,5 @@ export function createApi(deps: AppDeps, mountBeside: (app: Hono<Env>) => void =
   api.route('/triggers', triggerRoutes(deps));
   api.route('/deliveries', deliveryRoutes(deps));
   api.route('/notifications', notificationRoutes(deps));
-  app.route('/v1', api);
-  return app;
+  return api;
 }

@@ -499,61 +499,94 @@ export function shapeThinking(
 ): ThinkingShape {
   const notes: string[] = [];
   const cap = model.max_output_tokens;
-  let maxTokens = Math.min(asked.maxTokens, cap);
+  const maxTokens = Math.min(asked.maxTokens, cap);
   if (maxTokens < asked.maxTokens) notes.push(`max_tokens lowered to ${cap}, the output cap of ${model.id}`);
-  let effort = asked.effort;
-  const accepts = (t: ThinkingType) => model.thinking.includes(t);
-  let thinking: ThinkingShape['thinking'];
-
-  const budgeted = (budget: number): ThinkingShape['thinking'] => {
-    // The API wants budget_tokens >= 1024 and below max_tokens.
-    let b = Math.max(MIN_THINKING_BUDGET, budget);
-    if (b + 1024 > maxTokens) {
-      const raised = Math.min(cap, b + 1024);
-      if (raised > maxTokens) notes.push(`max_tokens raised to ${raised} to stay above the thinking budget`);
-      maxTokens = raised;
-    }
-    if (b >= maxTokens) {
-      b = maxTokens - 1024;
-      notes.push(`thinking budget lowered to ${b} to stay below the output cap of ${model.id} (${cap})`);
-    }
-    return { type: 'enabled', budget_tokens: b };
-  };
-  const none = (why: string): undefined => {
-    notes.push(`${model.id} ${why}; no thinking setting is sent`);
-    return undefined;
-  };
-
-  // Each wish goes to the closest thinking type the model accepts, or to none at all (the model's default).
-  if (model.thinking.length === 0) {
-    if (asked.thinking !== 'off') notes.push(`${model.id}: no thinking settings are sent to this model`);
-  } else if (asked.thinking === 'off') {
-    if (accepts('disabled')) thinking = { type: 'disabled' };
-    else if (accepts('between_tools')) thinking = { type: 'between_tools' };
-    else if (accepts('adaptive')) {
-      thinking = { type: 'adaptive' };
-      effort = model.efforts[0] ?? null;
-      notes.push(
-        `${model.id} always thinks; thinking "off" runs adaptive thinking at ${effort ?? 'its default'} effort`,
-      );
-    } else thinking = none('cannot turn thinking off');
-  } else if (asked.thinking === 'adaptive') {
-    if (accepts('adaptive')) thinking = { type: 'adaptive' };
-    else if (accepts('enabled')) thinking = budgeted(DEFAULT_THINKING_BUDGET);
-    else thinking = none('has no adaptive thinking and no thinking budget');
-  } else if (accepts('enabled')) {
-    thinking = budgeted(asked.thinking.budget_tokens);
-  } else if (accepts('adaptive')) {
-    thinking = { type: 'adaptive' };
-    notes.push(
-      `${model.id} takes no thinking budget; budget_tokens ${asked.thinking.budget_tokens} runs adaptive thinking${effort ? ` at ${effort} effort` : ''} instead`,
-    );
-  } else thinking = none('takes no thinking budget');
+  const st: Shaping = { model, notes, maxTokens, effort: asked.effort };
+  const thinking = chooseThinking(st, asked.thinking);
   if (thinking && model.display && (thinking.type === 'adaptive' || thinking.type === 'enabled')) {
     thinking.display = 'summarized';
   }
-  // With thinking off some models take effort up to a level only (Sonnet 5.5 between_tools, Haiku 5.5 and
-  // Opus 5 disabled: high).
+  capEffortWithThinkingOff(st, thinking);
+  const output_config = effortConfig(st);
+  return {
+    ...(thinking ? { thinking } : {}),
+    ...(output_config ? { output_config } : {}),
+    max_tokens: st.maxTokens,
+    notes,
+  };
+}
+
+/** What shapeThinking works on: the model, the notes said so far, and max_tokens and effort as they stand. */
+interface Shaping {
+  model: ModelSpec;
+  notes: string[];
+  maxTokens: number;
+  effort: Effort | null;
+}
+
+/** Each wish goes to the closest thinking type the model accepts, or to none at all (the model's default). */
+function chooseThinking(st: Shaping, wish: ThinkingOption): ThinkingShape['thinking'] {
+  const { model, notes } = st;
+  const accepts = (t: ThinkingType) => model.thinking.includes(t);
+  if (model.thinking.length === 0) {
+    if (wish !== 'off') notes.push(`${model.id}: no thinking settings are sent to this model`);
+    return undefined;
+  }
+  if (wish === 'off') {
+    if (accepts('disabled')) return { type: 'disabled' };
+    if (accepts('between_tools')) return { type: 'between_tools' };
+    if (accepts('adaptive')) {
+      st.effort = model.efforts[0] ?? null;
+      notes.push(
+        `${model.id} always thinks; thinking "off" runs adaptive thinking at ${st.effort ?? 'its default'} effort`,
+      );
+      return { type: 'adaptive' };
+    }
+    return noThinking(st, 'cannot turn thinking off');
+  }
+  if (wish === 'adaptive') {
+    if (accepts('adaptive')) return { type: 'adaptive' };
+    if (accepts('enabled')) return budgeted(st, DEFAULT_THINKING_BUDGET);
+    return noThinking(st, 'has no adaptive thinking and no thinking budget');
+  }
+  if (accepts('enabled')) return budgeted(st, wish.budget_tokens);
+  if (accepts('adaptive')) {
+    notes.push(
+      `${model.id} takes no thinking budget; budget_tokens ${wish.budget_tokens} runs adaptive thinking${st.effort ? ` at ${st.effort} effort` : ''} instead`,
+    );
+    return { type: 'adaptive' };
+  }
+  return noThinking(st, 'takes no thinking budget');
+}
+
+/** Thinking with a budget; the API wants budget_tokens >= 1024 and below max_tokens. */
+function budgeted(st: Shaping, budget: number): ThinkingShape['thinking'] {
+  const { model, notes } = st;
+  const cap = model.max_output_tokens;
+  let b = Math.max(MIN_THINKING_BUDGET, budget);
+  if (b + 1024 > st.maxTokens) {
+    const raised = Math.min(cap, b + 1024);
+    if (raised > st.maxTokens) notes.push(`max_tokens raised to ${raised} to stay above the thinking budget`);
+    st.maxTokens = raised;
+  }
+  if (b >= st.maxTokens) {
+    b = st.maxTokens - 1024;
+    notes.push(`thinking budget lowered to ${b} to stay below the output cap of ${model.id} (${cap})`);
+  }
+  return { type: 'enabled', budget_tokens: b };
+}
+
+function noThinking(st: Shaping, why: string): undefined {
+  st.notes.push(`${st.model.id} ${why}; no thinking setting is sent`);
+  return undefined;
+}
+
+/**
+ * With thinking off some models take effort up to a level only (Sonnet 5.5 between_tools, Haiku 5.5 and
+ * Opus 5 disabled: high).
+ */
+function capEffortWithThinkingOff(st: Shaping, thinking: ThinkingShape['thinking']): void {
+  const { model, effort } = st;
   const offCap = model.off_max_effort;
   if (
     offCap &&
@@ -561,29 +594,25 @@ export function shapeThinking(
     effort &&
     EFFORTS.indexOf(effort) > EFFORTS.indexOf(offCap)
   ) {
-    notes.push(
+    st.notes.push(
       `${model.id} takes effort ${offCap} at most with thinking off; ${offCap} is used instead of ${effort}`,
     );
-    effort = offCap;
+    st.effort = offCap;
   }
-  let output_config: ThinkingShape['output_config'];
-  if (effort) {
-    if (model.efforts.includes(effort)) output_config = { effort };
-    else if (model.efforts.length > 0) {
-      const highest = model.efforts[model.efforts.length - 1]!;
-      const chosen = effort === 'xhigh' || effort === 'max' ? highest : model.efforts[0]!;
-      output_config = { effort: chosen };
-      notes.push(`${model.id} has no ${effort} effort; ${chosen} is used`);
-    } else {
-      notes.push(`${model.id} takes no effort setting; effort ${effort} is not sent`);
-    }
+}
+
+/** The effort asked for, or the closest one the model has; none when nothing was asked or it takes none. */
+function effortConfig({ model, notes, effort }: Shaping): ThinkingShape['output_config'] {
+  if (!effort) return undefined;
+  if (model.efforts.includes(effort)) return { effort };
+  if (model.efforts.length > 0) {
+    const highest = model.efforts[model.efforts.length - 1]!;
+    const chosen = effort === 'xhigh' || effort === 'max' ? highest : model.efforts[0]!;
+    notes.push(`${model.id} has no ${effort} effort; ${chosen} is used`);
+    return { effort: chosen };
   }
-  return {
-    ...(thinking ? { thinking } : {}),
-    ...(output_config ? { output_config } : {}),
-    max_tokens: maxTokens,
-    notes,
-  };
+  notes.push(`${model.id} takes no effort setting; effort ${effort} is not sent`);
+  return undefined;
 }
 
 /** The price of one request: the long-prompt band when the prompt is above its threshold. */

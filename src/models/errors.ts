@@ -52,83 +52,7 @@ export function classifyModelError(err: unknown, model: string): ModelFailure {
       retryAfterMs: null,
     };
   }
-  if (err instanceof Anthropic.APIError) {
-    const body = err.error as { error?: { type?: string; message?: string } } | undefined;
-    const type = body?.error?.type ?? err.type ?? null;
-    const message = body?.error?.message ?? err.apiMessage ?? err.message;
-    const what = `${err.status ?? 'stream'}${type ? ` ${type}` : ''}: ${message}`;
-    const retryAfterMs = retryAfter(err.headers);
-    switch (err.status) {
-      case undefined:
-        // An `error` event in the middle of the stream.
-        return TRANSIENT_TYPES.has(type ?? '')
-          ? {
-              retry: true,
-              kind: streamKind(type),
-              reason: `the reply broke off mid-stream (${what})`,
-              retryAfterMs,
-            }
-          : {
-              retry: false,
-              kind: streamKind(type),
-              reason: `the reply broke off mid-stream (${what})`,
-              retryAfterMs: null,
-            };
-      case 400:
-        if (isSpendLimit(err)) return spendLimit(what);
-        return {
-          retry: false,
-          kind: 'invalid_request',
-          reason: `the Messages API refused the request (${what}); a setting the model ${model} does not accept, or a drydock bug: check the model's thinking and effort settings (README, Models)`,
-          retryAfterMs: null,
-        };
-      case 401:
-        return {
-          retry: false,
-          kind: 'auth',
-          reason: `the API key was refused (${what}): set ANTHROPIC_API_KEY (or anthropic.api_key) to a valid key`,
-          retryAfterMs: null,
-        };
-      case 403:
-        return {
-          retry: false,
-          kind: 'permission',
-          reason: `the API key may not use ${model} (${what}): check the key's workspace and model access`,
-          retryAfterMs: null,
-        };
-      case 404:
-        return {
-          retry: false,
-          kind: 'not_found',
-          reason: `the model ${model} was not found (${what}): check anthropic.model, or the session's or job's model (README, Models)`,
-          retryAfterMs: null,
-        };
-      case 413:
-        return {
-          retry: false,
-          kind: 'request_too_large',
-          reason: `the request is too large for the Messages API (${what})`,
-          retryAfterMs: null,
-        };
-      default:
-        if (isSpendLimit(err)) return spendLimit(what);
-        if (err.status === 408 || err.status === 409 || err.status === 429 || err.status >= 500) {
-          const kind =
-            err.status === 429
-              ? 'rate limited'
-              : err.status === 529
-                ? 'the API is overloaded'
-                : 'the API failed';
-          return { retry: true, kind: statusKind(err.status), reason: `${kind} (${what})`, retryAfterMs };
-        }
-        return {
-          retry: false,
-          kind: 'api_error',
-          reason: `the Messages API answered ${what}`,
-          retryAfterMs: null,
-        };
-    }
-  }
+  if (err instanceof Anthropic.APIError) return classifyApiError(err, model);
   // The SDK's own errors (a stream that ended before message_stop) and a connection lost in the middle of the
   // reply (undici: TypeError "terminated", socket error codes): the stored conversation is untouched, so the
   // turn can be asked again. Anything else is a bug, not the network: not retried.
@@ -145,6 +69,93 @@ export function classifyModelError(err: unknown, model: string): ModelFailure {
     retry: false,
     kind: 'unexpected',
     reason: `an unexpected error while reading the model's reply (${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)})`,
+    retryAfterMs: null,
+  };
+}
+
+type ApiError = InstanceType<typeof Anthropic.APIError>;
+
+/** An error the Messages API answered (an HTTP status), or sent in the middle of the stream (no status). */
+function classifyApiError(err: ApiError, model: string): ModelFailure {
+  const body = err.error as { error?: { type?: string; message?: string } } | undefined;
+  const type = body?.error?.type ?? err.type ?? null;
+  const message = body?.error?.message ?? err.apiMessage ?? err.message;
+  const what = `${err.status ?? 'stream'}${type ? ` ${type}` : ''}: ${message}`;
+  const retryAfterMs = retryAfter(err.headers);
+  switch (err.status) {
+    case undefined:
+      // An `error` event in the middle of the stream.
+      return streamFailure(type, what, retryAfterMs);
+    case 400:
+      if (isSpendLimit(err)) return spendLimit(what);
+      return {
+        retry: false,
+        kind: 'invalid_request',
+        reason: `the Messages API refused the request (${what}); a setting the model ${model} does not accept, or a drydock bug: check the model's thinking and effort settings (README, Models)`,
+        retryAfterMs: null,
+      };
+    case 401:
+      return {
+        retry: false,
+        kind: 'auth',
+        reason: `the API key was refused (${what}): set ANTHROPIC_API_KEY (or anthropic.api_key) to a valid key`,
+        retryAfterMs: null,
+      };
+    case 403:
+      return {
+        retry: false,
+        kind: 'permission',
+        reason: `the API key may not use ${model} (${what}): check the key's workspace and model access`,
+        retryAfterMs: null,
+      };
+    case 404:
+      return {
+        retry: false,
+        kind: 'not_found',
+        reason: `the model ${model} was not found (${what}): check anthropic.model, or the session's or job's model (README, Models)`,
+        retryAfterMs: null,
+      };
+    case 413:
+      return {
+        retry: false,
+        kind: 'request_too_large',
+        reason: `the request is too large for the Messages API (${what})`,
+        retryAfterMs: null,
+      };
+    default:
+      return otherStatus(err, err.status, what, retryAfterMs);
+  }
+}
+
+/** An `error` event in the middle of the stream: retried when its type is a transient one. */
+function streamFailure(type: string | null, what: string, retryAfterMs: number | null): ModelFailure {
+  return TRANSIENT_TYPES.has(type ?? '')
+    ? {
+        retry: true,
+        kind: streamKind(type),
+        reason: `the reply broke off mid-stream (${what})`,
+        retryAfterMs,
+      }
+    : {
+        retry: false,
+        kind: streamKind(type),
+        reason: `the reply broke off mid-stream (${what})`,
+        retryAfterMs: null,
+      };
+}
+
+/** A status with no case of its own: retried when it is a timeout, a conflict, a rate limit or a 5xx. */
+function otherStatus(err: ApiError, status: number, what: string, retryAfterMs: number | null): ModelFailure {
+  if (isSpendLimit(err)) return spendLimit(what);
+  if (status === 408 || status === 409 || status === 429 || status >= 500) {
+    const kind =
+      status === 429 ? 'rate limited' : status === 529 ? 'the API is overloaded' : 'the API failed';
+    return { retry: true, kind: statusKind(status), reason: `${kind} (${what})`, retryAfterMs };
+  }
+  return {
+    retry: false,
+    kind: 'api_error',
+    reason: `the Messages API answered ${what}`,
     retryAfterMs: null,
   };
 }

@@ -453,52 +453,82 @@ export class RunQueue {
   }
 
   private async carryOut(run: Queued, from: RunStart, abort: AbortController, fence: Fence): Promise<void> {
-    const { store, clock, logger, events } = this.opts;
+    const { store, clock } = this.opts;
     const fresh = await this.despiteOutage(run.id, () => store.getRun(run.id));
     if (!fresh) return;
-    let outcome: RunOutcome;
+    let outcome: RunOutcome | null;
     const began = clock.now();
     const hold: Hold = { fence, signal: abort.signal, lost: () => this.lost(fence) };
     try {
       outcome = await this.opts.executor.execute(fresh, hold, from);
     } catch (err) {
       this.claimed.delete(run.id);
-      const reason = abort.signal.aborted ? abort.signal.reason : null;
-      // Another process carries it on: nothing more of this one is written.
-      if (err instanceof FencedError || (reason instanceof RunAborted && reason.kind === 'lease')) return;
-      if (reason instanceof RunAborted && reason.kind === 'shutdown') {
-        // Back to the queue, attempt unchanged: stopping a replica is no fault of the run's.
-        const interrupted = events.withMove('run_interrupted', () => ({
-          retrying: true,
-          attempt: fresh.attempt,
-        }));
-        if (await store.transitionRun(run.id, ['running'], 'queued', { fence, receipt: interrupted })) {
-          logger.info({ run_id: run.id }, 'run handed back to the queue: the daemon is stopping');
-        }
-        return;
-      }
-      if (
-        err instanceof StoreUnavailableError &&
-        !(reason instanceof RunAborted && reason.kind === 'cancel')
-      ) {
-        // The run's own writes met a database outage longer than they wait (OUTAGE_WAIT_MS): what it did is
-        // not all recorded, so no outcome is written. Its claim is no longer renewed: once the database
-        // answers and the lease has run out, a replica (this one, or another) takes it over, its one retry
-        // from what was stored.
-        // The outage itself is the one warning (logged by the store); this names the run it cost.
-        logger.info(
-          { run_id: run.id, err },
-          'run cut off by a database outage: it is taken over once the database answers and its lease runs out',
-        );
-        return;
-      }
-      outcome =
-        reason instanceof RunAborted
-          ? { status: 'canceled', error: reason.message }
-          : { status: 'failed', error: describe(err) };
+      outcome = await this.thrownOutcome(fresh, fence, abort.signal, err);
+      if (outcome === null) return;
     }
     // Done with it: the store clears the claim now, and a renewal in flight must not take that for a loss.
     this.claimed.delete(run.id);
+    if (!(await this.settle(run, outcome, fence, began))) return;
+    if (outcome.status === 'awaiting_input') {
+      await this.park(run, outcome.waitingOn);
+    } else {
+      const fields = { run_id: run.id, session_id: run.sessionId, status: outcome.status };
+      // A run that did not end as meant is worth a look: warn, with the reason.
+      if (!isFailedRunStatus(outcome.status)) {
+        this.opts.logger.info(fields, 'run finished');
+      } else {
+        this.opts.logger.warn({ ...fields, reason: outcome.error ?? null }, 'run finished without success');
+      }
+    }
+    const after = await this.despiteOutage(run.id, () => store.getRun(run.id));
+    if (after) this.opts.onSettled?.(after);
+  }
+
+  /**
+   * The outcome of a run whose executor threw: canceled or failed; null when nothing more of it is written
+   * here (another process carries it on, it went back to the queue, or a database outage cut it off).
+   */
+  private async thrownOutcome(
+    fresh: Run,
+    fence: Fence,
+    signal: AbortSignal,
+    err: unknown,
+  ): Promise<RunOutcome | null> {
+    const { store, logger, events } = this.opts;
+    const reason = signal.aborted ? signal.reason : null;
+    // Another process carries it on: nothing more of this one is written.
+    if (err instanceof FencedError || (reason instanceof RunAborted && reason.kind === 'lease')) return null;
+    if (reason instanceof RunAborted && reason.kind === 'shutdown') {
+      // Back to the queue, attempt unchanged: stopping a replica is no fault of the run's.
+      const interrupted = events.withMove('run_interrupted', () => ({
+        retrying: true,
+        attempt: fresh.attempt,
+      }));
+      if (await store.transitionRun(fresh.id, ['running'], 'queued', { fence, receipt: interrupted })) {
+        logger.info({ run_id: fresh.id }, 'run handed back to the queue: the daemon is stopping');
+      }
+      return null;
+    }
+    if (err instanceof StoreUnavailableError && !(reason instanceof RunAborted && reason.kind === 'cancel')) {
+      // The run's own writes met a database outage longer than they wait (OUTAGE_WAIT_MS): what it did is
+      // not all recorded, so no outcome is written. Its claim is no longer renewed: once the database
+      // answers and the lease has run out, a replica (this one, or another) takes it over, its one retry
+      // from what was stored.
+      // The outage itself is the one warning (logged by the store); this names the run it cost.
+      logger.info(
+        { run_id: fresh.id, err },
+        'run cut off by a database outage: it is taken over once the database answers and its lease runs out',
+      );
+      return null;
+    }
+    return reason instanceof RunAborted
+      ? { status: 'canceled', error: reason.message }
+      : { status: 'failed', error: describe(err) };
+  }
+
+  /** Writes the run's end; false when another replica took the run over meanwhile (nothing is written). */
+  private async settle(run: Queued, outcome: RunOutcome, fence: Fence, began: number): Promise<boolean> {
+    const { store, clock, logger, events } = this.opts;
     const terminal = isFinishedRunStatus(outcome.status);
     const ended = clock.now();
     // The run's work is done and recorded: only its end is left to write, and a database outage just then
@@ -520,21 +550,8 @@ export class RunQueue {
         { run_id: run.id, status: outcome.status },
         'run outcome dropped: another replica took it over',
       );
-      return;
     }
-    if (outcome.status === 'awaiting_input') {
-      await this.park(run, outcome.waitingOn);
-    } else {
-      const fields = { run_id: run.id, session_id: run.sessionId, status: outcome.status };
-      // A run that did not end as meant is worth a look: warn, with the reason.
-      if (!isFailedRunStatus(outcome.status)) {
-        logger.info(fields, 'run finished');
-      } else {
-        logger.warn({ ...fields, reason: outcome.error ?? null }, 'run finished without success');
-      }
-    }
-    const after = await this.despiteOutage(run.id, () => store.getRun(run.id));
-    if (after) this.opts.onSettled?.(after);
+    return settled;
   }
 
   /**

@@ -53,98 +53,139 @@ export type AfterFinish = 'replay' | 'stop';
  * gives up on an ended run's receipt, so a lost wake-up only delays events, never drops them.
  */
 export async function tailEvents(
-  { store, events }: TailSource,
+  source: TailSource,
   runId: string,
   after: number,
   sink: TailSink,
   afterFinish: AfterFinish,
 ): Promise<void> {
-  let last = after;
-  let aborted = false;
-  let finished = false;
-  const live: RunEvent[] = [];
-  let wake: (() => void) | null = null;
-  /** The log may hold events this process was not told of (another replica appended them). */
-  let unread = false;
+  const tail = new Tail(source.store, runId, after, sink, afterFinish);
   // Subscribe BEFORE replaying the stored log, so no event falls between the two; seq skips repeats.
-  const unsubscribe = events.subscribe(runId, (e) => {
-    live.push(e);
-    wake?.();
-  });
+  const unsubscribe = source.events.subscribe(runId, (e) => tail.pushed(e));
   // '' after the listening connection came back: anything may have been missed.
-  const unwake = store.onWake('events', (id) => {
-    if (id !== runId && id !== '') return;
-    unread = true;
-    wake?.();
+  const unwake = source.store.onWake('events', (id) => {
+    if (id === runId || id === '') tail.woken();
   });
-  sink.onAbort(() => {
-    aborted = true;
-    wake?.();
-  });
-  const stopped = () => aborted || (finished && afterFinish === 'stop');
-  /** How long nothing was written to the sink, in waits of the loop below (for keep-alives). */
-  let silentMs = 0;
-  const send = async (e: RunEvent) => {
-    if (e.seq <= last || stopped()) return;
-    last = e.seq;
-    silentMs = 0;
-    await sink.event(e);
-    if (e.type === RUN_FINISHED) finished = true;
-  };
-  const readLog = async () => {
-    unread = false;
-    for (;;) {
-      const page = await store.listEvents(runId, last, PAGE);
-      for (const e of page) await send(e);
-      if (page.length < PAGE || stopped()) break;
-    }
-  };
+  sink.onAbort(() => tail.abort());
   try {
-    await readLog();
-    while (!finished && !aborted) {
-      if (!live.length && !unread) {
-        // An ended run's receipt is written with its end (a run ended by an older version wrote it just
-        // after): the log is read once more, a little later, before the tail gives up on it.
-        const ended = isFinishedRunStatus((await store.getRun(runId))?.status ?? 'failed');
-        const waitMs = ended ? RECEIPT_WAIT_MS : POLL_MS;
-        const woken = await new Promise<boolean>((resolve) => {
-          // An event may have come while the run's status was read: no wait then.
-          if (live.length || unread || aborted) {
-            resolve(true);
-            return;
-          }
-          const t = setTimeout(() => resolve(false), waitMs);
-          wake = () => {
-            clearTimeout(t);
-            resolve(true);
-          };
-        });
-        wake = null;
-        if (!woken && !aborted) {
-          // Not woken: read the log anyway (a wake-up of another replica's events may have been lost).
-          const before = last;
-          await readLog();
-          if (last === before && !finished) {
-            if (ended) {
-              await sink.ended();
-              break;
-            }
-            silentMs += waitMs;
-            if (silentMs >= KEEP_ALIVE_MS) {
-              silentMs = 0;
-              await sink.keepAlive();
-            }
-          }
-        }
-      }
-      if (unread) await readLog();
-      for (const e of live.splice(0)) {
-        if (e.seq > last + 1) await readLog();
-        await send(e);
-      }
-    }
+    await tail.follow();
   } finally {
     unsubscribe();
     unwake();
+  }
+}
+
+/** One stream's tail: what it sent last, the events pushed to it, and whether the log holds unread ones. */
+class Tail {
+  private last: number;
+  private aborted = false;
+  private finished = false;
+  private readonly live: RunEvent[] = [];
+  private wake: (() => void) | null = null;
+  /** The log may hold events this process was not told of (another replica appended them). */
+  private unread = false;
+  /** How long nothing was written to the sink, in waits of the loop below (for keep-alives). */
+  private silentMs = 0;
+
+  constructor(
+    private readonly store: TailSource['store'],
+    private readonly runId: string,
+    after: number,
+    private readonly sink: TailSink,
+    private readonly afterFinish: AfterFinish,
+  ) {
+    this.last = after;
+  }
+
+  pushed(e: RunEvent): void {
+    this.live.push(e);
+    this.wake?.();
+  }
+
+  woken(): void {
+    this.unread = true;
+    this.wake?.();
+  }
+
+  abort(): void {
+    this.aborted = true;
+    this.wake?.();
+  }
+
+  async follow(): Promise<void> {
+    await this.readLog();
+    while (!this.finished && !this.aborted) {
+      if (!this.live.length && !this.unread && (await this.idle())) break;
+      if (this.unread) await this.readLog();
+      for (const e of this.live.splice(0)) {
+        if (e.seq > this.last + 1) await this.readLog();
+        await this.send(e);
+      }
+    }
+  }
+
+  /**
+   * Nothing to send: waits to be woken, else reads the log anyway (a wake-up of another replica's events may
+   * have been lost) and keeps the stream alive. True when the run ended and its receipt did not come.
+   */
+  private async idle(): Promise<boolean> {
+    // An ended run's receipt is written with its end (a run ended by an older version wrote it just
+    // after): the log is read once more, a little later, before the tail gives up on it.
+    const ended = isFinishedRunStatus((await this.store.getRun(this.runId))?.status ?? 'failed');
+    const waitMs = ended ? RECEIPT_WAIT_MS : POLL_MS;
+    const woken = await this.waitForNews(waitMs);
+    if (woken || this.aborted) return false;
+    const before = this.last;
+    await this.readLog();
+    if (this.last !== before || this.finished) return false;
+    if (ended) {
+      await this.sink.ended();
+      return true;
+    }
+    this.silentMs += waitMs;
+    if (this.silentMs >= KEEP_ALIVE_MS) {
+      this.silentMs = 0;
+      await this.sink.keepAlive();
+    }
+    return false;
+  }
+
+  /** True when woken (an event pushed, the log written, the client gone) within `waitMs`. */
+  private async waitForNews(waitMs: number): Promise<boolean> {
+    const woken = await new Promise<boolean>((resolve) => {
+      // An event may have come while the run's status was read: no wait then.
+      if (this.live.length || this.unread || this.aborted) {
+        resolve(true);
+        return;
+      }
+      const t = setTimeout(() => resolve(false), waitMs);
+      this.wake = () => {
+        clearTimeout(t);
+        resolve(true);
+      };
+    });
+    this.wake = null;
+    return woken;
+  }
+
+  private stopped(): boolean {
+    return this.aborted || (this.finished && this.afterFinish === 'stop');
+  }
+
+  private async send(e: RunEvent): Promise<void> {
+    if (e.seq <= this.last || this.stopped()) return;
+    this.last = e.seq;
+    this.silentMs = 0;
+    await this.sink.event(e);
+    if (e.type === RUN_FINISHED) this.finished = true;
+  }
+
+  private async readLog(): Promise<void> {
+    this.unread = false;
+    for (;;) {
+      const page = await this.store.listEvents(this.runId, this.last, PAGE);
+      for (const e of page) await this.send(e);
+      if (page.length < PAGE || this.stopped()) break;
+    }
   }
 }

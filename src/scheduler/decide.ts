@@ -75,51 +75,15 @@ export function decide(job: CronJob, sessionBusy: boolean, ctx: DecideContext): 
     };
   }
 
-  let pending =
+  const waiting =
     job.pendingSlotAt !== null
       ? { slotAt: job.pendingSlotAt, final: job.pendingFinal, coalesced: job.pendingCoalesced }
       : null;
-  const coalesce: number[] = [];
-  let missed: SlotTransition['missed'] = null;
-  let next = current;
-  let finalPassed = false;
-  let fireDueAt: number | null = null;
-
-  if (dueNow) {
-    const cutoff = ctx.now - ctx.catchupWindowMs;
-    const spec = specOf(job);
-    let slot: NextFire | null = current;
-    let enumerated = 0;
-    while (slot && slot.dueAt <= ctx.now) {
-      if (slot.nominalAt < cutoff) {
-        missed = missed
-          ? { firstAt: missed.firstAt, lastAt: slot.nominalAt, slots: missed.slots + 1 }
-          : { firstAt: slot.nominalAt, lastAt: slot.nominalAt, slots: 1 };
-      } else {
-        // Each newer slot supersedes the one waiting: idle-only firing coalesces.
-        if (pending) coalesce.push(pending.slotAt);
-        pending = {
-          slotAt: slot.nominalAt,
-          final: slot.final,
-          coalesced: pending ? pending.coalesced + 1 : 0,
-        };
-        fireDueAt = slot.dueAt;
-      }
-      if (slot.final || !job.recurring) {
-        finalPassed = true;
-        slot = null;
-        break;
-      }
-      enumerated += 1;
-      slot =
-        enumerated < MAX_ENUMERATED
-          ? nextFire(spec, slot.nominalAt, ctx.now, ctx.jitter)
-          : nextFire(spec, Math.max(cutoff, slot.nominalAt), ctx.now, ctx.jitter);
-    }
-    next = slot;
-    // The job's last slot went by as missed, but an earlier one still waits: that one is now the last.
-    if (finalPassed && pending) pending.final = true;
-  }
+  const due: Due = dueNow
+    ? collectDue(job, current, waiting, ctx)
+    : { pending: waiting, coalesce: [], missed: null, next: current, finalPassed: false, fireDueAt: null };
+  const { coalesce, missed, next, finalPassed, fireDueAt } = due;
+  let { pending } = due;
 
   let fire: SlotTransition['fire'] = null;
   let remove = finalPassed && !pending;
@@ -129,4 +93,64 @@ export function decide(job: CronJob, sessionBusy: boolean, ctx: DecideContext): 
     pending = null;
   }
   return { coalesce, missed, fire, pending, next, remove };
+}
+
+type Pending = { slotAt: number; final: boolean; coalesced: number };
+
+/** The slots that came due, walked: what waits to fire, what it supersedes, what was missed, what is next. */
+interface Due {
+  pending: Pending | null;
+  coalesce: number[];
+  missed: SlotTransition['missed'];
+  next: NextFire | null;
+  /** The job's final slot (or its one-shot) is among them. */
+  finalPassed: boolean;
+  /** When the slot that waits to fire came due. */
+  fireDueAt: number | null;
+}
+
+function collectDue(
+  job: CronJob,
+  current: NextFire | null,
+  waiting: Pending | null,
+  ctx: DecideContext,
+): Due {
+  let pending = waiting;
+  const coalesce: number[] = [];
+  let missed: SlotTransition['missed'] = null;
+  let finalPassed = false;
+  let fireDueAt: number | null = null;
+  const cutoff = ctx.now - ctx.catchupWindowMs;
+  const spec = specOf(job);
+  let slot: NextFire | null = current;
+  let enumerated = 0;
+  while (slot && slot.dueAt <= ctx.now) {
+    if (slot.nominalAt < cutoff) {
+      missed = missed
+        ? { firstAt: missed.firstAt, lastAt: slot.nominalAt, slots: missed.slots + 1 }
+        : { firstAt: slot.nominalAt, lastAt: slot.nominalAt, slots: 1 };
+    } else {
+      // Each newer slot supersedes the one waiting: idle-only firing coalesces.
+      if (pending) coalesce.push(pending.slotAt);
+      pending = {
+        slotAt: slot.nominalAt,
+        final: slot.final,
+        coalesced: pending ? pending.coalesced + 1 : 0,
+      };
+      fireDueAt = slot.dueAt;
+    }
+    if (slot.final || !job.recurring) {
+      finalPassed = true;
+      slot = null;
+      break;
+    }
+    enumerated += 1;
+    slot =
+      enumerated < MAX_ENUMERATED
+        ? nextFire(spec, slot.nominalAt, ctx.now, ctx.jitter)
+        : nextFire(spec, Math.max(cutoff, slot.nominalAt), ctx.now, ctx.jitter);
+  }
+  // The job's last slot went by as missed, but an earlier one still waits: that one is now the last.
+  if (finalPassed && pending) pending.final = true;
+  return { pending, coalesce, missed, next: slot, finalPassed, fireDueAt };
 }

@@ -134,22 +134,14 @@ ${viewerScript()}
       .join('; ');
   }
 
-  function show(e) {
+  // One function per family of events: a tool call and what became of it; a person's part (questions, plans).
+  function showTool(e) {
     var x;
     switch (e.type) {
-      case 'text_delta':
-        return delta('text', e);
-      case 'thinking_delta':
-        return delta('thinking', e);
-      case 'run_started':
-      case 'run_resumed':
-        entry('run', e, (e.type === 'run_started' ? 'Run started: ' : 'Run resumed: ') + str(e.phase) +
-          ' phase, model ' + str(e.model) + ', attempt ' + str(e.attempt));
-        return;
       case 'tool_use':
         x = entry('tool', e, '\\u2192 ' + str(e.tool) + ' ' + mainArg(e.input));
         tools[String(e.tool_use_id)] = x;
-        return;
+        return true;
       case 'tool_result': {
         var text = (e.is_error ? 'error' : 'ok') + ', ' + size(e.chars) + (e.truncated ? ', truncated' : '');
         x = tools[String(e.tool_use_id)];
@@ -160,41 +152,65 @@ ${viewerScript()}
           open = null;
           openKind = null;
         } else entry('result', e, '\\u2190 ' + str(e.tool) + ' ' + text);
-        return;
+        return true;
       }
       case 'tool_interrupted':
         entry('result', e, '\\u2190 ' + str(e.tool) + ' was interrupted by a restart and is not run again');
-        return;
+        return true;
       case 'tool_call_cut_off':
         entry('result', e, str(e.tool) + ' call cut off at max_tokens; not run');
-        return;
+        return true;
       case 'tool_approval_request':
         x = entry('approval', e, 'Approval needed: ' + str(e.tool) + ' ' + mainArg(e.input) + ' (' + str(e.reason) + ')');
         link(x, '/ui/tool-approvals', 'decide');
-        return;
+        return true;
       case 'tool_approval_resolved':
         entry('decision', e, 'Tool call ' + (WORDS[e.decision] || str(e.decision)) + (e.by ? ' by ' + e.by : '') +
           (e.message ? ': ' + short(e.message, 300) : ''));
-        return;
+        return true;
+      default:
+        return false;
+    }
+  }
+  function showPerson(e) {
+    var x;
+    switch (e.type) {
       case 'question_request':
         x = entry('question', e, 'Question: ' + questions(e.questions));
         link(x, '/ui/questions', 'answer');
-        return;
+        return true;
       case 'question_resolved':
         entry('decision', e, e.reason === 'answered'
           ? 'Question answered' + (e.by ? ' by ' + e.by : '') + (e.answers ? ': ' + short(e.answers, 300) : '')
           : 'Question ' + str(e.reason));
-        return;
+        return true;
       case 'plan_proposed':
         planLink(entry('plan', e, 'Plan proposed (round ' + str(e.round) + ', sha256 ' + short(str(e.sha256), 12) + ')'), e.plan_id);
-        return;
+        return true;
       case 'plan_decided':
         planLink(entry('decision', e, 'Plan ' + str(e.decision) + ' by ' + str(e.identity) + ': now ' + str(e.plan_status)), e.plan_id);
-        return;
+        return true;
       case 'execution_recorded':
         planLink(entry('execution', e, 'Execution recorded: ' + (e.commit ? 'commit ' + str(e.commit).slice(0, 12) : 'no commit') +
           (e.branch ? ' on ' + e.branch : '') + ', ' + (Array.isArray(e.changed_files) ? e.changed_files.length : 0) +
           ' file(s) changed'), e.plan_id);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  function show(e) {
+    if (showTool(e) || showPerson(e)) return;
+    switch (e.type) {
+      case 'text_delta':
+        return delta('text', e);
+      case 'thinking_delta':
+        return delta('thinking', e);
+      case 'run_started':
+      case 'run_resumed':
+        entry('run', e, (e.type === 'run_started' ? 'Run started: ' : 'Run resumed: ') + str(e.phase) +
+          ' phase, model ' + str(e.model) + ', attempt ' + str(e.attempt));
         return;
       case 'model_retry':
         entry('retry', e, 'Model retry: attempt ' + str(e.attempt) + ' failed (' + str(e.cause) + '); next in ' +

@@ -115,17 +115,69 @@ const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
  * `--- ` file header.
  */
 export function parseUnifiedDiff(text: string): DiffFile[] {
-  const files: DiffFile[] = [];
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
-  let file: DiffFile | null = null;
-  let hunk: DiffHunk | null = null;
-  let oldLeft = 0;
-  let newLeft = 0;
-  let oldNo = 0;
-  let newNo = 0;
+  const parser = new DiffParser();
+  for (const line of lines) parser.line(line);
+  return parser.done();
+}
 
-  const start = (): DiffFile => {
+/** parseUnifiedDiff's state: the file and hunk being read, and how many lines the hunk's header has left. */
+class DiffParser {
+  private readonly files: DiffFile[] = [];
+  private file: DiffFile | null = null;
+  private hunk: DiffHunk | null = null;
+  private oldLeft = 0;
+  private newLeft = 0;
+  private oldNo = 0;
+  private newNo = 0;
+
+  line(line: string): void {
+    if (this.hunk && (this.oldLeft > 0 || this.newLeft > 0)) {
+      if (this.hunkLine(this.hunk, line)) return;
+      // A hunk shorter than its header said: fall through and read the line as a header.
+      this.hunk = null;
+    }
+    if (this.hunk && line.startsWith('\\')) {
+      this.hunk.lines.push({ kind: 'note', text: line.slice(2), oldNo: null, newNo: null });
+      return;
+    }
+    if (line.startsWith('diff --git ')) {
+      const file = this.start();
+      const paths = gitHeaderPaths(line.slice('diff --git '.length));
+      if (paths) [file.oldPath, file.newPath] = paths;
+      return;
+    }
+    const m = HUNK.exec(line);
+    if (m && this.file) {
+      this.oldNo = Number(m[1]);
+      this.newNo = Number(m[3]);
+      this.oldLeft = m[2] === undefined ? 1 : Number(m[2]);
+      this.newLeft = m[4] === undefined ? 1 : Number(m[4]);
+      this.hunk = { header: line, lines: [] };
+      this.file.hunks.push(this.hunk);
+      return;
+    }
+    if (line.startsWith('--- ')) {
+      // A plain unified diff has no `diff --git` line: `---` starts its file.
+      const file = !this.file || this.file.hunks.length > 0 ? this.start() : this.file;
+      const p = headerPath(line.slice(4), 'a/');
+      file.oldPath = p;
+      if (p === null) file.status = 'added';
+      return;
+    }
+    if (this.file) fileHeader(this.file, line);
+  }
+
+  done(): DiffFile[] {
+    for (const f of this.files) {
+      if (f.status === 'added') f.oldPath = null;
+      if (f.status === 'deleted') f.newPath = null;
+    }
+    return this.files;
+  }
+
+  private start(): DiffFile {
     const f: DiffFile = {
       oldPath: null,
       newPath: null,
@@ -136,99 +188,68 @@ export function parseUnifiedDiff(text: string): DiffFile[] {
       additions: 0,
       deletions: 0,
     };
-    files.push(f);
-    hunk = null;
+    this.files.push(f);
+    this.file = f;
+    this.hunk = null;
     return f;
-  };
+  }
 
-  for (const line of lines) {
-    if (hunk && (oldLeft > 0 || newLeft > 0)) {
-      const h: DiffHunk = hunk;
-      const mark = line[0];
-      const body = line.slice(1);
-      if (mark === '+' && newLeft > 0) {
-        h.lines.push({ kind: 'add', text: body, oldNo: null, newNo: newNo++ });
-        newLeft--;
-        file!.additions++;
-        continue;
-      }
-      if (mark === '-' && oldLeft > 0) {
-        h.lines.push({ kind: 'del', text: body, oldNo: oldNo++, newNo: null });
-        oldLeft--;
-        file!.deletions++;
-        continue;
-      }
-      if ((mark === ' ' || line === '') && oldLeft > 0 && newLeft > 0) {
-        h.lines.push({ kind: 'context', text: body, oldNo: oldNo++, newNo: newNo++ });
-        oldLeft--;
-        newLeft--;
-        continue;
-      }
-      if (mark === '\\') {
-        h.lines.push({ kind: 'note', text: line.slice(2), oldNo: null, newNo: null });
-        continue;
-      }
-      // A hunk shorter than its header said: fall through and read the line as a header.
-      hunk = null;
+  /** A line inside a hunk its header's counts are not through with; false when it is not one of its lines. */
+  private hunkLine(h: DiffHunk, line: string): boolean {
+    const file = this.file!;
+    const mark = line[0];
+    const body = line.slice(1);
+    if (mark === '+' && this.newLeft > 0) {
+      h.lines.push({ kind: 'add', text: body, oldNo: null, newNo: this.newNo++ });
+      this.newLeft--;
+      file.additions++;
+      return true;
     }
-    if (hunk && line.startsWith('\\')) {
-      (hunk as DiffHunk).lines.push({ kind: 'note', text: line.slice(2), oldNo: null, newNo: null });
-      continue;
+    if (mark === '-' && this.oldLeft > 0) {
+      h.lines.push({ kind: 'del', text: body, oldNo: this.oldNo++, newNo: null });
+      this.oldLeft--;
+      file.deletions++;
+      return true;
     }
-    if (line.startsWith('diff --git ')) {
-      file = start();
-      const paths = gitHeaderPaths(line.slice('diff --git '.length));
-      if (paths) [file.oldPath, file.newPath] = paths;
-      continue;
+    if ((mark === ' ' || line === '') && this.oldLeft > 0 && this.newLeft > 0) {
+      h.lines.push({ kind: 'context', text: body, oldNo: this.oldNo++, newNo: this.newNo++ });
+      this.oldLeft--;
+      this.newLeft--;
+      return true;
     }
-    const m = HUNK.exec(line);
-    if (m && file) {
-      oldNo = Number(m[1]);
-      newNo = Number(m[3]);
-      oldLeft = m[2] === undefined ? 1 : Number(m[2]);
-      newLeft = m[4] === undefined ? 1 : Number(m[4]);
-      hunk = { header: line, lines: [] };
-      file.hunks.push(hunk);
-      continue;
+    if (mark === '\\') {
+      h.lines.push({ kind: 'note', text: line.slice(2), oldNo: null, newNo: null });
+      return true;
     }
-    if (line.startsWith('--- ')) {
-      // A plain unified diff has no `diff --git` line: `---` starts its file.
-      if (!file || file.hunks.length > 0) file = start();
-      const p = headerPath(line.slice(4), 'a/');
-      file.oldPath = p;
-      if (p === null) file.status = 'added';
-      continue;
-    }
-    if (!file) continue;
-    if (line.startsWith('+++ ')) {
-      const p = headerPath(line.slice(4), 'b/');
-      file.newPath = p;
-      if (p === null) file.status = 'deleted';
-    } else if (line.startsWith('new file mode')) {
-      file.status = 'added';
-    } else if (line.startsWith('deleted file mode')) {
-      file.status = 'deleted';
-    } else if (line.startsWith('rename from ')) {
-      file.status = 'renamed';
-      file.oldPath = headerPath(line.slice('rename from '.length), '');
-    } else if (line.startsWith('rename to ')) {
-      file.newPath = headerPath(line.slice('rename to '.length), '');
-    } else if (line.startsWith('copy from ')) {
-      file.status = 'copied';
-      file.oldPath = headerPath(line.slice('copy from '.length), '');
-    } else if (line.startsWith('copy to ')) {
-      file.newPath = headerPath(line.slice('copy to '.length), '');
-    } else if (line.startsWith('Binary files ') || line === 'GIT binary patch') {
-      file.binary = true;
-    } else if (/^(old mode|new mode|similarity index|dissimilarity index) /.test(line)) {
-      file.notes.push(line);
-    }
+    return false;
   }
-  for (const f of files) {
-    if (f.status === 'added') f.oldPath = null;
-    if (f.status === 'deleted') f.newPath = null;
+}
+
+/** A header line of a file's section (after `diff --git` or `---`): its paths, status, binary, modes. */
+function fileHeader(file: DiffFile, line: string): void {
+  if (line.startsWith('+++ ')) {
+    const p = headerPath(line.slice(4), 'b/');
+    file.newPath = p;
+    if (p === null) file.status = 'deleted';
+  } else if (line.startsWith('new file mode')) {
+    file.status = 'added';
+  } else if (line.startsWith('deleted file mode')) {
+    file.status = 'deleted';
+  } else if (line.startsWith('rename from ')) {
+    file.status = 'renamed';
+    file.oldPath = headerPath(line.slice('rename from '.length), '');
+  } else if (line.startsWith('rename to ')) {
+    file.newPath = headerPath(line.slice('rename to '.length), '');
+  } else if (line.startsWith('copy from ')) {
+    file.status = 'copied';
+    file.oldPath = headerPath(line.slice('copy from '.length), '');
+  } else if (line.startsWith('copy to ')) {
+    file.newPath = headerPath(line.slice('copy to '.length), '');
+  } else if (line.startsWith('Binary files ') || line === 'GIT binary patch') {
+    file.binary = true;
+  } else if (/^(old mode|new mode|similarity index|dissimilarity index) /.test(line)) {
+    file.notes.push(line);
   }
-  return files;
 }
 
 // --- rendering ---

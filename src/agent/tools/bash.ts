@@ -124,7 +124,6 @@ function run(
   signal?: AbortSignal,
 ): Promise<BashResult> {
   return new Promise((resolve) => {
-    const output = new OutputBuffer(opts.maxOutputChars);
     let child: ChildProcess;
     try {
       const argv = opts.wrap ? opts.wrap(command) : ['/bin/bash', '-c', command];
@@ -136,117 +135,139 @@ function run(
         windowsHide: true,
       });
     } catch (err) {
-      resolve({
-        content: `Bash: could not start the command (${errorCode(err) ?? 'error'})`,
-        isError: true,
-        exitCode: null,
-        timedOut: false,
-      });
+      resolve(notStarted(`Bash: could not start the command (${errorCode(err) ?? 'error'})`));
       return;
     }
-
     if (child.pid !== undefined) opts.onSpawn?.(child.pid);
-    let stopping: 'timeout' | 'abort' | undefined;
-    let exited = false;
-    let exitCode: number | null = null;
-    let exitSignal: NodeJS.Signals | null = null;
-    let settled = false;
-    let graceTimer: NodeJS.Timeout | undefined;
-    let graceOver = false;
-    let drainTimer: NodeJS.Timeout | undefined;
-    let openStreams = 2;
+    new CommandRun(child, new OutputBuffer(opts.maxOutputChars), timeoutMs, signal, resolve).start();
+  });
+}
 
-    const killGroup = (sig: NodeJS.Signals): void => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // ESRCH: the group is already gone.
-      }
-    };
+const notStarted = (content: string): BashResult => ({
+  content,
+  isError: true,
+  exitCode: null,
+  timedOut: false,
+});
 
-    const finish = (incomplete: boolean): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timeoutTimer);
-      clearTimeout(graceTimer);
-      clearTimeout(drainTimer);
-      signal?.removeEventListener('abort', onAbort);
-      // A last sweep: whatever is left in the group (say a background job that closed its output) goes too.
-      killGroup('SIGKILL');
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      resolve(result(output, { exitCode, exitSignal, stopping, timeoutMs, incomplete }));
-    };
+/**
+ * One spawned command until it settles: its output, the timeout or abort that stops its process group
+ * (SIGTERM, then SIGKILL after the grace period), its exit, and the drain of pipes a leftover holds open.
+ */
+class CommandRun {
+  private stopping: 'timeout' | 'abort' | undefined;
+  private exited = false;
+  private exitCode: number | null = null;
+  private exitSignal: NodeJS.Signals | null = null;
+  private settled = false;
+  private timeoutTimer: NodeJS.Timeout | undefined;
+  private graceTimer: NodeJS.Timeout | undefined;
+  private graceOver = false;
+  private drainTimer: NodeJS.Timeout | undefined;
+  private openStreams = 2;
+  private readonly onAbort = (): void => this.stop('abort');
 
-    const armDrain = (): void => {
-      if (drainTimer !== undefined || settled) return;
-      drainTimer = setTimeout(() => finish(true), DRAIN_MS);
-    };
+  constructor(
+    private readonly child: ChildProcess,
+    private readonly output: OutputBuffer,
+    private readonly timeoutMs: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly resolve: (result: BashResult) => void,
+  ) {}
 
-    const stop = (why: 'timeout' | 'abort'): void => {
-      if (stopping !== undefined || settled) return;
-      stopping = why;
-      killGroup('SIGTERM');
-      graceTimer = setTimeout(() => {
-        graceOver = true;
-        killGroup('SIGKILL');
-        if (exited) armDrain();
-      }, KILL_GRACE_MS);
-    };
-
-    const timeoutTimer = setTimeout(() => stop('timeout'), timeoutMs);
-    const onAbort = (): void => stop('abort');
-    signal?.addEventListener('abort', onAbort, { once: true });
-
+  start(): void {
+    const { child } = this;
+    this.timeoutTimer = setTimeout(() => this.stop('timeout'), this.timeoutMs);
+    this.signal?.addEventListener('abort', this.onAbort, { once: true });
     for (const stream of [child.stdout, child.stderr]) {
       if (stream === null) {
-        openStreams--;
+        this.openStreams--;
         continue;
       }
       const decoder = new StringDecoder('utf8');
-      stream.on('data', (chunk: Buffer) => output.push(decoder.write(chunk)));
+      stream.on('data', (chunk: Buffer) => this.output.push(decoder.write(chunk)));
       stream.on('error', () => undefined);
       stream.on('close', () => {
-        output.push(decoder.end());
-        openStreams--;
-        if (openStreams === 0 && exited) finish(false);
+        this.output.push(decoder.end());
+        this.openStreams--;
+        if (this.openStreams === 0 && this.exited) this.finish(false);
       });
     }
+    child.on('error', (err) => this.spawnFailed(err));
+    child.on('exit', (code, sig) => this.exit(code, sig));
+  }
 
-    child.on('error', (err) => {
-      // Spawning failed (no pid), e.g. the working directory is gone. Kill errors are ignored above.
-      if (child.pid !== undefined || settled) return;
-      settled = true;
-      clearTimeout(timeoutTimer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve({
-        content: `Bash: could not start the command (${errorCode(err) ?? 'error'}; is the workspace still there?)`,
-        isError: true,
-        exitCode: null,
-        timedOut: false,
-      });
-    });
+  private killGroup(sig: NodeJS.Signals): void {
+    if (this.child.pid === undefined) return;
+    try {
+      process.kill(-this.child.pid, sig);
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  }
 
-    child.on('exit', (code, sig) => {
-      exited = true;
-      exitCode = code;
-      exitSignal = sig;
-      if (openStreams === 0) {
-        finish(false);
-        return;
-      }
-      if (stopping === undefined) {
-        // The command is done; anything it left running in the group would hold the output open. Kill it.
-        killGroup('SIGKILL');
-        armDrain();
-      } else if (graceOver) {
-        armDrain();
-      }
-      // While stopping, the grace period runs on: the pipes close when the rest of the group has exited, or
-      // the grace timer kills it and then arms the drain.
-    });
-  });
+  private finish(incomplete: boolean): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timeoutTimer);
+    clearTimeout(this.graceTimer);
+    clearTimeout(this.drainTimer);
+    this.signal?.removeEventListener('abort', this.onAbort);
+    // A last sweep: whatever is left in the group (say a background job that closed its output) goes too.
+    this.killGroup('SIGKILL');
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
+    const { exitCode, exitSignal, stopping, timeoutMs } = this;
+    this.resolve(result(this.output, { exitCode, exitSignal, stopping, timeoutMs, incomplete }));
+  }
+
+  private armDrain(): void {
+    if (this.drainTimer !== undefined || this.settled) return;
+    this.drainTimer = setTimeout(() => this.finish(true), DRAIN_MS);
+  }
+
+  private stop(why: 'timeout' | 'abort'): void {
+    if (this.stopping !== undefined || this.settled) return;
+    this.stopping = why;
+    this.killGroup('SIGTERM');
+    this.graceTimer = setTimeout(() => {
+      this.graceOver = true;
+      this.killGroup('SIGKILL');
+      if (this.exited) this.armDrain();
+    }, KILL_GRACE_MS);
+  }
+
+  /** Spawning failed (no pid), e.g. the working directory is gone. Kill errors are ignored above. */
+  private spawnFailed(err: Error): void {
+    if (this.child.pid !== undefined || this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timeoutTimer);
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.resolve(
+      notStarted(
+        `Bash: could not start the command (${errorCode(err) ?? 'error'}; is the workspace still there?)`,
+      ),
+    );
+  }
+
+  private exit(code: number | null, sig: NodeJS.Signals | null): void {
+    this.exited = true;
+    this.exitCode = code;
+    this.exitSignal = sig;
+    if (this.openStreams === 0) {
+      this.finish(false);
+      return;
+    }
+    if (this.stopping === undefined) {
+      // The command is done; anything it left running in the group would hold the output open. Kill it.
+      this.killGroup('SIGKILL');
+      this.armDrain();
+    } else if (this.graceOver) {
+      this.armDrain();
+    }
+    // While stopping, the grace period runs on: the pipes close when the rest of the group has exited, or
+    // the grace timer kills it and then arms the drain.
+  }
 }
 
 interface Outcome {

@@ -116,30 +116,160 @@ async function readLines(
     return pagesOf(input) === '' ? { content: `(${name} is empty)`, isError: false } : pagesRefused(name);
 
   const startLine = Math.max(1, input.offset ?? 1);
-  const maxLines = input.limit ?? limits.defaultReadLines;
-  const outputBudget = Math.max(0, limits.maxResultChars - NOTE_RESERVE);
-  // Enough bytes for maxLineChars characters of any UTF-8 text, plus a partial character at the cut.
-  const keepBytes = limits.maxLineChars * 4 + 4;
-  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  const scan = new LineScan(limits, startLine, input.limit ?? limits.defaultReadLines);
   const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-
-  const shown: Shown[] = [];
-  let outputChars = 0;
-  let lineNo = 1; // the line the scan is in
   let position = 0; // file offset of the next chunk
-  let consumed = 0; // bytes (newlines included) from the start of startLine on
-  let parts: Buffer[] = []; // kept bytes of the line being collected
-  let kept = 0;
-  let lineBytes = 0;
-  let first = true;
   let lastByte = NEWLINE;
-  // Why the scan stopped before the end of the file, the number of newlines before the stopping point, and
-  // the unscanned bytes of the chunk in memory (counted for the "at least N lines" note).
-  let stop: { why: 'lines' | 'bytes' | 'output'; newlines: number; from: number; to: number } | undefined;
+  while (position < size) {
+    const { bytesRead } = await handle.read(chunk, 0, Math.min(CHUNK_BYTES, size - position), position);
+    if (bytesRead === 0) break; // the file shrank
+    if (position === 0) {
+      const refused = firstChunkRefusal(chunk.subarray(0, bytesRead), name, input);
+      if (refused) return refused;
+    }
+    position += bytesRead;
+    lastByte = chunk[bytesRead - 1]!;
+    if (scan.scanChunk(chunk, bytesRead, position < size)) break;
+  }
+  scan.finishLastLine();
+
+  const { shown, stop } = scan;
+  if (shown.length === 0 && stop === undefined) {
+    const lines = lastByte === NEWLINE ? scan.lineNo - 1 : scan.lineNo;
+    return {
+      content: `(${name} has ${lines} line${lines === 1 ? '' : 's'}; offset ${startLine} is past the end)`,
+      isError: false,
+    };
+  }
+  const body = shown.map((s) => s.text).join('\n');
+  if (stop === undefined) return { content: body, isError: false };
+  const atLeast = linesAtLeast(stop, chunk, position < size);
+  const note = truncationNote(scan, stop, atLeast, size, limits);
+  return { content: `${body}\n\n${note}`, isError: false, truncated: true };
+}
+
+/** Why the first chunk shows the file cannot be read as text: a PDF, `pages` given, or a binary file. */
+function firstChunkRefusal(head: Buffer, name: string, input: ReadInput): ToolResult | null {
+  if (head.length >= PDF_MAGIC.length && head.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) {
+    return pdfRefused(name, input);
+  }
+  if (pagesOf(input) !== '') return pagesRefused(name);
+  if (looksBinary(head.subarray(0, Math.min(head.length, BINARY_SNIFF_BYTES)))) {
+    return errorResult(
+      `Read: ${name} is a binary file (it has a NUL byte in its first 8 KiB); Read shows text only`,
+    );
+  }
+  return null;
+}
+
+/**
+ * Why the scan stopped before the end of the file, the number of newlines before the stopping point, and
+ * the unscanned bytes of the chunk in memory (counted for the "at least N lines" note).
+ */
+interface Stop {
+  why: 'lines' | 'bytes' | 'output';
+  newlines: number;
+  from: number;
+  to: number;
+}
+
+/** One scan of readLines: the lines shown so far and the line being collected. */
+class LineScan {
+  readonly shown: Shown[] = [];
+  stop: Stop | undefined;
+  /** The line the scan is in. */
+  lineNo = 1;
+  private outputChars = 0;
+  /** Bytes (newlines included) from the start of startLine on. */
+  private consumed = 0;
+  /** Kept bytes of the line being collected. */
+  private parts: Buffer[] = [];
+  private kept = 0;
+  private lineBytes = 0;
+  private readonly decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  private readonly outputBudget: number;
+  /** Enough bytes for maxLineChars characters of any UTF-8 text, plus a partial character at the cut. */
+  private readonly keepBytes: number;
+
+  constructor(
+    private readonly limits: ToolLimits,
+    readonly startLine: number,
+    readonly maxLines: number,
+  ) {
+    this.outputBudget = Math.max(0, limits.maxResultChars - NOTE_RESERVE);
+    this.keepBytes = limits.maxLineChars * 4 + 4;
+  }
+
+  /**
+   * Scans the first `bytesRead` bytes of `chunk`; true when the scan is over (`stop` says why when it ended
+   * before the end of the file). `moreInFile`: the file goes on after this chunk.
+   */
+  scanChunk(chunk: Buffer, bytesRead: number, moreInFile: boolean): boolean {
+    const { limits } = this;
+    let from = 0;
+    while (from < bytesRead) {
+      const nl = chunk.indexOf(NEWLINE, from);
+      const end = nl === -1 || nl >= bytesRead ? bytesRead : nl;
+      if (this.lineNo < this.startLine) {
+        if (end === bytesRead) break;
+        this.lineNo++;
+        from = end + 1;
+        continue;
+      }
+      // Collecting: bytes from..end belong to line lineNo, within what is left of maxReadBytes.
+      const room = Math.max(0, limits.maxReadBytes - this.consumed);
+      const take = Math.min(end - from, room);
+      this.collect(chunk, from, take);
+      if (take < end - from) {
+        // maxReadBytes ran out inside this line. Show it only if it is a long line anyway (its start is all
+        // a later call could show), or if nothing else is shown (so that the caller always makes progress).
+        const newlines = this.lineNo - 1;
+        if ((this.kept >= this.keepBytes || this.shown.length === 0) && this.finishLine(false)) this.lineNo++;
+        this.stop = { why: 'bytes', newlines, from: from + take, to: bytesRead };
+        return true;
+      }
+      if (end === bytesRead) break; // the line goes on in the next chunk
+      this.consumed += 1;
+      if (!this.finishLine(true)) {
+        this.stop = { why: 'output', newlines: this.lineNo, from: end + 1, to: bytesRead };
+        return true;
+      }
+      this.lineNo++;
+      from = end + 1;
+      const more = from < bytesRead || moreInFile;
+      if (this.shown.length >= this.maxLines || this.consumed >= limits.maxReadBytes) {
+        if (more) {
+          const why = this.shown.length >= this.maxLines ? 'lines' : 'bytes';
+          this.stop = { why, newlines: this.lineNo - 1, from, to: bytesRead };
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The last line when it has no newline at the end. */
+  finishLastLine(): void {
+    if (this.stop === undefined && this.lineNo >= this.startLine && (this.kept > 0 || this.lineBytes > 0)) {
+      if (!this.finishLine(true)) this.stop = { why: 'output', newlines: this.lineNo - 1, from: 0, to: 0 };
+    }
+  }
+
+  /** `take` bytes of the line being collected, from `from`: counted, and kept up to keepBytes. */
+  private collect(chunk: Buffer, from: number, take: number): void {
+    if (this.kept < this.keepBytes && take > 0) {
+      const keep = Math.min(take, this.keepBytes - this.kept);
+      this.parts.push(Buffer.from(chunk.subarray(from, from + keep)));
+      this.kept += keep;
+    }
+    this.lineBytes += take;
+    this.consumed += take;
+  }
 
   /** Adds the collected line to the output; false when it does not fit the output budget. */
-  const finishLine = (complete: boolean): boolean => {
-    let text = decoder.decode(Buffer.concat(parts, kept));
+  private finishLine(complete: boolean): boolean {
+    const { kept, lineBytes, lineNo, outputBudget } = this;
+    let text = this.decoder.decode(Buffer.concat(this.parts, kept));
     const partial = lineBytes > kept || !complete;
     if (!partial && text.endsWith('\r')) text = text.slice(0, -1);
     if (lineNo === 1 && text.startsWith('\uFEFF')) text = text.slice(1);
@@ -148,99 +278,23 @@ async function readLines(
       : complete
         ? formatBytes(lineBytes)
         : `at least ${formatBytes(lineBytes)}`;
-    let formatted = `${String(lineNo).padStart(6)}\t${cutLine(text, limits.maxLineChars, total, partial)}`;
-    parts = [];
-    kept = 0;
-    lineBytes = 0;
-    if (shown.length > 0 && outputChars + formatted.length + 1 > outputBudget) return false;
+    let formatted = `${String(lineNo).padStart(6)}\t${cutLine(text, this.limits.maxLineChars, total, partial)}`;
+    this.parts = [];
+    this.kept = 0;
+    this.lineBytes = 0;
+    if (this.shown.length > 0 && this.outputChars + formatted.length + 1 > outputBudget) return false;
     if (formatted.length > outputBudget) formatted = `${formatted.slice(0, outputBudget)}…`;
-    shown.push({ no: lineNo, text: formatted });
-    outputChars += formatted.length + 1;
+    this.shown.push({ no: lineNo, text: formatted });
+    this.outputChars += formatted.length + 1;
     return true;
-  };
-
-  scan: while (position < size) {
-    const { bytesRead } = await handle.read(chunk, 0, Math.min(CHUNK_BYTES, size - position), position);
-    if (bytesRead === 0) break; // the file shrank
-    if (first) {
-      first = false;
-      if (bytesRead >= PDF_MAGIC.length && chunk.subarray(0, PDF_MAGIC.length).equals(PDF_MAGIC)) {
-        return pdfRefused(name, input);
-      }
-      if (pagesOf(input) !== '') return pagesRefused(name);
-      if (looksBinary(chunk.subarray(0, Math.min(bytesRead, BINARY_SNIFF_BYTES)))) {
-        return errorResult(
-          `Read: ${name} is a binary file (it has a NUL byte in its first 8 KiB); Read shows text only`,
-        );
-      }
-    }
-    position += bytesRead;
-    lastByte = chunk[bytesRead - 1]!;
-    let from = 0;
-    while (from < bytesRead) {
-      const nl = chunk.indexOf(NEWLINE, from);
-      const end = nl === -1 || nl >= bytesRead ? bytesRead : nl;
-      if (lineNo < startLine) {
-        if (end === bytesRead) break;
-        lineNo++;
-        from = end + 1;
-        continue;
-      }
-      // Collecting: bytes from..end belong to line lineNo, within what is left of maxReadBytes.
-      const room = Math.max(0, limits.maxReadBytes - consumed);
-      const take = Math.min(end - from, room);
-      if (kept < keepBytes && take > 0) {
-        const keep = Math.min(take, keepBytes - kept);
-        parts.push(Buffer.from(chunk.subarray(from, from + keep)));
-        kept += keep;
-      }
-      lineBytes += take;
-      consumed += take;
-      if (take < end - from) {
-        // maxReadBytes ran out inside this line. Show it only if it is a long line anyway (its start is all
-        // a later call could show), or if nothing else is shown (so that the caller always makes progress).
-        const newlines = lineNo - 1;
-        if ((kept >= keepBytes || shown.length === 0) && finishLine(false)) lineNo++;
-        stop = { why: 'bytes', newlines, from: from + take, to: bytesRead };
-        break scan;
-      }
-      if (end === bytesRead) break; // the line goes on in the next chunk
-      consumed += 1;
-      if (!finishLine(true)) {
-        stop = { why: 'output', newlines: lineNo, from: end + 1, to: bytesRead };
-        break scan;
-      }
-      lineNo++;
-      from = end + 1;
-      const more = from < bytesRead || position < size;
-      if (shown.length >= maxLines || consumed >= limits.maxReadBytes) {
-        if (more) {
-          const why = shown.length >= maxLines ? 'lines' : 'bytes';
-          stop = { why, newlines: lineNo - 1, from, to: bytesRead };
-        }
-        break scan;
-      }
-    }
   }
+}
 
-  if (stop === undefined && lineNo >= startLine && (kept > 0 || lineBytes > 0)) {
-    // The last line has no newline at the end.
-    if (!finishLine(true)) stop = { why: 'output', newlines: lineNo - 1, from: 0, to: 0 };
-  }
-
-  if (shown.length === 0 && stop === undefined) {
-    const lines = lastByte === NEWLINE ? lineNo - 1 : lineNo;
-    return {
-      content: `(${name} has ${lines} line${lines === 1 ? '' : 's'}; offset ${startLine} is past the end)`,
-      isError: false,
-    };
-  }
-
-  const body = shown.map((s) => s.text).join('\n');
-  if (stop === undefined) return { content: body, isError: false };
-
-  // A lower bound on the file's line count from what is already in memory; reading on just to count lines
-  // would defeat the point of stopping.
+/**
+ * A lower bound on the file's line count from what is already in memory; reading on just to count lines
+ * would defeat the point of stopping.
+ */
+function linesAtLeast(stop: Stop, chunk: Buffer, moreInFile: boolean): number {
   let newlines = stop.newlines;
   let i = chunk.indexOf(NEWLINE, stop.from);
   let afterLast = stop.from;
@@ -249,16 +303,24 @@ async function readLines(
     afterLast = i + 1;
     i = chunk.indexOf(NEWLINE, i + 1);
   }
-  const atLeast = newlines + (afterLast < stop.to || position < size || stop.to === 0 ? 1 : 0);
+  return newlines + (afterLast < stop.to || moreInFile || stop.to === 0 ? 1 : 0);
+}
 
-  const firstShown = shown[0]?.no ?? startLine;
-  const lastShown = shown.at(-1)?.no ?? startLine - 1;
+/** The note that ends a cut result: which limit, which lines are shown, and the offset to read on from. */
+function truncationNote(
+  scan: LineScan,
+  stop: Stop,
+  atLeast: number,
+  size: number,
+  limits: ToolLimits,
+): string {
+  const firstShown = scan.shown[0]?.no ?? scan.startLine;
+  const lastShown = scan.shown.at(-1)?.no ?? scan.startLine - 1;
   const why =
     stop.why === 'lines'
-      ? `limit of ${maxLines} lines`
+      ? `limit of ${scan.maxLines} lines`
       : stop.why === 'bytes'
         ? `read limit of ${formatBytes(limits.maxReadBytes)}`
         : `output limit of ${limits.maxResultChars} characters`;
-  const note = `[... truncated (${why}): showing lines ${firstShown}-${lastShown} of at least ${atLeast}; the file is ${formatBytes(size)}; use offset=${lastShown + 1} to read more]`;
-  return { content: `${body}\n\n${note}`, isError: false, truncated: true };
+  return `[... truncated (${why}): showing lines ${firstShown}-${lastShown} of at least ${atLeast}; the file is ${formatBytes(size)}; use offset=${lastShown + 1} to read more]`;
 }

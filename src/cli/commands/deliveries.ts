@@ -1,17 +1,10 @@
 import { DELIVERY_OUTCOMES } from '../../domain/types.js';
 import type { DeliveryJson } from '../../http/contract/index.js';
-import {
-  age,
-  choiceFilter,
-  dash,
-  fields,
-  type Group,
-  idFilter,
-  idPath,
-  limitFilter,
-  listCommand,
-  showCommand,
-} from './common.js';
+import type { Group } from './group.js';
+import { choiceFilter, idFilter, limitFilter, listCommand, showCommand } from './listing.js';
+import { dash, fields } from './output.js';
+import { idPath } from './request.js';
+import { age } from './times.js';
 
 // drydock deliveries list|show: webhook deliveries and fires, and what the inbox made of them, over
 // /v1/deliveries.

@@ -1,31 +1,23 @@
 import { EXECUTE_MODES } from '../../domain/types.js';
 import type { JobJson, SlotJson } from '../../http/contract/index.js';
 import {
-  actionCommand,
   choices,
-  clean,
-  dash,
-  deleteCommand,
-  fields,
   flag,
-  type Group,
   helpLine,
-  idPath,
   JSON_HELP,
   jsonOption,
   MCP_HELP,
   mcpOption,
   mcpOptions,
   nonBlank,
-  oneLine,
   oneOf,
-  out,
-  printedJson,
-  printListing,
-  relative,
   required,
-  showCommand,
-} from './common.js';
+} from './args.js';
+import type { Group } from './group.js';
+import { actionCommand, deleteCommand, showCommand } from './listing.js';
+import { clean, dash, fields, oneLine, out, printedJson, printListing } from './output.js';
+import { idPath } from './request.js';
+import { relative } from './times.js';
 
 // drydock jobs list|show|create|delete|pause|resume|run|slots: cron jobs over /v1/sessions/:id/jobs and
 // /v1/jobs.

@@ -1,16 +1,10 @@
 import { NOTIFICATION_EVENTS } from '../../domain/notifications.js';
 import { NOTIFICATION_STATUSES } from '../../domain/types.js';
 import type { NotificationJson } from '../../http/contract/index.js';
-import {
-  age,
-  choiceFilter,
-  cursorFilter,
-  dash,
-  type Group,
-  limitFilter,
-  listCommand,
-  oneLine,
-} from './common.js';
+import type { Group } from './group.js';
+import { choiceFilter, cursorFilter, limitFilter, listCommand } from './listing.js';
+import { dash, oneLine } from './output.js';
+import { age } from './times.js';
 
 // drydock notifications list: the outbound notifications outbox over /v1/notifications.
 

@@ -1,5 +1,6 @@
 import type { PlanJson } from '../../http/contract/index.js';
-import { actionCommand, idPath } from './common.js';
+import { actionCommand } from './listing.js';
+import { idPath } from './request.js';
 
 // drydock plans deliver ID: POST /v1/plans/:id/deliver.
 

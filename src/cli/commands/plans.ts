@@ -9,31 +9,13 @@ import type {
   PlanSummaryJson,
 } from '../../http/contract/index.js';
 import { type ApiClient, ApiError } from '../client.js';
-import {
-  age,
-  choiceFilter,
-  clean,
-  cursorFilter,
-  dash,
-  fields,
-  type Group,
-  idFilter,
-  idPath,
-  JSON_HELP,
-  jsonOption,
-  limitFilter,
-  listCommand,
-  oneLine,
-  out,
-  printAnswer,
-  required,
-  showCommand,
-  str,
-  table,
-  terminalPlanTitle,
-  when,
-} from './common.js';
+import { JSON_HELP, jsonOption, required, str } from './args.js';
+import type { Group } from './group.js';
+import { choiceFilter, cursorFilter, idFilter, limitFilter, listCommand, showCommand } from './listing.js';
+import { clean, dash, fields, oneLine, out, printAnswer, table, terminalPlanTitle } from './output.js';
 import { deliverCommand } from './plans-deliver.js';
+import { idPath } from './request.js';
+import { age, when } from './times.js';
 
 // drydock plans list|show|approve|reject|revise: the approval queue over GET/POST /v1/plans.
 
@@ -62,147 +44,153 @@ function deliverySection(d: PlanDeliveryJson, now: number): string {
 }
 
 function contextSections(c: PlanContextJson, now: number): string[] {
-  const sections: string[] = [];
-  const s = c.source;
-  if (s) {
-    const pr = s.pull_request;
-    const entries: [string, unknown][] = [
-      ['kind', s.kind],
-      ['requested_by', s.requested_by],
-    ];
-    if (pr) {
-      entries.push(
-        ['pull_request', `${pr.repository}#${pr.number}${pr.html_url ? `  ${pr.html_url}` : ''}`],
-        ['title', pr.title],
-        ['author', pr.author],
-        ['head', `${pr.head_ref} at ${pr.head_sha}`],
-        ['base', pr.base_sha ? `${pr.base_ref} at ${pr.base_sha}` : pr.base_ref],
-      );
-    }
-    if (s.job)
-      entries.push(
-        [
-          'job',
-          `${s.job.id}${s.job.cron ? `  ${s.job.cron} (${s.job.timezone})` : ''}${s.job.exists ? '' : ' (deleted)'}`,
-        ],
-        ['slot', when(s.job.slot_at, now)],
-      );
-    if (s.trigger)
-      entries.push([
-        'trigger',
-        `${s.trigger.name ?? '(deleted)'} (${s.trigger.kind ?? '?'}) ${s.trigger.id}`,
-      ]);
-    if (s.delivery)
-      entries.push([
-        'delivery',
-        `${s.delivery.event} ${s.delivery.key} received ${s.delivery.received_at} (${s.delivery.outcome})`,
-      ]);
-    let text = `source:\n${indent(fields(entries), '  ')}\n  prompt:\n${indent(clean(s.prompt).trimEnd())}`;
-    if (s.fired_text !== null) text += `\n  fired text (external):\n${indent(clean(s.fired_text).trimEnd())}`;
-    sections.push(text);
-  }
-  if (c.rounds.length > 1) {
-    sections.push(
-      `rounds:\n${c.rounds
-        .map(
-          (r) =>
-            `  ${r.round}  ${r.plan_id}  ${r.status}` +
-            (r.feedback
-              ? `\n    changes asked by ${oneLine(r.feedback.identity, 40)}: ${oneLine(r.feedback.comment ?? '', 200)}`
-              : ''),
-        )
-        .join('\n')}`,
+  return [
+    c.source ? sourceSection(c.source, now) : null,
+    c.rounds.length > 1 ? roundsSection(c.rounds) : null,
+    c.diff ? diffSection(c.diff) : null,
+    filesSection(c.files),
+    c.mcp_calls.length ? mcpSection(c.mcp_calls) : null,
+    questionsSection(c.questions),
+    costSection(c.cost),
+  ].filter((section): section is string => section !== null);
+}
+
+/** Where the plan came from: the request, its pull request, job, trigger or delivery, and the prompt. */
+function sourceSection(s: NonNullable<PlanContextJson['source']>, now: number): string {
+  const pr = s.pull_request;
+  const entries: [string, unknown][] = [
+    ['kind', s.kind],
+    ['requested_by', s.requested_by],
+  ];
+  if (pr) {
+    entries.push(
+      ['pull_request', `${pr.repository}#${pr.number}${pr.html_url ? `  ${pr.html_url}` : ''}`],
+      ['title', pr.title],
+      ['author', pr.author],
+      ['head', `${pr.head_ref} at ${pr.head_sha}`],
+      ['base', pr.base_sha ? `${pr.base_ref} at ${pr.base_sha}` : pr.base_ref],
     );
   }
-  if (c.diff) {
-    const body = c.diff.hunks
-      .map(
-        (h) =>
-          `@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@\n` +
-          h.lines
-            .map(
-              (l) =>
-                `${l.op === 'add' ? '+' : l.op === 'remove' ? '-' : ' '}${clean(l.text).replace(/\n/g, ' ')}`,
-            )
-            .join('\n'),
-      )
-      .join('\n');
-    sections.push(
-      `changes since round ${c.diff.previous_round} (+${c.diff.added} -${c.diff.removed}):\n${body ? indent(body, '  ') : '  none'}`,
-    );
-  }
-  sections.push(
-    `files read and searched:\n${
-      c.files.length
-        ? table(
-            ['TOOL', 'PATH', 'PATTERN', 'ROUND', 'CALLS'],
-            c.files.map((f) => [
-              f.tool,
-              dash(f.path),
-              f.pattern === null ? '-' : `${f.pattern}${f.glob ? ` in ${f.glob}` : ''}`,
-              String(f.round),
-              `${f.calls}${f.errors ? ` (${f.errors} failed)` : ''}`,
-            ]),
-          ).replace(/^/gm, '  ')
-        : '  none'
-    }`,
-  );
-  if (c.mcp_calls.length) {
-    sections.push(
-      `MCP calls:\n${table(
-        ['SERVER', 'TOOL', 'INPUT', 'ROUND', 'CALLS'],
-        c.mcp_calls.map((m) => [
-          oneLine(m.server, 60),
-          oneLine(m.tool, 80),
-          oneLine(m.input, 120),
-          String(m.round),
-          `${m.calls}${m.errors ? ` (${m.errors} failed)` : ''}`,
-        ]),
-      ).replace(/^/gm, '  ')}`,
-    );
-  }
-  sections.push(
-    `questions:\n${
-      c.questions.length
-        ? c.questions
-            .flatMap((q) =>
-              q.items.map(
-                (i) =>
-                  `  round ${q.round}, ${q.status}${q.answered_by ? ` by ${oneLine(q.answered_by, 40)}` : ''}: ${oneLine(i.question, 200)}\n    => ${
-                    i.answer === null
-                      ? '-'
-                      : oneLine(Array.isArray(i.answer) ? i.answer.join(', ') : i.answer, 400)
-                  }`,
-              ),
-            )
-            .join('\n')
-        : '  none'
-    }`,
-  );
-  sections.push(
-    `cost of planning:\n${table(
-      ['ROUND', 'RUN', 'MODEL', 'TURNS', 'TOKENS', 'COST'],
+  if (s.job)
+    entries.push(
       [
-        ...c.cost.runs.map((r) => [
-          String(r.round),
-          r.run_id,
-          dash(r.model),
-          String(r.turns),
-          tokenLine(r.usage),
-          `$${r.cost_usd.toFixed(4)}`,
-        ]),
-        [
-          'total',
-          '',
-          '',
-          String(c.cost.total.turns),
-          tokenLine(c.cost.total.usage),
-          `$${c.cost.total.cost_usd.toFixed(4)}`,
-        ],
+        'job',
+        `${s.job.id}${s.job.cron ? `  ${s.job.cron} (${s.job.timezone})` : ''}${s.job.exists ? '' : ' (deleted)'}`,
       ],
-    ).replace(/^/gm, '  ')}`,
-  );
-  return sections;
+      ['slot', when(s.job.slot_at, now)],
+    );
+  if (s.trigger)
+    entries.push(['trigger', `${s.trigger.name ?? '(deleted)'} (${s.trigger.kind ?? '?'}) ${s.trigger.id}`]);
+  if (s.delivery)
+    entries.push([
+      'delivery',
+      `${s.delivery.event} ${s.delivery.key} received ${s.delivery.received_at} (${s.delivery.outcome})`,
+    ]);
+  let text = `source:\n${indent(fields(entries), '  ')}\n  prompt:\n${indent(clean(s.prompt).trimEnd())}`;
+  if (s.fired_text !== null) text += `\n  fired text (external):\n${indent(clean(s.fired_text).trimEnd())}`;
+  return text;
+}
+
+function roundsSection(rounds: PlanContextJson['rounds']): string {
+  return `rounds:\n${rounds
+    .map(
+      (r) =>
+        `  ${r.round}  ${r.plan_id}  ${r.status}` +
+        (r.feedback
+          ? `\n    changes asked by ${oneLine(r.feedback.identity, 40)}: ${oneLine(r.feedback.comment ?? '', 200)}`
+          : ''),
+    )
+    .join('\n')}`;
+}
+
+/** What changed in the plan's text since the previous round. */
+function diffSection(d: NonNullable<PlanContextJson['diff']>): string {
+  const body = d.hunks
+    .map(
+      (h) =>
+        `@@ -${h.old_start},${h.old_lines} +${h.new_start},${h.new_lines} @@\n` +
+        h.lines
+          .map(
+            (l) =>
+              `${l.op === 'add' ? '+' : l.op === 'remove' ? '-' : ' '}${clean(l.text).replace(/\n/g, ' ')}`,
+          )
+          .join('\n'),
+    )
+    .join('\n');
+  return `changes since round ${d.previous_round} (+${d.added} -${d.removed}):\n${body ? indent(body, '  ') : '  none'}`;
+}
+
+function filesSection(files: PlanContextJson['files']): string {
+  return `files read and searched:\n${
+    files.length
+      ? table(
+          ['TOOL', 'PATH', 'PATTERN', 'ROUND', 'CALLS'],
+          files.map((f) => [
+            f.tool,
+            dash(f.path),
+            f.pattern === null ? '-' : `${f.pattern}${f.glob ? ` in ${f.glob}` : ''}`,
+            String(f.round),
+            `${f.calls}${f.errors ? ` (${f.errors} failed)` : ''}`,
+          ]),
+        ).replace(/^/gm, '  ')
+      : '  none'
+  }`;
+}
+
+function mcpSection(calls: PlanContextJson['mcp_calls']): string {
+  return `MCP calls:\n${table(
+    ['SERVER', 'TOOL', 'INPUT', 'ROUND', 'CALLS'],
+    calls.map((m) => [
+      oneLine(m.server, 60),
+      oneLine(m.tool, 80),
+      oneLine(m.input, 120),
+      String(m.round),
+      `${m.calls}${m.errors ? ` (${m.errors} failed)` : ''}`,
+    ]),
+  ).replace(/^/gm, '  ')}`;
+}
+
+function questionsSection(questions: PlanContextJson['questions']): string {
+  return `questions:\n${
+    questions.length
+      ? questions
+          .flatMap((q) =>
+            q.items.map(
+              (i) =>
+                `  round ${q.round}, ${q.status}${q.answered_by ? ` by ${oneLine(q.answered_by, 40)}` : ''}: ${oneLine(i.question, 200)}\n    => ${
+                  i.answer === null
+                    ? '-'
+                    : oneLine(Array.isArray(i.answer) ? i.answer.join(', ') : i.answer, 400)
+                }`,
+            ),
+          )
+          .join('\n')
+      : '  none'
+  }`;
+}
+
+function costSection(cost: PlanContextJson['cost']): string {
+  return `cost of planning:\n${table(
+    ['ROUND', 'RUN', 'MODEL', 'TURNS', 'TOKENS', 'COST'],
+    [
+      ...cost.runs.map((r) => [
+        String(r.round),
+        r.run_id,
+        dash(r.model),
+        String(r.turns),
+        tokenLine(r.usage),
+        `$${r.cost_usd.toFixed(4)}`,
+      ]),
+      [
+        'total',
+        '',
+        '',
+        String(cost.total.turns),
+        tokenLine(cost.total.usage),
+        `$${cost.total.cost_usd.toFixed(4)}`,
+      ],
+    ],
+  ).replace(/^/gm, '  ')}`;
 }
 
 /** A plan in a listing: its title, or its whole text with --markdown. */

@@ -1,24 +1,11 @@
 import { shortHeader } from '../../domain/questions.js';
 import type { QuestionJson } from '../../http/contract/index.js';
-import {
-  age,
-  choiceFilter,
-  clean,
-  type Group,
-  idFilter,
-  idPath,
-  JSON_HELP,
-  jsonOption,
-  limitFilter,
-  listCommand,
-  oneLine,
-  out,
-  printAnswer,
-  RemoteUsageError,
-  relative,
-  showCommand,
-  strs,
-} from './common.js';
+import { JSON_HELP, jsonOption, RemoteUsageError, strs } from './args.js';
+import type { Group } from './group.js';
+import { choiceFilter, idFilter, limitFilter, listCommand, showCommand } from './listing.js';
+import { clean, oneLine, out, printAnswer } from './output.js';
+import { idPath } from './request.js';
+import { age, relative } from './times.js';
 
 // drydock questions list|show|answer: what agents asked (AskUserQuestion) over /v1/questions.
 

@@ -2,7 +2,10 @@ import type { RunEventMap, RunEventType } from '../../domain/events.js';
 import { NOTIFICATION_TITLE } from '../../domain/plan-title.js';
 import { isFinishedRunStatus, isSucceededRunStatus } from '../../domain/types.js';
 import { followEvents, StreamLostError } from '../event-stream.js';
-import { clean, idPath, jsonOption, oneLine, out, type Subcommand, terminalPlanTitle } from './common.js';
+import { jsonOption } from './args.js';
+import type { Subcommand } from './group.js';
+import { clean, oneLine, out, terminalPlanTitle } from './output.js';
+import { idPath } from './request.js';
 
 // drydock runs follow ID: a run's event log as it happens, one line per event (the model's text and thinking
 // as the lines they make up), across dropped connections, until the run ends.

@@ -1,28 +1,20 @@
 import { RUN_STATUSES } from '../../domain/types.js';
 import type { DiffJson, RunDetailJson, RunJson } from '../../http/contract/index.js';
+import { flag, JSON_HELP, jsonOption } from './args.js';
+import type { Group } from './group.js';
 import {
   actionCommand,
-  age,
   choiceFilter,
-  clean,
   cursorFilter,
-  dash,
-  fields,
-  flag,
-  type Group,
   idFilter,
-  idPath,
-  JSON_HELP,
-  jsonOption,
   limitFilter,
   listCommand,
-  out,
-  printedJson,
   showCommand,
-  table,
-  when,
-} from './common.js';
+} from './listing.js';
+import { clean, dash, fields, out, printedJson, table } from './output.js';
+import { idPath } from './request.js';
 import { followCommand } from './run-follow.js';
+import { age, when } from './times.js';
 
 // drydock runs list|show|cancel|resume|follow|diff: agent runs over /v1/runs.
 

@@ -2,33 +2,33 @@ import { resolve } from 'node:path';
 import { EFFORTS, EXECUTE_MODES } from '../../domain/types.js';
 import type { RunDefaultsJson, SessionJson } from '../../http/contract/index.js';
 import {
-  actionCommand,
-  age,
-  choiceFilter,
   choices,
-  cursorFilter,
-  fields,
   flag,
-  type Group,
-  idPath,
   jsonOption,
-  limitFilter,
-  listCommand,
   MCP_HELP,
   mcpOption,
   mcpOptions,
   nonBlank,
   oneOf,
   positiveCount,
-  printAnswer,
   RemoteUsageError,
   required,
-  showCommand,
   str,
   strs,
   type Values,
-  when,
-} from './common.js';
+} from './args.js';
+import type { Group } from './group.js';
+import {
+  actionCommand,
+  choiceFilter,
+  cursorFilter,
+  limitFilter,
+  listCommand,
+  showCommand,
+} from './listing.js';
+import { fields, printAnswer } from './output.js';
+import { idPath } from './request.js';
+import { age, when } from './times.js';
 
 // drydock sessions list|show|create|close: the scopes of cron jobs, over /v1/sessions.
 

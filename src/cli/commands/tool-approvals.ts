@@ -1,26 +1,10 @@
 import type { ToolApprovalJson } from '../../http/contract/index.js';
-import {
-  age,
-  choiceFilter,
-  clean,
-  dash,
-  fields,
-  flag,
-  type Group,
-  idFilter,
-  idPath,
-  JSON_HELP,
-  jsonOption,
-  limitFilter,
-  listCommand,
-  oneLine,
-  printAnswer,
-  RemoteUsageError,
-  relative,
-  showCommand,
-  str,
-  when,
-} from './common.js';
+import { flag, JSON_HELP, jsonOption, RemoteUsageError, str } from './args.js';
+import type { Group } from './group.js';
+import { choiceFilter, idFilter, limitFilter, listCommand, showCommand } from './listing.js';
+import { clean, dash, fields, oneLine, printAnswer } from './output.js';
+import { idPath } from './request.js';
+import { age, relative, when } from './times.js';
 
 // drydock tool-approvals list|show|decide: tool calls an execute run parked for a person, over
 // /v1/tool-approvals.

@@ -9,40 +9,30 @@ import type {
 } from '../../http/contract/index.js';
 import type { ApiClient } from '../client.js';
 import {
-  age,
   choices,
-  clean,
-  dash,
-  deleteCommand,
-  fields,
   flag,
-  type Group,
-  idPath,
   JSON_HELP,
   jsonOption,
-  limitFilter,
-  listCommand,
   MCP_HELP,
   mcpOption,
   mcpOptions,
   nonBlank,
   type OptionsConfig,
-  oneLine,
   oneOf,
-  out,
   positiveCount,
   positiveInt,
-  printAnswer,
-  printedJson,
   RemoteUsageError,
-  showCommand,
   str,
   strs,
   type Values,
-  when,
-} from './common.js';
+} from './args.js';
 import { deliveryColumns, deliveryRow } from './deliveries.js';
+import type { Group } from './group.js';
 import { zoned } from './jobs.js';
+import { deleteCommand, limitFilter, listCommand, showCommand } from './listing.js';
+import { clean, dash, fields, oneLine, out, printAnswer, printedJson } from './output.js';
+import { idPath } from './request.js';
+import { age, when } from './times.js';
 
 // drydock triggers list|show|create|update|delete|deliveries|fire: remote triggers over /v1/triggers.
 

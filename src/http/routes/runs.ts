@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { DomainError } from '../../domain/errors.js';
 import { tailEvents } from '../../runs/tail.js';
@@ -63,38 +63,40 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
     return c.json(presentDiff(diff));
   });
 
-  /**
-   * The run's event log as Server-Sent Events: `id:` is the sequence number. Replays what comes after
-   * Last-Event-ID (or ?after=), then follows live, and closes after the run_finished event.
-   */
-  app.get('/:id/events', async (c) => {
-    const id = c.req.param('id');
-    const run = await store.getRun(id);
-    if (!run) throw notFound('run', id);
-    const from = c.req.header('last-event-id') ?? c.req.query('after') ?? '0';
-    const after = Number(from);
-    if (!Number.isSafeInteger(after) || after < 0) {
-      throw new HttpError(400, 'bad_event_id', `Last-Event-ID must be a sequence number, got "${from}"`);
-    }
-    return streamSSE(c, (stream) =>
-      tailEvents(
-        deps,
-        id,
-        after,
-        {
-          event: (e) =>
-            stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(presentEvent(e)) }),
-          keepAlive: () => stream.write(': keep-alive\n\n'),
-          // The client reads the run's status itself when the stream closes without a receipt.
-          ended: async () => {},
-          onAbort: (listener) => stream.onAbort(listener),
-        },
-        'replay',
-      ),
-    );
-  });
+  app.get('/:id/events', (c) => eventStream(c, deps, c.req.param('id')));
 
   return app;
+}
+
+/**
+ * The run's event log as Server-Sent Events: `id:` is the sequence number. Replays what comes after
+ * Last-Event-ID (or ?after=), then follows live, and closes after the run_finished event.
+ */
+async function eventStream(c: Context<Env>, deps: AppDeps, id: string): Promise<Response> {
+  const { store } = deps;
+  const run = await store.getRun(id);
+  if (!run) throw notFound('run', id);
+  const from = c.req.header('last-event-id') ?? c.req.query('after') ?? '0';
+  const after = Number(from);
+  if (!Number.isSafeInteger(after) || after < 0) {
+    throw new HttpError(400, 'bad_event_id', `Last-Event-ID must be a sequence number, got "${from}"`);
+  }
+  return streamSSE(c, (stream) =>
+    tailEvents(
+      deps,
+      id,
+      after,
+      {
+        event: (e) =>
+          stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(presentEvent(e)) }),
+        keepAlive: () => stream.write(': keep-alive\n\n'),
+        // The client reads the run's status itself when the stream closes without a receipt.
+        ended: async () => {},
+        onAbort: (listener) => stream.onAbort(listener),
+      },
+      'replay',
+    ),
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { BodyBudget } from '../body-budget.js';
 import { declaredLength, tooLarge } from '../body-cap.js';
 import { discardBody, eachChunk } from '../body-stream.js';
@@ -38,38 +38,16 @@ export function webhookRoutes(deps: AppDeps, budget: BodyBudget): Hono<Env> {
     new HttpError(503, 'busy', 'too many unverified webhook bytes in flight; retry later', undefined, {
       'Retry-After': retryAfter,
     });
-
-  const fromHeaders = (
-    signature: string | undefined,
-    event: string | undefined,
-    delivery: string | undefined,
-  ): Headed => {
-    if (!signature) return { refusal: new HttpError(401, 'unauthorized', 'missing X-Hub-Signature-256') };
-    if (!event || !EVENT.test(event))
-      return { refusal: new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Event') };
-    if (!delivery || !DELIVERY.test(delivery))
-      return { refusal: new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Delivery') };
-    if (!secrets.length) {
-      deps.logger.warn('webhook refused: no github.webhook_secrets configured');
-      const refusal = new HttpError(
-        401,
-        'unauthorized',
-        'webhook signature cannot be verified: no secret is configured',
-      );
-      return { refusal };
-    }
-    const digest = parseSignature(signature);
-    return digest ? { event, delivery, digest } : { refusal: mismatch() };
-  };
+  const intake: Intake = { deps, budget, limit, busy };
 
   const app = new Hono<Env>();
   app.post('/github', async (c) => {
     const declared = declaredLength(c, limit, WHAT);
-    const headed = fromHeaders(
-      c.req.header('x-hub-signature-256'),
-      c.req.header('x-github-event'),
-      c.req.header('x-github-delivery'),
-    );
+    const headed = fromHeaders(deps, {
+      signature: c.req.header('x-hub-signature-256'),
+      event: c.req.header('x-github-event'),
+      delivery: c.req.header('x-github-delivery'),
+    });
     if ('refusal' in headed) {
       // Read the body (keeping none of it) before answering: a reply sent while the client is still uploading
       // would make Node drop the connection instead of delivering the refusal.
@@ -77,47 +55,91 @@ export function webhookRoutes(deps: AppDeps, budget: BodyBudget): Hono<Env> {
       throw headed.refusal;
     }
     const { event, delivery } = headed;
-
-    const check = new SignatureCheck(secrets, headed.digest);
-    const chunks: Uint8Array[] = [];
-    let read = 0;
-    const reservation = budget.open();
-    try {
-      // ORDER MATTERS: bytes are taken from the budget before they are kept, and every one is given back in
-      // this finally whatever happens (verified or not, refused, client gone, request timed out).
-      if (declared !== undefined && !reservation.cover(declared)) {
-        deps.logger.debug({ declared, inFlight: budget.inFlight }, 'webhook refused: body budget is full');
-        throw busy();
-      }
-      await eachChunk(c, (chunk) => {
-        read += chunk.byteLength;
-        if (read > limit) throw tooLarge(limit, WHAT);
-        if (!reservation.cover(read)) {
-          deps.logger.debug({ read, inFlight: budget.inFlight }, 'webhook cut off: body budget is full');
-          throw busy();
-        }
-        check.update(chunk);
-        chunks.push(chunk);
-      });
-    } finally {
-      reservation.release();
-    }
-    if (read === 0 || !check.matches()) throw mismatch();
-
-    let raw: string;
-    let payload: unknown;
-    try {
-      // fatal: JSON is UTF-8, and the bytes verified are the bytes decoded (see github-signature.ts).
-      raw = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, read));
-      payload = JSON.parse(raw);
-    } catch {
-      throw new HttpError(400, 'malformed_json', 'webhook body is not valid JSON');
-    }
+    const body = await readSigned(c, intake, new SignatureCheck(secrets, headed.digest), declared);
+    const { raw, payload } = parseBody(body);
     const answer = await deps.triggers.receiveGithub(event, delivery, raw, payload);
     deps.logger.debug({ event, delivery, outcome: answer.body.outcome ?? 'pong' }, 'webhook received');
     return c.json(answer.body, answer.kind === 'accepted' ? 202 : 200);
   });
   return app;
+}
+
+/** What reading a webhook body needs: the byte limit, the shared budget and the 503 it answers when full. */
+interface Intake {
+  deps: AppDeps;
+  budget: BodyBudget;
+  limit: number;
+  busy: () => HttpError;
+}
+
+function fromHeaders(
+  deps: AppDeps,
+  { signature, event, delivery }: { signature?: string; event?: string; delivery?: string },
+): Headed {
+  if (!signature) return { refusal: new HttpError(401, 'unauthorized', 'missing X-Hub-Signature-256') };
+  if (!event || !EVENT.test(event))
+    return { refusal: new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Event') };
+  if (!delivery || !DELIVERY.test(delivery))
+    return { refusal: new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Delivery') };
+  if (!deps.config.github.webhook_secrets.length) {
+    deps.logger.warn('webhook refused: no github.webhook_secrets configured');
+    const refusal = new HttpError(
+      401,
+      'unauthorized',
+      'webhook signature cannot be verified: no secret is configured',
+    );
+    return { refusal };
+  }
+  const digest = parseSignature(signature);
+  return digest ? { event, delivery, digest } : { refusal: mismatch() };
+}
+
+/** The body's bytes, read within the budget through `check`; throws unless its signature matches. */
+async function readSigned(
+  c: Context<Env>,
+  { deps, budget, limit, busy }: Intake,
+  check: SignatureCheck,
+  declared: number | undefined,
+): Promise<{ chunks: Uint8Array[]; read: number }> {
+  const chunks: Uint8Array[] = [];
+  let read = 0;
+  const reservation = budget.open();
+  try {
+    // ORDER MATTERS: bytes are taken from the budget before they are kept, and every one is given back in
+    // this finally whatever happens (verified or not, refused, client gone, request timed out).
+    if (declared !== undefined && !reservation.cover(declared)) {
+      deps.logger.debug({ declared, inFlight: budget.inFlight }, 'webhook refused: body budget is full');
+      throw busy();
+    }
+    await eachChunk(c, (chunk) => {
+      read += chunk.byteLength;
+      if (read > limit) throw tooLarge(limit, WHAT);
+      if (!reservation.cover(read)) {
+        deps.logger.debug({ read, inFlight: budget.inFlight }, 'webhook cut off: body budget is full');
+        throw busy();
+      }
+      check.update(chunk);
+      chunks.push(chunk);
+    });
+  } finally {
+    reservation.release();
+  }
+  if (read === 0 || !check.matches()) throw mismatch();
+  return { chunks, read };
+}
+
+/** A verified body decoded and parsed; 400 when it is not UTF-8 JSON. */
+function parseBody({ chunks, read }: { chunks: Uint8Array[]; read: number }): {
+  raw: string;
+  payload: unknown;
+} {
+  try {
+    // fatal: JSON is UTF-8, and the bytes verified are the bytes decoded (see github-signature.ts).
+    const raw = utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, read));
+    return { raw, payload: JSON.parse(raw) };
+  } catch {
+    throw new HttpError(400, 'malformed_json', 'webhook body is not valid JSON');
+  }
 }
 
 const mismatch = () => new HttpError(401, 'unauthorized', 'webhook signature does not match');

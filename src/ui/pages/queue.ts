@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { allows } from '../../auth/tokens.js';
 import { planStatusAt } from '../../domain/plan-status.js';
 import { planTitle } from '../../domain/plan-title.js';
-import { PLAN_STATUSES, type PlanStatus, type Session } from '../../domain/types.js';
+import { PLAN_STATUSES, type Plan, type PlanStatus, type Session } from '../../domain/types.js';
 import { type PlanSource, planSource, SourceCache } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
 import { approversOf } from '../../plans/policy.js';
@@ -100,55 +100,96 @@ interface Shown {
 
 /** GET /ui: the plan queue with filters, marks and bulk rejection; GET /ui/queue/rows: its rows alone. */
 export function queueRoutes({ app, deps, guard }: UiContext): void {
-  const { store } = deps;
+  app.get('/', guard, (c) => render(c, deps));
+  // The rows alone, for the page script's refresh: it replaces the table's body and nothing else.
+  app.get('/queue/rows', guard, (c) => rowsOnly(c, deps));
+  // Bulk reject: each selected plan through the normal decision path, each outcome reported.
+  app.post('/plans/bulk-reject', guard, (c) => bulkReject(c, deps));
+}
 
-  /** The rows of the queue's table, and the cursor of the next page. */
-  async function rows(c: Context<UiEnv>, f: QueueFilter, draft?: BulkDraft) {
-    // Read only: plans past their expiry list and show as expired (planStatusAt); the daemon's sweep writes it.
-    const now = deps.clock.now();
-    const page = await store.listPlans({
-      status: f.status ?? undefined,
-      activeAt: now,
-      summary: true,
-      sessionId: f.session || undefined,
-      triggerId: f.trigger || undefined,
-      requestedBy: f.requester || undefined,
-      createdBefore: f.olderThanDays !== null ? now - f.olderThanDays * DAY : undefined,
-      limit: PAGE,
-      cursor: f.cursor,
-    });
-    const viewer = c.get('viewer');
-    const mayDecide = allows(viewer.role, 'decide');
-    const sessions = new Map<string, Promise<Session | null>>();
-    const heads = new Map<string, Promise<string | null>>();
-    const cache = new SourceCache(store);
-    const out: SafeHtml[] = [];
-    for (const plan of page.items) {
-      if (!sessions.has(plan.sessionId)) sessions.set(plan.sessionId, store.getSession(plan.sessionId));
-      const [session, decisions, source] = await Promise.all([
-        sessions.get(plan.sessionId)!,
-        store.listDecisions(plan.id),
-        planSource(store, plan, cache),
-      ]);
-      // A plan made against a commit of a git workspace is stale once the workspace moved on (approving it
-      // is refused); a pull request's plan is pinned to its head instead. The head is read from the files.
-      let behind: { head: string | null } | null = null;
-      if (plan.workspaceCommit && !plan.subject && session) {
-        if (!heads.has(session.workspace)) heads.set(session.workspace, headCommit(session.workspace));
-        const head = await heads.get(session.workspace)!;
-        if (head !== plan.workspaceCommit) behind = { head };
-      }
-      if (f.behind && behind === null) continue;
-      const status = planStatusAt(plan, now);
-      const pending = status === 'pending_approval';
-      const why = pending ? cannotApprove(viewer, plan, decisions) : null;
-      const approvals = approversOf(decisions).length;
-      const box = `pick-${plan.id}`;
-      out.push(html`<tr data-plan="${plan.id}">
+type Deps = UiContext['deps'];
+
+/** What one row of the queue shows about its plan. */
+interface RowFacts {
+  plan: Plan;
+  session: Session | null;
+  source: PlanSource | null;
+  status: PlanStatus;
+  /** Set when the plan's workspace moved past its commit: the head it is at now. */
+  behind: { head: string | null } | null;
+  /** Why the viewer cannot approve it, or null. */
+  why: string | null;
+  approvals: number;
+  now: number;
+}
+
+/** The rows of the queue's table, and the cursor of the next page. */
+async function rows(c: Context<UiEnv>, deps: Deps, f: QueueFilter, draft?: BulkDraft) {
+  const { store } = deps;
+  // Read only: plans past their expiry list and show as expired (planStatusAt); the daemon's sweep writes it.
+  const now = deps.clock.now();
+  const page = await store.listPlans({
+    status: f.status ?? undefined,
+    activeAt: now,
+    summary: true,
+    sessionId: f.session || undefined,
+    triggerId: f.trigger || undefined,
+    requestedBy: f.requester || undefined,
+    createdBefore: f.olderThanDays !== null ? now - f.olderThanDays * DAY : undefined,
+    limit: PAGE,
+    cursor: f.cursor,
+  });
+  const viewer = c.get('viewer');
+  const mayDecide = allows(viewer.role, 'decide');
+  const sessions = new Map<string, Promise<Session | null>>();
+  const heads = new Map<string, Promise<string | null>>();
+  const cache = new SourceCache(store);
+  const out: SafeHtml[] = [];
+  for (const plan of page.items) {
+    if (!sessions.has(plan.sessionId)) sessions.set(plan.sessionId, store.getSession(plan.sessionId));
+    const [session, decisions, source] = await Promise.all([
+      sessions.get(plan.sessionId)!,
+      store.listDecisions(plan.id),
+      planSource(store, plan, cache),
+    ]);
+    const behind = await behindHead(plan, session, heads);
+    if (f.behind && behind === null) continue;
+    const status = planStatusAt(plan, now);
+    const pending = status === 'pending_approval';
+    const why = pending ? cannotApprove(viewer, plan, decisions) : null;
+    const approvals = approversOf(decisions).length;
+    const facts = { plan, session, source, status, behind, why, approvals, now };
+    out.push(planRow(facts, mayDecide && pending, draft?.selected.has(plan.id) ?? false));
+  }
+  return { rows: out, nextCursor: page.nextCursor };
+}
+
+/**
+ * A plan made against a commit of a git workspace is stale once the workspace moved on (approving it is
+ * refused); a pull request's plan is pinned to its head instead. The head is read from the files, once
+ * per workspace (`heads`). Null when the plan is not behind.
+ */
+async function behindHead(
+  plan: Plan,
+  session: Session | null,
+  heads: Map<string, Promise<string | null>>,
+): Promise<{ head: string | null } | null> {
+  if (!plan.workspaceCommit || plan.subject || !session) return null;
+  if (!heads.has(session.workspace)) heads.set(session.workspace, headCommit(session.workspace));
+  const head = await heads.get(session.workspace)!;
+  return head !== plan.workspaceCommit ? { head } : null;
+}
+
+/** One row of the queue's table; `pickable` adds the box that selects it for bulk rejection. */
+function planRow(r: RowFacts, pickable: boolean, checked: boolean): SafeHtml {
+  const { plan, session, source, status, behind, why, approvals, now } = r;
+  const pending = status === 'pending_approval';
+  const box = `pick-${plan.id}`;
+  return html`<tr data-plan="${plan.id}">
   <td>${
-    mayDecide && pending
+    pickable
       ? html`<input type="checkbox" name="plan" value="${plan.id}" id="${box}" form="bulk-form"${
-          draft?.selected.has(plan.id) ? html` checked` : ''
+          checked ? html` checked` : ''
         }><label for="${box}"><span class="sr-only">Select ${plan.id}</span></label>`
       : ''
   }</td>
@@ -164,50 +205,49 @@ export function queueRoutes({ app, deps, guard }: UiContext): void {
   }</td>
   <td>${approvals} / ${plan.approvalsRequired}</td>
   <td class="mark">${why ? html`<span class="cannot">You cannot approve: ${why}.</span>` : ''}</td>
-</tr>`);
-    }
-    return { rows: out, nextCursor: page.nextCursor };
+</tr>`;
+}
+
+const emptyRow = (f: QueueFilter) =>
+  html`<tr class="empty"><td colspan="9">${
+    f.status === 'pending_approval' &&
+    !f.session &&
+    !f.trigger &&
+    !f.requester &&
+    f.olderThanDays === null &&
+    !f.behind
+      ? 'No plans are waiting for approval.'
+      : 'No plans match these filters.'
+  }</td></tr>`;
+
+async function render(c: Context<UiEnv>, deps: Deps, shown: Shown = {}): Promise<Response> {
+  const { store } = deps;
+  const { filter: f, problems } = readFilter(c);
+  if (problems.length) {
+    const body = html`<h1>Plan queue</h1>${alertBox(problems.join(' '))}<p><a href="/ui">The whole queue</a></p>`;
+    return c.html(signedIn(c, 'queue', 'Plan queue', body), 400);
   }
-
-  const emptyRow = (f: QueueFilter) =>
-    html`<tr class="empty"><td colspan="9">${
-      f.status === 'pending_approval' &&
-      !f.session &&
-      !f.trigger &&
-      !f.requester &&
-      f.olderThanDays === null &&
-      !f.behind
-        ? 'No plans are waiting for approval.'
-        : 'No plans match these filters.'
-    }</td></tr>`;
-
-  async function render(c: Context<UiEnv>, shown: Shown = {}): Promise<Response> {
-    const { filter: f, problems } = readFilter(c);
-    if (problems.length) {
-      const body = html`<h1>Plan queue</h1>${alertBox(problems.join(' '))}<p><a href="/ui">The whole queue</a></p>`;
-      return c.html(signedIn(c, 'queue', 'Plan queue', body), 400);
-    }
-    let table: Awaited<ReturnType<typeof rows>>;
-    try {
-      table = await rows(c, f, shown.draft);
-    } catch (err) {
-      if (!(err instanceof InvalidCursorError)) throw err;
-      const body = html`<h1>Plan queue</h1>${alertBox('That page of the queue does not exist.')}
+  let table: Awaited<ReturnType<typeof rows>>;
+  try {
+    table = await rows(c, deps, f, shown.draft);
+  } catch (err) {
+    if (!(err instanceof InvalidCursorError)) throw err;
+    const body = html`<h1>Plan queue</h1>${alertBox('That page of the queue does not exist.')}
 <p><a href="/ui">First page</a></p>`;
-      return c.html(signedIn(c, 'queue', 'Plan queue', body), 400);
-    }
-    const [questions, approvals] = await Promise.all([
-      store.listQuestions({ status: 'pending', limit: COUNT_CAP + 1 }),
-      store.listToolApprovals({ status: 'pending', limit: COUNT_CAP + 1 }),
-    ]);
-    const viewer = c.get('viewer');
-    const mayDecide = allows(viewer.role, 'decide');
-    const count = (n: number) => (n > COUNT_CAP ? `${COUNT_CAP}+` : String(n));
-    const caption =
-      f.status === 'pending_approval'
-        ? 'Plans waiting for approval, oldest first'
-        : `Plans (${f.status ?? 'any status'}), oldest first`;
-    const body = html`<h1>Plan queue</h1>
+    return c.html(signedIn(c, 'queue', 'Plan queue', body), 400);
+  }
+  const [questions, approvals] = await Promise.all([
+    store.listQuestions({ status: 'pending', limit: COUNT_CAP + 1 }),
+    store.listToolApprovals({ status: 'pending', limit: COUNT_CAP + 1 }),
+  ]);
+  const viewer = c.get('viewer');
+  const mayDecide = allows(viewer.role, 'decide');
+  const count = (n: number) => (n > COUNT_CAP ? `${COUNT_CAP}+` : String(n));
+  const caption =
+    f.status === 'pending_approval'
+      ? 'Plans waiting for approval, oldest first'
+      : `Plans (${f.status ?? 'any status'}), oldest first`;
+  const body = html`<h1>Plan queue</h1>
 ${alertBox(shown.error, shown.notice)}
 ${shown.results ?? ''}
 <ul class="waiting">
@@ -240,65 +280,72 @@ ${
   <button type="submit">Reject selected plans</button>
 </form>`
 }`;
-    return c.html(signedIn(c, 'queue', 'Plan queue', body), shown.status ?? 200);
+  return c.html(signedIn(c, 'queue', 'Plan queue', body), shown.status ?? 200);
+}
+
+async function rowsOnly(c: Context<UiEnv>, deps: Deps): Promise<Response> {
+  const { filter, problems } = readFilter(c);
+  if (problems.length)
+    return c.html(html`<tr class="empty"><td colspan="9">${problems.join(' ')}</td></tr>`.value, 400);
+  try {
+    const table = await rows(c, deps, filter);
+    return c.html((table.rows.length ? html`${table.rows}` : emptyRow(filter)).value);
+  } catch (err) {
+    if (!(err instanceof InvalidCursorError)) throw err;
+    return c.html(
+      html`<tr class="empty"><td colspan="9">That page of the queue does not exist.</td></tr>`.value,
+      400,
+    );
   }
+}
 
-  app.get('/', guard, (c) => render(c));
-
-  // The rows alone, for the page script's refresh: it replaces the table's body and nothing else.
-  app.get('/queue/rows', guard, async (c) => {
-    const { filter, problems } = readFilter(c);
-    if (problems.length)
-      return c.html(html`<tr class="empty"><td colspan="9">${problems.join(' ')}</td></tr>`.value, 400);
+async function bulkReject(c: Context<UiEnv>, deps: Deps): Promise<Response> {
+  const viewer = c.get('viewer');
+  const form = c.get('form');
+  const ids = [
+    ...new Set(
+      fields(form, 'plan')
+        .map((id) => id.trim())
+        .filter(Boolean),
+    ),
+  ];
+  const comment = (field(form, 'comment') ?? '').trim();
+  const draft = { comment, selected: new Set(ids) };
+  if (!allows(viewer.role, 'decide'))
+    return render(c, deps, { status: 403, error: `Your role (${viewer.role}) may not decide plans.` });
+  if (!ids.length)
+    return render(c, deps, { status: 422, error: 'Select at least one plan to reject.', draft });
+  if (!comment) return render(c, deps, { status: 422, error: 'A rejection needs a comment.', draft });
+  if (comment.length > COMMENT_MAX)
+    return render(c, deps, {
+      status: 422,
+      error: `That comment is too long (at most ${COMMENT_MAX} characters).`,
+      draft,
+    });
+  if (ids.length > BULK_MAX)
+    return render(c, deps, {
+      status: 422,
+      error: `At most ${BULK_MAX} plans can be rejected at once.`,
+      draft,
+    });
+  const done: string[] = [];
+  const refused: { id: string; why: string }[] = [];
+  for (const id of ids) {
     try {
-      const table = await rows(c, filter);
-      return c.html((table.rows.length ? html`${table.rows}` : emptyRow(filter)).value);
+      await deps.plans.decide(id, 'reject', { identity: viewer.identity, comment });
+      done.push(id);
     } catch (err) {
-      if (!(err instanceof InvalidCursorError)) throw err;
-      return c.html(
-        html`<tr class="empty"><td colspan="9">That page of the queue does not exist.</td></tr>`.value,
-        400,
-      );
+      if (!(err instanceof DecisionError)) throw err;
+      refused.push({ id, why: err.message });
     }
-  });
+  }
+  const results = bulkResults(done, refused);
+  return render(c, deps, { results, ...(refused.length && !done.length ? { status: 409 } : {}) });
+}
 
-  // Bulk reject: each selected plan through the normal decision path, each outcome reported.
-  app.post('/plans/bulk-reject', guard, async (c) => {
-    const viewer = c.get('viewer');
-    const form = c.get('form');
-    const ids = [
-      ...new Set(
-        fields(form, 'plan')
-          .map((id) => id.trim())
-          .filter(Boolean),
-      ),
-    ];
-    const comment = (field(form, 'comment') ?? '').trim();
-    const draft = { comment, selected: new Set(ids) };
-    if (!allows(viewer.role, 'decide'))
-      return render(c, { status: 403, error: `Your role (${viewer.role}) may not decide plans.` });
-    if (!ids.length) return render(c, { status: 422, error: 'Select at least one plan to reject.', draft });
-    if (!comment) return render(c, { status: 422, error: 'A rejection needs a comment.', draft });
-    if (comment.length > COMMENT_MAX)
-      return render(c, {
-        status: 422,
-        error: `That comment is too long (at most ${COMMENT_MAX} characters).`,
-        draft,
-      });
-    if (ids.length > BULK_MAX)
-      return render(c, { status: 422, error: `At most ${BULK_MAX} plans can be rejected at once.`, draft });
-    const done: string[] = [];
-    const refused: { id: string; why: string }[] = [];
-    for (const id of ids) {
-      try {
-        await deps.plans.decide(id, 'reject', { identity: viewer.identity, comment });
-        done.push(id);
-      } catch (err) {
-        if (!(err instanceof DecisionError)) throw err;
-        refused.push({ id, why: err.message });
-      }
-    }
-    const results = html`<section class="bulk-results" aria-labelledby="bulk-results-h" role="status">
+/** What a bulk rejection did: the plans it rejected and those it could not, with why. */
+function bulkResults(done: string[], refused: { id: string; why: string }[]): SafeHtml {
+  return html`<section class="bulk-results" aria-labelledby="bulk-results-h" role="status">
 <h2 id="bulk-results-h">Bulk rejection: ${done.length} rejected, ${refused.length} refused</h2>
 ${done.length ? html`<p>Rejected: ${done.map((id, i) => html`${i ? ', ' : ''}<a href="${uiPath('plans', id)}">${id}</a>`)}.</p>` : ''}
 ${
@@ -308,8 +355,6 @@ ${
       )}</ul>`
     : ''
 }</section>`;
-    return render(c, { results, ...(refused.length && !done.length ? { status: 409 } : {}) });
-  });
 }
 
 /** Where a plan came from, in a table cell: job, trigger or pull request (with its link), all escaped. */

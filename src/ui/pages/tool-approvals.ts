@@ -20,91 +20,88 @@ const DONE: Record<string, string> = {
 
 /** GET /ui/tool-approvals: each pending call shown as what it would do (tool-preview.ts), with allow / deny. */
 export function toolApprovalRoutes({ app, deps, guard }: UiContext): void {
-  const { store } = deps;
+  app.get('/tool-approvals', guard, (c) => {
+    const done = c.req.query('done');
+    return show(c, deps, { notice: done && Object.hasOwn(DONE, done) ? DONE[done] : undefined });
+  });
+  app.post('/tool-approvals/:id', guard, (c) => decide(c, deps, c.req.param('id')));
+}
 
-  async function show(
-    c: Context<UiEnv>,
-    shown: { status?: ContentfulStatusCode; error?: string; notice?: string } = {},
-  ): Promise<Response> {
-    const pending = await store.listToolApprovals({ status: 'pending', limit: 100 });
-    const viewer = c.get('viewer');
-    const canDecide = allows(viewer.role, 'decide');
-    // Whoever requested a plan (or owns its session) may deny its calls but not allow them.
-    const plans = new Map(
-      await Promise.all(
-        [...new Set(pending.map((a) => a.planId).filter((id): id is string => id !== null))].map(
-          async (id) => [id, await store.getPlan(id)] as const,
-        ),
-      ),
+type Deps = UiContext['deps'];
+
+/** Each distinct id with what `get` reads for it. */
+async function byId<T>(ids: string[], get: (id: string) => Promise<T>): Promise<Map<string, T>> {
+  return new Map(await Promise.all([...new Set(ids)].map(async (id) => [id, await get(id)] as const)));
+}
+
+async function show(
+  c: Context<UiEnv>,
+  deps: Deps,
+  shown: { status?: ContentfulStatusCode; error?: string; notice?: string } = {},
+): Promise<Response> {
+  const { store } = deps;
+  const pending = await store.listToolApprovals({ status: 'pending', limit: 100 });
+  const viewer = c.get('viewer');
+  const canDecide = allows(viewer.role, 'decide');
+  // Whoever requested a plan (or owns its session) may deny its calls but not allow them.
+  const plans = await byId(
+    pending.map((a) => a.planId).filter((id): id is string => id !== null),
+    (id) => store.getPlan(id),
+  );
+  const sessions = await byId(
+    pending.map((a) => a.sessionId),
+    (id) => store.getSession(id),
+  );
+  // What each call would do: the file it would write or the edit, as a diff; the command.
+  const previews = await Promise.all(
+    pending.map((a) =>
+      toolPreview(a, {
+        workRoot: workRoot(deps.config),
+        hidden: deps.hidden,
+        plan: a.planId ? (plans.get(a.planId) ?? null) : null,
+        session: sessions.get(a.sessionId) ?? null,
+      }),
+    ),
+  );
+  const ownCall = (a: ToolApproval) => {
+    const plan = a.planId ? plans.get(a.planId) : null;
+    return (
+      !!plan &&
+      !plan.allowSelfApproval &&
+      (plan.requestedBy === viewer.identity || plan.owner === viewer.identity)
     );
-    const sessions = new Map(
-      await Promise.all(
-        [...new Set(pending.map((a) => a.sessionId))].map(
-          async (id) => [id, await store.getSession(id)] as const,
-        ),
-      ),
-    );
-    // What each call would do: the file it would write or the edit, as a diff; the command.
-    const previews = await Promise.all(
-      pending.map((a) =>
-        toolPreview(a, {
-          workRoot: workRoot(deps.config),
-          hidden: deps.hidden,
-          plan: a.planId ? (plans.get(a.planId) ?? null) : null,
-          session: sessions.get(a.sessionId) ?? null,
-        }),
-      ),
-    );
-    const ownCall = (a: ToolApproval) => {
-      const plan = a.planId ? plans.get(a.planId) : null;
-      return (
-        !!plan &&
-        !plan.allowSelfApproval &&
-        (plan.requestedBy === viewer.identity || plan.owner === viewer.identity)
-      );
-    };
-    const body = html`<h1>Pending tool approvals</h1>
+  };
+  const body = html`<h1>Pending tool approvals</h1>
 ${alertBox(shown.error, shown.notice)}
 ${!canDecide && html`<p class="hint">Your role (${c.get('viewer').role}) may read tool calls but not decide them.</p>`}
 ${pending.length ? pending.map((a, i) => approvalForm(c, a, previews[i]!, canDecide, !ownCall(a))) : html`<p>No tool calls are waiting for a decision.</p>`}`;
-    return c.html(signedIn(c, 'tool-approvals', 'Tool approvals', body), shown.status ?? 200);
+  return c.html(signedIn(c, 'tool-approvals', 'Tool approvals', body), shown.status ?? 200);
+}
+
+async function decide(c: Context<UiEnv>, deps: Deps, id: string): Promise<Response> {
+  const viewer = c.get('viewer');
+  if (!allows(viewer.role, 'decide')) {
+    return show(c, deps, { status: 403, error: `Your role (${viewer.role}) may not decide tool calls.` });
   }
-
-  app.get('/tool-approvals', guard, (c) => {
-    const done = c.req.query('done');
-    return show(c, { notice: done && Object.hasOwn(DONE, done) ? DONE[done] : undefined });
-  });
-
-  app.post('/tool-approvals/:id', guard, async (c) => {
-    const viewer = c.get('viewer');
-    if (!allows(viewer.role, 'decide')) {
-      return show(c, { status: 403, error: `Your role (${viewer.role}) may not decide tool calls.` });
-    }
-    const form = c.get('form');
-    const decision = field(form, 'decision');
-    const message = (field(form, 'message') ?? '').trim();
-    if (decision !== 'allow' && decision !== 'deny') {
-      return show(c, { status: 422, error: 'Choose allow or deny.' });
-    }
-    if (message.length > MESSAGE_LIMIT) {
-      return show(c, {
-        status: 422,
-        error: `The message is too long (at most ${MESSAGE_LIMIT} characters).`,
-      });
-    }
-    try {
-      await deps.runs.decideToolApproval(
-        c.req.param('id'),
-        decision === 'allow',
-        message || null,
-        viewer.identity,
-      );
-    } catch (err) {
-      if (!(err instanceof QuestionError)) throw err;
-      return show(c, { status: pageStatus(err), error: err.message });
-    }
-    return c.redirect(`/ui/tool-approvals?done=${decision}`, 303);
-  });
+  const form = c.get('form');
+  const decision = field(form, 'decision');
+  const message = (field(form, 'message') ?? '').trim();
+  if (decision !== 'allow' && decision !== 'deny') {
+    return show(c, deps, { status: 422, error: 'Choose allow or deny.' });
+  }
+  if (message.length > MESSAGE_LIMIT) {
+    return show(c, deps, {
+      status: 422,
+      error: `The message is too long (at most ${MESSAGE_LIMIT} characters).`,
+    });
+  }
+  try {
+    await deps.runs.decideToolApproval(id, decision === 'allow', message || null, viewer.identity);
+  } catch (err) {
+    if (!(err instanceof QuestionError)) throw err;
+    return show(c, deps, { status: pageStatus(err), error: err.message });
+  }
+  return c.redirect(`/ui/tool-approvals?done=${decision}`, 303);
 }
 
 function approvalForm(
