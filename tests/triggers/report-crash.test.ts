@@ -1,0 +1,136 @@
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Webhooks } from '@octokit/webhooks';
+import examples from '@octokit/webhooks-examples';
+import { afterEach, expect, it } from 'vitest';
+import { settledAnswer } from '../support/deliveries.js';
+import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
+import { makeRepo } from '../support/git-repo.js';
+import { tempDir } from '../support/harness.js';
+import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { type DaemonProcess, serveProcess } from '../support/process-daemon.js';
+
+// A daemon killed between GitHub accepting a plan comment and learning that it did: the next daemon on the
+// same data reports the plan from the stored event log, and GitHub ends with each part of the comment once
+// and the pending status once.
+
+const GITHUB_TOKEN = 'ghp_FAKEcrash0123456789abcdefghijklmnopqr';
+const SECRET = 'webhook-secret-for-the-crash-test-0123';
+const REPO = 'acme/widgets';
+
+let model: ModelServer | undefined;
+let github: FakeGithub | undefined;
+const children: ChildProcess[] = [];
+const dirs: { remove(): void }[] = [];
+
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const d of dirs.splice(0)) d.remove();
+  await github?.close();
+  await model?.close();
+});
+
+/** A plan of about `chars` characters: two comment parts for anything past 60,000. */
+function bigPlan(chars: number): string {
+  let out = '## Plan\n\n';
+  for (let i = 0; out.length < chars; i++) out += `${i}. Change module ${i}: adjust the handler and its tests.\n`;
+  return out;
+}
+
+async function openPullRequest(d: DaemonProcess, number: number, head: string): Promise<void> {
+  const def = (examples as unknown as any[]).find((e) => e.name === 'pull_request');
+  const payload = structuredClone(def.examples.find((e: any) => e.action === 'opened'));
+  payload.repository.full_name = REPO;
+  payload.number = number;
+  payload.pull_request.number = number;
+  payload.pull_request.head.sha = head;
+  github!.setPullRequest(REPO, number, payload.pull_request);
+  const body = JSON.stringify(payload);
+  const res = await fetch(`${d.url}/webhooks/github`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'pull_request',
+      'x-github-delivery': randomUUID(),
+      'x-hub-signature-256': await new Webhooks({ secret: SECRET }).sign(body),
+    },
+    body,
+  });
+  const answer = await settledAnswer(d.api, res.status, await res.json());
+  expect(res.status, JSON.stringify(answer)).toBe(202);
+  expect(answer.outcome).toBe('accepted');
+}
+
+it('SIGKILLed after GitHub accepted the first part of a plan comment: after the restart each part is there once, and the status', async () => {
+  model = await startModelServer();
+  github = await startFakeGithub({ token: GITHUB_TOKEN });
+  const tmp = tempDir('drydock-report-crash-');
+  dirs.push(tmp);
+  const clone = join(tmp.path, 'clone');
+  const head = makeRepo(clone, { 'README.md': '# widgets\n' });
+  const configFile = join(tmp.path, 'drydock.yaml');
+  writeFileSync(
+    configFile,
+    `github:
+  token: ${GITHUB_TOKEN}
+  api_url: ${github.url}
+  report: true
+  webhook_secrets: [${SECRET}]
+  repositories:
+    ${REPO}: { path: ${clone} }
+`,
+  );
+  const dataDir = join(tmp.path, 'data');
+  const serve = () => serveProcess(dataDir, model!.url, children, { DRYDOCK_CONFIG: configFile });
+
+  // GitHub takes the first part in, and answers only once the daemon that sent it is dead.
+  const held = github.hold(new RegExp(`^POST /repos/${REPO}/issues/2/comments$`));
+  const first = await serve();
+  const trigger = await first.api('POST', '/v1/triggers', {
+    kind: 'github',
+    name: 'review',
+    events: ['pull_request.opened'],
+    prompt: 'Review {{repository}}#{{number}}',
+  });
+  expect(trigger.status, JSON.stringify(trigger.body)).toBe(201);
+  const markdown = bigPlan(90_000);
+  model.enqueue({
+    kind: 'message',
+    content: [{ type: 'tool_use', id: 'p1', name: 'ExitPlanMode', input: { plan: markdown } }],
+  });
+  await openPullRequest(first, 2, head);
+  await held.reached;
+  await first.kill();
+  held.release();
+  expect(github.comments(REPO, 2)).toHaveLength(1);
+  expect(github.statuses()).toEqual([]);
+
+  const second = await serve();
+  const pending = await github.waitFor(() => github!.statuses(head)[0], 20_000, 'the pending status');
+  expect(pending).toMatchObject({ repository: REPO, state: 'pending', context: 'drydock/plan' });
+  const plans = (await second.api('GET', '/v1/plans')).body.items;
+  expect(plans).toHaveLength(1);
+  const planId = plans[0].id;
+  expect(pending.description).toContain(planId);
+
+  // Each part once, in order, the first the one the dead daemon sent; nothing posted after the status.
+  const comments = github.comments(REPO, 2).map((c) => c.body);
+  expect(comments).toHaveLength(2);
+  comments.forEach((body, i) => {
+    expect(body).toContain(`(part ${i + 1} of 2)`);
+    expect(body.endsWith(`<!-- drydock:plan ${planId} part ${i + 1} -->`)).toBe(true);
+  });
+  expect(github.statuses()).toHaveLength(1);
+  const posts = github.calls.filter((c) => c.method === 'POST').map((c) => c.path);
+  expect(posts).toEqual([
+    `/repos/${REPO}/issues/2/comments`,
+    `/repos/${REPO}/issues/2/comments`,
+    `/repos/${REPO}/statuses/${head}`,
+  ]);
+  // The second daemon went on through SIGTERM: it stops without reporting anything twice.
+  expect(await second.stop()).toBe(0);
+  expect(github.comments(REPO, 2)).toHaveLength(2);
+  expect(github.statuses()).toHaveLength(1);
+}, 90_000);
