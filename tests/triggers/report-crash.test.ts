@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Webhooks } from '@octokit/webhooks';
 import examples from '@octokit/webhooks-examples';
 import { afterEach, expect, it } from 'vitest';
+import { waitFor } from '../support/daemon.js';
 import { settledAnswer } from '../support/deliveries.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
 import { makeRepo } from '../support/git-repo.js';
@@ -35,7 +36,8 @@ afterEach(async () => {
 /** A plan of about `chars` characters: two comment parts for anything past 60,000. */
 function bigPlan(chars: number): string {
   let out = '## Plan\n\n';
-  for (let i = 0; out.length < chars; i++) out += `${i}. Change module ${i}: adjust the handler and its tests.\n`;
+  for (let i = 0; out.length < chars; i++)
+    out += `${i}. Change module ${i}: adjust the handler and its tests.\n`;
   return out;
 }
 
@@ -102,6 +104,12 @@ it('SIGKILLed after GitHub accepted the first part of a plan comment: after the 
   });
   await openPullRequest(first, 2, head);
   await held.reached;
+  // The run itself is over (planned): only the report is cut off by the kill.
+  await waitFor(
+    async () => (await first.api('GET', '/v1/runs')).body.items[0]?.status === 'planned',
+    15_000,
+    'the run to end planned',
+  );
   await first.kill();
   held.release();
   expect(github.comments(REPO, 2)).toHaveLength(1);
