@@ -79,6 +79,9 @@ interface Retry {
 export class Reactions {
   private readonly loop = new PassLoop({ pass: () => this.pass(), unref: true });
   private readonly retries = new Map<string, Retry>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  /** Reactions kicked while in a pass: they get another right after it. */
+  private readonly again = new Set<string>();
   private runningOnce = false;
   private readonly watched: Set<string>;
   private readonly o: Required<Omit<ReactionsOptions, 'random'>> & { random: () => number };
@@ -126,36 +129,67 @@ export class Reactions {
    */
   async stop(graceMs?: number): Promise<void> {
     await this.loop.stop(graceMs);
+    let timer: NodeJS.Timeout | undefined;
+    const running = Promise.all([...this.inFlight.values()]);
+    await (graceMs === undefined
+      ? running
+      : Promise.race([running, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]));
+    clearTimeout(timer);
     for (const r of this.o.reactions) {
+      // A reaction still in its effect keeps its hold: it lapses on its own.
+      if (this.inFlight.has(r.name)) continue;
       await this.o.store.releaseReaction(r.name, this.o.holder).catch(() => {});
     }
   }
 
-  /** One pass over every reaction, outside the loop (a test's step; not while the loop runs). */
+  /** One pass over every reaction, outside the loop, waiting for all of it (a test's step). */
   async runOnce(): Promise<void> {
     this.runningOnce = true;
     try {
       await this.pass();
+      await Promise.all([...this.inFlight.values()]);
     } finally {
       this.runningOnce = false;
     }
   }
 
+  /**
+   * Starts the pass of each reaction not in one already, without waiting for it: a slow effect (GitHub asking
+   * to wait a minute) holds up its own reaction only. A reaction that was in a pass when the loop was kicked
+   * gets another as soon as it ends. Returns the wait before the next look: the nearest retry, else pollMs.
+   */
   private async pass(): Promise<number> {
-    let wait = this.o.pollMs;
+    const { clock, pollMs } = this.o;
+    let wait = pollMs;
     for (const r of this.o.reactions) {
-      if (this.halted) break;
-      try {
-        wait = Math.min(wait, await this.passOf(r));
-      } catch (err) {
-        // An unreachable database is logged once per outage by the store.
-        this.o.logger[err instanceof StoreUnavailableError ? 'debug' : 'warn'](
-          { reaction: r.name, err: messageOf(err) },
-          'reaction: a pass failed (retried at the next one)',
-        );
+      const retry = this.retries.get(r.name);
+      if (retry) wait = Math.min(wait, retry.dueAt - clock.now());
+      if (this.halted) continue;
+      if (this.inFlight.has(r.name)) {
+        this.again.add(r.name);
+        continue;
       }
+      const run = this.passOf(r)
+        .then((next) => void this.retryAt(r, next))
+        .catch((err: unknown) => {
+          // An unreachable database is logged once per outage by the store.
+          this.o.logger[err instanceof StoreUnavailableError ? 'debug' : 'warn'](
+            { reaction: r.name, err: messageOf(err) },
+            'reaction: a pass failed (retried at the next one)',
+          );
+        })
+        .finally(() => {
+          this.inFlight.delete(r.name);
+          if (this.again.delete(r.name)) this.kick();
+        });
+      this.inFlight.set(r.name, run);
     }
     return Math.max(0, wait);
+  }
+
+  /** A pass that ended on a retry: the loop wakes when it is due (it may be sleeping on a longer wait). */
+  private retryAt(r: Reaction, wait: number): void {
+    if (this.retries.has(r.name) && wait < this.o.pollMs) this.loop.wakeIn(wait);
   }
 
   /** Stopped, and not in a test's pass (runOnce runs while the loop is stopped). */
