@@ -16,6 +16,7 @@ import { Metrics } from './metrics/metrics.js';
 import { modelProblems } from './models/catalogue.js';
 import { createModelClient } from './models/client.js';
 import { Notifier } from './notify/notifier.js';
+import { PassLoop } from './pass-loop.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
 import { PlanLifecycle } from './plans/lifecycle.js';
@@ -130,6 +131,8 @@ export interface Services {
   reporter: GithubReporter | null;
   /** Every reaction to the event log (reports, plan settling, delivery's wake-up, notifications), on one loop. */
   reactions: Reactions;
+  /** The sweep of deadlines (questions, tool approvals, plans): `kick()` runs one now. */
+  sweeps: PassLoop;
   /** Where new runs go (the queue unless replaced). */
   submitRun: (run: Run) => void;
   /** Recovers what a previous process left, makes the admin token, then starts the loops. Once. */
@@ -149,8 +152,11 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   const outboxes = outboxParts(opts, clock, agent, gh);
   const cron = cronParts(opts, clock, agent, runParts, gh);
   const reactions = reactionsOf(opts, clock, runParts, gh, outboxes);
+  const sweeps = deadlineSweeps(opts, clock, agent, runParts);
   const retention = retentionTimer(opts, clock, agent.metrics);
-  const { start, stop } = startAndStop(opts, { agent, runParts, gh, outboxes, cron, reactions, retention });
+  const parts: Parts = { agent, runParts, gh, outboxes, cron, reactions, sweeps, retention, wakes: [] };
+  const start = once(() => startAll(opts, parts));
+  const stop = once((graceMs: number) => stopAll(opts, parts, graceMs));
   return {
     config: opts.config,
     logger: opts.logger,
@@ -175,6 +181,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     notifier: outboxes.notifier,
     reporter: gh.reporter,
     reactions,
+    sweeps,
     submitRun: runParts.submitRun,
     start,
     stop,
@@ -334,11 +341,6 @@ function cronParts(
     maxWaitMs: config.scheduler.max_wait_ms,
     batchSize: config.scheduler.batch_size,
     jitter: jitterOptions(config),
-    // The periodic sweep of deadlines: questions and tool approvals, then plans nobody decided in time.
-    afterTick: async (now) => {
-      await runs.expire(now);
-      await lifecycle.expire(now);
-    },
     onLateness: (ms) => metrics.lateness.observe(Math.max(0, ms) / 1000),
     onReport: (r) => {
       for (const outcome of ['fired', 'pending', 'coalesced', 'missed'] as const) {
@@ -352,6 +354,32 @@ function cronParts(
   const jobs = new Jobs({ store, clock, config, scheduler, submitRun });
   const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler, hidden });
   return { triggers, scheduler, sessions, jobs, triggerAdmin };
+}
+
+/**
+ * The sweep of deadlines, on a loop of its own: questions and tool approvals past their timeout, then plans
+ * nobody decided in time. Every scheduler.max_wait_ms (the cron loop's longest sleep, which used to carry it),
+ * and at once when kicked.
+ */
+function deadlineSweeps(opts: ServiceOptions, clock: Clock, agent: AgentParts, runParts: RunParts): PassLoop {
+  const { config, logger } = opts;
+  return new PassLoop({
+    unref: true,
+    pass: async () => {
+      try {
+        const now = clock.now();
+        await runParts.runs.expire(now);
+        await agent.lifecycle.expire(now);
+      } catch (err) {
+        // An unreachable database is logged once per outage by the store.
+        logger[err instanceof StoreUnavailableError ? 'debug' : 'warn'](
+          { err },
+          'the sweep of deadlines failed (tried again at the next one)',
+        );
+      }
+      return config.scheduler.max_wait_ms;
+    },
+  });
 }
 
 /**
@@ -382,91 +410,96 @@ function reactionsOf(
   });
 }
 
-/** `start()` and `stop()`: the one order in which the parts start, and the one in which they stop. */
-function startAndStop(
-  opts: ServiceOptions,
-  parts: {
-    agent: AgentParts;
-    runParts: RunParts;
-    gh: GithubParts;
-    outboxes: OutboxParts;
-    cron: CronParts;
-    reactions: Reactions;
-    retention: ReturnType<typeof retentionTimer>;
-  },
-): Pick<Services, 'start' | 'stop'> {
-  const { config, logger, store } = opts;
-  const { agent, runParts, gh, outboxes, cron, reactions, retention } = parts;
-  const { queue, executions } = runParts;
-  const { delivery, notifier } = outboxes;
-  let unsubscribe: (() => void)[] = [];
-  let starting: Promise<StartReport> | null = null;
-  const start = () => {
-    starting ??= (async (): Promise<StartReport> => {
-      // LOUD: order matters. Leftover commands die before any run resumes; the reactions' cursors are placed
-      // (at the log's end on a first start) before recover() appends events of its own.
-      logStartWarnings(opts, agent.sandboxStatus, agent.modelConfigured);
-      await warnOfStoredModels(store, opts, (opts.clock ?? systemClock).now());
-      await killLeftoverCommands(store, logger);
-      await reactions.init();
-      // Before recover(): a run it marks interrupted appends run_finished, which the reactions then read.
-      unsubscribe = [agent.events.subscribeAll(reactions.onEvent)];
-      const recovered = await queue.recover();
-      // What the log cannot tell: execute runs that vanished, or ended while no daemon wrote their end.
-      const failedPlans = await executions.reconcile();
-      // The last step that can fail: a token is made only by a start that goes on to print it.
-      const admin = await ensureAdminToken(store, config.admin_token, (opts.clock ?? systemClock).now());
-      queue.start();
-      cron.scheduler.start();
-      cron.triggers.startInbox();
-      delivery.start();
-      notifier.start();
-      reactions.start();
-      retention.start();
-      // Another replica appended events, queued a webhook delivery, a plan delivery or a notification: look
-      // now (each loop also looks on its own timer, so a lost wake-up only delays). The run queue listens
-      // for runs itself.
-      unsubscribe.push(
-        store.onWake('events', () => reactions.kick()),
-        store.onWake('inbox', () => cron.triggers.startInbox()),
-        store.onWake('outbox', () => {
-          delivery.kick();
-          notifier.kick();
-        }),
-      );
-      return { recovered, failedPlans, admin };
-    })();
-    return starting;
-  };
+interface Parts {
+  agent: AgentParts;
+  runParts: RunParts;
+  gh: GithubParts;
+  outboxes: OutboxParts;
+  cron: CronParts;
+  reactions: Reactions;
+  sweeps: PassLoop;
+  retention: ReturnType<typeof retentionTimer>;
+  /** The listeners of this start (bus and wake-ups), let go first by `stop()`. */
+  wakes: (() => void)[];
+}
 
-  let stopping: Promise<void> | null = null;
-  const stop = (graceMs: number) => {
-    stopping ??= (async () => {
-      // LOUD: order matters. Nothing new comes in first (the cron loop, retention, then the HTTP server);
-      // then the runs end; then what reacts to their events; the store closes last.
-      for (const off of unsubscribe) off();
-      await cron.scheduler.stop();
-      await retention.stop();
-      await opts.closeIngress?.();
-      // One grace period in all: deliveries still in the inbox get up to half of it (what is left stays
-      // queued for the next start, and the runs they make wait in the store), running runs the rest.
-      const until = Date.now() + graceMs;
-      queue.pause();
-      await cron.triggers.stopInbox(graceMs / 2);
-      await queue.drain(Math.max(0, until - Date.now()));
-      await agent.egress.close();
-      // After the runs. What the reactions have not read yet stays after their cursors for the next start.
-      await reactions.stop(Math.min(5_000, graceMs));
-      // After the reactions (which wake it), before the GitHub client and the store.
-      await delivery.stop(Math.min(5_000, graceMs));
-      // After the reactions (which fill the outbox), before the store closes.
-      await notifier.stop();
-      gh.github?.close();
-      await store.close();
-    })();
-    return stopping;
+/** The first call's promise, for every call: `start()` runs once, `stop()` once, whoever calls them. */
+function once<A extends unknown[], T>(fn: (...args: A) => Promise<T>): (...args: A) => Promise<T> {
+  let result: Promise<T> | null = null;
+  return (...args: A) => {
+    result ??= fn(...args);
+    return result;
   };
-  return { start, stop };
+}
+
+/** Recovers what a previous process left, makes the admin token, then starts the loops, in this order. */
+async function startAll(opts: ServiceOptions, parts: Parts): Promise<StartReport> {
+  const { config, logger, store } = opts;
+  const { agent, runParts, cron, reactions, sweeps, retention } = parts;
+  const { delivery, notifier } = parts.outboxes;
+  const now = () => (opts.clock ?? systemClock).now();
+  // LOUD: order matters. Leftover commands die before any run resumes; the reactions' cursors are placed (at
+  // the log's end on a first start) before recover() appends events of its own.
+  logStartWarnings(opts, agent.sandboxStatus, agent.modelConfigured);
+  await warnOfStoredModels(store, opts, now());
+  await killLeftoverCommands(store, logger);
+  await reactions.init();
+  // Before recover(): a run it marks interrupted appends run_finished, which the reactions then read.
+  const { wakes } = parts;
+  wakes.push(agent.events.subscribeAll(reactions.onEvent));
+  const recovered = await runParts.queue.recover();
+  // What the log cannot tell: execute runs that vanished, or ended while no daemon wrote their end.
+  const failedPlans = await runParts.executions.reconcile();
+  // The last step that can fail: a token is made only by a start that goes on to print it.
+  const admin = await ensureAdminToken(store, config.admin_token, now());
+  runParts.queue.start();
+  cron.scheduler.start();
+  sweeps.start();
+  cron.triggers.startInbox();
+  delivery.start();
+  notifier.start();
+  reactions.start();
+  retention.start();
+  // Another replica appended events, queued a webhook delivery, a plan delivery or a notification: look now
+  // (each loop also looks on its own timer, so a lost wake-up only delays). The run queue listens for runs.
+  wakes.push(
+    store.onWake('events', () => reactions.kick()),
+    store.onWake('inbox', () => cron.triggers.startInbox()),
+    store.onWake('outbox', () => {
+      delivery.kick();
+      notifier.kick();
+    }),
+  );
+  return { recovered, failedPlans, admin };
+}
+
+/** Stops everything in the one order that loses nothing, and closes the store. */
+async function stopAll(opts: ServiceOptions, parts: Parts, graceMs: number): Promise<void> {
+  const { store } = opts;
+  const { agent, runParts, gh, cron, reactions, sweeps, retention } = parts;
+  const { delivery, notifier } = parts.outboxes;
+  // LOUD: order matters. Nothing new comes in first (the cron loop, the sweeps, retention, then the HTTP
+  // server); then the runs end; then what reacts to their events; the store closes last.
+  for (const off of parts.wakes.splice(0)) off();
+  await cron.scheduler.stop();
+  await sweeps.stop();
+  await retention.stop();
+  await opts.closeIngress?.();
+  // One grace period in all: deliveries still in the inbox get up to half of it (what is left stays queued
+  // for the next start, and the runs they make wait in the store), running runs the rest.
+  const until = Date.now() + graceMs;
+  runParts.queue.pause();
+  await cron.triggers.stopInbox(graceMs / 2);
+  await runParts.queue.drain(Math.max(0, until - Date.now()));
+  await agent.egress.close();
+  // After the runs. What the reactions have not read yet stays after their cursors for the next start.
+  await reactions.stop(Math.min(5_000, graceMs));
+  // After the reactions (which wake it), before the GitHub client and the store.
+  await delivery.stop(Math.min(5_000, graceMs));
+  // After the reactions (which fill the outbox), before the store closes.
+  await notifier.stop();
+  gh.github?.close();
+  await store.close();
 }
 
 /** The agent: the Messages API client built from config.anthropic unless one is given. */
