@@ -7,7 +7,7 @@ import examples from '@octokit/webhooks-examples';
 import { afterEach, expect, it } from 'vitest';
 import { waitFor } from '../support/daemon.js';
 import { settledAnswer } from '../support/deliveries.js';
-import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
+import { type FakeGithub, type HeldAnswer, startFakeGithub } from '../support/fake-github.js';
 import { makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
@@ -65,7 +65,8 @@ async function openPullRequest(d: DaemonProcess, number: number, head: string): 
   expect(answer.outcome).toBe('accepted');
 }
 
-it('SIGKILLed after GitHub accepted the first part of a plan comment: after the restart each part is there once, and the status', async () => {
+/** The fake GitHub and model, a clone of acme/widgets, the config pointing at them, and how to serve on it. */
+async function world() {
   model = await startModelServer();
   github = await startFakeGithub({ token: GITHUB_TOKEN });
   const tmp = tempDir('drydock-report-crash-');
@@ -86,10 +87,16 @@ it('SIGKILLed after GitHub accepted the first part of a plan comment: after the 
   );
   const dataDir = join(tmp.path, 'data');
   const serve = () => serveProcess(dataDir, model!.url, children, { DRYDOCK_CONFIG: configFile });
+  return { head, serve, github, model };
+}
 
-  // GitHub takes the first part in, and answers only once the daemon that sent it is dead.
-  const held = github.hold(new RegExp(`^POST /repos/${REPO}/issues/2/comments$`));
-  const first = await serve();
+/** A first daemon: a trigger, a pull request whose plan is `markdown`, killed once `held` is reached. */
+async function killedAt(
+  w: Awaited<ReturnType<typeof world>>,
+  held: HeldAnswer,
+  markdown: string,
+): Promise<void> {
+  const first = await w.serve();
   const trigger = await first.api('POST', '/v1/triggers', {
     kind: 'github',
     name: 'review',
@@ -97,12 +104,11 @@ it('SIGKILLed after GitHub accepted the first part of a plan comment: after the 
     prompt: 'Review {{repository}}#{{number}}',
   });
   expect(trigger.status, JSON.stringify(trigger.body)).toBe(201);
-  const markdown = bigPlan(90_000);
-  model.enqueue({
+  w.model.enqueue({
     kind: 'message',
     content: [{ type: 'tool_use', id: 'p1', name: 'ExitPlanMode', input: { plan: markdown } }],
   });
-  await openPullRequest(first, 2, head);
+  await openPullRequest(first, 2, w.head);
   await held.reached;
   // The run itself is over (planned): only the report is cut off by the kill.
   await waitFor(
@@ -112,6 +118,15 @@ it('SIGKILLed after GitHub accepted the first part of a plan comment: after the 
   );
   await first.kill();
   held.release();
+}
+
+it('SIGKILLed after GitHub accepted the first part of a plan comment: after the restart each part is there once, and the status', async () => {
+  const w = await world();
+  const { head, serve } = w;
+  // GitHub takes the first part in, and answers only once the daemon that sent it is dead.
+  const held = w.github.hold(new RegExp(`^POST /repos/${REPO}/issues/2/comments$`));
+  await killedAt(w, held, bigPlan(90_000));
+  const github = w.github;
   expect(github.comments(REPO, 2)).toHaveLength(1);
   expect(github.statuses()).toEqual([]);
 
@@ -141,4 +156,23 @@ it('SIGKILLed after GitHub accepted the first part of a plan comment: after the 
   expect(await second.stop()).toBe(0);
   expect(github.comments(REPO, 2)).toHaveLength(2);
   expect(github.statuses()).toHaveLength(1);
+}, 90_000);
+
+it('SIGKILLed after GitHub accepted the pending status: after the restart the comment is not posted again', async () => {
+  const w = await world();
+  const { head, github } = w;
+  const held = github.hold(new RegExp(`^POST /repos/${REPO}/statuses/${head}$`));
+  await killedAt(w, held, '## Plan\n\n1. one\n');
+  expect(github.comments(REPO, 2)).toHaveLength(1);
+  expect(github.statuses()).toHaveLength(1);
+
+  const second = await w.serve();
+  // The event is handed over again: the comment is found by its marker, the status is set once more.
+  await github.waitFor(() => github.statuses().length === 2, 20_000, 'the status set again');
+  expect(github.comments(REPO, 2)).toHaveLength(1);
+  const [before, again] = github.statuses();
+  expect(again).toEqual(before);
+  expect(again).toMatchObject({ state: 'pending', context: 'drydock/plan' });
+  expect(github.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/comments'))).toHaveLength(1);
+  expect(await second.stop()).toBe(0);
 }, 90_000);
