@@ -5,6 +5,7 @@ import type { Sandbox, SandboxStatus } from './agent/sandbox.js';
 import { systemClock } from './clock.js';
 import { redactedConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
+import type { PassLoop } from './pass-loop.js';
 import type { PlanDecisions } from './plans/decisions.js';
 import { checkWorkspaces, listenError, openStoreChecked } from './preflight.js';
 import type { RunEvents } from './runs/events.js';
@@ -31,6 +32,8 @@ export interface Daemon {
   url: string;
   store: Store;
   scheduler: Scheduler;
+  /** The sweep of deadlines (questions, tool approvals, plans): `kick()` runs one now. */
+  sweeps: PassLoop;
   queue: RunQueue;
   events: RunEvents;
   runs: RunService;
@@ -121,8 +124,20 @@ async function assemble(
     })();
     return stopping;
   };
-  const { scheduler, queue, events, runs, plans, triggers } = services;
-  return { url, store, scheduler, queue, events, runs, plans, triggers, sandbox: services.sandbox!, stop };
+  const { scheduler, sweeps, queue, events, runs, plans, triggers } = services;
+  return {
+    url,
+    store,
+    scheduler,
+    sweeps,
+    queue,
+    events,
+    runs,
+    plans,
+    triggers,
+    sandbox: services.sandbox!,
+    stop,
+  };
 }
 
 /** Stops accepting connections and waits for the open ones to end. */

@@ -1,13 +1,20 @@
 /**
  * A background worker's loop: one pass at a time, the next one after the wait the pass asks for, or at once
  * when something kicked the loop meanwhile. Passes never overlap: a kick during a pass runs one more pass
- * right after it, however many kicks came. The outbox workers (notifications, plan deliveries) run on it.
+ * right after it, however many kicks came. The reactions to the event log (src/reactions/), the outbox
+ * workers (notifications, plan deliveries) and the deadline sweeps run on it.
  */
 export class PassLoop {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopping = true;
+  /** When the waiting timer fires (ms since the epoch); Infinity when none waits. */
+  private dueAt = Number.POSITIVE_INFINITY;
+  /** The soonest `wakeIn` asked for during a pass (ms from the pass's end). */
+  private soonest = Number.POSITIVE_INFINITY;
+  /** From the call of a pass to its end (set before the call: a pass may call wakeIn before its first await). */
+  private passing = false;
 
   constructor(
     private readonly opts: {
@@ -31,11 +38,24 @@ export class PassLoop {
   /** Runs a pass now, or right after the one in progress. Nothing once stopped. */
   kick(): void {
     if (this.stopping) return;
-    if (this.running) {
+    if (this.passing) {
       this.again = true;
       return;
     }
     this.schedule(0);
+  }
+
+  /**
+   * Runs a pass within `ms` at the latest: sooner than the wait the last pass asked for (work a pass started
+   * and did not wait for fell due for a retry). Nothing once stopped.
+   */
+  wakeIn(ms: number): void {
+    if (this.stopping) return;
+    if (this.passing) {
+      this.soonest = Math.min(this.soonest, ms);
+      return;
+    }
+    if (Date.now() + ms < this.dueAt) this.schedule(ms);
   }
 
   /**
@@ -46,6 +66,7 @@ export class PassLoop {
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.dueAt = Number.POSITIVE_INFINITY;
     if (graceMs === undefined) {
       await this.running;
       return;
@@ -57,13 +78,18 @@ export class PassLoop {
 
   private schedule(ms: number): void {
     if (this.timer) clearTimeout(this.timer);
+    this.dueAt = Date.now() + ms;
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.dueAt = Number.POSITIVE_INFINITY;
+      this.passing = true;
       this.running = this.opts.pass().then((wait) => {
         this.running = null;
+        this.passing = false;
         if (this.stopping) return;
-        const next = this.again ? 0 : wait;
+        const next = this.again ? 0 : Math.min(wait, this.soonest);
         this.again = false;
+        this.soonest = Number.POSITIVE_INFINITY;
         this.schedule(next);
       });
     }, ms);

@@ -16,9 +16,11 @@ import { Metrics } from './metrics/metrics.js';
 import { modelProblems } from './models/catalogue.js';
 import { createModelClient } from './models/client.js';
 import { Notifier } from './notify/notifier.js';
+import { PassLoop } from './pass-loop.js';
 import { PlanDecisions } from './plans/decisions.js';
 import { PlanExecutions } from './plans/execution.js';
 import { PlanLifecycle } from './plans/lifecycle.js';
+import { REACTION_DEFAULTS, type Reaction, Reactions } from './reactions/reactions.js';
 import { RunEvents } from './runs/events.js';
 import { type RunExecutor, RunQueue } from './runs/queue.js';
 import { replicaId } from './runs/replica.js';
@@ -127,6 +129,10 @@ export interface Services {
   notifier: Notifier;
   /** Posts pull requests' plans to GitHub (github.report); null without it. */
   reporter: GithubReporter | null;
+  /** Every reaction to the event log (reports, plan settling, delivery's wake-up, notifications), on one loop. */
+  reactions: Reactions;
+  /** The sweep of deadlines (questions, tool approvals, plans): `kick()` runs one now. */
+  sweeps: PassLoop;
   /** Where new runs go (the queue unless replaced). */
   submitRun: (run: Run) => void;
   /** Recovers what a previous process left, makes the admin token, then starts the loops. Once. */
@@ -137,11 +143,64 @@ export interface Services {
 
 /** Builds every service; nothing runs until `start()`. The sandbox is probed here, its state logged by `start()`. */
 export async function buildServices(opts: ServiceOptions): Promise<Services> {
-  const { config, logger, store } = opts;
   const clock = opts.clock ?? systemClock;
+  // The parts, each built from those before it: the agent, runs and plans, GitHub, the outboxes, triggers and
+  // the cron loop with the administration that wakes it, the reactions to the event log, retention.
+  const agent = await agentParts(opts, clock);
+  const runParts = runsAndPlans(opts, clock, agent);
+  const gh = githubParts(opts);
+  const outboxes = outboxParts(opts, clock, agent, gh);
+  const cron = cronParts(opts, clock, agent, runParts, gh);
+  const reactions = reactionsOf(opts, clock, runParts, gh, outboxes);
+  const sweeps = deadlineSweeps(opts, clock, agent, runParts);
+  const retention = retentionTimer(opts, clock, agent.metrics);
+  const parts: Parts = { agent, runParts, gh, outboxes, cron, reactions, sweeps, retention, wakes: [] };
+  const start = once(() => startAll(opts, parts));
+  const stop = once((graceMs: number) => stopAll(opts, parts, graceMs));
+  return {
+    config: opts.config,
+    logger: opts.logger,
+    clock,
+    store: opts.store,
+    sandbox: agent.sandboxStatus,
+    hidden: agent.hidden,
+    modelConfigured: agent.modelConfigured,
+    replica: runParts.replica,
+    events: agent.events,
+    metrics: agent.metrics,
+    queue: runParts.queue,
+    runs: runParts.runs,
+    plans: runParts.plans,
+    executions: runParts.executions,
+    triggers: cron.triggers,
+    sessions: cron.sessions,
+    jobs: cron.jobs,
+    triggerAdmin: cron.triggerAdmin,
+    scheduler: cron.scheduler,
+    delivery: outboxes.delivery,
+    notifier: outboxes.notifier,
+    reporter: gh.reporter,
+    reactions,
+    sweeps,
+    submitRun: runParts.submitRun,
+    start,
+    stop,
+  };
+}
 
-  // --- The agent's parts: what it never sees, sandbox, model client, executor. One list of hidden paths for
-  // commands and file tools alike: built here once, so that the two can never disagree.
+type AgentParts = Awaited<ReturnType<typeof agentParts>>;
+type RunParts = ReturnType<typeof runsAndPlans>;
+type GithubParts = ReturnType<typeof githubParts>;
+type OutboxParts = ReturnType<typeof outboxParts>;
+type CronParts = ReturnType<typeof cronParts>;
+
+/**
+ * The agent's parts: what it never sees, sandbox, model client, executor, and what they report to (the event
+ * log, metrics, the one writer of plan status). One list of hidden paths for commands and file tools alike:
+ * built here once, so that the two can never disagree.
+ */
+async function agentParts(opts: ServiceOptions, clock: Clock) {
+  const { config, logger, store } = opts;
   const hidden = hiddenPaths(config, opts.configFile);
   const sandbox =
     opts.sandbox === null
@@ -164,22 +223,28 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   const egress = new Egress({ logger });
   const executor =
     opts.executor ?? agentExecutor(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics });
+  return { hidden, sandboxStatus, events, metrics, modelConfigured, lifecycle, egress, executor };
+}
 
-  // --- Runs and plans (services of the plan lifecycle are built here, beside PlanDecisions).
-  let scheduler: Scheduler | undefined;
+/** The run queue and the run service, plan decisions and the settling of executed plans. */
+function runsAndPlans(opts: ServiceOptions, clock: Clock, agent: AgentParts) {
+  const { config, logger, store } = opts;
+  const { events, lifecycle } = agent;
+  // The cron loop is built later and kicked when a run settles (its session may have a fire waiting).
+  let onSettled: (run: Run) => void = () => {};
   const replica = opts.replica ?? replicaId(config);
   const queue = new RunQueue({
     store,
     clock,
     logger,
     events,
-    executor,
+    executor: agent.executor,
     maxConcurrent: opts.maxConcurrent ?? config.runs.max_concurrent,
     replica,
     leaseMs: config.runs.lease_ms,
     wakes: store,
     onSettled: (run) => {
-      scheduler?.kick();
+      onSettled(run);
       opts.onRunSettled?.(run);
     },
   });
@@ -194,15 +259,30 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   });
   const plans = new PlanDecisions({ store, clock, logger, events, queue, lifecycle });
   const executions = new PlanExecutions({ store, logger, lifecycle });
+  const whenSettled = (fn: (run: Run) => void) => {
+    onSettled = fn;
+  };
+  return { replica, queue, submitRun, runs, plans, executions, whenSettled };
+}
 
-  // --- GitHub: github.token lets `/drydock plan` comments read the pull request; github.report also posts
-  // each pull request's plans to it and keeps a drydock/plan commit status in step with their decisions.
+/**
+ * GitHub: github.token lets `/drydock plan` comments read the pull request; github.report also posts each
+ * pull request's plans to it and keeps a drydock/plan commit status in step with their decisions.
+ */
+function githubParts(opts: ServiceOptions) {
+  const { config, logger, store } = opts;
   const github = config.github.token
     ? new GithubApi({ token: config.github.token, baseUrl: config.github.api_url, logger })
     : null;
   const reporter = github && config.github.report ? new GithubReporter({ github, store, logger }) : null;
   const lookupPullRequest = opts.lookupPullRequest ?? github?.lookupPullRequest;
-  // Delivery of executed plans (src/delivery/): push drydock/<plan>, open a pull request, comment on the PR.
+  return { github, reporter, lookupPullRequest };
+}
+
+/** Delivery of executed plans (push drydock/<plan>, open a pull request, comment) and outbound notifications. */
+function outboxParts(opts: ServiceOptions, clock: Clock, agent: AgentParts, gh: GithubParts) {
+  const { config, logger, store } = opts;
+  const { metrics } = agent;
   const publicUrl = (
     opts.publicUrl ??
     config.server.public_url ??
@@ -213,12 +293,11 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     clock,
     config,
     logger,
-    events,
-    github,
+    events: agent.events,
+    github: gh.github,
     pageUrl: (planId) => `${publicUrl}/ui/plans/${encodeURIComponent(planId)}`,
     onOutcome: (outcome) => metrics.planDeliveries.inc({ outcome }),
   });
-  // Outbound notifications (src/notify/).
   const notifier = new Notifier({
     store,
     clock,
@@ -226,8 +305,21 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     config,
     onOutcome: (event, outcome) => metrics.notifications.inc({ event, outcome }),
   });
+  return { delivery, notifier };
+}
 
-  // --- Triggers and the cron loop.
+/** Triggers, the cron loop, and the administration of sessions, jobs and triggers that wakes it. */
+function cronParts(
+  opts: ServiceOptions,
+  clock: Clock,
+  agent: AgentParts,
+  runParts: RunParts,
+  gh: GithubParts,
+) {
+  const { config, logger, store } = opts;
+  const { metrics, lifecycle, hidden } = agent;
+  const { queue, runs, plans, submitRun } = runParts;
+  const { lookupPullRequest } = gh;
   const triggers = new TriggerService({
     store,
     clock,
@@ -240,7 +332,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     ...(lookupPullRequest ? { lookupPullRequest } : {}),
     onProcessed: (ms) => metrics.deliveryWait.observe(Math.max(0, ms) / 1000),
   });
-  scheduler = new Scheduler({
+  const scheduler = new Scheduler({
     store,
     clock,
     logger,
@@ -249,11 +341,6 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
     maxWaitMs: config.scheduler.max_wait_ms,
     batchSize: config.scheduler.batch_size,
     jitter: jitterOptions(config),
-    // The periodic sweep of deadlines: questions and tool approvals, then plans nobody decided in time.
-    afterTick: async (now) => {
-      await runs.expire(now);
-      await lifecycle.expire(now);
-    },
     onLateness: (ms) => metrics.lateness.observe(Math.max(0, ms) / 1000),
     onReport: (r) => {
       for (const outcome of ['fired', 'pending', 'coalesced', 'missed'] as const) {
@@ -261,121 +348,158 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
       }
     },
   });
-  const cron = scheduler;
-  // --- Administration of sessions, jobs and triggers: they wake the cron loop when a schedule changes.
-  const sessions = new Sessions({ store, clock, config, scheduler: cron, hidden });
-  const jobs = new Jobs({ store, clock, config, scheduler: cron, submitRun });
-  const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler: cron, hidden });
+  // A settled run frees its session: a fire waiting for it may go now.
+  runParts.whenSettled(() => scheduler.kick());
+  const sessions = new Sessions({ store, clock, config, scheduler, hidden });
+  const jobs = new Jobs({ store, clock, config, scheduler, submitRun });
+  const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler, hidden });
+  return { triggers, scheduler, sessions, jobs, triggerAdmin };
+}
 
-  // --- Retention: executions' worktrees and branches, pull request checkouts (src/workspace/retention.ts).
-  const retention = retentionTimer(opts, clock, metrics);
+/**
+ * The sweep of deadlines, on a loop of its own: questions and tool approvals past their timeout, then plans
+ * nobody decided in time. Every scheduler.max_wait_ms (the cron loop's longest sleep, which used to carry it),
+ * and at once when kicked.
+ */
+function deadlineSweeps(opts: ServiceOptions, clock: Clock, agent: AgentParts, runParts: RunParts): PassLoop {
+  const { config, logger } = opts;
+  return new PassLoop({
+    unref: true,
+    pass: async () => {
+      try {
+        const now = clock.now();
+        await runParts.runs.expire(now);
+        await agent.lifecycle.expire(now);
+      } catch (err) {
+        // An unreachable database is logged once per outage by the store.
+        logger[err instanceof StoreUnavailableError ? 'debug' : 'warn'](
+          { err },
+          'the sweep of deadlines failed (tried again at the next one)',
+        );
+      }
+      return config.scheduler.max_wait_ms;
+    },
+  });
+}
 
-  // Event subscribers, in place from start() on; each is let go at its turn in stop().
-  const noop = () => {};
-  let unsubscribeReporter = noop;
-  let unsubscribeDelivery = noop;
-  let unsubscribeExecutions = noop;
-  let unsubscribeNotifier = noop;
-  let unsubscribeWakes: (() => void)[] = [];
-  let starting: Promise<StartReport> | null = null;
-  const start = () => {
-    starting ??= (async (): Promise<StartReport> => {
-      // LOUD: order matters. Leftover commands die before any run resumes; every subscriber is in place and
-      // the notifier's cursor placed before recover() appends events of its own.
-      logStartWarnings(opts, sandboxStatus, modelConfigured);
-      await warnOfStoredModels(store, opts, clock.now());
-      await killLeftoverCommands(store, logger);
-      if (reporter) unsubscribeReporter = events.subscribeAll(reporter.onEvent);
-      unsubscribeDelivery = events.subscribeAll(delivery.onEvent);
-      // Before recover(): a run it marks interrupted fails its plan; reconcile() then catches what ended unseen.
-      unsubscribeExecutions = events.subscribeAll(executions.onEvent);
-      // Outbound notifications (src/notify/): the cursor is placed before recover() appends events of its own.
-      await notifier.init();
-      unsubscribeNotifier = events.subscribeAll(notifier.onEvent);
-      const recovered = await queue.recover();
-      const failedPlans = await executions.reconcile();
-      // The last step that can fail: a token is made only by a start that goes on to print it.
-      const admin = await ensureAdminToken(store, config.admin_token, clock.now());
-      queue.start();
-      cron.start();
-      triggers.startInbox();
-      delivery.start();
-      notifier.start();
-      retention.start();
-      // Another replica queued a webhook delivery, a plan delivery or a notification: look now (each worker
-      // also looks on its own timer, so a lost wake-up only delays). The run queue listens for runs itself.
-      unsubscribeWakes = [
-        store.onWake('inbox', () => triggers.startInbox()),
-        store.onWake('outbox', () => {
-          delivery.kick();
-          notifier.kick();
-        }),
-      ];
-      return { recovered, failedPlans, admin };
-    })();
-    return starting;
-  };
-
-  let stopping: Promise<void> | null = null;
-  const stop = (graceMs: number) => {
-    stopping ??= (async () => {
-      // LOUD: order matters. Nothing new comes in first (the cron loop, retention, then the HTTP server);
-      // then the runs end; then what records or reports their results; the store closes last.
-      for (const unsubscribe of unsubscribeWakes) unsubscribe();
-      await cron.stop();
-      await retention.stop();
-      await opts.closeIngress?.();
-      // One grace period in all: deliveries still in the inbox get up to half of it (what is left stays
-      // queued for the next start, and the runs they make wait in the store), running runs the rest.
-      const until = Date.now() + graceMs;
-      queue.pause();
-      await triggers.stopInbox(graceMs / 2);
-      await queue.drain(Math.max(0, until - Date.now()));
-      unsubscribeExecutions();
-      await executions.close();
-      await egress.close();
-      // After the runs (their executions may still be recorded), before the GitHub client and the store.
-      unsubscribeDelivery();
-      await delivery.stop(Math.min(5_000, graceMs));
-      // After the runs (their last events are written to the outbox), before the store closes.
-      unsubscribeNotifier();
-      await notifier.stop();
-      // After the runs (their last plans still get reported), before the store the reporter reads.
-      unsubscribeReporter();
-      await reporter?.close(graceMs);
-      github?.close();
-      await store.close();
-    })();
-    return stopping;
-  };
-
-  return {
-    config,
-    logger,
+/**
+ * Every reaction to what happened, each a consumer of the stored event log with its own cursor, on one loop
+ * (src/reactions/): GitHub reports, plan settling, the wake-up of plan delivery, notifications' collect step.
+ */
+function reactionsOf(
+  opts: ServiceOptions,
+  clock: Clock,
+  runParts: RunParts,
+  gh: GithubParts,
+  outboxes: OutboxParts,
+): Reactions {
+  const list: Reaction[] = [
+    runParts.executions,
+    outboxes.delivery.reaction,
+    outboxes.notifier.reaction,
+    ...(gh.reporter ? [gh.reporter] : []),
+  ];
+  return new Reactions({
+    store: opts.store,
     clock,
-    store,
-    sandbox: sandboxStatus,
-    hidden,
-    modelConfigured,
-    replica,
-    events,
-    metrics,
-    queue,
-    runs,
-    plans,
-    executions,
-    triggers,
-    sessions,
-    jobs,
-    triggerAdmin,
-    scheduler,
-    delivery,
-    notifier,
-    reporter,
-    submitRun,
-    start,
-    stop,
+    logger: opts.logger,
+    holder: runParts.replica,
+    reactions: list,
+    // No slower than the notifier was asked to look for events (notifications.poll_interval_ms).
+    pollMs: Math.min(REACTION_DEFAULTS.pollMs, opts.config.notifications.poll_interval_ms),
+  });
+}
+
+interface Parts {
+  agent: AgentParts;
+  runParts: RunParts;
+  gh: GithubParts;
+  outboxes: OutboxParts;
+  cron: CronParts;
+  reactions: Reactions;
+  sweeps: PassLoop;
+  retention: ReturnType<typeof retentionTimer>;
+  /** The listeners of this start (bus and wake-ups), let go first by `stop()`. */
+  wakes: (() => void)[];
+}
+
+/** The first call's promise, for every call: `start()` runs once, `stop()` once, whoever calls them. */
+function once<A extends unknown[], T>(fn: (...args: A) => Promise<T>): (...args: A) => Promise<T> {
+  let result: Promise<T> | null = null;
+  return (...args: A) => {
+    result ??= fn(...args);
+    return result;
   };
+}
+
+/** Recovers what a previous process left, makes the admin token, then starts the loops, in this order. */
+async function startAll(opts: ServiceOptions, parts: Parts): Promise<StartReport> {
+  const { config, logger, store } = opts;
+  const { agent, runParts, cron, reactions, sweeps, retention } = parts;
+  const { delivery, notifier } = parts.outboxes;
+  const now = () => (opts.clock ?? systemClock).now();
+  // LOUD: order matters. Leftover commands die before any run resumes; the reactions' cursors are placed (at
+  // the log's end on a first start) before recover() appends events of its own.
+  logStartWarnings(opts, agent.sandboxStatus, agent.modelConfigured);
+  await warnOfStoredModels(store, opts, now());
+  await killLeftoverCommands(store, logger);
+  await reactions.init();
+  // Before recover(): a run it marks interrupted appends run_finished, which the reactions then read.
+  const { wakes } = parts;
+  wakes.push(agent.events.subscribeAll(reactions.onEvent));
+  const recovered = await runParts.queue.recover();
+  // What the log cannot tell: execute runs that vanished, or ended while no daemon wrote their end.
+  const failedPlans = await runParts.executions.reconcile();
+  // The last step that can fail: a token is made only by a start that goes on to print it.
+  const admin = await ensureAdminToken(store, config.admin_token, now());
+  runParts.queue.start();
+  cron.scheduler.start();
+  sweeps.start();
+  cron.triggers.startInbox();
+  delivery.start();
+  notifier.start();
+  reactions.start();
+  retention.start();
+  // Another replica appended events, queued a webhook delivery, a plan delivery or a notification: look now
+  // (each loop also looks on its own timer, so a lost wake-up only delays). The run queue listens for runs.
+  wakes.push(
+    store.onWake('events', () => reactions.kick()),
+    store.onWake('inbox', () => cron.triggers.startInbox()),
+    store.onWake('outbox', () => {
+      delivery.kick();
+      notifier.kick();
+    }),
+  );
+  return { recovered, failedPlans, admin };
+}
+
+/** Stops everything in the one order that loses nothing, and closes the store. */
+async function stopAll(opts: ServiceOptions, parts: Parts, graceMs: number): Promise<void> {
+  const { store } = opts;
+  const { agent, runParts, gh, cron, reactions, sweeps, retention } = parts;
+  const { delivery, notifier } = parts.outboxes;
+  // LOUD: order matters. Nothing new comes in first (the cron loop, the sweeps, retention, then the HTTP
+  // server); then the runs end; then what reacts to their events; the store closes last.
+  for (const off of parts.wakes.splice(0)) off();
+  await cron.scheduler.stop();
+  await sweeps.stop();
+  await retention.stop();
+  await opts.closeIngress?.();
+  // One grace period in all: deliveries still in the inbox get up to half of it (what is left stays queued
+  // for the next start, and the runs they make wait in the store), running runs the rest.
+  const until = Date.now() + graceMs;
+  runParts.queue.pause();
+  await cron.triggers.stopInbox(graceMs / 2);
+  await runParts.queue.drain(Math.max(0, until - Date.now()));
+  await agent.egress.close();
+  // After the runs. What the reactions have not read yet stays after their cursors for the next start.
+  await reactions.stop(Math.min(5_000, graceMs));
+  // After the reactions (which wake it), before the GitHub client and the store.
+  await delivery.stop(Math.min(5_000, graceMs));
+  // After the reactions (which fill the outbox), before the store closes.
+  await notifier.stop();
+  gh.github?.close();
+  await store.close();
 }
 
 /** The agent: the Messages API client built from config.anthropic unless one is given. */

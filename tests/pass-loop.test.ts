@@ -112,4 +112,39 @@ describe('PassLoop', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(r.log).toEqual(['pass']);
   });
+
+  it('wakeIn brings the next pass forward from a long wait, also when asked during a pass', async () => {
+    let passes = 0;
+    let onPass: (() => void) | null = null;
+    const next = () => new Promise<void>((resolve) => (onPass = resolve));
+    let during: (() => void) | null = null;
+    const loop = new PassLoop({
+      pass: async () => {
+        passes += 1;
+        during?.();
+        during = null;
+        onPass?.();
+        return 60_000;
+      },
+    });
+    stop = () => loop.stop();
+    let first = next();
+    loop.start();
+    await first;
+    first = next();
+    loop.wakeIn(0);
+    await first;
+    expect(passes).toBe(2);
+    // Asked during the third pass: the fourth follows it instead of the pass's 60 s.
+    during = () => loop.wakeIn(0);
+    first = next();
+    loop.kick();
+    await first;
+    first = next();
+    await first;
+    expect(passes).toBe(4);
+    await loop.stop();
+    loop.wakeIn(0);
+    expect(passes).toBe(4);
+  });
 });

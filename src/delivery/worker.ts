@@ -6,6 +6,7 @@ import { planTitle } from '../domain/plan-title.js';
 import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
+import type { Reaction } from '../reactions/reactions.js';
 import type { RunEvents } from '../runs/events.js';
 import {
   type DeliveryStore,
@@ -123,9 +124,15 @@ export class PlanDeliveryWorker {
     await stopped;
   }
 
-  /** For RunEvents.subscribeAll: an execution was recorded, so a delivery may be due. Never throws. */
-  readonly onEvent = (event: { type: string }): void => {
-    if (event.type === 'execution_recorded') this.kick();
+  /**
+   * Its reaction (src/reactions/) to `execution_recorded` in the stored event log: a delivery may be due, so
+   * the worker looks. Its state stays on the plan row (written with the execution's record), so the effect is
+   * only a look, harmless twice; the worker's own timer finds deliveries due later (retries).
+   */
+  readonly reaction: Reaction = {
+    name: 'plan_delivery',
+    types: ['execution_recorded'],
+    react: async () => this.kick(),
   };
 
   /**

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config, WebhookConfig } from '../config/schema.js';
-import type { LoggedEvent, NewNotification, Notification, RunEvent } from '../domain/types.js';
+import type { LoggedEvent, NewNotification, Notification } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
+import type { Reaction } from '../reactions/reactions.js';
 import { type DeliveryStore, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
 import { ANNOUNCED_RUN_EVENTS, announce, planIdOf } from './announce.js';
 import { retryDelay } from './backoff.js';
@@ -24,31 +25,26 @@ export interface NotifierDeps {
   random?: () => number;
 }
 
-/** Events read from the log per store read. */
-const BATCH = 200;
 /** Requests in flight at once, across receivers. */
 const MAX_IN_FLIGHT = 4;
 /** An attempt holds its row this much longer than its timeout (a SIGKILLed attempt is retried after). */
 const HOLD_MARGIN_MS = 1_000;
 
-const WATCHED = new Set<string>(ANNOUNCED_RUN_EVENTS);
-
 /**
  * Outbound notifications from a durable outbox, in two steps that each survive a crash:
  *
- * 1. collect: the run event log is the source of truth. From its cursor (the rowid of the last event looked
- *    at) the notifier reads the events that announce something, maps each (announce.ts) and writes one
- *    outbox row per subscribed webhook IN THE SAME TRANSACTION that moves the cursor. A crash before it
- *    commits reads the same events again; a unique (event, webhook) key keeps a second daemon on the file
- *    from doubling a row.
+ * 1. collect: a reaction (src/reactions/, named `notifications`) to the events that announce something in the
+ *    stored run event log. Each is mapped (announce.ts) to one outbox row per subscribed webhook, written
+ *    under a unique (event, webhook) key: an event handed over again (a crash before its cursor moved, a
+ *    second replica) writes nothing new. The reaction's cursor is where the notifier's own cursor was
+ *    (migration 20 moved it), and on the first start it is placed at the log's end: the past is not announced.
  * 2. send: due rows are claimed (one more attempt, held for the request's timeout plus a margin), POSTed,
  *    and marked delivered, due again after a backoff, or failed after the last attempt. A crash mid-request
  *    leaves the row held: it is due again when the hold runs out. So delivery is at least once, and the
  *    row's id (X-Drydock-Delivery, the same on every attempt) lets a receiver drop repeats.
  *
- * New events wake it (RunEvents.subscribeAll → onEvent); a timer looks every poll_interval_ms anyway
- * (events written by another process, due retries). On the first start with notifications the cursor is
- * set to the end of the log: the past is not announced.
+ * The send step runs on a loop of its own, woken by each row collected and by other replicas' outbox
+ * wake-ups, and looking every poll_interval_ms anyway (due retries).
  */
 export class Notifier {
   private readonly loop = new PassLoop({ pass: () => this.pass() });
@@ -59,42 +55,32 @@ export class Notifier {
     this.hooks = new Map(deps.config.notifications.webhooks.map((h) => [webhookKey(h.url), h]));
   }
 
-  /** Before the daemon appends events of its own: places the cursor at the log's end on the first start. */
-  async init(): Promise<void> {
-    const { store, logger } = this.deps;
-    if ((await store.notificationCursor()) !== null) return;
-    const end = await store.eventLogEnd();
-    await store.enqueueNotifications([], end);
-    logger.info(
-      { cursor: end },
-      'notifications start at the end of the event log: earlier events are not announced',
-    );
-  }
+  /** The collect step, as a reaction to the stored event log. */
+  readonly reaction: Reaction = {
+    name: 'notifications',
+    types: ANNOUNCED_RUN_EVENTS,
+    react: async (event) => {
+      await this.collect(event);
+    },
+  };
 
   start(): void {
     this.loop.start();
   }
 
-  /** For RunEvents.subscribeAll: wakes the notifier for an event that may announce something. */
-  readonly onEvent = (event: RunEvent): void => {
-    if (WATCHED.has(event.type)) this.kick();
-  };
-
   kick(): void {
     this.loop.kick();
   }
 
-  /** Stops the loop, waits for requests in flight, and collects once more (events written meanwhile). */
+  /** Stops the loop and waits for requests in flight. */
   async stop(): Promise<void> {
     await this.loop.stop();
     await Promise.all([...this.inFlight]);
-    await this.collect().catch((err) => this.deps.logger.warn({ err }, 'notifications: collecting failed'));
   }
 
-  /** One pass: collect new events into the outbox, then start due attempts; returns the wait until the next. */
+  /** One pass: start due attempts; returns the wait until the next. */
   private async pass(): Promise<number> {
     try {
-      await this.collect();
       await this.sendDue();
       return await this.nextWait();
     } catch (err) {
@@ -114,21 +100,14 @@ export class Notifier {
     return Math.max(0, Math.min(poll, due - this.deps.clock.now()));
   }
 
-  /** Moves the cursor over every event written so far, writing the outbox rows they make. */
-  async collect(): Promise<number> {
-    const { store } = this.deps;
-    let added = 0;
-    for (;;) {
-      const cursor = (await store.notificationCursor()) ?? 0;
-      const { events, end } = await store.eventsAfter(cursor, ANNOUNCED_RUN_EVENTS, BATCH);
-      const rows: NewNotification[] = [];
-      for (const event of events) rows.push(...(await this.rowsFor(event)));
-      // A full batch may leave announcing events after it; else everything up to the log's end was seen.
-      const full = events.length === BATCH;
-      const next = full ? events.at(-1)!.rowid : end;
-      if (next > cursor || rows.length > 0) added += await store.enqueueNotifications(rows, next);
-      if (!full) return added;
-    }
+  /** Writes the outbox rows one event makes (none twice: the (event, webhook) key); how many were new. */
+  async collect(event: LoggedEvent): Promise<number> {
+    const rows = await this.rowsFor(event);
+    if (rows.length === 0) return 0;
+    // The rows carry their event's rowid, which the store's own notification cursor is moved to as well.
+    const added = await this.deps.store.enqueueNotifications(rows, event.rowid);
+    if (added > 0) this.kick();
+    return added;
   }
 
   private async rowsFor(event: LoggedEvent): Promise<NewNotification[]> {

@@ -1,5 +1,6 @@
-import { isFinishedRunStatus, type Plan, type RunEvent } from '../domain/types.js';
+import { isFinishedRunStatus, type LoggedEvent, type Plan } from '../domain/types.js';
 import type { Logger } from '../logger.js';
+import type { Reaction } from '../reactions/reactions.js';
 import { RUN_FINISHED } from '../runs/events.js';
 import type { PlanStore } from '../store/store.js';
 import { type PlanLifecycle, runEnd } from './lifecycle.js';
@@ -15,25 +16,23 @@ interface Deps {
  * A plan's execution follows its execute run: once that run has ended, the plan is `executed` or
  * `execution_failed`, never left `approved` or `executing`. The execute phase records the result and the
  * failures it sees itself, with their detail (ExecutePhase.finish); this catches every other end: a run that
- * failed before its phase opened (a missing session, a worktree that could not be made), a throw, a cancel,
- * and, at start, runs that ended or vanished while no daemon was watching.
+ * failed before its phase opened (a missing session, a worktree that could not be made), a throw, a cancel.
+ *
+ * A reaction (src/reactions/) to `run_finished` in the stored event log: a crash between a run's end and its
+ * plan's settling settles it after the restart. Settling is idempotent: a plan already `executed` or
+ * `execution_failed` is left as it is (the lifecycle moves only `approved` or `executing`). What the log cannot
+ * tell, runs that vanished or ended while no daemon was there to write their end, `reconcile` finds at start.
  */
-export class PlanExecutions {
-  private readonly pending = new Set<Promise<unknown>>();
+export class PlanExecutions implements Reaction {
+  readonly name = 'plan_settling';
+  readonly types = [RUN_FINISHED] as const;
 
   constructor(private readonly deps: Deps) {}
 
-  /** For RunEvents.subscribeAll: settles the plan of each execute run that finishes. Never throws. */
-  readonly onEvent = (event: RunEvent): void => {
-    if (event.type !== RUN_FINISHED) return;
-    const settling = this.deps.lifecycle
-      .settleExecuteRun(event.runId)
-      .catch((err) =>
-        this.deps.logger.warn({ err, run_id: event.runId }, 'could not settle the plan of an execute run'),
-      )
-      .finally(() => this.pending.delete(settling));
-    this.pending.add(settling);
-  };
+  /** Settles the plan of an execute run that finished (a plan run's end changes nothing). */
+  async react(event: LoggedEvent): Promise<void> {
+    await this.deps.lifecycle.settleExecuteRun(event.runId);
+  }
 
   /**
    * On start, after the run queue recovered (runs it retries are queued again and left alone): plans still
@@ -56,11 +55,6 @@ export class PlanExecutions {
       }
     }
     return failed;
-  }
-
-  /** Waits for settlements under way (before the store closes). */
-  async close(): Promise<void> {
-    await Promise.all([...this.pending]);
   }
 
   private async all(status: Plan['status']): Promise<Plan[]> {

@@ -1,3 +1,4 @@
+import type { ReactionCursorStore } from './cursors.js';
 import type {
   ApprovalStore,
   DeliveryStore,
@@ -22,6 +23,7 @@ export interface StoreParts {
   deliveries: DeliveryStore;
   state: StateStore;
   wakes: WakeStore;
+  cursors: ReactionCursorStore;
 }
 
 /**

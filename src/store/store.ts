@@ -40,6 +40,7 @@ import type {
   UiSession,
   WorkspaceKind,
 } from '../domain/types.js';
+import type { ReactionCursorStore } from './cursors.js';
 
 /**
  * Everything the scheduler decided about one job at one moment, applied by the store in one transaction.
@@ -685,7 +686,8 @@ export interface Store
     TriggerStore,
     DeliveryStore,
     StateStore,
-    WakeStore {}
+    WakeStore,
+    ReactionCursorStore {}
 
 /** Which replica executes a run, and until when it holds it unless it renews the lease (ms). */
 export interface RunClaim {

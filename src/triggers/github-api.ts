@@ -55,9 +55,13 @@ export class GithubCallError extends Error {
 }
 
 const noop = () => {};
+/** GitHub serves at most 100 items a page. */
+const COMMENTS_PER_PAGE = 100;
+/** Pages read at most (100,000 comments): a bound on a pull request that never ends. */
+const MAX_COMMENT_PAGES = 1_000;
 
 /**
- * The few GitHub REST calls drydock makes (comment, commit status, read a pull request), through Octokit,
+ * The few GitHub REST calls drydock makes (comment and list comments, commit status, read or open a pull request), through Octokit,
  * with bounded retries on 5xx, timeouts and rate limits (retry-after and the rate-limit reset are obeyed
  * up to a cap). Errors come out as GithubCallError, scrubbed of the token.
  */
@@ -182,6 +186,33 @@ export class GithubApi {
       }),
     );
     return { id: res.data.id, url: res.data.html_url };
+  }
+
+  /**
+   * Every comment on an issue or pull request, oldest first: GET /repos/{owner}/{repo}/issues/{number}/comments
+   * (https://docs.github.com/rest/issues/comments#list-issue-comments), 100 a page (GitHub's most), following
+   * the Link header's rel="next" to the last page. 404 when the issue does not exist.
+   */
+  async listComments(repository: string, number: number): Promise<{ id: number; body: string }[]> {
+    const { owner, repo } = split(repository);
+    const all: { id: number; body: string }[] = [];
+    for (let page = 1; ; page++) {
+      const res = await this.call(
+        `GET comments of ${repository}#${number} (page ${page})`,
+        this.report,
+        (signal) =>
+          this.octokit.rest.issues.listComments({
+            owner,
+            repo,
+            issue_number: number,
+            per_page: COMMENTS_PER_PAGE,
+            page,
+            request: { signal },
+          }),
+      );
+      for (const c of res.data) all.push({ id: c.id, body: c.body ?? '' });
+      if (!/\brel="next"/.test(res.headers.link ?? '') || page >= MAX_COMMENT_PAGES) return all;
+    }
   }
 
   /** Ends waits and calls in flight; later calls fail at once. */

@@ -267,10 +267,10 @@ describe('durability', () => {
     const { jobId } = await setup({ patch: (c) => void Object.assign(c.runs, { question_timeout_ms: 300 }) });
     model.enqueue(ask, plan());
     const runId = await fire(jobId);
-    // The deadline is enforced by the scheduler's timer; nudge it instead of waiting up to 30 s.
+    // The deadline is enforced by the sweep of deadlines; nudge it instead of waiting up to 30 s.
     await waitFor(async () => (await d.api('GET', '/v1/questions?status=pending')).body.items[0]);
     await new Promise((r) => setTimeout(r, 350));
-    d.daemon.scheduler.kick();
+    d.daemon.sweeps.kick();
     const run = await settled(runId);
     expect(run.status).toBe('planned');
     const result = model.requests.at(-1)!.body.messages.at(-1).content[0];

@@ -4,6 +4,7 @@ import { systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/logger.js';
 import { Notifier } from '../../src/notify/notifier.js';
+import { Reactions } from '../../src/reactions/reactions.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../support/harness.js';
 
@@ -23,11 +24,28 @@ function setup() {
     { url: 'http://127.0.0.1:9/a', events: ['plan.pending'], secret: 's', format: 'json' },
     { url: 'http://127.0.0.1:9/b', events: ['plan.executed'], secret: null, format: 'slack' },
   ];
-  // Two daemons on one database file.
-  const open = () => {
+  // Two daemons on one database file; the notifier's collect step is its reaction to the event log.
+  const open = (holder = 'a') => {
     const store = new SqliteStore({ file });
     stores.push(store);
-    return { store, notifier: new Notifier({ store, clock: systemClock, logger: silentLogger(), config }) };
+    const notifier = new Notifier({ store, clock: systemClock, logger: silentLogger(), config });
+    const reactions = new Reactions({
+      store,
+      clock: systemClock,
+      logger: silentLogger(),
+      holder,
+      reactions: [notifier.reaction],
+    });
+    /** One pass of the reaction; how many outbox rows it added. */
+    const collect = async () => {
+      const before = await store.countNotifications();
+      await reactions.runOnce();
+      const after = await store.countNotifications();
+      return (
+        after.pending + after.delivered + after.failed - before.pending - before.delivered - before.failed
+      );
+    };
+    return { store, notifier, reactions, collect };
   };
   return { open };
 }
@@ -38,13 +56,14 @@ it('the first start begins at the end of the log; later events make one row per 
   const { open } = setup();
   const a = open();
   await a.store.appendEvent('run_old', 'plan_proposed', proposed(0), 1);
-  await a.notifier.init();
-  expect(await a.store.notificationCursor()).toBe(await a.store.eventLogEnd());
+  await a.reactions.init();
+  const start = await a.store.eventLogEnd();
+  expect(await a.store.reactionCursor('notifications')).toBe(start);
   await a.store.appendEvent('run_1', 'plan_proposed', proposed(1), 2);
   await a.store.appendEvent('run_1', 'text_delta', { text: 'x' }, 3);
   await a.store.appendEvent('run_1', 'run_finished', { status: 'planned' }, 4); // not an execution: nothing
-  expect(await a.notifier.collect()).toBe(1);
-  expect(await a.notifier.collect()).toBe(0);
+  expect(await a.collect()).toBe(1);
+  expect(await a.collect()).toBe(0);
   const page = await a.store.listNotifications({ limit: 10 });
   expect(page.items).toHaveLength(1);
   expect(page.items[0]).toMatchObject({
@@ -55,26 +74,33 @@ it('the first start begins at the end of the log; later events make one row per 
     webhookUrl: 'http://127.0.0.1:9/a',
     data: { title: 'Plan 1' },
   });
-  expect(await a.store.notificationCursor()).toBe(await a.store.eventLogEnd());
+  expect(await a.store.reactionCursor('notifications')).toBe(await a.store.eventLogEnd());
   // A second init (a restart) leaves the cursor where it is.
   await a.store.appendEvent('run_2', 'plan_proposed', proposed(2), 5);
-  await a.notifier.init();
-  expect(await a.notifier.collect()).toBe(1);
+  await a.reactions.init();
+  expect(await a.collect()).toBe(1);
+  // An event handed over again (a crash before the cursor moved) writes nothing new.
+  const { events } = await a.store.eventsAfter(start, ['plan_proposed'], 10);
+  expect(events).toHaveLength(2);
+  for (const event of events) expect(await a.notifier.collect(event)).toBe(0);
+  expect(await a.store.countNotifications()).toEqual({ pending: 2, delivered: 0, failed: 0 });
 });
 
-it('two daemons collecting the same events write each row once, claim disjoint rows, and never move the cursor back', async () => {
+it('two daemons collecting the same events write each row once, and claim disjoint rows', async () => {
   const { open } = setup();
-  const a = open();
-  const b = open();
-  await a.notifier.init();
-  await b.notifier.init();
+  const a = open('a');
+  const b = open('b');
+  await a.reactions.init();
+  await b.reactions.init();
   for (let i = 1; i <= 5; i++) await a.store.appendEvent(`run_${i}`, 'plan_proposed', proposed(i), i);
-  const [x, y] = await Promise.all([a.notifier.collect(), b.notifier.collect()]);
-  expect(x + y).toBe(5);
+  await Promise.all([a.reactions.runOnce(), b.reactions.runOnce()]);
   expect(await a.store.countNotifications()).toEqual({ pending: 5, delivered: 0, failed: 0 });
   const end = await a.store.eventLogEnd();
-  await a.store.enqueueNotifications([], 1);
-  expect(await b.store.notificationCursor()).toBe(end);
+  expect(await b.store.reactionCursor('notifications')).toBe(end);
+  // Either daemon collecting an event again writes no second row.
+  const { events } = await b.store.eventsAfter(0, ['plan_proposed'], 10);
+  for (const event of events) expect(await b.notifier.collect(event)).toBe(0);
+  expect(await a.store.countNotifications()).toEqual({ pending: 5, delivered: 0, failed: 0 });
 
   const now = Date.now() + 1;
   const first = await a.store.claimNotifications(now, now + 60_000, 3);

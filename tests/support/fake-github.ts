@@ -3,6 +3,11 @@
  * so tests drive the unmodified Octokit client through `baseUrl`.
  *
  *   POST /repos/:owner/:repo/issues/:n/comments   201, the comment
+ *   GET  /repos/:owner/:repo/issues/:n/comments    200, the comments oldest first, paginated as GitHub does
+ *                                                  (per_page default 30, at most 100; page from 1; a Link
+ *                                                  header with rel="next", "last", "first", "prev"); 404 for
+ *                                                  an issue the fake does not know (one neither set with
+ *                                                  `setPullRequest`, opened here, nor commented on)
  *   POST /repos/:owner/:repo/statuses/:sha        201, the status
  *   GET  /repos/:owner/:repo/pulls/:n             200 from a fixture (`setPullRequest`), else 404
  *   POST /repos/:owner/:repo/pulls                201, the new pull request; 422 as GitHub answers (below)
@@ -17,7 +22,9 @@
  *
  * Every request is recorded (method, path, parsed body, headers, status answered). Requests must carry
  * `Authorization: token <t>` or `Bearer <t>` with the configured token (401 otherwise). `fail` scripts
- * failures (500, 403 with retry-after, ...) consumed by the next matching requests.
+ * failures (500, 403 with retry-after, ...) consumed by the next matching requests. `hold` makes the fake
+ * do what a request asks and then keep its answer back until released: the caller never learns that GitHub
+ * accepted it (a test kills the caller meanwhile).
  */
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -45,6 +52,13 @@ export interface ScriptedFailure {
   times?: number;
 }
 
+export interface HeldAnswer {
+  /** Resolves with the request once it was carried out and its answer is being held. */
+  reached: Promise<GithubCall>;
+  /** Sends the held answer (to a caller that may be gone). */
+  release(): void;
+}
+
 export interface FakeGithub {
   url: string;
   token: string;
@@ -53,6 +67,8 @@ export interface FakeGithub {
   setPullRequest(repository: string, number: number, data: Record<string, unknown>): void;
   /** The next matching requests fail (scripts are consumed in order). */
   fail(...failures: ScriptedFailure[]): void;
+  /** The next request whose `METHOD path` matches is carried out, and its answer held until released. */
+  hold(match: RegExp): HeldAnswer;
   /** Comments posted successfully, oldest first. */
   comments(repository?: string, number?: number): { repository: string; number: number; body: string }[];
   /** Statuses set successfully, oldest first. */
@@ -99,7 +115,8 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
   const calls: GithubCall[] = [];
   const pulls = new Map<string, Record<string, unknown>>();
   const failures: (ScriptedFailure & { left: number })[] = [];
-  const posted: { repository: string; number: number; body: string }[] = [];
+  const posted: { id: number; repository: string; number: number; body: string; createdAt: string }[] = [];
+  const holds: { match: RegExp; reached: (call: GithubCall) => void; released: Promise<void> }[] = [];
   const statuses: { repository: string; sha: string; state: string; context: string; description: string }[] =
     [];
   const sockets = new Set<Socket>();
@@ -146,6 +163,15 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
     });
 
   const send = (call: GithubCall, res: ServerResponse, status: number, body: unknown, headers = {}) => {
+    const held = holds.find((h) => h.match.test(`${call.method} ${call.path}`));
+    if (held) {
+      holds.splice(holds.indexOf(held), 1);
+      held.reached(call);
+      void held.released.then(() => {
+        if (!res.destroyed) send(call, res, status, body, headers);
+      });
+      return;
+    }
     call.status = status;
     const payload = JSON.stringify(body);
     res.writeHead(status, {
@@ -200,6 +226,51 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
     }
 
     let hit = COMMENTS.exec(path);
+    if (hit && method === 'GET') {
+      const repository = `${hit[1]}/${hit[2]}`;
+      const number = Number(hit[3]);
+      const known =
+        pulls.has(`${repository}#${number}`) ||
+        opened.some((p) => p.repository === repository && p.number === number) ||
+        posted.some((c) => c.repository === repository && c.number === number);
+      if (!known) {
+        send(call, res, 404, {
+          message: 'Not Found',
+          documentation_url: 'https://docs.github.com/rest/issues/comments#list-issue-comments',
+          status: '404',
+        });
+        return;
+      }
+      const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+      // GitHub takes any per_page and serves at most 100; a page past the end is an empty list.
+      const perPage = Math.min(100, Math.max(1, Number(query.get('per_page') ?? 30) || 30));
+      const page = Math.max(1, Number(query.get('page') ?? 1) || 1);
+      const all = posted.filter((c) => c.repository === repository && c.number === number);
+      const last = Math.max(1, Math.ceil(all.length / perPage));
+      const link = (p: number, rel: string) =>
+        `<${'https://api.github.com'}/repositories/1/issues/${number}/comments?per_page=${perPage}&page=${p}>; rel="${rel}"`;
+      const links = [
+        ...(page < last ? [link(page + 1, 'next'), link(last, 'last')] : []),
+        ...(page > 1 ? [link(1, 'first'), link(page - 1, 'prev')] : []),
+      ];
+      send(
+        call,
+        res,
+        200,
+        all.slice((page - 1) * perPage, page * perPage).map((c) => ({
+          id: c.id,
+          node_id: `IC_${c.id}`,
+          url: `https://api.github.com/repos/${repository}/issues/comments/${c.id}`,
+          html_url: `https://github.com/${repository}/pull/${number}#issuecomment-${c.id}`,
+          body: c.body,
+          user: { login: 'drydock-bot', type: 'Bot' },
+          created_at: c.createdAt,
+          updated_at: c.createdAt,
+        })),
+        links.length ? { link: links.join(', ') } : {},
+      );
+      return;
+    }
     if (hit && method === 'POST') {
       if (typeof body?.body !== 'string' || body.body === '') {
         send(call, res, 422, { message: 'Validation Failed', errors: [{ field: 'body', code: 'missing' }] });
@@ -214,8 +285,8 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
       }
       const repository = `${hit[1]}/${hit[2]}`;
       const number = Number(hit[3]);
-      posted.push({ repository, number, body: body.body });
       const id = nextId++;
+      posted.push({ id, repository, number, body: body.body, createdAt: new Date().toISOString() });
       send(call, res, 201, {
         id,
         node_id: `IC_${id}`,
@@ -375,10 +446,25 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
     fail(...more) {
       for (const f of more) failures.push({ ...f, left: f.times ?? 1 });
     },
+    hold(match) {
+      let reached!: (call: GithubCall) => void;
+      let release!: () => void;
+      const reachedP = new Promise<GithubCall>((resolve) => {
+        reached = resolve;
+      });
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      holds.push({ match, reached, released });
+      return { reached: reachedP, release };
+    },
     comments(repository, number) {
-      return posted.filter(
-        (c) => (!repository || c.repository === repository) && (number === undefined || c.number === number),
-      );
+      return posted
+        .filter(
+          (c) =>
+            (!repository || c.repository === repository) && (number === undefined || c.number === number),
+        )
+        .map(({ repository, number, body }) => ({ repository, number, body }));
     },
     statuses(sha) {
       return statuses.filter((s) => !sha || s.sha === sha);

@@ -135,6 +135,8 @@ async function start(model: ModelServer, github: FakeGithub, patch?: (c: Config)
       payload.number = number;
       payload.pull_request.number = number;
       payload.pull_request.head.sha = head;
+      // GitHub knows the pull request it sends a webhook about (the reporter lists its comments).
+      github.setPullRequest(REPO, number, payload.pull_request);
       const res = await webhook('pull_request', payload);
       expect(res.status, JSON.stringify(res.body)).toBe(202);
       expect(res.body.outcome).toBe('accepted');
@@ -176,8 +178,9 @@ async function planOf(world: World, runId: string): Promise<any> {
   return (await world.api('GET', `/v1/plans/${run.plan_id}`)).body;
 }
 
-/** The markdown of a posted plan comment (what follows the header or label). */
-const chunkOf = (body: string) => body.slice(body.indexOf('\n\n---\n\n') + 7);
+/** The markdown of a posted plan comment (what follows the header or label, up to the hidden part marker). */
+const chunkOf = (body: string) =>
+  body.slice(body.indexOf('\n\n---\n\n') + 7).replace(/\n\n<!-- drydock:plan \S+ part \d+ -->$/, '');
 
 function expectNoSecrets(world: World): void {
   const all = world.logs.join('');
@@ -205,6 +208,7 @@ describe('reporting plans back to GitHub', () => {
     comments.forEach((c, i) => {
       expect(c.body.length).toBeLessThan(65_536);
       expect(c.body).toContain(`(part ${i + 1} of 2)`);
+      expect(c.body.endsWith(`\n\n<!-- drydock:plan ${plan.id} part ${i + 1} -->`)).toBe(true);
       expect(parseCommand(c.body)).toBeNull();
     });
     const first = comments[0]!.body;
@@ -296,7 +300,7 @@ describe('reporting plans back to GitHub', () => {
   it('retries a 500 and a secondary rate limit (waiting as retry-after says), once each', async () => {
     w = await start(model, github);
     github.fail(
-      { status: 500, match: /comments$/ },
+      { status: 500, match: /^POST .*\/comments$/ },
       {
         status: 403,
         retryAfter: 1,
@@ -309,7 +313,7 @@ describe('reporting plans back to GitHub', () => {
     await github.waitFor(() => github.statuses().length === 1, 15_000, 'the status after a retry');
     expect(github.comments(REPO, 4)).toHaveLength(1);
 
-    const commentCalls = github.calls.filter((c) => c.path.endsWith('/comments'));
+    const commentCalls = github.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/comments'));
     expect(commentCalls.map((c) => c.status)).toEqual([500, 201]);
     const statusCalls = github.calls.filter((c) => c.path.includes('/statuses/'));
     expect(statusCalls.map((c) => c.status)).toEqual([403, 201]);

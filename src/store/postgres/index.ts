@@ -2,6 +2,7 @@ import { composeStore } from '../compose.js';
 import type { Migration } from '../migrations.js';
 import type { Store } from '../store.js';
 import { PgApprovals } from './approvals.js';
+import { PgReactionCursors } from './cursors.js';
 import { PgDb } from './db.js';
 import { PgDeliveries } from './deliveries.js';
 import { PgJobs } from './jobs.js';
@@ -79,6 +80,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
       deliveries: new PgDeliveries(db, opts.legacyNetworkDomains),
       state: new PgState(db, migrations.length),
       wakes: new PgWakes(listener),
+      cursors: new PgReactionCursors(db),
     },
     { migrateNow: (now: number) => migrate(db, migrations, now) },
   );

@@ -3,6 +3,7 @@ import { composeStore } from '../compose.js';
 import { loadMigrations, type Migration } from '../migrations.js';
 import type { Store } from '../store.js';
 import { SqliteApprovals } from './approvals.js';
+import { SqliteReactionCursors } from './cursors.js';
 import { SqliteDb } from './db.js';
 import { SqliteDeliveries } from './deliveries.js';
 import { SqliteJobs } from './jobs.js';
@@ -59,6 +60,7 @@ export class SqliteStore {
         deliveries: new SqliteDeliveries(db, opts.legacyNetworkDomains),
         state: new SqliteState(db, this.migrations),
         wakes: new SqliteWakes(),
+        cursors: new SqliteReactionCursors(db),
       },
       this,
     );

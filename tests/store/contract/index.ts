@@ -1,4 +1,5 @@
 import { approvalContract } from './approvals.js';
+import { cursorContract } from './cursors.js';
 import { deliveryContract } from './deliveries.js';
 import type { StoreFactory } from './fixtures.js';
 import { jobContract } from './jobs.js';
@@ -22,4 +23,5 @@ export function storeContract(factory: StoreFactory): void {
   deliveryContract(factory);
   stateContract(factory);
   mcpSelectionContract(factory);
+  cursorContract(factory);
 }
