@@ -8,6 +8,7 @@ import type {
   Plan,
   PlanDeliveryStatus,
 } from '../../domain/types.js';
+import type { DeliveryStore, PlanDeliveryPatch } from '../deliveries.js';
 import { decodeCursor, encodeCursor } from '../paging.js';
 import {
   type NotificationRow,
@@ -16,7 +17,7 @@ import {
   toNotification,
   toPlan,
 } from '../rows.js';
-import { type DeliveryStore, InvalidCursorError, type PlanDeliveryPatch } from '../store.js';
+import { InvalidCursorError } from '../store.js';
 import { Params, type PgDb, whereSql } from './db.js';
 import { APPROVALS } from './plans.js';
 

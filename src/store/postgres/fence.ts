@@ -1,4 +1,4 @@
-import { type Fence, FencedError } from '../store.js';
+import { type Fence, FencedError } from '../leases.js';
 import type { PgDb, Queries } from './db.js';
 
 /**

@@ -1,4 +1,5 @@
 import type { ConversationFrame } from '../../domain/frame.js';
+import type { NewRun } from '../../domain/new-run.js';
 import {
   ACTIVE_RUN_STATUSES,
   type ConversationMessage,
@@ -10,18 +11,10 @@ import {
   type RunWait,
   type ToolCall,
 } from '../../domain/types.js';
+import { type Fence, FencedError, type Receipt, type RunClaim } from '../leases.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
-import {
-  type Fence,
-  FencedError,
-  type NewRun,
-  type NewToolCall,
-  type Receipt,
-  type RunClaim,
-  type RunFilter,
-  type RunStore,
-} from '../store.js';
+import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
 import { addCursor, equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
 import { checkFence, fencedWrite } from './fence.js';
 

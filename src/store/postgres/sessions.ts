@@ -1,7 +1,7 @@
 import type { Page, Session } from '../../domain/types.js';
 import { page } from '../paging.js';
 import { type SessionRow, toSession } from '../rows.js';
-import type { NewSession, SessionFilter, SessionStore } from '../store.js';
+import type { NewSession, SessionFilter, SessionStore } from '../sessions.js';
 import { addCursor, equalities, json, Params, type PgDb, type Queries, whereSql } from './db.js';
 
 /** Sessions: opened, listed, closed (closing deletes their jobs in the same transaction). */

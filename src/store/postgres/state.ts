@@ -1,6 +1,6 @@
 import type { ApiToken, UiSession } from '../../domain/types.js';
 import { type TokenRow, toToken, toUiSession, type UiSessionRow } from '../rows.js';
-import type { StateStore, StoreStats } from '../store.js';
+import type { StateStore, StoreStats } from '../state.js';
 import type { PgDb, Queries } from './db.js';
 import { currentVersion } from './migrate.js';
 

@@ -1,6 +1,7 @@
 import type { Question, QuestionStatus, ToolApproval, ToolApprovalStatus } from '../../domain/types.js';
+import type { ApprovalStore } from '../approvals.js';
+import type { Fence } from '../leases.js';
 import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../rows.js';
-import type { ApprovalStore, Fence } from '../store.js';
 import { equalities, type SqliteDb, whereSql } from './db.js';
 import { fencedWrite } from './fence.js';
 

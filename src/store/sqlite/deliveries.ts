@@ -8,6 +8,7 @@ import type {
   Plan,
   PlanDeliveryStatus,
 } from '../../domain/types.js';
+import type { DeliveryStore, PlanDeliveryPatch } from '../deliveries.js';
 import { page } from '../paging.js';
 import {
   type NotificationRow,
@@ -16,7 +17,6 @@ import {
   toNotification,
   toPlan,
 } from '../rows.js';
-import type { DeliveryStore, PlanDeliveryPatch } from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
 import { APPROVALS, planRow } from './plans.js';
 

@@ -1,4 +1,4 @@
-import { type Fence, FencedError } from '../store.js';
+import { type Fence, FencedError } from '../leases.js';
 import type { SqliteDb } from './db.js';
 
 /** Throws FencedError unless `fence` (when given) still holds its run; called inside the write's transaction. */

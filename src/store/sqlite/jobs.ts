@@ -1,16 +1,9 @@
+import type { NewRun } from '../../domain/new-run.js';
+import type { DecideFn, SlotTransition } from '../../domain/slot-transition.js';
 import type { CronJob, JobStatus, Run, SlotRecord } from '../../domain/types.js';
+import type { AdvanceResult, JobStore, NewJob } from '../jobs.js';
 import { type JobRow, type SlotRow, toJob, toSlot } from '../rows.js';
-import {
-  type AdvanceResult,
-  ConflictError,
-  type DecideFn,
-  JobLimitError,
-  type JobStore,
-  type NewJob,
-  type NewRun,
-  NotFoundError,
-  type SlotTransition,
-} from '../store.js';
+import { ConflictError, JobLimitError, NotFoundError } from '../store.js';
 import type { SqliteDb } from './db.js';
 import { ACTIVE_STATUSES, insertRun } from './runs.js';
 

@@ -1,4 +1,5 @@
 import { DEFAULT_NETWORK_DOMAINS } from '../../domain/network.js';
+import type { DecisionEffect } from '../../domain/plan-decision.js';
 import {
   type Decision,
   type Page,
@@ -8,16 +9,11 @@ import {
   type RunStatus,
   TREE_REFUSED,
 } from '../../domain/types.js';
+import type { Fence } from '../leases.js';
 import { page } from '../paging.js';
+import type { PlanFilter, PlanStore } from '../plans.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
-import {
-  ConflictError,
-  type DecisionEffect,
-  type Fence,
-  NotFoundError,
-  type PlanFilter,
-  type PlanStore,
-} from '../store.js';
+import { ConflictError, NotFoundError } from '../store.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
 import { fencedWrite } from './fence.js';
 import { insertRun } from './runs.js';

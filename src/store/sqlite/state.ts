@@ -1,7 +1,7 @@
 import type { ApiToken, UiSession } from '../../domain/types.js';
 import type { Migration } from '../migrations.js';
 import { type TokenRow, toToken, toUiSession, type UiSessionRow } from '../rows.js';
-import type { StateStore, StoreStats } from '../store.js';
+import type { StateStore, StoreStats } from '../state.js';
 import type { SqliteDb } from './db.js';
 import { currentVersion } from './migrate.js';
 

@@ -1,4 +1,5 @@
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
+import type { NewJob } from '../jobs.js';
 import {
   D_DELIVERY_COLUMNS,
   DELIVERY_COLUMNS,
@@ -11,7 +12,8 @@ import {
   toTrigger,
   toTriggerFire,
 } from '../rows.js';
-import type { DeliveryPatch, NewJob, NewSession, TriggerFireInput, TriggerStore } from '../store.js';
+import type { NewSession } from '../sessions.js';
+import type { DeliveryPatch, TriggerFireInput, TriggerStore } from '../triggers.js';
 import { equalities, type SqliteDb, whereSql } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
