@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { decodeCursor } from '../paging.js';
+import { POSTGRES } from '../sql/dialect.js';
 import { InvalidCursorError, StoreUnavailableError } from '../store.js';
 import { type OutageEvent, OutageTracker } from './outage.js';
 
@@ -69,7 +70,10 @@ export const LOCK = {
   triggerFires: 0x6472_0004,
 } as const;
 
-/** What the parts run their SQL on: the pool, or one transaction's client. */
+/**
+ * What the parts run their SQL on: the pool, or one transaction's client. A text has `$n` placeholders or
+ * `?` ones (the SQL shared with SQLite, numbered before it runs), never both.
+ */
 export interface Queries {
   /** All rows of a statement. */
   rows<R>(text: string, values?: readonly unknown[]): Promise<R[]>;
@@ -90,7 +94,9 @@ class Runs implements Queries {
     private readonly names: StatementNames,
   ) {}
 
-  private query<R extends pg.QueryResultRow>(text: string, values: readonly unknown[] = []) {
+  private query<R extends pg.QueryResultRow>(written: string, values: readonly unknown[] = []) {
+    // Shared SQL (sql/dialect.ts) is written with `?` placeholders: numbered here, once per text.
+    const text = POSTGRES.sql(written);
     return this.run<R>({ name: this.names.of(text), text, values: values.map(storable) });
   }
 

@@ -1,25 +1,38 @@
 import type { ConversationFrame } from '../../domain/frame.js';
 import type { NewRun } from '../../domain/new-run.js';
-import {
-  ACTIVE_RUN_STATUSES,
-  type ConversationMessage,
-  type LoggedEvent,
-  type Page,
-  type Run,
-  type RunEvent,
-  type RunStatus,
-  type RunWait,
-  type ToolCall,
+import type {
+  ConversationMessage,
+  LoggedEvent,
+  Page,
+  Run,
+  RunEvent,
+  RunStatus,
+  RunWait,
+  ToolCall,
 } from '../../domain/types.js';
-import { type Fence, FencedError, type Receipt, type RunClaim } from '../leases.js';
+import {
+  ACTIVE_STATUSES,
+  checkFenceOf,
+  claimedFence,
+  claimStatements,
+  type Fence,
+  type Receipt,
+  type Renewed,
+  type RunClaim,
+  recoverableStatement,
+  releaseStatement,
+  renewedRunIds,
+  renewStatements,
+  sessionBusy,
+  type TransitionFields,
+  transitionStatement,
+} from '../leases.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
 import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
+import { POSTGRES } from '../sql/dialect.js';
 import { addCursor, equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
 import { checkFence, fencedWrite } from './fence.js';
-
-/** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
-export const ACTIVE_STATUSES = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
 
 /** Runs, their conversations, event logs and the execute phase's call journal. */
 export class PgRuns implements RunStore {
@@ -56,50 +69,12 @@ export class PgRuns implements RunStore {
     id: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    fields: {
-      startedAt?: number;
-      finishedAt?: number;
-      error?: string | null;
-      attempt?: number;
-      activeMs?: number;
-      fence?: Fence;
-      receipt?: Receipt;
-      waitingOn?: RunWait;
-    } = {},
+    fields: TransitionFields & { receipt?: Receipt } = {},
   ): Promise<boolean> {
-    // One UPDATE: a concurrent transition of the same run waits for this one, then finds its status no
-    // longer in `from` (or its claim gone) and changes nothing. started_at is the first start: a resumed or
-    // retried run keeps it. A move out of running clears the claim; with a fence, the move applies only
-    // while that claim holds the run.
-    return this.withReceipt(fields.receipt, (q) =>
-      q.row<RunRow>(
-        `UPDATE runs SET status = $3, started_at = COALESCE(started_at, $4), finished_at = COALESCE($5, finished_at),
-             error = CASE WHEN $6::boolean THEN $7 ELSE error END, attempt = COALESCE($8, attempt),
-             active_ms = active_ms + $9,
-             claimed_by = CASE WHEN $3 = 'running' THEN claimed_by END,
-             lease_until = CASE WHEN $3 = 'running' THEN lease_until END,
-             waiting_on = $12, waiting_until = $13
-         WHERE id = $1 AND status = ANY($2::text[])
-           AND ($10::text IS NULL OR (claimed_by = $10 AND claim_epoch = $11))
-         RETURNING *`,
-        [
-          id,
-          from,
-          to,
-          fields.startedAt ?? null,
-          fields.finishedAt ?? null,
-          fields.error !== undefined,
-          fields.error ?? null,
-          fields.attempt ?? null,
-          Math.max(0, Math.round(fields.activeMs ?? 0)),
-          fields.fence?.replica ?? null,
-          fields.fence?.epoch ?? null,
-          // Every move ends a wait on the account, unless it starts one.
-          fields.waitingOn?.on ?? null,
-          fields.waitingOn?.until ?? null,
-        ],
-      ),
-    );
+    // One UPDATE (leases.ts): a concurrent transition of the same run waits for this one, then finds its
+    // status no longer in `from` (or its claim gone) and changes nothing.
+    const { text, values } = transitionStatement(id, from, to, fields);
+    return this.withReceipt(fields.receipt, (q) => q.row<RunRow>(text, values));
   }
 
   /**
@@ -122,7 +97,7 @@ export class PgRuns implements RunStore {
     return stored !== null;
   }
 
-  // ---- claims
+  // ---- claims (the statements and their rules: leases.ts)
 
   async claimRun(
     id: string,
@@ -130,51 +105,23 @@ export class PgRuns implements RunStore {
     claim: RunClaim,
     now: number,
   ): Promise<Fence | null> {
+    const { lock, claim: update } = claimStatements(POSTGRES, id, from, claim, now);
     return this.db.tx(async (q) => {
-      // LOUD: claims of one session take turns on the session's row (FOR NO KEY UPDATE, as advanceJobs and
-      // closeSession lock it; it does not hold up the inserts of runs that refer to it). Under READ COMMITTED
-      // the UPDATE below begins after the lock is granted, so it sees every claim of the session committed
-      // before: two replicas starting two runs of one session cannot both find the session idle.
-      const sessionId = await q.value<string>('SELECT session_id FROM runs WHERE id = $1', [id]);
-      if (sessionId === undefined) return null;
-      await q.value('SELECT id FROM sessions WHERE id = $1 FOR NO KEY UPDATE', [sessionId]);
-      const epoch = await q.value<number>(
-        `UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4,
-             started_at = COALESCE(started_at, $5), claim_epoch = claim_epoch + 1,
-             waiting_on = NULL, waiting_until = NULL
-         WHERE id = $1 AND status = $2 AND (waiting_on IS NULL OR waiting_until <= $5)
-           AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
-                             AND o.status IN ('running', 'awaiting_input'))
-         RETURNING claim_epoch`,
-        [id, from, claim.replica, claim.leaseUntil, now],
-      );
-      return epoch === undefined ? null : { runId: id, replica: claim.replica, epoch };
+      if (lock) await q.value(lock.text, lock.values);
+      return claimedFence(id, claim, await q.value<number>(update.text, update.values));
     });
   }
 
   async renewRunLeases(held: readonly Fence[], leaseUntil: number): Promise<string[]> {
-    if (!held.length) return [];
-    const rows = await this.db.rows<{ id: string; replica: string; epoch: number }>(
-      `UPDATE runs SET lease_until = $4
-       FROM unnest($1::text[], $2::text[], $3::int[]) AS h(id, replica, epoch)
-       WHERE runs.id = h.id AND runs.status = 'running' AND runs.claimed_by = h.replica
-         AND runs.claim_epoch = h.epoch
-       RETURNING runs.id, h.replica, h.epoch`,
-      [held.map((f) => f.runId), held.map((f) => f.replica), held.map((f) => f.epoch), leaseUntil],
-    );
-    const key = (f: { id: string; replica: string; epoch: number }) => `${f.epoch} ${f.replica} ${f.id}`;
-    const renewed = new Set(rows.map(key));
-    return held.filter((f) => renewed.has(key({ id: f.runId, ...f }))).map((f) => f.runId);
+    const renewed: Renewed[] = [];
+    for (const { text, values } of renewStatements(POSTGRES, held, leaseUntil))
+      renewed.push(...(await this.db.rows<Renewed>(text, values)));
+    return renewedRunIds(held, renewed);
   }
 
   async listRecoverableRuns(own: string | null, now: number, limit: number): Promise<Run[]> {
-    const rows = await this.db.rows<RunRow>(
-      `SELECT * FROM runs WHERE status = 'running'
-         AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < $1 OR claimed_by = $2)
-       ORDER BY created_at, id LIMIT $3`,
-      [now, own, limit],
-    );
-    return rows.map(toRun);
+    const { text, values } = recoverableStatement(own, now, limit);
+    return (await this.db.rows<RunRow>(text, values)).map(toRun);
   }
 
   async releaseRun(
@@ -184,28 +131,9 @@ export class PgRuns implements RunStore {
     to: 'queued' | 'interrupted',
     fields: { attempt?: number; finishedAt?: number; error?: string | null; receipt?: Receipt },
   ): Promise<boolean> {
-    // The rule of listRecoverableRuns, checked again by the UPDATE that moves the run (it locks the row, so of
-    // two replicas releasing at once the second finds it no longer running).
-    return this.withReceipt(fields.receipt, (q) =>
-      q.row<RunRow>(
-        `UPDATE runs SET status = $2, claimed_by = NULL, lease_until = NULL,
-             finished_at = COALESCE($5, finished_at), error = CASE WHEN $6::boolean THEN $7 ELSE error END,
-             attempt = COALESCE($8, attempt)
-         WHERE id = $1 AND status = 'running'
-           AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < $4 OR claimed_by = $3)
-         RETURNING *`,
-        [
-          id,
-          to,
-          own,
-          now,
-          fields.finishedAt ?? null,
-          fields.error !== undefined,
-          fields.error ?? null,
-          fields.attempt ?? null,
-        ],
-      ),
-    );
+    // The UPDATE locks the row: of two replicas releasing at once, the second finds it no longer running.
+    const { text, values } = releaseStatement(id, own, now, to, fields);
+    return this.withReceipt(fields.receipt, (q) => q.row<RunRow>(text, values));
   }
 
   async listClaimableRuns(limit: number, now: number | null = null): Promise<Run[]> {
@@ -215,8 +143,7 @@ export class PgRuns implements RunStore {
     const rows = await this.db.rows<RunRow>(
       `SELECT * FROM (
          (SELECT * FROM runs r WHERE r.status = 'queued'
-            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
-                              AND o.status IN ('running', 'awaiting_input'))
+            AND NOT ${sessionBusy('r')}
           ORDER BY r.created_at, r.id LIMIT $1)
          UNION ALL
          (SELECT * FROM runs r WHERE r.status = 'awaiting_input'
@@ -270,7 +197,7 @@ export class PgRuns implements RunStore {
   }
 
   async confirmHold(runId: string, fence?: Fence): Promise<void> {
-    if (fence && fence.runId !== runId) throw new FencedError(fence);
+    checkFenceOf(runId, fence);
     await checkFence(this.db, fence);
   }
 

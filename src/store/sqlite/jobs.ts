@@ -2,10 +2,11 @@ import type { NewRun } from '../../domain/new-run.js';
 import type { DecideFn, SlotTransition } from '../../domain/slot-transition.js';
 import type { CronJob, JobStatus, Run, SlotRecord } from '../../domain/types.js';
 import type { AdvanceResult, JobStore, NewJob } from '../jobs.js';
+import { ACTIVE_STATUSES } from '../leases.js';
 import { type JobRow, type SlotRow, toJob, toSlot } from '../rows.js';
 import { ConflictError, JobLimitError, NotFoundError } from '../store.js';
 import type { SqliteDb } from './db.js';
-import { ACTIVE_STATUSES, insertRun } from './runs.js';
+import { insertRun } from './runs.js';
 
 /** Jobs and their slots. A fired slot's run is written by the transaction that advances the job. */
 export class SqliteJobs implements JobStore {

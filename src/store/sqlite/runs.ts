@@ -1,25 +1,38 @@
 import type { ConversationFrame } from '../../domain/frame.js';
 import type { NewRun } from '../../domain/new-run.js';
-import {
-  ACTIVE_RUN_STATUSES,
-  type ConversationMessage,
-  type LoggedEvent,
-  type Page,
-  type Run,
-  type RunEvent,
-  type RunStatus,
-  type RunWait,
-  type ToolCall,
+import type {
+  ConversationMessage,
+  LoggedEvent,
+  Page,
+  Run,
+  RunEvent,
+  RunStatus,
+  RunWait,
+  ToolCall,
 } from '../../domain/types.js';
-import { type Fence, FencedError, type Receipt, type RunClaim } from '../leases.js';
+import {
+  ACTIVE_STATUSES,
+  checkFenceOf,
+  claimedFence,
+  claimStatements,
+  type Fence,
+  type Receipt,
+  type Renewed,
+  type RunClaim,
+  recoverableStatement,
+  releaseStatement,
+  renewedRunIds,
+  renewStatements,
+  sessionBusy,
+  type TransitionFields,
+  transitionStatement,
+} from '../leases.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
 import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
+import { SQLITE } from '../sql/dialect.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
 import { checkFence, fencedWrite } from './fence.js';
-
-/** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
-export const ACTIVE_STATUSES = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
 
 export class SqliteRuns implements RunStore {
   constructor(private readonly db: SqliteDb) {}
@@ -50,67 +63,29 @@ export class SqliteRuns implements RunStore {
     id: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    fields: {
-      startedAt?: number;
-      finishedAt?: number;
-      error?: string | null;
-      attempt?: number;
-      activeMs?: number;
-      fence?: Fence;
-      receipt?: Receipt;
-      waitingOn?: RunWait;
-    } = {},
+    fields: TransitionFields & { receipt?: Receipt } = {},
   ): Promise<boolean> {
-    const marks = from.map(() => '?').join(', ');
-    const { fence, receipt } = fields;
-    // started_at is the first start: a resumed or retried run keeps it. A move out of running clears the
-    // claim; with a fence, the move applies only while that claim holds the run.
-    const held = fence ? 'AND claimed_by = ? AND claim_epoch = ?' : '';
-    const move = () =>
-      this.db
-        .sql(
-          `UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at),
-             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt), active_ms = active_ms + ?,
-             claimed_by = CASE WHEN ? THEN claimed_by END, lease_until = CASE WHEN ? THEN lease_until END,
-             waiting_on = ?, waiting_until = ?
-           WHERE id = ? AND status IN (${marks}) ${held}`,
-        )
-        .run(
-          to,
-          fields.startedAt ?? null,
-          fields.finishedAt ?? null,
-          fields.error !== undefined ? 1 : 0,
-          fields.error ?? null,
-          fields.attempt ?? null,
-          Math.max(0, Math.round(fields.activeMs ?? 0)),
-          to === 'running' ? 1 : 0,
-          to === 'running' ? 1 : 0,
-          // Every move ends a wait on the account, unless it starts one.
-          fields.waitingOn?.on ?? null,
-          fields.waitingOn?.until ?? null,
-          id,
-          ...from,
-          ...(fence ? [fence.replica, fence.epoch] : []),
-        ).changes === 1;
-    return this.withReceipt(id, receipt, move);
+    const { text, values } = transitionStatement(id, from, to, fields);
+    return this.withReceipt(fields.receipt, () => this.db.sql(text).get(...values) as RunRow | undefined);
   }
 
   /** `move` in one transaction with the receipt it earns (when it moved the run and one is asked for). */
-  private withReceipt(id: string, receipt: Receipt | undefined, move: () => boolean): boolean {
-    if (!receipt) return move();
+  private withReceipt(receipt: Receipt | undefined, move: () => RunRow | undefined): boolean {
+    if (!receipt) return move() !== undefined;
     let stored: RunEvent | null = null;
     const moved = this.db.write(() => {
-      if (!move()) return false;
-      const run = toRun(this.db.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow);
+      const row = move();
+      if (!row) return false;
+      const run = toRun(row);
       const { type, data } = receipt.event(run);
-      stored = insertEvent(this.db, id, type, data, receipt.at);
+      stored = insertEvent(this.db, run.id, type, data, receipt.at);
       return true;
     });
     if (stored) receipt.stored(stored);
     return moved;
   }
 
-  // ---- claims
+  // ---- claims (the statements and their rules: leases.ts)
 
   async claimRun(
     id: string,
@@ -118,43 +93,22 @@ export class SqliteRuns implements RunStore {
     claim: RunClaim,
     now: number,
   ): Promise<Fence | null> {
-    // One statement, so one step: SQLite writers take turns on the file, and the check of the session's
-    // other runs and the move see the same state. The busy runs are "active but not queued": SQLite uses the
-    // partial index runs_active_by_session only when the query repeats its condition (status IN the active
-    // statuses) word for word.
-    const epoch = this.db
-      .pluck(
-        `UPDATE runs SET status = 'running', claimed_by = ?, lease_until = ?, started_at = COALESCE(started_at, ?),
-             claim_epoch = claim_epoch + 1, waiting_on = NULL, waiting_until = NULL
-           WHERE id = ? AND status = ? AND (waiting_on IS NULL OR waiting_until <= ?)
-             AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
-                               AND o.status IN (${ACTIVE_STATUSES}) AND o.status <> 'queued')
-           RETURNING claim_epoch`,
-      )
-      .get(claim.replica, claim.leaseUntil, now, id, from, now) as number | undefined;
-    return epoch === undefined ? null : { runId: id, replica: claim.replica, epoch };
+    const { claim: update } = claimStatements(SQLITE, id, from, claim, now);
+    return claimedFence(id, claim, this.db.pluck(update.text).get(...update.values) as number | undefined);
   }
 
   async renewRunLeases(held: readonly Fence[], leaseUntil: number): Promise<string[]> {
-    if (!held.length) return [];
-    const renew = this.db.pluck(
-      `UPDATE runs SET lease_until = ?
-       WHERE id = ? AND status = 'running' AND claimed_by = ? AND claim_epoch = ? RETURNING id`,
+    const statements = renewStatements(SQLITE, held, leaseUntil);
+    if (!statements.length) return [];
+    const renewed = this.db.write(() =>
+      statements.flatMap(({ text, values }) => this.db.sql(text).all(...values) as Renewed[]),
     );
-    return this.db.write(() =>
-      held.flatMap((f) => (renew.get(leaseUntil, f.runId, f.replica, f.epoch) as string | undefined) ?? []),
-    );
+    return renewedRunIds(held, renewed);
   }
 
   async listRecoverableRuns(own: string | null, now: number, limit: number): Promise<Run[]> {
-    const rows = this.db
-      .sql(
-        `SELECT * FROM runs WHERE status = 'running'
-           AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < ? OR claimed_by = ?)
-         ORDER BY created_at, id LIMIT ?`,
-      )
-      .all(now, own, limit) as RunRow[];
-    return rows.map(toRun);
+    const { text, values } = recoverableStatement(own, now, limit);
+    return (this.db.sql(text).all(...values) as RunRow[]).map(toRun);
   }
 
   async releaseRun(
@@ -164,38 +118,19 @@ export class SqliteRuns implements RunStore {
     to: 'queued' | 'interrupted',
     fields: { attempt?: number; finishedAt?: number; error?: string | null; receipt?: Receipt },
   ): Promise<boolean> {
-    // The rule of listRecoverableRuns, checked again in the statement that moves the run.
-    const move = () =>
-      this.db
-        .sql(
-          `UPDATE runs SET status = ?, claimed_by = NULL, lease_until = NULL, finished_at = COALESCE(?, finished_at),
-             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt)
-           WHERE id = ? AND status = 'running'
-             AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < ? OR claimed_by = ?)`,
-        )
-        .run(
-          to,
-          fields.finishedAt ?? null,
-          fields.error !== undefined ? 1 : 0,
-          fields.error ?? null,
-          fields.attempt ?? null,
-          id,
-          now,
-          own,
-        ).changes === 1;
-    return this.withReceipt(id, fields.receipt, move);
+    const { text, values } = releaseStatement(id, own, now, to, fields);
+    return this.withReceipt(fields.receipt, () => this.db.sql(text).get(...values) as RunRow | undefined);
   }
 
   async listClaimableRuns(limit: number, now: number | null = null): Promise<Run[]> {
     // Both halves walk runs_by_status (status, created_at); a session's busy runs are found through
-    // runs_active_by_session (the subquery repeats its condition, see claimRun), a run's pending requests
+    // runs_active_by_session (sessionBusy repeats its condition, see leases.ts), a run's pending requests
     // through the (run_id, tool_use_id) unique indexes. Checked with EXPLAIN QUERY PLAN.
     const rows = this.db
       .sql(
         `SELECT * FROM (
            SELECT * FROM runs r WHERE r.status = 'queued'
-             AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
-                               AND o.status IN (${ACTIVE_STATUSES}) AND o.status <> 'queued')
+             AND NOT ${sessionBusy('r')}
            UNION ALL
            SELECT * FROM runs r WHERE r.status = 'awaiting_input'
              AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.run_id = r.id AND q.status = 'pending')
@@ -429,7 +364,7 @@ export class SqliteRuns implements RunStore {
   }
 
   async confirmHold(runId: string, fence?: Fence): Promise<void> {
-    if (fence && fence.runId !== runId) throw new FencedError(fence);
+    checkFenceOf(runId, fence);
     checkFence(this.db, fence);
   }
 
