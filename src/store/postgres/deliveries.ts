@@ -17,9 +17,9 @@ import {
   toNotification,
   toPlan,
 } from '../rows.js';
+import { APPROVALS } from '../sql/plans.js';
 import { InvalidCursorError } from '../store.js';
 import { Params, type PgDb, whereSql } from './db.js';
-import { APPROVALS } from './plans.js';
 
 /** Where the notifier is in the event log (a key of scheduler_state). */
 const CURSOR_KEY = 'notifications.cursor';

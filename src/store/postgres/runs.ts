@@ -31,7 +31,27 @@ import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
 import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
 import { POSTGRES } from '../sql/dialect.js';
-import { addCursor, equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
+import {
+  appendMessageStatement,
+  finishToolCallStatement,
+  INSERT_EVENT,
+  INSERT_FRAME,
+  insertEventValues,
+  insertRunStatement,
+  type LastMessage,
+  type MessageRow,
+  SELECT_CONVERSATION,
+  SELECT_EVENTS,
+  SELECT_FRAME,
+  SELECT_LAST_MESSAGE,
+  SELECT_OPEN_COMMANDS,
+  SELECT_TOOL_CALL,
+  startToolCallStatement,
+  toMessage,
+  toolCallProcessStatement,
+  updateRunStatement,
+} from '../sql/runs.js';
+import { addCursor, equalities, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
 import { checkFence, fencedWrite } from './fence.js';
 
 /** Runs, their conversations, event logs and the execute phase's call journal. */
@@ -176,24 +196,8 @@ export class PgRuns implements RunStore {
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {
-    const p = new Params();
-    const sets: string[] = [];
-    const put = (col: string, value: unknown) => sets.push(`${col} = ${p.add(value)}`);
-    if (patch.conversationId !== undefined) put('conversation_id', patch.conversationId);
-    if (patch.model !== undefined) put('model', patch.model);
-    if (patch.settings !== undefined) put('settings', json(patch.settings));
-    if (patch.turns !== undefined) put('turns', patch.turns);
-    if (patch.usage !== undefined) put('usage', json(patch.usage));
-    if (patch.costUsd !== undefined) put('cost_usd', patch.costUsd);
-    if (patch.planId !== undefined) put('plan_id', patch.planId);
-    if (patch.attempt !== undefined) put('attempt', patch.attempt);
-    if (patch.executeMode !== undefined) put('execute_mode', patch.executeMode);
-    if (patch.resultCommit !== undefined) put('result_commit', patch.resultCommit);
-    if (patch.diffStat !== undefined) put('diff_stat', patch.diffStat);
-    if (patch.changedFiles !== undefined) put('changed_files', json(patch.changedFiles));
-    if (!sets.length) return;
-    const sql = `UPDATE runs SET ${sets.join(', ')} WHERE id = ${p.add(id)}`;
-    await fencedWrite(this.db, fence, (q) => q.exec(sql, p.values));
+    const update = updateRunStatement(id, patch);
+    if (update) await fencedWrite(this.db, fence, (q) => q.exec(update.text, update.values));
   }
 
   async confirmHold(runId: string, fence?: Fence): Promise<void> {
@@ -212,21 +216,7 @@ export class PgRuns implements RunStore {
   // ---- conversations and events
 
   async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
-    const rows = await this.db.rows<{
-      role: ConversationMessage['role'];
-      content: string;
-      run_id: string;
-      stop_reason: string | null;
-    }>(
-      'SELECT role, content, run_id, stop_reason FROM conversation_messages WHERE conversation_id = $1 ORDER BY seq',
-      [conversationId],
-    );
-    return rows.map((r) => ({
-      role: r.role,
-      content: JSON.parse(r.content),
-      runId: r.run_id,
-      ...(r.stop_reason !== null ? { stopReason: r.stop_reason } : {}),
-    }));
+    return (await this.db.rows<MessageRow>(SELECT_CONVERSATION, [conversationId])).map(toMessage);
   }
 
   async appendMessages(
@@ -245,42 +235,17 @@ export class PgRuns implements RunStore {
         LOCK.conversation,
         conversationId,
       ]);
-      let last = await q.row<{ seq: number; role: string; content: string; stop_reason: string | null }>(
-        `SELECT seq, role, content, stop_reason FROM conversation_messages WHERE conversation_id = $1
-         ORDER BY seq DESC LIMIT 1`,
-        [conversationId],
-      );
+      let last = await q.row<LastMessage>(SELECT_LAST_MESSAGE, [conversationId]);
       for (const m of messages) {
-        // Consecutive user messages become one; so does an assistant turn continued after `pause_turn`.
-        const continues =
-          last && last.role === m.role && (m.role === 'user' || last.stop_reason === 'pause_turn');
-        if (last && continues) {
-          const content = JSON.stringify([...JSON.parse(last.content), ...m.content]);
-          await q.exec(
-            `UPDATE conversation_messages SET content = $3, run_id = $4, stop_reason = $5
-             WHERE conversation_id = $1 AND seq = $2`,
-            [conversationId, last.seq, content, runId, m.stopReason ?? null],
-          );
-          last = { ...last, content, stop_reason: m.stopReason ?? null };
-        } else {
-          const seq = (last?.seq ?? 0) + 1;
-          const content = JSON.stringify(m.content);
-          await q.exec(
-            `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at, stop_reason)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-            [conversationId, seq, m.role, content, runId, now, m.stopReason ?? null],
-          );
-          last = { seq, role: m.role, content, stop_reason: m.stopReason ?? null };
-        }
+        const next = appendMessageStatement(conversationId, runId, last, m, now);
+        await q.exec(next.statement.text, next.statement.values);
+        last = next.last;
       }
     });
   }
 
   async loadFrame(conversationId: string): Promise<ConversationFrame | null> {
-    const text = await this.db.value<string>(
-      'SELECT frame FROM conversation_frames WHERE conversation_id = $1',
-      [conversationId],
-    );
+    const text = await this.db.value<string>(SELECT_FRAME, [conversationId]);
     return text === undefined ? null : (JSON.parse(text) as ConversationFrame);
   }
 
@@ -294,14 +259,8 @@ export class PgRuns implements RunStore {
     // Inserted or not (another start won), the stored frame is read back in the same transaction.
     const text = await this.db.tx(async (q) => {
       await checkFence(q, fence);
-      await q.exec(
-        `INSERT INTO conversation_frames (conversation_id, frame, run_id, created_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (conversation_id) DO NOTHING`,
-        [conversationId, JSON.stringify(frame), runId, now],
-      );
-      return q.value<string>('SELECT frame FROM conversation_frames WHERE conversation_id = $1', [
-        conversationId,
-      ]);
+      await q.exec(INSERT_FRAME, [conversationId, JSON.stringify(frame), runId, now]);
+      return q.value<string>(SELECT_FRAME, [conversationId]);
     });
     return JSON.parse(text!) as ConversationFrame;
   }
@@ -322,11 +281,7 @@ export class PgRuns implements RunStore {
   }
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
-    const rows = await this.db.rows<EventRow>(
-      'SELECT run_id, seq, type, data, at FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-      [runId, afterSeq, limit],
-    );
-    return rows.map(toEvent);
+    return (await this.db.rows<EventRow>(SELECT_EVENTS, [runId, afterSeq, limit])).map(toEvent);
   }
 
   // ---- the event log as the notifier reads it (src/notify/)
@@ -374,18 +329,10 @@ export class PgRuns implements RunStore {
   async startToolCall(c: NewToolCall, fence?: Fence): Promise<{ call: ToolCall; started: boolean }> {
     // A concurrent insert of the same call makes this one wait for it, then do nothing: the select after it
     // (a new statement, a new snapshot) reads the row that won.
-    const inserted = await fencedWrite(this.db, fence, (q) =>
-      q.row<ToolCallRow>(
-        `INSERT INTO tool_calls (run_id, tool_use_id, tool, input_sha256, started_at) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (run_id, tool_use_id) DO NOTHING RETURNING *`,
-        [c.runId, c.toolUseId, c.tool, c.inputSha256, c.startedAt],
-      ),
-    );
+    const start = startToolCallStatement(c);
+    const inserted = await fencedWrite(this.db, fence, (q) => q.row<ToolCallRow>(start.text, start.values));
     if (inserted) return { call: toToolCall(inserted), started: true };
-    const row = await this.db.row<ToolCallRow>(
-      'SELECT * FROM tool_calls WHERE run_id = $1 AND tool_use_id = $2',
-      [c.runId, c.toolUseId],
-    );
+    const row = await this.db.row<ToolCallRow>(SELECT_TOOL_CALL, [c.runId, c.toolUseId]);
     return { call: toToolCall(row!), started: false };
   }
 
@@ -396,13 +343,8 @@ export class PgRuns implements RunStore {
     start: string | null,
     fence?: Fence,
   ): Promise<void> {
-    await fencedWrite(this.db, fence, (q) =>
-      q.exec(
-        `UPDATE tool_calls SET process_group = $3, process_start = $4
-         WHERE run_id = $1 AND tool_use_id = $2 AND finished_at IS NULL`,
-        [runId, toolUseId, group, start],
-      ),
-    );
+    const { text, values } = toolCallProcessStatement(runId, toolUseId, group, start);
+    await fencedWrite(this.db, fence, (q) => q.exec(text, values));
   }
 
   async finishToolCall(
@@ -412,21 +354,12 @@ export class PgRuns implements RunStore {
     now: number,
     fence?: Fence,
   ): Promise<void> {
-    await fencedWrite(this.db, fence, (q) =>
-      q.exec(
-        `UPDATE tool_calls SET finished_at = $3, result = $4, process_group = NULL, process_start = NULL
-         WHERE run_id = $1 AND tool_use_id = $2 AND finished_at IS NULL`,
-        [runId, toolUseId, now, JSON.stringify(result)],
-      ),
-    );
+    const { text, values } = finishToolCallStatement(runId, toolUseId, result, now);
+    await fencedWrite(this.db, fence, (q) => q.exec(text, values));
   }
 
   async listOpenCommands(limit: number): Promise<ToolCall[]> {
-    const rows = await this.db.rows<ToolCallRow>(
-      `SELECT * FROM tool_calls WHERE finished_at IS NULL AND process_group IS NOT NULL ORDER BY started_at LIMIT $1`,
-      [limit],
-    );
-    return rows.map(toToolCall);
+    return (await this.db.rows<ToolCallRow>(SELECT_OPEN_COMMANDS, [limit])).map(toToolCall);
   }
 }
 
@@ -436,34 +369,8 @@ export class PgRuns implements RunStore {
  * run per plan.
  */
 export async function insertRun(q: Queries, r: NewRun, coalescedSlots: number): Promise<Run> {
-  const row = await q.row<RunRow>(
-    `INSERT INTO runs (id, session_id, job_id, slot_at, source, phase, status, prompt, requested_by,
-         coalesced_slots, created_at, overrides, conversation_id, revises_plan_id, executes_plan_id, trigger_id,
-         delivery_id, subject, checkout)
-     VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-     RETURNING *`,
-    [
-      r.id,
-      r.sessionId,
-      r.jobId,
-      r.slotAt,
-      r.source,
-      r.phase ?? 'plan',
-      r.prompt,
-      r.requestedBy,
-      coalescedSlots,
-      r.createdAt,
-      JSON.stringify(r.overrides ?? {}),
-      r.conversationId ?? r.id,
-      r.revisesPlanId ?? null,
-      r.executesPlanId ?? null,
-      r.triggerId ?? null,
-      r.deliveryId ?? null,
-      r.subject ?? null,
-      r.checkout ? JSON.stringify(r.checkout) : null,
-    ],
-  );
-  return toRun(row!);
+  const { text, values } = insertRunStatement(r, coalescedSlots);
+  return toRun((await q.row<RunRow>(text, values))!);
 }
 
 /**
@@ -483,11 +390,6 @@ async function insertEvent(
   at: number,
 ): Promise<RunEvent> {
   await q.value('SELECT pg_advisory_xact_lock($1::int, 0)', [LOCK.eventLog]);
-  const seq = await q.value<number>(
-    `INSERT INTO run_events (run_id, seq, type, data, at)
-     VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = $1), $2, $3, $4)
-     RETURNING seq`,
-    [runId, type, JSON.stringify(data), at],
-  );
+  const seq = await q.value<number>(INSERT_EVENT, insertEventValues(runId, type, data, at));
   return { runId, seq: seq!, type, data, at };
 }

@@ -17,8 +17,9 @@ import {
   toNotification,
   toPlan,
 } from '../rows.js';
+import { APPROVALS } from '../sql/plans.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
-import { APPROVALS, planRow } from './plans.js';
+import { planRow } from './plans.js';
 
 // Delivering executed plans (src/delivery/): the delivery columns of `plans` (migration 000012). The
 // notification outbox (src/notify/): the `notifications` table (migration 000013) and the notifier's cursor.

@@ -31,6 +31,26 @@ import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
 import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
 import { SQLITE } from '../sql/dialect.js';
+import {
+  appendMessageStatement,
+  finishToolCallStatement,
+  INSERT_EVENT,
+  INSERT_FRAME,
+  insertEventValues,
+  insertRunStatement,
+  type LastMessage,
+  type MessageRow,
+  SELECT_CONVERSATION,
+  SELECT_EVENTS,
+  SELECT_FRAME,
+  SELECT_LAST_MESSAGE,
+  SELECT_OPEN_COMMANDS,
+  SELECT_TOOL_CALL,
+  startToolCallStatement,
+  toMessage,
+  toolCallProcessStatement,
+  updateRunStatement,
+} from '../sql/runs.js';
 import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
 import { checkFence, fencedWrite } from './fence.js';
 
@@ -163,49 +183,14 @@ export class SqliteRuns implements RunStore {
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {
-    const sets: string[] = [];
-    const args: unknown[] = [];
-    const put = (col: string, value: unknown) => {
-      sets.push(`${col} = ?`);
-      args.push(value);
-    };
-    if (patch.conversationId !== undefined) put('conversation_id', patch.conversationId);
-    if (patch.model !== undefined) put('model', patch.model);
-    if (patch.settings !== undefined) put('settings', JSON.stringify(patch.settings));
-    if (patch.turns !== undefined) put('turns', patch.turns);
-    if (patch.usage !== undefined) put('usage', JSON.stringify(patch.usage));
-    if (patch.costUsd !== undefined) put('cost_usd', patch.costUsd);
-    if (patch.planId !== undefined) put('plan_id', patch.planId);
-    if (patch.attempt !== undefined) put('attempt', patch.attempt);
-    if (patch.executeMode !== undefined) put('execute_mode', patch.executeMode);
-    if (patch.resultCommit !== undefined) put('result_commit', patch.resultCommit);
-    if (patch.diffStat !== undefined) put('diff_stat', patch.diffStat);
-    if (patch.changedFiles !== undefined) put('changed_files', JSON.stringify(patch.changedFiles));
-    if (!sets.length) return;
-    fencedWrite(this.db, fence, () =>
-      this.db.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id),
-    );
+    const update = updateRunStatement(id, patch);
+    if (update) fencedWrite(this.db, fence, () => this.db.sql(update.text).run(...update.values));
   }
 
   // ---- conversations and events
 
   async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
-    const rows = this.db
-      .sql(
-        'SELECT role, content, run_id, stop_reason FROM conversation_messages WHERE conversation_id = ? ORDER BY seq',
-      )
-      .all(conversationId) as {
-      role: ConversationMessage['role'];
-      content: string;
-      run_id: string;
-      stop_reason: string | null;
-    }[];
-    return rows.map((r) => ({
-      role: r.role,
-      content: JSON.parse(r.content),
-      runId: r.run_id,
-      ...(r.stop_reason !== null ? { stopReason: r.stop_reason } : {}),
-    }));
+    return (this.db.sql(SELECT_CONVERSATION).all(conversationId) as MessageRow[]).map(toMessage);
   }
 
   async appendMessages(
@@ -215,52 +200,19 @@ export class SqliteRuns implements RunStore {
     now: number,
     fence?: Fence,
   ): Promise<void> {
-    const insert = this.db.sql(
-      `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at, stop_reason)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_messages WHERE conversation_id = ?), ?, ?, ?, ?, ?)`,
-    );
-    const last = this.db.sql(
-      'SELECT seq, role, content, stop_reason FROM conversation_messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
-    );
-    const merge = this.db.sql(
-      'UPDATE conversation_messages SET content = ?, run_id = ?, stop_reason = ? WHERE conversation_id = ? AND seq = ?',
-    );
     this.db.write(() => {
       checkFence(this.db, fence);
+      let last = this.db.sql(SELECT_LAST_MESSAGE).get(conversationId) as LastMessage | undefined;
       for (const m of messages) {
-        const prev = last.get(conversationId) as
-          | { seq: number; role: string; content: string; stop_reason: string | null }
-          | undefined;
-        // Consecutive user messages become one; so does an assistant turn continued after `pause_turn`.
-        const continues =
-          prev && prev.role === m.role && (m.role === 'user' || prev.stop_reason === 'pause_turn');
-        if (prev && continues) {
-          merge.run(
-            JSON.stringify([...JSON.parse(prev.content), ...m.content]),
-            runId,
-            m.stopReason ?? null,
-            conversationId,
-            prev.seq,
-          );
-        } else {
-          insert.run(
-            conversationId,
-            conversationId,
-            m.role,
-            JSON.stringify(m.content),
-            runId,
-            now,
-            m.stopReason ?? null,
-          );
-        }
+        const next = appendMessageStatement(conversationId, runId, last, m, now);
+        this.db.sql(next.statement.text).run(...next.statement.values);
+        last = next.last;
       }
     });
   }
 
   async loadFrame(conversationId: string): Promise<ConversationFrame | null> {
-    const text = this.db
-      .pluck('SELECT frame FROM conversation_frames WHERE conversation_id = ?')
-      .get(conversationId) as string | undefined;
+    const text = this.db.pluck(SELECT_FRAME).get(conversationId) as string | undefined;
     return text === undefined ? null : (JSON.parse(text) as ConversationFrame);
   }
 
@@ -272,15 +224,8 @@ export class SqliteRuns implements RunStore {
     fence?: Fence,
   ): Promise<ConversationFrame> {
     const text = fencedWrite(this.db, fence, () => {
-      this.db
-        .sql(
-          `INSERT INTO conversation_frames (conversation_id, frame, run_id, created_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (conversation_id) DO NOTHING`,
-        )
-        .run(conversationId, JSON.stringify(frame), runId, now);
-      return this.db
-        .pluck('SELECT frame FROM conversation_frames WHERE conversation_id = ?')
-        .get(conversationId) as string;
+      this.db.sql(INSERT_FRAME).run(conversationId, JSON.stringify(frame), runId, now);
+      return this.db.pluck(SELECT_FRAME).get(conversationId) as string;
     });
     return JSON.parse(text) as ConversationFrame;
   }
@@ -296,27 +241,19 @@ export class SqliteRuns implements RunStore {
   }
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
-    const rows = this.db
-      .sql('SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?')
-      .all(runId, afterSeq, limit) as EventRow[];
-    return rows.map(toEvent);
+    return (this.db.sql(SELECT_EVENTS).all(runId, afterSeq, limit) as EventRow[]).map(toEvent);
   }
 
   // ---- the execute phase's call journal
 
   async startToolCall(c: NewToolCall, fence?: Fence): Promise<{ call: ToolCall; started: boolean }> {
+    const start = startToolCallStatement(c);
     return this.db.write(() => {
       checkFence(this.db, fence);
-      const inserted = this.db
-        .sql(
-          `INSERT INTO tool_calls (run_id, tool_use_id, tool, input_sha256, started_at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (run_id, tool_use_id) DO NOTHING`,
-        )
-        .run(c.runId, c.toolUseId, c.tool, c.inputSha256, c.startedAt).changes;
-      const row = this.db
-        .sql('SELECT * FROM tool_calls WHERE run_id = ? AND tool_use_id = ?')
-        .get(c.runId, c.toolUseId) as ToolCallRow;
-      return { call: toToolCall(row), started: inserted === 1 };
+      const inserted = this.db.sql(start.text).get(...start.values) as ToolCallRow | undefined;
+      if (inserted) return { call: toToolCall(inserted), started: true };
+      const row = this.db.sql(SELECT_TOOL_CALL).get(c.runId, c.toolUseId) as ToolCallRow;
+      return { call: toToolCall(row), started: false };
     });
   }
 
@@ -327,14 +264,8 @@ export class SqliteRuns implements RunStore {
     start: string | null,
     fence?: Fence,
   ): Promise<void> {
-    fencedWrite(this.db, fence, () =>
-      this.db
-        .sql(
-          `UPDATE tool_calls SET process_group = ?, process_start = ?
-           WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
-        )
-        .run(group, start, runId, toolUseId),
-    );
+    const { text, values } = toolCallProcessStatement(runId, toolUseId, group, start);
+    fencedWrite(this.db, fence, () => this.db.sql(text).run(...values));
   }
 
   async finishToolCall(
@@ -344,23 +275,12 @@ export class SqliteRuns implements RunStore {
     now: number,
     fence?: Fence,
   ): Promise<void> {
-    fencedWrite(this.db, fence, () =>
-      this.db
-        .sql(
-          `UPDATE tool_calls SET finished_at = ?, result = ?, process_group = NULL, process_start = NULL
-           WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
-        )
-        .run(now, JSON.stringify(result), runId, toolUseId),
-    );
+    const { text, values } = finishToolCallStatement(runId, toolUseId, result, now);
+    fencedWrite(this.db, fence, () => this.db.sql(text).run(...values));
   }
 
   async listOpenCommands(limit: number): Promise<ToolCall[]> {
-    const rows = this.db
-      .sql(
-        `SELECT * FROM tool_calls WHERE finished_at IS NULL AND process_group IS NOT NULL ORDER BY started_at LIMIT ?`,
-      )
-      .all(limit) as ToolCallRow[];
-    return rows.map(toToolCall);
+    return (this.db.sql(SELECT_OPEN_COMMANDS).all(limit) as ToolCallRow[]).map(toToolCall);
   }
 
   async confirmHold(runId: string, fence?: Fence): Promise<void> {
@@ -424,32 +344,8 @@ export class SqliteRuns implements RunStore {
  * runJobNow), of decisions (decidePlan) and of trigger fires (fireTrigger).
  */
 export function insertRun(db: SqliteDb, r: NewRun, coalescedSlots: number): Run {
-  db.sql(
-    `INSERT INTO runs (id, session_id, job_id, slot_at, source, phase, status, prompt, requested_by,
-         coalesced_slots, created_at, overrides, conversation_id, revises_plan_id, executes_plan_id, trigger_id,
-         delivery_id, subject, checkout)
-       VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    r.id,
-    r.sessionId,
-    r.jobId,
-    r.slotAt,
-    r.source,
-    r.phase ?? 'plan',
-    r.prompt,
-    r.requestedBy,
-    coalescedSlots,
-    r.createdAt,
-    JSON.stringify(r.overrides ?? {}),
-    r.conversationId ?? r.id,
-    r.revisesPlanId ?? null,
-    r.executesPlanId ?? null,
-    r.triggerId ?? null,
-    r.deliveryId ?? null,
-    r.subject ?? null,
-    r.checkout ? JSON.stringify(r.checkout) : null,
-  );
-  return toRun(db.sql('SELECT * FROM runs WHERE id = ?').get(r.id) as RunRow);
+  const { text, values } = insertRunStatement(r, coalescedSlots);
+  return toRun(db.sql(text).get(...values) as RunRow);
 }
 
 /** The rowid of the newest event in the log (0 when empty). */
@@ -465,12 +361,6 @@ function insertEvent(
   data: Record<string, unknown>,
   at: number,
 ): RunEvent {
-  const row = db
-    .sql(
-      `INSERT INTO run_events (run_id, seq, type, data, at)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?), ?, ?, ?)
-       RETURNING seq`,
-    )
-    .get(runId, runId, type, JSON.stringify(data), at) as { seq: number };
-  return { runId, seq: row.seq, type, data, at };
+  const seq = db.pluck(INSERT_EVENT).get(...insertEventValues(runId, type, data, at)) as number;
+  return { runId, seq, type, data, at };
 }
