@@ -6,22 +6,7 @@ import { page } from '../paging.js';
 import type { PlanFilter, PlanStore } from '../plans.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
 import { POSTGRES } from '../sql/dialect.js';
-import {
-  decidedStatement,
-  expirePlansStatement,
-  insertDecisionStatement,
-  insertPlanStatement,
-  listPlansStatement,
-  PENDING_PLAN_OF_SUBJECT,
-  PLANS_VERSION,
-  planRunsStatement,
-  recentExecutionsStatement,
-  SELECT_DECISIONS,
-  SELECT_PLAN,
-  SELECT_PLAN_OF_CALL,
-  supersedePlansStatement,
-  transitionPlanStatement,
-} from '../sql/plans.js';
+import * as planSql from '../sql/plans.js';
 import { ConflictError, NotFoundError } from '../store.js';
 import type { PgDb, Queries } from './db.js';
 import { fencedWrite } from './fence.js';
@@ -40,7 +25,7 @@ export class PgPlans implements PlanStore {
   ) {}
 
   async createPlan(p: Plan, fence?: Fence): Promise<Plan> {
-    const { text, values } = insertPlanStatement(p);
+    const { text, values } = planSql.insertPlanStatement(p);
     const insert = (q: Queries) => q.row<PlanRow>(text, values);
     try {
       return toPlan((await fencedWrite(this.db, fence, insert))!, this.legacyNetwork);
@@ -59,12 +44,12 @@ export class PgPlans implements PlanStore {
   }
 
   async findPlan(runId: string, toolUseId: string): Promise<Plan | null> {
-    const row = await this.db.row<PlanRow>(SELECT_PLAN_OF_CALL, [runId, toolUseId]);
+    const row = await this.db.row<PlanRow>(planSql.SELECT_PLAN_OF_CALL, [runId, toolUseId]);
     return row ? toPlan(row, this.legacyNetwork) : null;
   }
 
   async listPlans(f: PlanFilter): Promise<Page<Plan>> {
-    const { text, values } = listPlansStatement(POSTGRES, f);
+    const { text, values } = planSql.listPlansStatement(POSTGRES, f);
     const rows = await this.db.rows<PlanRow>(text, values);
     return page(
       rows.map((r) => toPlan(r, this.legacyNetwork)),
@@ -73,7 +58,7 @@ export class PgPlans implements PlanStore {
   }
 
   async plansVersion(): Promise<number> {
-    return (await this.db.value<number>(PLANS_VERSION)) ?? 0;
+    return (await this.db.value<number>(planSql.PLANS_VERSION)) ?? 0;
   }
 
   async listDecisions(planId: string): Promise<Decision[]> {
@@ -81,7 +66,7 @@ export class PgPlans implements PlanStore {
   }
 
   async listPlanRuns(plan: Plan): Promise<Run[]> {
-    const { text, values } = planRunsStatement(plan);
+    const { text, values } = planSql.planRunsStatement(plan);
     return (await this.db.rows<RunRow>(text, values)).map(toRun);
   }
 
@@ -99,10 +84,10 @@ export class PgPlans implements PlanStore {
       const row = (await planRow(q, planId))!;
       const effect = decide(toPlan(row, this.legacyNetwork), await decisionsOf(q, planId));
       const d = effect.decision;
-      const decision = insertDecisionStatement(d);
+      const decision = planSql.insertDecisionStatement(d);
       await q.exec(decision.text, decision.values);
       if (effect.planStatus) {
-        const decided = decidedStatement(planId, effect.planStatus, d.createdAt);
+        const decided = planSql.decidedStatement(planId, effect.planStatus, d.createdAt);
         await q.exec(decided.text, decided.values);
       }
       const run = effect.run ? await insertRun(q, effect.run, 0) : null;
@@ -118,17 +103,17 @@ export class PgPlans implements PlanStore {
     fields: { failureReason?: string | null } = {},
     fence?: Fence,
   ): Promise<boolean> {
-    const { text, values } = transitionPlanStatement(id, from, to, fields);
+    const { text, values } = planSql.transitionPlanStatement(id, from, to, fields);
     return fencedWrite(this.db, fence, async (q) => (await q.exec(text, values)) === 1);
   }
 
   async expirePlans(now: number): Promise<number> {
-    const { text, values } = expirePlansStatement(now);
+    const { text, values } = planSql.expirePlansStatement(now);
     return this.db.exec(text, values);
   }
 
   async recentExecutions(since: number, limit: number): Promise<RunStatus[]> {
-    const { text, values } = recentExecutionsStatement(since, limit);
+    const { text, values } = planSql.recentExecutionsStatement(since, limit);
     return (await this.db.rows<{ status: RunStatus }>(text, values)).map((r) => r.status);
   }
 
@@ -137,21 +122,21 @@ export class PgPlans implements PlanStore {
   async supersedePlans(subject: string, exceptDelivery: string | undefined, now: number): Promise<string[]> {
     // A plan being decided meanwhile holds its row: this UPDATE waits for the decision, then leaves the
     // plan alone if it is no longer pending.
-    const { text, values } = supersedePlansStatement(subject, exceptDelivery, now);
+    const { text, values } = planSql.supersedePlansStatement(subject, exceptDelivery, now);
     return (await this.db.rows<{ id: string }>(text, values)).map((r) => r.id);
   }
 
   async pendingPlanForSubject(subject: string): Promise<Plan | null> {
-    const row = await this.db.row<PlanRow>(PENDING_PLAN_OF_SUBJECT, [subject]);
+    const row = await this.db.row<PlanRow>(planSql.PENDING_PLAN_OF_SUBJECT, [subject]);
     return row ? toPlan(row, this.legacyNetwork) : null;
   }
 }
 
 /** A plan's row with its approvals; also inside decidePlan's transaction. */
 export async function planRow(q: Queries, id: string): Promise<PlanRow | undefined> {
-  return q.row<PlanRow>(SELECT_PLAN, [id]);
+  return q.row<PlanRow>(planSql.SELECT_PLAN, [id]);
 }
 
 async function decisionsOf(q: Queries, planId: string): Promise<Decision[]> {
-  return (await q.rows<DecisionRow>(SELECT_DECISIONS, [planId])).map(toDecision);
+  return (await q.rows<DecisionRow>(planSql.SELECT_DECISIONS, [planId])).map(toDecision);
 }

@@ -10,48 +10,15 @@ import type {
   RunWait,
   ToolCall,
 } from '../../domain/types.js';
-import {
-  ACTIVE_STATUSES,
-  checkFenceOf,
-  claimedFence,
-  claimStatements,
-  type Fence,
-  type Receipt,
-  type Renewed,
-  type RunClaim,
-  recoverableStatement,
-  releaseStatement,
-  renewedRunIds,
-  renewStatements,
-  sessionBusy,
-  type TransitionFields,
-  transitionStatement,
-} from '../leases.js';
+import type { Fence, Receipt, Renewed, RunClaim, TransitionFields } from '../leases.js';
+import * as leases from '../leases.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
 import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
 import { POSTGRES } from '../sql/dialect.js';
-import {
-  appendMessageStatement,
-  finishToolCallStatement,
-  INSERT_EVENT,
-  INSERT_FRAME,
-  insertEventValues,
-  insertRunStatement,
-  type LastMessage,
-  type MessageRow,
-  SELECT_CONVERSATION,
-  SELECT_EVENTS,
-  SELECT_FRAME,
-  SELECT_LAST_MESSAGE,
-  SELECT_OPEN_COMMANDS,
-  SELECT_TOOL_CALL,
-  startToolCallStatement,
-  toMessage,
-  toolCallProcessStatement,
-  updateRunStatement,
-} from '../sql/runs.js';
-import { addCursor, equalities, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
+import type { LastMessage, MessageRow } from '../sql/runs.js';
+import * as runSql from '../sql/runs.js';
+import { LOCK, type PgDb, type Queries } from './db.js';
 import { checkFence, fencedWrite } from './fence.js';
 
 /** Runs, their conversations, event logs and the execute phase's call journal. */
@@ -68,21 +35,8 @@ export class PgRuns implements RunStore {
   }
 
   async listRuns(f: RunFilter): Promise<Page<Run>> {
-    const p = new Params();
-    const where = equalities(
-      [
-        ['session_id', f.sessionId],
-        ['job_id', f.jobId],
-        ['status', f.status],
-      ],
-      p,
-    );
-    addCursor(f.cursor, where, p, 'desc');
-    const rows = await this.db.rows<RunRow>(
-      `SELECT * FROM runs ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ${p.add(f.limit + 1)}`,
-      p.values,
-    );
-    return page(rows.map(toRun), f.limit);
+    const { text, values } = runSql.listRunsStatement(f);
+    return page((await this.db.rows<RunRow>(text, values)).map(toRun), f.limit);
   }
 
   async transitionRun(
@@ -93,7 +47,7 @@ export class PgRuns implements RunStore {
   ): Promise<boolean> {
     // One UPDATE (leases.ts): a concurrent transition of the same run waits for this one, then finds its
     // status no longer in `from` (or its claim gone) and changes nothing.
-    const { text, values } = transitionStatement(id, from, to, fields);
+    const { text, values } = leases.transitionStatement(id, from, to, fields);
     return this.withReceipt(fields.receipt, (q) => q.row<RunRow>(text, values));
   }
 
@@ -125,22 +79,22 @@ export class PgRuns implements RunStore {
     claim: RunClaim,
     now: number,
   ): Promise<Fence | null> {
-    const { lock, claim: update } = claimStatements(POSTGRES, id, from, claim, now);
+    const { lock, claim: update } = leases.claimStatements(POSTGRES, id, from, claim, now);
     return this.db.tx(async (q) => {
       if (lock) await q.value(lock.text, lock.values);
-      return claimedFence(id, claim, await q.value<number>(update.text, update.values));
+      return leases.claimedFence(id, claim, await q.value<number>(update.text, update.values));
     });
   }
 
   async renewRunLeases(held: readonly Fence[], leaseUntil: number): Promise<string[]> {
     const renewed: Renewed[] = [];
-    for (const { text, values } of renewStatements(POSTGRES, held, leaseUntil))
+    for (const { text, values } of leases.renewStatements(POSTGRES, held, leaseUntil))
       renewed.push(...(await this.db.rows<Renewed>(text, values)));
-    return renewedRunIds(held, renewed);
+    return leases.renewedRunIds(held, renewed);
   }
 
   async listRecoverableRuns(own: string | null, now: number, limit: number): Promise<Run[]> {
-    const { text, values } = recoverableStatement(own, now, limit);
+    const { text, values } = leases.recoverableStatement(own, now, limit);
     return (await this.db.rows<RunRow>(text, values)).map(toRun);
   }
 
@@ -152,7 +106,7 @@ export class PgRuns implements RunStore {
     fields: { attempt?: number; finishedAt?: number; error?: string | null; receipt?: Receipt },
   ): Promise<boolean> {
     // The UPDATE locks the row: of two replicas releasing at once, the second finds it no longer running.
-    const { text, values } = releaseStatement(id, own, now, to, fields);
+    const { text, values } = leases.releaseStatement(id, own, now, to, fields);
     return this.withReceipt(fields.receipt, (q) => q.row<RunRow>(text, values));
   }
 
@@ -163,7 +117,7 @@ export class PgRuns implements RunStore {
     const rows = await this.db.rows<RunRow>(
       `SELECT * FROM (
          (SELECT * FROM runs r WHERE r.status = 'queued'
-            AND NOT ${sessionBusy('r')}
+            AND NOT ${leases.sessionBusy('r')}
           ORDER BY r.created_at, r.id LIMIT $1)
          UNION ALL
          (SELECT * FROM runs r WHERE r.status = 'awaiting_input'
@@ -196,18 +150,18 @@ export class PgRuns implements RunStore {
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {
-    const update = updateRunStatement(id, patch);
+    const update = runSql.updateRunStatement(id, patch);
     if (update) await fencedWrite(this.db, fence, (q) => q.exec(update.text, update.values));
   }
 
   async confirmHold(runId: string, fence?: Fence): Promise<void> {
-    checkFenceOf(runId, fence);
+    leases.checkFenceOf(runId, fence);
     await checkFence(this.db, fence);
   }
 
   async activeRunsForSubject(subject: string): Promise<Run[]> {
     const rows = await this.db.rows<RunRow>(
-      `SELECT * FROM runs WHERE subject = $1 AND status IN (${ACTIVE_STATUSES}) ORDER BY created_at, id`,
+      `SELECT * FROM runs WHERE subject = $1 AND status IN (${leases.ACTIVE_STATUSES}) ORDER BY created_at, id`,
       [subject],
     );
     return rows.map(toRun);
@@ -216,7 +170,9 @@ export class PgRuns implements RunStore {
   // ---- conversations and events
 
   async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
-    return (await this.db.rows<MessageRow>(SELECT_CONVERSATION, [conversationId])).map(toMessage);
+    return (await this.db.rows<MessageRow>(runSql.SELECT_CONVERSATION, [conversationId])).map(
+      runSql.toMessage,
+    );
   }
 
   async appendMessages(
@@ -235,9 +191,9 @@ export class PgRuns implements RunStore {
         LOCK.conversation,
         conversationId,
       ]);
-      let last = await q.row<LastMessage>(SELECT_LAST_MESSAGE, [conversationId]);
+      let last = await q.row<LastMessage>(runSql.SELECT_LAST_MESSAGE, [conversationId]);
       for (const m of messages) {
-        const next = appendMessageStatement(conversationId, runId, last, m, now);
+        const next = runSql.appendMessageStatement(conversationId, runId, last, m, now);
         await q.exec(next.statement.text, next.statement.values);
         last = next.last;
       }
@@ -245,7 +201,7 @@ export class PgRuns implements RunStore {
   }
 
   async loadFrame(conversationId: string): Promise<ConversationFrame | null> {
-    const text = await this.db.value<string>(SELECT_FRAME, [conversationId]);
+    const text = await this.db.value<string>(runSql.SELECT_FRAME, [conversationId]);
     return text === undefined ? null : (JSON.parse(text) as ConversationFrame);
   }
 
@@ -259,8 +215,8 @@ export class PgRuns implements RunStore {
     // Inserted or not (another start won), the stored frame is read back in the same transaction.
     const text = await this.db.tx(async (q) => {
       await checkFence(q, fence);
-      await q.exec(INSERT_FRAME, [conversationId, JSON.stringify(frame), runId, now]);
-      return q.value<string>(SELECT_FRAME, [conversationId]);
+      await q.exec(runSql.INSERT_FRAME, [conversationId, JSON.stringify(frame), runId, now]);
+      return q.value<string>(runSql.SELECT_FRAME, [conversationId]);
     });
     return JSON.parse(text!) as ConversationFrame;
   }
@@ -281,7 +237,7 @@ export class PgRuns implements RunStore {
   }
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
-    return (await this.db.rows<EventRow>(SELECT_EVENTS, [runId, afterSeq, limit])).map(toEvent);
+    return (await this.db.rows<EventRow>(runSql.SELECT_EVENTS, [runId, afterSeq, limit])).map(toEvent);
   }
 
   // ---- the event log as the notifier reads it (src/notify/)
@@ -329,10 +285,10 @@ export class PgRuns implements RunStore {
   async startToolCall(c: NewToolCall, fence?: Fence): Promise<{ call: ToolCall; started: boolean }> {
     // A concurrent insert of the same call makes this one wait for it, then do nothing: the select after it
     // (a new statement, a new snapshot) reads the row that won.
-    const start = startToolCallStatement(c);
+    const start = runSql.startToolCallStatement(c);
     const inserted = await fencedWrite(this.db, fence, (q) => q.row<ToolCallRow>(start.text, start.values));
     if (inserted) return { call: toToolCall(inserted), started: true };
-    const row = await this.db.row<ToolCallRow>(SELECT_TOOL_CALL, [c.runId, c.toolUseId]);
+    const row = await this.db.row<ToolCallRow>(runSql.SELECT_TOOL_CALL, [c.runId, c.toolUseId]);
     return { call: toToolCall(row!), started: false };
   }
 
@@ -343,7 +299,7 @@ export class PgRuns implements RunStore {
     start: string | null,
     fence?: Fence,
   ): Promise<void> {
-    const { text, values } = toolCallProcessStatement(runId, toolUseId, group, start);
+    const { text, values } = runSql.toolCallProcessStatement(runId, toolUseId, group, start);
     await fencedWrite(this.db, fence, (q) => q.exec(text, values));
   }
 
@@ -354,12 +310,12 @@ export class PgRuns implements RunStore {
     now: number,
     fence?: Fence,
   ): Promise<void> {
-    const { text, values } = finishToolCallStatement(runId, toolUseId, result, now);
+    const { text, values } = runSql.finishToolCallStatement(runId, toolUseId, result, now);
     await fencedWrite(this.db, fence, (q) => q.exec(text, values));
   }
 
   async listOpenCommands(limit: number): Promise<ToolCall[]> {
-    return (await this.db.rows<ToolCallRow>(SELECT_OPEN_COMMANDS, [limit])).map(toToolCall);
+    return (await this.db.rows<ToolCallRow>(runSql.SELECT_OPEN_COMMANDS, [limit])).map(toToolCall);
   }
 }
 
@@ -369,7 +325,7 @@ export class PgRuns implements RunStore {
  * run per plan.
  */
 export async function insertRun(q: Queries, r: NewRun, coalescedSlots: number): Promise<Run> {
-  const { text, values } = insertRunStatement(r, coalescedSlots);
+  const { text, values } = runSql.insertRunStatement(r, coalescedSlots);
   return toRun((await q.row<RunRow>(text, values))!);
 }
 
@@ -390,6 +346,6 @@ async function insertEvent(
   at: number,
 ): Promise<RunEvent> {
   await q.value('SELECT pg_advisory_xact_lock($1::int, 0)', [LOCK.eventLog]);
-  const seq = await q.value<number>(INSERT_EVENT, insertEventValues(runId, type, data, at));
+  const seq = await q.value<number>(runSql.INSERT_EVENT, runSql.insertEventValues(runId, type, data, at));
   return { runId, seq: seq!, type, data, at };
 }

@@ -1,7 +1,8 @@
 import type { NewRun } from '../../domain/new-run.js';
 import type { ConversationMessage } from '../../domain/types.js';
-import type { NewToolCall, RunStore } from '../runs.js';
+import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
 import type { Statement } from './dialect.js';
+import { addCursor, equalities, whereSql } from './query.js';
 
 // The SQL of runs, their conversations, event logs and call journal that both backends run as it is written
 // here (`?` placeholders, see dialect.ts). The claims and leases are in leases.ts.
@@ -38,6 +39,20 @@ export function insertRunStatement(r: NewRun, coalescedSlots: number): Statement
       r.subject ?? null,
       r.checkout ? JSON.stringify(r.checkout) : null,
     ],
+  };
+}
+
+/** A page of runs, newest first (one row more than the page, to tell whether another follows). */
+export function listRunsStatement(f: RunFilter): Statement {
+  const { where, values } = equalities([
+    ['session_id', f.sessionId],
+    ['job_id', f.jobId],
+    ['status', f.status],
+  ]);
+  addCursor(f.cursor, where, values, 'desc');
+  return {
+    text: `SELECT * FROM runs ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ?`,
+    values: [...values, f.limit + 1],
   };
 }
 

@@ -2,7 +2,8 @@ import type { Question, QuestionStatus, ToolApproval, ToolApprovalStatus } from 
 import type { ApprovalStore } from '../approvals.js';
 import type { Fence } from '../leases.js';
 import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../rows.js';
-import { equalities, type SqliteDb, whereSql } from './db.js';
+import { equalities, whereSql } from '../sql/query.js';
+import type { SqliteDb } from './db.js';
 import { fencedWrite } from './fence.js';
 
 /** A run's requests to a person: questions and tool approvals. */
@@ -174,7 +175,7 @@ class RunRequests<R, T> {
   }
 
   list(f: { status?: string; runId?: string; limit: number }): T[] {
-    const { where, args } = equalities([
+    const { where, values: args } = equalities([
       ['status', f.status],
       ['run_id', f.runId],
     ]);

@@ -6,22 +6,7 @@ import { page } from '../paging.js';
 import type { PlanFilter, PlanStore } from '../plans.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
 import { SQLITE } from '../sql/dialect.js';
-import {
-  decidedStatement,
-  expirePlansStatement,
-  insertDecisionStatement,
-  insertPlanStatement,
-  listPlansStatement,
-  PENDING_PLAN_OF_SUBJECT,
-  PLANS_VERSION,
-  planRunsStatement,
-  recentExecutionsStatement,
-  SELECT_DECISIONS,
-  SELECT_PLAN,
-  SELECT_PLAN_OF_CALL,
-  supersedePlansStatement,
-  transitionPlanStatement,
-} from '../sql/plans.js';
+import * as planSql from '../sql/plans.js';
 import { ConflictError, NotFoundError } from '../store.js';
 import type { SqliteDb } from './db.js';
 import { fencedWrite } from './fence.js';
@@ -36,7 +21,7 @@ export class SqlitePlans implements PlanStore {
   ) {}
 
   async createPlan(p: Plan, fence?: Fence): Promise<Plan> {
-    const { text, values } = insertPlanStatement(p);
+    const { text, values } = planSql.insertPlanStatement(p);
     let row: PlanRow | undefined;
     try {
       row = fencedWrite(this.db, fence, () => this.db.sql(text).get(...values) as PlanRow);
@@ -56,12 +41,12 @@ export class SqlitePlans implements PlanStore {
   }
 
   async findPlan(runId: string, toolUseId: string): Promise<Plan | null> {
-    const row = this.db.sql(SELECT_PLAN_OF_CALL).get(runId, toolUseId) as PlanRow | undefined;
+    const row = this.db.sql(planSql.SELECT_PLAN_OF_CALL).get(runId, toolUseId) as PlanRow | undefined;
     return row ? toPlan(row, this.legacyNetwork) : null;
   }
 
   async listPlans(f: PlanFilter): Promise<Page<Plan>> {
-    const { text, values } = listPlansStatement(SQLITE, f);
+    const { text, values } = planSql.listPlansStatement(SQLITE, f);
     const rows = this.db.sql(text).all(...values) as PlanRow[];
     return page(
       rows.map((r) => toPlan(r, this.legacyNetwork)),
@@ -70,7 +55,7 @@ export class SqlitePlans implements PlanStore {
   }
 
   async plansVersion(): Promise<number> {
-    return this.db.pluck(PLANS_VERSION).get() as number;
+    return this.db.pluck(planSql.PLANS_VERSION).get() as number;
   }
 
   async listDecisions(planId: string): Promise<Decision[]> {
@@ -78,7 +63,7 @@ export class SqlitePlans implements PlanStore {
   }
 
   async listPlanRuns(plan: Plan): Promise<Run[]> {
-    const { text, values } = planRunsStatement(plan);
+    const { text, values } = planSql.planRunsStatement(plan);
     return (this.db.sql(text).all(...values) as RunRow[]).map(toRun);
   }
 
@@ -91,10 +76,10 @@ export class SqlitePlans implements PlanStore {
       if (!row) throw new NotFoundError(`plan ${planId} not found`);
       const effect = decide(toPlan(row, this.legacyNetwork), decisionsOf(this.db, planId));
       const d = effect.decision;
-      const decision = insertDecisionStatement(d);
+      const decision = planSql.insertDecisionStatement(d);
       this.db.sql(decision.text).run(...decision.values);
       if (effect.planStatus) {
-        const decided = decidedStatement(planId, effect.planStatus, d.createdAt);
+        const decided = planSql.decidedStatement(planId, effect.planStatus, d.createdAt);
         this.db.sql(decided.text).run(...decided.values);
       }
       const run = effect.run ? insertRun(this.db, effect.run, 0) : null;
@@ -110,39 +95,39 @@ export class SqlitePlans implements PlanStore {
     fields: { failureReason?: string | null } = {},
     fence?: Fence,
   ): Promise<boolean> {
-    const { text, values } = transitionPlanStatement(id, from, to, fields);
+    const { text, values } = planSql.transitionPlanStatement(id, from, to, fields);
     return fencedWrite(this.db, fence, () => this.db.sql(text).run(...values).changes === 1);
   }
 
   async expirePlans(now: number): Promise<number> {
-    const { text, values } = expirePlansStatement(now);
+    const { text, values } = planSql.expirePlansStatement(now);
     return this.db.sql(text).run(...values).changes;
   }
 
   async recentExecutions(since: number, limit: number): Promise<RunStatus[]> {
-    const { text, values } = recentExecutionsStatement(since, limit);
+    const { text, values } = planSql.recentExecutionsStatement(since, limit);
     return this.db.pluck(text).all(...values) as RunStatus[];
   }
 
   // ---- plans of a subject (a pull request)
 
   async supersedePlans(subject: string, exceptDelivery: string | undefined, now: number): Promise<string[]> {
-    const { text, values } = supersedePlansStatement(subject, exceptDelivery, now);
+    const { text, values } = planSql.supersedePlansStatement(subject, exceptDelivery, now);
     return this.db.pluck(text).all(...values) as string[];
   }
 
   async pendingPlanForSubject(subject: string): Promise<Plan | null> {
-    const row = this.db.sql(PENDING_PLAN_OF_SUBJECT).get(subject) as PlanRow | undefined;
+    const row = this.db.sql(planSql.PENDING_PLAN_OF_SUBJECT).get(subject) as PlanRow | undefined;
     return row ? toPlan(row, this.legacyNetwork) : null;
   }
 }
 
 /** A plan's row with its approvals; also read inside the transactions of decisions and delivery claims. */
 export function planRow(db: SqliteDb, id: string): PlanRow | undefined {
-  return db.sql(SELECT_PLAN).get(id) as PlanRow | undefined;
+  return db.sql(planSql.SELECT_PLAN).get(id) as PlanRow | undefined;
 }
 
 /** A plan's decisions, oldest first; also read inside decidePlan's transaction. */
 function decisionsOf(db: SqliteDb, planId: string): Decision[] {
-  return (db.sql(SELECT_DECISIONS).all(planId) as DecisionRow[]).map(toDecision);
+  return (db.sql(planSql.SELECT_DECISIONS).all(planId) as DecisionRow[]).map(toDecision);
 }

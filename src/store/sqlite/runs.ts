@@ -10,48 +10,15 @@ import type {
   RunWait,
   ToolCall,
 } from '../../domain/types.js';
-import {
-  ACTIVE_STATUSES,
-  checkFenceOf,
-  claimedFence,
-  claimStatements,
-  type Fence,
-  type Receipt,
-  type Renewed,
-  type RunClaim,
-  recoverableStatement,
-  releaseStatement,
-  renewedRunIds,
-  renewStatements,
-  sessionBusy,
-  type TransitionFields,
-  transitionStatement,
-} from '../leases.js';
+import type { Fence, Receipt, Renewed, RunClaim, TransitionFields } from '../leases.js';
+import * as leases from '../leases.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
 import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
 import { SQLITE } from '../sql/dialect.js';
-import {
-  appendMessageStatement,
-  finishToolCallStatement,
-  INSERT_EVENT,
-  INSERT_FRAME,
-  insertEventValues,
-  insertRunStatement,
-  type LastMessage,
-  type MessageRow,
-  SELECT_CONVERSATION,
-  SELECT_EVENTS,
-  SELECT_FRAME,
-  SELECT_LAST_MESSAGE,
-  SELECT_OPEN_COMMANDS,
-  SELECT_TOOL_CALL,
-  startToolCallStatement,
-  toMessage,
-  toolCallProcessStatement,
-  updateRunStatement,
-} from '../sql/runs.js';
-import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
+import type { LastMessage, MessageRow } from '../sql/runs.js';
+import * as runSql from '../sql/runs.js';
+import type { SqliteDb } from './db.js';
 import { checkFence, fencedWrite } from './fence.js';
 
 export class SqliteRuns implements RunStore {
@@ -67,16 +34,8 @@ export class SqliteRuns implements RunStore {
   }
 
   async listRuns(f: RunFilter): Promise<Page<Run>> {
-    const { where, args } = equalities([
-      ['session_id', f.sessionId],
-      ['job_id', f.jobId],
-      ['status', f.status],
-    ]);
-    addCursor(f.cursor, where, args, 'desc');
-    const rows = this.db
-      .sql(`SELECT * FROM runs ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ${f.limit + 1}`)
-      .all(...args) as RunRow[];
-    return page(rows.map(toRun), f.limit);
+    const { text, values } = runSql.listRunsStatement(f);
+    return page((this.db.sql(text).all(...values) as RunRow[]).map(toRun), f.limit);
   }
 
   async transitionRun(
@@ -85,7 +44,7 @@ export class SqliteRuns implements RunStore {
     to: RunStatus,
     fields: TransitionFields & { receipt?: Receipt } = {},
   ): Promise<boolean> {
-    const { text, values } = transitionStatement(id, from, to, fields);
+    const { text, values } = leases.transitionStatement(id, from, to, fields);
     return this.withReceipt(fields.receipt, () => this.db.sql(text).get(...values) as RunRow | undefined);
   }
 
@@ -113,21 +72,25 @@ export class SqliteRuns implements RunStore {
     claim: RunClaim,
     now: number,
   ): Promise<Fence | null> {
-    const { claim: update } = claimStatements(SQLITE, id, from, claim, now);
-    return claimedFence(id, claim, this.db.pluck(update.text).get(...update.values) as number | undefined);
+    const { claim: update } = leases.claimStatements(SQLITE, id, from, claim, now);
+    return leases.claimedFence(
+      id,
+      claim,
+      this.db.pluck(update.text).get(...update.values) as number | undefined,
+    );
   }
 
   async renewRunLeases(held: readonly Fence[], leaseUntil: number): Promise<string[]> {
-    const statements = renewStatements(SQLITE, held, leaseUntil);
+    const statements = leases.renewStatements(SQLITE, held, leaseUntil);
     if (!statements.length) return [];
     const renewed = this.db.write(() =>
       statements.flatMap(({ text, values }) => this.db.sql(text).all(...values) as Renewed[]),
     );
-    return renewedRunIds(held, renewed);
+    return leases.renewedRunIds(held, renewed);
   }
 
   async listRecoverableRuns(own: string | null, now: number, limit: number): Promise<Run[]> {
-    const { text, values } = recoverableStatement(own, now, limit);
+    const { text, values } = leases.recoverableStatement(own, now, limit);
     return (this.db.sql(text).all(...values) as RunRow[]).map(toRun);
   }
 
@@ -138,19 +101,19 @@ export class SqliteRuns implements RunStore {
     to: 'queued' | 'interrupted',
     fields: { attempt?: number; finishedAt?: number; error?: string | null; receipt?: Receipt },
   ): Promise<boolean> {
-    const { text, values } = releaseStatement(id, own, now, to, fields);
+    const { text, values } = leases.releaseStatement(id, own, now, to, fields);
     return this.withReceipt(fields.receipt, () => this.db.sql(text).get(...values) as RunRow | undefined);
   }
 
   async listClaimableRuns(limit: number, now: number | null = null): Promise<Run[]> {
     // Both halves walk runs_by_status (status, created_at); a session's busy runs are found through
-    // runs_active_by_session (sessionBusy repeats its condition, see leases.ts), a run's pending requests
+    // runs_active_by_session (leases.sessionBusy repeats its condition, see leases.ts), a run's pending requests
     // through the (run_id, tool_use_id) unique indexes. Checked with EXPLAIN QUERY PLAN.
     const rows = this.db
       .sql(
         `SELECT * FROM (
            SELECT * FROM runs r WHERE r.status = 'queued'
-             AND NOT ${sessionBusy('r')}
+             AND NOT ${leases.sessionBusy('r')}
            UNION ALL
            SELECT * FROM runs r WHERE r.status = 'awaiting_input'
              AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.run_id = r.id AND q.status = 'pending')
@@ -183,14 +146,16 @@ export class SqliteRuns implements RunStore {
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {
-    const update = updateRunStatement(id, patch);
+    const update = runSql.updateRunStatement(id, patch);
     if (update) fencedWrite(this.db, fence, () => this.db.sql(update.text).run(...update.values));
   }
 
   // ---- conversations and events
 
   async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
-    return (this.db.sql(SELECT_CONVERSATION).all(conversationId) as MessageRow[]).map(toMessage);
+    return (this.db.sql(runSql.SELECT_CONVERSATION).all(conversationId) as MessageRow[]).map(
+      runSql.toMessage,
+    );
   }
 
   async appendMessages(
@@ -202,9 +167,9 @@ export class SqliteRuns implements RunStore {
   ): Promise<void> {
     this.db.write(() => {
       checkFence(this.db, fence);
-      let last = this.db.sql(SELECT_LAST_MESSAGE).get(conversationId) as LastMessage | undefined;
+      let last = this.db.sql(runSql.SELECT_LAST_MESSAGE).get(conversationId) as LastMessage | undefined;
       for (const m of messages) {
-        const next = appendMessageStatement(conversationId, runId, last, m, now);
+        const next = runSql.appendMessageStatement(conversationId, runId, last, m, now);
         this.db.sql(next.statement.text).run(...next.statement.values);
         last = next.last;
       }
@@ -212,7 +177,7 @@ export class SqliteRuns implements RunStore {
   }
 
   async loadFrame(conversationId: string): Promise<ConversationFrame | null> {
-    const text = this.db.pluck(SELECT_FRAME).get(conversationId) as string | undefined;
+    const text = this.db.pluck(runSql.SELECT_FRAME).get(conversationId) as string | undefined;
     return text === undefined ? null : (JSON.parse(text) as ConversationFrame);
   }
 
@@ -224,8 +189,8 @@ export class SqliteRuns implements RunStore {
     fence?: Fence,
   ): Promise<ConversationFrame> {
     const text = fencedWrite(this.db, fence, () => {
-      this.db.sql(INSERT_FRAME).run(conversationId, JSON.stringify(frame), runId, now);
-      return this.db.pluck(SELECT_FRAME).get(conversationId) as string;
+      this.db.sql(runSql.INSERT_FRAME).run(conversationId, JSON.stringify(frame), runId, now);
+      return this.db.pluck(runSql.SELECT_FRAME).get(conversationId) as string;
     });
     return JSON.parse(text) as ConversationFrame;
   }
@@ -241,18 +206,18 @@ export class SqliteRuns implements RunStore {
   }
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
-    return (this.db.sql(SELECT_EVENTS).all(runId, afterSeq, limit) as EventRow[]).map(toEvent);
+    return (this.db.sql(runSql.SELECT_EVENTS).all(runId, afterSeq, limit) as EventRow[]).map(toEvent);
   }
 
   // ---- the execute phase's call journal
 
   async startToolCall(c: NewToolCall, fence?: Fence): Promise<{ call: ToolCall; started: boolean }> {
-    const start = startToolCallStatement(c);
+    const start = runSql.startToolCallStatement(c);
     return this.db.write(() => {
       checkFence(this.db, fence);
       const inserted = this.db.sql(start.text).get(...start.values) as ToolCallRow | undefined;
       if (inserted) return { call: toToolCall(inserted), started: true };
-      const row = this.db.sql(SELECT_TOOL_CALL).get(c.runId, c.toolUseId) as ToolCallRow;
+      const row = this.db.sql(runSql.SELECT_TOOL_CALL).get(c.runId, c.toolUseId) as ToolCallRow;
       return { call: toToolCall(row), started: false };
     });
   }
@@ -264,7 +229,7 @@ export class SqliteRuns implements RunStore {
     start: string | null,
     fence?: Fence,
   ): Promise<void> {
-    const { text, values } = toolCallProcessStatement(runId, toolUseId, group, start);
+    const { text, values } = runSql.toolCallProcessStatement(runId, toolUseId, group, start);
     fencedWrite(this.db, fence, () => this.db.sql(text).run(...values));
   }
 
@@ -275,22 +240,24 @@ export class SqliteRuns implements RunStore {
     now: number,
     fence?: Fence,
   ): Promise<void> {
-    const { text, values } = finishToolCallStatement(runId, toolUseId, result, now);
+    const { text, values } = runSql.finishToolCallStatement(runId, toolUseId, result, now);
     fencedWrite(this.db, fence, () => this.db.sql(text).run(...values));
   }
 
   async listOpenCommands(limit: number): Promise<ToolCall[]> {
-    return (this.db.sql(SELECT_OPEN_COMMANDS).all(limit) as ToolCallRow[]).map(toToolCall);
+    return (this.db.sql(runSql.SELECT_OPEN_COMMANDS).all(limit) as ToolCallRow[]).map(toToolCall);
   }
 
   async confirmHold(runId: string, fence?: Fence): Promise<void> {
-    checkFenceOf(runId, fence);
+    leases.checkFenceOf(runId, fence);
     checkFence(this.db, fence);
   }
 
   async activeRunsForSubject(subject: string): Promise<Run[]> {
     const rows = this.db
-      .sql(`SELECT * FROM runs WHERE subject = ? AND status IN (${ACTIVE_STATUSES}) ORDER BY created_at`)
+      .sql(
+        `SELECT * FROM runs WHERE subject = ? AND status IN (${leases.ACTIVE_STATUSES}) ORDER BY created_at`,
+      )
       .all(subject) as RunRow[];
     return rows.map(toRun);
   }
@@ -344,7 +311,7 @@ export class SqliteRuns implements RunStore {
  * runJobNow), of decisions (decidePlan) and of trigger fires (fireTrigger).
  */
 export function insertRun(db: SqliteDb, r: NewRun, coalescedSlots: number): Run {
-  const { text, values } = insertRunStatement(r, coalescedSlots);
+  const { text, values } = runSql.insertRunStatement(r, coalescedSlots);
   return toRun(db.sql(text).get(...values) as RunRow);
 }
 
@@ -361,6 +328,6 @@ function insertEvent(
   data: Record<string, unknown>,
   at: number,
 ): RunEvent {
-  const seq = db.pluck(INSERT_EVENT).get(...insertEventValues(runId, type, data, at)) as number;
+  const seq = db.pluck(runSql.INSERT_EVENT).get(...runSql.insertEventValues(runId, type, data, at)) as number;
   return { runId, seq, type, data, at };
 }

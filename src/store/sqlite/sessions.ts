@@ -2,7 +2,8 @@ import type { Page, Session } from '../../domain/types.js';
 import { page } from '../paging.js';
 import { type SessionRow, toSession } from '../rows.js';
 import type { NewSession, SessionFilter, SessionStore } from '../sessions.js';
-import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
+import { addCursor, equalities, whereSql } from '../sql/query.js';
+import type { SqliteDb } from './db.js';
 
 export class SqliteSessions implements SessionStore {
   constructor(private readonly db: SqliteDb) {}
@@ -31,7 +32,7 @@ export class SqliteSessions implements SessionStore {
   }
 
   async listSessions(f: SessionFilter): Promise<Page<Session>> {
-    const { where, args } = equalities([['status', f.status]]);
+    const { where, values: args } = equalities([['status', f.status]]);
     addCursor(f.cursor, where, args, 'asc');
     const rows = this.db
       .sql(`SELECT * FROM sessions ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ${f.limit + 1}`)

@@ -13,8 +13,9 @@ import {
   toTriggerFire,
 } from '../rows.js';
 import type { NewSession } from '../sessions.js';
+import { equalities, whereSql } from '../sql/query.js';
 import type { DeliveryPatch, TriggerFireInput, TriggerStore } from '../triggers.js';
-import { equalities, type SqliteDb, whereSql } from './db.js';
+import type { SqliteDb } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
 import { insertScopedSession } from './sessions.js';
@@ -57,7 +58,7 @@ export class SqliteTriggers implements TriggerStore {
   }
 
   async listTriggers(f: { kind?: Trigger['kind']; enabled?: boolean }): Promise<Trigger[]> {
-    const { where, args } = equalities([
+    const { where, values: args } = equalities([
       ['kind', f.kind],
       ['enabled', f.enabled === undefined ? undefined : f.enabled ? 1 : 0],
     ]);
