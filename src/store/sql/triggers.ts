@@ -1,7 +1,7 @@
 import type { Trigger } from '../../domain/types.js';
 import { DELIVERY_COLUMNS } from '../rows.js';
 import type { DeliveryPatch } from '../triggers.js';
-import { flag, type Statement } from './dialect.js';
+import { flag, marks, type Statement } from './dialect.js';
 import { equalities, whereSql } from './query.js';
 
 // The SQL of triggers and the webhook delivery inbox that both backends run as written here (`?`
@@ -13,29 +13,32 @@ export const SELECT_TRIGGER_BY_TOKEN = 'SELECT * FROM triggers WHERE token_id = 
 export const DELETE_FIRE_COUNTS = 'DELETE FROM trigger_fire_counts WHERE trigger_id = ?';
 export const DELETE_TRIGGER = 'DELETE FROM triggers WHERE id = ?';
 
+/** What a trigger is defined by, the values of the columns both an insert and an update write, in order. */
+const DEFINITION =
+  'name, events, filters, prompt, workspace, options, hourly_cap, token_id, token_hash, enabled, updated_at';
+
+function definition(t: Trigger): unknown[] {
+  return [
+    t.name,
+    JSON.stringify(t.events),
+    JSON.stringify(t.filters),
+    t.prompt,
+    t.workspace,
+    JSON.stringify(t.options),
+    t.hourlyCap,
+    t.tokenId,
+    t.tokenHash,
+    flag(t.enabled),
+    t.updatedAt,
+  ];
+}
+
 /** Inserts a trigger, returning its row. */
 export function insertTriggerStatement(t: Trigger): Statement {
   return {
-    text: `INSERT INTO triggers (id, name, kind, events, filters, prompt, workspace, options, hourly_cap, token_id,
-       token_hash, enabled, created_by, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    values: [
-      t.id,
-      t.name,
-      t.kind,
-      JSON.stringify(t.events),
-      JSON.stringify(t.filters),
-      t.prompt,
-      t.workspace,
-      JSON.stringify(t.options),
-      t.hourlyCap,
-      t.tokenId,
-      t.tokenHash,
-      flag(t.enabled),
-      t.createdBy,
-      t.createdAt,
-      t.updatedAt,
-    ],
+    text: `INSERT INTO triggers (id, kind, created_by, created_at, ${DEFINITION})
+           VALUES (?, ?, ?, ?, ${marks(definition(t))}) RETURNING *`,
+    values: [t.id, t.kind, t.createdBy, t.createdAt, ...definition(t)],
   };
 }
 
@@ -49,24 +52,10 @@ export function listTriggersStatement(f: { kind?: Trigger['kind']; enabled?: boo
 
 /** Writes a trigger as merged (its stored row and a patch); returns its row. */
 export function updateTriggerStatement(t: Trigger): Statement {
+  const sets = DEFINITION.split(', ').map((column) => `${column} = ?`);
   return {
-    text: `UPDATE triggers SET name = ?, events = ?, filters = ?, prompt = ?, workspace = ?, options = ?,
-           hourly_cap = ?, token_id = ?, token_hash = ?, enabled = ?, updated_at = ?
-         WHERE id = ? RETURNING *`,
-    values: [
-      t.name,
-      JSON.stringify(t.events),
-      JSON.stringify(t.filters),
-      t.prompt,
-      t.workspace,
-      JSON.stringify(t.options),
-      t.hourlyCap,
-      t.tokenId,
-      t.tokenHash,
-      flag(t.enabled),
-      t.updatedAt,
-      t.id,
-    ],
+    text: `UPDATE triggers SET ${sets.join(', ')} WHERE id = ? RETURNING *`,
+    values: [...definition(t), t.id],
   };
 }
 
