@@ -19,12 +19,15 @@ export interface Dialect {
    * turns on the whole file, so no row lock is needed or spelled).
    */
   lock(strength: 'share' | 'no key update' | 'update'): string;
+  /** A number read from a JSON column's top-level field (`field` is a constant, never a value). */
+  jsonNumber(column: string, field: string): string;
 }
 
 export const SQLITE: Dialect = {
   name: 'sqlite',
   sql: (text) => text,
   lock: () => '',
+  jsonNumber: (column, field) => `json_extract(${column}, '$.${field}')`,
 };
 
 /** Texts already numbered, by their `?` form (statement texts are few and reused: each is numbered once). */
@@ -41,6 +44,7 @@ export const POSTGRES: Dialect = {
     return out;
   },
   lock: (strength) => ` FOR ${strength.toUpperCase()}`,
+  jsonNumber: (column, field) => `(${column}->>'${field}')::numeric`,
 };
 
 /**
