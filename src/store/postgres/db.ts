@@ -1,7 +1,6 @@
 import pg from 'pg';
-import { decodeCursor } from '../paging.js';
 import { POSTGRES } from '../sql/dialect.js';
-import { InvalidCursorError, StoreUnavailableError } from '../store.js';
+import { StoreUnavailableError } from '../store.js';
 import { type OutageEvent, OutageTracker } from './outage.js';
 
 // The PostgreSQL database as every part of the store uses it: a pool of connections, statements prepared once
@@ -426,24 +425,6 @@ export class Params {
   list(values: readonly unknown[]): string {
     return values.map((v) => this.add(v)).join(', ');
   }
-}
-
-/** `col = $n` conditions for the filters that are set (undefined means: not filtered). */
-export function equalities(filters: [string, unknown][], p: Params): string[] {
-  return filters.filter(([, value]) => value !== undefined).map(([col, value]) => `${col} = ${p.add(value)}`);
-}
-
-export function whereSql(where: string[]): string {
-  return where.length ? `WHERE ${where.join(' AND ')}` : '';
-}
-
-/** Continues a keyset page (see paging.ts): rows after the cursor in the listing's order. */
-export function addCursor(cursor: string | undefined, where: string[], p: Params, dir: 'asc' | 'desc'): void {
-  if (!cursor) return;
-  const c = decodeCursor(cursor);
-  if (!c) throw new InvalidCursorError();
-  const pair = `(${p.add(c.createdAt)}::bigint, ${p.add(c.id)}::text)`;
-  where.push(dir === 'asc' ? `(created_at, id) > ${pair}` : `(created_at, id) < ${pair}`);
 }
 
 /** JSON text of a value for a json column (null stays null). */

@@ -13,9 +13,10 @@ import {
   toTriggerFire,
 } from '../rows.js';
 import type { NewSession } from '../sessions.js';
+import { whereSql } from '../sql/query.js';
 import * as sql from '../sql/triggers.js';
 import type { DeliveryPatch, TriggerFireInput, TriggerStore } from '../triggers.js';
-import { json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
+import { json, LOCK, Params, type PgDb, type Queries } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
 import { insertScopedSession } from './sessions.js';
