@@ -1,16 +1,14 @@
+import type { ApprovalStore } from './approvals.js';
 import type { ReactionCursorStore } from './cursors.js';
-import type {
-  ApprovalStore,
-  DeliveryStore,
-  JobStore,
-  PlanStore,
-  RunStore,
-  SessionStore,
-  StateStore,
-  Store,
-  TriggerStore,
-  WakeStore,
-} from './store.js';
+import type { DeliveryStore } from './deliveries.js';
+import type { JobStore } from './jobs.js';
+import type { PlanStore } from './plans.js';
+import type { RunStore } from './runs.js';
+import type { SessionStore } from './sessions.js';
+import type { StateStore } from './state.js';
+import type { Store } from './store.js';
+import type { TriggerStore } from './triggers.js';
+import type { WakeStore } from './wakes.js';
 
 /** One implementation of each part of the Store, as a backend builds them over its database. */
 export interface StoreParts {

@@ -1,17 +1,17 @@
 import type { Question, QuestionStatus, ToolApproval, ToolApprovalStatus } from '../../domain/types.js';
+import type { ApprovalStore } from '../approvals.js';
+import type { Fence } from '../leases.js';
 import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../rows.js';
-import type { ApprovalStore, Fence } from '../store.js';
-import { equalities, json, Params, type PgDb, whereSql } from './db.js';
+import * as sql from '../sql/approvals.js';
+import type { Statement } from '../sql/dialect.js';
+import type { PgDb } from './db.js';
 import { fencedWrite } from './fence.js';
 
-/** The tables of a run's requests to a person, which share their columns for lookups. */
-type RequestTable = 'questions' | 'tool_approvals';
-
 /**
- * A run's requests to a person: questions and tool approvals, answered or expiring. Each answer is one
- * UPDATE guarded by `status = 'pending'`: of two answers at once, the second waits for the first's row lock,
- * finds the request no longer pending (READ COMMITTED re-checks the condition on the new row version) and
- * changes nothing.
+ * A run's requests to a person: questions and tool approvals, answered or expiring (their SQL:
+ * sql/approvals.ts). Each answer is one UPDATE guarded by `status = 'pending'`: of two answers at once, the
+ * second waits for the first's row lock, finds the request no longer pending (READ COMMITTED re-checks the
+ * condition on the new row version) and changes nothing.
  */
 export class PgApprovals implements ApprovalStore {
   constructor(private readonly db: PgDb) {}
@@ -22,36 +22,20 @@ export class PgApprovals implements ApprovalStore {
     q: Omit<Question, 'status' | 'answers' | 'answeredBy' | 'resolvedAt'>,
     fence?: Fence,
   ): Promise<Question> {
-    const row = await fencedWrite(this.db, fence, (db) =>
-      db.row<QuestionRow>(
-        `INSERT INTO questions (id, run_id, session_id, tool_use_id, questions, status, prior_results, created_at,
-         expires_at)
-       VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8) RETURNING *`,
-        [
-          q.id,
-          q.runId,
-          q.sessionId,
-          q.toolUseId,
-          json(q.questions),
-          json(q.priorResults),
-          q.createdAt,
-          q.expiresAt,
-        ],
-      ),
-    );
-    return toQuestion(row!);
+    const { text, values } = sql.insertQuestionStatement(q);
+    return toQuestion((await fencedWrite(this.db, fence, (db) => db.row<QuestionRow>(text, values)))!);
   }
 
   async getQuestion(id: string): Promise<Question | null> {
-    return requestById(this.db, 'questions', toQuestion, id);
+    return one(this.db, toQuestion, sql.requestByIdStatement('questions', id));
   }
 
   async findQuestion(runId: string, toolUseId: string): Promise<Question | null> {
-    return requestByToolUse(this.db, 'questions', toQuestion, runId, toolUseId);
+    return one(this.db, toQuestion, sql.requestByToolUseStatement('questions', runId, toolUseId));
   }
 
   async listQuestions(f: { status?: QuestionStatus; runId?: string; limit: number }): Promise<Question[]> {
-    return listRequests(this.db, 'questions', toQuestion, f);
+    return all(this.db, toQuestion, sql.listRequestsStatement('questions', f));
   }
 
   async answerQuestion(
@@ -60,26 +44,15 @@ export class PgApprovals implements ApprovalStore {
     by: string,
     now: number,
   ): Promise<boolean> {
-    return (
-      (await this.db.exec(
-        `UPDATE questions SET status = 'answered', answers = $2, answered_by = $3, resolved_at = $4
-         WHERE id = $1 AND status = 'pending'`,
-        [id, json(answers), by, now],
-      )) === 1
-    );
+    return writesOne(this.db, sql.answerQuestionStatement(id, answers, by, now));
   }
 
   async closeQuestion(id: string, status: 'timed_out' | 'canceled', now: number): Promise<boolean> {
-    return (
-      (await this.db.exec(
-        `UPDATE questions SET status = $2, resolved_at = $3 WHERE id = $1 AND status = 'pending'`,
-        [id, status, now],
-      )) === 1
-    );
+    return writesOne(this.db, sql.closeQuestionStatement(id, status, now));
   }
 
   async listExpiredQuestions(now: number, limit: number): Promise<Question[]> {
-    return expiredRequests(this.db, 'questions', toQuestion, now, limit);
+    return all(this.db, toQuestion, sql.expiredRequestsStatement('questions', now, limit));
   }
 
   // ---- tool approvals
@@ -88,35 +61,18 @@ export class PgApprovals implements ApprovalStore {
     a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
     fence?: Fence,
   ): Promise<ToolApproval> {
-    const row = await fencedWrite(this.db, fence, (db) =>
-      db.row<ToolApprovalRow>(
-        `INSERT INTO tool_approvals (id, run_id, session_id, plan_id, tool_use_id, tool, input, input_sha256, status,
-         prior_results, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11) RETURNING *`,
-        [
-          a.id,
-          a.runId,
-          a.sessionId,
-          a.planId,
-          a.toolUseId,
-          a.tool,
-          json(a.input),
-          a.inputSha256,
-          json(a.priorResults),
-          a.createdAt,
-          a.expiresAt,
-        ],
-      ),
+    const { text, values } = sql.insertToolApprovalStatement(a);
+    return toToolApproval(
+      (await fencedWrite(this.db, fence, (db) => db.row<ToolApprovalRow>(text, values)))!,
     );
-    return toToolApproval(row!);
   }
 
   async getToolApproval(id: string): Promise<ToolApproval | null> {
-    return requestById(this.db, 'tool_approvals', toToolApproval, id);
+    return one(this.db, toToolApproval, sql.requestByIdStatement('tool_approvals', id));
   }
 
   async findToolApproval(runId: string, toolUseId: string): Promise<ToolApproval | null> {
-    return requestByToolUse(this.db, 'tool_approvals', toToolApproval, runId, toolUseId);
+    return one(this.db, toToolApproval, sql.requestByToolUseStatement('tool_approvals', runId, toolUseId));
   }
 
   async listToolApprovals(f: {
@@ -124,7 +80,7 @@ export class PgApprovals implements ApprovalStore {
     runId?: string;
     limit: number;
   }): Promise<ToolApproval[]> {
-    return listRequests(this.db, 'tool_approvals', toToolApproval, f);
+    return all(this.db, toToolApproval, sql.listRequestsStatement('tool_approvals', f));
   }
 
   async resolveToolApproval(
@@ -134,77 +90,25 @@ export class PgApprovals implements ApprovalStore {
     message: string | null,
     now: number,
   ): Promise<boolean> {
-    return (
-      (await this.db.exec(
-        `UPDATE tool_approvals SET status = $2, decided_by = $3, message = $4, decided_at = $5
-         WHERE id = $1 AND status = 'pending'`,
-        [id, status, by, message, now],
-      )) === 1
-    );
+    return writesOne(this.db, sql.resolveToolApprovalStatement(id, status, by, message, now));
   }
 
   async listExpiredToolApprovals(now: number, limit: number): Promise<ToolApproval[]> {
-    return expiredRequests(this.db, 'tool_approvals', toToolApproval, now, limit);
+    return all(this.db, toToolApproval, sql.expiredRequestsStatement('tool_approvals', now, limit));
   }
 }
 
-// ---- what questions and tool approvals share (module functions: a part's methods all become the store's)
+// ---- running a request's statement (module functions: a part's methods all become the store's)
 
-async function requestById<R, T>(
-  db: PgDb,
-  table: RequestTable,
-  to: (row: R) => T,
-  id: string,
-): Promise<T | null> {
-  const row = await db.row<R>(`SELECT * FROM ${table} WHERE id = $1`, [id]);
+async function one<R, T>(db: PgDb, to: (row: R) => T, { text, values }: Statement): Promise<T | null> {
+  const row = await db.row<R>(text, values);
   return row ? to(row) : null;
 }
 
-async function requestByToolUse<R, T>(
-  db: PgDb,
-  table: RequestTable,
-  to: (row: R) => T,
-  runId: string,
-  toolUseId: string,
-): Promise<T | null> {
-  const row = await db.row<R>(`SELECT * FROM ${table} WHERE run_id = $1 AND tool_use_id = $2`, [
-    runId,
-    toolUseId,
-  ]);
-  return row ? to(row) : null;
+async function all<R, T>(db: PgDb, to: (row: R) => T, { text, values }: Statement): Promise<T[]> {
+  return (await db.rows<R>(text, values)).map(to);
 }
 
-async function listRequests<R, T>(
-  db: PgDb,
-  table: RequestTable,
-  to: (row: R) => T,
-  f: { status?: string; runId?: string; limit: number },
-): Promise<T[]> {
-  const p = new Params();
-  const where = equalities(
-    [
-      ['status', f.status],
-      ['run_id', f.runId],
-    ],
-    p,
-  );
-  const rows = await db.rows<R>(
-    `SELECT * FROM ${table} ${whereSql(where)} ORDER BY created_at, id LIMIT ${p.add(f.limit)}`,
-    p.values,
-  );
-  return rows.map(to);
-}
-
-async function expiredRequests<R, T>(
-  db: PgDb,
-  table: RequestTable,
-  to: (row: R) => T,
-  now: number,
-  limit: number,
-): Promise<T[]> {
-  const rows = await db.rows<R>(
-    `SELECT * FROM ${table} WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at, id LIMIT $2`,
-    [now, limit],
-  );
-  return rows.map(to);
+async function writesOne(db: PgDb, { text, values }: Statement): Promise<boolean> {
+  return (await db.exec(text, values)) === 1;
 }

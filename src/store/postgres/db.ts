@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { decodeCursor } from '../paging.js';
-import { InvalidCursorError, StoreUnavailableError } from '../store.js';
+import { POSTGRES } from '../sql/dialect.js';
+import { StoreUnavailableError } from '../store.js';
 import { type OutageEvent, OutageTracker } from './outage.js';
 
 // The PostgreSQL database as every part of the store uses it: a pool of connections, statements prepared once
@@ -69,7 +69,10 @@ export const LOCK = {
   triggerFires: 0x6472_0004,
 } as const;
 
-/** What the parts run their SQL on: the pool, or one transaction's client. */
+/**
+ * What the parts run their SQL on: the pool, or one transaction's client. A text has `$n` placeholders or
+ * `?` ones (the SQL shared with SQLite, numbered before it runs), never both.
+ */
 export interface Queries {
   /** All rows of a statement. */
   rows<R>(text: string, values?: readonly unknown[]): Promise<R[]>;
@@ -90,7 +93,9 @@ class Runs implements Queries {
     private readonly names: StatementNames,
   ) {}
 
-  private query<R extends pg.QueryResultRow>(text: string, values: readonly unknown[] = []) {
+  private query<R extends pg.QueryResultRow>(written: string, values: readonly unknown[] = []) {
+    // Shared SQL (sql/dialect.ts) is written with `?` placeholders: numbered here, once per text.
+    const text = POSTGRES.sql(written);
     return this.run<R>({ name: this.names.of(text), text, values: values.map(storable) });
   }
 
@@ -420,24 +425,6 @@ export class Params {
   list(values: readonly unknown[]): string {
     return values.map((v) => this.add(v)).join(', ');
   }
-}
-
-/** `col = $n` conditions for the filters that are set (undefined means: not filtered). */
-export function equalities(filters: [string, unknown][], p: Params): string[] {
-  return filters.filter(([, value]) => value !== undefined).map(([col, value]) => `${col} = ${p.add(value)}`);
-}
-
-export function whereSql(where: string[]): string {
-  return where.length ? `WHERE ${where.join(' AND ')}` : '';
-}
-
-/** Continues a keyset page (see paging.ts): rows after the cursor in the listing's order. */
-export function addCursor(cursor: string | undefined, where: string[], p: Params, dir: 'asc' | 'desc'): void {
-  if (!cursor) return;
-  const c = decodeCursor(cursor);
-  if (!c) throw new InvalidCursorError();
-  const pair = `(${p.add(c.createdAt)}::bigint, ${p.add(c.id)}::text)`;
-  where.push(dir === 'asc' ? `(created_at, id) > ${pair}` : `(created_at, id) < ${pair}`);
 }
 
 /** JSON text of a value for a json column (null stays null). */

@@ -8,20 +8,12 @@ import type {
   Plan,
   PlanDeliveryStatus,
 } from '../../domain/types.js';
-import { decodeCursor, encodeCursor } from '../paging.js';
-import {
-  type NotificationRow,
-  PLAN_DELIVERY_COLUMNS,
-  type PlanRow,
-  toNotification,
-  toPlan,
-} from '../rows.js';
-import { type DeliveryStore, InvalidCursorError, type PlanDeliveryPatch } from '../store.js';
-import { Params, type PgDb, whereSql } from './db.js';
-import { APPROVALS } from './plans.js';
-
-/** Where the notifier is in the event log (a key of scheduler_state). */
-const CURSOR_KEY = 'notifications.cursor';
+import type { DeliveryStore, PlanDeliveryPatch } from '../deliveries.js';
+import { page } from '../paging.js';
+import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
+import * as sql from '../sql/deliveries.js';
+import { APPROVALS } from '../sql/plans.js';
+import type { PgDb } from './db.js';
 
 /**
  * What goes out: executed plans delivered (pushed, a pull request opened; src/delivery/) and notifications
@@ -38,22 +30,13 @@ export class PgDeliveries implements DeliveryStore {
   // ---- delivering executed plans
 
   async listUndecidedPlanDeliveries(limit: number): Promise<Plan[]> {
-    const rows = await this.db.rows<PlanRow>(
-      `SELECT plans.*, ${APPROVALS} FROM plans WHERE status = 'executed' AND delivery_status IS NULL
-       ORDER BY created_at, id LIMIT $1`,
-      [limit],
-    );
+    const rows = await this.db.rows<PlanRow>(sql.UNDECIDED_PLAN_DELIVERIES, [limit]);
     return rows.map((r) => toPlan(r, this.legacyNetwork));
   }
 
   async duePlanDeliveries(now: number, limit: number): Promise<string[]> {
-    const rows = await this.db.rows<{ id: string }>(
-      `SELECT id FROM plans WHERE delivery_status IN ('pending', 'retrying') AND delivery_next_at <= $1
-         AND (delivery_claimed_until IS NULL OR delivery_claimed_until <= $1)
-       ORDER BY delivery_next_at, id LIMIT $2`,
-      [now, limit],
-    );
-    return rows.map((r) => r.id);
+    const { text, values } = sql.duePlanDeliveriesStatement(now, limit);
+    return (await this.db.rows<{ id: string }>(text, values)).map((r) => r.id);
   }
 
   async nextPlanDeliveryAt(): Promise<number | null> {
@@ -70,13 +53,10 @@ export class PgDeliveries implements DeliveryStore {
 
   async claimPlanDelivery(planId: string, now: number, until: number): Promise<Plan | null> {
     const row = await this.db.row<PlanRow>(
-      `UPDATE plans SET delivery_claimed_until = $3, delivery_attempts = delivery_attempts + 1
-       WHERE id = (SELECT id FROM plans
-                   WHERE id = $1 AND delivery_status IN ('pending', 'retrying') AND delivery_next_at <= $2
-                     AND (delivery_claimed_until IS NULL OR delivery_claimed_until <= $2)
-                   FOR UPDATE SKIP LOCKED)
+      `UPDATE plans SET delivery_claimed_until = ?, delivery_attempts = delivery_attempts + 1
+       WHERE id = (SELECT id FROM plans WHERE id = ? AND ${sql.DELIVERY_DUE} FOR UPDATE SKIP LOCKED)
        RETURNING plans.*, ${APPROVALS}`,
-      [planId, now, until],
+      [until, planId, now, now],
     );
     return row ? toPlan(row, this.legacyNetwork) : null;
   }
@@ -86,30 +66,15 @@ export class PgDeliveries implements DeliveryStore {
     from: readonly (PlanDeliveryStatus | null)[],
     patch: PlanDeliveryPatch,
   ): Promise<boolean> {
-    const keys = (Object.keys(patch) as (keyof PlanDeliveryPatch)[]).filter((k) => patch[k] !== undefined);
-    if (!keys.length) return false;
-    const statuses = from.filter((s): s is PlanDeliveryStatus => s !== null);
-    if (!statuses.length && !from.includes(null)) return false;
-    const p = new Params();
-    const set = keys.map((k) => `${PLAN_DELIVERY_COLUMNS[k]} = ${p.add(patch[k])}`).join(', ');
-    const conditions = [
-      ...(statuses.length ? [`delivery_status = ANY(${p.add(statuses)}::text[])`] : []),
-      ...(from.includes(null) ? ['delivery_status IS NULL'] : []),
-    ];
-    return (
-      (await this.db.exec(
-        `UPDATE plans SET ${set} WHERE id = ${p.add(planId)} AND (${conditions.join(' OR ')})`,
-        p.values,
-      )) === 1
-    );
+    const update = sql.updatePlanDeliveryStatement(planId, from, patch);
+    return update !== null && (await this.db.exec(update.text, update.values)) === 1;
   }
 
   // ---- the notification outbox
 
   async notificationCursor(): Promise<number | null> {
-    const value = await this.db.value<string>('SELECT value FROM scheduler_state WHERE key = $1', [
-      CURSOR_KEY,
-    ]);
+    const { text, values } = sql.NOTIFICATION_CURSOR;
+    const value = await this.db.value<string>(text, values);
     return value === undefined ? null : Number(value);
   }
 
@@ -143,12 +108,8 @@ export class PgDeliveries implements DeliveryStore {
         );
       }
       // Forward only: another replica's notifier may have gone further already.
-      await q.exec(
-        `INSERT INTO scheduler_state (key, value) VALUES ($1, $2)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value
-         WHERE scheduler_state.value::bigint < excluded.value::bigint`,
-        [CURSOR_KEY, String(cursor)],
-      );
+      const advance = sql.advanceCursorStatement(cursor);
+      await q.exec(advance.text, advance.values);
       return added;
     });
   }
@@ -169,71 +130,22 @@ export class PgDeliveries implements DeliveryStore {
   }
 
   async settleNotification(id: string, outcome: NotificationOutcome): Promise<void> {
-    switch (outcome.status) {
-      case 'delivered':
-        await this.db.exec(
-          `UPDATE notifications SET status = 'delivered', delivered_at = $2, next_attempt_at = NULL
-           WHERE id = $1 AND status = 'pending'`,
-          [id, outcome.at],
-        );
-        return;
-      case 'pending':
-        await this.db.exec(
-          `UPDATE notifications SET next_attempt_at = $2, last_error = $3 WHERE id = $1 AND status = 'pending'`,
-          [id, outcome.nextAttemptAt, outcome.error],
-        );
-        return;
-      case 'failed':
-        await this.db.exec(
-          `UPDATE notifications SET status = 'failed', last_error = $2, next_attempt_at = NULL
-           WHERE id = $1 AND status = 'pending'`,
-          [id, outcome.error],
-        );
-        return;
-    }
+    const { text, values } = sql.settleNotificationStatement(id, outcome);
+    await this.db.exec(text, values);
   }
 
   async nextNotificationDue(): Promise<number | null> {
-    return (
-      (await this.db.value<number | null>(
-        `SELECT MIN(next_attempt_at) FROM notifications WHERE status = 'pending'`,
-      )) ?? null
-    );
+    return (await this.db.value<number | null>(sql.NEXT_NOTIFICATION_DUE)) ?? null;
   }
 
-  async listNotifications(f: {
-    status?: NotificationStatus | undefined;
-    event?: string | undefined;
-    limit: number;
-    cursor?: string | undefined;
-  }): Promise<Page<Notification>> {
-    const p = new Params();
-    const where: string[] = [];
-    if (f.status) where.push(`status = ${p.add(f.status)}`);
-    if (f.event) where.push(`event = ${p.add(f.event)}`);
-    if (f.cursor) {
-      const c = decodeCursor(f.cursor);
-      if (!c) throw new InvalidCursorError();
-      where.push(`(created_at, id) < (${p.add(c.createdAt)}::bigint, ${p.add(c.id)}::text)`);
-    }
-    const rows = await this.db.rows<NotificationRow>(
-      `SELECT * FROM notifications ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ${p.add(f.limit + 1)}`,
-      p.values,
-    );
-    const items = rows.slice(0, f.limit).map(toNotification);
-    const last = items.at(-1);
-    return {
-      items,
-      nextCursor: rows.length > f.limit && last ? encodeCursor(last.createdAt, last.id) : null,
-    };
+  async listNotifications(f: Parameters<DeliveryStore['listNotifications']>[0]): Promise<Page<Notification>> {
+    const { text, values } = sql.listNotificationsStatement(f);
+    return page((await this.db.rows<NotificationRow>(text, values)).map(toNotification), f.limit);
   }
 
   async countNotifications(): Promise<Record<NotificationStatus, number>> {
-    const counts: Record<NotificationStatus, number> = { pending: 0, delivered: 0, failed: 0 };
-    const rows = await this.db.rows<{ status: NotificationStatus; n: number }>(
-      'SELECT status, COUNT(*) AS n FROM notifications GROUP BY status',
+    return sql.notificationCounts(
+      await this.db.rows<{ status: NotificationStatus; n: number }>(sql.COUNT_NOTIFICATIONS),
     );
-    for (const r of rows) counts[r.status] = r.n;
-    return counts;
   }
 }

@@ -1,18 +1,13 @@
+import type { NewRun } from '../../domain/new-run.js';
+import type { DecideFn, SlotTransition } from '../../domain/slot-transition.js';
 import type { CronJob, JobStatus, Run, SlotRecord } from '../../domain/types.js';
-import { type JobRow, type SlotRow, toJob, toSlot } from '../rows.js';
-import {
-  type AdvanceResult,
-  ConflictError,
-  type DecideFn,
-  JobLimitError,
-  type JobStore,
-  type NewJob,
-  type NewRun,
-  NotFoundError,
-  type SlotTransition,
-} from '../store.js';
-import { json, type PgDb, type Queries } from './db.js';
-import { ACTIVE_STATUSES, insertRun } from './runs.js';
+import type { AdvanceResult, JobStore, NewJob } from '../jobs.js';
+import { ACTIVE_STATUSES } from '../leases.js';
+import { type JobRow, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
+import * as sql from '../sql/jobs.js';
+import { ConflictError, JobLimitError, NotFoundError } from '../store.js';
+import type { PgDb, Queries } from './db.js';
+import { insertRun } from './runs.js';
 
 /**
  * Cron jobs and their slots; a fired slot's run is created in the transaction that advances the job.
@@ -34,73 +29,44 @@ export class PgJobs implements JobStore {
       );
       if (!session) throw new NotFoundError(`session ${j.sessionId} not found`);
       if (session.status !== 'open') throw new ConflictError(`session ${j.sessionId} is closed`);
-      const n =
-        (await q.value<number>('SELECT COUNT(*) FROM cron_jobs WHERE session_id = $1', [j.sessionId])) ?? 0;
+      const n = (await q.value<number>(sql.COUNT_JOBS_OF_SESSION, [j.sessionId])) ?? 0;
       if (n >= maxPerSession) throw new JobLimitError(maxPerSession);
       return toJob(await insertJob(q, j, 'active'));
     });
   }
 
   async renewJob(id: string, expiresAt: number, by: string, now: number): Promise<CronJob | null> {
-    await this.db.exec(
-      `UPDATE cron_jobs SET expires_at = $2,
-           next_final = (next_nominal_at IS NOT NULL AND next_nominal_at >= $2),
-           pending_final = (pending_slot_at IS NOT NULL AND pending_slot_at >= $2),
-           renewals = renewals + 1, renewed_at = $3, renewed_by = $4
-         WHERE id = $1 AND recurring`,
-      [id, expiresAt, now, by],
-    );
+    const { text, values } = sql.renewJobStatement(id, expiresAt, by, now);
+    await this.db.exec(text, values);
     return this.getJob(id);
   }
 
   async jobOfTrigger(triggerId: string): Promise<CronJob | null> {
-    const row = await this.db.row<JobRow>('SELECT * FROM cron_jobs WHERE trigger_id = $1', [triggerId]);
+    const row = await this.db.row<JobRow>(sql.SELECT_JOB_OF_TRIGGER, [triggerId]);
     return row ? toJob(row) : null;
   }
 
   async redefineJob(j: NewJob, status: JobStatus): Promise<CronJob | null> {
-    await this.db.exec(
-      `UPDATE cron_jobs SET cron = $2, effective_cron = $3, timezone = $4, prompt = $5, approximate = $6, options = $7,
-           status = $8, expires_at = $9, next_nominal_at = $10, next_due_at = $11, next_final = $12,
-           pending_slot_at = NULL, pending_count = 0, pending_final = false
-         WHERE id = $1`,
-      [
-        j.id,
-        j.cron,
-        j.effectiveCron,
-        j.timezone,
-        j.prompt,
-        j.approximate,
-        json(j.options),
-        status,
-        j.expiresAt,
-        j.nextNominalAt,
-        j.nextDueAt,
-        j.nextFinal,
-      ],
-    );
+    const { text, values } = sql.redefineJobStatement(j, status);
+    await this.db.exec(text, values);
     return this.getJob(j.id);
   }
 
   async getJob(id: string): Promise<CronJob | null> {
-    const row = await this.db.row<JobRow>('SELECT * FROM cron_jobs WHERE id = $1', [id]);
+    const row = await this.db.row<JobRow>(sql.SELECT_JOB, [id]);
     return row ? toJob(row) : null;
   }
 
   async listJobs(sessionId: string): Promise<CronJob[]> {
-    const rows = await this.db.rows<JobRow>(
-      'SELECT * FROM cron_jobs WHERE session_id = $1 ORDER BY created_at, id',
-      [sessionId],
-    );
-    return rows.map(toJob);
+    return (await this.db.rows<JobRow>(sql.SELECT_JOBS_OF_SESSION, [sessionId])).map(toJob);
   }
 
   async countJobs(): Promise<number> {
-    return (await this.db.value<number>('SELECT COUNT(*) FROM cron_jobs')) ?? 0;
+    return (await this.db.value<number>(sql.COUNT_JOBS)) ?? 0;
   }
 
   async deleteJob(id: string): Promise<boolean> {
-    return (await this.db.exec('DELETE FROM cron_jobs WHERE id = $1', [id])) === 1;
+    return (await this.db.exec(sql.DELETE_JOB, [id])) === 1;
   }
 
   async updateJobSchedule(
@@ -108,42 +74,24 @@ export class PgJobs implements JobStore {
     status: JobStatus,
     next: { nominalAt: number; dueAt: number; final: boolean } | null,
   ): Promise<CronJob | null> {
-    const row = await this.db.row<JobRow>(
-      `UPDATE cron_jobs SET status = $2, next_nominal_at = $3, next_due_at = $4, next_final = $5 WHERE id = $1
-       RETURNING *`,
-      [id, status, next?.nominalAt ?? null, next?.dueAt ?? null, next?.final ?? false],
-    );
+    const { text, values } = sql.updateJobScheduleStatement(id, status, next);
+    const row = await this.db.row<JobRow>(text, values);
     return row ? toJob(row) : null;
   }
 
   // ---- the scheduler pass
 
   async listDueJobIds(now: number, limit: number): Promise<string[]> {
-    const rows = await this.db.rows<{ id: string }>(
-      `SELECT id FROM cron_jobs WHERE status = 'active' AND next_due_at IS NOT NULL AND next_due_at <= $1
-       ORDER BY next_due_at LIMIT $2`,
-      [now, limit],
-    );
-    return rows.map((r) => r.id);
+    const { text, values } = sql.dueJobIdsStatement(now, limit);
+    return (await this.db.rows<{ id: string }>(text, values)).map((r) => r.id);
   }
 
   async listReadyPendingJobIds(limit: number): Promise<string[]> {
-    const rows = await this.db.rows<{ id: string }>(
-      `SELECT j.id FROM cron_jobs j WHERE j.pending_slot_at IS NOT NULL
-           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = j.session_id AND r.status IN (${ACTIVE_STATUSES}))
-       ORDER BY j.pending_slot_at LIMIT $1`,
-      [limit],
-    );
-    return rows.map((r) => r.id);
+    return (await this.db.rows<{ id: string }>(sql.READY_PENDING_JOB_IDS, [limit])).map((r) => r.id);
   }
 
   async earliestDueAt(): Promise<number | null> {
-    return (
-      (await this.db.value<number>(
-        `SELECT next_due_at FROM cron_jobs WHERE status = 'active' AND next_due_at IS NOT NULL
-         ORDER BY next_due_at LIMIT 1`,
-      )) ?? null
-    );
+    return (await this.db.value<number>(sql.EARLIEST_DUE_AT)) ?? null;
   }
 
   async advanceJobs(jobIds: string[], now: number, decide: DecideFn): Promise<AdvanceResult[]> {
@@ -189,9 +137,7 @@ export class PgJobs implements JobStore {
         results.push({ jobId: id, run, transition: t });
         if (repeated.has(id)) {
           // An id given twice is decided again on the job as this transition left it.
-          const after = t.remove
-            ? undefined
-            : await q.row<JobRow>('SELECT * FROM cron_jobs WHERE id = $1', [id]);
+          const after = t.remove ? undefined : await q.row<JobRow>(sql.SELECT_JOB, [id]);
           if (after) jobs.set(id, toJob(after));
           else jobs.delete(id);
         }
@@ -208,14 +154,9 @@ export class PgJobs implements JobStore {
       if (job.status === 'missed' && job.nextNominalAt !== null) {
         // A missed one-shot: a person fires its slot now, exactly once, and the job is done.
         const run = await insertRun(q, { ...r, jobId, slotAt: job.nextNominalAt, source: 'manual' }, 0);
-        await q.exec(
-          `INSERT INTO job_slots (job_id, slot_at, last_slot_at, slots, outcome, run_id, recorded_at)
-           VALUES ($1, $2, $2, 1, 'fired', $3, $4)
-           ON CONFLICT (job_id, slot_at) DO UPDATE SET outcome = 'fired', run_id = excluded.run_id,
-             recorded_at = excluded.recorded_at`,
-          [jobId, job.nextNominalAt, run.id, r.createdAt],
-        );
-        await q.exec('DELETE FROM cron_jobs WHERE id = $1', [jobId]);
+        const slot = sql.firedMissedSlotStatement(jobId, job.nextNominalAt, run.id, r.createdAt);
+        await q.exec(slot.text, slot.values);
+        await q.exec(sql.DELETE_JOB, [jobId]);
         return run;
       }
       return insertRun(q, { ...r, jobId, slotAt: null, source: 'manual' }, 0);
@@ -223,103 +164,32 @@ export class PgJobs implements JobStore {
   }
 
   async listSlots(jobId: string): Promise<SlotRecord[]> {
-    const rows = await this.db.rows<SlotRow>('SELECT * FROM job_slots WHERE job_id = $1 ORDER BY slot_at', [
-      jobId,
-    ]);
-    return rows.map(toSlot);
+    return (await this.db.rows<SlotRow>(sql.SELECT_SLOTS, [jobId])).map(toSlot);
   }
 }
 
-/** Inserts a job; also inside createScheduleTrigger's transaction. */
+/** Inserts a job, returning its row; also inside createScheduleTrigger's transaction. */
 export async function insertJob(q: Queries, j: NewJob, status: JobStatus): Promise<JobRow> {
-  const row = await q.row<JobRow>(
-    `INSERT INTO cron_jobs (id, session_id, cron, effective_cron, timezone, prompt, recurring, approximate,
-         options, status, created_by, created_at, expires_at, next_nominal_at, next_due_at, next_final, trigger_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-     RETURNING *`,
-    [
-      j.id,
-      j.sessionId,
-      j.cron,
-      j.effectiveCron,
-      j.timezone,
-      j.prompt,
-      j.recurring,
-      j.approximate,
-      json(j.options),
-      status,
-      j.createdBy,
-      j.createdAt,
-      j.expiresAt,
-      j.nextNominalAt,
-      j.nextDueAt,
-      j.nextFinal,
-      j.triggerId ?? null,
-    ],
-  );
-  return row!;
+  const { text, values } = sql.insertJobStatement(j, status);
+  return (await q.row<JobRow>(text, values))!;
 }
 
-/** Applies one SlotTransition; runs inside advanceJobs' transaction, holding the job's row. */
+/** Applies one SlotTransition, holding the job's row in advanceJobs' transaction: the steps of sql/jobs.ts. */
 async function applyTransition(
   q: Queries,
   job: CronJob,
   t: SlotTransition,
   now: number,
 ): Promise<Run | null> {
-  const insertSlot = (slotAt: number, lastAt: number, slots: number, outcome: string, runId: string | null) =>
-    q.exec(
-      `INSERT INTO job_slots (job_id, slot_at, last_slot_at, slots, outcome, run_id, recorded_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [job.id, slotAt, lastAt, slots, outcome, runId, now],
-    );
-  for (const slot of t.coalesce) await insertSlot(slot, slot, 1, 'coalesced', null);
-  if (t.missed) await insertSlot(t.missed.firstAt, t.missed.lastAt, t.missed.slots, 'missed', null);
-  let run: Run | null = null;
-  if (t.fire) {
-    const coalesced = await q.exec(
-      `UPDATE job_slots SET run_id = $2 WHERE job_id = $1 AND outcome = 'coalesced' AND run_id IS NULL`,
-      [job.id, t.fire.runId],
-    );
-    run = await insertRun(
-      q,
-      {
-        id: t.fire.runId,
-        sessionId: job.sessionId,
-        jobId: job.id,
-        slotAt: t.fire.slotAt,
-        source: 'schedule',
-        prompt: job.prompt,
-        requestedBy: job.createdBy,
-        createdAt: now,
-        overrides: job.options,
-        ...(job.triggerId ? { triggerId: job.triggerId } : {}),
-      },
-      coalesced,
-    );
-    await insertSlot(t.fire.slotAt, t.fire.slotAt, 1, 'fired', t.fire.runId);
+  const steps = sql.transitionSteps(job, t, now);
+  let result: unknown;
+  for (;;) {
+    const next = steps.next(result);
+    if (next.done) return next.value ? toRun(next.value) : null;
+    const { statement, want } = next.value;
+    result =
+      want === 'row'
+        ? await q.row(statement.text, statement.values)
+        : await q.exec(statement.text, statement.values);
   }
-  if (t.remove) {
-    await q.exec('DELETE FROM cron_jobs WHERE id = $1', [job.id]);
-    return run;
-  }
-  await q.exec(
-    `UPDATE cron_jobs SET status = $2, next_nominal_at = $3, next_due_at = $4, next_final = $5,
-         pending_slot_at = $6, pending_count = $7, pending_final = $8,
-         last_slot_at = COALESCE($9, last_slot_at), fire_count = fire_count + $10
-     WHERE id = $1`,
-    [
-      job.id,
-      t.status ?? job.status,
-      t.next?.nominalAt ?? null,
-      t.next?.dueAt ?? null,
-      t.next?.final ?? false,
-      t.pending?.slotAt ?? null,
-      t.pending?.coalesced ?? 0,
-      t.pending?.final ?? false,
-      t.fire?.slotAt ?? null,
-      t.fire ? 1 : 0,
-    ],
-  );
-  return run;
 }

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { WakeChannel, WakeStore } from '../store.js';
+import type { WakeChannel, WakeStore } from '../wakes.js';
 import type { PgDb } from './db.js';
 
 // Wake-ups from other processes on the same database (WakeStore.onWake): one connection of the store's own,

@@ -1,29 +1,16 @@
 import { DEFAULT_NETWORK_DOMAINS } from '../../domain/network.js';
-import {
-  type Decision,
-  type Page,
-  type Plan,
-  type PlanStatus,
-  type Run,
-  type RunStatus,
-  TREE_REFUSED,
-} from '../../domain/types.js';
+import type { DecisionEffect } from '../../domain/plan-decision.js';
+import type { Decision, Page, Plan, PlanStatus, Run, RunStatus } from '../../domain/types.js';
+import type { Fence } from '../leases.js';
 import { page } from '../paging.js';
+import type { PlanFilter, PlanStore } from '../plans.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
-import {
-  ConflictError,
-  type DecisionEffect,
-  type Fence,
-  NotFoundError,
-  type PlanFilter,
-  type PlanStore,
-} from '../store.js';
-import { addCursor, equalities, Params, type PgDb, type Queries, whereSql } from './db.js';
+import { POSTGRES } from '../sql/dialect.js';
+import * as planSql from '../sql/plans.js';
+import { ConflictError, NotFoundError } from '../store.js';
+import type { PgDb, Queries } from './db.js';
 import { fencedWrite } from './fence.js';
 import { insertRun } from './runs.js';
-
-/** Each plan row comes with how many distinct people approved it so far. */
-export const APPROVALS = `(SELECT COUNT(*) FROM decisions d WHERE d.plan_id = plans.id AND d.kind = 'approve') AS approvals`;
 
 /**
  * Plans, their decisions and runs. A decision is applied in one transaction that holds the plan's row, so
@@ -38,41 +25,8 @@ export class PgPlans implements PlanStore {
   ) {}
 
   async createPlan(p: Plan, fence?: Fence): Promise<Plan> {
-    const insert = (q: Queries) =>
-      q.row<PlanRow>(
-        `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
-         status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
-         approvals_required, allow_self_approval, execute_mode, network, network_domains, owner, subject)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-         $23, $24)
-       RETURNING *, 0 AS approvals`,
-        [
-          p.id,
-          p.runId,
-          p.sessionId,
-          p.conversationId,
-          p.toolUseId,
-          p.markdown,
-          p.sha256,
-          p.workspaceCommit,
-          p.status,
-          p.round,
-          p.previousPlanId,
-          p.requestedBy,
-          p.createdAt,
-          p.jobId,
-          p.triggerId,
-          p.source,
-          p.expiresAt,
-          p.approvalsRequired,
-          p.allowSelfApproval,
-          p.executeMode,
-          p.network.length > 0,
-          JSON.stringify(p.network),
-          p.owner,
-          p.subject,
-        ],
-      );
+    const { text, values } = planSql.insertPlanStatement(p);
+    const insert = (q: Queries) => q.row<PlanRow>(text, values);
     try {
       return toPlan((await fencedWrite(this.db, fence, insert))!, this.legacyNetwork);
     } catch (err) {
@@ -90,45 +44,13 @@ export class PgPlans implements PlanStore {
   }
 
   async findPlan(runId: string, toolUseId: string): Promise<Plan | null> {
-    const row = await this.db.row<PlanRow>(
-      `SELECT plans.*, ${APPROVALS} FROM plans WHERE run_id = $1 AND tool_use_id = $2`,
-      [runId, toolUseId],
-    );
+    const row = await this.db.row<PlanRow>(planSql.SELECT_PLAN_OF_CALL, [runId, toolUseId]);
     return row ? toPlan(row, this.legacyNetwork) : null;
   }
 
   async listPlans(f: PlanFilter): Promise<Page<Plan>> {
-    // Listing the expired ones at activeAt: those written so, and pending ones past their expiry the sweep
-    // has not reached yet (the expiry rule, isPlanOverdue in src/domain/plan-status.ts).
-    const expiredAt = f.status === 'expired' ? f.activeAt : undefined;
-    const p = new Params();
-    const where = equalities(
-      [
-        ['status', expiredAt === undefined ? f.status : undefined],
-        ['session_id', f.sessionId],
-        ['job_id', f.jobId],
-        ['trigger_id', f.triggerId],
-        ['requested_by', f.requestedBy],
-      ],
-      p,
-    );
-    if (f.createdBefore !== undefined) where.push(`created_at < ${p.add(f.createdBefore)}`);
-    if (f.activeAt !== undefined && f.status === 'pending_approval') {
-      // The expiry rule (isPlanOverdue, src/domain/plan-status.ts), negated: still pending at activeAt.
-      where.push(`expires_at > ${p.add(f.activeAt)}`);
-    }
-    if (expiredAt !== undefined) {
-      where.push(
-        `(status = 'expired' OR (status = 'pending_approval' AND expires_at <= ${p.add(expiredAt)}))`,
-      );
-    }
-    addCursor(f.cursor, where, p, 'asc');
-    const columns = f.summary ? 'plans.*, substr(markdown, 1, 300) AS markdown' : 'plans.*';
-    const rows = await this.db.rows<PlanRow>(
-      `SELECT ${columns}, ${APPROVALS} FROM plans ${whereSql(where)}
-       ORDER BY created_at ASC, id ASC LIMIT ${p.add(f.limit + 1)}`,
-      p.values,
-    );
+    const { text, values } = planSql.listPlansStatement(POSTGRES, f);
+    const rows = await this.db.rows<PlanRow>(text, values);
     return page(
       rows.map((r) => toPlan(r, this.legacyNetwork)),
       f.limit,
@@ -136,8 +58,7 @@ export class PgPlans implements PlanStore {
   }
 
   async plansVersion(): Promise<number> {
-    // Moved at the commit of any transaction that wrote a plan or a decision (the schema's deferred trigger).
-    return (await this.db.value<number>(`SELECT value FROM change_counters WHERE name = 'plans'`)) ?? 0;
+    return (await this.db.value<number>(planSql.PLANS_VERSION)) ?? 0;
   }
 
   async listDecisions(planId: string): Promise<Decision[]> {
@@ -145,11 +66,8 @@ export class PgPlans implements PlanStore {
   }
 
   async listPlanRuns(plan: Plan): Promise<Run[]> {
-    const rows = await this.db.rows<RunRow>(
-      'SELECT * FROM runs WHERE id = $1 OR executes_plan_id = $2 OR revises_plan_id = $2 ORDER BY created_at, id',
-      [plan.runId, plan.id],
-    );
-    return rows.map(toRun);
+    const { text, values } = planSql.planRunsStatement(plan);
+    return (await this.db.rows<RunRow>(text, values)).map(toRun);
   }
 
   async decidePlan(
@@ -166,17 +84,11 @@ export class PgPlans implements PlanStore {
       const row = (await planRow(q, planId))!;
       const effect = decide(toPlan(row, this.legacyNetwork), await decisionsOf(q, planId));
       const d = effect.decision;
-      await q.exec(
-        `INSERT INTO decisions (id, plan_id, kind, identity, comment, sha256, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [d.id, d.planId, d.kind, d.identity, d.comment, d.sha256, d.createdAt],
-      );
+      const decision = planSql.insertDecisionStatement(d);
+      await q.exec(decision.text, decision.values);
       if (effect.planStatus) {
-        await q.exec('UPDATE plans SET status = $2, decided_at = $3 WHERE id = $1', [
-          planId,
-          effect.planStatus,
-          d.createdAt,
-        ]);
+        const decided = planSql.decidedStatement(planId, effect.planStatus, d.createdAt);
+        await q.exec(decided.text, decided.values);
       }
       const run = effect.run ? await insertRun(q, effect.run, 0) : null;
       const plan = toPlan((await planRow(q, planId))!, this.legacyNetwork);
@@ -191,34 +103,18 @@ export class PgPlans implements PlanStore {
     fields: { failureReason?: string | null } = {},
     fence?: Fence,
   ): Promise<boolean> {
-    return fencedWrite(
-      this.db,
-      fence,
-      async (q) =>
-        (await q.exec(
-          `UPDATE plans SET status = $3, failure_reason = CASE WHEN $4::boolean THEN $5 ELSE failure_reason END
-           WHERE id = $1 AND status = ANY($2::text[])`,
-          [id, from, to, fields.failureReason !== undefined, fields.failureReason ?? null],
-        )) === 1,
-    );
+    const { text, values } = planSql.transitionPlanStatement(id, from, to, fields);
+    return fencedWrite(this.db, fence, async (q) => (await q.exec(text, values)) === 1);
   }
 
   async expirePlans(now: number): Promise<number> {
-    // The expiry rule (isPlanOverdue, src/domain/plan-status.ts) in SQL: pending, expires_at <= now.
-    return this.db.exec(
-      `UPDATE plans SET status = 'expired', decided_at = $1 WHERE status = 'pending_approval' AND expires_at <= $1`,
-      [now],
-    );
+    const { text, values } = planSql.expirePlansStatement(now);
+    return this.db.exec(text, values);
   }
 
   async recentExecutions(since: number, limit: number): Promise<RunStatus[]> {
-    const rows = await this.db.rows<{ status: RunStatus }>(
-      `SELECT status FROM runs WHERE phase = 'execute' AND finished_at IS NOT NULL AND finished_at >= $1
-       AND (error IS NULL OR error NOT LIKE '${TREE_REFUSED}:%')
-       ORDER BY finished_at DESC LIMIT $2`,
-      [since, limit],
-    );
-    return rows.map((r) => r.status);
+    const { text, values } = planSql.recentExecutionsStatement(since, limit);
+    return (await this.db.rows<{ status: RunStatus }>(text, values)).map((r) => r.status);
   }
 
   // ---- plans of a subject (a pull request)
@@ -226,34 +122,21 @@ export class PgPlans implements PlanStore {
   async supersedePlans(subject: string, exceptDelivery: string | undefined, now: number): Promise<string[]> {
     // A plan being decided meanwhile holds its row: this UPDATE waits for the decision, then leaves the
     // plan alone if it is no longer pending.
-    const rows = await this.db.rows<{ id: string }>(
-      `UPDATE plans SET status = 'superseded', decided_at = $1
-       WHERE subject = $2 AND status = 'pending_approval'
-         AND run_id NOT IN (SELECT id FROM runs WHERE delivery_id = $3 AND subject = $2) RETURNING id`,
-      [now, subject, exceptDelivery ?? null],
-    );
-    return rows.map((r) => r.id);
+    const { text, values } = planSql.supersedePlansStatement(subject, exceptDelivery, now);
+    return (await this.db.rows<{ id: string }>(text, values)).map((r) => r.id);
   }
 
   async pendingPlanForSubject(subject: string): Promise<Plan | null> {
-    const row = await this.db.row<PlanRow>(
-      `SELECT plans.*, ${APPROVALS} FROM plans WHERE subject = $1 AND status = 'pending_approval'
-       ORDER BY created_at DESC, id DESC LIMIT 1`,
-      [subject],
-    );
+    const row = await this.db.row<PlanRow>(planSql.PENDING_PLAN_OF_SUBJECT, [subject]);
     return row ? toPlan(row, this.legacyNetwork) : null;
   }
 }
 
 /** A plan's row with its approvals; also inside decidePlan's transaction. */
 export async function planRow(q: Queries, id: string): Promise<PlanRow | undefined> {
-  return q.row<PlanRow>(`SELECT plans.*, ${APPROVALS} FROM plans WHERE id = $1`, [id]);
+  return q.row<PlanRow>(planSql.SELECT_PLAN, [id]);
 }
 
 async function decisionsOf(q: Queries, planId: string): Promise<Decision[]> {
-  const rows = await q.rows<DecisionRow>(
-    'SELECT * FROM decisions WHERE plan_id = $1 ORDER BY created_at, id',
-    [planId],
-  );
-  return rows.map(toDecision);
+  return (await q.rows<DecisionRow>(planSql.SELECT_DECISIONS, [planId])).map(toDecision);
 }

@@ -1,32 +1,25 @@
 import type { ConversationFrame } from '../../domain/frame.js';
-import {
-  ACTIVE_RUN_STATUSES,
-  type ConversationMessage,
-  type LoggedEvent,
-  type Page,
-  type Run,
-  type RunEvent,
-  type RunStatus,
-  type RunWait,
-  type ToolCall,
+import type { NewRun } from '../../domain/new-run.js';
+import type {
+  ConversationMessage,
+  LoggedEvent,
+  Page,
+  Run,
+  RunEvent,
+  RunStatus,
+  RunWait,
+  ToolCall,
 } from '../../domain/types.js';
+import type { Fence, Receipt, Renewed, RunClaim, TransitionFields } from '../leases.js';
+import * as leases from '../leases.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
-import {
-  type Fence,
-  FencedError,
-  type NewRun,
-  type NewToolCall,
-  type Receipt,
-  type RunClaim,
-  type RunFilter,
-  type RunStore,
-} from '../store.js';
-import { addCursor, equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
+import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
+import { POSTGRES } from '../sql/dialect.js';
+import type { LastMessage, MessageRow } from '../sql/runs.js';
+import * as runSql from '../sql/runs.js';
+import { LOCK, type PgDb, type Queries } from './db.js';
 import { checkFence, fencedWrite } from './fence.js';
-
-/** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
-export const ACTIVE_STATUSES = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
 
 /** Runs, their conversations, event logs and the execute phase's call journal. */
 export class PgRuns implements RunStore {
@@ -42,71 +35,20 @@ export class PgRuns implements RunStore {
   }
 
   async listRuns(f: RunFilter): Promise<Page<Run>> {
-    const p = new Params();
-    const where = equalities(
-      [
-        ['session_id', f.sessionId],
-        ['job_id', f.jobId],
-        ['status', f.status],
-      ],
-      p,
-    );
-    addCursor(f.cursor, where, p, 'desc');
-    const rows = await this.db.rows<RunRow>(
-      `SELECT * FROM runs ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ${p.add(f.limit + 1)}`,
-      p.values,
-    );
-    return page(rows.map(toRun), f.limit);
+    const { text, values } = runSql.listRunsStatement(f);
+    return page((await this.db.rows<RunRow>(text, values)).map(toRun), f.limit);
   }
 
   async transitionRun(
     id: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    fields: {
-      startedAt?: number;
-      finishedAt?: number;
-      error?: string | null;
-      attempt?: number;
-      activeMs?: number;
-      fence?: Fence;
-      receipt?: Receipt;
-      waitingOn?: RunWait;
-    } = {},
+    fields: TransitionFields & { receipt?: Receipt } = {},
   ): Promise<boolean> {
-    // One UPDATE: a concurrent transition of the same run waits for this one, then finds its status no
-    // longer in `from` (or its claim gone) and changes nothing. started_at is the first start: a resumed or
-    // retried run keeps it. A move out of running clears the claim; with a fence, the move applies only
-    // while that claim holds the run.
-    return this.withReceipt(fields.receipt, (q) =>
-      q.row<RunRow>(
-        `UPDATE runs SET status = $3, started_at = COALESCE(started_at, $4), finished_at = COALESCE($5, finished_at),
-             error = CASE WHEN $6::boolean THEN $7 ELSE error END, attempt = COALESCE($8, attempt),
-             active_ms = active_ms + $9,
-             claimed_by = CASE WHEN $3 = 'running' THEN claimed_by END,
-             lease_until = CASE WHEN $3 = 'running' THEN lease_until END,
-             waiting_on = $12, waiting_until = $13
-         WHERE id = $1 AND status = ANY($2::text[])
-           AND ($10::text IS NULL OR (claimed_by = $10 AND claim_epoch = $11))
-         RETURNING *`,
-        [
-          id,
-          from,
-          to,
-          fields.startedAt ?? null,
-          fields.finishedAt ?? null,
-          fields.error !== undefined,
-          fields.error ?? null,
-          fields.attempt ?? null,
-          Math.max(0, Math.round(fields.activeMs ?? 0)),
-          fields.fence?.replica ?? null,
-          fields.fence?.epoch ?? null,
-          // Every move ends a wait on the account, unless it starts one.
-          fields.waitingOn?.on ?? null,
-          fields.waitingOn?.until ?? null,
-        ],
-      ),
-    );
+    // One UPDATE (leases.ts): a concurrent transition of the same run waits for this one, then finds its
+    // status no longer in `from` (or its claim gone) and changes nothing.
+    const { text, values } = leases.transitionStatement(id, from, to, fields);
+    return this.withReceipt(fields.receipt, (q) => q.row<RunRow>(text, values));
   }
 
   /**
@@ -129,7 +71,7 @@ export class PgRuns implements RunStore {
     return stored !== null;
   }
 
-  // ---- claims
+  // ---- claims (the statements and their rules: leases.ts)
 
   async claimRun(
     id: string,
@@ -137,51 +79,23 @@ export class PgRuns implements RunStore {
     claim: RunClaim,
     now: number,
   ): Promise<Fence | null> {
+    const { lock, claim: update } = leases.claimStatements(POSTGRES, id, from, claim, now);
     return this.db.tx(async (q) => {
-      // LOUD: claims of one session take turns on the session's row (FOR NO KEY UPDATE, as advanceJobs and
-      // closeSession lock it; it does not hold up the inserts of runs that refer to it). Under READ COMMITTED
-      // the UPDATE below begins after the lock is granted, so it sees every claim of the session committed
-      // before: two replicas starting two runs of one session cannot both find the session idle.
-      const sessionId = await q.value<string>('SELECT session_id FROM runs WHERE id = $1', [id]);
-      if (sessionId === undefined) return null;
-      await q.value('SELECT id FROM sessions WHERE id = $1 FOR NO KEY UPDATE', [sessionId]);
-      const epoch = await q.value<number>(
-        `UPDATE runs SET status = 'running', claimed_by = $3, lease_until = $4,
-             started_at = COALESCE(started_at, $5), claim_epoch = claim_epoch + 1,
-             waiting_on = NULL, waiting_until = NULL
-         WHERE id = $1 AND status = $2 AND (waiting_on IS NULL OR waiting_until <= $5)
-           AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
-                             AND o.status IN ('running', 'awaiting_input'))
-         RETURNING claim_epoch`,
-        [id, from, claim.replica, claim.leaseUntil, now],
-      );
-      return epoch === undefined ? null : { runId: id, replica: claim.replica, epoch };
+      if (lock) await q.value(lock.text, lock.values);
+      return leases.claimedFence(id, claim, await q.value<number>(update.text, update.values));
     });
   }
 
   async renewRunLeases(held: readonly Fence[], leaseUntil: number): Promise<string[]> {
-    if (!held.length) return [];
-    const rows = await this.db.rows<{ id: string; replica: string; epoch: number }>(
-      `UPDATE runs SET lease_until = $4
-       FROM unnest($1::text[], $2::text[], $3::int[]) AS h(id, replica, epoch)
-       WHERE runs.id = h.id AND runs.status = 'running' AND runs.claimed_by = h.replica
-         AND runs.claim_epoch = h.epoch
-       RETURNING runs.id, h.replica, h.epoch`,
-      [held.map((f) => f.runId), held.map((f) => f.replica), held.map((f) => f.epoch), leaseUntil],
-    );
-    const key = (f: { id: string; replica: string; epoch: number }) => `${f.epoch} ${f.replica} ${f.id}`;
-    const renewed = new Set(rows.map(key));
-    return held.filter((f) => renewed.has(key({ id: f.runId, ...f }))).map((f) => f.runId);
+    const renewed: Renewed[] = [];
+    for (const { text, values } of leases.renewStatements(POSTGRES, held, leaseUntil))
+      renewed.push(...(await this.db.rows<Renewed>(text, values)));
+    return leases.renewedRunIds(held, renewed);
   }
 
   async listRecoverableRuns(own: string | null, now: number, limit: number): Promise<Run[]> {
-    const rows = await this.db.rows<RunRow>(
-      `SELECT * FROM runs WHERE status = 'running'
-         AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < $1 OR claimed_by = $2)
-       ORDER BY created_at, id LIMIT $3`,
-      [now, own, limit],
-    );
-    return rows.map(toRun);
+    const { text, values } = leases.recoverableStatement(own, now, limit);
+    return (await this.db.rows<RunRow>(text, values)).map(toRun);
   }
 
   async releaseRun(
@@ -191,28 +105,9 @@ export class PgRuns implements RunStore {
     to: 'queued' | 'interrupted',
     fields: { attempt?: number; finishedAt?: number; error?: string | null; receipt?: Receipt },
   ): Promise<boolean> {
-    // The rule of listRecoverableRuns, checked again by the UPDATE that moves the run (it locks the row, so of
-    // two replicas releasing at once the second finds it no longer running).
-    return this.withReceipt(fields.receipt, (q) =>
-      q.row<RunRow>(
-        `UPDATE runs SET status = $2, claimed_by = NULL, lease_until = NULL,
-             finished_at = COALESCE($5, finished_at), error = CASE WHEN $6::boolean THEN $7 ELSE error END,
-             attempt = COALESCE($8, attempt)
-         WHERE id = $1 AND status = 'running'
-           AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < $4 OR claimed_by = $3)
-         RETURNING *`,
-        [
-          id,
-          to,
-          own,
-          now,
-          fields.finishedAt ?? null,
-          fields.error !== undefined,
-          fields.error ?? null,
-          fields.attempt ?? null,
-        ],
-      ),
-    );
+    // The UPDATE locks the row: of two replicas releasing at once, the second finds it no longer running.
+    const { text, values } = leases.releaseStatement(id, own, now, to, fields);
+    return this.withReceipt(fields.receipt, (q) => q.row<RunRow>(text, values));
   }
 
   async listClaimableRuns(limit: number, now: number | null = null): Promise<Run[]> {
@@ -222,8 +117,7 @@ export class PgRuns implements RunStore {
     const rows = await this.db.rows<RunRow>(
       `SELECT * FROM (
          (SELECT * FROM runs r WHERE r.status = 'queued'
-            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
-                              AND o.status IN ('running', 'awaiting_input'))
+            AND NOT ${leases.sessionBusy('r')}
           ORDER BY r.created_at, r.id LIMIT $1)
          UNION ALL
          (SELECT * FROM runs r WHERE r.status = 'awaiting_input'
@@ -256,34 +150,18 @@ export class PgRuns implements RunStore {
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {
-    const p = new Params();
-    const sets: string[] = [];
-    const put = (col: string, value: unknown) => sets.push(`${col} = ${p.add(value)}`);
-    if (patch.conversationId !== undefined) put('conversation_id', patch.conversationId);
-    if (patch.model !== undefined) put('model', patch.model);
-    if (patch.settings !== undefined) put('settings', json(patch.settings));
-    if (patch.turns !== undefined) put('turns', patch.turns);
-    if (patch.usage !== undefined) put('usage', json(patch.usage));
-    if (patch.costUsd !== undefined) put('cost_usd', patch.costUsd);
-    if (patch.planId !== undefined) put('plan_id', patch.planId);
-    if (patch.attempt !== undefined) put('attempt', patch.attempt);
-    if (patch.executeMode !== undefined) put('execute_mode', patch.executeMode);
-    if (patch.resultCommit !== undefined) put('result_commit', patch.resultCommit);
-    if (patch.diffStat !== undefined) put('diff_stat', patch.diffStat);
-    if (patch.changedFiles !== undefined) put('changed_files', json(patch.changedFiles));
-    if (!sets.length) return;
-    const sql = `UPDATE runs SET ${sets.join(', ')} WHERE id = ${p.add(id)}`;
-    await fencedWrite(this.db, fence, (q) => q.exec(sql, p.values));
+    const update = runSql.updateRunStatement(id, patch);
+    if (update) await fencedWrite(this.db, fence, (q) => q.exec(update.text, update.values));
   }
 
   async confirmHold(runId: string, fence?: Fence): Promise<void> {
-    if (fence && fence.runId !== runId) throw new FencedError(fence);
+    leases.checkFenceOf(runId, fence);
     await checkFence(this.db, fence);
   }
 
   async activeRunsForSubject(subject: string): Promise<Run[]> {
     const rows = await this.db.rows<RunRow>(
-      `SELECT * FROM runs WHERE subject = $1 AND status IN (${ACTIVE_STATUSES}) ORDER BY created_at, id`,
+      `SELECT * FROM runs WHERE subject = $1 AND status IN (${leases.ACTIVE_STATUSES}) ORDER BY created_at, id`,
       [subject],
     );
     return rows.map(toRun);
@@ -292,21 +170,9 @@ export class PgRuns implements RunStore {
   // ---- conversations and events
 
   async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
-    const rows = await this.db.rows<{
-      role: ConversationMessage['role'];
-      content: string;
-      run_id: string;
-      stop_reason: string | null;
-    }>(
-      'SELECT role, content, run_id, stop_reason FROM conversation_messages WHERE conversation_id = $1 ORDER BY seq',
-      [conversationId],
+    return (await this.db.rows<MessageRow>(runSql.SELECT_CONVERSATION, [conversationId])).map(
+      runSql.toMessage,
     );
-    return rows.map((r) => ({
-      role: r.role,
-      content: JSON.parse(r.content),
-      runId: r.run_id,
-      ...(r.stop_reason !== null ? { stopReason: r.stop_reason } : {}),
-    }));
   }
 
   async appendMessages(
@@ -325,42 +191,17 @@ export class PgRuns implements RunStore {
         LOCK.conversation,
         conversationId,
       ]);
-      let last = await q.row<{ seq: number; role: string; content: string; stop_reason: string | null }>(
-        `SELECT seq, role, content, stop_reason FROM conversation_messages WHERE conversation_id = $1
-         ORDER BY seq DESC LIMIT 1`,
-        [conversationId],
-      );
+      let last = await q.row<LastMessage>(runSql.SELECT_LAST_MESSAGE, [conversationId]);
       for (const m of messages) {
-        // Consecutive user messages become one; so does an assistant turn continued after `pause_turn`.
-        const continues =
-          last && last.role === m.role && (m.role === 'user' || last.stop_reason === 'pause_turn');
-        if (last && continues) {
-          const content = JSON.stringify([...JSON.parse(last.content), ...m.content]);
-          await q.exec(
-            `UPDATE conversation_messages SET content = $3, run_id = $4, stop_reason = $5
-             WHERE conversation_id = $1 AND seq = $2`,
-            [conversationId, last.seq, content, runId, m.stopReason ?? null],
-          );
-          last = { ...last, content, stop_reason: m.stopReason ?? null };
-        } else {
-          const seq = (last?.seq ?? 0) + 1;
-          const content = JSON.stringify(m.content);
-          await q.exec(
-            `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at, stop_reason)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-            [conversationId, seq, m.role, content, runId, now, m.stopReason ?? null],
-          );
-          last = { seq, role: m.role, content, stop_reason: m.stopReason ?? null };
-        }
+        const next = runSql.appendMessageStatement(conversationId, runId, last, m, now);
+        await q.exec(next.statement.text, next.statement.values);
+        last = next.last;
       }
     });
   }
 
   async loadFrame(conversationId: string): Promise<ConversationFrame | null> {
-    const text = await this.db.value<string>(
-      'SELECT frame FROM conversation_frames WHERE conversation_id = $1',
-      [conversationId],
-    );
+    const text = await this.db.value<string>(runSql.SELECT_FRAME, [conversationId]);
     return text === undefined ? null : (JSON.parse(text) as ConversationFrame);
   }
 
@@ -374,14 +215,8 @@ export class PgRuns implements RunStore {
     // Inserted or not (another start won), the stored frame is read back in the same transaction.
     const text = await this.db.tx(async (q) => {
       await checkFence(q, fence);
-      await q.exec(
-        `INSERT INTO conversation_frames (conversation_id, frame, run_id, created_at) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (conversation_id) DO NOTHING`,
-        [conversationId, JSON.stringify(frame), runId, now],
-      );
-      return q.value<string>('SELECT frame FROM conversation_frames WHERE conversation_id = $1', [
-        conversationId,
-      ]);
+      await q.exec(runSql.INSERT_FRAME, [conversationId, JSON.stringify(frame), runId, now]);
+      return q.value<string>(runSql.SELECT_FRAME, [conversationId]);
     });
     return JSON.parse(text!) as ConversationFrame;
   }
@@ -402,11 +237,7 @@ export class PgRuns implements RunStore {
   }
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
-    const rows = await this.db.rows<EventRow>(
-      'SELECT run_id, seq, type, data, at FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-      [runId, afterSeq, limit],
-    );
-    return rows.map(toEvent);
+    return (await this.db.rows<EventRow>(runSql.SELECT_EVENTS, [runId, afterSeq, limit])).map(toEvent);
   }
 
   // ---- the event log as the notifier reads it (src/notify/)
@@ -454,18 +285,10 @@ export class PgRuns implements RunStore {
   async startToolCall(c: NewToolCall, fence?: Fence): Promise<{ call: ToolCall; started: boolean }> {
     // A concurrent insert of the same call makes this one wait for it, then do nothing: the select after it
     // (a new statement, a new snapshot) reads the row that won.
-    const inserted = await fencedWrite(this.db, fence, (q) =>
-      q.row<ToolCallRow>(
-        `INSERT INTO tool_calls (run_id, tool_use_id, tool, input_sha256, started_at) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (run_id, tool_use_id) DO NOTHING RETURNING *`,
-        [c.runId, c.toolUseId, c.tool, c.inputSha256, c.startedAt],
-      ),
-    );
+    const start = runSql.startToolCallStatement(c);
+    const inserted = await fencedWrite(this.db, fence, (q) => q.row<ToolCallRow>(start.text, start.values));
     if (inserted) return { call: toToolCall(inserted), started: true };
-    const row = await this.db.row<ToolCallRow>(
-      'SELECT * FROM tool_calls WHERE run_id = $1 AND tool_use_id = $2',
-      [c.runId, c.toolUseId],
-    );
+    const row = await this.db.row<ToolCallRow>(runSql.SELECT_TOOL_CALL, [c.runId, c.toolUseId]);
     return { call: toToolCall(row!), started: false };
   }
 
@@ -476,13 +299,8 @@ export class PgRuns implements RunStore {
     start: string | null,
     fence?: Fence,
   ): Promise<void> {
-    await fencedWrite(this.db, fence, (q) =>
-      q.exec(
-        `UPDATE tool_calls SET process_group = $3, process_start = $4
-         WHERE run_id = $1 AND tool_use_id = $2 AND finished_at IS NULL`,
-        [runId, toolUseId, group, start],
-      ),
-    );
+    const { text, values } = runSql.toolCallProcessStatement(runId, toolUseId, group, start);
+    await fencedWrite(this.db, fence, (q) => q.exec(text, values));
   }
 
   async finishToolCall(
@@ -492,21 +310,12 @@ export class PgRuns implements RunStore {
     now: number,
     fence?: Fence,
   ): Promise<void> {
-    await fencedWrite(this.db, fence, (q) =>
-      q.exec(
-        `UPDATE tool_calls SET finished_at = $3, result = $4, process_group = NULL, process_start = NULL
-         WHERE run_id = $1 AND tool_use_id = $2 AND finished_at IS NULL`,
-        [runId, toolUseId, now, JSON.stringify(result)],
-      ),
-    );
+    const { text, values } = runSql.finishToolCallStatement(runId, toolUseId, result, now);
+    await fencedWrite(this.db, fence, (q) => q.exec(text, values));
   }
 
   async listOpenCommands(limit: number): Promise<ToolCall[]> {
-    const rows = await this.db.rows<ToolCallRow>(
-      `SELECT * FROM tool_calls WHERE finished_at IS NULL AND process_group IS NOT NULL ORDER BY started_at LIMIT $1`,
-      [limit],
-    );
-    return rows.map(toToolCall);
+    return (await this.db.rows<ToolCallRow>(runSql.SELECT_OPEN_COMMANDS, [limit])).map(toToolCall);
   }
 }
 
@@ -516,34 +325,8 @@ export class PgRuns implements RunStore {
  * run per plan.
  */
 export async function insertRun(q: Queries, r: NewRun, coalescedSlots: number): Promise<Run> {
-  const row = await q.row<RunRow>(
-    `INSERT INTO runs (id, session_id, job_id, slot_at, source, phase, status, prompt, requested_by,
-         coalesced_slots, created_at, overrides, conversation_id, revises_plan_id, executes_plan_id, trigger_id,
-         delivery_id, subject, checkout)
-     VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-     RETURNING *`,
-    [
-      r.id,
-      r.sessionId,
-      r.jobId,
-      r.slotAt,
-      r.source,
-      r.phase ?? 'plan',
-      r.prompt,
-      r.requestedBy,
-      coalescedSlots,
-      r.createdAt,
-      JSON.stringify(r.overrides ?? {}),
-      r.conversationId ?? r.id,
-      r.revisesPlanId ?? null,
-      r.executesPlanId ?? null,
-      r.triggerId ?? null,
-      r.deliveryId ?? null,
-      r.subject ?? null,
-      r.checkout ? JSON.stringify(r.checkout) : null,
-    ],
-  );
-  return toRun(row!);
+  const { text, values } = runSql.insertRunStatement(r, coalescedSlots);
+  return toRun((await q.row<RunRow>(text, values))!);
 }
 
 /**
@@ -563,11 +346,6 @@ async function insertEvent(
   at: number,
 ): Promise<RunEvent> {
   await q.value('SELECT pg_advisory_xact_lock($1::int, 0)', [LOCK.eventLog]);
-  const seq = await q.value<number>(
-    `INSERT INTO run_events (run_id, seq, type, data, at)
-     VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = $1), $2, $3, $4)
-     RETURNING seq`,
-    [runId, type, JSON.stringify(data), at],
-  );
+  const seq = await q.value<number>(runSql.INSERT_EVENT, runSql.insertEventValues(runId, type, data, at));
   return { runId, seq: seq!, type, data, at };
 }

@@ -1,4 +1,5 @@
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
+import type { NewJob } from '../jobs.js';
 import {
   D_DELIVERY_COLUMNS,
   DELIVERY_COLUMNS,
@@ -11,8 +12,11 @@ import {
   toTrigger,
   toTriggerFire,
 } from '../rows.js';
-import type { DeliveryPatch, NewJob, NewSession, TriggerFireInput, TriggerStore } from '../store.js';
-import { equalities, json, LOCK, Params, type PgDb, type Queries, whereSql } from './db.js';
+import type { NewSession } from '../sessions.js';
+import { whereSql } from '../sql/query.js';
+import * as sql from '../sql/triggers.js';
+import type { DeliveryPatch, TriggerFireInput, TriggerStore } from '../triggers.js';
+import { json, LOCK, Params, type PgDb, type Queries } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
 import { insertScopedSession } from './sessions.js';
@@ -43,29 +47,18 @@ export class PgTriggers implements TriggerStore {
   }
 
   async getTrigger(id: string): Promise<Trigger | null> {
-    const row = await this.db.row<TriggerRow>('SELECT * FROM triggers WHERE id = $1', [id]);
+    const row = await this.db.row<TriggerRow>(sql.SELECT_TRIGGER, [id]);
     return row ? toTrigger(row) : null;
   }
 
   async findTriggerByToken(tokenId: string): Promise<Trigger | null> {
-    const row = await this.db.row<TriggerRow>('SELECT * FROM triggers WHERE token_id = $1', [tokenId]);
+    const row = await this.db.row<TriggerRow>(sql.SELECT_TRIGGER_BY_TOKEN, [tokenId]);
     return row ? toTrigger(row) : null;
   }
 
   async listTriggers(f: { kind?: Trigger['kind']; enabled?: boolean }): Promise<Trigger[]> {
-    const p = new Params();
-    const where = equalities(
-      [
-        ['kind', f.kind],
-        ['enabled', f.enabled],
-      ],
-      p,
-    );
-    const rows = await this.db.rows<TriggerRow>(
-      `SELECT * FROM triggers ${whereSql(where)} ORDER BY created_at, id`,
-      p.values,
-    );
-    return rows.map(toTrigger);
+    const { text, values } = sql.listTriggersStatement(f);
+    return (await this.db.rows<TriggerRow>(text, values)).map(toTrigger);
   }
 
   async updateTrigger(
@@ -80,35 +73,16 @@ export class PgTriggers implements TriggerStore {
       if (!current) return null;
       const fresh = toTrigger(current);
       check?.(fresh);
-      const t = { ...fresh, ...patch };
-      const row = await q.row<TriggerRow>(
-        `UPDATE triggers SET name = $2, events = $3, filters = $4, prompt = $5, workspace = $6, options = $7,
-           hourly_cap = $8, token_id = $9, token_hash = $10, enabled = $11, updated_at = $12
-         WHERE id = $1 RETURNING *`,
-        [
-          id,
-          t.name,
-          json(t.events),
-          json(t.filters),
-          t.prompt,
-          t.workspace,
-          json(t.options),
-          t.hourlyCap,
-          t.tokenId,
-          t.tokenHash,
-          t.enabled,
-          t.updatedAt,
-        ],
-      );
-      return toTrigger(row!);
+      const { text, values } = sql.updateTriggerStatement({ ...fresh, ...patch });
+      return toTrigger((await q.row<TriggerRow>(text, values))!);
     });
   }
 
   async deleteTrigger(id: string): Promise<boolean> {
     return this.db.tx(async (q) => {
       await q.value('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [LOCK.triggerFires, id]);
-      await q.exec('DELETE FROM trigger_fire_counts WHERE trigger_id = $1', [id]);
-      return (await q.exec('DELETE FROM triggers WHERE id = $1', [id])) === 1;
+      await q.exec(sql.DELETE_FIRE_COUNTS, [id]);
+      return (await q.exec(sql.DELETE_TRIGGER, [id])) === 1;
     });
   }
 
@@ -126,38 +100,18 @@ export class PgTriggers implements TriggerStore {
   }
 
   async updateDelivery(id: string, patch: DeliveryPatch): Promise<void> {
-    const columns: [keyof DeliveryPatch, string][] = [
-      ['outcome', 'outcome'],
-      ['detail', 'detail'],
-      ['runIds', 'run_ids'],
-      ['triggerId', 'trigger_id'],
-      ['subject', 'subject'],
-      ['payload', 'payload'],
-      ['claimedUntil', 'claimed_until'],
-      ['processedAt', 'processed_at'],
-    ];
-    const p = new Params();
-    const sets: string[] = [];
-    for (const [key, column] of columns) {
-      const value = patch[key];
-      if (value === undefined) continue;
-      sets.push(`${column} = ${p.add(key === 'runIds' ? json(value) : value)}`);
-    }
-    if (sets.length)
-      await this.db.exec(`UPDATE deliveries SET ${sets.join(', ')} WHERE id = ${p.add(id)}`, p.values);
+    const update = sql.updateDeliveryStatement(id, patch);
+    if (update) await this.db.exec(update.text, update.values);
   }
 
   async getDelivery(id: string): Promise<Delivery | null> {
-    const row = await this.db.row<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = $1`, [
-      id,
-    ]);
+    const row = await this.db.row<DeliveryRow>(sql.SELECT_DELIVERY, [id]);
     return row ? toDelivery(row) : null;
   }
 
   async queuedDeliveries(limit: number, now: number): Promise<Delivery[]> {
     const rows = await this.db.rows<DeliveryRow>(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries
-       WHERE outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= $1) ORDER BY seq LIMIT $2`,
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE ${sql.DELIVERY_CLAIMABLE} ORDER BY seq LIMIT ?`,
       [now, limit],
     );
     return rows.map(toDelivery);
@@ -168,34 +122,21 @@ export class PgTriggers implements TriggerStore {
     // refused at once instead of waiting; once that claim is committed, the delivery is no longer claimable
     // at `now` anyway.
     const row = await this.db.row<{ payload: string | null }>(
-      `UPDATE deliveries SET claimed_until = $2
-       WHERE id = (SELECT id FROM deliveries
-                   WHERE id = $1 AND outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= $3)
-                   FOR UPDATE SKIP LOCKED)
+      `UPDATE deliveries SET claimed_until = ?
+       WHERE id = (SELECT id FROM deliveries WHERE id = ? AND ${sql.DELIVERY_CLAIMABLE} FOR UPDATE SKIP LOCKED)
        RETURNING payload`,
-      [id, until, now],
+      [until, id, now],
     );
     return row ? (row.payload ?? '') : null;
   }
 
   async requeueDelivery(id: string, payload: string): Promise<boolean> {
-    return (
-      (await this.db.exec(
-        `UPDATE deliveries SET outcome = 'queued', detail = NULL, payload = $2, claimed_until = NULL,
-           processed_at = NULL
-         WHERE id = $1 AND (outcome = 'failed' OR (outcome = 'accepted' AND processed_at IS NULL))`,
-        [id, payload],
-      )) === 1
-    );
+    const { text, values } = sql.requeueDeliveryStatement(id, payload);
+    return (await this.db.exec(text, values)) === 1;
   }
 
   async nextClaimExpiry(now: number): Promise<number | null> {
-    return (
-      (await this.db.value<number | null>(
-        `SELECT MIN(claimed_until) FROM deliveries WHERE outcome = 'queued' AND claimed_until > $1`,
-        [now],
-      )) ?? null
-    );
+    return (await this.db.value<number | null>(sql.NEXT_CLAIM_EXPIRY, [now])) ?? null;
   }
 
   async listTriggerFires(
@@ -300,29 +241,8 @@ export class PgTriggers implements TriggerStore {
 
 /** Inserts a trigger; also inside createScheduleTrigger's transaction. */
 async function insertTrigger(q: Queries, t: Trigger): Promise<TriggerRow> {
-  const row = await q.row<TriggerRow>(
-    `INSERT INTO triggers (id, name, kind, events, filters, prompt, workspace, options, hourly_cap, token_id,
-       token_hash, enabled, created_by, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING *`,
-    [
-      t.id,
-      t.name,
-      t.kind,
-      json(t.events),
-      json(t.filters),
-      t.prompt,
-      t.workspace,
-      json(t.options),
-      t.hourlyCap,
-      t.tokenId,
-      t.tokenHash,
-      t.enabled,
-      t.createdBy,
-      t.createdAt,
-      t.updatedAt,
-    ],
-  );
-  return row!;
+  const { text, values } = sql.insertTriggerStatement(t);
+  return (await q.row<TriggerRow>(text, values))!;
 }
 
 /**

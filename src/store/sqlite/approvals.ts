@@ -1,10 +1,13 @@
 import type { Question, QuestionStatus, ToolApproval, ToolApprovalStatus } from '../../domain/types.js';
+import type { ApprovalStore } from '../approvals.js';
+import type { Fence } from '../leases.js';
 import { type QuestionRow, type ToolApprovalRow, toQuestion, toToolApproval } from '../rows.js';
-import type { ApprovalStore, Fence } from '../store.js';
-import { equalities, type SqliteDb, whereSql } from './db.js';
+import * as sql from '../sql/approvals.js';
+import type { Statement } from '../sql/dialect.js';
+import type { SqliteDb } from './db.js';
 import { fencedWrite } from './fence.js';
 
-/** A run's requests to a person: questions and tool approvals. */
+/** A run's requests to a person: questions and tool approvals (their SQL: sql/approvals.ts). */
 export class SqliteApprovals implements ApprovalStore {
   private readonly questions: RunRequests<QuestionRow, Question>;
   private readonly toolApprovals: RunRequests<ToolApprovalRow, ToolApproval>;
@@ -20,37 +23,20 @@ export class SqliteApprovals implements ApprovalStore {
     q: Omit<Question, 'status' | 'answers' | 'answeredBy' | 'resolvedAt'>,
     fence?: Fence,
   ): Promise<Question> {
-    fencedWrite(this.db, fence, () =>
-      this.db
-        .sql(
-          `INSERT INTO questions (id, run_id, session_id, tool_use_id, questions, status, prior_results, created_at,
-         expires_at)
-       VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-        )
-        .run(
-          q.id,
-          q.runId,
-          q.sessionId,
-          q.toolUseId,
-          JSON.stringify(q.questions),
-          JSON.stringify(q.priorResults),
-          q.createdAt,
-          q.expiresAt,
-        ),
-    );
-    return (await this.getQuestion(q.id))!;
+    const { text, values } = sql.insertQuestionStatement(q);
+    return toQuestion(fencedWrite(this.db, fence, () => this.db.sql(text).get(...values) as QuestionRow));
   }
 
   async getQuestion(id: string): Promise<Question | null> {
-    return this.questions.byId(id);
+    return this.questions.one(sql.requestByIdStatement('questions', id));
   }
 
   async findQuestion(runId: string, toolUseId: string): Promise<Question | null> {
-    return this.questions.byToolUse(runId, toolUseId);
+    return this.questions.one(sql.requestByToolUseStatement('questions', runId, toolUseId));
   }
 
   async listQuestions(f: { status?: QuestionStatus; runId?: string; limit: number }): Promise<Question[]> {
-    return this.questions.list(f);
+    return this.questions.all(sql.listRequestsStatement('questions', f));
   }
 
   async answerQuestion(
@@ -59,26 +45,15 @@ export class SqliteApprovals implements ApprovalStore {
     by: string,
     now: number,
   ): Promise<boolean> {
-    return (
-      this.db
-        .sql(
-          `UPDATE questions SET status = 'answered', answers = ?, answered_by = ?, resolved_at = ?
-         WHERE id = ? AND status = 'pending'`,
-        )
-        .run(JSON.stringify(answers), by, now, id).changes === 1
-    );
+    return writesOne(this.db, sql.answerQuestionStatement(id, answers, by, now));
   }
 
   async closeQuestion(id: string, status: 'timed_out' | 'canceled', now: number): Promise<boolean> {
-    return (
-      this.db
-        .sql(`UPDATE questions SET status = ?, resolved_at = ? WHERE id = ? AND status = 'pending'`)
-        .run(status, now, id).changes === 1
-    );
+    return writesOne(this.db, sql.closeQuestionStatement(id, status, now));
   }
 
   async listExpiredQuestions(now: number, limit: number): Promise<Question[]> {
-    return this.questions.expired(now, limit);
+    return this.questions.all(sql.expiredRequestsStatement('questions', now, limit));
   }
 
   // ---- tool approvals
@@ -87,36 +62,18 @@ export class SqliteApprovals implements ApprovalStore {
     a: Omit<ToolApproval, 'status' | 'message' | 'decidedBy' | 'decidedAt'>,
     fence?: Fence,
   ): Promise<ToolApproval> {
-    fencedWrite(this.db, fence, () =>
-      this.db
-        .sql(
-          `INSERT INTO tool_approvals (id, run_id, session_id, plan_id, tool_use_id, tool, input, input_sha256, status,
-         prior_results, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
-        )
-        .run(
-          a.id,
-          a.runId,
-          a.sessionId,
-          a.planId,
-          a.toolUseId,
-          a.tool,
-          JSON.stringify(a.input),
-          a.inputSha256,
-          JSON.stringify(a.priorResults),
-          a.createdAt,
-          a.expiresAt,
-        ),
+    const { text, values } = sql.insertToolApprovalStatement(a);
+    return toToolApproval(
+      fencedWrite(this.db, fence, () => this.db.sql(text).get(...values) as ToolApprovalRow),
     );
-    return (await this.getToolApproval(a.id))!;
   }
 
   async getToolApproval(id: string): Promise<ToolApproval | null> {
-    return this.toolApprovals.byId(id);
+    return this.toolApprovals.one(sql.requestByIdStatement('tool_approvals', id));
   }
 
   async findToolApproval(runId: string, toolUseId: string): Promise<ToolApproval | null> {
-    return this.toolApprovals.byToolUse(runId, toolUseId);
+    return this.toolApprovals.one(sql.requestByToolUseStatement('tool_approvals', runId, toolUseId));
   }
 
   async listToolApprovals(f: {
@@ -124,7 +81,7 @@ export class SqliteApprovals implements ApprovalStore {
     runId?: string;
     limit: number;
   }): Promise<ToolApproval[]> {
-    return this.toolApprovals.list(f);
+    return this.toolApprovals.all(sql.listRequestsStatement('tool_approvals', f));
   }
 
   async resolveToolApproval(
@@ -134,61 +91,33 @@ export class SqliteApprovals implements ApprovalStore {
     message: string | null,
     now: number,
   ): Promise<boolean> {
-    return (
-      this.db
-        .sql(
-          `UPDATE tool_approvals SET status = ?, decided_by = ?, message = ?, decided_at = ?
-         WHERE id = ? AND status = 'pending'`,
-        )
-        .run(status, by, message, now, id).changes === 1
-    );
+    return writesOne(this.db, sql.resolveToolApprovalStatement(id, status, by, message, now));
   }
 
   async listExpiredToolApprovals(now: number, limit: number): Promise<ToolApproval[]> {
-    return this.toolApprovals.expired(now, limit);
+    return this.toolApprovals.all(sql.expiredRequestsStatement('tool_approvals', now, limit));
   }
 }
 
-/**
- * What questions and tool approvals share: both are a run's requests to a person, in tables with the same
- * lookup columns (id, run_id, tool_use_id, status, created_at, expires_at), answered or expiring.
- */
+/** Runs a statement that writes at most one row; whether it wrote one. */
+function writesOne(db: SqliteDb, { text, values }: Statement): boolean {
+  return db.sql(text).run(...values).changes === 1;
+}
+
+/** Reads of one kind of request (questions or tool approvals), mapped to its records. */
 class RunRequests<R, T> {
   constructor(
     private readonly db: SqliteDb,
-    private readonly table: 'questions' | 'tool_approvals',
+    readonly table: sql.RequestTable,
     private readonly to: (row: R) => T,
   ) {}
 
-  byId(id: string): T | null {
-    const row = this.db.sql(`SELECT * FROM ${this.table} WHERE id = ?`).get(id) as R | undefined;
+  one({ text, values }: Statement): T | null {
+    const row = this.db.sql(text).get(...values) as R | undefined;
     return row ? this.to(row) : null;
   }
 
-  byToolUse(runId: string, toolUseId: string): T | null {
-    const row = this.db
-      .sql(`SELECT * FROM ${this.table} WHERE run_id = ? AND tool_use_id = ?`)
-      .get(runId, toolUseId) as R | undefined;
-    return row ? this.to(row) : null;
-  }
-
-  list(f: { status?: string; runId?: string; limit: number }): T[] {
-    const { where, args } = equalities([
-      ['status', f.status],
-      ['run_id', f.runId],
-    ]);
-    const rows = this.db
-      .sql(`SELECT * FROM ${this.table} ${whereSql(where)} ORDER BY created_at, id LIMIT ?`)
-      .all(...args, f.limit) as R[];
-    return rows.map(this.to);
-  }
-
-  expired(now: number, limit: number): T[] {
-    const rows = this.db
-      .sql(
-        `SELECT * FROM ${this.table} WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
-      )
-      .all(now, limit) as R[];
-    return rows.map(this.to);
+  all({ text, values }: Statement): T[] {
+    return (this.db.sql(text).all(...values) as R[]).map(this.to);
   }
 }

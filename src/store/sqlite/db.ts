@@ -1,8 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { decodeCursor } from '../paging.js';
-import { InvalidCursorError } from '../store.js';
 
 /**
  * One SQLite file in WAL mode and what every part of the store does with it: prepared statements and
@@ -62,30 +60,4 @@ export class SqliteDb {
   close(): void {
     if (this.connection.open) this.connection.close();
   }
-}
-
-// ---- building a listing's query
-
-/** `col = ?` conditions for the filters that are set (undefined means: not filtered). */
-export function equalities(filters: [string, unknown][]): { where: string[]; args: unknown[] } {
-  const set = filters.filter(([, value]) => value !== undefined);
-  return { where: set.map(([col]) => `${col} = ?`), args: set.map(([, value]) => value) };
-}
-
-export function whereSql(where: string[]): string {
-  return where.length ? `WHERE ${where.join(' AND ')}` : '';
-}
-
-/** Continues a keyset page (see paging.ts): rows after the cursor in the listing's order. */
-export function addCursor(
-  cursor: string | undefined,
-  where: string[],
-  args: unknown[],
-  dir: 'asc' | 'desc',
-): void {
-  if (!cursor) return;
-  const c = decodeCursor(cursor);
-  if (!c) throw new InvalidCursorError();
-  where.push(dir === 'asc' ? '(created_at, id) > (?, ?)' : '(created_at, id) < (?, ?)');
-  args.push(c.createdAt, c.id);
 }

@@ -8,23 +8,16 @@ import type {
   Plan,
   PlanDeliveryStatus,
 } from '../../domain/types.js';
+import type { DeliveryStore, PlanDeliveryPatch } from '../deliveries.js';
 import { page } from '../paging.js';
-import {
-  type NotificationRow,
-  PLAN_DELIVERY_COLUMNS,
-  type PlanRow,
-  toNotification,
-  toPlan,
-} from '../rows.js';
-import type { DeliveryStore, PlanDeliveryPatch } from '../store.js';
-import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
-import { APPROVALS, planRow } from './plans.js';
+import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
+import * as sql from '../sql/deliveries.js';
+import type { SqliteDb } from './db.js';
+import { planRow } from './plans.js';
 
 // Delivering executed plans (src/delivery/): the delivery columns of `plans` (migration 000012). The
 // notification outbox (src/notify/): the `notifications` table (migration 000013) and the notifier's cursor.
-
-/** Where the notifier is in the event log (a key of scheduler_state). */
-const CURSOR_KEY = 'notifications.cursor';
+// The statements both backends share: sql/deliveries.ts.
 
 export class SqliteDeliveries implements DeliveryStore {
   constructor(
@@ -36,23 +29,13 @@ export class SqliteDeliveries implements DeliveryStore {
   // ---- delivering executed plans
 
   async listUndecidedPlanDeliveries(limit: number): Promise<Plan[]> {
-    const rows = this.db
-      .sql(
-        `SELECT plans.*, ${APPROVALS} FROM plans WHERE status = 'executed' AND delivery_status IS NULL
-         ORDER BY created_at, id LIMIT ?`,
-      )
-      .all(limit) as PlanRow[];
+    const rows = this.db.sql(sql.UNDECIDED_PLAN_DELIVERIES).all(limit) as PlanRow[];
     return rows.map((r) => toPlan(r, this.legacyNetwork));
   }
 
   async duePlanDeliveries(now: number, limit: number): Promise<string[]> {
-    return this.db
-      .pluck(
-        `SELECT id FROM plans WHERE delivery_status IN ('pending', 'retrying') AND delivery_next_at <= ?
-           AND (delivery_claimed_until IS NULL OR delivery_claimed_until <= ?)
-         ORDER BY delivery_next_at, id LIMIT ?`,
-      )
-      .all(now, now, limit) as string[];
+    const { text, values } = sql.duePlanDeliveriesStatement(now, limit);
+    return this.db.pluck(text).all(...values) as string[];
   }
 
   /** The earliest time something is due: a pending delivery, or a held one whose holder may have died. */
@@ -71,8 +54,7 @@ export class SqliteDeliveries implements DeliveryStore {
       const taken = this.db
         .sql(
           `UPDATE plans SET delivery_claimed_until = ?, delivery_attempts = delivery_attempts + 1
-           WHERE id = ? AND delivery_status IN ('pending', 'retrying') AND delivery_next_at <= ?
-             AND (delivery_claimed_until IS NULL OR delivery_claimed_until <= ?)`,
+           WHERE id = ? AND ${sql.DELIVERY_DUE}`,
         )
         .run(until, planId, now, now).changes;
       if (taken !== 1) return null;
@@ -85,28 +67,15 @@ export class SqliteDeliveries implements DeliveryStore {
     from: readonly (PlanDeliveryStatus | null)[],
     patch: PlanDeliveryPatch,
   ): Promise<boolean> {
-    const keys = (Object.keys(patch) as (keyof PlanDeliveryPatch)[]).filter((k) => patch[k] !== undefined);
-    if (!keys.length) return false;
-    const set = keys.map((k) => `${PLAN_DELIVERY_COLUMNS[k]} = ?`).join(', ');
-    const statuses = from.filter((s): s is PlanDeliveryStatus => s !== null);
-    const conditions = [
-      ...(statuses.length ? [`delivery_status IN (${statuses.map(() => '?').join(', ')})`] : []),
-      ...(from.includes(null) ? ['delivery_status IS NULL'] : []),
-    ];
-    if (!conditions.length) return false;
-    return (
-      this.db
-        .sql(`UPDATE plans SET ${set} WHERE id = ? AND (${conditions.join(' OR ')})`)
-        .run(...keys.map((k) => patch[k] as string | number | null), planId, ...statuses).changes === 1
-    );
+    const update = sql.updatePlanDeliveryStatement(planId, from, patch);
+    return update !== null && this.db.sql(update.text).run(...update.values).changes === 1;
   }
 
   // ---- the notification outbox
 
   async notificationCursor(): Promise<number | null> {
-    const value = this.db.pluck('SELECT value FROM scheduler_state WHERE key = ?').get(CURSOR_KEY) as
-      | string
-      | undefined;
+    const { text, values } = sql.NOTIFICATION_CURSOR;
+    const value = this.db.pluck(text).get(...values) as string | undefined;
     return value === undefined ? null : Number(value);
   }
 
@@ -135,14 +104,8 @@ export class SqliteDeliveries implements DeliveryStore {
             n.createdAt,
           ).changes;
       }
-      // Forward only: a second daemon on the file may have gone further already.
-      this.db
-        .sql(
-          `INSERT INTO scheduler_state (key, value) VALUES (?, ?)
-           ON CONFLICT (key) DO UPDATE SET value = excluded.value
-           WHERE CAST(scheduler_state.value AS INTEGER) < CAST(excluded.value AS INTEGER)`,
-        )
-        .run(CURSOR_KEY, String(cursor));
+      const advance = sql.advanceCursorStatement(cursor);
+      this.db.sql(advance.text).run(...advance.values);
       return added;
     });
   }
@@ -162,65 +125,22 @@ export class SqliteDeliveries implements DeliveryStore {
   }
 
   async settleNotification(id: string, outcome: NotificationOutcome): Promise<void> {
-    switch (outcome.status) {
-      case 'delivered':
-        this.db
-          .sql(
-            `UPDATE notifications SET status = 'delivered', delivered_at = ?, next_attempt_at = NULL
-             WHERE id = ? AND status = 'pending'`,
-          )
-          .run(outcome.at, id);
-        return;
-      case 'pending':
-        this.db
-          .sql(
-            `UPDATE notifications SET next_attempt_at = ?, last_error = ? WHERE id = ? AND status = 'pending'`,
-          )
-          .run(outcome.nextAttemptAt, outcome.error, id);
-        return;
-      case 'failed':
-        this.db
-          .sql(
-            `UPDATE notifications SET status = 'failed', last_error = ?, next_attempt_at = NULL
-             WHERE id = ? AND status = 'pending'`,
-          )
-          .run(outcome.error, id);
-        return;
-    }
+    const { text, values } = sql.settleNotificationStatement(id, outcome);
+    this.db.sql(text).run(...values);
   }
 
   async nextNotificationDue(): Promise<number | null> {
-    return (
-      (this.db.pluck(`SELECT MIN(next_attempt_at) FROM notifications WHERE status = 'pending'`).get() as
-        | number
-        | null) ?? null
-    );
+    return (this.db.pluck(sql.NEXT_NOTIFICATION_DUE).get() as number | null) ?? null;
   }
 
-  async listNotifications(f: {
-    status?: NotificationStatus | undefined;
-    event?: string | undefined;
-    limit: number;
-    cursor?: string | undefined;
-  }): Promise<Page<Notification>> {
-    const { where, args } = equalities([
-      ['status', f.status || undefined],
-      ['event', f.event || undefined],
-    ]);
-    addCursor(f.cursor, where, args, 'desc');
-    const rows = this.db
-      .sql(`SELECT * FROM notifications ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .all(...args, f.limit + 1) as NotificationRow[];
-    return page(rows.map(toNotification), f.limit);
+  async listNotifications(f: Parameters<DeliveryStore['listNotifications']>[0]): Promise<Page<Notification>> {
+    const { text, values } = sql.listNotificationsStatement(f);
+    return page((this.db.sql(text).all(...values) as NotificationRow[]).map(toNotification), f.limit);
   }
 
   async countNotifications(): Promise<Record<NotificationStatus, number>> {
-    const counts: Record<NotificationStatus, number> = { pending: 0, delivered: 0, failed: 0 };
-    const rows = this.db.sql('SELECT status, COUNT(*) AS n FROM notifications GROUP BY status').all() as {
-      status: NotificationStatus;
-      n: number;
-    }[];
-    for (const r of rows) counts[r.status] = r.n;
-    return counts;
+    return sql.notificationCounts(
+      this.db.sql(sql.COUNT_NOTIFICATIONS).all() as { status: NotificationStatus; n: number }[],
+    );
   }
 }

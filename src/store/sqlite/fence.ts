@@ -1,13 +1,12 @@
-import { type Fence, FencedError } from '../store.js';
+import { type Fence, FencedError, fenceCheck } from '../leases.js';
+import { SQLITE } from '../sql/dialect.js';
 import type { SqliteDb } from './db.js';
 
 /** Throws FencedError unless `fence` (when given) still holds its run; called inside the write's transaction. */
 export function checkFence(db: SqliteDb, fence: Fence | undefined): void {
   if (!fence) return;
-  const held = db
-    .pluck("SELECT 1 FROM runs WHERE id = ? AND status = 'running' AND claimed_by = ? AND claim_epoch = ?")
-    .get(fence.runId, fence.replica, fence.epoch);
-  if (held === undefined) throw new FencedError(fence);
+  const { text, values } = fenceCheck(SQLITE, fence);
+  if (db.pluck(text).get(...values) === undefined) throw new FencedError(fence);
 }
 
 /**

@@ -1,32 +1,25 @@
 import type { ConversationFrame } from '../../domain/frame.js';
-import {
-  ACTIVE_RUN_STATUSES,
-  type ConversationMessage,
-  type LoggedEvent,
-  type Page,
-  type Run,
-  type RunEvent,
-  type RunStatus,
-  type RunWait,
-  type ToolCall,
+import type { NewRun } from '../../domain/new-run.js';
+import type {
+  ConversationMessage,
+  LoggedEvent,
+  Page,
+  Run,
+  RunEvent,
+  RunStatus,
+  RunWait,
+  ToolCall,
 } from '../../domain/types.js';
+import type { Fence, Receipt, Renewed, RunClaim, TransitionFields } from '../leases.js';
+import * as leases from '../leases.js';
 import { page } from '../paging.js';
 import { type EventRow, type RunRow, type ToolCallRow, toEvent, toRun, toToolCall } from '../rows.js';
-import {
-  type Fence,
-  FencedError,
-  type NewRun,
-  type NewToolCall,
-  type Receipt,
-  type RunClaim,
-  type RunFilter,
-  type RunStore,
-} from '../store.js';
-import { addCursor, equalities, type SqliteDb, whereSql } from './db.js';
+import type { NewToolCall, RunFilter, RunStore } from '../runs.js';
+import { SQLITE } from '../sql/dialect.js';
+import type { LastMessage, MessageRow } from '../sql/runs.js';
+import * as runSql from '../sql/runs.js';
+import type { SqliteDb } from './db.js';
 import { checkFence, fencedWrite } from './fence.js';
-
-/** The statuses of a run that is not finished, as an SQL list: `status IN (${ACTIVE_STATUSES})`. */
-export const ACTIVE_STATUSES = ACTIVE_RUN_STATUSES.map((s) => `'${s}'`).join(', ');
 
 export class SqliteRuns implements RunStore {
   constructor(private readonly db: SqliteDb) {}
@@ -41,83 +34,37 @@ export class SqliteRuns implements RunStore {
   }
 
   async listRuns(f: RunFilter): Promise<Page<Run>> {
-    const { where, args } = equalities([
-      ['session_id', f.sessionId],
-      ['job_id', f.jobId],
-      ['status', f.status],
-    ]);
-    addCursor(f.cursor, where, args, 'desc');
-    const rows = this.db
-      .sql(`SELECT * FROM runs ${whereSql(where)} ORDER BY created_at DESC, id DESC LIMIT ${f.limit + 1}`)
-      .all(...args) as RunRow[];
-    return page(rows.map(toRun), f.limit);
+    const { text, values } = runSql.listRunsStatement(f);
+    return page((this.db.sql(text).all(...values) as RunRow[]).map(toRun), f.limit);
   }
 
   async transitionRun(
     id: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    fields: {
-      startedAt?: number;
-      finishedAt?: number;
-      error?: string | null;
-      attempt?: number;
-      activeMs?: number;
-      fence?: Fence;
-      receipt?: Receipt;
-      waitingOn?: RunWait;
-    } = {},
+    fields: TransitionFields & { receipt?: Receipt } = {},
   ): Promise<boolean> {
-    const marks = from.map(() => '?').join(', ');
-    const { fence, receipt } = fields;
-    // started_at is the first start: a resumed or retried run keeps it. A move out of running clears the
-    // claim; with a fence, the move applies only while that claim holds the run.
-    const held = fence ? 'AND claimed_by = ? AND claim_epoch = ?' : '';
-    const move = () =>
-      this.db
-        .sql(
-          `UPDATE runs SET status = ?, started_at = COALESCE(started_at, ?), finished_at = COALESCE(?, finished_at),
-             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt), active_ms = active_ms + ?,
-             claimed_by = CASE WHEN ? THEN claimed_by END, lease_until = CASE WHEN ? THEN lease_until END,
-             waiting_on = ?, waiting_until = ?
-           WHERE id = ? AND status IN (${marks}) ${held}`,
-        )
-        .run(
-          to,
-          fields.startedAt ?? null,
-          fields.finishedAt ?? null,
-          fields.error !== undefined ? 1 : 0,
-          fields.error ?? null,
-          fields.attempt ?? null,
-          Math.max(0, Math.round(fields.activeMs ?? 0)),
-          to === 'running' ? 1 : 0,
-          to === 'running' ? 1 : 0,
-          // Every move ends a wait on the account, unless it starts one.
-          fields.waitingOn?.on ?? null,
-          fields.waitingOn?.until ?? null,
-          id,
-          ...from,
-          ...(fence ? [fence.replica, fence.epoch] : []),
-        ).changes === 1;
-    return this.withReceipt(id, receipt, move);
+    const { text, values } = leases.transitionStatement(id, from, to, fields);
+    return this.withReceipt(fields.receipt, () => this.db.sql(text).get(...values) as RunRow | undefined);
   }
 
   /** `move` in one transaction with the receipt it earns (when it moved the run and one is asked for). */
-  private withReceipt(id: string, receipt: Receipt | undefined, move: () => boolean): boolean {
-    if (!receipt) return move();
+  private withReceipt(receipt: Receipt | undefined, move: () => RunRow | undefined): boolean {
+    if (!receipt) return move() !== undefined;
     let stored: RunEvent | null = null;
     const moved = this.db.write(() => {
-      if (!move()) return false;
-      const run = toRun(this.db.sql('SELECT * FROM runs WHERE id = ?').get(id) as RunRow);
+      const row = move();
+      if (!row) return false;
+      const run = toRun(row);
       const { type, data } = receipt.event(run);
-      stored = insertEvent(this.db, id, type, data, receipt.at);
+      stored = insertEvent(this.db, run.id, type, data, receipt.at);
       return true;
     });
     if (stored) receipt.stored(stored);
     return moved;
   }
 
-  // ---- claims
+  // ---- claims (the statements and their rules: leases.ts)
 
   async claimRun(
     id: string,
@@ -125,43 +72,26 @@ export class SqliteRuns implements RunStore {
     claim: RunClaim,
     now: number,
   ): Promise<Fence | null> {
-    // One statement, so one step: SQLite writers take turns on the file, and the check of the session's
-    // other runs and the move see the same state. The busy runs are "active but not queued": SQLite uses the
-    // partial index runs_active_by_session only when the query repeats its condition (status IN the active
-    // statuses) word for word.
-    const epoch = this.db
-      .pluck(
-        `UPDATE runs SET status = 'running', claimed_by = ?, lease_until = ?, started_at = COALESCE(started_at, ?),
-             claim_epoch = claim_epoch + 1, waiting_on = NULL, waiting_until = NULL
-           WHERE id = ? AND status = ? AND (waiting_on IS NULL OR waiting_until <= ?)
-             AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = runs.session_id AND o.id <> runs.id
-                               AND o.status IN (${ACTIVE_STATUSES}) AND o.status <> 'queued')
-           RETURNING claim_epoch`,
-      )
-      .get(claim.replica, claim.leaseUntil, now, id, from, now) as number | undefined;
-    return epoch === undefined ? null : { runId: id, replica: claim.replica, epoch };
+    const { claim: update } = leases.claimStatements(SQLITE, id, from, claim, now);
+    return leases.claimedFence(
+      id,
+      claim,
+      this.db.pluck(update.text).get(...update.values) as number | undefined,
+    );
   }
 
   async renewRunLeases(held: readonly Fence[], leaseUntil: number): Promise<string[]> {
-    if (!held.length) return [];
-    const renew = this.db.pluck(
-      `UPDATE runs SET lease_until = ?
-       WHERE id = ? AND status = 'running' AND claimed_by = ? AND claim_epoch = ? RETURNING id`,
+    const statements = leases.renewStatements(SQLITE, held, leaseUntil);
+    if (!statements.length) return [];
+    const renewed = this.db.write(() =>
+      statements.flatMap(({ text, values }) => this.db.sql(text).all(...values) as Renewed[]),
     );
-    return this.db.write(() =>
-      held.flatMap((f) => (renew.get(leaseUntil, f.runId, f.replica, f.epoch) as string | undefined) ?? []),
-    );
+    return leases.renewedRunIds(held, renewed);
   }
 
   async listRecoverableRuns(own: string | null, now: number, limit: number): Promise<Run[]> {
-    const rows = this.db
-      .sql(
-        `SELECT * FROM runs WHERE status = 'running'
-           AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < ? OR claimed_by = ?)
-         ORDER BY created_at, id LIMIT ?`,
-      )
-      .all(now, own, limit) as RunRow[];
-    return rows.map(toRun);
+    const { text, values } = leases.recoverableStatement(own, now, limit);
+    return (this.db.sql(text).all(...values) as RunRow[]).map(toRun);
   }
 
   async releaseRun(
@@ -171,38 +101,19 @@ export class SqliteRuns implements RunStore {
     to: 'queued' | 'interrupted',
     fields: { attempt?: number; finishedAt?: number; error?: string | null; receipt?: Receipt },
   ): Promise<boolean> {
-    // The rule of listRecoverableRuns, checked again in the statement that moves the run.
-    const move = () =>
-      this.db
-        .sql(
-          `UPDATE runs SET status = ?, claimed_by = NULL, lease_until = NULL, finished_at = COALESCE(?, finished_at),
-             error = CASE WHEN ? THEN ? ELSE error END, attempt = COALESCE(?, attempt)
-           WHERE id = ? AND status = 'running'
-             AND (claimed_by IS NULL OR lease_until IS NULL OR lease_until < ? OR claimed_by = ?)`,
-        )
-        .run(
-          to,
-          fields.finishedAt ?? null,
-          fields.error !== undefined ? 1 : 0,
-          fields.error ?? null,
-          fields.attempt ?? null,
-          id,
-          now,
-          own,
-        ).changes === 1;
-    return this.withReceipt(id, fields.receipt, move);
+    const { text, values } = leases.releaseStatement(id, own, now, to, fields);
+    return this.withReceipt(fields.receipt, () => this.db.sql(text).get(...values) as RunRow | undefined);
   }
 
   async listClaimableRuns(limit: number, now: number | null = null): Promise<Run[]> {
     // Both halves walk runs_by_status (status, created_at); a session's busy runs are found through
-    // runs_active_by_session (the subquery repeats its condition, see claimRun), a run's pending requests
+    // runs_active_by_session (leases.sessionBusy repeats its condition, see leases.ts), a run's pending requests
     // through the (run_id, tool_use_id) unique indexes. Checked with EXPLAIN QUERY PLAN.
     const rows = this.db
       .sql(
         `SELECT * FROM (
            SELECT * FROM runs r WHERE r.status = 'queued'
-             AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.session_id = r.session_id
-                               AND o.status IN (${ACTIVE_STATUSES}) AND o.status <> 'queued')
+             AND NOT ${leases.sessionBusy('r')}
            UNION ALL
            SELECT * FROM runs r WHERE r.status = 'awaiting_input'
              AND NOT EXISTS (SELECT 1 FROM questions q WHERE q.run_id = r.id AND q.status = 'pending')
@@ -235,49 +146,16 @@ export class SqliteRuns implements RunStore {
   }
 
   async updateRun(id: string, patch: Parameters<RunStore['updateRun']>[1], fence?: Fence): Promise<void> {
-    const sets: string[] = [];
-    const args: unknown[] = [];
-    const put = (col: string, value: unknown) => {
-      sets.push(`${col} = ?`);
-      args.push(value);
-    };
-    if (patch.conversationId !== undefined) put('conversation_id', patch.conversationId);
-    if (patch.model !== undefined) put('model', patch.model);
-    if (patch.settings !== undefined) put('settings', JSON.stringify(patch.settings));
-    if (patch.turns !== undefined) put('turns', patch.turns);
-    if (patch.usage !== undefined) put('usage', JSON.stringify(patch.usage));
-    if (patch.costUsd !== undefined) put('cost_usd', patch.costUsd);
-    if (patch.planId !== undefined) put('plan_id', patch.planId);
-    if (patch.attempt !== undefined) put('attempt', patch.attempt);
-    if (patch.executeMode !== undefined) put('execute_mode', patch.executeMode);
-    if (patch.resultCommit !== undefined) put('result_commit', patch.resultCommit);
-    if (patch.diffStat !== undefined) put('diff_stat', patch.diffStat);
-    if (patch.changedFiles !== undefined) put('changed_files', JSON.stringify(patch.changedFiles));
-    if (!sets.length) return;
-    fencedWrite(this.db, fence, () =>
-      this.db.sql(`UPDATE runs SET ${sets.join(', ')} WHERE id = ?`).run(...args, id),
-    );
+    const update = runSql.updateRunStatement(id, patch);
+    if (update) fencedWrite(this.db, fence, () => this.db.sql(update.text).run(...update.values));
   }
 
   // ---- conversations and events
 
   async loadConversation(conversationId: string): Promise<ConversationMessage[]> {
-    const rows = this.db
-      .sql(
-        'SELECT role, content, run_id, stop_reason FROM conversation_messages WHERE conversation_id = ? ORDER BY seq',
-      )
-      .all(conversationId) as {
-      role: ConversationMessage['role'];
-      content: string;
-      run_id: string;
-      stop_reason: string | null;
-    }[];
-    return rows.map((r) => ({
-      role: r.role,
-      content: JSON.parse(r.content),
-      runId: r.run_id,
-      ...(r.stop_reason !== null ? { stopReason: r.stop_reason } : {}),
-    }));
+    return (this.db.sql(runSql.SELECT_CONVERSATION).all(conversationId) as MessageRow[]).map(
+      runSql.toMessage,
+    );
   }
 
   async appendMessages(
@@ -287,52 +165,19 @@ export class SqliteRuns implements RunStore {
     now: number,
     fence?: Fence,
   ): Promise<void> {
-    const insert = this.db.sql(
-      `INSERT INTO conversation_messages (conversation_id, seq, role, content, run_id, created_at, stop_reason)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_messages WHERE conversation_id = ?), ?, ?, ?, ?, ?)`,
-    );
-    const last = this.db.sql(
-      'SELECT seq, role, content, stop_reason FROM conversation_messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
-    );
-    const merge = this.db.sql(
-      'UPDATE conversation_messages SET content = ?, run_id = ?, stop_reason = ? WHERE conversation_id = ? AND seq = ?',
-    );
     this.db.write(() => {
       checkFence(this.db, fence);
+      let last = this.db.sql(runSql.SELECT_LAST_MESSAGE).get(conversationId) as LastMessage | undefined;
       for (const m of messages) {
-        const prev = last.get(conversationId) as
-          | { seq: number; role: string; content: string; stop_reason: string | null }
-          | undefined;
-        // Consecutive user messages become one; so does an assistant turn continued after `pause_turn`.
-        const continues =
-          prev && prev.role === m.role && (m.role === 'user' || prev.stop_reason === 'pause_turn');
-        if (prev && continues) {
-          merge.run(
-            JSON.stringify([...JSON.parse(prev.content), ...m.content]),
-            runId,
-            m.stopReason ?? null,
-            conversationId,
-            prev.seq,
-          );
-        } else {
-          insert.run(
-            conversationId,
-            conversationId,
-            m.role,
-            JSON.stringify(m.content),
-            runId,
-            now,
-            m.stopReason ?? null,
-          );
-        }
+        const next = runSql.appendMessageStatement(conversationId, runId, last, m, now);
+        this.db.sql(next.statement.text).run(...next.statement.values);
+        last = next.last;
       }
     });
   }
 
   async loadFrame(conversationId: string): Promise<ConversationFrame | null> {
-    const text = this.db
-      .pluck('SELECT frame FROM conversation_frames WHERE conversation_id = ?')
-      .get(conversationId) as string | undefined;
+    const text = this.db.pluck(runSql.SELECT_FRAME).get(conversationId) as string | undefined;
     return text === undefined ? null : (JSON.parse(text) as ConversationFrame);
   }
 
@@ -344,15 +189,8 @@ export class SqliteRuns implements RunStore {
     fence?: Fence,
   ): Promise<ConversationFrame> {
     const text = fencedWrite(this.db, fence, () => {
-      this.db
-        .sql(
-          `INSERT INTO conversation_frames (conversation_id, frame, run_id, created_at) VALUES (?, ?, ?, ?)
-           ON CONFLICT (conversation_id) DO NOTHING`,
-        )
-        .run(conversationId, JSON.stringify(frame), runId, now);
-      return this.db
-        .pluck('SELECT frame FROM conversation_frames WHERE conversation_id = ?')
-        .get(conversationId) as string;
+      this.db.sql(runSql.INSERT_FRAME).run(conversationId, JSON.stringify(frame), runId, now);
+      return this.db.pluck(runSql.SELECT_FRAME).get(conversationId) as string;
     });
     return JSON.parse(text) as ConversationFrame;
   }
@@ -368,27 +206,19 @@ export class SqliteRuns implements RunStore {
   }
 
   async listEvents(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
-    const rows = this.db
-      .sql('SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?')
-      .all(runId, afterSeq, limit) as EventRow[];
-    return rows.map(toEvent);
+    return (this.db.sql(runSql.SELECT_EVENTS).all(runId, afterSeq, limit) as EventRow[]).map(toEvent);
   }
 
   // ---- the execute phase's call journal
 
   async startToolCall(c: NewToolCall, fence?: Fence): Promise<{ call: ToolCall; started: boolean }> {
+    const start = runSql.startToolCallStatement(c);
     return this.db.write(() => {
       checkFence(this.db, fence);
-      const inserted = this.db
-        .sql(
-          `INSERT INTO tool_calls (run_id, tool_use_id, tool, input_sha256, started_at) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (run_id, tool_use_id) DO NOTHING`,
-        )
-        .run(c.runId, c.toolUseId, c.tool, c.inputSha256, c.startedAt).changes;
-      const row = this.db
-        .sql('SELECT * FROM tool_calls WHERE run_id = ? AND tool_use_id = ?')
-        .get(c.runId, c.toolUseId) as ToolCallRow;
-      return { call: toToolCall(row), started: inserted === 1 };
+      const inserted = this.db.sql(start.text).get(...start.values) as ToolCallRow | undefined;
+      if (inserted) return { call: toToolCall(inserted), started: true };
+      const row = this.db.sql(runSql.SELECT_TOOL_CALL).get(c.runId, c.toolUseId) as ToolCallRow;
+      return { call: toToolCall(row), started: false };
     });
   }
 
@@ -399,14 +229,8 @@ export class SqliteRuns implements RunStore {
     start: string | null,
     fence?: Fence,
   ): Promise<void> {
-    fencedWrite(this.db, fence, () =>
-      this.db
-        .sql(
-          `UPDATE tool_calls SET process_group = ?, process_start = ?
-           WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
-        )
-        .run(group, start, runId, toolUseId),
-    );
+    const { text, values } = runSql.toolCallProcessStatement(runId, toolUseId, group, start);
+    fencedWrite(this.db, fence, () => this.db.sql(text).run(...values));
   }
 
   async finishToolCall(
@@ -416,33 +240,24 @@ export class SqliteRuns implements RunStore {
     now: number,
     fence?: Fence,
   ): Promise<void> {
-    fencedWrite(this.db, fence, () =>
-      this.db
-        .sql(
-          `UPDATE tool_calls SET finished_at = ?, result = ?, process_group = NULL, process_start = NULL
-           WHERE run_id = ? AND tool_use_id = ? AND finished_at IS NULL`,
-        )
-        .run(now, JSON.stringify(result), runId, toolUseId),
-    );
+    const { text, values } = runSql.finishToolCallStatement(runId, toolUseId, result, now);
+    fencedWrite(this.db, fence, () => this.db.sql(text).run(...values));
   }
 
   async listOpenCommands(limit: number): Promise<ToolCall[]> {
-    const rows = this.db
-      .sql(
-        `SELECT * FROM tool_calls WHERE finished_at IS NULL AND process_group IS NOT NULL ORDER BY started_at LIMIT ?`,
-      )
-      .all(limit) as ToolCallRow[];
-    return rows.map(toToolCall);
+    return (this.db.sql(runSql.SELECT_OPEN_COMMANDS).all(limit) as ToolCallRow[]).map(toToolCall);
   }
 
   async confirmHold(runId: string, fence?: Fence): Promise<void> {
-    if (fence && fence.runId !== runId) throw new FencedError(fence);
+    leases.checkFenceOf(runId, fence);
     checkFence(this.db, fence);
   }
 
   async activeRunsForSubject(subject: string): Promise<Run[]> {
     const rows = this.db
-      .sql(`SELECT * FROM runs WHERE subject = ? AND status IN (${ACTIVE_STATUSES}) ORDER BY created_at`)
+      .sql(
+        `SELECT * FROM runs WHERE subject = ? AND status IN (${leases.ACTIVE_STATUSES}) ORDER BY created_at`,
+      )
       .all(subject) as RunRow[];
     return rows.map(toRun);
   }
@@ -496,32 +311,8 @@ export class SqliteRuns implements RunStore {
  * runJobNow), of decisions (decidePlan) and of trigger fires (fireTrigger).
  */
 export function insertRun(db: SqliteDb, r: NewRun, coalescedSlots: number): Run {
-  db.sql(
-    `INSERT INTO runs (id, session_id, job_id, slot_at, source, phase, status, prompt, requested_by,
-         coalesced_slots, created_at, overrides, conversation_id, revises_plan_id, executes_plan_id, trigger_id,
-         delivery_id, subject, checkout)
-       VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    r.id,
-    r.sessionId,
-    r.jobId,
-    r.slotAt,
-    r.source,
-    r.phase ?? 'plan',
-    r.prompt,
-    r.requestedBy,
-    coalescedSlots,
-    r.createdAt,
-    JSON.stringify(r.overrides ?? {}),
-    r.conversationId ?? r.id,
-    r.revisesPlanId ?? null,
-    r.executesPlanId ?? null,
-    r.triggerId ?? null,
-    r.deliveryId ?? null,
-    r.subject ?? null,
-    r.checkout ? JSON.stringify(r.checkout) : null,
-  );
-  return toRun(db.sql('SELECT * FROM runs WHERE id = ?').get(r.id) as RunRow);
+  const { text, values } = runSql.insertRunStatement(r, coalescedSlots);
+  return toRun(db.sql(text).get(...values) as RunRow);
 }
 
 /** The rowid of the newest event in the log (0 when empty). */
@@ -537,12 +328,6 @@ function insertEvent(
   data: Record<string, unknown>,
   at: number,
 ): RunEvent {
-  const row = db
-    .sql(
-      `INSERT INTO run_events (run_id, seq, type, data, at)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = ?), ?, ?, ?)
-       RETURNING seq`,
-    )
-    .get(runId, runId, type, JSON.stringify(data), at) as { seq: number };
-  return { runId, seq: row.seq, type, data, at };
+  const seq = db.pluck(runSql.INSERT_EVENT).get(...runSql.insertEventValues(runId, type, data, at)) as number;
+  return { runId, seq, type, data, at };
 }

@@ -1,4 +1,5 @@
 import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
+import type { NewJob } from '../jobs.js';
 import {
   D_DELIVERY_COLUMNS,
   DELIVERY_COLUMNS,
@@ -11,8 +12,10 @@ import {
   toTrigger,
   toTriggerFire,
 } from '../rows.js';
-import type { DeliveryPatch, NewJob, NewSession, TriggerFireInput, TriggerStore } from '../store.js';
-import { equalities, type SqliteDb, whereSql } from './db.js';
+import type { NewSession } from '../sessions.js';
+import * as sql from '../sql/triggers.js';
+import type { DeliveryPatch, TriggerFireInput, TriggerStore } from '../triggers.js';
+import type { SqliteDb } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
 import { insertScopedSession } from './sessions.js';
@@ -25,8 +28,7 @@ export class SqliteTriggers implements TriggerStore {
   constructor(private readonly db: SqliteDb) {}
 
   async createTrigger(t: Trigger): Promise<Trigger> {
-    insertTrigger(this.db, t);
-    return (await this.getTrigger(t.id))!;
+    return toTrigger(insertTrigger(this.db, t));
   }
 
   async createScheduleTrigger(input: {
@@ -43,26 +45,18 @@ export class SqliteTriggers implements TriggerStore {
   }
 
   async getTrigger(id: string): Promise<Trigger | null> {
-    const row = this.db.sql('SELECT * FROM triggers WHERE id = ?').get(id) as TriggerRow | undefined;
+    const row = this.db.sql(sql.SELECT_TRIGGER).get(id) as TriggerRow | undefined;
     return row ? toTrigger(row) : null;
   }
 
   async findTriggerByToken(tokenId: string): Promise<Trigger | null> {
-    const row = this.db.sql('SELECT * FROM triggers WHERE token_id = ?').get(tokenId) as
-      | TriggerRow
-      | undefined;
+    const row = this.db.sql(sql.SELECT_TRIGGER_BY_TOKEN).get(tokenId) as TriggerRow | undefined;
     return row ? toTrigger(row) : null;
   }
 
   async listTriggers(f: { kind?: Trigger['kind']; enabled?: boolean }): Promise<Trigger[]> {
-    const { where, args } = equalities([
-      ['kind', f.kind],
-      ['enabled', f.enabled === undefined ? undefined : f.enabled ? 1 : 0],
-    ]);
-    const rows = this.db
-      .sql(`SELECT * FROM triggers ${whereSql(where)} ORDER BY created_at, id`)
-      .all(...args) as TriggerRow[];
-    return rows.map(toTrigger);
+    const { text, values } = sql.listTriggersStatement(f);
+    return (this.db.sql(text).all(...values) as TriggerRow[]).map(toTrigger);
   }
 
   async updateTrigger(
@@ -71,40 +65,20 @@ export class SqliteTriggers implements TriggerStore {
     check?: (current: Trigger) => void,
   ): Promise<Trigger | null> {
     // Read, check, merge and write in one synchronous transaction: nothing runs between the check and the write.
-    const written = this.db.write(() => {
-      const row = this.db.sql('SELECT * FROM triggers WHERE id = ?').get(id) as TriggerRow | undefined;
-      if (!row) return false;
+    return this.db.write(() => {
+      const row = this.db.sql(sql.SELECT_TRIGGER).get(id) as TriggerRow | undefined;
+      if (!row) return null;
       const current = toTrigger(row);
       check?.(current);
-      const t = { ...current, ...patch };
-      this.db
-        .sql(
-          `UPDATE triggers SET name = ?, events = ?, filters = ?, prompt = ?, workspace = ?, options = ?,
-           hourly_cap = ?, token_id = ?, token_hash = ?, enabled = ?, updated_at = ? WHERE id = ?`,
-        )
-        .run(
-          t.name,
-          JSON.stringify(t.events),
-          JSON.stringify(t.filters),
-          t.prompt,
-          t.workspace,
-          JSON.stringify(t.options),
-          t.hourlyCap,
-          t.tokenId,
-          t.tokenHash,
-          t.enabled ? 1 : 0,
-          t.updatedAt,
-          id,
-        );
-      return true;
+      const { text, values } = sql.updateTriggerStatement({ ...current, ...patch });
+      return toTrigger(this.db.sql(text).get(...values) as TriggerRow);
     });
-    return written ? this.getTrigger(id) : null;
   }
 
   async deleteTrigger(id: string): Promise<boolean> {
     return this.db.write(() => {
-      this.db.sql('DELETE FROM trigger_fire_counts WHERE trigger_id = ?').run(id);
-      return this.db.sql('DELETE FROM triggers WHERE id = ?').run(id).changes === 1;
+      this.db.sql(sql.DELETE_FIRE_COUNTS).run(id);
+      return this.db.sql(sql.DELETE_TRIGGER).run(id).changes === 1;
     });
   }
 
@@ -121,39 +95,19 @@ export class SqliteTriggers implements TriggerStore {
   }
 
   async updateDelivery(id: string, patch: DeliveryPatch): Promise<void> {
-    const columns: [keyof DeliveryPatch, string][] = [
-      ['outcome', 'outcome'],
-      ['detail', 'detail'],
-      ['runIds', 'run_ids'],
-      ['triggerId', 'trigger_id'],
-      ['subject', 'subject'],
-      ['payload', 'payload'],
-      ['claimedUntil', 'claimed_until'],
-      ['processedAt', 'processed_at'],
-    ];
-    const sets: string[] = [];
-    const args: unknown[] = [];
-    for (const [key, column] of columns) {
-      const value = patch[key];
-      if (value === undefined) continue;
-      sets.push(`${column} = ?`);
-      args.push(key === 'runIds' ? JSON.stringify(value) : value);
-    }
-    if (sets.length) this.db.sql(`UPDATE deliveries SET ${sets.join(', ')} WHERE id = ?`).run(...args, id);
+    const update = sql.updateDeliveryStatement(id, patch);
+    if (update) this.db.sql(update.text).run(...update.values);
   }
 
   async getDelivery(id: string): Promise<Delivery | null> {
-    const row = this.db.sql(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ?`).get(id) as
-      | DeliveryRow
-      | undefined;
+    const row = this.db.sql(sql.SELECT_DELIVERY).get(id) as DeliveryRow | undefined;
     return row ? toDelivery(row) : null;
   }
 
   async queuedDeliveries(limit: number, now: number): Promise<Delivery[]> {
     const rows = this.db
       .sql(
-        `SELECT ${DELIVERY_COLUMNS} FROM deliveries
-       WHERE outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= ?) ORDER BY rowid LIMIT ?`,
+        `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE ${sql.DELIVERY_CLAIMABLE} ORDER BY rowid LIMIT ?`,
       )
       .all(now, limit) as DeliveryRow[];
     return rows.map(toDelivery);
@@ -162,29 +116,19 @@ export class SqliteTriggers implements TriggerStore {
   async claimDelivery(id: string, until: number, now: number): Promise<string | null> {
     const row = this.db
       .sql(
-        `UPDATE deliveries SET claimed_until = ?
-       WHERE id = ? AND outcome = 'queued' AND (claimed_until IS NULL OR claimed_until <= ?) RETURNING payload`,
+        `UPDATE deliveries SET claimed_until = ? WHERE id = ? AND ${sql.DELIVERY_CLAIMABLE} RETURNING payload`,
       )
       .get(until, id, now) as { payload: string | null } | undefined;
     return row ? (row.payload ?? '') : null;
   }
 
   async requeueDelivery(id: string, payload: string): Promise<boolean> {
-    return (
-      this.db
-        .sql(
-          `UPDATE deliveries SET outcome = 'queued', detail = NULL, payload = ?, claimed_until = NULL,
-           processed_at = NULL
-         WHERE id = ? AND (outcome = 'failed' OR (outcome = 'accepted' AND processed_at IS NULL))`,
-        )
-        .run(payload, id).changes === 1
-    );
+    const { text, values } = sql.requeueDeliveryStatement(id, payload);
+    return this.db.sql(text).run(...values).changes === 1;
   }
 
   async nextClaimExpiry(now: number): Promise<number | null> {
-    return this.db
-      .pluck(`SELECT MIN(claimed_until) FROM deliveries WHERE outcome = 'queued' AND claimed_until > ?`)
-      .get(now) as number | null;
+    return this.db.pluck(sql.NEXT_CLAIM_EXPIRY).get(now) as number | null;
   }
 
   async listTriggerFires(
@@ -313,28 +257,9 @@ export class SqliteTriggers implements TriggerStore {
   }
 }
 
-function insertTrigger(db: SqliteDb, t: Trigger): void {
-  db.sql(
-    `INSERT INTO triggers (id, name, kind, events, filters, prompt, workspace, options, hourly_cap, token_id,
-       token_hash, enabled, created_by, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    t.id,
-    t.name,
-    t.kind,
-    JSON.stringify(t.events),
-    JSON.stringify(t.filters),
-    t.prompt,
-    t.workspace,
-    JSON.stringify(t.options),
-    t.hourlyCap,
-    t.tokenId,
-    t.tokenHash,
-    t.enabled ? 1 : 0,
-    t.createdBy,
-    t.createdAt,
-    t.updatedAt,
-  );
+function insertTrigger(db: SqliteDb, t: Trigger): TriggerRow {
+  const { text, values } = sql.insertTriggerStatement(t);
+  return db.sql(text).get(...values) as TriggerRow;
 }
 
 function insertDelivery(

@@ -1,4 +1,4 @@
-import type { WakeChannel, WakeStore } from '../store.js';
+import type { WakeChannel, WakeStore } from '../wakes.js';
 
 /**
  * The SQLite store serves one process, whose own code wakes itself after a change: no other process's change

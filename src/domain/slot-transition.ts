@@ -1,0 +1,26 @@
+import type { CronJob, JobStatus } from './types.js';
+
+/**
+ * Everything the scheduler decided about one job at one moment, applied by the store in one transaction.
+ * The scheduler computes it from a fresh copy of the job read inside that transaction (see `advanceJobs`).
+ */
+export interface SlotTransition {
+  /** Slots superseded by a newer one (idle-only coalescing); recorded now, linked to the run that fires. */
+  coalesce: number[];
+  /** Slots that passed while the daemon was down, outside the catch-up window. */
+  missed: { firstAt: number; lastAt: number; slots: number } | null;
+  /** Fire this slot now: one run keyed by (job, slot). `dueAt` is its jittered due time when it fires on
+   *  time (null when it waited for an idle session), for lateness figures. */
+  fire: { slotAt: number; runId: string; dueAt: number | null } | null;
+  /** The slot that waits for the session to become idle (null: nothing waits). */
+  pending: { slotAt: number; final: boolean; coalesced: number } | null;
+  /** The next slot to act on (null: none is left). */
+  next: { nominalAt: number; dueAt: number; final: boolean } | null;
+  /** Set when a one-shot was missed while the daemon was down: it waits for a person. */
+  status?: JobStatus;
+  /** Delete the job after applying (a one-shot fired, or a recurring job's final fire). */
+  remove: boolean;
+}
+
+/** Called inside the store's transaction with the freshest job row; must be pure and synchronous. */
+export type DecideFn = (job: CronJob, sessionBusy: boolean) => SlotTransition | null;

@@ -1,0 +1,68 @@
+import type { NewRun } from '../domain/new-run.js';
+import type { DecideFn, SlotTransition } from '../domain/slot-transition.js';
+import type { CronJob, JobStatus, Run, SlotRecord } from '../domain/types.js';
+
+export type NewJob = Omit<
+  CronJob,
+  | 'status'
+  | 'pendingSlotAt'
+  | 'pendingFinal'
+  | 'pendingCoalesced'
+  | 'lastSlotAt'
+  | 'fireCount'
+  | 'triggerId'
+  | 'renewals'
+  | 'renewedAt'
+  | 'renewedBy'
+> & { triggerId?: string | null };
+
+export interface AdvanceResult {
+  jobId: string;
+  /** The run created for a fired slot, if any. */
+  run: Run | null;
+  transition: SlotTransition;
+}
+
+/** Cron jobs and their slots; a fired slot's run is created in the transaction that advances the job. */
+export interface JobStore {
+  /** Inserts the job unless its session already has `maxPerSession` jobs (JobLimitError) or is closed. */
+  createJob(job: NewJob, maxPerSession: number): Promise<CronJob>;
+  /**
+   * Another expiry period for a recurring job: `expiresAt` from now; its next (and pending) slot is final
+   * again only if it falls at or after the new expiry. Null when the job is gone.
+   */
+  renewJob(id: string, expiresAt: number, by: string, now: number): Promise<CronJob | null>;
+  /** The job a scheduled trigger fires through. */
+  jobOfTrigger(triggerId: string): Promise<CronJob | null>;
+  /**
+   * A scheduled trigger's job takes its trigger's new definition (expression, zone, prompt, options) and the
+   * next slot planned for it; its history (slots, fire count) stays.
+   */
+  redefineJob(job: NewJob, status: JobStatus): Promise<CronJob | null>;
+  getJob(id: string): Promise<CronJob | null>;
+  listJobs(sessionId: string): Promise<CronJob[]>;
+  countJobs(): Promise<number>;
+  deleteJob(id: string): Promise<boolean>;
+  /** Pause, resume (with a freshly computed next slot) or otherwise reschedule a job. */
+  updateJobSchedule(
+    id: string,
+    status: JobStatus,
+    next: { nominalAt: number; dueAt: number; final: boolean } | null,
+  ): Promise<CronJob | null>;
+
+  // ---- the scheduler pass
+  /** Ids of active jobs whose due time is at or before `now`, earliest first. */
+  listDueJobIds(now: number, limit: number): Promise<string[]>;
+  /** Ids of jobs holding a pending slot whose session has no active run, oldest pending slot first. */
+  listReadyPendingJobIds(limit: number): Promise<string[]>;
+  /** Earliest due time of any active job, or null. */
+  earliestDueAt(): Promise<number | null>;
+  /**
+   * For each job id: in one transaction, re-read the job and whether its session is busy, call `decide`,
+   * and apply the transition. Jobs that vanished or for which `decide` returns null are skipped.
+   */
+  advanceJobs(jobIds: string[], now: number, decide: DecideFn): Promise<AdvanceResult[]>;
+  /** A person runs a job now (POST /v1/jobs/:id/run). A missed one-shot fires its slot and is deleted. */
+  runJobNow(jobId: string, run: NewRun): Promise<Run | null>;
+  listSlots(jobId: string): Promise<SlotRecord[]>;
+}
