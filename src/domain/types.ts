@@ -440,7 +440,7 @@ export const DELIVERY_OUTCOMES = [
 ] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
-export interface Delivery {
+export interface WebhookDelivery {
   id: string;
   source: 'github' | 'fire';
   key: string;

@@ -4,7 +4,6 @@ import { LIST_TITLE, planTitle } from '../domain/plan-title.js';
 import type {
   CronJob,
   Decision,
-  Delivery,
   Plan,
   PlanDelivery,
   Question,
@@ -13,12 +12,12 @@ import type {
   Session,
   SlotRecord,
   ToolApproval,
+  WebhookDelivery,
 } from '../domain/types.js';
 import type { PlanContext, PlanDiff, PlanSource } from '../plans/context.js';
 import { upcomingSlots } from '../scheduler/next-fire.js';
 import type {
   DecisionJson,
-  DeliveryJson,
   JobJson,
   PlanContextJson,
   PlanDeliveryJson,
@@ -29,6 +28,7 @@ import type {
   SessionJson,
   SlotJson,
   ToolApprovalJson,
+  WebhookDeliveryJson,
 } from './contract/index.js';
 
 // Domain records to their JSON form: snake_case, ISO-8601 UTC times. Each presenter returns the type of its
@@ -221,7 +221,7 @@ export const presentSlot = (s: SlotRecord): SlotJson => ({
   recorded_at: iso(s.recordedAt),
 });
 
-export const presentDelivery = (d: Delivery): DeliveryJson => ({
+export const presentWebhookDelivery = (d: WebhookDelivery): WebhookDeliveryJson => ({
   id: d.id,
   source: d.source,
   key: d.key,

@@ -10,11 +10,11 @@ import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
 import { parseCommand } from '../../src/triggers/commands.js';
 import { ADMIN_TOKEN, waitFor } from '../support/daemon.js';
-import { settledAnswer } from '../support/deliveries.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
 import { makeRepo } from '../support/git-repo.js';
 import { tempDir, testConfig } from '../support/harness.js';
 import { type ModelServer, type ScriptedResponse, startModelServer } from '../support/model-server.js';
+import { settledAnswer } from '../support/webhook-deliveries.js';
 
 const GITHUB_TOKEN = 'ghp_FAKEtoken0123456789abcdefghijklmnopqrs';
 const SECRET = 'webhook-secret-for-tests-0123456789';

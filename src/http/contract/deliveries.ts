@@ -4,7 +4,7 @@ import { limit, time } from './common.js';
 
 // /v1/deliveries: webhook deliveries and fires, and what became of them.
 
-export const deliveryListQuery = z.strictObject({
+export const webhookDeliveryListQuery = z.strictObject({
   outcome: z.enum(DELIVERY_OUTCOMES).optional(),
   trigger_id: z.string().max(100).optional(),
   /** A delivery id: the page continues with older ones. */
@@ -12,7 +12,7 @@ export const deliveryListQuery = z.strictObject({
   limit,
 });
 
-export const deliverySchema = z.strictObject({
+export const webhookDeliverySchema = z.strictObject({
   id: z.string(),
   source: z.enum(['github', 'fire']),
   key: z.string(),
@@ -25,9 +25,9 @@ export const deliverySchema = z.strictObject({
   received_at: time,
   processed_at: time.nullable(),
 });
-export type DeliveryJson = z.infer<typeof deliverySchema>;
+export type WebhookDeliveryJson = z.infer<typeof webhookDeliverySchema>;
 
-export const deliveryListSchema = z.strictObject({
-  items: z.array(deliverySchema),
+export const webhookDeliveryListSchema = z.strictObject({
+  items: z.array(webhookDeliverySchema),
   next_before: z.string().nullable().describe('pass as ?before= for the next (older) page'),
 });
