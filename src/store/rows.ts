@@ -19,7 +19,7 @@ import type {
   UiSession,
   WebhookDelivery,
 } from '../domain/types.js';
-import type { PlanDeliveryPatch } from './deliveries.js';
+import type { PlanDeliveryPatch } from './outbox.js';
 
 // Row shapes as both stores read them, and their mapping to domain records. The shapes are SQLite's (times
 // as millisecond numbers, JSON as text, booleans as 1/0); the PostgreSQL pool's type parsers return its rows
