@@ -428,7 +428,7 @@ export interface Trigger {
 }
 
 /** `queued`: recorded and answered, waiting for the trigger worker; `failed`: its processing raised. */
-export const DELIVERY_OUTCOMES = [
+export const WEBHOOK_OUTCOMES = [
   'queued',
   'accepted',
   'duplicate',
@@ -438,7 +438,7 @@ export const DELIVERY_OUTCOMES = [
   'ignored',
   'failed',
 ] as const;
-export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
 export interface WebhookDelivery {
   id: string;
@@ -446,7 +446,7 @@ export interface WebhookDelivery {
   key: string;
   event: string;
   triggerId: string | null;
-  outcome: DeliveryOutcome;
+  outcome: WebhookOutcome;
   detail: string | null;
   subject: string | null;
   runIds: string[];

@@ -1,7 +1,6 @@
 import type {
   ConversationMessage,
   Decision,
-  DeliveryOutcome,
   Plan,
   PlanStatus,
   Question,
@@ -10,6 +9,7 @@ import type {
   RunStatus,
   TokenUsage,
   TriggerKind,
+  WebhookOutcome,
 } from '../domain/types.js';
 import type { ApprovalStore, JobStore, PlanStore, RunStore, Store, TriggerStore } from '../store/store.js';
 import { type McpActivity, mcpActivity } from './mcp-activity.js';
@@ -78,7 +78,7 @@ export interface PlanSource {
     /** X-GitHub-Delivery or the caller's idempotency key. */
     key: string;
     event: string;
-    outcome: DeliveryOutcome;
+    outcome: WebhookOutcome;
     receivedAt: number;
   } | null;
   /** External: the text a trigger was fired with. */

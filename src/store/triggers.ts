@@ -1,10 +1,10 @@
 import type { NewRun } from '../domain/new-run.js';
-import type { DeliveryOutcome, Run, Trigger, WebhookDelivery } from '../domain/types.js';
+import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
 import type { NewJob } from './jobs.js';
 import type { NewSession } from './sessions.js';
 
 export interface WebhookDeliveryPatch {
-  outcome?: DeliveryOutcome;
+  outcome?: WebhookOutcome;
   detail?: string | null;
   runIds?: string[];
   triggerId?: string | null;
@@ -97,7 +97,7 @@ export interface TriggerStore {
   /** Newest first; `before` (a delivery id) continues a page. */
   listDeliveries(filter: {
     triggerId?: string | undefined;
-    outcome?: DeliveryOutcome | undefined;
+    outcome?: WebhookOutcome | undefined;
     limit: number;
     before?: string | undefined;
   }): Promise<WebhookDelivery[]>;

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
-import type { DeliveryOutcome, Run, Trigger, WebhookDelivery } from '../domain/types.js';
+import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
 import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
@@ -41,14 +41,14 @@ export interface FireOutcome {
 
 /** What became of a processed delivery. */
 interface Settlement {
-  outcome: DeliveryOutcome;
+  outcome: WebhookOutcome;
   detail: string | null;
   runIds: string[];
   subject?: string;
 }
 
 const settlement = (
-  outcome: DeliveryOutcome,
+  outcome: WebhookOutcome,
   detail: string | null,
   runIds: string[] = [],
   subject?: string,
@@ -243,7 +243,7 @@ export class TriggerService {
     delivery: WebhookDelivery,
     ctx: PullRequestContext,
     ignoreEvent = false,
-  ): Promise<{ outcome: DeliveryOutcome; detail: string | null; runIds: string[] }> {
+  ): Promise<{ outcome: WebhookOutcome; detail: string | null; runIds: string[] }> {
     const { store, clock, config } = this.deps;
     const triggers = await store.listTriggers({ kind: 'github', enabled: true });
     const runIds: string[] = [];
@@ -273,7 +273,7 @@ export class TriggerService {
         runIds.push(fired.run.id);
       }
     }
-    const outcome: DeliveryOutcome = runIds.length
+    const outcome: WebhookOutcome = runIds.length
       ? 'accepted'
       : capped
         ? 'capped'
@@ -552,7 +552,7 @@ const DECIDING = /^deciding (\S+)$/;
  * What can be told from the payload alone, at once: pings, events no trigger handles, comments that carry no
  * command. null: the delivery goes to the inbox.
  */
-function triage(event: string, payload: unknown): { outcome: DeliveryOutcome; detail: string } | null {
+function triage(event: string, payload: unknown): { outcome: WebhookOutcome; detail: string } | null {
   if (event === 'ping') return { outcome: 'ignored', detail: 'ping' };
   if (event === 'pull_request') return null;
   if (event !== 'issue_comment') return { outcome: 'ignored', detail: `no trigger handles ${event} events` };

@@ -1,4 +1,4 @@
-import { DELIVERY_OUTCOMES } from '../../domain/types.js';
+import { WEBHOOK_OUTCOMES } from '../../domain/types.js';
 import type { WebhookDeliveryJson } from '../../http/contract/index.js';
 import type { Group } from './group.js';
 import { choiceFilter, idFilter, limitFilter, listCommand, showCommand } from './listing.js';
@@ -9,7 +9,7 @@ import { age } from './times.js';
 // drydock deliveries list|show: webhook deliveries and fires, and what the inbox made of them, over
 // /v1/deliveries.
 
-const OUTCOMES = DELIVERY_OUTCOMES;
+const OUTCOMES = WEBHOOK_OUTCOMES;
 
 /** The columns of a listing of deliveries: here, and a trigger's in `triggers deliveries`. */
 export function deliveryColumns(runs: 'RUN' | 'RUNS'): string[] {

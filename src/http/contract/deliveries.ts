@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { DELIVERY_OUTCOMES } from '../../domain/types.js';
+import { WEBHOOK_OUTCOMES } from '../../domain/types.js';
 import { limit, time } from './common.js';
 
 // /v1/deliveries: webhook deliveries and fires, and what became of them.
 
 export const webhookDeliveryListQuery = z.strictObject({
-  outcome: z.enum(DELIVERY_OUTCOMES).optional(),
+  outcome: z.enum(WEBHOOK_OUTCOMES).optional(),
   trigger_id: z.string().max(100).optional(),
   /** A delivery id: the page continues with older ones. */
   before: z.string().max(100).optional(),
@@ -18,7 +18,7 @@ export const webhookDeliverySchema = z.strictObject({
   key: z.string(),
   event: z.string(),
   trigger_id: z.string().nullable(),
-  outcome: z.enum(DELIVERY_OUTCOMES),
+  outcome: z.enum(WEBHOOK_OUTCOMES),
   detail: z.string().nullable(),
   subject: z.string().nullable(),
   run_ids: z.array(z.string()),

@@ -1,4 +1,4 @@
-import type { DeliveryOutcome, Run, Trigger, WebhookDelivery } from '../../domain/types.js';
+import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../../domain/types.js';
 import type { NewJob } from '../jobs.js';
 import {
   D_DELIVERY_COLUMNS,
@@ -164,7 +164,7 @@ export class PgTriggers implements TriggerStore {
 
   async listDeliveries(f: {
     triggerId?: string | undefined;
-    outcome?: DeliveryOutcome | undefined;
+    outcome?: WebhookOutcome | undefined;
     limit: number;
     before?: string | undefined;
   }): Promise<WebhookDelivery[]> {
