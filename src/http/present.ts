@@ -14,7 +14,7 @@ import type {
   ToolApproval,
   WebhookDelivery,
 } from '../domain/types.js';
-import type { PlanContext, PlanDiff, PlanSource } from '../plans/context.js';
+import type { PlanContext, PlanDiff, PlanSource } from '../plans/plan-context.js';
 import { upcomingSlots } from '../scheduler/next-fire.js';
 import type {
   DecisionJson,
@@ -235,7 +235,7 @@ export const presentWebhookDelivery = (d: WebhookDelivery): WebhookDeliveryJson 
   processed_at: iso(d.processedAt),
 });
 
-/** The approver's context of a plan (src/plans/context.ts) in its JSON form. */
+/** The approver's context of a plan (src/plans/plan-context.ts) in its JSON form. */
 export const presentPlanContext = (c: PlanContext): PlanContextJson => ({
   source: c.source && presentPlanSource(c.source),
   rounds: c.rounds.map((r) => ({
@@ -299,7 +299,7 @@ export const presentPlanContext = (c: PlanContext): PlanContextJson => ({
   diff: c.diff && presentPlanDiff(c.diff),
 });
 
-/** Where a plan's work came from (context.ts `PlanSource`) in its JSON form. */
+/** Where a plan's work came from (plans/plan-context.ts `PlanSource`) in its JSON form. */
 const presentPlanSource = (s: PlanSource): NonNullable<PlanContextJson['source']> => ({
   kind: s.kind,
   run_id: s.runId,

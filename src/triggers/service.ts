@@ -13,7 +13,7 @@ import { GroupCommit } from '../store/group-commit.js';
 import type { PlanStore, RunStore, StateStore, TriggerFireInput, TriggerStore } from '../store/store.js';
 import { workspaceKindOf } from '../workspace/git.js';
 import { type CommentCommand, parseCommand } from './commands.js';
-import { at, type PullRequestContext, prSubject, pullRequestContext } from './context.js';
+import { at, type PullRequestContext, prSubject, pullRequestContext } from './fire-context.js';
 import { WebhookInbox } from './inbox.js';
 import { mismatch } from './match.js';
 import { renderPrompt } from './template.js';

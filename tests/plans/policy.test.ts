@@ -11,7 +11,7 @@ import {
   planTerms,
   quorumReached,
 } from '../../src/plans/policy.js';
-import { prSubject } from '../../src/triggers/context.js';
+import { prSubject } from '../../src/triggers/fire-context.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { processedWebhookDelivery } from '../support/webhook-deliveries.js';
 import { commentPayload, REPO, SECRET, sign } from '../triggers/helpers.js';

@@ -2,8 +2,8 @@ import { branchFor } from '../../workspace/worktree.js';
 import { visibleLines } from '../diff.js';
 import { html } from '../html.js';
 import { alertBox, time, uiPath, usd } from '../layout.js';
-import { signedIn, type UiContext } from './context.js';
 import { executionDetails } from './execution.js';
+import { signedIn, type UiContext } from './page-context.js';
 
 /**
  * GET /ui/runs/:id: the run's record, for an execute run its diff and command outputs; app.js follows its
