@@ -121,6 +121,14 @@ export interface CronJob {
 
 export const RUN_SOURCES = ['schedule', 'manual', 'delivery'] as const;
 export type RunSource = (typeof RUN_SOURCES)[number];
+/**
+ * Where a run (and its plan) came from, as the API, the CLI and the pages show it: `webhook` for a webhook
+ * delivery or a trigger's fire. The store keeps the older word `delivery` for it (a CHECK constraint in both
+ * schemas); the API said `delivery` too before.
+ */
+export const SHOWN_RUN_SOURCES = ['schedule', 'manual', 'webhook'] as const;
+export type ShownRunSource = (typeof SHOWN_RUN_SOURCES)[number];
+export const shownRunSource = (s: RunSource): ShownRunSource => (s === 'delivery' ? 'webhook' : s);
 export type RunPhase = 'plan' | 'execute';
 export const ACTIVE_RUN_STATUSES = ['queued', 'running', 'awaiting_input'] as const;
 /** Statuses a run ends in. `refused`: the model declined (stop reason `refusal`). */

@@ -14,6 +14,7 @@ import type {
   ToolApproval,
   WebhookDelivery,
 } from '../domain/types.js';
+import { shownRunSource } from '../domain/types.js';
 import type { PlanContext, PlanDiff, PlanSource } from '../plans/plan-context.js';
 import { upcomingSlots } from '../scheduler/next-fire.js';
 import type {
@@ -86,7 +87,7 @@ export const presentRun = (r: Run): RunJson => ({
   session_id: r.sessionId,
   job_id: r.jobId,
   slot_at: iso(r.slotAt),
-  source: r.source,
+  source: shownRunSource(r.source),
   phase: r.phase,
   status: r.status,
   prompt: r.prompt,
@@ -146,7 +147,7 @@ export const presentPlan = (p: Plan, now: number): PlanJson => ({
   session_id: p.sessionId,
   job_id: p.jobId,
   trigger_id: p.triggerId,
-  source: p.source,
+  source: shownRunSource(p.source),
   run_id: p.runId,
   requested_by: p.requestedBy,
   owner: p.owner,

@@ -197,6 +197,9 @@ describe('reporting plans back to GitHub', () => {
     const runId = await w.openPullRequest(2);
     const plan = await planOf(w, runId);
     expect((await w.daemon.store.getPlan(plan.id))?.subject).toBe(`${REPO}#2`);
+    // A plan made from a webhook says so in the API; the store keeps its older word for it.
+    expect(plan.source).toBe('webhook');
+    expect((await w.daemon.store.getPlan(plan.id))?.source).toBe('delivery');
 
     const pending = await github.waitFor(() => github.statuses(w!.head)[0], 10_000, 'a pending status');
     expect(pending).toMatchObject({ repository: REPO, state: 'pending', context: 'drydock/plan' });
