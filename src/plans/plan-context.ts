@@ -267,7 +267,7 @@ async function sourceOf(run: Run, cache: SourceCache): Promise<PlanSource> {
 }
 
 // The run's prompt of a trigger ends with the external data as JSON inside <untrusted_data> (written by
-// `untrustedBlock` in src/triggers/template.ts; tests/plans/context.test.ts holds the two in step). The JSON
+// `untrustedBlock` in src/triggers/template.ts; tests/plans/plan-context.test.ts holds the two in step). The JSON
 // has every <, > and & escaped, so the block's real opening tag is the last one in the prompt.
 const OPEN = '<untrusted_data source="external">';
 const CLOSE = '</untrusted_data>';
