@@ -30,6 +30,8 @@ import { describe, expect, it } from 'vitest';
 //   const|enum NAME`; an import or a re-export does not count). A name the row only mentions (another
 //   unit's type, a method) is in NOT_OWNED for that row, with the reason; an entry the row no longer
 //   mentions fails too.
+// - Outside the table, a path in backticks that starts with `src/`, a folder of src/, `tests/`,
+//   `migrations/`, `docs/` or `bench/` exists (but in the paragraph "Moved so far", which names old places).
 // - The Tests section lists, as `- \`tests/<name>/\``, exactly the folders of tests/ that do not mirror a
 //   folder of src/.
 
@@ -329,6 +331,35 @@ function tableProblems(
   return problems;
 }
 
+/**
+ * Paths the doc names outside the table that are not there: a path in backticks that starts with `src/`,
+ * a folder of src/ (read from src/), or `tests/`, `migrations/`, `docs/`, `bench/` (from the repository
+ * root). The paragraph that starts "Moved so far" names old places on purpose and is skipped.
+ */
+function proseProblems(doc: string, root: string): string[] {
+  const src = join(root, 'src');
+  const srcFolders = new Set(
+    readdirSync(src, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name),
+  );
+  const prose = doc
+    .split(/\n(?=\n)/)
+    .filter((paragraph) => !paragraph.trimStart().startsWith('Moved so far'))
+    .join('\n')
+    .replace(/^\|.*\|$/gm, '');
+  return backticked(prose)
+    .filter(isPath)
+    .filter((name) => {
+      const first = name.slice(0, name.indexOf('/'));
+      if (srcFolders.has(first)) return !existsSync(join(src, name));
+      if (['src', 'tests', 'migrations', 'docs', 'bench'].includes(first))
+        return !existsSync(join(root, name));
+      return false;
+    })
+    .map((name) => `\`${name}\` (outside the table) is not a path of the repository`);
+}
+
 /** The folders the Tests section lists as `- \`tests/<name>/\``. */
 function listedTestFolders(doc: string): string[] {
   const section = /^## Tests\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(doc);
@@ -522,6 +553,10 @@ describe('the checker of the table of units', () => {
     '- `tests/plans/` mirrors src/plans/.',
     '- `tests/gone/` was moved.',
     '',
+    'Rules name `plans/policy.ts`, `src/clock.ts`, `plans/rules.ts` and `tests/nowhere/`, not `elsewhere/x.ts`.',
+    '',
+    'Moved so far: `tests/old/` → `tests/plans/`.',
+    '',
   ].join('\n');
   const notOwned = {
     '`plans/`': { Store: 'taken, not owned' },
@@ -568,6 +603,13 @@ describe('the checker of the table of units', () => {
           'tests/extra/ is not listed in the Tests section',
           'the Tests section lists tests/plans/, which mirrors src/plans/: drop it from the list',
           'the Tests section lists tests/gone/, which does not exist',
+        ].sort(),
+      );
+      expect(proseProblems(doc, root).sort()).toEqual(
+        [
+          '`plans/rules.ts` (outside the table) is not a path of the repository',
+          '`tests/gone/` (outside the table) is not a path of the repository',
+          '`tests/nowhere/` (outside the table) is not a path of the repository',
         ].sort(),
       );
     } finally {
@@ -659,6 +701,11 @@ describe('the table of units and the list of test folders (docs/ARCHITECTURE.md)
 
   it('says only what is true of src/: its units, the paths and the identifiers each row owns', () => {
     const problems = tableProblems(doc, ROOT, NOT_OWNED);
+    expect(problems, problems.join('\n')).toEqual([]);
+  });
+
+  it('names only paths that exist outside the table too', () => {
+    const problems = proseProblems(doc, ROOT);
     expect(problems, problems.join('\n')).toEqual([]);
   });
 
