@@ -18,10 +18,8 @@ export interface SchedulerOptions {
   jitter: JitterOptions;
   /** Observes each fired slot's lateness (ms after its jittered due time). */
   onLateness?: (ms: number) => void;
-  /** Receives each pass's tally (metrics). */
+  /** Receives each finished pass's tally (metrics), whether the timer or a caller of `tick()` ran it. */
   onReport?: (report: TickReport) => void;
-  /** Other timed housekeeping that rides on this one timer (question deadlines); runs after each pass. */
-  afterTick?: (now: number) => Promise<unknown>;
 }
 
 export interface TickReport {
@@ -92,7 +90,9 @@ export class Scheduler {
     if (this.startedAt === 0) this.startedAt = this.opts.clock.now();
     this.running = this.pass();
     try {
-      return await this.running;
+      const report = await this.running;
+      this.opts.onReport?.(report);
+      return report;
     } finally {
       this.running = null;
     }
@@ -161,7 +161,6 @@ export class Scheduler {
         if (ids.length < batchSize || results.length === 0) break;
       }
     }
-    await this.opts.afterTick?.(clock.now());
     const earliest = await store.earliestDueAt();
     const now = clock.now();
     report.sleepMs = Math.min(
