@@ -1,5 +1,3 @@
-import type { Clock } from './clock.js';
-
 /**
  * A background worker's loop: one pass at a time, the next one after the wait the pass asks for, or at once
  * when something kicked the loop meanwhile. Passes never overlap: a kick during a pass runs one more pass
@@ -25,8 +23,8 @@ export class PassLoop {
       pass: () => Promise<number>;
       /** Whether a waiting timer keeps the process alive (default: it does). Without `clock` only. */
       unref?: boolean;
-      /** Whose time the waits run on (default: the wall clock's timers). */
-      clock?: Clock;
+      /** Whose time the waits run on (default: the wall clock's timers); clock.ts's Clock fits. */
+      clock?: { now(): number; setTimer(fn: () => void, ms: number): () => void };
     },
   ) {}
 
