@@ -2,10 +2,11 @@
  * A background worker's loop: one pass at a time, the next one after the wait the pass asks for, or at once
  * when something kicked the loop meanwhile. Passes never overlap: a kick during a pass runs one more pass
  * right after it, however many kicks came. The reactions to the event log (src/reactions/), the outbox
- * workers (notifications, plan deliveries) and the deadline sweeps run on it.
+ * workers (notifications, plan deliveries), the deadline sweeps and the cron scheduler run on it.
  */
 export class PassLoop {
-  private timer: NodeJS.Timeout | null = null;
+  /** Cancels the waiting timer; null when none waits. */
+  private cancelTimer: (() => void) | null = null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopping = true;
@@ -20,8 +21,10 @@ export class PassLoop {
     private readonly opts: {
       /** One pass; returns how long to wait (ms) before the next one unless kicked. Must not throw. */
       pass: () => Promise<number>;
-      /** Whether a waiting timer keeps the process alive (default: it does). */
+      /** Whether a waiting timer keeps the process alive (default: it does). Without `clock` only. */
       unref?: boolean;
+      /** Whose time the waits run on (default: the wall clock's timers); clock.ts's Clock fits. */
+      clock?: { now(): number; setTimer(fn: () => void, ms: number): () => void };
     },
   ) {}
 
@@ -55,7 +58,7 @@ export class PassLoop {
       this.soonest = Math.min(this.soonest, ms);
       return;
     }
-    if (Date.now() + ms < this.dueAt) this.schedule(ms);
+    if (this.now() + ms < this.dueAt) this.schedule(ms);
   }
 
   /**
@@ -64,8 +67,8 @@ export class PassLoop {
    */
   async stop(graceMs?: number): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
     this.dueAt = Number.POSITIVE_INFINITY;
     if (graceMs === undefined) {
       await this.running;
@@ -77,10 +80,10 @@ export class PassLoop {
   }
 
   private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.dueAt = Date.now() + ms;
-    this.timer = setTimeout(() => {
-      this.timer = null;
+    this.cancelTimer?.();
+    this.dueAt = this.now() + ms;
+    this.cancelTimer = this.setTimer(() => {
+      this.cancelTimer = null;
       this.dueAt = Number.POSITIVE_INFINITY;
       this.passing = true;
       this.running = this.opts.pass().then((wait) => {
@@ -93,6 +96,16 @@ export class PassLoop {
         this.schedule(next);
       });
     }, ms);
-    if (this.opts.unref) this.timer.unref();
+  }
+
+  private now(): number {
+    return this.opts.clock ? this.opts.clock.now() : Date.now();
+  }
+
+  private setTimer(fn: () => void, ms: number): () => void {
+    if (this.opts.clock) return this.opts.clock.setTimer(fn, ms);
+    const timer = setTimeout(fn, ms);
+    if (this.opts.unref) timer.unref();
+    return () => clearTimeout(timer);
   }
 }

@@ -1,4 +1,14 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +17,23 @@ import { describe, expect, it } from 'vitest';
 // and there is no import cycle between files or between folders. The order is read from the doc's
 // ```layers block, so the doc is the one place it is written. Today's exceptions are listed below, each
 // with the move that removes it; the list may only shrink (an entry that no longer occurs fails too).
+//
+// It also holds the doc's table of units ("What each unit owns") to the tree:
+// - Every unit of the first column (`plans/`, `agent/mcp/`, `clock.ts`) exists under src/, and every
+//   folder and root .ts file of src/ is a row of the table and a unit of the ```layers block.
+// - A path in backticks (it ends in .ts or .sql, or holds a `/`: `policy.ts`, `postgres/listen.ts`,
+//   `sql/`) names a file or folder inside the row's unit (a root file's row: inside src/). A path that
+//   starts with a folder of src/ (`store/cursors.ts`) is read from src/; one that starts with
+//   `migrations/`, `tests/` or `docs/` from the repository root.
+// - An identifier in backticks (PascalCase or camelCase: `SlotTransition`, `composeStore`) is owned:
+//   some file of the row's unit declares it at its top level (`[export] class|interface|type|function|
+//   const|enum NAME`; an import or a re-export does not count). A name the row only mentions (another
+//   unit's type, a method) is in NOT_OWNED for that row, with the reason; an entry the row no longer
+//   mentions fails too.
+// - Outside the table, a path in backticks that starts with `src/`, a folder of src/, `tests/`,
+//   `migrations/`, `docs/` or `bench/` exists (but in the paragraph "Moved so far", which names old places).
+// - The Tests section lists, as `- \`tests/<name>/\``, exactly the folders of tests/ that do not mirror a
+//   folder of src/.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(ROOT, 'src');
@@ -17,6 +44,32 @@ const DOC = join(ROOT, 'docs', 'ARCHITECTURE.md');
  * item of the doc's "Not yet" list whose move removes it.
  */
 const ALLOWED: Record<string, string> = {};
+
+/**
+ * Identifiers a row of the doc's table mentions but does not own, keyed by the row's first cell. Each value
+ * says why the row names it. Keep it short: prefer wording in the doc that names what the row owns.
+ */
+const NOT_OWNED: Record<string, Record<string, string>> = {
+  '`clock.ts`, `ids.ts`, `logger.ts`, `paths.ts`, `pass-loop.ts`': { wakeIn: 'a method of `PassLoop`' },
+  '`store/`': {
+    SlotTransition: "the domain's decision (domain/slot-transition.ts) that the store applies",
+    onWake: 'a method of the store parts (wakes.ts)',
+    advanceJobs: 'a method of the store parts (jobs.ts)',
+    decidePlan: 'a method of the store parts (plans.ts)',
+    fireTrigger: 'a method of the store parts (triggers.ts)',
+    createScheduleTrigger: 'a method of the store parts (triggers.ts)',
+    closeSession: 'a method of the store parts (sessions.ts)',
+  },
+  '`reactions/`': {
+    PassLoop: 'the loop of src/pass-loop.ts the reactions run on',
+    ReactionCursorStore: 'the store part holding the cursors, named with its file (store/cursors.ts)',
+  },
+  '`scheduler/`': {
+    DecideFn: "the domain's type (domain/slot-transition.ts) that decide.ts implements",
+    SlotTransition: "the domain's decision (domain/slot-transition.ts) that decide.ts returns",
+  },
+  '`plans/`': { PlanRecorder: "the domain's port (domain/plan-status.ts) that plans/ implements" },
+};
 
 // ---- scanning
 
@@ -158,6 +211,181 @@ function pictureLayers(doc: string): Map<number, string[]> {
     );
   }
   return layers;
+}
+
+// ---- the table of units, from the doc
+
+interface UnitRow {
+  /** The first cell as written, e.g. "`auth/`, `metrics/`": the key of NOT_OWNED. */
+  cell: string;
+  /** Its units: `plans/`, `agent/mcp/`, `clock.ts`. */
+  units: string[];
+  /** The second cell. */
+  owns: string;
+}
+
+/** The rows of the doc's table under "## What each unit owns". */
+function unitRows(doc: string): UnitRow[] {
+  const section = /^## What each unit owns\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(doc);
+  if (section === null) throw new Error('docs/ARCHITECTURE.md has no "## What each unit owns" section');
+  const rows: UnitRow[] = [];
+  for (const m of section[1]!.matchAll(/^\| (.+?) \| (.*) \|$/gm)) {
+    const cell = m[1]!;
+    const units = [...cell.matchAll(/`([^`]+)`/g)].map((u) => u[1]!);
+    if (units.length === 0) continue; // the header row
+    rows.push({ cell, units, owns: m[2]! });
+  }
+  if (rows.length === 0) throw new Error('the "What each unit owns" table has no rows');
+  return rows;
+}
+
+const backticked = (text: string): string[] => [
+  ...new Set([...text.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!)),
+];
+
+/** `policy.ts`, `migrations/postgres/000003_wakeups.sql`, `postgres/listen.ts`, `agent/tools/`. */
+function isPath(name: string): boolean {
+  return /^[\w.-]+(\/[\w.-]+)*\/?$/.test(name) && (/\.(ts|sql)$/.test(name) || name.includes('/'));
+}
+
+/** `SlotTransition`, `RunEvents`, `composeStore`, `dataOf` (not `API_STATUS`, not `reconcile`). */
+function isIdentifier(name: string): boolean {
+  return /^[A-Z][a-z0-9]+([A-Z][a-z0-9]*)*$/.test(name) || /^[a-z][a-z0-9]*([A-Z][a-z0-9]*)+$/.test(name);
+}
+
+/** Every .ts file at a path under src/ (a folder: all its files, also in subfolders; a file: itself). */
+function unitFiles(src: string, unit: string): string[] {
+  const path = join(src, unit);
+  if (!existsSync(path)) return [];
+  return statSync(path).isDirectory() ? sourceFiles(path) : [path];
+}
+
+/** The names a file declares at its top level, exported or not (not the ones it imports or re-exports). */
+function declaredNames(text: string): string[] {
+  const definition =
+    /^(?:export\s+)?(?:declare\s+)?(?:default\s+)?(?:abstract\s+)?(?:async\s+)?(?:class|interface|type|function\*?|const|let|enum)\s+([A-Za-z_$][\w$]*)/gm;
+  return [...text.matchAll(definition)].map((m) => m[1]!);
+}
+
+/**
+ * What is false in the doc's table about the tree at `root` (which holds src/): one line per problem,
+ * naming the row and the name. `notOwned` is NOT_OWNED.
+ */
+function tableProblems(
+  doc: string,
+  root: string,
+  notOwned: Record<string, Record<string, string>>,
+): string[] {
+  const src = join(root, 'src');
+  const problems: string[] = [];
+  const rows = unitRows(doc);
+  const srcEntries = readdirSync(src, { withFileTypes: true });
+  const srcFolders = new Set(srcEntries.filter((e) => e.isDirectory()).map((e) => e.name));
+  const layers = parseLayers(doc);
+  const tabled = new Set(rows.flatMap((r) => r.units));
+  for (const e of srcEntries) {
+    if (!e.isDirectory() && !e.name.endsWith('.ts')) continue;
+    const unit = e.isDirectory() ? `${e.name}/` : e.name;
+    if (!tabled.has(unit)) problems.push(`src/${unit} has no row in the table of units`);
+    if (!layers.has(e.name)) problems.push(`src/${unit} is not in the \`\`\`layers block`);
+  }
+  for (const row of rows) {
+    const where = `row ${row.cell}`;
+    for (const unit of row.units) {
+      const path = join(src, unit);
+      const isFolder = unit.endsWith('/');
+      if (!existsSync(path) || statSync(path).isDirectory() !== isFolder)
+        problems.push(`${where}: the unit \`${unit}\` is not a ${isFolder ? 'folder' : 'file'} of src/`);
+    }
+    const bases = row.units.map((u) => (u.endsWith('/') ? join(src, u) : src));
+    const names = backticked(row.owns);
+    for (const name of names.filter(isPath)) {
+      const first = name.slice(0, name.indexOf('/'));
+      const candidates = [
+        ...bases.map((b) => join(b, name)),
+        ...(srcFolders.has(first) ? [join(src, name)] : []),
+        ...(['migrations', 'tests', 'docs'].includes(first) ? [join(root, name)] : []),
+      ];
+      const found = candidates.some(
+        (c) => existsSync(c) && (!name.endsWith('/') || statSync(c).isDirectory()),
+      );
+      if (!found) problems.push(`${where}: \`${name}\` is not a path inside ${row.units.join(', ')}`);
+    }
+    const mentioned = notOwned[row.cell] ?? {};
+    const defined = new Set(
+      row.units.flatMap((u) => unitFiles(src, u)).flatMap((f) => declaredNames(readFileSync(f, 'utf8'))),
+    );
+    for (const name of names.filter(isIdentifier)) {
+      if (defined.has(name) || mentioned[name] !== undefined) continue;
+      problems.push(
+        `${where}: \`${name}\` is not defined by any file of ${row.units.join(', ')} ` +
+          "(if the row only mentions it, add it to the row's NOT_OWNED entry with the reason)",
+      );
+    }
+    for (const name of Object.keys(mentioned).filter((n) => !names.includes(n)))
+      problems.push(`${where}: NOT_OWNED lists \`${name}\`, which the row no longer mentions: delete it`);
+  }
+  const cells = new Set(rows.map((r) => r.cell));
+  for (const cell of Object.keys(notOwned).filter((c) => !cells.has(c)))
+    problems.push(`NOT_OWNED has an entry for ${cell}, which is no row of the table: delete or rename it`);
+  return problems;
+}
+
+/**
+ * Paths the doc names outside the table that are not there: a path in backticks that starts with `src/`,
+ * a folder of src/ (read from src/), or `tests/`, `migrations/`, `docs/`, `bench/` (from the repository
+ * root). The paragraph that starts "Moved so far" names old places on purpose and is skipped.
+ */
+function proseProblems(doc: string, root: string): string[] {
+  const src = join(root, 'src');
+  const srcFolders = new Set(
+    readdirSync(src, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name),
+  );
+  const prose = doc
+    .split(/\n(?=\n)/)
+    .filter((paragraph) => !paragraph.trimStart().startsWith('Moved so far'))
+    .join('\n')
+    .replace(/^\|.*\|$/gm, '');
+  return backticked(prose)
+    .filter(isPath)
+    .filter((name) => {
+      const first = name.slice(0, name.indexOf('/'));
+      if (srcFolders.has(first)) return !existsSync(join(src, name));
+      if (['src', 'tests', 'migrations', 'docs', 'bench'].includes(first))
+        return !existsSync(join(root, name));
+      return false;
+    })
+    .map((name) => `\`${name}\` (outside the table) is not a path of the repository`);
+}
+
+/** The folders the Tests section lists as `- \`tests/<name>/\``. */
+function listedTestFolders(doc: string): string[] {
+  const section = /^## Tests\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(doc);
+  if (section === null) throw new Error('docs/ARCHITECTURE.md has no "## Tests" section');
+  return [...section[1]!.matchAll(/^- `tests\/([\w.-]+)\/`/gm)].map((m) => m[1]!).sort();
+}
+
+/** What is false in the Tests section's list about the folders of tests/ that do not mirror src/. */
+function testFolderProblems(doc: string, root: string): string[] {
+  const folders = (dir: string) =>
+    readdirSync(join(root, dir), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
+  const mirrored = new Set(folders('src'));
+  const own = folders('tests').filter((f) => !mirrored.has(f));
+  const listed = listedTestFolders(doc);
+  return [
+    ...own.filter((f) => !listed.includes(f)).map((f) => `tests/${f}/ is not listed in the Tests section`),
+    ...listed
+      .filter((f) => !own.includes(f))
+      .map((f) =>
+        mirrored.has(f)
+          ? `the Tests section lists tests/${f}/, which mirrors src/${f}/: drop it from the list`
+          : `the Tests section lists tests/${f}/, which does not exist`,
+      ),
+  ];
 }
 
 // ---- graph checks
@@ -304,6 +532,103 @@ describe('the import scanner', () => {
   });
 });
 
+describe('the checker of the table of units', () => {
+  // A small tree and a doc that is false once in each way the checker knows, beside claims that are true.
+  const doc = [
+    '```layers',
+    ' 1  plans  clock.ts',
+    ' 0  domain',
+    '```',
+    '## What each unit owns',
+    '',
+    '| unit | owns |',
+    '|---|---|',
+    "| `plans/` | terms (`policy.ts`, `approve`, `sql/`), the `mcp/` folder, `missing.ts`, `domain/types.ts`, the domain's `RunStatus` (re-exported), `Ghost`, `Store` |",
+    '| `clock.ts` | the clock `Clock`, the `Later` type |',
+    '| `ghost/` | nothing |',
+    '',
+    '## Tests',
+    '',
+    '- `tests/support/` helpers.',
+    '- `tests/plans/` mirrors src/plans/.',
+    '- `tests/gone/` was moved.',
+    '',
+    'Rules name `plans/policy.ts`, `src/clock.ts`, `plans/rules.ts` and `tests/nowhere/`, not `elsewhere/x.ts`.',
+    '',
+    'Moved so far: `tests/old/` → `tests/plans/`.',
+    '',
+  ].join('\n');
+  const notOwned = {
+    '`plans/`': { Store: 'taken, not owned' },
+    '`clock.ts`': { Later: 'mentioned', Earlier: 'no longer mentioned' },
+    '`old/`': { Old: 'a row that is gone' },
+  };
+
+  const tree = (): string => {
+    const root = mkdtempSync(join(tmpdir(), 'drydock-arch-'));
+    const file = (path: string, text: string): void => {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    };
+    file('src/plans/policy.ts', 'export function approve(): void {}\n');
+    file('src/plans/sql/query.ts', 'const q = 1;\n');
+    file('src/plans/index.ts', "export type { RunStatus } from '../domain/types.js';\n");
+    file('src/plans/mcp', 'a file, not a folder\n');
+    file('src/domain/types.ts', 'export type RunStatus = string;\n');
+    file('src/clock.ts', 'class Clock {}\n');
+    file('src/extra.ts', 'export const extra = 1;\n');
+    for (const dir of ['support', 'plans', 'extra']) mkdirSync(join(root, 'tests', dir), { recursive: true });
+    return root;
+  };
+
+  it('names the row and the name of every false claim, and nothing that is true', () => {
+    const root = tree();
+    try {
+      expect(tableProblems(doc, root, notOwned).sort()).toEqual(
+        [
+          'src/domain/ has no row in the table of units',
+          'src/extra.ts has no row in the table of units',
+          'src/extra.ts is not in the ```layers block',
+          'row `plans/`: `mcp/` is not a path inside plans/',
+          'row `plans/`: `missing.ts` is not a path inside plans/',
+          "row `plans/`: `RunStatus` is not defined by any file of plans/ (if the row only mentions it, add it to the row's NOT_OWNED entry with the reason)",
+          "row `plans/`: `Ghost` is not defined by any file of plans/ (if the row only mentions it, add it to the row's NOT_OWNED entry with the reason)",
+          'row `clock.ts`: NOT_OWNED lists `Earlier`, which the row no longer mentions: delete it',
+          'row `ghost/`: the unit `ghost/` is not a folder of src/',
+          'NOT_OWNED has an entry for `old/`, which is no row of the table: delete or rename it',
+        ].sort(),
+      );
+      expect(testFolderProblems(doc, root).sort()).toEqual(
+        [
+          'tests/extra/ is not listed in the Tests section',
+          'the Tests section lists tests/plans/, which mirrors src/plans/: drop it from the list',
+          'the Tests section lists tests/gone/, which does not exist',
+        ].sort(),
+      );
+      expect(proseProblems(doc, root).sort()).toEqual(
+        [
+          '`plans/rules.ts` (outside the table) is not a path of the repository',
+          '`tests/gone/` (outside the table) is not a path of the repository',
+          '`tests/nowhere/` (outside the table) is not a path of the repository',
+        ].sort(),
+      );
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('tells paths and identifiers from other words in backticks', () => {
+    expect(
+      ['policy.ts', 'postgres/listen.ts', 'sql/', 'migrations/postgres/000003_wakeups.sql'].every(isPath),
+    ).toBe(true);
+    expect(['/v1', 'store.js', 'worktrees/<plan>', 'CLAUDE.md', 'FOR SHARE'].some(isPath)).toBe(false);
+    expect(['SlotTransition', 'Store', 'composeStore', 'dataOf', 'OpenAPI'].every(isIdentifier)).toBe(true);
+    expect(
+      ['API_STATUS', 'reconcile', 'GREATEST', 'mcp__<server>__<tool>', 'json_extract'].some(isIdentifier),
+    ).toBe(false);
+  });
+});
+
 describe('the architecture of src/ (docs/ARCHITECTURE.md)', () => {
   const { files, edges, unscanned } = importGraph();
   const doc = docText();
@@ -368,5 +693,24 @@ describe('the architecture of src/ (docs/ARCHITECTURE.md)', () => {
       .filter(([, fix]) => !tags.has(fix.slice(0, fix.indexOf(':'))))
       .map(([k, fix]) => `${k}: ${fix}`);
     expect(unnamed, `"Not yet" lists: ${[...tags].join(', ')}`).toEqual([]);
+  });
+});
+
+describe('the table of units and the list of test folders (docs/ARCHITECTURE.md)', () => {
+  const doc = docText();
+
+  it('says only what is true of src/: its units, the paths and the identifiers each row owns', () => {
+    const problems = tableProblems(doc, ROOT, NOT_OWNED);
+    expect(problems, problems.join('\n')).toEqual([]);
+  });
+
+  it('names only paths that exist outside the table too', () => {
+    const problems = proseProblems(doc, ROOT);
+    expect(problems, problems.join('\n')).toEqual([]);
+  });
+
+  it('lists every folder of tests/ that does not mirror a folder of src/, and only those', () => {
+    const problems = testFolderProblems(doc, ROOT);
+    expect(problems, problems.join('\n')).toEqual([]);
   });
 });

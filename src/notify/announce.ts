@@ -1,4 +1,4 @@
-import { dataOf } from '../domain/events.js';
+import { dataOf, type RunEventMap } from '../domain/events.js';
 import type { NotificationEvent } from '../domain/notifications.js';
 import { clipText, NOTIFICATION_TITLE, planTitle } from '../domain/plan-title.js';
 import type { LoggedEvent, Plan, Run } from '../domain/types.js';
@@ -43,104 +43,130 @@ export function planIdOf(event: LoggedEvent, run: Run | null): string | null {
   return named ? named.plan_id : (run?.executesPlanId ?? null);
 }
 
-/** The notification an event makes, or null for one that makes none. Pure. */
-export function announce(event: LoggedEvent, ctx: Context): Announcement | null {
+/** What every announcement of one event shares: its ids, the common data fields and its links. */
+interface Common {
+  runId: string;
+  planId: string | null;
+  base: { run_id: string; plan_id: string | null; session_id: string | null };
+  link: (path: string) => string;
+  planLinks: () => Record<string, string>;
+  /** The plan's title, from its markdown (or the proposed markdown), else its id. */
+  title: () => string;
+}
+
+function commonOf(event: LoggedEvent, ctx: Context): Common {
   const { run, plan, publicUrl } = ctx;
   const link = (path: string) => uiLink(publicUrl, path);
   const runId = event.runId;
   const planId = plan?.id ?? planIdOf(event, run);
-  const base = {
-    run_id: runId,
-    plan_id: planId,
-    session_id: run?.sessionId ?? null,
-  };
-  const planLinks = (): Record<string, string> => ({
-    ...(planId ? { plan: link(`/ui/plans/${encodeURIComponent(planId)}`) } : {}),
-    run: link(`/ui/runs/${encodeURIComponent(runId)}`),
-  });
   const proposed = dataOf(event, 'plan_proposed');
-  const title = () =>
-    planTitle(plan?.markdown ?? proposed?.markdown ?? '', NOTIFICATION_TITLE) ||
-    `plan ${planId ?? ''}`.trim();
+  return {
+    runId,
+    planId,
+    base: { run_id: runId, plan_id: planId, session_id: run?.sessionId ?? null },
+    link,
+    planLinks: () => ({
+      ...(planId ? { plan: link(`/ui/plans/${encodeURIComponent(planId)}`) } : {}),
+      run: link(`/ui/runs/${encodeURIComponent(runId)}`),
+    }),
+    title: () =>
+      planTitle(plan?.markdown ?? proposed?.markdown ?? '', NOTIFICATION_TITLE) ||
+      `plan ${planId ?? ''}`.trim(),
+  };
+}
 
-  if (proposed) {
-    if (!planId) return null;
-    return {
-      event: 'plan.pending',
-      runId,
-      planId,
-      data: { ...base, title: title(), links: planLinks() },
-    };
-  }
+/** The notification an event makes, or null for one that makes none. Pure. */
+export function announce(event: LoggedEvent, ctx: Context): Announcement | null {
+  const c = commonOf(event, ctx);
+  if (dataOf(event, 'plan_proposed')) return planPending(c);
   const question = dataOf(event, 'question_request');
-  if (question) {
-    const questions = question.questions ?? [];
-    const first = questions[0]?.question;
-    return {
-      event: 'question.pending',
-      runId,
-      planId,
-      data: {
-        ...base,
-        ...(question.question_id !== undefined ? { question_id: question.question_id } : {}),
-        title:
-          oneLine(first ?? 'a question') + (questions.length > 1 ? ` (+${questions.length - 1} more)` : ''),
-        links: { question: link('/ui/questions'), run: link(`/ui/runs/${encodeURIComponent(runId)}`) },
-      },
-    };
-  }
+  if (question) return questionPending(question, c);
   const approval = dataOf(event, 'tool_approval_request');
-  if (approval) {
-    const tool = approval.tool ?? 'tool';
-    return {
-      event: 'tool_approval.pending',
-      runId,
-      planId,
-      data: {
-        ...base,
-        ...(approval.tool_approval_id !== undefined ? { tool_approval_id: approval.tool_approval_id } : {}),
-        title: `${tool}: ${oneLine(toolSummary(approval.input))}`,
-        links: { tool_approval: link('/ui/tool-approvals'), ...planLinks() },
-      },
-    };
-  }
+  if (approval) return toolApprovalPending(approval, c);
   const finished = dataOf(event, 'run_finished');
-  if (finished) {
-    if (!run?.executesPlanId || !planId) return null;
-    const status = finished.status ?? run.status;
-    const executed = status === 'completed';
-    return {
-      event: executed ? 'plan.executed' : 'plan.execution_failed',
-      runId,
-      planId,
-      data: {
-        ...base,
-        title: title(),
-        status,
-        ...(executed
-          ? { commit: run.resultCommit, branch: run.resultCommit ? `drydock/${planId}` : null }
-          : { error: clipText(finished.error ?? plan?.failureReason ?? status, 500, CUT) }),
-        links: planLinks(),
-      },
-    };
-  }
+  if (finished) return executionEnded(finished, ctx, c);
   const delivery = dataOf(event, 'delivery_failed');
-  if (delivery) {
-    if (!planId) return null;
-    return {
-      event: 'delivery.failed',
-      runId,
-      planId,
-      data: {
-        ...base,
-        title: title(),
-        error: clipText(delivery.error ?? 'unknown error', 500, CUT),
-        ...(delivery.attempts !== undefined ? { attempts: delivery.attempts } : {}),
-        links: planLinks(),
-      },
-    };
-  }
+  if (delivery) return deliveryFailed(delivery, c);
   return null;
+}
+
+function planPending(c: Common): Announcement | null {
+  const { runId, planId, base } = c;
+  if (!planId) return null;
+  return { event: 'plan.pending', runId, planId, data: { ...base, title: c.title(), links: c.planLinks() } };
+}
+
+function questionPending(question: RunEventMap['question_request'], c: Common): Announcement {
+  const { runId, planId, base, link } = c;
+  const questions = question.questions ?? [];
+  const first = questions[0]?.question;
+  return {
+    event: 'question.pending',
+    runId,
+    planId,
+    data: {
+      ...base,
+      ...(question.question_id !== undefined ? { question_id: question.question_id } : {}),
+      title:
+        oneLine(first ?? 'a question') + (questions.length > 1 ? ` (+${questions.length - 1} more)` : ''),
+      links: { question: link('/ui/questions'), run: link(`/ui/runs/${encodeURIComponent(runId)}`) },
+    },
+  };
+}
+
+function toolApprovalPending(approval: RunEventMap['tool_approval_request'], c: Common): Announcement {
+  const { runId, planId, base, link } = c;
+  const tool = approval.tool ?? 'tool';
+  return {
+    event: 'tool_approval.pending',
+    runId,
+    planId,
+    data: {
+      ...base,
+      ...(approval.tool_approval_id !== undefined ? { tool_approval_id: approval.tool_approval_id } : {}),
+      title: `${tool}: ${oneLine(toolSummary(approval.input))}`,
+      links: { tool_approval: link('/ui/tool-approvals'), ...c.planLinks() },
+    },
+  };
+}
+
+function executionEnded(finished: RunEventMap['run_finished'], ctx: Context, c: Common): Announcement | null {
+  const { run, plan } = ctx;
+  const { runId, planId, base } = c;
+  if (!run?.executesPlanId || !planId) return null;
+  const status = finished.status ?? run.status;
+  const executed = status === 'completed';
+  return {
+    event: executed ? 'plan.executed' : 'plan.execution_failed',
+    runId,
+    planId,
+    data: {
+      ...base,
+      title: c.title(),
+      status,
+      ...(executed
+        ? { commit: run.resultCommit, branch: run.resultCommit ? `drydock/${planId}` : null }
+        : { error: clipText(finished.error ?? plan?.failureReason ?? status, 500, CUT) }),
+      links: c.planLinks(),
+    },
+  };
+}
+
+function deliveryFailed(delivery: RunEventMap['delivery_failed'], c: Common): Announcement | null {
+  const { runId, planId, base } = c;
+  if (!planId) return null;
+  return {
+    event: 'delivery.failed',
+    runId,
+    planId,
+    data: {
+      ...base,
+      title: c.title(),
+      error: clipText(delivery.error ?? 'unknown error', 500, CUT),
+      ...(delivery.attempts !== undefined ? { attempts: delivery.attempts } : {}),
+      links: c.planLinks(),
+    },
+  };
 }
 
 /** Marks text cut short in a notification. */

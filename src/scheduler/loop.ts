@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Run } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
+import { PassLoop } from '../pass-loop.js';
 import { type AdvanceResult, type JobStore, StoreUnavailableError } from '../store/store.js';
 import { decide } from './decide.js';
 import type { JitterOptions } from './jitter.js';
@@ -18,10 +19,8 @@ export interface SchedulerOptions {
   jitter: JitterOptions;
   /** Observes each fired slot's lateness (ms after its jittered due time). */
   onLateness?: (ms: number) => void;
-  /** Receives each pass's tally (metrics). */
+  /** Receives each finished pass's tally (metrics), whether the timer or a caller of `tick()` ran it. */
   onReport?: (report: TickReport) => void;
-  /** Other timed housekeeping that rides on this one timer (question deadlines); runs after each pass. */
-  afterTick?: (now: number) => Promise<unknown>;
 }
 
 export interface TickReport {
@@ -34,106 +33,98 @@ export interface TickReport {
   sleepMs: number;
 }
 
-/**
- * The one timer of the daemon. Due times live in the store (indexed); each tick handles what is due, then
- * sleeps until the earliest due time, never longer than `maxWaitMs`, and recomputes from the clock on
- * waking, so a timer that fires early or late only shifts one tick. No timer or cron object per job.
- */
 /** The longest wait before a failed tick is tried again. */
 const MAX_RETRY_MS = 30_000;
 
+/**
+ * The cron loop, on a PassLoop over the injected clock. Due times live in the store (indexed); each tick
+ * handles what is due, then sleeps until the earliest due time, never longer than `maxWaitMs`, and
+ * recomputes from the clock on waking, so a timer that fires early or late only shifts one tick. No timer or
+ * cron object per job.
+ */
 export class Scheduler {
-  private cancelTimer: (() => void) | null = null;
+  private readonly loop: PassLoop;
   private running: Promise<TickReport> | null = null;
-  private stopped = true;
-  private again = false;
   /** Ticks that failed in a row (the next retry waits longer after each). */
   private failures = 0;
   private startedAt = 0;
+  /** When the loop's timer should fire next (what the last pass asked for), to report a late wake. */
   private expectedWakeAt: number | null = null;
+  /** Kicked while a tick ran: look again right after it, unless it failed (then the backoff holds). */
+  private kickedDuringTick = false;
 
-  constructor(private readonly opts: SchedulerOptions) {}
+  constructor(private readonly opts: SchedulerOptions) {
+    this.loop = new PassLoop({ pass: () => this.wake(), clock: opts.clock });
+  }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
+    if (!this.loop.stopped) return;
     this.startedAt = this.opts.clock.now();
-    this.arm(0);
+    this.expectedWakeAt = this.startedAt;
+    this.loop.start();
   }
 
   /** Stops the timer and waits for a tick in progress to finish. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    this.cancelTimer?.();
-    this.cancelTimer = null;
+    await this.loop.stop();
     await this.running?.catch(() => undefined);
   }
 
   get isRunning(): boolean {
-    return !this.stopped;
+    return !this.loop.stopped;
   }
 
   /** Something changed (a job was created, a run ended): look again now rather than at the next wake. */
   kick(): void {
-    if (this.stopped) return;
     if (this.running) {
-      this.again = true;
+      this.kickedDuringTick = true;
       return;
     }
-    this.arm(0);
+    this.expectedWakeAt = null;
+    this.loop.kick();
   }
 
   /** One pass: fire what is due at the clock's now. Safe to call directly (tests do); ticks never overlap. */
   async tick(): Promise<TickReport> {
     if (this.running) {
-      this.again = true;
+      this.kickedDuringTick = true;
       return this.running;
     }
     if (this.startedAt === 0) this.startedAt = this.opts.clock.now();
     this.running = this.pass();
     try {
-      return await this.running;
+      const report = await this.running;
+      this.opts.onReport?.(report);
+      return report;
     } finally {
       this.running = null;
     }
   }
 
-  private arm(ms: number): void {
-    this.cancelTimer?.();
-    this.expectedWakeAt = this.opts.clock.now() + ms;
-    this.cancelTimer = this.opts.clock.setTimer(() => {
-      this.cancelTimer = null;
-      void this.wake();
-    }, ms);
-  }
-
-  private async wake(): Promise<void> {
-    if (this.stopped) return;
-    const drift = this.expectedWakeAt === null ? 0 : this.opts.clock.now() - this.expectedWakeAt;
-    if (drift > 1_000) this.opts.logger.warn({ drift_ms: drift }, 'scheduler timer fired late');
-    let report: TickReport | null = null;
+  /** The loop's pass: a tick, then how long to sleep (the tick's answer, or a backoff after a failure). */
+  private async wake(): Promise<number> {
+    const { clock, logger } = this.opts;
+    const drift = this.expectedWakeAt === null ? 0 : clock.now() - this.expectedWakeAt;
+    if (drift > 1_000) logger.warn({ drift_ms: drift }, 'scheduler timer fired late');
+    let sleepMs: number;
     try {
-      report = await this.tick();
+      sleepMs = (await this.tick()).sleepMs;
       this.failures = 0;
+      if (this.kickedDuringTick) sleepMs = 0;
     } catch (err) {
       // The store is unreachable, say: tried again after 1, 2, 4 ... at most 30 s, not every second (slots
       // that passed meanwhile are handled by the catch-up rules when a tick gets through).
       this.failures += 1;
-      const retryMs = Math.min(MAX_RETRY_MS, 1_000 * 2 ** (this.failures - 1));
+      sleepMs = Math.min(MAX_RETRY_MS, 1_000 * 2 ** (this.failures - 1));
       // An unreachable database is logged once per outage by the store.
-      this.opts.logger[err instanceof StoreUnavailableError ? 'debug' : 'error'](
-        { err, failures: this.failures, retry_in_ms: retryMs },
+      logger[err instanceof StoreUnavailableError ? 'debug' : 'error'](
+        { err, failures: this.failures, retry_in_ms: sleepMs },
         'scheduler tick failed; retrying',
       );
-      if (this.stopped) return;
-      this.again = false;
-      this.arm(retryMs);
-      return;
     }
-    if (this.stopped) return;
-    const again = this.again;
-    this.again = false;
-    this.arm(again ? 0 : report.sleepMs);
+    this.kickedDuringTick = false;
+    this.expectedWakeAt = clock.now() + sleepMs;
+    return sleepMs;
   }
 
   private async pass(): Promise<TickReport> {
@@ -161,7 +152,6 @@ export class Scheduler {
         if (ids.length < batchSize || results.length === 0) break;
       }
     }
-    await this.opts.afterTick?.(clock.now());
     const earliest = await store.earliestDueAt();
     const now = clock.now();
     report.sleepMs = Math.min(

@@ -37,8 +37,8 @@ export class MigrateStoreError extends Error {
  * A table copied, in an order that keeps the target's foreign keys (a row's parent is copied before it).
  * `key`: what the source is read in order of, page by page (SQLite's rowid, or the primary key of a table
  * WITHOUT ROWID). `rowidAs`: the target's identity column that takes the source's rowid: the order of arrival
- * (deliveries.seq), or a place in the log that other rows name (run_events.id: notifications.event_rowid
- * and the notifier's cursor in scheduler_state).
+ * (deliveries.seq), or a place in the log that other rows name (run_events.id: notifications.event_rowid,
+ * the notifier's old cursor in scheduler_state and each reaction's cursor in reaction_cursors).
  */
 interface CopiedTable {
   name: string;
@@ -69,6 +69,7 @@ const COPIED_TABLES: readonly CopiedTable[] = [
   { name: 'trigger_fire_counts', key: ['trigger_id', 'minute'] },
   { name: 'notifications', key: ROWID },
   { name: 'scheduler_state', key: ROWID },
+  { name: 'reaction_cursors', key: ['name'] },
 ];
 
 /**

@@ -70,6 +70,8 @@ export class GithubApi {
   private readonly closed = new AbortController();
   private readonly report: RetryPolicy;
   private readonly lookup: RetryPolicy;
+  /** The token's user, read once (a failed read is tried again on the next call). */
+  private self: Promise<string> | null = null;
 
   constructor(private readonly opts: GithubApiOptions) {
     this.report = { ...REPORT_RETRY, ...opts.reportRetry };
@@ -193,9 +195,12 @@ export class GithubApi {
    * (https://docs.github.com/rest/issues/comments#list-issue-comments), 100 a page (GitHub's most), following
    * the Link header's rel="next" to the last page. 404 when the issue does not exist.
    */
-  async listComments(repository: string, number: number): Promise<{ id: number; body: string }[]> {
+  async listComments(
+    repository: string,
+    number: number,
+  ): Promise<{ id: number; body: string; author: string | null }[]> {
     const { owner, repo } = split(repository);
-    const all: { id: number; body: string }[] = [];
+    const all: { id: number; body: string; author: string | null }[] = [];
     for (let page = 1; ; page++) {
       const res = await this.call(
         `GET comments of ${repository}#${number} (page ${page})`,
@@ -210,9 +215,26 @@ export class GithubApi {
             request: { signal },
           }),
       );
-      for (const c of res.data) all.push({ id: c.id, body: c.body ?? '' });
+      for (const c of res.data) all.push({ id: c.id, body: c.body ?? '', author: c.user?.login ?? null });
       if (!/\brel="next"/.test(res.headers.link ?? '') || page >= MAX_COMMENT_PAGES) return all;
     }
+  }
+
+  /**
+   * The login of the account drydock's token belongs to: GET /user (https://docs.github.com/rest/users/users#
+   * get-the-authenticated-user) answers the token's user, 401 without a valid token. Read once and kept.
+   */
+  authenticatedLogin(): Promise<string> {
+    this.self ??= this.call('GET the authenticated user', this.report, (signal) =>
+      this.octokit.rest.users.getAuthenticated({ request: { signal } }),
+    ).then(
+      (res) => res.data.login,
+      (err: unknown) => {
+        this.self = null;
+        throw err;
+      },
+    );
+    return this.self;
   }
 
   /** Ends waits and calls in flight; later calls fail at once. */

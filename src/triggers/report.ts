@@ -41,7 +41,7 @@ function refusedForGood(err: unknown): boolean {
  * its own cursor, so a crash loses no report, and the reports go out in the order of the events. Each event
  * may be handed over more than once; the effects are idempotent: every comment part carries a hidden marker
  * (`partMarker`) and the pull request's comments are read before posting, so a part GitHub already has is
- * not posted again; a status is set again to the same state, in event order. A failure GitHub answers for
+ * not posted again (only comments by drydock's own account count: anyone can write a marker); a status is set again to the same state, in event order. A failure GitHub answers for
  * good (401, 404, 422) is logged (never with the token) and the report goes on without that step; any other
  * failure is thrown, and the event is tried again after a backoff.
  */
@@ -108,8 +108,10 @@ export class GithubReporter implements Reaction {
       planId,
       fullPlanAt: `\`${page}\` (or \`GET /v1/plans/${planId}\`)`,
     }).map((body, i) => `${body}\n\n${partMarker(planId, i + 1)}`);
-    // Read before writing: a report handed over again after a crash finds the parts GitHub accepted.
-    const existing = await github.listComments(pr.repository, pr.number);
+    // Read before writing: a report handed over again after a crash finds the parts GitHub accepted. Only
+    // drydock's own comments count: anyone may write a marker into a comment of theirs.
+    const self = await github.authenticatedLogin();
+    const existing = (await github.listComments(pr.repository, pr.number)).filter((c) => c.author === self);
     let posted = 0;
     for (const [i, body] of bodies.entries()) {
       const marker = partMarker(planId, i + 1);

@@ -451,6 +451,13 @@ async function seed(store: Store): Promise<void> {
   );
   const [claimed] = await store.claimNotifications(DUE + 100, DUE + 130, 1);
   await store.settleNotification(claimed!.id, { status: 'delivered', at: DUE + 101 });
+
+  // Reactions' cursors: one moved past the first event and still held by a replica, one placed at the end.
+  const first = logged[0]!.rowid;
+  await store.placeReactionCursor('github_report', 0, DUE + 110);
+  await store.holdReaction('github_report', 'replica-a', DUE + 111, DUE + HOUR);
+  await store.advanceReaction('github_report', 'replica-a', first, DUE + HOUR, DUE + 112);
+  await store.placeReactionCursor('plan_settling', await store.eventLogEnd(), DUE + 113);
 }
 
 /** Every page of a keyset listing. */
@@ -546,6 +553,9 @@ async function storeView(store: Store) {
       due: await store.duePlanDeliveries(FAR, 10),
       next: await store.nextPlanDeliveryAt(),
       cursor: await store.notificationCursor(),
+      reactions: await each(['github_report', 'plan_settling', 'plan_delivery'], (n) =>
+        store.reactionCursor(n),
+      ),
       notifications: await allPages((cursor) => store.listNotifications({ limit: 1, cursor })),
       counts: await store.countNotifications(),
       nextDue: await store.nextNotificationDue(),

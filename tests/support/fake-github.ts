@@ -2,7 +2,8 @@
  * A stand-in for the GitHub REST API: a real `node:http` server on 127.0.0.1 serving the calls drydock makes,
  * so tests drive the unmodified Octokit client through `baseUrl`.
  *
- *   POST /repos/:owner/:repo/issues/:n/comments   201, the comment
+ *   GET  /user                                     200, the user the request's token belongs to ({login, ...})
+ *   POST /repos/:owner/:repo/issues/:n/comments   201, the comment, written by the token's user
  *   GET  /repos/:owner/:repo/issues/:n/comments    200, the comments oldest first, paginated as GitHub does
  *                                                  (per_page default 30, at most 100; page from 1; a Link
  *                                                  header with rel="next", "last", "first", "prev"); 404 for
@@ -21,7 +22,9 @@
  * between base and head").
  *
  * Every request is recorded (method, path, parsed body, headers, status answered). Requests must carry
- * `Authorization: token <t>` or `Bearer <t>` with the configured token (401 otherwise). `fail` scripts
+ * `Authorization: token <t>` or `Bearer <t>` with a token the fake knows (401 `Bad credentials` otherwise):
+ * the configured one, which belongs to `login` (default `drydock-bot`), or one added with `addUser` (someone
+ * else, e.g. a pull request's author). A comment records the login of the token that posted it. `fail` scripts
  * failures (500, 403 with retry-after, ...) consumed by the next matching requests. `hold` makes the fake
  * do what a request asks and then keep its answer back until released: the caller never learns that GitHub
  * accepted it (a test kills the caller meanwhile).
@@ -62,6 +65,10 @@ export interface HeldAnswer {
 export interface FakeGithub {
   url: string;
   token: string;
+  /** The login of `token`'s user. */
+  login: string;
+  /** Another account: requests with `token` act as `login`. */
+  addUser(token: string, login: string): void;
   calls: GithubCall[];
   /** The pull request `GET /repos/:repo/pulls/:n` returns. */
   setPullRequest(repository: string, number: number, data: Record<string, unknown>): void;
@@ -70,7 +77,10 @@ export interface FakeGithub {
   /** The next request whose `METHOD path` matches is carried out, and its answer held until released. */
   hold(match: RegExp): HeldAnswer;
   /** Comments posted successfully, oldest first. */
-  comments(repository?: string, number?: number): { repository: string; number: number; body: string }[];
+  comments(
+    repository?: string,
+    number?: number,
+  ): { repository: string; number: number; body: string; login: string }[];
   /** Statuses set successfully, oldest first. */
   statuses(
     sha?: string,
@@ -111,11 +121,21 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-export async function startFakeGithub(opts: { token: string }): Promise<FakeGithub> {
+export async function startFakeGithub(opts: { token: string; login?: string }): Promise<FakeGithub> {
   const calls: GithubCall[] = [];
+  const login = opts.login ?? 'drydock-bot';
+  /** Token → the login of its user. */
+  const users = new Map<string, string>([[opts.token, login]]);
   const pulls = new Map<string, Record<string, unknown>>();
   const failures: (ScriptedFailure & { left: number })[] = [];
-  const posted: { id: number; repository: string; number: number; body: string; createdAt: string }[] = [];
+  const posted: {
+    id: number;
+    repository: string;
+    number: number;
+    body: string;
+    login: string;
+    createdAt: string;
+  }[] = [];
   const holds: { match: RegExp; reached: (call: GithubCall) => void; released: Promise<void> }[] = [];
   const statuses: { repository: string; sha: string; state: string; context: string; description: string }[] =
     [];
@@ -198,7 +218,8 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
 
     const auth = req.headers.authorization ?? '';
     const m = /^(token|bearer)\s+(\S+)$/i.exec(auth);
-    if (!m || m[2] !== opts.token) {
+    const user = m ? users.get(m[2]!) : undefined;
+    if (user === undefined) {
       send(call, res, 401, {
         message: 'Bad credentials',
         documentation_url: 'https://docs.github.com/rest',
@@ -225,6 +246,10 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
       return;
     }
 
+    if (path === '/user' && method === 'GET') {
+      send(call, res, 200, userJson(user));
+      return;
+    }
     let hit = COMMENTS.exec(path);
     if (hit && method === 'GET') {
       const repository = `${hit[1]}/${hit[2]}`;
@@ -263,7 +288,7 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
           url: `https://api.github.com/repos/${repository}/issues/comments/${c.id}`,
           html_url: `https://github.com/${repository}/pull/${number}#issuecomment-${c.id}`,
           body: c.body,
-          user: { login: 'drydock-bot', type: 'Bot' },
+          user: userJson(c.login),
           created_at: c.createdAt,
           updated_at: c.createdAt,
         })),
@@ -286,14 +311,21 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
       const repository = `${hit[1]}/${hit[2]}`;
       const number = Number(hit[3]);
       const id = nextId++;
-      posted.push({ id, repository, number, body: body.body, createdAt: new Date().toISOString() });
+      posted.push({
+        id,
+        repository,
+        number,
+        body: body.body,
+        login: user,
+        createdAt: new Date().toISOString(),
+      });
       send(call, res, 201, {
         id,
         node_id: `IC_${id}`,
         url: `${'https://api.github.com'}/repos/${repository}/issues/comments/${id}`,
         html_url: `https://github.com/${repository}/pull/${number}#issuecomment-${id}`,
         body: body.body,
-        user: { login: 'drydock-bot', type: 'Bot' },
+        user: userJson(user),
         created_at: new Date().toISOString(),
         updated_at: new Date().toISOString(),
       });
@@ -439,7 +471,11 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
   return {
     url: `http://127.0.0.1:${port}`,
     token: opts.token,
+    login,
     calls,
+    addUser(token, who) {
+      users.set(token, who);
+    },
     setPullRequest(repository, number, data) {
       pulls.set(`${repository}#${number}`, data);
     },
@@ -464,7 +500,7 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
           (c) =>
             (!repository || c.repository === repository) && (number === undefined || c.number === number),
         )
-        .map(({ repository, number, body }) => ({ repository, number, body }));
+        .map(({ repository, number, body, login }) => ({ repository, number, body, login }));
     },
     statuses(sha) {
       return statuses.filter((s) => !sha || s.sha === sha);
@@ -491,6 +527,16 @@ export async function startFakeGithub(opts: { token: string }): Promise<FakeGith
       });
       return closing;
     },
+  };
+}
+
+/** A user as the REST API shows it (`GET /user`, a comment's `user`): the fields drydock and the tests read. */
+function userJson(login: string): Record<string, unknown> {
+  return {
+    login,
+    id: [...login].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 1_000_000_007, 7),
+    type: login.endsWith('[bot]') || login.endsWith('-bot') ? 'Bot' : 'User',
+    html_url: `https://github.com/${login}`,
   };
 }
 

@@ -51,3 +51,36 @@ it('the fake pages as GitHub does: at most 100 a page, a Link header naming the 
   expect(((await plain.json()) as unknown[]).length).toBe(30);
   expect((await get('?page=9')).status).toBe(200);
 });
+
+it("GET /user answers the token's own login (401 without a valid token); drydock reads it once; comments name their author", async () => {
+  github = await startFakeGithub({ token: TOKEN });
+  github.addUser('ghp_FAKEother0123456789abcdefghijklmnopq', 'mallory');
+  const whoami = (token: string) =>
+    fetch(`${github!.url}/user`, { headers: { authorization: `token ${token}` } });
+  expect(((await (await whoami(TOKEN)).json()) as { login: string }).login).toBe('drydock-bot');
+  const other = await whoami('ghp_FAKEother0123456789abcdefghijklmnopq');
+  expect(((await other.json()) as { login: string }).login).toBe('mallory');
+  const bad = await whoami('ghp_nobody');
+  expect(bad.status).toBe(401);
+  expect(((await bad.json()) as { message: string }).message).toBe('Bad credentials');
+
+  const api = new GithubApi({ token: TOKEN, baseUrl: github.url, logger: silentLogger() });
+  expect(await api.authenticatedLogin()).toBe('drydock-bot');
+  expect(await api.authenticatedLogin()).toBe('drydock-bot');
+  expect(github.calls.filter((c) => c.path === '/user' && c.status === 200)).toHaveLength(3);
+  github.setPullRequest(REPO, 8, { number: 8 });
+  await api.createComment(REPO, 8, 'mine');
+  await fetch(`${github.url}/repos/${REPO}/issues/8/comments`, {
+    method: 'POST',
+    headers: {
+      authorization: 'token ghp_FAKEother0123456789abcdefghijklmnopq',
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ body: 'theirs' }),
+  });
+  expect((await api.listComments(REPO, 8)).map((c) => [c.body, c.author])).toEqual([
+    ['mine', 'drydock-bot'],
+    ['theirs', 'mallory'],
+  ]);
+  api.close();
+});

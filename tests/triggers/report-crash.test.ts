@@ -176,3 +176,38 @@ it('SIGKILLed after GitHub accepted the pending status: after the restart the co
   expect(github.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/comments'))).toHaveLength(1);
   expect(await second.stop()).toBe(0);
 }, 90_000);
+
+it("a marker in someone else's comment does not count as posted: after the restart drydock posts the part itself", async () => {
+  const w = await world();
+  const { head, github } = w;
+  const held = github.hold(new RegExp(`^POST /repos/${REPO}/issues/2/comments$`));
+  await killedAt(w, held, bigPlan(90_000));
+  const [first] = github.comments(REPO, 2);
+  expect(first?.login).toBe(github.login);
+  const planId = /<!-- drydock:plan (\S+) part 1 -->/.exec(first!.body)?.[1];
+  expect(planId).toBeDefined();
+
+  // The pull request's author read part 1 and forges part 2's marker in a comment of their own.
+  const ATTACKER_TOKEN = 'ghp_FAKEattacker0123456789abcdefghijklmn';
+  github.addUser(ATTACKER_TOKEN, 'mallory');
+  const forged = await fetch(`${github.url}/repos/${REPO}/issues/2/comments`, {
+    method: 'POST',
+    headers: { authorization: `token ${ATTACKER_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ body: `nothing to see\n\n<!-- drydock:plan ${planId} part 2 -->` }),
+  });
+  expect(forged.status).toBe(201);
+
+  const second = await w.serve();
+  await github.waitFor(() => github.statuses(head)[0], 20_000, 'the pending status');
+  const comments = github.comments(REPO, 2);
+  expect(comments.map((c) => c.login)).toEqual([github.login, 'mallory', github.login]);
+  const ours = comments.filter((c) => c.login === github.login).map((c) => c.body);
+  ours.forEach((body, i) => {
+    expect(body).toContain(`(part ${i + 1} of 2)`);
+    expect(body.endsWith(`<!-- drydock:plan ${planId} part ${i + 1} -->`)).toBe(true);
+  });
+  // drydock asked GitHub who it is (once) with its own token.
+  const whoami = github.calls.filter((c) => c.method === 'GET' && c.path === '/user');
+  expect(whoami.length).toBeGreaterThanOrEqual(1);
+  expect(await second.stop()).toBe(0);
+}, 90_000);
