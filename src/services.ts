@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { Egress } from './agent/egress.js';
 import { createMcpConnector } from './agent/mcp/index.js';
 import { killLeftoverGroup } from './agent/processes.js';
-import { AgentExecutor } from './agent/runner.js';
+import { AgentRunner } from './agent/runner.js';
 import { type CommandLimits, Sandbox, type SandboxStatus } from './agent/sandbox.js';
 import { DEFAULT_TOOL_LIMITS } from './agent/tools/limits.js';
 import { daemonRipgrep, RIPGREP_MISSING } from './agent/tools/ripgrep.js';
@@ -18,16 +18,16 @@ import { createModelClient } from './models/client.js';
 import { Notifier } from './notify/notifier.js';
 import { PassLoop } from './pass-loop.js';
 import { PlanDecisions } from './plans/decisions.js';
-import { PlanExecutions } from './plans/execution.js';
 import { PlanLifecycle } from './plans/lifecycle.js';
+import { ExecutionSettler } from './plans/settle.js';
 import { REACTION_DEFAULTS, type Reaction, Reactions } from './reactions/reactions.js';
 import { RunEvents } from './runs/events.js';
-import { type RunExecutor, RunQueue } from './runs/queue.js';
+import { type RunHandler, RunQueue } from './runs/queue.js';
 import { replicaId } from './runs/replica.js';
 import { RunService } from './runs/service.js';
+import { jitterOptions } from './scheduler/job-request.js';
 import { Jobs } from './scheduler/jobs.js';
 import { Scheduler } from './scheduler/loop.js';
-import { jitterOptions } from './scheduler/plan-job.js';
 import { Sessions } from './sessions/service.js';
 import { storedModelWarnings } from './sessions/stored-models.js';
 import { type Store, StoreUnavailableError } from './store/store.js';
@@ -57,7 +57,7 @@ export interface ServiceOptions {
   /** Default: the system clock. */
   clock?: Clock;
   /** Replaces the agent (tests of the queue and scheduler). Default: the agent built from the config. */
-  executor?: RunExecutor;
+  executor?: RunHandler;
   /** Replaces the Messages API client built from config.anthropic. */
   model?: Anthropic;
   /** Reads a pull request for `/drydock plan` comments (the GitHub client provides one when configured). */
@@ -118,7 +118,7 @@ export interface Services {
   queue: RunQueue;
   runs: RunService;
   plans: PlanDecisions;
-  executions: PlanExecutions;
+  executions: ExecutionSettler;
   triggers: TriggerService;
   /** Administration: sessions, their jobs, triggers (the API's and the UI's writes go through these). */
   sessions: Sessions;
@@ -217,7 +217,7 @@ async function agentParts(opts: ServiceOptions, clock: Clock) {
   const events = opts.events ?? new RunEvents(store, clock);
   const metrics = new Metrics(store);
   const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
-  // The one writer of plan status (src/plans/lifecycle.ts); PlanExecutions settles plans of ended runs.
+  // The one writer of plan status (src/plans/lifecycle.ts); ExecutionSettler settles plans of ended runs.
   const lifecycle = new PlanLifecycle({ store, clock, logger });
   // The egress proxy of executions whose plan allows host names (src/agent/egress.ts); closed by stop().
   const egress = new Egress({ logger });
@@ -258,7 +258,7 @@ function runsAndPlans(opts: ServiceOptions, clock: Clock, agent: AgentParts) {
     onCanceled: (run) => lifecycle.settleExecuteRun(run.id),
   });
   const plans = new PlanDecisions({ store, clock, logger, events, queue, lifecycle });
-  const executions = new PlanExecutions({ store, logger, lifecycle });
+  const executions = new ExecutionSettler({ store, logger, lifecycle });
   const whenSettled = (fn: (run: Run) => void) => {
     onSettled = fn;
   };
@@ -514,13 +514,13 @@ function agentExecutor(
     egress: Egress;
     metrics: Metrics;
   },
-): RunExecutor {
+): RunHandler {
   const { config, logger, store } = opts;
   if (!parts.sandbox)
     throw new Error('services: the agent needs a sandbox (sandbox: null needs an executor)');
   // A spend limit's 429 is not retried by the SDK either (models/client.ts).
   const model = opts.model ?? createModelClient(config.anthropic);
-  return new AgentExecutor({
+  return new AgentRunner({
     store,
     clock: parts.clock,
     config,

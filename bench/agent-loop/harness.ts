@@ -19,7 +19,7 @@ import { countingLogger } from '../shared/logger.js';
 import { WORKSPACE_FILES } from './script.js';
 
 // The drydock under test, built by the daemon's composition root (src/services.ts) and not started, so
-// without the HTTP server and the scheduler: SqliteStore on a file, RunEvents, AgentExecutor with the real
+// without the HTTP server and the scheduler: SqliteStore on a file, RunEvents, AgentRunner with the real
 // SDK client, RunQueue. Two things are the bench's own: RunEvents is subclassed to timestamp the events that
 // bound a turn, and the SDK client is given a fetch that timestamps each request (and hands over its body,
 // for the bare replay).

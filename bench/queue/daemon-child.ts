@@ -5,7 +5,7 @@ import { startDaemon } from '../../src/daemon.js';
 import type { Run } from '../../src/domain/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { PlanLifecycle } from '../../src/plans/lifecycle.js';
-import type { RunExecutor } from '../../src/runs/queue.js';
+import type { RunHandler } from '../../src/runs/queue.js';
 import type { Store } from '../../src/store/store.js';
 import { countingLogger } from '../shared/logger.js';
 import { childParams, cpuMs, fail, maxRssBytes, onOrders, report } from './child-io.js';
@@ -19,7 +19,7 @@ import type { DaemonParams, DaemonUsage } from './protocol.js';
 //     and cannot pile up work that skews the figures. For an execute run it keeps the plan's books as the
 //     execute phase does (PlanLifecycle.startExecution, then finishExecution once the "work" is done), so
 //     the plan ends `executed`; a run that completed without recording its plan's result would rightly
-//     have its plan failed by the daemon (PlanExecutions);
+//     have its plan failed by the daemon (ExecutionSettler);
 //   - the model client points at a closed local port (127.0.0.1:9); with that executor it is never called.
 // The logger is pino at info, as in production, counting lines instead of writing them (warnings and
 // errors go to stderr). The parent asks for CPU / run counters around each phase and stops it at the end.
@@ -48,7 +48,7 @@ async function recordExecution(run: Run): Promise<string | null> {
   return null;
 }
 
-const noop: RunExecutor = {
+const noop: RunHandler = {
   async execute(run) {
     executed += 1;
     const refused = await recordExecution(run);

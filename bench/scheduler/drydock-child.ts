@@ -3,7 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../../src/clock.js';
 import { defaultConfig } from '../../src/config/load.js';
 import { startDaemon } from '../../src/daemon.js';
-import type { RunExecutor } from '../../src/runs/queue.js';
+import type { RunHandler } from '../../src/runs/queue.js';
 import { Scheduler, type SchedulerOptions, type TickReport } from '../../src/scheduler/loop.js';
 import { freePort } from '../shared/free-port.js';
 import { countingLogger } from '../shared/logger.js';
@@ -66,7 +66,7 @@ const allDueFired = new Promise<void>((resolve) => {
   allFired = resolve;
 });
 
-const instant: RunExecutor = {
+const instant: RunHandler = {
   async execute(run) {
     const fire = byRun.get(run.id);
     if (fire) fire[4] = Date.now();

@@ -29,7 +29,7 @@ import type {
 // See bench/scheduler/README.md for the method.
 //
 // Timeline (each system in its own child process, so RSS and CPU are its own):
-//   1. seed.js builds the database (planJob + Store.createJob) and picks the due minute Md.
+//   1. seed.js builds the database (jobFromRequest + Store.createJob) and picks the due minute Md.
 //   2. drydock-child.js opens it and starts; it idles for the idle window ending 2 s before Md, then the
 //      due jobs fire during Md.
 //   3. croner-child.js is started once drydock has started; its due minute is Md + 1 min (or later), so the

@@ -1,9 +1,9 @@
 import { defaultConfig } from '../../src/config/load.js';
-import { planJob } from '../../src/scheduler/plan-job.js';
+import { jobFromRequest } from '../../src/scheduler/job-request.js';
 import type { NewJob } from '../../src/store/store.js';
 import { backgroundCandidate, benchId, type JobShape, sessionIndexOf } from './job-mix.js';
 
-// How the seeder turns a job index into the record drydock's API would store: planJob, as POST /v1/jobs does.
+// How the seeder turns a job index into the record drydock's API would store: jobFromRequest, as POST /v1/jobs does.
 
 const config = defaultConfig();
 
@@ -15,7 +15,7 @@ const PROMPTS = [
 ];
 
 export function planBenchJob(index: number, sessions: number, shape: JobShape, now: number): NewJob {
-  return planJob(
+  return jobFromRequest(
     {
       id: benchId('job', index),
       sessionId: benchId('ses', sessionIndexOf(index, sessions)),

@@ -2,7 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { NewJob } from '../../src/store/store.js';
 import { planBackgroundJob } from './seed-plan.js';
 
-// Seeding helper thread: plans (planJob, the CPU-heavy part) every `stride`-th background job from `first`
+// Seeding helper thread: plans (jobFromRequest, the CPU-heavy part) every `stride`-th background job from `first`
 // and posts them in batches; the seeding thread inserts them. Planning is ~0.4 ms a job, mostly croner
 // construction and Intl time zone checks for expressions its 64-entry cache has not seen.
 

@@ -10,7 +10,7 @@ import type { DueJob, MixFile, SeedParams } from './protocol.js';
 import { planBenchJob } from './seed-plan.js';
 import type { PlannedBatch, PlanSlice } from './seed-worker.js';
 
-// Child: builds the database drydock will open, through the path the API takes (planJob, then
+// Child: builds the database drydock will open, through the path the API takes (jobFromRequest, then
 // Store.createSession / createJob, one job per transaction), as if the jobs had been created one by one.
 //
 // - Background jobs (indices >= due) get recurring schedules whose first slot lies after the horizon, so

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { defaultConfig } from '../../src/config/load.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { parseSignature, SignatureCheck } from '../../src/http/github-signature.js';
-import type { RunExecutor } from '../../src/runs/queue.js';
+import type { RunHandler } from '../../src/runs/queue.js';
 import { countingLogger } from '../shared/logger.js';
 import { childParams, cpuMs, fail, maxRssBytes, onOrders, report } from './child-io.js';
 import { ACTION, PrefixSigner, payloadTemplate } from './payload.js';
@@ -36,7 +36,7 @@ let release: () => void = () => {};
 const released = new Promise<void>((resolve) => {
   release = resolve;
 });
-const planned: RunExecutor = {
+const planned: RunHandler = {
   async execute() {
     if (p.executor === 'held') await released;
     executed += 1;

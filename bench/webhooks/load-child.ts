@@ -32,19 +32,19 @@ interface Answer {
   text: string;
 }
 
-interface Delivery {
+interface WebhookDelivery {
   key: string;
   n: number;
   body: Buffer;
   signature: string;
 }
 
-function prepare(n: number, key: string = randomUUID()): Delivery {
+function prepare(n: number, key: string = randomUUID()): WebhookDelivery {
   const tail = tpl.tail(n);
   return { key, n, body: Buffer.concat([tpl.prefix, Buffer.from(tail)]), signature: signer.sign(tail) };
 }
 
-function send(agent: Agent, url: URL, d: Delivery): Promise<Answer> {
+function send(agent: Agent, url: URL, d: WebhookDelivery): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
     const req = request(
       {
@@ -93,7 +93,7 @@ function parse(a: Answer): DrydockAnswer | null {
 }
 
 /** null when the answer is right; drydock's is kept for the redelivery check. */
-function check(target: PhaseRequest['target'], d: Delivery, a: Answer): string | null {
+function check(target: PhaseRequest['target'], d: WebhookDelivery, a: Answer): string | null {
   if (a.status !== 202) return `HTTP ${a.status}: ${a.text.slice(0, 200)}`;
   if (target === 'bare') return null;
   const body = parse(a);

@@ -22,7 +22,7 @@ import {
 import { lifecycleMessage, modelState } from '../models/lifecycle.js';
 import { addUsage, costOf, promptTokensOf, tokensOf } from '../models/pricing.js';
 import { type Hold, holdingStore } from '../runs/holding.js';
-import { RunAborted, type RunExecutor, type RunOutcome, type RunStart } from '../runs/queue.js';
+import { RunAborted, type RunHandler, type RunOutcome, type RunStart } from '../runs/queue.js';
 import { FencedError, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
 import { checkoutPullRequest } from '../workspace/checkout.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
@@ -54,7 +54,7 @@ export interface AgentDeps extends Omit<PhaseDeps, 'lifecycle' | 'mcp'> {
   mcpConnector?: McpConnector | undefined;
   /** The Messages API client (the real SDK; tests point it at a local server). */
   model: Anthropic;
-  /** The plan service, made again on a run's own view of the store (see AgentExecutor.execute). */
+  /** The plan service, made again on a run's own view of the store (see AgentRunner.execute). */
   lifecycle: { on(store: PlanStore & RunStore): PlanRecorder };
   /** Each failed request to the model, by kind (the `drydock_model_errors` metric). */
   onModelError?: (kind: ModelErrorKind) => void;
@@ -130,7 +130,7 @@ const MAX_PAUSES_IN_A_ROW = 5;
  * message, run its tool calls through the phase's gate, store the results. The stored conversation is
  * the state: a run resumed after a restart or an answer picks up from its last stored message.
  */
-export class AgentExecutor implements RunExecutor {
+export class AgentRunner implements RunHandler {
   constructor(private readonly deps: AgentDeps) {}
 
   /**

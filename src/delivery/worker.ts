@@ -9,7 +9,7 @@ import { PassLoop } from '../pass-loop.js';
 import type { Reaction } from '../reactions/reactions.js';
 import type { RunEvents } from '../runs/events.js';
 import {
-  type DeliveryStore,
+  type OutboxStore,
   type PlanStore,
   type RunStore,
   type SessionStore,
@@ -70,7 +70,7 @@ export function nextAttemptAt(attempts: number, policy: DeliveryPolicy, now: num
 }
 
 export interface DeliveryDeps {
-  store: DeliveryStore & PlanStore & RunStore & SessionStore;
+  store: OutboxStore & PlanStore & RunStore & SessionStore;
   clock: Clock;
   config: Config;
   logger: Logger;

@@ -121,6 +121,14 @@ export interface CronJob {
 
 export const RUN_SOURCES = ['schedule', 'manual', 'delivery'] as const;
 export type RunSource = (typeof RUN_SOURCES)[number];
+/**
+ * Where a run (and its plan) came from, as the API, the CLI and the pages show it: `webhook` for a webhook
+ * delivery or a trigger's fire. The store keeps the older word `delivery` for it (a CHECK constraint in both
+ * schemas); the API said `delivery` too before.
+ */
+export const SHOWN_RUN_SOURCES = ['schedule', 'manual', 'webhook'] as const;
+export type ShownRunSource = (typeof SHOWN_RUN_SOURCES)[number];
+export const shownRunSource = (s: RunSource): ShownRunSource => (s === 'delivery' ? 'webhook' : s);
 export type RunPhase = 'plan' | 'execute';
 export const ACTIVE_RUN_STATUSES = ['queued', 'running', 'awaiting_input'] as const;
 /** Statuses a run ends in. `refused`: the model declined (stop reason `refusal`). */
@@ -428,7 +436,7 @@ export interface Trigger {
 }
 
 /** `queued`: recorded and answered, waiting for the trigger worker; `failed`: its processing raised. */
-export const DELIVERY_OUTCOMES = [
+export const WEBHOOK_OUTCOMES = [
   'queued',
   'accepted',
   'duplicate',
@@ -438,15 +446,15 @@ export const DELIVERY_OUTCOMES = [
   'ignored',
   'failed',
 ] as const;
-export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
-export interface Delivery {
+export interface WebhookDelivery {
   id: string;
   source: 'github' | 'fire';
   key: string;
   event: string;
   triggerId: string | null;
-  outcome: DeliveryOutcome;
+  outcome: WebhookOutcome;
   detail: string | null;
   subject: string | null;
   runIds: string[];

@@ -4,7 +4,6 @@ import { LIST_TITLE, planTitle } from '../domain/plan-title.js';
 import type {
   CronJob,
   Decision,
-  Delivery,
   Plan,
   PlanDelivery,
   Question,
@@ -13,12 +12,13 @@ import type {
   Session,
   SlotRecord,
   ToolApproval,
+  WebhookDelivery,
 } from '../domain/types.js';
-import type { PlanContext, PlanDiff, PlanSource } from '../plans/context.js';
+import { shownRunSource } from '../domain/types.js';
+import type { PlanContext, PlanDiff, PlanSource } from '../plans/plan-context.js';
 import { upcomingSlots } from '../scheduler/next-fire.js';
 import type {
   DecisionJson,
-  DeliveryJson,
   JobJson,
   PlanContextJson,
   PlanDeliveryJson,
@@ -29,6 +29,7 @@ import type {
   SessionJson,
   SlotJson,
   ToolApprovalJson,
+  WebhookDeliveryJson,
 } from './contract/index.js';
 
 // Domain records to their JSON form: snake_case, ISO-8601 UTC times. Each presenter returns the type of its
@@ -86,7 +87,7 @@ export const presentRun = (r: Run): RunJson => ({
   session_id: r.sessionId,
   job_id: r.jobId,
   slot_at: iso(r.slotAt),
-  source: r.source,
+  source: shownRunSource(r.source),
   phase: r.phase,
   status: r.status,
   prompt: r.prompt,
@@ -146,7 +147,7 @@ export const presentPlan = (p: Plan, now: number): PlanJson => ({
   session_id: p.sessionId,
   job_id: p.jobId,
   trigger_id: p.triggerId,
-  source: p.source,
+  source: shownRunSource(p.source),
   run_id: p.runId,
   requested_by: p.requestedBy,
   owner: p.owner,
@@ -221,7 +222,7 @@ export const presentSlot = (s: SlotRecord): SlotJson => ({
   recorded_at: iso(s.recordedAt),
 });
 
-export const presentDelivery = (d: Delivery): DeliveryJson => ({
+export const presentWebhookDelivery = (d: WebhookDelivery): WebhookDeliveryJson => ({
   id: d.id,
   source: d.source,
   key: d.key,
@@ -235,7 +236,7 @@ export const presentDelivery = (d: Delivery): DeliveryJson => ({
   processed_at: iso(d.processedAt),
 });
 
-/** The approver's context of a plan (src/plans/context.ts) in its JSON form. */
+/** The approver's context of a plan (src/plans/plan-context.ts) in its JSON form. */
 export const presentPlanContext = (c: PlanContext): PlanContextJson => ({
   source: c.source && presentPlanSource(c.source),
   rounds: c.rounds.map((r) => ({
@@ -299,7 +300,7 @@ export const presentPlanContext = (c: PlanContext): PlanContextJson => ({
   diff: c.diff && presentPlanDiff(c.diff),
 });
 
-/** Where a plan's work came from (context.ts `PlanSource`) in its JSON form. */
+/** Where a plan's work came from (plans/plan-context.ts `PlanSource`) in its JSON form. */
 const presentPlanSource = (s: PlanSource): NonNullable<PlanContextJson['source']> => ({
   kind: s.kind,
   run_id: s.runId,

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { DeliveryStore, StateStore, Store } from '../store/store.js';
+import type { OutboxStore, StateStore, Store } from '../store/store.js';
 
 /**
  * The daemon's Prometheus metrics. Things that happen in this process (fires, lateness, HTTP requests) are
@@ -72,7 +72,7 @@ export class Metrics {
     series.observe(seconds);
   }
 
-  constructor(store: DeliveryStore & StateStore) {
+  constructor(store: OutboxStore & StateStore) {
     const registry = this.registry;
     const fromStore = <K extends string>(
       name: string,

@@ -5,7 +5,7 @@ import type { LoggedEvent, NewNotification, Notification } from '../domain/types
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
 import type { Reaction } from '../reactions/reactions.js';
-import { type DeliveryStore, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
+import { type OutboxStore, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
 import { ANNOUNCED_RUN_EVENTS, announce, planIdOf } from './announce.js';
 import { retryDelay } from './backoff.js';
 import { renderBody } from './format.js';
@@ -15,7 +15,7 @@ import { shownUrl, subscribers, webhookKey } from './webhooks.js';
 export type NotificationOutcomeLabel = 'delivered' | 'retried' | 'failed';
 
 export interface NotifierDeps {
-  store: DeliveryStore & PlanStore & RunStore;
+  store: OutboxStore & PlanStore & RunStore;
   clock: Clock;
   logger: Logger;
   config: Pick<Config, 'notifications'> & { server: Pick<Config['server'], 'public_url'> };

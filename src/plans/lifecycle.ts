@@ -21,7 +21,7 @@ import { planTerms } from './policy.js';
  * - The agent's phases propose (`propose`) and carry out (`startExecution`, `finishExecution`,
  *   `failExecution`) through a narrow port (`PlanRecorder`, src/domain/plan-status.ts), so `agent/`
  *   never imports `plans/`.
- * - PlanExecutions (execution.ts) follows execute runs (run events, the start-up reconcile) and settles
+ * - ExecutionSettler (settle.ts) follows execute runs (run events, the start-up reconcile) and settles
  *   their plans through `settleExecuteRun` / `failExecution`; the run service's cancel reaches
  *   `settleExecuteRun` through a callback the daemon wires, so `runs/` never imports `plans/`.
  * - The pull request intake supersedes (`supersede`); the daemon's periodic sweep expires (`expire`).

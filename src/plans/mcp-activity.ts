@@ -4,7 +4,7 @@ import { tallyToolUses } from './tool-tally.js';
 
 // The MCP calls of the planning runs, for approvers beside the files read: which server, which tool, with what
 // input (summarized), how often, and how many answered with an error. Read from the stored conversation like
-// the files read (context.ts, fileActivity), so it shows what the model asked for, refused calls included
+// the files read (plan-context.ts, fileActivity), so it shows what the model asked for, refused calls included
 // (a refused call answers with an error).
 
 /** Characters of an input summary, at most. */

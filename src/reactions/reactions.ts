@@ -96,7 +96,7 @@ export class Reactions {
 
   /**
    * Before the daemon appends events of its own: a reaction without a cursor (its first start) starts at the
-   * log's end. The past is not reacted to; what start-up must catch up on is `reconcile`'s (PlanExecutions).
+   * log's end. The past is not reacted to; what start-up must catch up on is `reconcile`'s (ExecutionSettler).
    */
   async init(): Promise<void> {
     const { store, clock, logger } = this.o;

@@ -38,7 +38,7 @@ export type RunStart = 'queued' | 'awaiting_input';
  * write it makes on the run's behalf goes through `holdingStore(store, hold)` (holding.ts): fenced by the
  * run's claim, riding out short database outages.
  */
-export interface RunExecutor {
+export interface RunHandler {
   execute(run: Run, hold: Hold, from: RunStart): Promise<RunOutcome>;
 }
 
@@ -72,7 +72,7 @@ export interface RunQueueOptions {
   clock: Clock;
   logger: Logger;
   events: RunEvents;
-  executor: RunExecutor;
+  executor: RunHandler;
   maxConcurrent: number;
   /** Called after each run settles or parks (the scheduler uses it to fire slots that waited). */
   onSettled?: (run: Run) => void;

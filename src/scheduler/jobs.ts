@@ -10,8 +10,8 @@ import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
 import type { JobStore, SessionStore } from '../store/store.js';
 import { oneShotPassed, specOf } from './decide.js';
+import { type JobRequest, jitterOptions, jobFromRequest } from './job-request.js';
 import { nextFire } from './next-fire.js';
-import { type JobRequest, jitterOptions, planJob } from './plan-job.js';
 
 // A session's cron jobs as people change them: create, pause, resume, renew, run now, delete. The scheduler
 // loop (loop.ts) fires them; this only writes their definition and status, then wakes the loop.
@@ -85,7 +85,11 @@ export class Jobs {
       { what: `a job of session ${session.id}`, than: 'than its session', label: 'session' },
       config.execute.network_default_domains,
     );
-    const job = planJob({ id: newId('job'), sessionId, ...req, timezone, options }, clock.now(), config);
+    const job = jobFromRequest(
+      { id: newId('job'), sessionId, ...req, timezone, options },
+      clock.now(),
+      config,
+    );
     const created = await store.createJob(job, config.scheduler.max_jobs_per_session);
     this.deps.scheduler.kick();
     return created;

@@ -1,7 +1,7 @@
 import type { ApprovalStore } from './approvals.js';
 import type { ReactionCursorStore } from './cursors.js';
-import type { DeliveryStore } from './deliveries.js';
 import type { JobStore } from './jobs.js';
+import type { OutboxStore } from './outbox.js';
 import type { PlanStore } from './plans.js';
 import type { RunStore } from './runs.js';
 import type { SessionStore } from './sessions.js';
@@ -18,7 +18,7 @@ export interface StoreParts {
   approvals: ApprovalStore;
   plans: PlanStore;
   triggers: TriggerStore;
-  deliveries: DeliveryStore;
+  outbox: OutboxStore;
   state: StateStore;
   wakes: WakeStore;
   cursors: ReactionCursorStore;

@@ -3,7 +3,6 @@ import type {
   ApiToken,
   CronJob,
   Decision,
-  Delivery,
   Notification,
   NotificationStatus,
   Plan,
@@ -18,8 +17,9 @@ import type {
   ToolCall,
   Trigger,
   UiSession,
+  WebhookDelivery,
 } from '../domain/types.js';
-import type { PlanDeliveryPatch } from './deliveries.js';
+import type { PlanDeliveryPatch } from './outbox.js';
 
 // Row shapes as both stores read them, and their mapping to domain records. The shapes are SQLite's (times
 // as millisecond numbers, JSON as text, booleans as 1/0); the PostgreSQL pool's type parsers return its rows
@@ -199,13 +199,13 @@ export interface TriggerRow {
   updated_at: number;
 }
 
-export interface DeliveryRow {
+export interface WebhookDeliveryRow {
   id: string;
-  source: Delivery['source'];
+  source: WebhookDelivery['source'];
   key: string;
   event: string;
   trigger_id: string | null;
-  outcome: Delivery['outcome'];
+  outcome: WebhookDelivery['outcome'];
   detail: string | null;
   subject: string | null;
   run_ids: string;
@@ -441,7 +441,7 @@ export const toTrigger = (r: TriggerRow): Trigger => ({
   updatedAt: r.updated_at,
 });
 
-export const toDelivery = (r: DeliveryRow): Delivery => ({
+export const toWebhookDelivery = (r: WebhookDeliveryRow): WebhookDelivery => ({
   id: r.id,
   source: r.source,
   key: r.key,
@@ -601,14 +601,14 @@ export const DELIVERY_COLUMNS =
 export const D_DELIVERY_COLUMNS = DELIVERY_COLUMNS.replace(/(\w+)/g, 'd.$1');
 
 /** A delivery joined with one trigger's fire of it. */
-export type TriggerFireRow = DeliveryRow & {
+export type TriggerFireRow = WebhookDeliveryRow & {
   fire_outcome: 'accepted' | 'filtered' | 'capped';
   fire_run_id: string | null;
   fire_at: number;
 };
 
 export const toTriggerFire = (r: TriggerFireRow) => ({
-  delivery: toDelivery(r),
+  delivery: toWebhookDelivery(r),
   outcome: r.fire_outcome,
   runId: r.fire_run_id,
   at: r.fire_at,

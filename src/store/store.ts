@@ -1,8 +1,8 @@
 import { DomainError } from '../domain/errors.js';
 import type { ApprovalStore } from './approvals.js';
 import type { ReactionCursorStore } from './cursors.js';
-import type { DeliveryStore } from './deliveries.js';
 import type { JobStore } from './jobs.js';
+import type { OutboxStore } from './outbox.js';
 import type { PlanStore } from './plans.js';
 import type { RunStore } from './runs.js';
 import type { SessionStore } from './sessions.js';
@@ -17,20 +17,20 @@ export type { DecisionEffect } from '../domain/plan-decision.js';
 export type { DecideFn, SlotTransition } from '../domain/slot-transition.js';
 export type { ApprovalStore } from './approvals.js';
 export type { ReactionCursorStore } from './cursors.js';
-export type { DeliveryStore, PlanDeliveryPatch } from './deliveries.js';
 export type { AdvanceResult, JobStore, NewJob } from './jobs.js';
 export { type Fence, FencedError, type Receipt, type RunClaim } from './leases.js';
+export type { OutboxStore, PlanDeliveryPatch } from './outbox.js';
 export type { PlanFilter, PlanStore } from './plans.js';
 export type { NewToolCall, RunFilter, RunStore } from './runs.js';
 export type { NewSession, SessionFilter, SessionStore } from './sessions.js';
 export type { StateStore, StoreStats } from './state.js';
-export type { DeliveryPatch, TriggerFireInput, TriggerStore } from './triggers.js';
+export type { TriggerFireInput, TriggerStore, WebhookDeliveryPatch } from './triggers.js';
 export type { WakeChannel, WakeStore } from './wakes.js';
 
 /**
  * All persistence goes through this interface. It is async so that a networked database can implement it;
  * no driver type appears in it. It is made of one part per aggregate (one module each: sessions.ts, jobs.ts, runs.ts,
- * approvals.ts, plans.ts, triggers.ts, deliveries.ts, state.ts, wakes.ts, cursors.ts): a backend implements each part
+ * approvals.ts, plans.ts, triggers.ts, outbox.ts, state.ts, wakes.ts, cursors.ts): a backend implements each part
  * on its own, and `composeStore` (compose.ts) puts the parts together into one Store.
  */
 export interface Store
@@ -40,7 +40,7 @@ export interface Store
     ApprovalStore,
     PlanStore,
     TriggerStore,
-    DeliveryStore,
+    OutboxStore,
     StateStore,
     WakeStore,
     ReactionCursorStore {}

@@ -1,10 +1,10 @@
 import type { NewRun } from '../domain/new-run.js';
-import type { Delivery, DeliveryOutcome, Run, Trigger } from '../domain/types.js';
+import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
 import type { NewJob } from './jobs.js';
 import type { NewSession } from './sessions.js';
 
-export interface DeliveryPatch {
-  outcome?: DeliveryOutcome;
+export interface WebhookDeliveryPatch {
+  outcome?: WebhookOutcome;
   detail?: string | null;
   runIds?: string[];
   triggerId?: string | null;
@@ -58,15 +58,18 @@ export interface TriggerStore {
    * Records a delivery unless one with the same (source, key) exists: then returns that one. `payload` (the
    * verified raw body) is kept until the delivery is settled.
    */
-  recordDelivery(d: Delivery, payload?: string): Promise<{ delivery: Delivery; duplicate: boolean }>;
+  recordDelivery(
+    d: WebhookDelivery,
+    payload?: string,
+  ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }>;
   /** recordDelivery for several deliveries in one transaction (group commit), results in order. */
   recordDeliveries(
-    items: { delivery: Delivery; payload?: string | undefined }[],
-  ): Promise<{ delivery: Delivery; duplicate: boolean }[]>;
-  updateDelivery(id: string, patch: DeliveryPatch): Promise<void>;
-  getDelivery(id: string): Promise<Delivery | null>;
+    items: { delivery: WebhookDelivery; payload?: string | undefined }[],
+  ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }[]>;
+  updateDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void>;
+  getDelivery(id: string): Promise<WebhookDelivery | null>;
   /** The inbox: the oldest `queued` deliveries no one holds a claim on at `now`, in arrival order. */
-  queuedDeliveries(limit: number, now: number): Promise<Delivery[]>;
+  queuedDeliveries(limit: number, now: number): Promise<WebhookDelivery[]>;
   /**
    * Claims a queued delivery until `until` unless someone else's claim still holds. Returns its stored body
    * when it did, null when it did not (claimed by another, or no longer queued).
@@ -84,15 +87,20 @@ export interface TriggerStore {
     triggerId: string,
     limit: number,
   ): Promise<
-    { delivery: Delivery; outcome: 'accepted' | 'filtered' | 'capped'; runId: string | null; at: number }[]
+    {
+      delivery: WebhookDelivery;
+      outcome: 'accepted' | 'filtered' | 'capped';
+      runId: string | null;
+      at: number;
+    }[]
   >;
   /** Newest first; `before` (a delivery id) continues a page. */
   listDeliveries(filter: {
     triggerId?: string | undefined;
-    outcome?: DeliveryOutcome | undefined;
+    outcome?: WebhookOutcome | undefined;
     limit: number;
     before?: string | undefined;
-  }): Promise<Delivery[]>;
+  }): Promise<WebhookDelivery[]>;
   /**
    * In one transaction: unless the trigger already started `hourlyCap` runs in the last hour (then the
    * fire is recorded as capped), find or make the subject's session and create the run. Fires are counted

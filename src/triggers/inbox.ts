@@ -1,4 +1,4 @@
-import type { Delivery } from '../domain/types.js';
+import type { WebhookDelivery } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import { StoreUnavailableError, type TriggerStore } from '../store/store.js';
 
@@ -8,9 +8,9 @@ export interface InboxOptions {
   store: TriggerStore;
   logger: Logger;
   /** Routes one claimed delivery and settles it; a throw leaves it to the inbox (tried again, then failed). */
-  process: (delivery: Delivery, payload: string) => Promise<void>;
+  process: (delivery: WebhookDelivery, payload: string) => Promise<void>;
   /** Settles a delivery whose processing threw: it keeps its payload, so a redelivery processes it again. */
-  fail: (delivery: Delivery, err: unknown) => Promise<void>;
+  fail: (delivery: WebhookDelivery, err: unknown) => Promise<void>;
   /** Deliveries read from the store at a time. */
   batch?: number;
   /**
@@ -35,7 +35,7 @@ export interface InboxOptions {
  * answered (see `busy`), so a burst is answered at once while the work behind it proceeds. The store is the
  * queue: what a stopped or crashed process left queued is processed at the next start.
  */
-export class DeliveryInbox {
+export class WebhookInbox {
   private readonly batch: number;
   private readonly busyPauseMs: number;
   private readonly claimMs: number;
@@ -94,7 +94,7 @@ export class DeliveryInbox {
     const { store } = this.opts;
     while (true) {
       this.dirty = false;
-      let items: Delivery[];
+      let items: WebhookDelivery[];
       try {
         items = await store.queuedDeliveries(this.batch, this.now());
       } catch (err) {
@@ -136,7 +136,7 @@ export class DeliveryInbox {
    * that), as a busy or briefly failing store should not lose it; then it is marked failed. False when the
    * store refuses even that (the worker backs off).
    */
-  private async failed(delivery: Delivery, err: unknown): Promise<boolean> {
+  private async failed(delivery: WebhookDelivery, err: unknown): Promise<boolean> {
     const attempt = (this.attempts.get(delivery.id) ?? 0) + 1;
     this.opts.logger.error(
       { err, delivery_id: delivery.id, event: delivery.event, attempt },

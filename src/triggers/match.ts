@@ -1,5 +1,5 @@
 import type { Trigger } from '../domain/types.js';
-import type { PullRequestContext } from './context.js';
+import type { PullRequestContext } from './fire-context.js';
 
 /** Why a github trigger does not fire for a pull request event, or null when it does. */
 export function mismatch(trigger: Trigger, ctx: PullRequestContext): string | null {

@@ -2,8 +2,8 @@ import type { Config } from '../config/schema.js';
 import type { CronJob, JobStatus, Trigger } from '../domain/types.js';
 import { newId } from '../ids.js';
 import { specOf } from '../scheduler/decide.js';
+import { jitterOptions, jobFromRequest } from '../scheduler/job-request.js';
 import { nextFire } from '../scheduler/next-fire.js';
-import { jitterOptions, planJob } from '../scheduler/plan-job.js';
 import type { NewJob } from '../store/store.js';
 
 // A scheduled trigger (kind `schedule`) is a cron schedule that belongs to no person's session and never
@@ -31,7 +31,7 @@ export function planScheduleJob(
   now: number,
   config: Config,
 ): NewJob {
-  const job = planJob(
+  const job = jobFromRequest(
     {
       id: where.jobId ?? newId('job'),
       sessionId: where.sessionId,

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
-import type { Delivery, DeliveryOutcome, Run, Trigger } from '../domain/types.js';
+import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
 import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
@@ -13,8 +13,8 @@ import { GroupCommit } from '../store/group-commit.js';
 import type { PlanStore, RunStore, StateStore, TriggerFireInput, TriggerStore } from '../store/store.js';
 import { workspaceKindOf } from '../workspace/git.js';
 import { type CommentCommand, parseCommand } from './commands.js';
-import { at, type PullRequestContext, prSubject, pullRequestContext } from './context.js';
-import { DeliveryInbox } from './inbox.js';
+import { at, type PullRequestContext, prSubject, pullRequestContext } from './fire-context.js';
+import { WebhookInbox } from './inbox.js';
 import { mismatch } from './match.js';
 import { renderPrompt } from './template.js';
 
@@ -35,20 +35,20 @@ export interface WebhookAnswer {
  */
 export interface FireOutcome {
   kind: 'created' | 'existing';
-  delivery: Delivery;
+  delivery: WebhookDelivery;
   run: Run | null;
 }
 
 /** What became of a processed delivery. */
 interface Settlement {
-  outcome: DeliveryOutcome;
+  outcome: WebhookOutcome;
   detail: string | null;
   runIds: string[];
   subject?: string;
 }
 
 const settlement = (
-  outcome: DeliveryOutcome,
+  outcome: WebhookOutcome,
   detail: string | null,
   runIds: string[] = [],
   subject?: string,
@@ -79,18 +79,18 @@ interface Deps {
  * Nothing slow happens on either side: the pull request checkout is prepared when the run starts.
  */
 export class TriggerService {
-  private readonly inbox: DeliveryInbox;
+  private readonly inbox: WebhookInbox;
   /** Webhooks being recorded and answered right now: the inbox gives way to them. */
   private answering = 0;
   /** Webhooks received in the same turn of the event loop are recorded in one transaction. */
   private readonly recorder: GroupCommit<
-    { delivery: Delivery; payload: string | undefined },
-    { delivery: Delivery; duplicate: boolean }
+    { delivery: WebhookDelivery; payload: string | undefined },
+    { delivery: WebhookDelivery; duplicate: boolean }
   >;
 
   constructor(private readonly deps: Deps) {
     this.recorder = new GroupCommit((items) => deps.store.recordDeliveries(items));
-    this.inbox = new DeliveryInbox({
+    this.inbox = new WebhookInbox({
       store: deps.store,
       logger: deps.logger,
       busy: () => this.answering > 0,
@@ -134,7 +134,7 @@ export class TriggerService {
     const rawAction = at(payload, 'action');
     const now = clock.now();
     const early = triage(event, payload);
-    const delivery: Delivery = {
+    const delivery: WebhookDelivery = {
       id: sortableId('dlv'),
       source: 'github',
       key,
@@ -183,7 +183,7 @@ export class TriggerService {
   }
 
   /** The inbox's worker: routes one queued delivery and settles it (its stored body is dropped). */
-  private async process(delivery: Delivery, raw: string): Promise<void> {
+  private async process(delivery: WebhookDelivery, raw: string): Promise<void> {
     const { store, clock } = this.deps;
     const event = delivery.event.split('.')[0]!;
     const s = await this.route(event, JSON.parse(raw), delivery);
@@ -199,7 +199,7 @@ export class TriggerService {
     this.deps.onProcessed?.(now - delivery.receivedAt);
   }
 
-  private async route(event: string, payload: unknown, delivery: Delivery): Promise<Settlement> {
+  private async route(event: string, payload: unknown, delivery: WebhookDelivery): Promise<Settlement> {
     if (event === 'pull_request') {
       const ctx = pullRequestContext(event, payload);
       if (!ctx) return settlement('rejected', 'the pull_request payload lacks required fields');
@@ -209,7 +209,7 @@ export class TriggerService {
     return settlement('ignored', `no trigger handles ${event} events`);
   }
 
-  private async pullRequest(delivery: Delivery, ctx: PullRequestContext): Promise<Settlement> {
+  private async pullRequest(delivery: WebhookDelivery, ctx: PullRequestContext): Promise<Settlement> {
     const subject = prSubject(ctx.repository, ctx.number);
     const action = ctx.event.split('.')[1];
     let superseded: string[] = [];
@@ -240,10 +240,10 @@ export class TriggerService {
 
   /** Fires every enabled github trigger the pull request event matches. */
   private async fireMatching(
-    delivery: Delivery,
+    delivery: WebhookDelivery,
     ctx: PullRequestContext,
     ignoreEvent = false,
-  ): Promise<{ outcome: DeliveryOutcome; detail: string | null; runIds: string[] }> {
+  ): Promise<{ outcome: WebhookOutcome; detail: string | null; runIds: string[] }> {
     const { store, clock, config } = this.deps;
     const triggers = await store.listTriggers({ kind: 'github', enabled: true });
     const runIds: string[] = [];
@@ -273,7 +273,7 @@ export class TriggerService {
         runIds.push(fired.run.id);
       }
     }
-    const outcome: DeliveryOutcome = runIds.length
+    const outcome: WebhookOutcome = runIds.length
       ? 'accepted'
       : capped
         ? 'capped'
@@ -344,7 +344,7 @@ export class TriggerService {
     return Object.hasOwn(users, login) ? users[login] : undefined;
   }
 
-  private async comment(delivery: Delivery, payload: unknown): Promise<Settlement> {
+  private async comment(delivery: WebhookDelivery, payload: unknown): Promise<Settlement> {
     const command = commentCommand(payload);
     if (!command) return settlement('ignored', 'no /drydock command');
     const repository = at(payload, 'repository', 'full_name');
@@ -372,7 +372,7 @@ export class TriggerService {
 
   /** `/drydock plan`: fires the matching triggers on the pull request as it is now. */
   private async planCommand(
-    delivery: Delivery,
+    delivery: WebhookDelivery,
     payload: unknown,
     repository: string,
     number: number,
@@ -400,7 +400,7 @@ export class TriggerService {
    * the role here, the rest in the decision.
    */
   private async decideCommand(
-    delivery: Delivery,
+    delivery: WebhookDelivery,
     command: Extract<CommentCommand, { kind: 'approve' | 'reject' }>,
     identity: string,
     subject: string,
@@ -431,7 +431,7 @@ export class TriggerService {
 
   /** Processed again after a crash between deciding and settling: the decision it made stands. */
   private async decidedBefore(
-    delivery: Delivery,
+    delivery: WebhookDelivery,
     kind: 'approve' | 'reject',
     identity: string,
   ): Promise<Settlement | null> {
@@ -541,7 +541,7 @@ export class TriggerService {
  * A fire recorded as accepted, yet never settled for longer than any processing takes: the process that
  * received it died in between. (Webhook deliveries wait as `queued` instead, and a start processes them.)
  */
-function abandoned(d: Delivery, now: number): boolean {
+function abandoned(d: WebhookDelivery, now: number): boolean {
   return d.outcome === 'accepted' && d.processedAt === null && now - d.receivedAt > 30_000;
 }
 
@@ -552,7 +552,7 @@ const DECIDING = /^deciding (\S+)$/;
  * What can be told from the payload alone, at once: pings, events no trigger handles, comments that carry no
  * command. null: the delivery goes to the inbox.
  */
-function triage(event: string, payload: unknown): { outcome: DeliveryOutcome; detail: string } | null {
+function triage(event: string, payload: unknown): { outcome: WebhookOutcome; detail: string } | null {
   if (event === 'ping') return { outcome: 'ignored', detail: 'ping' };
   if (event === 'pull_request') return null;
   if (event !== 'issue_comment') return { outcome: 'ignored', detail: `no trigger handles ${event} events` };

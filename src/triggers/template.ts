@@ -1,4 +1,4 @@
-import type { TriggerContext } from './context.js';
+import type { TriggerContext } from './fire-context.js';
 
 /**
  * Prompt templates name only safe, structured values: ids, numbers, refs and shas that match strict patterns.

@@ -613,7 +613,7 @@ describe('drydock triggers', () => {
     expect(m, fire.stdout).not.toBeNull();
     const runId = m![1]!;
     const run = (await d.api('GET', `/v1/runs/${runId}`)).body;
-    expect(run).toMatchObject({ source: 'delivery' });
+    expect(run).toMatchObject({ source: 'webhook' });
 
     const textFile = join(workspace.path, 'fire.txt');
     writeFileSync(textFile, 'from a file');

@@ -18,11 +18,11 @@ import { collectGarbage } from '../../src/workspace/retention.js';
 import { runCli } from '../cli/cli-process.js';
 import { calls, PLAN_MD, proposes, says } from '../plans/helpers.js';
 import { ADMIN_TOKEN, waitFor } from '../support/daemon.js';
-import { settledAnswer } from '../support/deliveries.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import { tempDir, testConfig } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { settledAnswer } from '../support/webhook-deliveries.js';
 
 // Delivering an executed plan's result, end to end: a real daemon, the real git pushing to a local bare
 // repository standing in for the remote, Octokit against the fake GitHub REST server, the real pino logger

@@ -8,7 +8,7 @@ import { Webhooks } from '@octokit/webhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/schema.js';
 import { BodyBudget } from '../../src/http/body-budget.js';
-import type { RunExecutor } from '../../src/runs/queue.js';
+import type { RunHandler } from '../../src/runs/queue.js';
 import { ADMIN_TOKEN, readSse, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { createHarness, type Harness, tempDir } from '../support/harness.js';
 import { serveProcess } from '../support/process-daemon.js';
@@ -371,7 +371,7 @@ function exchange(
   });
 }
 
-const daemon = (patch: (c: Config) => void, executor?: RunExecutor) =>
+const daemon = (patch: (c: Config) => void, executor?: RunHandler) =>
   startTestDaemon({
     patch: (c) => {
       c.github.webhook_secrets = [SECRET];

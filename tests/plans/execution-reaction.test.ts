@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { createLogger } from '../../src/logger.js';
-import { PlanExecutions } from '../../src/plans/execution.js';
 import { PlanLifecycle } from '../../src/plans/lifecycle.js';
+import { ExecutionSettler } from '../../src/plans/settle.js';
 import { Reactions } from '../../src/reactions/reactions.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { givenPlan, givenRun, T0 } from '../store/contract/fixtures.js';
@@ -26,7 +26,7 @@ function setup() {
   const lines: string[] = [];
   const logger = createLogger('debug', { write: (l: string) => void lines.push(l) });
   const lifecycle = new PlanLifecycle({ store, clock: systemClock, logger });
-  const executions = new PlanExecutions({ store, logger, lifecycle });
+  const executions = new ExecutionSettler({ store, logger, lifecycle });
   const reactions = new Reactions({
     store,
     clock: systemClock,

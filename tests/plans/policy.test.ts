@@ -11,9 +11,9 @@ import {
   planTerms,
   quorumReached,
 } from '../../src/plans/policy.js';
-import { prSubject } from '../../src/triggers/context.js';
-import { processedDelivery } from '../support/deliveries.js';
+import { prSubject } from '../../src/triggers/fire-context.js';
 import { createHarness, type Harness } from '../support/harness.js';
+import { processedWebhookDelivery } from '../support/webhook-deliveries.js';
 import { commentPayload, REPO, SECRET, sign } from '../triggers/helpers.js';
 import { seedPlan, signIn, ui } from '../ui/helpers.js';
 
@@ -172,7 +172,10 @@ describe('the places that use the policy agree with it', () => {
       },
     });
     expect(r.status, JSON.stringify(r.body)).toBe(202);
-    return processedDelivery((method, path) => h.call(method, path, { role: 'admin' }), r.body.delivery_id);
+    return processedWebhookDelivery(
+      (method, path) => h.call(method, path, { role: 'admin' }),
+      r.body.delivery_id,
+    );
   }
 
   it('refused: the requester is told so by the policy, the page, the API and the comment command alike', async () => {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Run } from '../../src/domain/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { RunEvents } from '../../src/runs/events.js';
-import { RunAborted, type RunExecutor, type RunOutcome, RunQueue } from '../../src/runs/queue.js';
+import { RunAborted, type RunHandler, type RunOutcome, RunQueue } from '../../src/runs/queue.js';
 import { StoreUnavailableError } from '../../src/store/store.js';
 import { waitFor } from '../support/daemon.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -27,7 +27,7 @@ afterEach(async () => {
 function holding() {
   const aborted: unknown[] = [];
   const started: string[] = [];
-  const executor: RunExecutor = {
+  const executor: RunHandler = {
     execute: (run, { signal }) =>
       new Promise<RunOutcome>((_, reject) => {
         started.push(run.id);
@@ -40,7 +40,7 @@ function holding() {
   return { executor, aborted, started };
 }
 
-function queue(replica: string, executor: RunExecutor): RunQueue {
+function queue(replica: string, executor: RunHandler): RunQueue {
   const q = new RunQueue({
     store: h.store,
     clock: h.clock,
@@ -145,7 +145,7 @@ function outage(n: number) {
   return store;
 }
 
-function queueOn(store: typeof h.store, executor: RunExecutor): RunQueue {
+function queueOn(store: typeof h.store, executor: RunHandler): RunQueue {
   const q = new RunQueue({
     store,
     clock: h.clock,

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Run } from '../../src/domain/types.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 import { RunEvents } from '../../src/runs/events.js';
-import { type RunExecutor, type RunOutcome, RunQueue } from '../../src/runs/queue.js';
+import { type RunHandler, type RunOutcome, RunQueue } from '../../src/runs/queue.js';
 import { createHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;
@@ -15,7 +15,7 @@ afterEach(async () => h.close());
 function heldExecutor() {
   const started: string[] = [];
   const release = new Map<string, (o: RunOutcome) => void>();
-  const executor: RunExecutor = {
+  const executor: RunHandler = {
     execute: (run) =>
       new Promise<RunOutcome>((resolve) => {
         started.push(run.id);
@@ -102,7 +102,7 @@ it('runs at most max_concurrent at once, one per session, in fair order across s
 
 it('a parked run keeps its session: the next run of that session waits until it is resumed and ends', async () => {
   let calls = 0;
-  const executor: RunExecutor = {
+  const executor: RunHandler = {
     async execute() {
       calls += 1;
       return calls === 1 ? { status: 'awaiting_input' } : { status: 'completed' };

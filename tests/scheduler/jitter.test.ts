@@ -9,7 +9,7 @@ import {
   oneShotDue,
   recurringDue,
 } from '../../src/scheduler/jitter.js';
-import { jitterOptions } from '../../src/scheduler/plan-job.js';
+import { jitterOptions } from '../../src/scheduler/job-request.js';
 
 /** The configured defaults: 10 % of the period, at most 15 minutes; one-shots up to 90 s early. */
 const DEFAULT_JITTER = jitterOptions(defaultConfig());

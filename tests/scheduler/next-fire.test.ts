@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { defaultConfig } from '../../src/config/load.js';
 import type { JitterOptions } from '../../src/scheduler/jitter.js';
+import { jitterOptions } from '../../src/scheduler/job-request.js';
 import { type NextFire, nextFire, type ScheduleSpec } from '../../src/scheduler/next-fire.js';
-import { jitterOptions } from '../../src/scheduler/plan-job.js';
 
 const at = (iso: string): number => Date.parse(iso);
 const MIN = 60_000;

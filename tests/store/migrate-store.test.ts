@@ -16,7 +16,6 @@ import { runCli } from '../cli/cli-process.js';
 import { type FreshDatabase, freshDatabase, postgresAvailable } from '../support/postgres.js';
 import {
   DAY,
-  deliveryInput,
   HOUR,
   jobInput,
   MINUTE,
@@ -25,6 +24,7 @@ import {
   sessionInput,
   T0,
   triggerInput,
+  webhookDeliveryInput,
 } from './contract/fixtures.js';
 
 // drydock migrate-store (src/store/migrate-store.ts): a SQLite store seeded through its own API is copied
@@ -370,11 +370,11 @@ async function seed(store: Store): Promise<void> {
     },
     job: jobInput('job_s', 'ses_s', { triggerId: 'trg_s', expiresAt: null, createdBy: 'admin' }),
   });
-  await store.recordDelivery(deliveryInput('dlv_1', { receivedAt: DUE }), '{"action":"opened"}');
+  await store.recordDelivery(webhookDeliveryInput('dlv_1', { receivedAt: DUE }), '{"action":"opened"}');
   await store.recordDeliveries([
-    { delivery: deliveryInput('dlv_2', { receivedAt: DUE + 1 }), payload: '{"action":"labeled"}' },
-    { delivery: deliveryInput('dlv_3', { receivedAt: DUE + 2, source: 'fire', key: 'idem-3' }) },
-    { delivery: deliveryInput('dlv_4', { receivedAt: DUE + 3 }), payload: '{"action":"synchronize"}' },
+    { delivery: webhookDeliveryInput('dlv_2', { receivedAt: DUE + 1 }), payload: '{"action":"labeled"}' },
+    { delivery: webhookDeliveryInput('dlv_3', { receivedAt: DUE + 2, source: 'fire', key: 'idem-3' }) },
+    { delivery: webhookDeliveryInput('dlv_4', { receivedAt: DUE + 3 }), payload: '{"action":"synchronize"}' },
   ]);
   const fire = (deliveryId: string, now: number): TriggerFireInput => ({
     triggerId: 'trg_gh',
@@ -705,7 +705,7 @@ describe.skipIf(!available)('drydock migrate-store', () => {
     expect(end).toBe(await sqlite.eventLogEnd());
     await postgres.appendEvent('run_job1', 'message', { after: 'copy' }, DUE + 200);
     expect((await postgres.eventsAfter(end, ['message'], 10)).events.map((e) => e.rowid)).toEqual([end + 1]);
-    await postgres.recordDelivery(deliveryInput('dlv_new', { receivedAt: T0 }), '{}');
+    await postgres.recordDelivery(webhookDeliveryInput('dlv_new', { receivedAt: T0 }), '{}');
     expect((await postgres.listDeliveries({ limit: 1 }))[0]?.id).toBe('dlv_new');
   });
 

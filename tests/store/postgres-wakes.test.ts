@@ -4,7 +4,7 @@ import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/
 import { LISTEN_APPLICATION_NAME, PgListener, retryDelay } from '../../src/store/postgres/listen.js';
 import type { WakeChannel } from '../../src/store/store.js';
 import { type FreshDatabase, freshDatabase, postgresAvailable, withClient } from '../support/postgres.js';
-import { deliveryInput, givenPlan, givenRun, HOUR, T0 } from './contract/fixtures.js';
+import { givenPlan, givenRun, HOUR, T0, webhookDeliveryInput } from './contract/fixtures.js';
 
 // Wake-ups between processes on one PostgreSQL database (WakeStore.onWake: migrations/postgres/000003_wakeups.sql
 // NOTIFYs, src/store/postgres/listen.ts LISTENs): two stores on one database stand for two replicas. Changes
@@ -181,10 +181,10 @@ describe.skipIf(!up)('PostgreSQL store: wake-ups', () => {
 
     // inbox: a delivery queued wakes it; one recorded as rejected does not.
     for (const w of both) w.clear();
-    await a.recordDelivery(deliveryInput('dlv_rejected', { outcome: 'rejected' }));
+    await a.recordDelivery(webhookDeliveryInput('dlv_rejected', { outcome: 'rejected' }));
     await settled(a, both);
     expect(wb.seen.inbox).toEqual([]);
-    await a.recordDelivery(deliveryInput('dlv_1'), '{"action":"opened"}');
+    await a.recordDelivery(webhookDeliveryInput('dlv_1'), '{"action":"opened"}');
     await expectWoken('inbox', '', 'a delivery queued');
 
     // outbox: a notification queued; a plan's delivery made pending.

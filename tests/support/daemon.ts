@@ -5,7 +5,7 @@ import type { Config } from '../../src/config/schema.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { type Logger, silentLogger } from '../../src/logger.js';
 import { createModelClient } from '../../src/models/client.js';
-import type { RunExecutor } from '../../src/runs/queue.js';
+import type { RunHandler } from '../../src/runs/queue.js';
 import { type TestStore, tempDir, testConfig, testDatabase } from './harness.js';
 import type { FreshDatabase } from './postgres.js';
 
@@ -34,7 +34,7 @@ export async function startTestDaemon(opts: {
   modelUrl?: string;
   patch?: (c: Config) => void;
   dir?: string;
-  executor?: RunExecutor;
+  executor?: RunHandler;
   maxRetries?: number;
   timeoutMs?: number;
   /** Replaces the sandbox built from the configuration (a machine without a working one). */

@@ -10,7 +10,7 @@ import type { Role, Run } from '../../src/domain/types.js';
 import type { BodyBudget } from '../../src/http/body-budget.js';
 import type { Env } from '../../src/http/deps.js';
 import { silentLogger } from '../../src/logger.js';
-import type { RunExecutor } from '../../src/runs/queue.js';
+import type { RunHandler } from '../../src/runs/queue.js';
 import type { Scheduler } from '../../src/scheduler/loop.js';
 import { appDeps, createApp } from '../../src/server.js';
 import { buildServices, type Services } from '../../src/services.js';
@@ -21,7 +21,7 @@ import { FakeClock } from './fake-clock.js';
 import { type FreshDatabase, freshDatabase } from './postgres.js';
 
 /** The API harness carries out no run: one that reaches the queue fails with a reason that says so. */
-export const noAgentExecutor: RunExecutor = {
+export const noAgentExecutor: RunHandler = {
   async execute() {
     return { status: 'failed', error: 'no agent runner is configured in this build of drydock' };
   },

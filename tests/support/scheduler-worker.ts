@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { defaultConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/logger.js';
+import { jitterOptions } from '../../src/scheduler/job-request.js';
 import { Scheduler } from '../../src/scheduler/loop.js';
-import { jitterOptions } from '../../src/scheduler/plan-job.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';

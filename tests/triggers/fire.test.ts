@@ -70,7 +70,7 @@ describe('POST /v1/triggers/:id/fire', () => {
     expect(first.status).toBe(201);
     expect(first.body.duplicate).toBe(false);
     expect(first.body.run).toMatchObject({
-      source: 'delivery',
+      source: 'webhook',
       phase: 'plan',
       requested_by: `trigger:${t.name}`,
     });
@@ -205,7 +205,7 @@ describe('a fire retried after a crash', () => {
     const retry = await fire(t.id, t.token, { idempotency_key: 'deploy-7', text: 'deploy 7' });
     expect(retry.status).toBe(200);
     expect(retry.body).toMatchObject({ delivery_id: 'dlv_cut_off', duplicate: true });
-    expect(retry.body.run).toMatchObject({ source: 'delivery', requested_by: `trigger:${t.name}` });
+    expect(retry.body.run).toMatchObject({ source: 'webhook', requested_by: `trigger:${t.name}` });
     const again = await fire(t.id, t.token, { idempotency_key: 'deploy-7', text: 'deploy 7' });
     expect(again.body.run.id).toBe(retry.body.run.id);
     const delivery = await d.api('GET', '/v1/deliveries/dlv_cut_off');

@@ -10,11 +10,11 @@ import { type Daemon, startDaemon } from '../../src/daemon.js';
 import { createLogger } from '../../src/logger.js';
 import { parseCommand } from '../../src/triggers/commands.js';
 import { ADMIN_TOKEN, waitFor } from '../support/daemon.js';
-import { settledAnswer } from '../support/deliveries.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
 import { makeRepo } from '../support/git-repo.js';
 import { tempDir, testConfig } from '../support/harness.js';
 import { type ModelServer, type ScriptedResponse, startModelServer } from '../support/model-server.js';
+import { settledAnswer } from '../support/webhook-deliveries.js';
 
 const GITHUB_TOKEN = 'ghp_FAKEtoken0123456789abcdefghijklmnopqrs';
 const SECRET = 'webhook-secret-for-tests-0123456789';
@@ -197,6 +197,9 @@ describe('reporting plans back to GitHub', () => {
     const runId = await w.openPullRequest(2);
     const plan = await planOf(w, runId);
     expect((await w.daemon.store.getPlan(plan.id))?.subject).toBe(`${REPO}#2`);
+    // A plan made from a webhook says so in the API; the store keeps its older word for it.
+    expect(plan.source).toBe('webhook');
+    expect((await w.daemon.store.getPlan(plan.id))?.source).toBe('delivery');
 
     const pending = await github.waitFor(() => github.statuses(w!.head)[0], 10_000, 'a pending status');
     expect(pending).toMatchObject({ repository: REPO, state: 'pending', context: 'drydock/plan' });

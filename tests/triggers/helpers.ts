@@ -6,12 +6,12 @@ import examples from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
 import type { Config } from '../../src/config/schema.js';
-import type { Delivery } from '../../src/domain/types.js';
+import type { WebhookDelivery } from '../../src/domain/types.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
-import { processedDelivery, settledAnswer } from '../support/deliveries.js';
 import { git } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, type ScriptedResponse, startModelServer } from '../support/model-server.js';
+import { processedWebhookDelivery, settledAnswer } from '../support/webhook-deliveries.js';
 
 export const SECRET = 'drydock-test-webhook-secret-0123456789';
 export const REPO = 'Codertocat/Hello-World';
@@ -60,7 +60,7 @@ export function commentPayload(body: string, login: string, number = PR_NUMBER):
  * A github delivery as the store keeps it, `queued` and received now unless `over` says otherwise: for
  * writing straight into the store what a daemon that died (or an older version) left behind.
  */
-export function storedDelivery(key: string, over: Partial<Delivery> = {}): Delivery {
+export function storedWebhookDelivery(key: string, over: Partial<WebhookDelivery> = {}): WebhookDelivery {
   return {
     id: `dlv_${key}`,
     source: 'github',
@@ -145,7 +145,7 @@ export async function deliver(
 }
 
 /** Waits until the inbox processed delivery `id` (its outcome is no longer `queued`); returns it. */
-export const processed = (d: TestDaemon, id: string, ms?: number) => processedDelivery(d.api, id, ms);
+export const processed = (d: TestDaemon, id: string, ms?: number) => processedWebhookDelivery(d.api, id, ms);
 
 // ---- the model -----------------------------------------------------------------------------------------
 

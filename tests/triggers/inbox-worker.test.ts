@@ -1,15 +1,15 @@
 import { expect, it } from 'vitest';
-import type { Delivery } from '../../src/domain/types.js';
+import type { WebhookDelivery } from '../../src/domain/types.js';
 import { silentLogger } from '../../src/logger.js';
 import type { Store } from '../../src/store/store.js';
-import { DeliveryInbox } from '../../src/triggers/inbox.js';
+import { WebhookInbox } from '../../src/triggers/inbox.js';
 
 // The inbox worker on its own, over a store that holds queued deliveries in memory: order, giving way while
 // webhooks are answered without stopping, failures, and the stop's grace.
 
 function world(n: number, opts: { busy?: () => boolean; failOn?: string } = {}) {
-  const queued: { delivery: Delivery; payload: string }[] = Array.from({ length: n }, (_, i) => ({
-    delivery: { id: `dlv_${i}` } as Delivery,
+  const queued: { delivery: WebhookDelivery; payload: string }[] = Array.from({ length: n }, (_, i) => ({
+    delivery: { id: `dlv_${i}` } as WebhookDelivery,
     payload: `{"n":${i}}`,
   }));
   const done: string[] = [];
@@ -31,7 +31,7 @@ function world(n: number, opts: { busy?: () => boolean; failOn?: string } = {}) 
       queued.findIndex((q) => q.delivery.id === id),
       1,
     );
-  const inbox = new DeliveryInbox({
+  const inbox = new WebhookInbox({
     store,
     logger: silentLogger(),
     batch: 4,

@@ -9,7 +9,7 @@ import {
   processed,
   prPayload,
   REPO,
-  storedDelivery,
+  storedWebhookDelivery,
   type TriggerWorld,
   triggerWorld,
 } from './helpers.js';
@@ -77,7 +77,7 @@ it('deliveries a stopped daemon left queued are processed, in arrival order, at 
   // Recorded straight into the store (no worker is told): what a process that died after answering leaves.
   const queued = (key: string, action: 'opened' | 'closed', at: number) =>
     store.recordDelivery(
-      storedDelivery(key, { event: `pull_request.${action}`, receivedAt: at }),
+      storedWebhookDelivery(key, { event: `pull_request.${action}`, receivedAt: at }),
       JSON.stringify(prPayload(action, { sha: w.repo.base })),
     );
   await queued('left-1', 'opened', Date.now() - 2_000);
@@ -108,7 +108,7 @@ it('a delivery an older version recorded but never settled is processed when Git
   // Before the inbox, a delivery was recorded `accepted` and settled in the same request; a SIGKILL in
   // between left it unsettled.
   await store.recordDelivery(
-    storedDelivery('redelivered-1', {
+    storedWebhookDelivery('redelivered-1', {
       id: 'dlv_abandoned',
       outcome: 'accepted',
       receivedAt: Date.now() - 60_000,
@@ -152,7 +152,7 @@ it('a delivery claimed by a process that died is processed once its claim runs o
   const store = w.d.daemon.store;
   const claimedUntil = Date.now() + 400;
   await store.recordDelivery(
-    storedDelivery('claimed-1', { id: 'dlv_claimed' }),
+    storedWebhookDelivery('claimed-1', { id: 'dlv_claimed' }),
     JSON.stringify(prPayload('opened', { sha: w.repo.base })),
   );
   await store.updateDelivery('dlv_claimed', { claimedUntil });
@@ -186,7 +186,7 @@ it('two daemons on one store never both process a delivery', async () => {
         p.number = 500 + i;
         p.pull_request.number = 500 + i;
         return {
-          delivery: storedDelivery(id, { id }),
+          delivery: storedWebhookDelivery(id, { id }),
           payload: JSON.stringify(p),
         };
       }),

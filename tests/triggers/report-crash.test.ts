@@ -6,12 +6,12 @@ import { Webhooks } from '@octokit/webhooks';
 import examples from '@octokit/webhooks-examples';
 import { afterEach, expect, it } from 'vitest';
 import { waitFor } from '../support/daemon.js';
-import { settledAnswer } from '../support/deliveries.js';
 import { type FakeGithub, type HeldAnswer, startFakeGithub } from '../support/fake-github.js';
 import { makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
 import { type DaemonProcess, serveProcess } from '../support/process-daemon.js';
+import { settledAnswer } from '../support/webhook-deliveries.js';
 
 // A daemon killed between GitHub accepting a plan comment and learning that it did: the next daemon on the
 // same data reports the plan from the stored event log, and GitHub ends with each part of the comment once

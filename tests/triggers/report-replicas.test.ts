@@ -6,13 +6,13 @@ import { Webhooks } from '@octokit/webhooks';
 import examples from '@octokit/webhooks-examples';
 import { afterEach, expect, it } from 'vitest';
 import { waitFor } from '../support/daemon.js';
-import { settledAnswer } from '../support/deliveries.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
 import { makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
 import { postgresAvailable } from '../support/postgres.js';
 import { type DaemonProcess, serveProcess } from '../support/process-daemon.js';
+import { settledAnswer } from '../support/webhook-deliveries.js';
 
 // Two replicas on one PostgreSQL database, both reporting to GitHub: each event is reported once, by the
 // replica that holds the reaction's cursor, whichever replica the run and the decision happened on.

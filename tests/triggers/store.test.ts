@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Delivery } from '../../src/domain/types.js';
+import type { WebhookDelivery } from '../../src/domain/types.js';
 import { loadMigrations } from '../../src/store/migrations.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { TriggerFireInput } from '../../src/store/store.js';
 import { tempDir } from '../support/harness.js';
-import { storedDelivery } from './helpers.js';
+import { storedWebhookDelivery } from './helpers.js';
 
 // The store's side of the inbox and of the hourly cap, on a real SQLite file.
 
@@ -23,8 +23,8 @@ afterEach(async () => {
   tmp.remove();
 });
 
-const delivery = (key: string, over: Partial<Delivery> = {}): Delivery =>
-  storedDelivery(key, { receivedAt: T0, ...over });
+const delivery = (key: string, over: Partial<WebhookDelivery> = {}): WebhookDelivery =>
+  storedWebhookDelivery(key, { receivedAt: T0, ...over });
 
 async function trigger(hourlyCap: number): Promise<string> {
   const t = await store.createTrigger({

@@ -88,7 +88,7 @@ describe('POST /webhooks/github with real payloads', () => {
       ['any', 'author-coder', 'base-master', 'opened', 'ready-only', 'repo-ok'].sort(),
     );
     for (const run of openedRuns) {
-      expect(run).toMatchObject({ source: 'delivery', phase: 'plan' });
+      expect(run).toMatchObject({ source: 'webhook', phase: 'plan' });
       expect(run.prompt).toContain(
         `Review ${REPO}#${PR_NUMBER} at ${w.repo.base} (pull_request.opened, by Codertocat)`,
       );

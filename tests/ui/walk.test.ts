@@ -9,11 +9,11 @@ import { issueToken } from '../../src/auth/tokens.js';
 import { calls, says } from '../plans/helpers.js';
 import { launchChromium, pwned, signInPage } from '../support/chromium.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
-import { settledAnswer } from '../support/deliveries.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
+import { settledAnswer } from '../support/webhook-deliveries.js';
 
 // The approver's whole walk in a real browser: a pull request opens → drydock plans (reading files, asking a
 // question) → the plan page shows the pull request, the files read and the answer → the approver decides in

@@ -1,5 +1,5 @@
-import { DELIVERY_OUTCOMES } from '../../domain/types.js';
-import type { DeliveryJson } from '../../http/contract/index.js';
+import { WEBHOOK_OUTCOMES } from '../../domain/types.js';
+import type { WebhookDeliveryJson } from '../../http/contract/index.js';
 import type { Group } from './group.js';
 import { choiceFilter, idFilter, limitFilter, listCommand, showCommand } from './listing.js';
 import { dash, fields } from './output.js';
@@ -9,7 +9,7 @@ import { age } from './times.js';
 // drydock deliveries list|show: webhook deliveries and fires, and what the inbox made of them, over
 // /v1/deliveries.
 
-const OUTCOMES = DELIVERY_OUTCOMES;
+const OUTCOMES = WEBHOOK_OUTCOMES;
 
 /** The columns of a listing of deliveries: here, and a trigger's in `triggers deliveries`. */
 export function deliveryColumns(runs: 'RUN' | 'RUNS'): string[] {
@@ -18,7 +18,7 @@ export function deliveryColumns(runs: 'RUN' | 'RUNS'): string[] {
 
 /** A delivery's row under deliveryColumns, given what its outcome and runs columns say. */
 export function deliveryRow(
-  d: Pick<DeliveryJson, 'id' | 'received_at' | 'source' | 'event' | 'subject' | 'detail'>,
+  d: Pick<WebhookDeliveryJson, 'id' | 'received_at' | 'source' | 'event' | 'subject' | 'detail'>,
   now: number,
   outcome: string,
   runs: string,
@@ -30,7 +30,7 @@ export const deliveriesGroup: Group = {
   name: 'deliveries',
   summary: 'Webhook deliveries and fires: what each became (queued until the inbox processes it).',
   commands: {
-    list: listCommand<DeliveryJson>({
+    list: listCommand<WebhookDeliveryJson>({
       about: 'Lists deliveries, newest first: id, age, source, event, outcome, runs, subject and detail.',
       filters: [
         choiceFilter('outcome', 'O', OUTCOMES, '(default: all)'),
@@ -51,7 +51,7 @@ export const deliveriesGroup: Group = {
       },
     }),
 
-    show: showCommand<DeliveryJson>({
+    show: showCommand<WebhookDeliveryJson>({
       about: `Shows one delivery: its key (X-GitHub-Delivery, or trigger:idempotency key), event, outcome, detail,
 runs, and when it was received and processed.`,
       path: (id) => `/v1/deliveries/${idPath(id)}`,

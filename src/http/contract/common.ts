@@ -2,12 +2,16 @@ import { z } from 'zod';
 import { MAX_MCP_SERVERS } from '../../domain/mcp-selection.js';
 import { domainsProblem } from '../../domain/network.js';
 import { fromLegacyThinking, thinkingOptionSchema } from '../../domain/thinking.js';
-import { EFFORTS, EXECUTE_MODES } from '../../domain/types.js';
+import { EFFORTS, EXECUTE_MODES, SHOWN_RUN_SOURCES } from '../../domain/types.js';
 
 // Pieces every part of the contract shares: times, pages, usage, run options and the error body.
 
 /** A time as the API writes it: ISO-8601 in UTC with milliseconds (`2026-01-31T09:00:00.000Z`). */
 export const time = z.iso.datetime();
+
+export const runSourceSchema = z
+  .enum(SHOWN_RUN_SOURCES)
+  .describe('schedule, manual, or webhook (a webhook delivery or a trigger fire; was `delivery`)');
 
 export const limit = z.coerce.number().int().min(1).max(200).default(50);
 export const cursor = z.string().max(500).optional();

@@ -1,33 +1,33 @@
 import { z } from 'zod';
-import { DELIVERY_OUTCOMES } from '../../domain/types.js';
+import { WEBHOOK_OUTCOMES } from '../../domain/types.js';
 import { limit, time } from './common.js';
 
 // /v1/deliveries: webhook deliveries and fires, and what became of them.
 
-export const deliveryListQuery = z.strictObject({
-  outcome: z.enum(DELIVERY_OUTCOMES).optional(),
+export const webhookDeliveryListQuery = z.strictObject({
+  outcome: z.enum(WEBHOOK_OUTCOMES).optional(),
   trigger_id: z.string().max(100).optional(),
   /** A delivery id: the page continues with older ones. */
   before: z.string().max(100).optional(),
   limit,
 });
 
-export const deliverySchema = z.strictObject({
+export const webhookDeliverySchema = z.strictObject({
   id: z.string(),
   source: z.enum(['github', 'fire']),
   key: z.string(),
   event: z.string(),
   trigger_id: z.string().nullable(),
-  outcome: z.enum(DELIVERY_OUTCOMES),
+  outcome: z.enum(WEBHOOK_OUTCOMES),
   detail: z.string().nullable(),
   subject: z.string().nullable(),
   run_ids: z.array(z.string()),
   received_at: time,
   processed_at: time.nullable(),
 });
-export type DeliveryJson = z.infer<typeof deliverySchema>;
+export type WebhookDeliveryJson = z.infer<typeof webhookDeliverySchema>;
 
-export const deliveryListSchema = z.strictObject({
-  items: z.array(deliverySchema),
+export const webhookDeliveryListSchema = z.strictObject({
+  items: z.array(webhookDeliverySchema),
   next_before: z.string().nullable().describe('pass as ?before= for the next (older) page'),
 });

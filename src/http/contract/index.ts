@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { autoModeBody, autoModeSchema } from './admin.js';
 import { errorSchema } from './common.js';
-import { deliveryListQuery, deliveryListSchema, deliverySchema } from './deliveries.js';
+import { webhookDeliveryListQuery, webhookDeliveryListSchema, webhookDeliverySchema } from './deliveries.js';
 import { runEventSchema } from './events.js';
 import { createJobSchema, jobListSchema, jobSchema, slotListSchema } from './jobs.js';
 import { notificationListQuery, notificationListSchema } from './notifications.js';
@@ -477,7 +477,7 @@ export const ROUTES: Route[] = [
   {
     method: 'get',
     path: '/v1/triggers/{id}/deliveries',
-    summary: "A trigger's recent deliveries and their outcomes",
+    summary: "A trigger's recent webhook deliveries and their outcomes",
     auth: 'read',
     request: { query: triggerDeliveriesQuery },
     responses: { 200: json(triggerDeliveryListSchema) },
@@ -500,16 +500,16 @@ export const ROUTES: Route[] = [
     path: '/v1/deliveries',
     summary: 'Webhook deliveries and fires, newest first (queued ones wait for the inbox)',
     auth: 'read',
-    request: { query: deliveryListQuery },
-    responses: { 200: json(deliveryListSchema) },
+    request: { query: webhookDeliveryListQuery },
+    responses: { 200: json(webhookDeliveryListSchema) },
     errors: [400, 422],
   },
   {
     method: 'get',
     path: '/v1/deliveries/{id}',
-    summary: 'One delivery: its outcome, detail and runs once processed',
+    summary: 'One webhook delivery: its outcome, detail and runs once processed',
     auth: 'read',
-    responses: { 200: json(deliverySchema) },
+    responses: { 200: json(webhookDeliverySchema) },
     errors: [404],
   },
   {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELIVERY_OUTCOMES } from '../../domain/types.js';
+import { WEBHOOK_OUTCOMES } from '../../domain/types.js';
 
 // The probes, this document, and the GitHub webhook's answer.
 
@@ -38,7 +38,7 @@ export const metricsSchema = z.string();
 
 const settled = {
   delivery_id: z.string(),
-  outcome: z.enum(DELIVERY_OUTCOMES),
+  outcome: z.enum(WEBHOOK_OUTCOMES),
   detail: z.string().nullable(),
   run_ids: z.array(z.string()),
 };

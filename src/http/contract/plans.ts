@@ -4,9 +4,8 @@ import {
   EXECUTE_MODES,
   PLAN_DELIVERY_STATUSES,
   PLAN_STATUSES,
-  RUN_SOURCES,
 } from '../../domain/types.js';
-import { cursor, limit, pageOf, time, usage } from './common.js';
+import { cursor, limit, pageOf, runSourceSchema, time, usage } from './common.js';
 import { runSchema } from './runs.js';
 
 // /v1/plans: the approval queue, one plan with what an approver reads beside it, and the decisions.
@@ -61,7 +60,7 @@ export const planSchema = z.strictObject({
   session_id: z.string(),
   job_id: z.string().nullable(),
   trigger_id: z.string().nullable(),
-  source: z.enum(RUN_SOURCES),
+  source: runSourceSchema,
   run_id: z.string(),
   requested_by: z.string(),
   owner: z.string(),

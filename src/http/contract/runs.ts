@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { EXECUTE_MODES, RUN_SOURCES, RUN_STATUSES, RUN_WAITS } from '../../domain/types.js';
-import { cursor, limit, pageOf, time, usage } from './common.js';
+import { EXECUTE_MODES, RUN_STATUSES, RUN_WAITS } from '../../domain/types.js';
+import { cursor, limit, pageOf, runSourceSchema, time, usage } from './common.js';
 
 // /v1/runs: plan and execute runs, what they wait for, their results and event logs.
 
@@ -20,7 +20,7 @@ export const runSchema = z.strictObject({
   session_id: z.string(),
   job_id: z.string().nullable(),
   slot_at: time.nullable(),
-  source: z.enum(RUN_SOURCES),
+  source: runSourceSchema,
   phase: z.enum(['plan', 'execute']),
   status: z.enum(RUN_STATUSES),
   prompt: z.string(),

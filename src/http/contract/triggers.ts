@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELIVERY_OUTCOMES, TRIGGER_KINDS } from '../../domain/types.js';
+import { TRIGGER_KINDS, WEBHOOK_OUTCOMES } from '../../domain/types.js';
 import { limit, listOf, runDefaults, runDefaultsSchema, time } from './common.js';
 import { runSchema } from './runs.js';
 
@@ -136,7 +136,7 @@ export const triggerDeliverySchema = z.strictObject({
   event: z.string(),
   outcome: z.enum(['accepted', 'filtered', 'capped']),
   run_id: z.string().nullable(),
-  delivery_outcome: z.enum(DELIVERY_OUTCOMES),
+  delivery_outcome: z.enum(WEBHOOK_OUTCOMES),
   detail: z.string().nullable(),
   subject: z.string().nullable(),
   received_at: time,

@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import { query } from '../body.js';
-import { deliveryListQuery } from '../contract/index.js';
+import { webhookDeliveryListQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
-import { presentDelivery } from '../present.js';
+import { presentWebhookDelivery } from '../present.js';
 
 /**
  * Webhook deliveries and fires, newest first, with what became of them. A webhook is answered once it is
@@ -13,7 +13,7 @@ export function deliveryRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
 
   app.get('/', async (c) => {
-    const q = query(c, deliveryListQuery);
+    const q = query(c, webhookDeliveryListQuery);
     if (q.before && !(await deps.store.getDelivery(q.before))) {
       throw new HttpError(400, 'bad_cursor', `before: no delivery ${q.before}`);
     }
@@ -24,7 +24,7 @@ export function deliveryRoutes(deps: AppDeps): Hono<Env> {
       limit: q.limit,
     });
     return c.json({
-      items: items.map(presentDelivery),
+      items: items.map(presentWebhookDelivery),
       next_before: items.length === q.limit ? items.at(-1)!.id : null,
     });
   });
@@ -32,7 +32,7 @@ export function deliveryRoutes(deps: AppDeps): Hono<Env> {
   app.get('/:id', async (c) => {
     const d = await deps.store.getDelivery(c.req.param('id'));
     if (!d) throw notFound('delivery', c.req.param('id'));
-    return c.json(presentDelivery(d));
+    return c.json(presentWebhookDelivery(d));
   });
 
   return app;

@@ -1,6 +1,6 @@
 import { type Handler, Hono } from 'hono';
 import type { DecisionKind, ExecuteMode, Run } from '../../domain/types.js';
-import { planContext } from '../../plans/context.js';
+import { planContext } from '../../plans/plan-context.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import { approveBody, planListQuery, rejectBody, reviseBody } from '../contract/index.js';

@@ -4,11 +4,11 @@ import type { Store } from '../store.js';
 import { PgApprovals } from './approvals.js';
 import { PgReactionCursors } from './cursors.js';
 import { PgDb } from './db.js';
-import { PgDeliveries } from './deliveries.js';
 import { PgJobs } from './jobs.js';
 import { listenerOf, PgWakes } from './listen.js';
 import { loadPostgresMigrations, migrate } from './migrate.js';
 import type { OutageEvent } from './outage.js';
+import { PgOutbox } from './outbox.js';
 import { PgPlans } from './plans.js';
 import { PgRuns } from './runs.js';
 import { PgSessions } from './sessions.js';
@@ -77,7 +77,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
       approvals: new PgApprovals(db),
       plans: new PgPlans(db, opts.legacyNetworkDomains),
       triggers: new PgTriggers(db),
-      deliveries: new PgDeliveries(db, opts.legacyNetworkDomains),
+      outbox: new PgOutbox(db, opts.legacyNetworkDomains),
       state: new PgState(db, migrations.length),
       wakes: new PgWakes(listener),
       cursors: new PgReactionCursors(db),

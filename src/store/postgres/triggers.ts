@@ -1,21 +1,21 @@
-import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
+import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../../domain/types.js';
 import type { NewJob } from '../jobs.js';
 import {
   D_DELIVERY_COLUMNS,
   DELIVERY_COLUMNS,
-  type DeliveryRow,
   type RunRow,
   type TriggerFireRow,
   type TriggerRow,
-  toDelivery,
   toRun,
   toTrigger,
   toTriggerFire,
+  toWebhookDelivery,
+  type WebhookDeliveryRow,
 } from '../rows.js';
 import type { NewSession } from '../sessions.js';
 import { whereSql } from '../sql/query.js';
 import * as sql from '../sql/triggers.js';
-import type { DeliveryPatch, TriggerFireInput, TriggerStore } from '../triggers.js';
+import type { TriggerFireInput, TriggerStore, WebhookDeliveryPatch } from '../triggers.js';
 import { json, LOCK, Params, type PgDb, type Queries } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
@@ -88,33 +88,36 @@ export class PgTriggers implements TriggerStore {
 
   // ---- the webhook delivery inbox
 
-  async recordDelivery(d: Delivery, payload?: string): Promise<{ delivery: Delivery; duplicate: boolean }> {
+  async recordDelivery(
+    d: WebhookDelivery,
+    payload?: string,
+  ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }> {
     return (await insertDeliveries(this.db, [{ delivery: d, payload }]))[0]!;
   }
 
   async recordDeliveries(
-    items: { delivery: Delivery; payload?: string | undefined }[],
-  ): Promise<{ delivery: Delivery; duplicate: boolean }[]> {
+    items: { delivery: WebhookDelivery; payload?: string | undefined }[],
+  ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }[]> {
     if (!items.length) return [];
     return this.db.tx((q) => insertDeliveries(q, items));
   }
 
-  async updateDelivery(id: string, patch: DeliveryPatch): Promise<void> {
-    const update = sql.updateDeliveryStatement(id, patch);
+  async updateDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void> {
+    const update = sql.updateWebhookDeliveryStatement(id, patch);
     if (update) await this.db.exec(update.text, update.values);
   }
 
-  async getDelivery(id: string): Promise<Delivery | null> {
-    const row = await this.db.row<DeliveryRow>(sql.SELECT_DELIVERY, [id]);
-    return row ? toDelivery(row) : null;
+  async getDelivery(id: string): Promise<WebhookDelivery | null> {
+    const row = await this.db.row<WebhookDeliveryRow>(sql.SELECT_DELIVERY, [id]);
+    return row ? toWebhookDelivery(row) : null;
   }
 
-  async queuedDeliveries(limit: number, now: number): Promise<Delivery[]> {
-    const rows = await this.db.rows<DeliveryRow>(
+  async queuedDeliveries(limit: number, now: number): Promise<WebhookDelivery[]> {
+    const rows = await this.db.rows<WebhookDeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE ${sql.DELIVERY_CLAIMABLE} ORDER BY seq LIMIT ?`,
       [now, limit],
     );
-    return rows.map(toDelivery);
+    return rows.map(toWebhookDelivery);
   }
 
   async claimDelivery(id: string, until: number, now: number): Promise<string | null> {
@@ -143,7 +146,12 @@ export class PgTriggers implements TriggerStore {
     triggerId: string,
     limit: number,
   ): Promise<
-    { delivery: Delivery; outcome: 'accepted' | 'filtered' | 'capped'; runId: string | null; at: number }[]
+    {
+      delivery: WebhookDelivery;
+      outcome: 'accepted' | 'filtered' | 'capped';
+      runId: string | null;
+      at: number;
+    }[]
   > {
     const rows = await this.db.rows<TriggerFireRow>(
       `SELECT ${D_DELIVERY_COLUMNS}, f.outcome AS fire_outcome, f.run_id AS fire_run_id, f.at AS fire_at
@@ -156,10 +164,10 @@ export class PgTriggers implements TriggerStore {
 
   async listDeliveries(f: {
     triggerId?: string | undefined;
-    outcome?: DeliveryOutcome | undefined;
+    outcome?: WebhookOutcome | undefined;
     limit: number;
     before?: string | undefined;
-  }): Promise<Delivery[]> {
+  }): Promise<WebhookDelivery[]> {
     const p = new Params();
     const where: string[] = [];
     if (f.triggerId) {
@@ -172,11 +180,11 @@ export class PgTriggers implements TriggerStore {
     // An unknown `before` compares with NULL: nothing follows it.
     if (f.before) where.push(`d.seq < (SELECT seq FROM deliveries WHERE id = ${p.add(f.before)})`);
     // Newest first in order of arrival.
-    const rows = await this.db.rows<DeliveryRow>(
+    const rows = await this.db.rows<WebhookDeliveryRow>(
       `SELECT ${D_DELIVERY_COLUMNS} FROM deliveries d ${whereSql(where)} ORDER BY d.seq DESC LIMIT ${p.add(f.limit)}`,
       p.values,
     );
-    return rows.map(toDelivery);
+    return rows.map(toWebhookDelivery);
   }
 
   // ---- fires
@@ -252,8 +260,8 @@ async function insertTrigger(q: Queries, t: Trigger): Promise<TriggerRow> {
  */
 async function insertDeliveries(
   q: Queries,
-  items: { delivery: Delivery; payload?: string | undefined }[],
-): Promise<{ delivery: Delivery; duplicate: boolean }[]> {
+  items: { delivery: WebhookDelivery; payload?: string | undefined }[],
+): Promise<{ delivery: WebhookDelivery; duplicate: boolean }[]> {
   const ds = items.map((i) => i.delivery);
   const inserted = new Set(
     (
@@ -289,21 +297,21 @@ async function insertDeliveries(
     return isFirst;
   });
   const others = ds.filter((_, i) => !first[i]);
-  const existing = new Map<string, Delivery>();
+  const existing = new Map<string, WebhookDelivery>();
   if (others.length) {
-    const rows = await q.rows<DeliveryRow>(
+    const rows = await q.rows<WebhookDeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries
        WHERE (source, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
       [others.map((d) => d.source), others.map((d) => d.key)],
     );
-    for (const r of rows) existing.set(keyOf(toDelivery(r)), toDelivery(r));
+    for (const r of rows) existing.set(keyOf(toWebhookDelivery(r)), toWebhookDelivery(r));
   }
   return ds.map((d, i) =>
     first[i] ? { delivery: d, duplicate: false } : { delivery: existing.get(keyOf(d))!, duplicate: true },
   );
 }
 
-const keyOf = (d: Pick<Delivery, 'source' | 'key'>): string => `${d.source}\n${d.key}`;
+const keyOf = (d: Pick<WebhookDelivery, 'source' | 'key'>): string => `${d.source}\n${d.key}`;
 
 /** One fire per (trigger, delivery): the first recorded stays. */
 async function recordFire(

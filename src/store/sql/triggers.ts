@@ -1,6 +1,6 @@
 import type { Trigger } from '../../domain/types.js';
 import { DELIVERY_COLUMNS } from '../rows.js';
-import type { DeliveryPatch } from '../triggers.js';
+import type { WebhookDeliveryPatch } from '../triggers.js';
 import { flag, marks, type Statement } from './dialect.js';
 import { equalities, whereSql } from './query.js';
 
@@ -62,7 +62,7 @@ export function updateTriggerStatement(t: Trigger): Statement {
 // ---- the webhook delivery inbox
 
 /** The columns updateDelivery writes, by patch field. */
-const DELIVERY_PATCH: [keyof DeliveryPatch, string][] = [
+const DELIVERY_PATCH: [keyof WebhookDeliveryPatch, string][] = [
   ['outcome', 'outcome'],
   ['detail', 'detail'],
   ['runIds', 'run_ids'],
@@ -74,7 +74,7 @@ const DELIVERY_PATCH: [keyof DeliveryPatch, string][] = [
 ];
 
 /** Writes the fields of `patch` that are set; null when none is. */
-export function updateDeliveryStatement(id: string, patch: DeliveryPatch): Statement | null {
+export function updateWebhookDeliveryStatement(id: string, patch: WebhookDeliveryPatch): Statement | null {
   const set = DELIVERY_PATCH.filter(([key]) => patch[key] !== undefined);
   if (!set.length) return null;
   return {

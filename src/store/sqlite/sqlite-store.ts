@@ -5,9 +5,9 @@ import type { Store } from '../store.js';
 import { SqliteApprovals } from './approvals.js';
 import { SqliteReactionCursors } from './cursors.js';
 import { SqliteDb } from './db.js';
-import { SqliteDeliveries } from './deliveries.js';
 import { SqliteJobs } from './jobs.js';
 import { migrate } from './migrate.js';
+import { SqliteOutbox } from './outbox.js';
 import { SqlitePlans } from './plans.js';
 import { SqliteRuns } from './runs.js';
 import { SqliteSessions } from './sessions.js';
@@ -37,7 +37,7 @@ export interface SqliteStore extends Store {}
 
 /**
  * The embedded store: one SQLite file (db.ts) and one part per aggregate over it (sessions.ts, jobs.ts,
- * runs.ts, approvals.ts, plans.ts, triggers.ts, deliveries.ts, state.ts, wakes.ts), composed into one Store. Also
+ * runs.ts, approvals.ts, plans.ts, triggers.ts, outbox.ts, state.ts, wakes.ts), composed into one Store. Also
  * `db`, the connection itself, and `migrateNow`, for `drydock migrate`, the tests and the benchmarks.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: composeStore puts every Store method on the instance, and its StoreParts argument is type-checked to hold a full implementation of each part.
@@ -57,7 +57,7 @@ export class SqliteStore {
         approvals: new SqliteApprovals(db),
         plans: new SqlitePlans(db, opts.legacyNetworkDomains),
         triggers: new SqliteTriggers(db),
-        deliveries: new SqliteDeliveries(db, opts.legacyNetworkDomains),
+        outbox: new SqliteOutbox(db, opts.legacyNetworkDomains),
         state: new SqliteState(db, this.migrations),
         wakes: new SqliteWakes(),
         cursors: new SqliteReactionCursors(db),

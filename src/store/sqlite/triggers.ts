@@ -1,20 +1,20 @@
-import type { Delivery, DeliveryOutcome, Run, Trigger } from '../../domain/types.js';
+import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../../domain/types.js';
 import type { NewJob } from '../jobs.js';
 import {
   D_DELIVERY_COLUMNS,
   DELIVERY_COLUMNS,
-  type DeliveryRow,
   type RunRow,
   type TriggerFireRow,
   type TriggerRow,
-  toDelivery,
   toRun,
   toTrigger,
   toTriggerFire,
+  toWebhookDelivery,
+  type WebhookDeliveryRow,
 } from '../rows.js';
 import type { NewSession } from '../sessions.js';
 import * as sql from '../sql/triggers.js';
-import type { DeliveryPatch, TriggerFireInput, TriggerStore } from '../triggers.js';
+import type { TriggerFireInput, TriggerStore, WebhookDeliveryPatch } from '../triggers.js';
 import type { SqliteDb } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
@@ -84,33 +84,36 @@ export class SqliteTriggers implements TriggerStore {
 
   // ---- the webhook delivery inbox
 
-  async recordDelivery(d: Delivery, payload?: string): Promise<{ delivery: Delivery; duplicate: boolean }> {
+  async recordDelivery(
+    d: WebhookDelivery,
+    payload?: string,
+  ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }> {
     return insertDelivery(this.db, d, payload);
   }
 
   async recordDeliveries(
-    items: { delivery: Delivery; payload?: string | undefined }[],
-  ): Promise<{ delivery: Delivery; duplicate: boolean }[]> {
+    items: { delivery: WebhookDelivery; payload?: string | undefined }[],
+  ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }[]> {
     return this.db.write(() => items.map((i) => insertDelivery(this.db, i.delivery, i.payload)));
   }
 
-  async updateDelivery(id: string, patch: DeliveryPatch): Promise<void> {
-    const update = sql.updateDeliveryStatement(id, patch);
+  async updateDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void> {
+    const update = sql.updateWebhookDeliveryStatement(id, patch);
     if (update) this.db.sql(update.text).run(...update.values);
   }
 
-  async getDelivery(id: string): Promise<Delivery | null> {
-    const row = this.db.sql(sql.SELECT_DELIVERY).get(id) as DeliveryRow | undefined;
-    return row ? toDelivery(row) : null;
+  async getDelivery(id: string): Promise<WebhookDelivery | null> {
+    const row = this.db.sql(sql.SELECT_DELIVERY).get(id) as WebhookDeliveryRow | undefined;
+    return row ? toWebhookDelivery(row) : null;
   }
 
-  async queuedDeliveries(limit: number, now: number): Promise<Delivery[]> {
+  async queuedDeliveries(limit: number, now: number): Promise<WebhookDelivery[]> {
     const rows = this.db
       .sql(
         `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE ${sql.DELIVERY_CLAIMABLE} ORDER BY rowid LIMIT ?`,
       )
-      .all(now, limit) as DeliveryRow[];
-    return rows.map(toDelivery);
+      .all(now, limit) as WebhookDeliveryRow[];
+    return rows.map(toWebhookDelivery);
   }
 
   async claimDelivery(id: string, until: number, now: number): Promise<string | null> {
@@ -135,7 +138,12 @@ export class SqliteTriggers implements TriggerStore {
     triggerId: string,
     limit: number,
   ): Promise<
-    { delivery: Delivery; outcome: 'accepted' | 'filtered' | 'capped'; runId: string | null; at: number }[]
+    {
+      delivery: WebhookDelivery;
+      outcome: 'accepted' | 'filtered' | 'capped';
+      runId: string | null;
+      at: number;
+    }[]
   > {
     const rows = this.db
       .sql(
@@ -149,10 +157,10 @@ export class SqliteTriggers implements TriggerStore {
 
   async listDeliveries(f: {
     triggerId?: string | undefined;
-    outcome?: DeliveryOutcome | undefined;
+    outcome?: WebhookOutcome | undefined;
     limit: number;
     before?: string | undefined;
-  }): Promise<Delivery[]> {
+  }): Promise<WebhookDelivery[]> {
     const where: string[] = [];
     const args: unknown[] = [];
     if (f.triggerId) {
@@ -180,8 +188,8 @@ export class SqliteTriggers implements TriggerStore {
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY d.rowid DESC LIMIT ?`,
       )
-      .all(...args, f.limit) as DeliveryRow[];
-    return rows.map(toDelivery);
+      .all(...args, f.limit) as WebhookDeliveryRow[];
+    return rows.map(toWebhookDelivery);
   }
 
   // ---- fires
@@ -264,9 +272,9 @@ function insertTrigger(db: SqliteDb, t: Trigger): TriggerRow {
 
 function insertDelivery(
   db: SqliteDb,
-  d: Delivery,
+  d: WebhookDelivery,
   payload: string | undefined,
-): { delivery: Delivery; duplicate: boolean } {
+): { delivery: WebhookDelivery; duplicate: boolean } {
   const inserted = db
     .sql(
       `INSERT INTO deliveries (id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at,
@@ -290,6 +298,6 @@ function insertDelivery(
   if (inserted === 1) return { delivery: d, duplicate: false };
   const row = db
     .sql(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE source = ? AND key = ?`)
-    .get(d.source, d.key) as DeliveryRow;
-  return { delivery: toDelivery(row), duplicate: true };
+    .get(d.source, d.key) as WebhookDeliveryRow;
+  return { delivery: toWebhookDelivery(row), duplicate: true };
 }

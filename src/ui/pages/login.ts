@@ -15,7 +15,7 @@ import {
   SESSION_COOKIE,
   SESSION_TTL_MS,
 } from '../session.js';
-import type { UiContext } from './context.js';
+import type { UiContext } from './page-context.js';
 
 const NONCE = /^[A-Za-z0-9_-]{24}$/;
 /** Expired sessions deleted per sign-in: more than sign-ins add, so the table stays small. */

@@ -15,6 +15,8 @@ import type {
   TokenUsage,
 } from '../../domain/types.js';
 import type { AppDeps } from '../../http/deps.js';
+import { DecisionError } from '../../plans/decisions.js';
+import type { McpActivity } from '../../plans/mcp-activity.js';
 import {
   type AskedQuestion,
   type FileActivity,
@@ -23,9 +25,7 @@ import {
   type PlanSource,
   planContext,
   type RunUsage,
-} from '../../plans/context.js';
-import { DecisionError } from '../../plans/decisions.js';
-import type { McpActivity } from '../../plans/mcp-activity.js';
+} from '../../plans/plan-context.js';
 import {
   type Approver,
   approvalRefusal,
@@ -39,10 +39,10 @@ import { field } from '../form.js';
 import { html, type SafeHtml } from '../html.js';
 import { alertBox, csrfField, time, uiPath, usd } from '../layout.js';
 import { renderMarkdown } from '../markdown.js';
-import { signedIn, type UiContext } from './context.js';
 import { executionSection } from './execution.js';
 import { memorySection } from './memory.js';
 import { modelNotice } from './model-notice.js';
+import { signedIn, type UiContext } from './page-context.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const LIMITS: Record<DecisionKind, number> = { approve: 10_000, reject: 10_000, revise: 20_000 };

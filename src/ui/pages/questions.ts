@@ -9,7 +9,7 @@ import { pageStatus } from '../errors.js';
 import { type FormFields, field, fields } from '../form.js';
 import { html } from '../html.js';
 import { alertBox, csrfField, time, uiPath } from '../layout.js';
-import { signedIn, type UiContext } from './context.js';
+import { signedIn, type UiContext } from './page-context.js';
 
 interface Asked {
   question: string;

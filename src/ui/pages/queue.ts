@@ -4,8 +4,8 @@ import { allows } from '../../auth/tokens.js';
 import { planStatusAt } from '../../domain/plan-status.js';
 import { planTitle } from '../../domain/plan-title.js';
 import { PLAN_STATUSES, type Plan, type PlanStatus, type Session } from '../../domain/types.js';
-import { type PlanSource, planSource, SourceCache } from '../../plans/context.js';
 import { DecisionError } from '../../plans/decisions.js';
+import { type PlanSource, planSource, SourceCache } from '../../plans/plan-context.js';
 import { approversOf } from '../../plans/policy.js';
 import { InvalidCursorError } from '../../store/store.js';
 import { headCommit } from '../../workspace/git.js';
@@ -13,7 +13,7 @@ import type { UiEnv } from '../env.js';
 import { field, fields } from '../form.js';
 import { html, type SafeHtml } from '../html.js';
 import { age, alertBox, csrfField, time, uiPath } from '../layout.js';
-import { signedIn, type UiContext } from './context.js';
+import { signedIn, type UiContext } from './page-context.js';
 import { cannotApprove } from './plan.js';
 
 const PAGE = 100;

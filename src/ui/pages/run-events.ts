@@ -1,7 +1,7 @@
 import { streamSSE } from 'hono/streaming';
 import { presentEvent } from '../../http/present.js';
 import { tailEvents } from '../../runs/tail.js';
-import type { UiContext } from './context.js';
+import type { UiContext } from './page-context.js';
 
 /**
  * GET /ui/runs/:id/events: the run's event log as Server-Sent Events for the page's EventSource

@@ -1,9 +1,10 @@
+import { shownRunSource } from '../../domain/types.js';
 import { branchFor } from '../../workspace/worktree.js';
 import { visibleLines } from '../diff.js';
 import { html } from '../html.js';
 import { alertBox, time, uiPath, usd } from '../layout.js';
-import { signedIn, type UiContext } from './context.js';
 import { executionDetails } from './execution.js';
+import { signedIn, type UiContext } from './page-context.js';
 
 /**
  * GET /ui/runs/:id: the run's record, for an execute run its diff and command outputs; app.js follows its
@@ -33,7 +34,7 @@ export function runRoutes({ app, deps, guard }: UiContext): void {
   ${run.waitingOn && html`<dt>Waiting on</dt><dd id="run-waiting">the account's spend limit: an admin resumes it with <code>drydock runs resume</code> once the limit is raised; else it tries again at ${time(run.waitingOn.until)}</dd>`}
   <dt>Phase</dt><dd>${run.phase}${run.executeMode ? ` (mode ${run.executeMode})` : ''}</dd>
   ${plan && html`<dt>Plan</dt><dd><a href="${uiPath('plans', plan)}">${plan}</a></dd>`}
-  <dt>Requested by</dt><dd>${run.requestedBy} (${run.source})</dd>
+  <dt>Requested by</dt><dd>${run.requestedBy} (${shownRunSource(run.source)})</dd>
   <dt>Model</dt><dd>${run.model ?? '—'}</dd>
   <dt>Turns</dt><dd>${run.turns}</dd>
   <dt>Tokens</dt><dd>input ${u.input_tokens ?? 0}, output ${u.output_tokens ?? 0}, cache read ${u.cache_read_tokens ?? 0}, cache write ${(u.cache_write_5m_tokens ?? 0) + (u.cache_write_1h_tokens ?? 0)}</dd>

@@ -1,7 +1,7 @@
 import { upcomingSlots } from '../../scheduler/next-fire.js';
 import { html } from '../html.js';
 import { time } from '../layout.js';
-import { signedIn, type UiContext } from './context.js';
+import { signedIn, type UiContext } from './page-context.js';
 
 /** GET /ui/schedules: the scheduled triggers (the schedules a team keeps), with their next fire times. */
 export function scheduleRoutes({ app, deps, guard }: UiContext): void {

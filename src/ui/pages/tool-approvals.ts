@@ -10,7 +10,7 @@ import { field } from '../form.js';
 import { html, type SafeHtml } from '../html.js';
 import { alertBox, csrfField, time, uiPath } from '../layout.js';
 import { toolPreview } from '../tool-preview.js';
-import { signedIn, type UiContext } from './context.js';
+import { signedIn, type UiContext } from './page-context.js';
 
 const MESSAGE_LIMIT = 10_000;
 const DONE: Record<string, string> = {

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Run } from '../../../src/domain/types.js';
 import { silentLogger } from '../../../src/logger.js';
+import { jitterOptions } from '../../../src/scheduler/job-request.js';
 import { Scheduler } from '../../../src/scheduler/loop.js';
-import { jitterOptions } from '../../../src/scheduler/plan-job.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import { createHarness, type Harness, T0 } from '../../support/harness.js';
 

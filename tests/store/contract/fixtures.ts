@@ -1,5 +1,5 @@
 import { afterEach, beforeEach } from 'vitest';
-import type { Delivery, Plan, Run, Session, Trigger } from '../../../src/domain/types.js';
+import type { Plan, Run, Session, Trigger, WebhookDelivery } from '../../../src/domain/types.js';
 import type { NewJob, NewRun, NewSession, Store } from '../../../src/store/store.js';
 
 // What every contract file shares: the store under test, fresh for each test, and small builders of the
@@ -159,7 +159,7 @@ export const triggerInput = (id: string, over: Partial<Trigger> = {}): Trigger =
   ...over,
 });
 
-export const deliveryInput = (id: string, over: Partial<Delivery> = {}): Delivery => ({
+export const webhookDeliveryInput = (id: string, over: Partial<WebhookDelivery> = {}): WebhookDelivery => ({
   id,
   source: 'github',
   key: `guid-${id}`,

@@ -1,9 +1,9 @@
 import { approvalContract } from './approvals.js';
 import { cursorContract } from './cursors.js';
-import { deliveryContract } from './deliveries.js';
 import type { StoreFactory } from './fixtures.js';
 import { jobContract } from './jobs.js';
 import { mcpSelectionContract } from './mcp-selection.js';
+import { outboxContract } from './outbox.js';
 import { planContract } from './plans.js';
 import { runContract } from './runs.js';
 import { sessionContract } from './sessions.js';
@@ -20,7 +20,7 @@ export function storeContract(factory: StoreFactory): void {
   approvalContract(factory);
   planContract(factory);
   triggerContract(factory);
-  deliveryContract(factory);
+  outboxContract(factory);
   stateContract(factory);
   mcpSelectionContract(factory);
   cursorContract(factory);

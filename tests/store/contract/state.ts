@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import type { ApiToken, UiSession } from '../../../src/domain/types.js';
 import {
   DAY,
-  deliveryInput,
   givenPlan,
   givenRun,
   givenSession,
@@ -12,6 +11,7 @@ import {
   type StoreFactory,
   T0,
   useStore,
+  webhookDeliveryInput,
 } from './fixtures.js';
 
 // StateStore: API tokens, /ui sessions, the key-value state, the totals for /metrics, the schema version.
@@ -238,9 +238,13 @@ export function stateContract(factory: StoreFactory): void {
           createdAt: T0,
           expiresAt: T0 + HOUR,
         });
-        await ctx.store.recordDelivery(deliveryInput('dlv_1'), '{}');
-        await ctx.store.recordDelivery(deliveryInput('dlv_2', { outcome: 'accepted', processedAt: T0 }));
-        await ctx.store.recordDelivery(deliveryInput('dlv_3', { outcome: 'accepted', processedAt: T0 }));
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{}');
+        await ctx.store.recordDelivery(
+          webhookDeliveryInput('dlv_2', { outcome: 'accepted', processedAt: T0 }),
+        );
+        await ctx.store.recordDelivery(
+          webhookDeliveryInput('dlv_3', { outcome: 'accepted', processedAt: T0 }),
+        );
 
         expect(await ctx.store.stats()).toEqual({
           runsByStatus: { queued: 3, running: 1, completed: 1 },

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Delivery } from '../../../src/domain/types.js';
+import type { WebhookDelivery } from '../../../src/domain/types.js';
 import type { Store, TriggerFireInput } from '../../../src/store/store.js';
 import {
-  deliveryInput,
   givenSession,
   jobInput,
   MINUTE,
@@ -11,6 +10,7 @@ import {
   T0,
   triggerInput,
   useStore,
+  webhookDeliveryInput,
 } from './fixtures.js';
 
 // TriggerStore: triggers, a scheduled trigger made whole (createScheduleTrigger), the webhook inbox
@@ -70,7 +70,10 @@ export function triggerContract(factory: StoreFactory): void {
     ) {
       await givenTrigger(triggerId, store);
       if (!(await store.getDelivery(deliveryId))) {
-        await store.recordDelivery(deliveryInput(deliveryId, { receivedAt: now, outcome: 'queued' }), '{}');
+        await store.recordDelivery(
+          webhookDeliveryInput(deliveryId, { receivedAt: now, outcome: 'queued' }),
+          '{}',
+        );
       }
       return store.fireTrigger(fireInput(triggerId, deliveryId, now, over));
     }
@@ -269,27 +272,30 @@ export function triggerContract(factory: StoreFactory): void {
 
     describe('the inbox', () => {
       it('records a delivery once per (source, key): a redelivery is the duplicate of the first', async () => {
-        const first = deliveryInput('dlv_1', { key: 'guid-1' });
+        const first = webhookDeliveryInput('dlv_1', { key: 'guid-1' });
         expect(await ctx.store.recordDelivery(first, '{"n":1}')).toEqual({
           delivery: first,
           duplicate: false,
         });
-        const again = await ctx.store.recordDelivery(deliveryInput('dlv_2', { key: 'guid-1' }), '{"n":2}');
+        const again = await ctx.store.recordDelivery(
+          webhookDeliveryInput('dlv_2', { key: 'guid-1' }),
+          '{"n":2}',
+        );
         expect(again).toEqual({ delivery: first, duplicate: true });
         expect(await ctx.store.getDelivery('dlv_2')).toBeNull();
         // The first body stays.
         expect(await ctx.store.claimDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"n":1}');
         // The same key from another source is another delivery.
-        const fired = deliveryInput('dlv_3', { key: 'guid-1', source: 'fire', event: 'fire' });
+        const fired = webhookDeliveryInput('dlv_3', { key: 'guid-1', source: 'fire', event: 'fire' });
         expect(await ctx.store.recordDelivery(fired)).toEqual({ delivery: fired, duplicate: false });
         expect(await ctx.store.getDelivery('dlv_1')).toEqual(first);
       });
 
       it('records a batch in order, a key repeated inside it a duplicate', async () => {
         const out = await ctx.store.recordDeliveries([
-          { delivery: deliveryInput('dlv_a', { key: 'a' }), payload: '{"a":1}' },
-          { delivery: deliveryInput('dlv_b', { key: 'b' }), payload: undefined },
-          { delivery: deliveryInput('dlv_a2', { key: 'a' }), payload: '{"a":2}' },
+          { delivery: webhookDeliveryInput('dlv_a', { key: 'a' }), payload: '{"a":1}' },
+          { delivery: webhookDeliveryInput('dlv_b', { key: 'b' }), payload: undefined },
+          { delivery: webhookDeliveryInput('dlv_a2', { key: 'a' }), payload: '{"a":2}' },
         ]);
         expect(out.map((r) => [r.delivery.id, r.duplicate])).toEqual([
           ['dlv_a', false],
@@ -301,8 +307,8 @@ export function triggerContract(factory: StoreFactory): void {
       });
 
       it('a queued delivery takes a new body, or drops it', async () => {
-        await ctx.store.recordDelivery(deliveryInput('dlv_1'), '{"v":1}');
-        await ctx.store.recordDelivery(deliveryInput('dlv_2'), '{"v":1}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{"v":1}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_2'), '{"v":1}');
         await ctx.store.updateDelivery('dlv_1', { payload: '{"v":2}' });
         await ctx.store.updateDelivery('dlv_2', { payload: null });
         expect(await ctx.store.claimDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"v":2}');
@@ -312,7 +318,7 @@ export function triggerContract(factory: StoreFactory): void {
       });
 
       it('settles a delivery with the fields given, and keeps the rest', async () => {
-        const d = deliveryInput('dlv_1');
+        const d = webhookDeliveryInput('dlv_1');
         await ctx.store.recordDelivery(d, '{}');
         await ctx.store.updateDelivery('dlv_1', {
           outcome: 'accepted',
@@ -323,7 +329,7 @@ export function triggerContract(factory: StoreFactory): void {
           payload: null,
           processedAt: T0 + SECOND,
         });
-        const settled: Delivery = {
+        const settled: WebhookDelivery = {
           ...d,
           outcome: 'accepted',
           detail: 'fired 1 trigger',
@@ -342,9 +348,11 @@ export function triggerContract(factory: StoreFactory): void {
 
       it('serves queued deliveries in arrival order, leaving out those someone holds', async () => {
         for (const id of ['dlv_3', 'dlv_1', 'dlv_2', 'dlv_4']) {
-          await ctx.store.recordDelivery(deliveryInput(id), `{"id":"${id}"}`);
+          await ctx.store.recordDelivery(webhookDeliveryInput(id), `{"id":"${id}"}`);
         }
-        await ctx.store.recordDelivery(deliveryInput('dlv_done', { outcome: 'filtered', processedAt: T0 }));
+        await ctx.store.recordDelivery(
+          webhookDeliveryInput('dlv_done', { outcome: 'filtered', processedAt: T0 }),
+        );
         const queued = async (limit: number, now: number) =>
           (await ctx.store.queuedDeliveries(limit, now)).map((d) => d.id);
         expect(await queued(10, T0)).toEqual(['dlv_3', 'dlv_1', 'dlv_2', 'dlv_4']);
@@ -357,8 +365,8 @@ export function triggerContract(factory: StoreFactory): void {
       });
 
       it('a claim is taken once while it holds, again once it ran out, never on a settled delivery', async () => {
-        await ctx.store.recordDelivery(deliveryInput('dlv_1'), '{"n":1}');
-        await ctx.store.recordDelivery(deliveryInput('dlv_nobody'));
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{"n":1}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_nobody'));
         expect(await ctx.store.claimDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"n":1}');
         expect(await ctx.store.claimDelivery('dlv_1', T0 + 2 * MINUTE, T0 + SECOND)).toBeNull();
         expect(await ctx.store.claimDelivery('dlv_1', T0 + 2 * MINUTE, T0 + MINUTE)).toBe('{"n":1}');
@@ -374,7 +382,7 @@ export function triggerContract(factory: StoreFactory): void {
       });
 
       it('of claims made at once on two processes, one is taken', async () => {
-        await ctx.store.recordDelivery(deliveryInput('dlv_1'), '{"n":1}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{"n":1}');
         const other = await ctx.peer();
         const out = await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
@@ -387,7 +395,7 @@ export function triggerContract(factory: StoreFactory): void {
       it('knows when the first claim still holding runs out', async () => {
         expect(await ctx.store.nextClaimExpiry(T0)).toBeNull();
         for (const id of ['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4'])
-          await ctx.store.recordDelivery(deliveryInput(id), '{}');
+          await ctx.store.recordDelivery(webhookDeliveryInput(id), '{}');
         await ctx.store.claimDelivery('dlv_1', T0 + 5 * MINUTE, T0);
         await ctx.store.claimDelivery('dlv_2', T0 + 3 * MINUTE, T0);
         await ctx.store.claimDelivery('dlv_3', T0 + MINUTE, T0);
@@ -398,21 +406,21 @@ export function triggerContract(factory: StoreFactory): void {
       });
 
       it('queues a failed or unsettled delivery again with a new body, once', async () => {
-        await ctx.store.recordDelivery(deliveryInput('dlv_failed'), '{"v":1}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_failed'), '{"v":1}');
         await ctx.store.claimDelivery('dlv_failed', T0 + MINUTE, T0);
         await ctx.store.updateDelivery('dlv_failed', {
           outcome: 'failed',
           detail: 'boom',
           processedAt: T0 + 1,
         });
-        await ctx.store.recordDelivery(deliveryInput('dlv_unsettled', { outcome: 'accepted' }));
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_unsettled', { outcome: 'accepted' }));
         await ctx.store.recordDelivery(
-          deliveryInput('dlv_settled', { outcome: 'accepted', processedAt: T0 }),
+          webhookDeliveryInput('dlv_settled', { outcome: 'accepted', processedAt: T0 }),
         );
         await ctx.store.recordDelivery(
-          deliveryInput('dlv_filtered', { outcome: 'filtered', processedAt: T0 }),
+          webhookDeliveryInput('dlv_filtered', { outcome: 'filtered', processedAt: T0 }),
         );
-        await ctx.store.recordDelivery(deliveryInput('dlv_queued'), '{"v":1}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_queued'), '{"v":1}');
 
         expect(await ctx.store.requeueDelivery('dlv_failed', '{"v":2}')).toBe(true);
         expect(await ctx.store.getDelivery('dlv_failed')).toMatchObject({
@@ -434,7 +442,7 @@ export function triggerContract(factory: StoreFactory): void {
       });
 
       it('of two processes requeueing one failed delivery, one does', async () => {
-        await ctx.store.recordDelivery(deliveryInput('dlv_1', { outcome: 'failed', processedAt: T0 }));
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1', { outcome: 'failed', processedAt: T0 }));
         const other = await ctx.peer();
         const out = await Promise.all([
           ctx.store.requeueDelivery('dlv_1', '{"by":"a"}'),
@@ -445,17 +453,21 @@ export function triggerContract(factory: StoreFactory): void {
 
       it('lists deliveries newest first, by outcome or trigger, a page before a given one', async () => {
         await ctx.store.createTrigger(triggerInput('trg_1'));
-        await ctx.store.recordDelivery(deliveryInput('dlv_1', { outcome: 'accepted', processedAt: T0 }));
-        await ctx.store.recordDelivery(deliveryInput('dlv_2', { outcome: 'filtered', processedAt: T0 }));
         await ctx.store.recordDelivery(
-          deliveryInput('dlv_3', {
+          webhookDeliveryInput('dlv_1', { outcome: 'accepted', processedAt: T0 }),
+        );
+        await ctx.store.recordDelivery(
+          webhookDeliveryInput('dlv_2', { outcome: 'filtered', processedAt: T0 }),
+        );
+        await ctx.store.recordDelivery(
+          webhookDeliveryInput('dlv_3', {
             source: 'fire',
             triggerId: 'trg_1',
             outcome: 'accepted',
             processedAt: T0,
           }),
         );
-        await ctx.store.recordDelivery(deliveryInput('dlv_4'));
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_4'));
         await ctx.store.recordTriggerFire('trg_1', 'dlv_2', 'filtered', T0);
         const ids = async (f: Omit<Parameters<typeof ctx.store.listDeliveries>[0], 'limit'>, limit = 10) =>
           (await ctx.store.listDeliveries({ ...f, limit })).map((d) => d.id);
@@ -469,7 +481,7 @@ export function triggerContract(factory: StoreFactory): void {
         expect(await ids({ triggerId: 'trg_1' })).toEqual(['dlv_3', 'dlv_2']);
         expect(await ids({ triggerId: 'trg_1', outcome: 'filtered' })).toEqual(['dlv_2']);
         const [listed] = await ctx.store.listDeliveries({ limit: 1 });
-        expect(listed).toEqual(deliveryInput('dlv_4'));
+        expect(listed).toEqual(webhookDeliveryInput('dlv_4'));
       });
     });
 
@@ -549,7 +561,7 @@ export function triggerContract(factory: StoreFactory): void {
       it('capped and filtered fires do not count against the cap', async () => {
         const cap = { hourlyCap: 1 };
         await givenTrigger('trg_1');
-        await ctx.store.recordDelivery(deliveryInput('dlv_f'), '{}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_f'), '{}');
         await ctx.store.recordTriggerFire('trg_1', 'dlv_f', 'filtered', T0);
         expect((await fire('trg_1', 'dlv_1', T0, cap)).outcome).toBe('accepted');
         expect((await fire('trg_1', 'dlv_2', T0 + 59 * MINUTE, cap)).outcome).toBe('capped');
@@ -559,7 +571,7 @@ export function triggerContract(factory: StoreFactory): void {
       it('fires racing on two processes stay within the cap, and make one session for the subject', async () => {
         await ctx.store.createTrigger(triggerInput('trg_1', { hourlyCap: 3 }));
         const other = await ctx.peer();
-        for (let i = 0; i < 10; i++) await ctx.store.recordDelivery(deliveryInput(`dlv_${i}`), '{}');
+        for (let i = 0; i < 10; i++) await ctx.store.recordDelivery(webhookDeliveryInput(`dlv_${i}`), '{}');
         const done = await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
             (i % 2 ? other : ctx.store).fireTrigger(fireInput('trg_1', `dlv_${i}`, T0 + i, { hourlyCap: 3 })),
@@ -575,7 +587,7 @@ export function triggerContract(factory: StoreFactory): void {
 
       it('one delivery fired at once on two processes starts one run', async () => {
         await givenTrigger('trg_1');
-        await ctx.store.recordDelivery(deliveryInput('dlv_1'), '{}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{}');
         const other = await ctx.peer();
         const out = await Promise.all([
           ctx.store.fireTrigger(fireInput('trg_1', 'dlv_1', T0, { runId: 'run_a' })),
@@ -591,7 +603,7 @@ export function triggerContract(factory: StoreFactory): void {
 
       it("lists a trigger's fires newest first, each with its delivery", async () => {
         await fire('trg_1', 'dlv_1', T0);
-        await ctx.store.recordDelivery(deliveryInput('dlv_2'), '{}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_2'), '{}');
         await ctx.store.recordTriggerFire('trg_1', 'dlv_2', 'filtered', T0 + MINUTE);
         await fire('trg_1', 'dlv_3', T0 + 2 * MINUTE, { hourlyCap: 1 });
         await fire('trg_2', 'dlv_4', T0 + 3 * MINUTE);
@@ -608,7 +620,7 @@ export function triggerContract(factory: StoreFactory): void {
 
       it('a filtered mark is written once', async () => {
         await givenTrigger('trg_1');
-        await ctx.store.recordDelivery(deliveryInput('dlv_1'), '{}');
+        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{}');
         await ctx.store.recordTriggerFire('trg_1', 'dlv_1', 'filtered', T0);
         await ctx.store.recordTriggerFire('trg_1', 'dlv_1', 'filtered', T0 + MINUTE);
         const fires = await ctx.store.listTriggerFires('trg_1', 10);

@@ -10,7 +10,7 @@ import type {
 } from '../domain/types.js';
 
 /** Work done after the fact: delivering executed plans, and the notification outbox. */
-export interface DeliveryStore {
+export interface OutboxStore {
   // ---- delivering executed plans (src/delivery/)
   /** Executed plans the delivery worker has not looked at yet (delivery null), oldest first. */
   listUndecidedPlanDeliveries(limit: number): Promise<Plan[]>;

@@ -33,7 +33,7 @@ export function jitterOptions(config: Config): JitterOptions {
  * Turns a job request into the record to store: validated cron, the approximate-minute shift, expiry and the
  * first slot with its jitter. Throws CronError (for a 422) when the expression or time zone is unusable.
  */
-export function planJob(req: JobRequest, now: number, config: Config): NewJob {
+export function jobFromRequest(req: JobRequest, now: number, config: Config): NewJob {
   const cron = validateCron(req.cron, req.timezone, now);
   const { min, max } = config.scheduler.approximate_shift_minutes;
   const effectiveCron = req.approximate ? approximateCron(cron, req.id, min, max) : cron;

@@ -1,7 +1,6 @@
 import type {
   ConversationMessage,
   Decision,
-  DeliveryOutcome,
   Plan,
   PlanStatus,
   Question,
@@ -10,6 +9,7 @@ import type {
   RunStatus,
   TokenUsage,
   TriggerKind,
+  WebhookOutcome,
 } from '../domain/types.js';
 import type { ApprovalStore, JobStore, PlanStore, RunStore, Store, TriggerStore } from '../store/store.js';
 import { type McpActivity, mcpActivity } from './mcp-activity.js';
@@ -78,7 +78,7 @@ export interface PlanSource {
     /** X-GitHub-Delivery or the caller's idempotency key. */
     key: string;
     event: string;
-    outcome: DeliveryOutcome;
+    outcome: WebhookOutcome;
     receivedAt: number;
   } | null;
   /** External: the text a trigger was fired with. */
@@ -267,7 +267,7 @@ async function sourceOf(run: Run, cache: SourceCache): Promise<PlanSource> {
 }
 
 // The run's prompt of a trigger ends with the external data as JSON inside <untrusted_data> (written by
-// `untrustedBlock` in src/triggers/template.ts; tests/plans/context.test.ts holds the two in step). The JSON
+// `untrustedBlock` in src/triggers/template.ts; tests/plans/plan-context.test.ts holds the two in step). The JSON
 // has every <, > and & escaped, so the block's real opening tag is the last one in the prompt.
 const OPEN = '<untrusted_data source="external">';
 const CLOSE = '</untrusted_data>';

@@ -3,7 +3,7 @@ import type { NewNotification, Notification, PlanDelivery } from '../../../src/d
 import { InvalidCursorError } from '../../../src/store/store.js';
 import { FOREIGN_CURSOR, givenPlan, givenRun, MINUTE, type StoreFactory, T0, useStore } from './fixtures.js';
 
-// DeliveryStore: delivering executed plans (a worker claims a due delivery for one attempt; each step is
+// OutboxStore: delivering executed plans (a worker claims a due delivery for one attempt; each step is
 // written as it completes) and the notification outbox (rows written with the cursor that found them;
 // claimed for an attempt, settled).
 
@@ -25,7 +25,7 @@ const freshDelivery = (over: Partial<PlanDelivery>): PlanDelivery => ({
   ...over,
 });
 
-export function deliveryContract(factory: StoreFactory): void {
+export function outboxContract(factory: StoreFactory): void {
   describe('plan deliveries', () => {
     const ctx = useStore(factory);
 

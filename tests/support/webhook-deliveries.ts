@@ -4,7 +4,7 @@ import { waitFor } from './daemon.js';
 type Api = (method: string, path: string) => Promise<{ status: number; body: any }>;
 
 /** Waits until the inbox processed delivery `id` (its outcome is no longer `queued`); returns it. */
-export async function processedDelivery(api: Api, id: string, ms = 10_000): Promise<any> {
+export async function processedWebhookDelivery(api: Api, id: string, ms = 10_000): Promise<any> {
   return waitFor(
     async () => {
       const r = await api('GET', `/v1/deliveries/${id}`);
@@ -22,6 +22,6 @@ export async function processedDelivery(api: Api, id: string, ms = 10_000): Prom
  */
 export async function settledAnswer(api: Api, status: number, answer: any): Promise<any> {
   if (status !== 202 || answer?.outcome !== 'queued') return answer;
-  const d = await processedDelivery(api, answer.delivery_id);
+  const d = await processedWebhookDelivery(api, answer.delivery_id);
   return { ...answer, outcome: d.outcome, detail: d.detail, run_ids: d.run_ids, subject: d.subject };
 }

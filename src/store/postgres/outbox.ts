@@ -8,10 +8,10 @@ import type {
   Plan,
   PlanDeliveryStatus,
 } from '../../domain/types.js';
-import type { DeliveryStore, PlanDeliveryPatch } from '../deliveries.js';
+import type { OutboxStore, PlanDeliveryPatch } from '../outbox.js';
 import { page } from '../paging.js';
 import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
-import * as sql from '../sql/deliveries.js';
+import * as sql from '../sql/outbox.js';
 import { APPROVALS } from '../sql/plans.js';
 import type { PgDb } from './db.js';
 
@@ -20,7 +20,7 @@ import type { PgDb } from './db.js';
  * posted (src/notify/). Workers on several replicas claim with FOR UPDATE SKIP LOCKED: a row one worker is
  * claiming is left to it by the others, never waited for, and never claimed twice.
  */
-export class PgDeliveries implements DeliveryStore {
+export class PgOutbox implements OutboxStore {
   constructor(
     private readonly db: PgDb,
     /** What a plan made before network lists, with the network allowed, reads as (rows.ts, toPlan). */
@@ -138,7 +138,7 @@ export class PgDeliveries implements DeliveryStore {
     return (await this.db.value<number | null>(sql.NEXT_NOTIFICATION_DUE)) ?? null;
   }
 
-  async listNotifications(f: Parameters<DeliveryStore['listNotifications']>[0]): Promise<Page<Notification>> {
+  async listNotifications(f: Parameters<OutboxStore['listNotifications']>[0]): Promise<Page<Notification>> {
     const { text, values } = sql.listNotificationsStatement(f);
     return page((await this.db.rows<NotificationRow>(text, values)).map(toNotification), f.limit);
   }

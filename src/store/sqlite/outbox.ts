@@ -8,18 +8,18 @@ import type {
   Plan,
   PlanDeliveryStatus,
 } from '../../domain/types.js';
-import type { DeliveryStore, PlanDeliveryPatch } from '../deliveries.js';
+import type { OutboxStore, PlanDeliveryPatch } from '../outbox.js';
 import { page } from '../paging.js';
 import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
-import * as sql from '../sql/deliveries.js';
+import * as sql from '../sql/outbox.js';
 import type { SqliteDb } from './db.js';
 import { planRow } from './plans.js';
 
 // Delivering executed plans (src/delivery/): the delivery columns of `plans` (migration 000012). The
 // notification outbox (src/notify/): the `notifications` table (migration 000013) and the notifier's cursor.
-// The statements both backends share: sql/deliveries.ts.
+// The statements both backends share: sql/outbox.ts.
 
-export class SqliteDeliveries implements DeliveryStore {
+export class SqliteOutbox implements OutboxStore {
   constructor(
     private readonly db: SqliteDb,
     /** What a plan made before network lists, with the network allowed, reads as (rows.ts, toPlan). */
@@ -133,7 +133,7 @@ export class SqliteDeliveries implements DeliveryStore {
     return (this.db.pluck(sql.NEXT_NOTIFICATION_DUE).get() as number | null) ?? null;
   }
 
-  async listNotifications(f: Parameters<DeliveryStore['listNotifications']>[0]): Promise<Page<Notification>> {
+  async listNotifications(f: Parameters<OutboxStore['listNotifications']>[0]): Promise<Page<Notification>> {
     const { text, values } = sql.listNotificationsStatement(f);
     return page((this.db.sql(text).all(...values) as NotificationRow[]).map(toNotification), f.limit);
   }

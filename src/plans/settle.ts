@@ -23,7 +23,7 @@ interface Deps {
  * `execution_failed` is left as it is (the lifecycle moves only `approved` or `executing`). What the log cannot
  * tell, runs that vanished or ended while no daemon was there to write their end, `reconcile` finds at start.
  */
-export class PlanExecutions implements Reaction {
+export class ExecutionSettler implements Reaction {
   readonly name = 'plan_settling';
   readonly types = [RUN_FINISHED] as const;
 

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { planDetailSchema } from '../../src/http/contract/index.js';
-import { untrustedData } from '../../src/plans/context.js';
+import { untrustedData } from '../../src/plans/plan-context.js';
 import { renderPrompt } from '../../src/triggers/template.js';
 import { runCli } from '../cli/cli-process.js';
 import { ADMIN_TOKEN, waitFor } from '../support/daemon.js';

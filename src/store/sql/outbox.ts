@@ -1,5 +1,5 @@
 import type { NotificationOutcome, NotificationStatus, PlanDeliveryStatus } from '../../domain/types.js';
-import type { PlanDeliveryPatch } from '../deliveries.js';
+import type { PlanDeliveryPatch } from '../outbox.js';
 import { PLAN_DELIVERY_COLUMNS } from '../rows.js';
 import { marks, type Statement } from './dialect.js';
 import { APPROVALS } from './plans.js';
