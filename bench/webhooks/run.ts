@@ -384,12 +384,12 @@ function trend(r: PhaseReport): string {
 
 /** Which part of the daemon calls each store method during the phase. */
 const CALLER: Record<string, string> = {
-  recordDeliveries: 'answer: dedupe + record (group commit)',
-  queuedDeliveries: 'inbox: read the queued',
+  recordWebhookDeliveries: 'answer: dedupe + record (group commit)',
+  queuedWebhookDeliveries: 'inbox: read the queued',
   listTriggers: 'inbox: match',
   recordTriggerFire: 'inbox: match (filtered)',
   fireTrigger: 'inbox: session + run + fire',
-  updateDelivery: 'inbox: settle delivery',
+  updateWebhookDelivery: 'inbox: settle delivery',
   transitionRun: 'queue: claim, finish run',
   getRun: 'queue: reread run',
   appendEvent: 'queue: run_finished event',

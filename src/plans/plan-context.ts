@@ -215,7 +215,7 @@ async function sourceOf(run: Run, cache: SourceCache): Promise<PlanSource> {
   const [job, trigger, delivery] = await Promise.all([
     run.jobId ? cache.job(run.jobId) : null,
     run.triggerId ? cache.trigger(run.triggerId) : null,
-    run.deliveryId ? cache.store.getDelivery(run.deliveryId) : null,
+    run.deliveryId ? cache.store.getWebhookDelivery(run.deliveryId) : null,
   ]);
   const triggerId = run.triggerId ?? job?.triggerId ?? null;
   const triggerRow = trigger ?? (triggerId ? await cache.trigger(triggerId) : null);

@@ -58,28 +58,28 @@ export interface TriggerStore {
    * Records a delivery unless one with the same (source, key) exists: then returns that one. `payload` (the
    * verified raw body) is kept until the delivery is settled.
    */
-  recordDelivery(
+  recordWebhookDelivery(
     d: WebhookDelivery,
     payload?: string,
   ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }>;
-  /** recordDelivery for several deliveries in one transaction (group commit), results in order. */
-  recordDeliveries(
+  /** recordWebhookDelivery for several deliveries in one transaction (group commit), results in order. */
+  recordWebhookDeliveries(
     items: { delivery: WebhookDelivery; payload?: string | undefined }[],
   ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }[]>;
-  updateDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void>;
-  getDelivery(id: string): Promise<WebhookDelivery | null>;
+  updateWebhookDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void>;
+  getWebhookDelivery(id: string): Promise<WebhookDelivery | null>;
   /** The inbox: the oldest `queued` deliveries no one holds a claim on at `now`, in arrival order. */
-  queuedDeliveries(limit: number, now: number): Promise<WebhookDelivery[]>;
+  queuedWebhookDeliveries(limit: number, now: number): Promise<WebhookDelivery[]>;
   /**
    * Claims a queued delivery until `until` unless someone else's claim still holds. Returns its stored body
    * when it did, null when it did not (claimed by another, or no longer queued).
    */
-  claimDelivery(id: string, until: number, now: number): Promise<string | null>;
+  claimWebhookDelivery(id: string, until: number, now: number): Promise<string | null>;
   /**
    * Queues a delivery again with a redelivered body, if it failed (or an older version left it unsettled);
    * whether it did (false: someone else requeued or settled it first).
    */
-  requeueDelivery(id: string, payload: string): Promise<boolean>;
+  requeueWebhookDelivery(id: string, payload: string): Promise<boolean>;
   /** When the first claim on a queued delivery that still holds at `now` runs out (null: none). */
   nextClaimExpiry(now: number): Promise<number | null>;
   /** What one trigger made of its recent deliveries: its own outcome and run, newest first. */
@@ -95,7 +95,7 @@ export interface TriggerStore {
     }[]
   >;
   /** Newest first; `before` (a delivery id) continues a page. */
-  listDeliveries(filter: {
+  listWebhookDeliveries(filter: {
     triggerId?: string | undefined;
     outcome?: WebhookOutcome | undefined;
     limit: number;

@@ -96,7 +96,7 @@ export class WebhookInbox {
       this.dirty = false;
       let items: WebhookDelivery[];
       try {
-        items = await store.queuedDeliveries(this.batch, this.now());
+        items = await store.queuedWebhookDeliveries(this.batch, this.now());
       } catch (err) {
         this.later(err);
         return;
@@ -112,7 +112,7 @@ export class WebhookInbox {
         let payload: string | null;
         try {
           // Another daemon on the same store may have taken it meanwhile: then it is theirs.
-          payload = await store.claimDelivery(delivery.id, now + this.claimMs, now);
+          payload = await store.claimWebhookDelivery(delivery.id, now + this.claimMs, now);
         } catch (err) {
           this.later(err);
           return;
@@ -147,7 +147,9 @@ export class WebhookInbox {
     try {
       if (attempt < MAX_ATTEMPTS) {
         this.attempts.set(delivery.id, attempt);
-        await this.opts.store.updateDelivery(delivery.id, { claimedUntil: this.now() + 2_000 * attempt });
+        await this.opts.store.updateWebhookDelivery(delivery.id, {
+          claimedUntil: this.now() + 2_000 * attempt,
+        });
       } else {
         this.attempts.delete(delivery.id);
         await this.opts.fail(delivery, err);

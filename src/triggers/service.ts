@@ -89,7 +89,7 @@ export class TriggerService {
   >;
 
   constructor(private readonly deps: Deps) {
-    this.recorder = new GroupCommit((items) => deps.store.recordDeliveries(items));
+    this.recorder = new GroupCommit((items) => deps.store.recordWebhookDeliveries(items));
     this.inbox = new WebhookInbox({
       store: deps.store,
       logger: deps.logger,
@@ -97,7 +97,7 @@ export class TriggerService {
       now: () => deps.clock.now(),
       process: (delivery, payload) => this.process(delivery, payload),
       fail: (delivery, err) =>
-        deps.store.updateDelivery(delivery.id, {
+        deps.store.updateWebhookDelivery(delivery.id, {
           outcome: 'failed',
           detail: `processing failed: ${err instanceof Error ? err.message : String(err)}`,
           processedAt: deps.clock.now(),
@@ -153,7 +153,7 @@ export class TriggerService {
       if (
         !early &&
         (d.outcome === 'failed' || abandoned(d, now)) &&
-        (await store.requeueDelivery(d.id, raw))
+        (await store.requeueWebhookDelivery(d.id, raw))
       ) {
         this.inbox.notify();
         d = { ...d, outcome: 'queued', detail: null };
@@ -188,7 +188,7 @@ export class TriggerService {
     const event = delivery.event.split('.')[0]!;
     const s = await this.route(event, JSON.parse(raw), delivery);
     const now = clock.now();
-    await store.updateDelivery(delivery.id, {
+    await store.updateWebhookDelivery(delivery.id, {
       outcome: s.outcome,
       detail: s.detail,
       runIds: s.runIds,
@@ -412,7 +412,7 @@ export class TriggerService {
     if (earlier) return earlier;
     const plan = await store.pendingPlanForSubject(subject);
     if (!plan) return settlement('rejected', `no plan of ${subject} is pending approval`);
-    await store.updateDelivery(delivery.id, { detail: `deciding ${plan.id}` });
+    await store.updateWebhookDelivery(delivery.id, { detail: `deciding ${plan.id}` });
     try {
       const out = await this.deps.plans.decide(plan.id, command.kind, {
         identity,
@@ -452,7 +452,7 @@ export class TriggerService {
   ): Promise<FireOutcome> {
     const { store, clock } = this.deps;
     const key = `${trigger.id}:${input.idempotencyKey ?? newId('dlv')}`;
-    const recorded = await store.recordDelivery({
+    const recorded = await store.recordWebhookDelivery({
       id: newId('dlv'),
       source: 'fire',
       key,
@@ -478,7 +478,7 @@ export class TriggerService {
     }
     const result = await store.fireTrigger(await this.fireInput(trigger, recorded.delivery.id, input.text));
     const runIds = result.run ? [result.run.id] : [];
-    await store.updateDelivery(recorded.delivery.id, {
+    await store.updateWebhookDelivery(recorded.delivery.id, {
       outcome: result.outcome,
       detail: result.outcome === 'capped' ? `hourly cap of ${trigger.hourlyCap} reached` : null,
       runIds,
@@ -492,7 +492,7 @@ export class TriggerService {
         `trigger ${trigger.name} reached its hourly cap of ${trigger.hourlyCap} runs`,
       );
     }
-    const delivery = (await store.getDelivery(recorded.delivery.id))!;
+    const delivery = (await store.getWebhookDelivery(recorded.delivery.id))!;
     return { kind: recorded.duplicate ? 'existing' : 'created', delivery, run: result.run };
   }
 

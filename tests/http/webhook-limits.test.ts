@@ -235,15 +235,15 @@ describe('POST /webhooks/github with a verified signature', () => {
     // The body as recorded (the inbox clears it once the delivery is processed).
     const recorded: (string | undefined)[] = [];
     const store = h.store;
-    const recordDeliveries = store.recordDeliveries.bind(store);
-    store.recordDeliveries = async (items) => {
+    const recordWebhookDeliveries = store.recordWebhookDeliveries.bind(store);
+    store.recordWebhookDeliveries = async (items) => {
       recorded.push(...items.map((i) => i.payload));
-      return recordDeliveries(items);
+      return recordWebhookDeliveries(items);
     };
-    const recordDelivery = store.recordDelivery.bind(store);
-    store.recordDelivery = async (delivery, payload) => {
+    const recordWebhookDelivery = store.recordWebhookDelivery.bind(store);
+    store.recordWebhookDelivery = async (delivery, payload) => {
       recorded.push(payload);
-      return recordDelivery(delivery, payload);
+      return recordWebhookDelivery(delivery, payload);
     };
     const key = crypto.randomUUID();
     const body = watched(bytes, bytes.length, 7, budget);

@@ -370,8 +370,11 @@ async function seed(store: Store): Promise<void> {
     },
     job: jobInput('job_s', 'ses_s', { triggerId: 'trg_s', expiresAt: null, createdBy: 'admin' }),
   });
-  await store.recordDelivery(webhookDeliveryInput('dlv_1', { receivedAt: DUE }), '{"action":"opened"}');
-  await store.recordDeliveries([
+  await store.recordWebhookDelivery(
+    webhookDeliveryInput('dlv_1', { receivedAt: DUE }),
+    '{"action":"opened"}',
+  );
+  await store.recordWebhookDeliveries([
     { delivery: webhookDeliveryInput('dlv_2', { receivedAt: DUE + 1 }), payload: '{"action":"labeled"}' },
     { delivery: webhookDeliveryInput('dlv_3', { receivedAt: DUE + 2, source: 'fire', key: 'idem-3' }) },
     { delivery: webhookDeliveryInput('dlv_4', { receivedAt: DUE + 3 }), payload: '{"action":"synchronize"}' },
@@ -410,7 +413,7 @@ async function seed(store: Store): Promise<void> {
     },
   });
   await store.fireTrigger(fire('dlv_1', DUE + 5));
-  await store.updateDelivery('dlv_1', {
+  await store.updateWebhookDelivery('dlv_1', {
     outcome: 'accepted',
     runIds: ['run_dlv_1'],
     triggerId: 'trg_gh',
@@ -419,15 +422,15 @@ async function seed(store: Store): Promise<void> {
     processedAt: DUE + 5,
   });
   await store.fireTrigger(fire('dlv_4', DUE + 6));
-  await store.updateDelivery('dlv_4', { outcome: 'capped', payload: null, processedAt: DUE + 6 });
+  await store.updateWebhookDelivery('dlv_4', { outcome: 'capped', payload: null, processedAt: DUE + 6 });
   await store.recordTriggerFire('trg_gh', 'dlv_2', 'filtered', DUE + 7);
-  await store.updateDelivery('dlv_2', {
+  await store.updateWebhookDelivery('dlv_2', {
     outcome: 'filtered',
     detail: 'label',
     payload: null,
     processedAt: DUE + 7,
   });
-  await store.claimDelivery('dlv_3', DUE + MINUTE, DUE + 8);
+  await store.claimWebhookDelivery('dlv_3', DUE + MINUTE, DUE + 8);
   // The pull request's run, started by a replica that holds it until its lease runs out.
   await store.claimRun('run_dlv_1', 'queued', { replica: 'replica-a', leaseUntil: DUE + HOUR }, DUE + 9);
 
@@ -542,9 +545,9 @@ async function storeView(store: Store) {
       all: await store.listTriggers({}),
       byId: await each(IDS.triggers, (id) => store.getTrigger(id)),
       byToken: await store.findTriggerByToken('tok_trg'),
-      deliveries: await store.listDeliveries({ limit: 100 }),
-      delivery: await each(IDS.deliveries, (id) => store.getDelivery(id)),
-      queued: await store.queuedDeliveries(100, FAR),
+      deliveries: await store.listWebhookDeliveries({ limit: 100 }),
+      delivery: await each(IDS.deliveries, (id) => store.getWebhookDelivery(id)),
+      queued: await store.queuedWebhookDeliveries(100, FAR),
       nextClaimExpiry: await store.nextClaimExpiry(DUE),
       fires: await each(IDS.triggers, (id) => store.listTriggerFires(id, 100)),
     },
@@ -705,8 +708,8 @@ describe.skipIf(!available)('drydock migrate-store', () => {
     expect(end).toBe(await sqlite.eventLogEnd());
     await postgres.appendEvent('run_job1', 'message', { after: 'copy' }, DUE + 200);
     expect((await postgres.eventsAfter(end, ['message'], 10)).events.map((e) => e.rowid)).toEqual([end + 1]);
-    await postgres.recordDelivery(webhookDeliveryInput('dlv_new', { receivedAt: T0 }), '{}');
-    expect((await postgres.listDeliveries({ limit: 1 }))[0]?.id).toBe('dlv_new');
+    await postgres.recordWebhookDelivery(webhookDeliveryInput('dlv_new', { receivedAt: T0 }), '{}');
+    expect((await postgres.listWebhookDeliveries({ limit: 1 }))[0]?.id).toBe('dlv_new');
   });
 
   it("keeps each event's place in the log and each delivery's place in the inbox, gaps included", async () => {
@@ -733,8 +736,8 @@ describe.skipIf(!available)('drydock migrate-store', () => {
     expect(await postgres.eventsAfter(0, EVENT_TYPES, 100)).toEqual(
       await sqlite.eventsAfter(0, EVENT_TYPES, 100),
     );
-    expect(await postgres.listDeliveries({ limit: 2, before: 'dlv_4' })).toEqual(
-      await sqlite.listDeliveries({ limit: 2, before: 'dlv_4' }),
+    expect(await postgres.listWebhookDeliveries({ limit: 2, before: 'dlv_4' })).toEqual(
+      await sqlite.listWebhookDeliveries({ limit: 2, before: 'dlv_4' }),
     );
     expect(await postgres.notificationCursor()).toBe(await sqlite.notificationCursor());
   });

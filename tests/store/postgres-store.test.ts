@@ -366,7 +366,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
       const url = await database();
       const a = await open(url);
       const b = await open(url);
-      await a.recordDelivery(
+      await a.recordWebhookDelivery(
         {
           id: 'dlv_1',
           source: 'github',
@@ -383,11 +383,11 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         '{"action":"opened"}',
       );
       const claims = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).claimDelivery('dlv_1', T0 + MINUTE, T0)),
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).claimWebhookDelivery('dlv_1', T0 + MINUTE, T0)),
       );
       expect(claims.filter((c) => c !== null)).toEqual(['{"action":"opened"}']);
-      expect(await a.queuedDeliveries(10, T0)).toEqual([]);
-      expect((await a.queuedDeliveries(10, T0 + MINUTE)).map((d) => d.id)).toEqual(['dlv_1']);
+      expect(await a.queuedWebhookDeliveries(10, T0)).toEqual([]);
+      expect((await a.queuedWebhookDeliveries(10, T0 + MINUTE)).map((d) => d.id)).toEqual(['dlv_1']);
     });
   });
 
@@ -648,7 +648,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         receivedAt: T0,
         processedAt: null,
       };
-      const recorded = await store.recordDeliveries([
+      const recorded = await store.recordWebhookDeliveries([
         { delivery: { ...base, id: 'dlv_1', key: 'k1' }, payload: '{}' },
         { delivery: { ...base, id: 'dlv_2', key: 'k2' } },
         { delivery: { ...base, id: 'dlv_3', key: 'k1' } },
@@ -658,14 +658,14 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         ['dlv_2', false],
         ['dlv_1', true],
       ]);
-      expect((await store.listDeliveries({ limit: 10 })).map((d) => d.id)).toEqual(['dlv_2', 'dlv_1']);
-      expect((await store.listDeliveries({ limit: 10, before: 'dlv_2' })).map((d) => d.id)).toEqual([
+      expect((await store.listWebhookDeliveries({ limit: 10 })).map((d) => d.id)).toEqual(['dlv_2', 'dlv_1']);
+      expect((await store.listWebhookDeliveries({ limit: 10, before: 'dlv_2' })).map((d) => d.id)).toEqual([
         'dlv_1',
       ]);
-      expect(await store.listDeliveries({ limit: 10, before: 'dlv_unknown' })).toEqual([]);
-      await store.updateDelivery('dlv_2', { outcome: 'failed', runIds: ['run_x'] });
-      expect(await store.getDelivery('dlv_2')).toMatchObject({ outcome: 'failed', runIds: ['run_x'] });
-      expect(await store.requeueDelivery('dlv_2', '{"again":1}')).toBe(true);
+      expect(await store.listWebhookDeliveries({ limit: 10, before: 'dlv_unknown' })).toEqual([]);
+      await store.updateWebhookDelivery('dlv_2', { outcome: 'failed', runIds: ['run_x'] });
+      expect(await store.getWebhookDelivery('dlv_2')).toMatchObject({ outcome: 'failed', runIds: ['run_x'] });
+      expect(await store.requeueWebhookDelivery('dlv_2', '{"again":1}')).toBe(true);
       await store.recordTriggerFire('trg_1', 'dlv_1', 'filtered', T0);
       expect(await store.listTriggerFires('trg_1', 10)).toMatchObject([{ outcome: 'filtered', runId: null }]);
 

@@ -181,10 +181,10 @@ describe.skipIf(!up)('PostgreSQL store: wake-ups', () => {
 
     // inbox: a delivery queued wakes it; one recorded as rejected does not.
     for (const w of both) w.clear();
-    await a.recordDelivery(webhookDeliveryInput('dlv_rejected', { outcome: 'rejected' }));
+    await a.recordWebhookDelivery(webhookDeliveryInput('dlv_rejected', { outcome: 'rejected' }));
     await settled(a, both);
     expect(wb.seen.inbox).toEqual([]);
-    await a.recordDelivery(webhookDeliveryInput('dlv_1'), '{"action":"opened"}');
+    await a.recordWebhookDelivery(webhookDeliveryInput('dlv_1'), '{"action":"opened"}');
     await expectWoken('inbox', '', 'a delivery queued');
 
     // outbox: a notification queued; a plan's delivery made pending.

@@ -66,7 +66,7 @@ describe('POST /webhooks/github refuses bad input with honest status codes', () 
 
     // None of it started anything, and none of it was recorded as a delivery.
     expect(await allRuns(w.d)).toEqual([]);
-    expect(await w.d.daemon.store.listDeliveries({ limit: 10 })).toEqual([]);
+    expect(await w.d.daemon.store.listWebhookDeliveries({ limit: 10 })).toEqual([]);
   });
 
   it('answers a refused request with a large body instead of dropping the connection', async () => {

@@ -53,7 +53,7 @@ describe('/drydock commands in pull request comments', () => {
     const r = await deliver(w.d, 'issue_comment', body);
     expect(r.body.outcome).toBe('accepted');
     // What a SIGKILL right after the decision leaves: the delivery still queued, marked as deciding.
-    await w.d.daemon.store.updateDelivery(r.body.delivery_id, {
+    await w.d.daemon.store.updateWebhookDelivery(r.body.delivery_id, {
       outcome: 'queued',
       detail: `deciding ${plan.id}`,
       payload: JSON.stringify(body),
@@ -87,7 +87,7 @@ describe('/drydock commands in pull request comments', () => {
       executes_plan_id: plan.id,
     });
     expect((await getPlan(w.d, plan.id)).status).toBe('executed');
-    const stored = await w.d.daemon.store.getDelivery(r.body.delivery_id);
+    const stored = await w.d.daemon.store.getWebhookDelivery(r.body.delivery_id);
     expect(stored).toMatchObject({ event: 'issue_comment.created', outcome: 'accepted' });
   });
 
@@ -112,7 +112,7 @@ describe('/drydock commands in pull request comments', () => {
     expect(r.body.outcome).toBe('rejected');
     expect(r.body.detail).toMatch(/^self_approval: alice requested this plan/);
     expect(r.body.run_ids).toEqual([]);
-    const stored = await w.d.daemon.store.getDelivery(r.body.delivery_id);
+    const stored = await w.d.daemon.store.getWebhookDelivery(r.body.delivery_id);
     expect(stored?.detail).toContain('self_approval: alice requested this plan');
     const after = await getPlan(w.d, plan.id);
     expect(after.status).toBe('pending_approval');

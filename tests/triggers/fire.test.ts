@@ -189,7 +189,7 @@ describe('a fire retried after a crash', () => {
     const t = await createGeneric();
     // What a daemon killed between recording the fire and firing it leaves behind: the delivery alone.
     const now = Date.now();
-    await d.daemon.store.recordDelivery({
+    await d.daemon.store.recordWebhookDelivery({
       id: 'dlv_cut_off',
       source: 'fire',
       key: `${t.id}:deploy-7`,

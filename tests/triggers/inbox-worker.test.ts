@@ -15,16 +15,16 @@ function world(n: number, opts: { busy?: () => boolean; failOn?: string } = {}) 
   const done: string[] = [];
   const failed: string[] = [];
   const store = {
-    async queuedDeliveries(limit: number) {
+    async queuedWebhookDeliveries(limit: number) {
       return queued.slice(0, limit).map((q) => q.delivery);
     },
-    async claimDelivery(id: string) {
+    async claimWebhookDelivery(id: string) {
       return queued.find((q) => q.delivery.id === id)?.payload ?? null;
     },
     async nextClaimExpiry() {
       return null;
     },
-    async updateDelivery() {},
+    async updateWebhookDelivery() {},
   } as unknown as Store;
   const settle = (id: string) =>
     queued.splice(

@@ -76,7 +76,7 @@ it('deliveries a stopped daemon left queued are processed, in arrival order, at 
   const store = w.d.daemon.store;
   // Recorded straight into the store (no worker is told): what a process that died after answering leaves.
   const queued = (key: string, action: 'opened' | 'closed', at: number) =>
-    store.recordDelivery(
+    store.recordWebhookDelivery(
       storedWebhookDelivery(key, { event: `pull_request.${action}`, receivedAt: at }),
       JSON.stringify(prPayload(action, { sha: w.repo.base })),
     );
@@ -107,7 +107,7 @@ it('a delivery an older version recorded but never settled is processed when Git
   const store = w.d.daemon.store;
   // Before the inbox, a delivery was recorded `accepted` and settled in the same request; a SIGKILL in
   // between left it unsettled.
-  await store.recordDelivery(
+  await store.recordWebhookDelivery(
     storedWebhookDelivery('redelivered-1', {
       id: 'dlv_abandoned',
       outcome: 'accepted',
@@ -151,11 +151,11 @@ it('a graceful stop processes what is queued before it closes the store', async 
 it('a delivery claimed by a process that died is processed once its claim runs out', async () => {
   const store = w.d.daemon.store;
   const claimedUntil = Date.now() + 400;
-  await store.recordDelivery(
+  await store.recordWebhookDelivery(
     storedWebhookDelivery('claimed-1', { id: 'dlv_claimed' }),
     JSON.stringify(prPayload('opened', { sha: w.repo.base })),
   );
-  await store.updateDelivery('dlv_claimed', { claimedUntil });
+  await store.updateWebhookDelivery('dlv_claimed', { claimedUntil });
   w.d.daemon.triggers.startInbox();
   const d = await processed(w.d, 'dlv_claimed');
   expect(d.outcome).toBe('accepted');
@@ -180,7 +180,7 @@ it('two daemons on one store never both process a delivery', async () => {
     }
     // Both inboxes start on the same queued deliveries at once (as two daemons starting on one file).
     const ids = Array.from({ length: 24 }, (_, i) => `dlv_both${i}`);
-    await w.d.daemon.store.recordDeliveries(
+    await w.d.daemon.store.recordWebhookDeliveries(
       ids.map((id, i) => {
         const p = prPayload('opened', { sha: w.repo.base });
         p.number = 500 + i;
@@ -215,7 +215,7 @@ it('a synchronize processed again (after a crash or a failure) keeps the run it 
   const r = await deliver(w.d, 'pull_request', payload);
   expect(r.body.outcome, r.body.detail).toBe('accepted');
   const [own] = r.body.run_ids;
-  await w.d.daemon.store.updateDelivery(r.body.delivery_id, {
+  await w.d.daemon.store.updateWebhookDelivery(r.body.delivery_id, {
     outcome: 'queued',
     payload: JSON.stringify(payload),
     runIds: [],

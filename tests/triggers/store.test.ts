@@ -73,7 +73,7 @@ const fire = (triggerId: string, now: number, hourlyCap: number): Promise<{ outc
 
 describe('deliveries', () => {
   it('records a batch in one call: a key seen twice in it is one delivery, the second a duplicate', async () => {
-    const out = await store.recordDeliveries([
+    const out = await store.recordWebhookDeliveries([
       { delivery: delivery('a'), payload: '{"n":1}' },
       { delivery: delivery('b'), payload: '{"n":2}' },
       { delivery: delivery('a', { id: 'dlv_a2' }), payload: '{"n":3}' },
@@ -84,42 +84,42 @@ describe('deliveries', () => {
       ['dlv_a', true],
     ]);
     // The inbox gives the queued ones in arrival order with their first body.
-    expect((await store.queuedDeliveries(10, T0)).map((q) => q.id)).toEqual(['dlv_a', 'dlv_b']);
+    expect((await store.queuedWebhookDeliveries(10, T0)).map((q) => q.id)).toEqual(['dlv_a', 'dlv_b']);
     // Settling drops the body and takes it out of the inbox.
-    await store.updateDelivery('dlv_a', {
+    await store.updateWebhookDelivery('dlv_a', {
       outcome: 'accepted',
       runIds: ['run_x'],
       payload: null,
       processedAt: T0 + 5,
     });
-    expect((await store.queuedDeliveries(10, T0)).map((q) => q.id)).toEqual(['dlv_b']);
+    expect((await store.queuedWebhookDeliveries(10, T0)).map((q) => q.id)).toEqual(['dlv_b']);
     // A claim hands over the body and hides the delivery from other inboxes until it runs out; only one
     // claim holds at a time.
-    expect(await store.claimDelivery('dlv_b', T0 + 1_000, T0)).toBe('{"n":2}');
-    expect(await store.claimDelivery('dlv_b', T0 + 2_000, T0 + 500)).toBeNull();
-    expect(await store.queuedDeliveries(10, T0 + 999)).toEqual([]);
+    expect(await store.claimWebhookDelivery('dlv_b', T0 + 1_000, T0)).toBe('{"n":2}');
+    expect(await store.claimWebhookDelivery('dlv_b', T0 + 2_000, T0 + 500)).toBeNull();
+    expect(await store.queuedWebhookDeliveries(10, T0 + 999)).toEqual([]);
     expect(await store.nextClaimExpiry(T0 + 999)).toBe(T0 + 1_000);
-    expect((await store.queuedDeliveries(10, T0 + 1_000)).map((q) => q.id)).toEqual(['dlv_b']);
-    expect(await store.claimDelivery('dlv_b', T0 + 61_000, T0 + 1_000)).toBe('{"n":2}');
+    expect((await store.queuedWebhookDeliveries(10, T0 + 1_000)).map((q) => q.id)).toEqual(['dlv_b']);
+    expect(await store.claimWebhookDelivery('dlv_b', T0 + 61_000, T0 + 1_000)).toBe('{"n":2}');
     // A settled delivery cannot be claimed, nor requeued; a failed one can, once.
-    expect(await store.claimDelivery('dlv_a', T0 + 1_000, T0)).toBeNull();
-    expect(await store.requeueDelivery('dlv_a', '{"n":9}')).toBe(false);
-    await store.updateDelivery('dlv_b', {
+    expect(await store.claimWebhookDelivery('dlv_a', T0 + 1_000, T0)).toBeNull();
+    expect(await store.requeueWebhookDelivery('dlv_a', '{"n":9}')).toBe(false);
+    await store.updateWebhookDelivery('dlv_b', {
       outcome: 'failed',
       detail: 'processing failed: x',
       processedAt: T0 + 2,
     });
-    expect(await store.requeueDelivery('dlv_b', '{"n":8}')).toBe(true);
-    expect(await store.requeueDelivery('dlv_b', '{"n":7}')).toBe(false);
-    expect(await store.getDelivery('dlv_b')).toMatchObject({
+    expect(await store.requeueWebhookDelivery('dlv_b', '{"n":8}')).toBe(true);
+    expect(await store.requeueWebhookDelivery('dlv_b', '{"n":7}')).toBe(false);
+    expect(await store.getWebhookDelivery('dlv_b')).toMatchObject({
       outcome: 'queued',
       detail: null,
       processedAt: null,
     });
-    expect(await store.claimDelivery('dlv_b', T0 + 62_000, T0 + 1)).toBe('{"n":8}');
+    expect(await store.claimWebhookDelivery('dlv_b', T0 + 62_000, T0 + 1)).toBe('{"n":8}');
     expect(await store.nextClaimExpiry(T0 + 61_000)).toBe(T0 + 62_000);
     expect(await store.nextClaimExpiry(T0 + 62_000)).toBeNull();
-    expect(await store.getDelivery('dlv_a')).toMatchObject({
+    expect(await store.getWebhookDelivery('dlv_a')).toMatchObject({
       outcome: 'accepted',
       runIds: ['run_x'],
       processedAt: T0 + 5,
@@ -128,10 +128,10 @@ describe('deliveries', () => {
   });
 
   it('lists newest first, filtered by outcome, in pages continued with `before`', async () => {
-    for (const k of ['a', 'b', 'c', 'd']) await store.recordDelivery(delivery(k), '{}');
-    await store.updateDelivery('dlv_b', { outcome: 'ignored' });
-    const ids = async (f: Parameters<SqliteStore['listDeliveries']>[0]) =>
-      (await store.listDeliveries(f)).map((d) => d.id);
+    for (const k of ['a', 'b', 'c', 'd']) await store.recordWebhookDelivery(delivery(k), '{}');
+    await store.updateWebhookDelivery('dlv_b', { outcome: 'ignored' });
+    const ids = async (f: Parameters<SqliteStore['listWebhookDeliveries']>[0]) =>
+      (await store.listWebhookDeliveries(f)).map((d) => d.id);
     expect(await ids({ limit: 10 })).toEqual(['dlv_d', 'dlv_c', 'dlv_b', 'dlv_a']);
     expect(await ids({ limit: 2 })).toEqual(['dlv_d', 'dlv_c']);
     expect(await ids({ limit: 2, before: 'dlv_c' })).toEqual(['dlv_b', 'dlv_a']);
@@ -186,7 +186,7 @@ describe('migration 7', () => {
     const upgraded = new SqliteStore({ file, migrations: loadMigrations().slice(0, 7), now: () => now });
     try {
       expect(await upgraded.schemaVersion()).toEqual({ current: 7, latest: 7 });
-      const all = await upgraded.listDeliveries({ limit: 10 });
+      const all = await upgraded.listWebhookDeliveries({ limit: 10 });
       expect(all.map((d) => [d.id, d.outcome, d.processedAt])).toEqual([
         ['dlv_filtered', 'filtered', now - 1_000],
         ['dlv_unsettled', 'accepted', null],

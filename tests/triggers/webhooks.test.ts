@@ -53,7 +53,7 @@ describe('POST /webhooks/github with real payloads', () => {
       outcome: 'ignored',
       run_ids: [],
     });
-    const stored = await w.d.daemon.store.getDelivery(push.body.delivery_id);
+    const stored = await w.d.daemon.store.getWebhookDelivery(push.body.delivery_id);
     expect(stored).toMatchObject({ source: 'github', event: 'push', outcome: 'ignored', key: push.delivery });
     expect(await allRuns(w.d)).toEqual([]);
   });

@@ -62,7 +62,7 @@ async function seedPullRequest(o: { title: string; url: string; author?: string;
     updatedAt: now,
   });
   const key = randomUUID();
-  const { delivery } = await h.store.recordDelivery({
+  const { delivery } = await h.store.recordWebhookDelivery({
     id: newId('dlv'),
     source: 'github',
     key,
@@ -368,7 +368,7 @@ describe('the plan page shows what an approver needs', () => {
       createdAt: now,
       updatedAt: now,
     });
-    const { delivery } = await h.store.recordDelivery({
+    const { delivery } = await h.store.recordWebhookDelivery({
       id: newId('dlv'),
       source: 'fire',
       key: 'idem-1',

@@ -14,10 +14,10 @@ export function deliveryRoutes(deps: AppDeps): Hono<Env> {
 
   app.get('/', async (c) => {
     const q = query(c, webhookDeliveryListQuery);
-    if (q.before && !(await deps.store.getDelivery(q.before))) {
+    if (q.before && !(await deps.store.getWebhookDelivery(q.before))) {
       throw new HttpError(400, 'bad_cursor', `before: no delivery ${q.before}`);
     }
-    const items = await deps.store.listDeliveries({
+    const items = await deps.store.listWebhookDeliveries({
       outcome: q.outcome,
       triggerId: q.trigger_id,
       before: q.before,
@@ -30,7 +30,7 @@ export function deliveryRoutes(deps: AppDeps): Hono<Env> {
   });
 
   app.get('/:id', async (c) => {
-    const d = await deps.store.getDelivery(c.req.param('id'));
+    const d = await deps.store.getWebhookDelivery(c.req.param('id'));
     if (!d) throw notFound('delivery', c.req.param('id'));
     return c.json(presentWebhookDelivery(d));
   });

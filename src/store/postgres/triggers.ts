@@ -88,31 +88,31 @@ export class PgTriggers implements TriggerStore {
 
   // ---- the webhook delivery inbox
 
-  async recordDelivery(
+  async recordWebhookDelivery(
     d: WebhookDelivery,
     payload?: string,
   ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }> {
     return (await insertDeliveries(this.db, [{ delivery: d, payload }]))[0]!;
   }
 
-  async recordDeliveries(
+  async recordWebhookDeliveries(
     items: { delivery: WebhookDelivery; payload?: string | undefined }[],
   ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }[]> {
     if (!items.length) return [];
     return this.db.tx((q) => insertDeliveries(q, items));
   }
 
-  async updateDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void> {
+  async updateWebhookDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void> {
     const update = sql.updateWebhookDeliveryStatement(id, patch);
     if (update) await this.db.exec(update.text, update.values);
   }
 
-  async getDelivery(id: string): Promise<WebhookDelivery | null> {
+  async getWebhookDelivery(id: string): Promise<WebhookDelivery | null> {
     const row = await this.db.row<WebhookDeliveryRow>(sql.SELECT_DELIVERY, [id]);
     return row ? toWebhookDelivery(row) : null;
   }
 
-  async queuedDeliveries(limit: number, now: number): Promise<WebhookDelivery[]> {
+  async queuedWebhookDeliveries(limit: number, now: number): Promise<WebhookDelivery[]> {
     const rows = await this.db.rows<WebhookDeliveryRow>(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE ${sql.DELIVERY_CLAIMABLE} ORDER BY seq LIMIT ?`,
       [now, limit],
@@ -120,7 +120,7 @@ export class PgTriggers implements TriggerStore {
     return rows.map(toWebhookDelivery);
   }
 
-  async claimDelivery(id: string, until: number, now: number): Promise<string | null> {
+  async claimWebhookDelivery(id: string, until: number, now: number): Promise<string | null> {
     // The row is taken with SKIP LOCKED: while another replica is claiming it (or writing it), this claim is
     // refused at once instead of waiting; once that claim is committed, the delivery is no longer claimable
     // at `now` anyway.
@@ -133,7 +133,7 @@ export class PgTriggers implements TriggerStore {
     return row ? (row.payload ?? '') : null;
   }
 
-  async requeueDelivery(id: string, payload: string): Promise<boolean> {
+  async requeueWebhookDelivery(id: string, payload: string): Promise<boolean> {
     const { text, values } = sql.requeueDeliveryStatement(id, payload);
     return (await this.db.exec(text, values)) === 1;
   }
@@ -162,7 +162,7 @@ export class PgTriggers implements TriggerStore {
     return rows.map(toTriggerFire);
   }
 
-  async listDeliveries(f: {
+  async listWebhookDeliveries(f: {
     triggerId?: string | undefined;
     outcome?: WebhookOutcome | undefined;
     limit: number;

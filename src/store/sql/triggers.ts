@@ -61,7 +61,7 @@ export function updateTriggerStatement(t: Trigger): Statement {
 
 // ---- the webhook delivery inbox
 
-/** The columns updateDelivery writes, by patch field. */
+/** The columns updateWebhookDelivery writes, by patch field. */
 const DELIVERY_PATCH: [keyof WebhookDeliveryPatch, string][] = [
   ['outcome', 'outcome'],
   ['detail', 'detail'],

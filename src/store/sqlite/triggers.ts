@@ -84,30 +84,30 @@ export class SqliteTriggers implements TriggerStore {
 
   // ---- the webhook delivery inbox
 
-  async recordDelivery(
+  async recordWebhookDelivery(
     d: WebhookDelivery,
     payload?: string,
   ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }> {
     return insertDelivery(this.db, d, payload);
   }
 
-  async recordDeliveries(
+  async recordWebhookDeliveries(
     items: { delivery: WebhookDelivery; payload?: string | undefined }[],
   ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }[]> {
     return this.db.write(() => items.map((i) => insertDelivery(this.db, i.delivery, i.payload)));
   }
 
-  async updateDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void> {
+  async updateWebhookDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void> {
     const update = sql.updateWebhookDeliveryStatement(id, patch);
     if (update) this.db.sql(update.text).run(...update.values);
   }
 
-  async getDelivery(id: string): Promise<WebhookDelivery | null> {
+  async getWebhookDelivery(id: string): Promise<WebhookDelivery | null> {
     const row = this.db.sql(sql.SELECT_DELIVERY).get(id) as WebhookDeliveryRow | undefined;
     return row ? toWebhookDelivery(row) : null;
   }
 
-  async queuedDeliveries(limit: number, now: number): Promise<WebhookDelivery[]> {
+  async queuedWebhookDeliveries(limit: number, now: number): Promise<WebhookDelivery[]> {
     const rows = this.db
       .sql(
         `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE ${sql.DELIVERY_CLAIMABLE} ORDER BY rowid LIMIT ?`,
@@ -116,7 +116,7 @@ export class SqliteTriggers implements TriggerStore {
     return rows.map(toWebhookDelivery);
   }
 
-  async claimDelivery(id: string, until: number, now: number): Promise<string | null> {
+  async claimWebhookDelivery(id: string, until: number, now: number): Promise<string | null> {
     const row = this.db
       .sql(
         `UPDATE deliveries SET claimed_until = ? WHERE id = ? AND ${sql.DELIVERY_CLAIMABLE} RETURNING payload`,
@@ -125,7 +125,7 @@ export class SqliteTriggers implements TriggerStore {
     return row ? (row.payload ?? '') : null;
   }
 
-  async requeueDelivery(id: string, payload: string): Promise<boolean> {
+  async requeueWebhookDelivery(id: string, payload: string): Promise<boolean> {
     const { text, values } = sql.requeueDeliveryStatement(id, payload);
     return this.db.sql(text).run(...values).changes === 1;
   }
@@ -155,7 +155,7 @@ export class SqliteTriggers implements TriggerStore {
     return rows.map(toTriggerFire);
   }
 
-  async listDeliveries(f: {
+  async listWebhookDeliveries(f: {
     triggerId?: string | undefined;
     outcome?: WebhookOutcome | undefined;
     limit: number;

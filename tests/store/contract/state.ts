@@ -238,11 +238,11 @@ export function stateContract(factory: StoreFactory): void {
           createdAt: T0,
           expiresAt: T0 + HOUR,
         });
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{}');
-        await ctx.store.recordDelivery(
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_1'), '{}');
+        await ctx.store.recordWebhookDelivery(
           webhookDeliveryInput('dlv_2', { outcome: 'accepted', processedAt: T0 }),
         );
-        await ctx.store.recordDelivery(
+        await ctx.store.recordWebhookDelivery(
           webhookDeliveryInput('dlv_3', { outcome: 'accepted', processedAt: T0 }),
         );
 

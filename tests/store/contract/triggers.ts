@@ -69,8 +69,8 @@ export function triggerContract(factory: StoreFactory): void {
       store: Store = ctx.store,
     ) {
       await givenTrigger(triggerId, store);
-      if (!(await store.getDelivery(deliveryId))) {
-        await store.recordDelivery(
+      if (!(await store.getWebhookDelivery(deliveryId))) {
+        await store.recordWebhookDelivery(
           webhookDeliveryInput(deliveryId, { receivedAt: now, outcome: 'queued' }),
           '{}',
         );
@@ -273,26 +273,26 @@ export function triggerContract(factory: StoreFactory): void {
     describe('the inbox', () => {
       it('records a delivery once per (source, key): a redelivery is the duplicate of the first', async () => {
         const first = webhookDeliveryInput('dlv_1', { key: 'guid-1' });
-        expect(await ctx.store.recordDelivery(first, '{"n":1}')).toEqual({
+        expect(await ctx.store.recordWebhookDelivery(first, '{"n":1}')).toEqual({
           delivery: first,
           duplicate: false,
         });
-        const again = await ctx.store.recordDelivery(
+        const again = await ctx.store.recordWebhookDelivery(
           webhookDeliveryInput('dlv_2', { key: 'guid-1' }),
           '{"n":2}',
         );
         expect(again).toEqual({ delivery: first, duplicate: true });
-        expect(await ctx.store.getDelivery('dlv_2')).toBeNull();
+        expect(await ctx.store.getWebhookDelivery('dlv_2')).toBeNull();
         // The first body stays.
-        expect(await ctx.store.claimDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"n":1}');
+        expect(await ctx.store.claimWebhookDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"n":1}');
         // The same key from another source is another delivery.
         const fired = webhookDeliveryInput('dlv_3', { key: 'guid-1', source: 'fire', event: 'fire' });
-        expect(await ctx.store.recordDelivery(fired)).toEqual({ delivery: fired, duplicate: false });
-        expect(await ctx.store.getDelivery('dlv_1')).toEqual(first);
+        expect(await ctx.store.recordWebhookDelivery(fired)).toEqual({ delivery: fired, duplicate: false });
+        expect(await ctx.store.getWebhookDelivery('dlv_1')).toEqual(first);
       });
 
       it('records a batch in order, a key repeated inside it a duplicate', async () => {
-        const out = await ctx.store.recordDeliveries([
+        const out = await ctx.store.recordWebhookDeliveries([
           { delivery: webhookDeliveryInput('dlv_a', { key: 'a' }), payload: '{"a":1}' },
           { delivery: webhookDeliveryInput('dlv_b', { key: 'b' }), payload: undefined },
           { delivery: webhookDeliveryInput('dlv_a2', { key: 'a' }), payload: '{"a":2}' },
@@ -302,25 +302,25 @@ export function triggerContract(factory: StoreFactory): void {
           ['dlv_b', false],
           ['dlv_a', true],
         ]);
-        expect(await ctx.store.claimDelivery('dlv_a', T0 + MINUTE, T0)).toBe('{"a":1}');
-        expect(await ctx.store.recordDeliveries([])).toEqual([]);
+        expect(await ctx.store.claimWebhookDelivery('dlv_a', T0 + MINUTE, T0)).toBe('{"a":1}');
+        expect(await ctx.store.recordWebhookDeliveries([])).toEqual([]);
       });
 
       it('a queued delivery takes a new body, or drops it', async () => {
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{"v":1}');
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_2'), '{"v":1}');
-        await ctx.store.updateDelivery('dlv_1', { payload: '{"v":2}' });
-        await ctx.store.updateDelivery('dlv_2', { payload: null });
-        expect(await ctx.store.claimDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"v":2}');
-        const dropped = await ctx.store.claimDelivery('dlv_2', T0 + MINUTE, T0);
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_1'), '{"v":1}');
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_2'), '{"v":1}');
+        await ctx.store.updateWebhookDelivery('dlv_1', { payload: '{"v":2}' });
+        await ctx.store.updateWebhookDelivery('dlv_2', { payload: null });
+        expect(await ctx.store.claimWebhookDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"v":2}');
+        const dropped = await ctx.store.claimWebhookDelivery('dlv_2', T0 + MINUTE, T0);
         expect(dropped).not.toBeNull();
         expect(dropped).not.toBe('{"v":1}');
       });
 
       it('settles a delivery with the fields given, and keeps the rest', async () => {
         const d = webhookDeliveryInput('dlv_1');
-        await ctx.store.recordDelivery(d, '{}');
-        await ctx.store.updateDelivery('dlv_1', {
+        await ctx.store.recordWebhookDelivery(d, '{}');
+        await ctx.store.updateWebhookDelivery('dlv_1', {
           outcome: 'accepted',
           detail: 'fired 1 trigger',
           runIds: ['run_1', 'run_2'],
@@ -338,26 +338,26 @@ export function triggerContract(factory: StoreFactory): void {
           subject: SUBJECT,
           processedAt: T0 + SECOND,
         };
-        expect(await ctx.store.getDelivery('dlv_1')).toEqual(settled);
-        await ctx.store.updateDelivery('dlv_1', { detail: null });
-        expect(await ctx.store.getDelivery('dlv_1')).toEqual({ ...settled, detail: null });
-        await ctx.store.updateDelivery('dlv_1', {});
-        expect(await ctx.store.getDelivery('dlv_1')).toEqual({ ...settled, detail: null });
-        expect(await ctx.store.getDelivery('dlv_missing')).toBeNull();
+        expect(await ctx.store.getWebhookDelivery('dlv_1')).toEqual(settled);
+        await ctx.store.updateWebhookDelivery('dlv_1', { detail: null });
+        expect(await ctx.store.getWebhookDelivery('dlv_1')).toEqual({ ...settled, detail: null });
+        await ctx.store.updateWebhookDelivery('dlv_1', {});
+        expect(await ctx.store.getWebhookDelivery('dlv_1')).toEqual({ ...settled, detail: null });
+        expect(await ctx.store.getWebhookDelivery('dlv_missing')).toBeNull();
       });
 
       it('serves queued deliveries in arrival order, leaving out those someone holds', async () => {
         for (const id of ['dlv_3', 'dlv_1', 'dlv_2', 'dlv_4']) {
-          await ctx.store.recordDelivery(webhookDeliveryInput(id), `{"id":"${id}"}`);
+          await ctx.store.recordWebhookDelivery(webhookDeliveryInput(id), `{"id":"${id}"}`);
         }
-        await ctx.store.recordDelivery(
+        await ctx.store.recordWebhookDelivery(
           webhookDeliveryInput('dlv_done', { outcome: 'filtered', processedAt: T0 }),
         );
         const queued = async (limit: number, now: number) =>
-          (await ctx.store.queuedDeliveries(limit, now)).map((d) => d.id);
+          (await ctx.store.queuedWebhookDeliveries(limit, now)).map((d) => d.id);
         expect(await queued(10, T0)).toEqual(['dlv_3', 'dlv_1', 'dlv_2', 'dlv_4']);
         expect(await queued(2, T0)).toEqual(['dlv_3', 'dlv_1']);
-        expect(await ctx.store.claimDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"id":"dlv_1"}');
+        expect(await ctx.store.claimWebhookDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"id":"dlv_1"}');
         expect(await queued(10, T0)).toEqual(['dlv_3', 'dlv_2', 'dlv_4']);
         expect(await queued(10, T0 + MINUTE - 1)).toEqual(['dlv_3', 'dlv_2', 'dlv_4']);
         // A claim runs out at its time: the delivery is served again.
@@ -365,28 +365,28 @@ export function triggerContract(factory: StoreFactory): void {
       });
 
       it('a claim is taken once while it holds, again once it ran out, never on a settled delivery', async () => {
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{"n":1}');
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_nobody'));
-        expect(await ctx.store.claimDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"n":1}');
-        expect(await ctx.store.claimDelivery('dlv_1', T0 + 2 * MINUTE, T0 + SECOND)).toBeNull();
-        expect(await ctx.store.claimDelivery('dlv_1', T0 + 2 * MINUTE, T0 + MINUTE)).toBe('{"n":1}');
-        await ctx.store.updateDelivery('dlv_1', {
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_1'), '{"n":1}');
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_nobody'));
+        expect(await ctx.store.claimWebhookDelivery('dlv_1', T0 + MINUTE, T0)).toBe('{"n":1}');
+        expect(await ctx.store.claimWebhookDelivery('dlv_1', T0 + 2 * MINUTE, T0 + SECOND)).toBeNull();
+        expect(await ctx.store.claimWebhookDelivery('dlv_1', T0 + 2 * MINUTE, T0 + MINUTE)).toBe('{"n":1}');
+        await ctx.store.updateWebhookDelivery('dlv_1', {
           outcome: 'accepted',
           processedAt: T0 + MINUTE,
           payload: null,
         });
-        expect(await ctx.store.claimDelivery('dlv_1', T0 + 4 * MINUTE, T0 + 3 * MINUTE)).toBeNull();
-        expect(await ctx.store.claimDelivery('dlv_missing', T0 + MINUTE, T0)).toBeNull();
+        expect(await ctx.store.claimWebhookDelivery('dlv_1', T0 + 4 * MINUTE, T0 + 3 * MINUTE)).toBeNull();
+        expect(await ctx.store.claimWebhookDelivery('dlv_missing', T0 + MINUTE, T0)).toBeNull();
         // A queued delivery recorded without a body is still claimed (its body is empty).
-        expect(await ctx.store.claimDelivery('dlv_nobody', T0 + MINUTE, T0)).not.toBeNull();
+        expect(await ctx.store.claimWebhookDelivery('dlv_nobody', T0 + MINUTE, T0)).not.toBeNull();
       });
 
       it('of claims made at once on two processes, one is taken', async () => {
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{"n":1}');
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_1'), '{"n":1}');
         const other = await ctx.peer();
         const out = await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
-            (i % 2 ? other : ctx.store).claimDelivery('dlv_1', T0 + MINUTE + i, T0),
+            (i % 2 ? other : ctx.store).claimWebhookDelivery('dlv_1', T0 + MINUTE + i, T0),
           ),
         );
         expect(out.filter((p) => p !== null)).toEqual(['{"n":1}']);
@@ -395,71 +395,73 @@ export function triggerContract(factory: StoreFactory): void {
       it('knows when the first claim still holding runs out', async () => {
         expect(await ctx.store.nextClaimExpiry(T0)).toBeNull();
         for (const id of ['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4'])
-          await ctx.store.recordDelivery(webhookDeliveryInput(id), '{}');
-        await ctx.store.claimDelivery('dlv_1', T0 + 5 * MINUTE, T0);
-        await ctx.store.claimDelivery('dlv_2', T0 + 3 * MINUTE, T0);
-        await ctx.store.claimDelivery('dlv_3', T0 + MINUTE, T0);
-        await ctx.store.updateDelivery('dlv_3', { outcome: 'accepted', processedAt: T0 });
+          await ctx.store.recordWebhookDelivery(webhookDeliveryInput(id), '{}');
+        await ctx.store.claimWebhookDelivery('dlv_1', T0 + 5 * MINUTE, T0);
+        await ctx.store.claimWebhookDelivery('dlv_2', T0 + 3 * MINUTE, T0);
+        await ctx.store.claimWebhookDelivery('dlv_3', T0 + MINUTE, T0);
+        await ctx.store.updateWebhookDelivery('dlv_3', { outcome: 'accepted', processedAt: T0 });
         expect(await ctx.store.nextClaimExpiry(T0)).toBe(T0 + 3 * MINUTE);
         expect(await ctx.store.nextClaimExpiry(T0 + 3 * MINUTE)).toBe(T0 + 5 * MINUTE);
         expect(await ctx.store.nextClaimExpiry(T0 + 5 * MINUTE)).toBeNull();
       });
 
       it('queues a failed or unsettled delivery again with a new body, once', async () => {
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_failed'), '{"v":1}');
-        await ctx.store.claimDelivery('dlv_failed', T0 + MINUTE, T0);
-        await ctx.store.updateDelivery('dlv_failed', {
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_failed'), '{"v":1}');
+        await ctx.store.claimWebhookDelivery('dlv_failed', T0 + MINUTE, T0);
+        await ctx.store.updateWebhookDelivery('dlv_failed', {
           outcome: 'failed',
           detail: 'boom',
           processedAt: T0 + 1,
         });
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_unsettled', { outcome: 'accepted' }));
-        await ctx.store.recordDelivery(
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_unsettled', { outcome: 'accepted' }));
+        await ctx.store.recordWebhookDelivery(
           webhookDeliveryInput('dlv_settled', { outcome: 'accepted', processedAt: T0 }),
         );
-        await ctx.store.recordDelivery(
+        await ctx.store.recordWebhookDelivery(
           webhookDeliveryInput('dlv_filtered', { outcome: 'filtered', processedAt: T0 }),
         );
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_queued'), '{"v":1}');
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_queued'), '{"v":1}');
 
-        expect(await ctx.store.requeueDelivery('dlv_failed', '{"v":2}')).toBe(true);
-        expect(await ctx.store.getDelivery('dlv_failed')).toMatchObject({
+        expect(await ctx.store.requeueWebhookDelivery('dlv_failed', '{"v":2}')).toBe(true);
+        expect(await ctx.store.getWebhookDelivery('dlv_failed')).toMatchObject({
           outcome: 'queued',
           detail: null,
           processedAt: null,
         });
         // Its earlier claim is gone: it is served and claimed at once.
-        expect((await ctx.store.queuedDeliveries(10, T0)).map((d) => d.id)).toContain('dlv_failed');
-        expect(await ctx.store.claimDelivery('dlv_failed', T0 + MINUTE, T0)).toBe('{"v":2}');
-        expect(await ctx.store.requeueDelivery('dlv_failed', '{"v":3}')).toBe(false);
+        expect((await ctx.store.queuedWebhookDeliveries(10, T0)).map((d) => d.id)).toContain('dlv_failed');
+        expect(await ctx.store.claimWebhookDelivery('dlv_failed', T0 + MINUTE, T0)).toBe('{"v":2}');
+        expect(await ctx.store.requeueWebhookDelivery('dlv_failed', '{"v":3}')).toBe(false);
 
-        expect(await ctx.store.requeueDelivery('dlv_unsettled', '{"v":2}')).toBe(true);
-        expect(await ctx.store.requeueDelivery('dlv_settled', '{"v":2}')).toBe(false);
-        expect(await ctx.store.requeueDelivery('dlv_filtered', '{"v":2}')).toBe(false);
-        expect(await ctx.store.requeueDelivery('dlv_queued', '{"v":2}')).toBe(false);
-        expect(await ctx.store.requeueDelivery('dlv_missing', '{"v":2}')).toBe(false);
-        expect(await ctx.store.getDelivery('dlv_settled')).toMatchObject({ outcome: 'accepted' });
+        expect(await ctx.store.requeueWebhookDelivery('dlv_unsettled', '{"v":2}')).toBe(true);
+        expect(await ctx.store.requeueWebhookDelivery('dlv_settled', '{"v":2}')).toBe(false);
+        expect(await ctx.store.requeueWebhookDelivery('dlv_filtered', '{"v":2}')).toBe(false);
+        expect(await ctx.store.requeueWebhookDelivery('dlv_queued', '{"v":2}')).toBe(false);
+        expect(await ctx.store.requeueWebhookDelivery('dlv_missing', '{"v":2}')).toBe(false);
+        expect(await ctx.store.getWebhookDelivery('dlv_settled')).toMatchObject({ outcome: 'accepted' });
       });
 
       it('of two processes requeueing one failed delivery, one does', async () => {
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1', { outcome: 'failed', processedAt: T0 }));
+        await ctx.store.recordWebhookDelivery(
+          webhookDeliveryInput('dlv_1', { outcome: 'failed', processedAt: T0 }),
+        );
         const other = await ctx.peer();
         const out = await Promise.all([
-          ctx.store.requeueDelivery('dlv_1', '{"by":"a"}'),
-          other.requeueDelivery('dlv_1', '{"by":"b"}'),
+          ctx.store.requeueWebhookDelivery('dlv_1', '{"by":"a"}'),
+          other.requeueWebhookDelivery('dlv_1', '{"by":"b"}'),
         ]);
         expect(out.filter(Boolean)).toHaveLength(1);
       });
 
       it('lists deliveries newest first, by outcome or trigger, a page before a given one', async () => {
         await ctx.store.createTrigger(triggerInput('trg_1'));
-        await ctx.store.recordDelivery(
+        await ctx.store.recordWebhookDelivery(
           webhookDeliveryInput('dlv_1', { outcome: 'accepted', processedAt: T0 }),
         );
-        await ctx.store.recordDelivery(
+        await ctx.store.recordWebhookDelivery(
           webhookDeliveryInput('dlv_2', { outcome: 'filtered', processedAt: T0 }),
         );
-        await ctx.store.recordDelivery(
+        await ctx.store.recordWebhookDelivery(
           webhookDeliveryInput('dlv_3', {
             source: 'fire',
             triggerId: 'trg_1',
@@ -467,10 +469,12 @@ export function triggerContract(factory: StoreFactory): void {
             processedAt: T0,
           }),
         );
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_4'));
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_4'));
         await ctx.store.recordTriggerFire('trg_1', 'dlv_2', 'filtered', T0);
-        const ids = async (f: Omit<Parameters<typeof ctx.store.listDeliveries>[0], 'limit'>, limit = 10) =>
-          (await ctx.store.listDeliveries({ ...f, limit })).map((d) => d.id);
+        const ids = async (
+          f: Omit<Parameters<typeof ctx.store.listWebhookDeliveries>[0], 'limit'>,
+          limit = 10,
+        ) => (await ctx.store.listWebhookDeliveries({ ...f, limit })).map((d) => d.id);
         expect(await ids({})).toEqual(['dlv_4', 'dlv_3', 'dlv_2', 'dlv_1']);
         expect(await ids({}, 2)).toEqual(['dlv_4', 'dlv_3']);
         expect(await ids({ before: 'dlv_3' }, 2)).toEqual(['dlv_2', 'dlv_1']);
@@ -480,7 +484,7 @@ export function triggerContract(factory: StoreFactory): void {
         // A trigger's deliveries: those it was fired by, and those it looked at.
         expect(await ids({ triggerId: 'trg_1' })).toEqual(['dlv_3', 'dlv_2']);
         expect(await ids({ triggerId: 'trg_1', outcome: 'filtered' })).toEqual(['dlv_2']);
-        const [listed] = await ctx.store.listDeliveries({ limit: 1 });
+        const [listed] = await ctx.store.listWebhookDeliveries({ limit: 1 });
         expect(listed).toEqual(webhookDeliveryInput('dlv_4'));
       });
     });
@@ -561,7 +565,7 @@ export function triggerContract(factory: StoreFactory): void {
       it('capped and filtered fires do not count against the cap', async () => {
         const cap = { hourlyCap: 1 };
         await givenTrigger('trg_1');
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_f'), '{}');
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_f'), '{}');
         await ctx.store.recordTriggerFire('trg_1', 'dlv_f', 'filtered', T0);
         expect((await fire('trg_1', 'dlv_1', T0, cap)).outcome).toBe('accepted');
         expect((await fire('trg_1', 'dlv_2', T0 + 59 * MINUTE, cap)).outcome).toBe('capped');
@@ -571,7 +575,8 @@ export function triggerContract(factory: StoreFactory): void {
       it('fires racing on two processes stay within the cap, and make one session for the subject', async () => {
         await ctx.store.createTrigger(triggerInput('trg_1', { hourlyCap: 3 }));
         const other = await ctx.peer();
-        for (let i = 0; i < 10; i++) await ctx.store.recordDelivery(webhookDeliveryInput(`dlv_${i}`), '{}');
+        for (let i = 0; i < 10; i++)
+          await ctx.store.recordWebhookDelivery(webhookDeliveryInput(`dlv_${i}`), '{}');
         const done = await Promise.all(
           Array.from({ length: 10 }, (_, i) =>
             (i % 2 ? other : ctx.store).fireTrigger(fireInput('trg_1', `dlv_${i}`, T0 + i, { hourlyCap: 3 })),
@@ -587,7 +592,7 @@ export function triggerContract(factory: StoreFactory): void {
 
       it('one delivery fired at once on two processes starts one run', async () => {
         await givenTrigger('trg_1');
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{}');
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_1'), '{}');
         const other = await ctx.peer();
         const out = await Promise.all([
           ctx.store.fireTrigger(fireInput('trg_1', 'dlv_1', T0, { runId: 'run_a' })),
@@ -603,7 +608,7 @@ export function triggerContract(factory: StoreFactory): void {
 
       it("lists a trigger's fires newest first, each with its delivery", async () => {
         await fire('trg_1', 'dlv_1', T0);
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_2'), '{}');
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_2'), '{}');
         await ctx.store.recordTriggerFire('trg_1', 'dlv_2', 'filtered', T0 + MINUTE);
         await fire('trg_1', 'dlv_3', T0 + 2 * MINUTE, { hourlyCap: 1 });
         await fire('trg_2', 'dlv_4', T0 + 3 * MINUTE);
@@ -613,14 +618,14 @@ export function triggerContract(factory: StoreFactory): void {
           ['dlv_2', 'filtered', null, T0 + MINUTE],
           ['dlv_1', 'accepted', 'run_dlv_1', T0],
         ]);
-        expect(fires[2]?.delivery).toEqual(await ctx.store.getDelivery('dlv_1'));
+        expect(fires[2]?.delivery).toEqual(await ctx.store.getWebhookDelivery('dlv_1'));
         expect((await ctx.store.listTriggerFires('trg_1', 1)).map((f) => f.delivery.id)).toEqual(['dlv_3']);
         expect(await ctx.store.listTriggerFires('trg_missing', 10)).toEqual([]);
       });
 
       it('a filtered mark is written once', async () => {
         await givenTrigger('trg_1');
-        await ctx.store.recordDelivery(webhookDeliveryInput('dlv_1'), '{}');
+        await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_1'), '{}');
         await ctx.store.recordTriggerFire('trg_1', 'dlv_1', 'filtered', T0);
         await ctx.store.recordTriggerFire('trg_1', 'dlv_1', 'filtered', T0 + MINUTE);
         const fires = await ctx.store.listTriggerFires('trg_1', 10);
