@@ -21,6 +21,8 @@ export interface Dialect {
   lock(strength: 'share' | 'no key update' | 'update'): string;
   /** A number read from a JSON column's top-level field (`field` is a constant, never a value). */
   jsonNumber(column: string, field: string): string;
+  /** The larger of two numbers (SQLite's two-argument MAX, PostgreSQL's GREATEST). */
+  greatest(a: string, b: string): string;
 }
 
 export const SQLITE: Dialect = {
@@ -28,6 +30,7 @@ export const SQLITE: Dialect = {
   sql: (text) => text,
   lock: () => '',
   jsonNumber: (column, field) => `json_extract(${column}, '$.${field}')`,
+  greatest: (a, b) => `MAX(${a}, ${b})`,
 };
 
 /** Texts already numbered, by their `?` form (statement texts are few and reused: each is numbered once). */
@@ -45,6 +48,7 @@ export const POSTGRES: Dialect = {
   },
   lock: (strength) => ` FOR ${strength.toUpperCase()}`,
   jsonNumber: (column, field) => `(${column}->>'${field}')::numeric`,
+  greatest: (a, b) => `GREATEST(${a}, ${b})`,
 };
 
 /**

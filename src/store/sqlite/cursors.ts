@@ -1,4 +1,6 @@
 import type { ReactionCursorStore } from '../cursors.js';
+import * as sql from '../sql/cursors.js';
+import { SQLITE } from '../sql/dialect.js';
 import type { SqliteDb } from './db.js';
 
 /** The reactions' cursors (migrations/000020_reaction_cursors.sql). */
@@ -6,32 +8,20 @@ export class SqliteReactionCursors implements ReactionCursorStore {
   constructor(private readonly db: SqliteDb) {}
 
   async reactionCursor(name: string): Promise<number | null> {
-    const value = this.db.pluck('SELECT cursor FROM reaction_cursors WHERE name = ?').get(name) as
-      | number
-      | undefined;
+    const value = this.db.pluck(sql.SELECT_CURSOR).get(name) as number | undefined;
     return value ?? null;
   }
 
   async placeReactionCursor(name: string, at: number, now: number): Promise<number> {
     return this.db.write(() => {
-      this.db
-        .sql(
-          `INSERT INTO reaction_cursors (name, cursor, updated_at) VALUES (?, ?, ?)
-           ON CONFLICT (name) DO NOTHING`,
-        )
-        .run(name, at, now);
-      return this.db.pluck('SELECT cursor FROM reaction_cursors WHERE name = ?').get(name) as number;
+      this.db.sql(sql.PLACE_CURSOR).run(name, at, now);
+      return this.db.pluck(sql.SELECT_CURSOR).get(name) as number;
     });
   }
 
   async holdReaction(name: string, holder: string, now: number, until: number): Promise<number | null> {
-    const cursor = this.db
-      .pluck(
-        `UPDATE reaction_cursors SET holder = ?, held_until = ?
-         WHERE name = ? AND (holder IS NULL OR holder = ? OR held_until <= ?)
-         RETURNING cursor`,
-      )
-      .get(holder, until, name, holder, now) as number | undefined;
+    const { text, values } = sql.holdStatement(name, holder, now, until);
+    const cursor = this.db.pluck(text).get(...values) as number | undefined;
     return cursor ?? null;
   }
 
@@ -42,19 +32,11 @@ export class SqliteReactionCursors implements ReactionCursorStore {
     until: number,
     now: number,
   ): Promise<boolean> {
-    return (
-      this.db
-        .sql(
-          `UPDATE reaction_cursors SET cursor = MAX(cursor, ?), held_until = ?, updated_at = ?
-           WHERE name = ? AND holder = ?`,
-        )
-        .run(to, until, now, name, holder).changes === 1
-    );
+    const { text, values } = sql.advanceStatement(SQLITE, { name, holder, to, until, now });
+    return this.db.sql(text).run(...values).changes === 1;
   }
 
   async releaseReaction(name: string, holder: string): Promise<void> {
-    this.db
-      .sql('UPDATE reaction_cursors SET holder = NULL, held_until = NULL WHERE name = ? AND holder = ?')
-      .run(name, holder);
+    this.db.sql(sql.RELEASE).run(name, holder);
   }
 }
