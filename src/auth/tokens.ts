@@ -21,8 +21,23 @@ export interface IssuedToken {
 
 const hashSecret = (secret: string): Buffer => createHash('sha256').update(secret).digest();
 
+/**
+ * A new token's id: 16 base64url characters (96 random bits) that start with a letter or a digit, so that
+ * the id never reads as an option on a command line (`drydock token revoke -J…`). Ids issued before this
+ * rule may still start with `-` or `_`; `token revoke` takes those too.
+ */
+export function newTokenId(random: (size: number) => Buffer = randomBytes): string {
+  for (;;) {
+    const id = random(12).toString('base64url');
+    if (/^[A-Za-z0-9]/.test(id)) return id;
+  }
+}
+
+/** What a token id looks like: 16 base64url characters (the id part of `ddk_<id>.<secret>`). */
+export const TOKEN_ID = /^[A-Za-z0-9_-]{16}$/;
+
 export function issueToken(name: string, identity: string, role: Role, now: number): IssuedToken {
-  const id = randomBytes(12).toString('base64url');
+  const id = newTokenId();
   const secret = randomBytes(32).toString('base64url');
   return {
     token: `${PREFIX}${id}.${secret}`,

@@ -287,7 +287,18 @@ async function tokenCommand(args: string[]): Promise<number> {
 
 /** `token revoke ID`: the token stops working at once, and the /ui sessions signed in with it end. */
 async function tokenRevoke(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, options: { ...common }, allowPositionals: true });
+  // An id issued before ids began with a letter or digit may start with `-` (`-J3k…`): an argument of a
+  // token id's exact shape that is not one of this command's options is the id, not an option.
+  const { TOKEN_ID } = await import('../auth/tokens.js');
+  const options = { ...common };
+  const isId = (a: string) =>
+    a.startsWith('-') && TOKEN_ID.test(a) && !Object.hasOwn(options, a.replace(/^--/, ''));
+  const { values, positionals } = parseArgs({
+    args: args.filter((a) => !isId(a)),
+    options,
+    allowPositionals: true,
+  });
+  positionals.unshift(...args.filter(isId));
   if (values.help) return help();
   const [given, ...extra] = positionals;
   if (!given || extra.length > 0) throw new UsageError('token revoke: expected one token id (or the token)');

@@ -260,6 +260,27 @@ describe('drydock serve', () => {
     expect(await exited(d.child)).toBe(0);
   });
 
+  it('token revoke takes an id that starts with "-" (ids issued before they began with a letter or digit)', () => {
+    const data = dir();
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [CLI, 'token', ...args], { env: baseEnv(data), encoding: 'utf8' });
+    const made = cli('create', '--name', 'dee', '--role', 'viewer');
+    expect(made.status, made.stderr).toBe(0);
+    const id = /^token (\S+) for dee/.exec(made.stderr)?.[1];
+    expect(id).toMatch(/^[A-Za-z0-9]/);
+    // Give the stored token the shape an older id could have: a leading '-' parses as short options.
+    const legacy = `-J${id!.slice(2)}`;
+    const db = new Database(join(data, 'drydock.db'));
+    db.prepare('UPDATE api_tokens SET id = ? WHERE id = ?').run(legacy, id);
+    db.close();
+    const revoked = cli('revoke', legacy);
+    expect(revoked.status, revoked.stderr).toBe(0);
+    expect(revoked.stderr).toContain(`token ${legacy} (dee) revoked`);
+    // Options still read as options beside it.
+    expect(cli('revoke', legacy, '--data-dir', data).stderr).toMatch(/was already revoked/);
+    expect(cli('revoke', '-Jnotanid').status).toBe(2);
+  });
+
   it('a port in use fails the start at once, creating nothing; the next start prints the admin token', async () => {
     const data = join(dir(), 'data');
     const busy = await busyPort();

@@ -1,7 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { issueToken } from '../../src/auth/tokens.js';
+import { issueToken, newTokenId, TOKEN_ID } from '../../src/auth/tokens.js';
 import { createHarness, type Harness } from '../support/harness.js';
 import { createJob, createSession, expectError, jobIds, sessionCount } from './helpers.js';
+
+describe('token ids', () => {
+  it('never start with "-" or "_", so that no id reads as an option on a command line', () => {
+    // 0xf8 encodes to '-' and 0xfc to '_' as base64url's first character: both are drawn again.
+    const draws = [Buffer.alloc(12, 0xf8), Buffer.alloc(12, 0xfc), Buffer.alloc(12, 0x41)];
+    const id = newTokenId(() => draws.shift()!);
+    expect(draws).toHaveLength(0);
+    expect(id).toMatch(TOKEN_ID);
+    expect(id).toMatch(/^[A-Za-z0-9]/);
+    for (let i = 0; i < 2000; i++) expect(newTokenId()).toMatch(/^[A-Za-z0-9][A-Za-z0-9_-]{15}$/);
+  });
+});
 
 describe('authentication and roles', () => {
   let h: Harness;
