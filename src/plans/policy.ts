@@ -2,6 +2,7 @@ import { allows } from '../auth/tokens.js';
 import { latitudeOf } from '../domain/loosening.js';
 import { networkDomains } from '../domain/network.js';
 import type { PlanTerms, PlanTermsInput } from '../domain/plan-status.js';
+import { selfApprovalBar } from '../domain/self-approval.js';
 import type { Decision, Plan, Role } from '../domain/types.js';
 
 // THE ONE PLACE FOR A PLAN'S TERMS. What a plan carries when it is proposed (approvals required, expiry,
@@ -101,14 +102,15 @@ export function approvalRefusal(
   const role = decideRefusal(who);
   if (role) return role;
   const id = who.identity;
-  if (!plan.allowSelfApproval && plan.requestedBy === id) {
+  const bar = selfApprovalBar(plan, id);
+  if (bar === 'requester') {
     return {
       code: 'requester',
       reason: 'you requested this plan; someone else must approve it',
       message: `${id} requested this plan and cannot approve it ${SELF_APPROVAL_OFF}`,
     };
   }
-  if (!plan.allowSelfApproval && plan.owner === id) {
+  if (bar === 'owner') {
     return {
       code: 'owner',
       reason: 'you own its session; someone else must approve it',

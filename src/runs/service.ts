@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { DomainError } from '../domain/errors.js';
 import { type AskUserQuestionInput, checkAnswers } from '../domain/questions.js';
+import { selfApprovalBar } from '../domain/self-approval.js';
 import type { Question, Run, ToolApproval } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { ApprovalStore, PlanStore, RunStore } from '../store/store.js';
@@ -92,10 +93,12 @@ export class RunService {
     if (!a) throw new QuestionError('not_found', `tool approval ${id} not found`);
     if (allow && a.status === 'pending' && a.planId) {
       const plan = await store.getPlan(a.planId);
-      if (plan && !plan.allowSelfApproval && (plan.requestedBy === by || plan.owner === by)) {
+      const bar = plan ? selfApprovalBar(plan, by) : null;
+      if (bar) {
+        const tie = bar === 'requester' ? 'requested this plan' : 'owns the session of this plan';
         throw new QuestionError(
           'self_approval',
-          `${by} requested this plan and cannot allow its tool calls (allow_self_approval is off); denying is allowed`,
+          `${by} ${tie} and cannot allow its tool calls (allow_self_approval is off); denying is allowed`,
         );
       }
     }

@@ -189,6 +189,7 @@ describe('an approval binds the exact call', () => {
     const self = await w.d.api('POST', `/v1/tool-approvals/${a.id}`, { decision: 'allow' });
     expect(self.status).toBe(403);
     expect(self.body.error).toMatchObject({ code: 'self_approval' });
+    expect(self.body.error.message).toMatch(/requested this plan and cannot allow its tool calls/);
     expect((await w.d.api('GET', `/v1/tool-approvals/${a.id}`)).body.status).toBe('pending');
     expect((await w.d.api('POST', `/v1/tool-approvals/${a.id}`, { decision: 'allow' }, alice)).status).toBe(
       200,

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { allows } from '../../auth/tokens.js';
+import { selfApprovalBar } from '../../domain/self-approval.js';
 import type { ToolApproval } from '../../domain/types.js';
 import { QuestionError } from '../../runs/service.js';
 import { workRoot } from '../../workspace/paths.js';
@@ -65,11 +66,7 @@ async function show(
   );
   const ownCall = (a: ToolApproval) => {
     const plan = a.planId ? plans.get(a.planId) : null;
-    return (
-      !!plan &&
-      !plan.allowSelfApproval &&
-      (plan.requestedBy === viewer.identity || plan.owner === viewer.identity)
-    );
+    return !!plan && selfApprovalBar(plan, viewer.identity) !== null;
   };
   const body = html`<h1>Pending tool approvals</h1>
 ${alertBox(shown.error, shown.notice)}
