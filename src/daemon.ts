@@ -20,7 +20,7 @@ import type { TriggerService } from './triggers/service.js';
 export interface DaemonOptions
   extends Pick<
     ServiceOptions,
-    'config' | 'logger' | 'clock' | 'executor' | 'model' | 'lookupPullRequest' | 'configFile'
+    'config' | 'logger' | 'clock' | 'handler' | 'model' | 'lookupPullRequest' | 'configFile'
   > {
   /** Where the start banner goes (listen address, a newly created admin token): a terminal, not the log. */
   announce?: (line: string) => void;

@@ -57,7 +57,7 @@ export interface ServiceOptions {
   /** Default: the system clock. */
   clock?: Clock;
   /** Replaces the agent (tests of the queue and scheduler). Default: the agent built from the config. */
-  executor?: RunHandler;
+  handler?: RunHandler;
   /** Replaces the Messages API client built from config.anthropic. */
   model?: Anthropic;
   /** Reads a pull request for `/drydock plan` comments (the GitHub client provides one when configured). */
@@ -66,7 +66,7 @@ export interface ServiceOptions {
   configFile?: string;
   /**
    * Replaces the sandbox built from config.execute (tests of a machine without a working one). `null`: none
-   * is probed and its state stays unknown, for callers whose executor runs no commands (needs `executor`).
+   * is probed and its state stays unknown, for callers whose run handler runs no commands (needs `handler`).
    */
   sandbox?: Sandbox | null;
   /** Replaces the run event log (a benchmark times its appends). Default: one on the store and clock. */
@@ -195,7 +195,7 @@ type OutboxParts = ReturnType<typeof outboxParts>;
 type CronParts = ReturnType<typeof cronParts>;
 
 /**
- * The agent's parts: what it never sees, sandbox, model client, executor, and what they report to (the event
+ * The agent's parts: what it never sees, sandbox, model client, run handler, and what they report to (the event
  * log, metrics, the one writer of plan status). One list of hidden paths for commands and file tools alike:
  * built here once, so that the two can never disagree.
  */
@@ -221,9 +221,9 @@ async function agentParts(opts: ServiceOptions, clock: Clock) {
   const lifecycle = new PlanLifecycle({ store, clock, logger });
   // The egress proxy of executions whose plan allows host names (src/agent/egress.ts); closed by stop().
   const egress = new Egress({ logger });
-  const executor =
-    opts.executor ?? agentExecutor(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics });
-  return { hidden, sandboxStatus, events, metrics, modelConfigured, lifecycle, egress, executor };
+  const handler =
+    opts.handler ?? agentRunner(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics });
+  return { hidden, sandboxStatus, events, metrics, modelConfigured, lifecycle, egress, handler };
 }
 
 /** The run queue and the run service, plan decisions and the settling of executed plans. */
@@ -238,7 +238,7 @@ function runsAndPlans(opts: ServiceOptions, clock: Clock, agent: AgentParts) {
     clock,
     logger,
     events,
-    executor: agent.executor,
+    handler: agent.handler,
     maxConcurrent: opts.maxConcurrent ?? config.runs.max_concurrent,
     replica,
     leaseMs: config.runs.lease_ms,
@@ -503,7 +503,7 @@ async function stopAll(opts: ServiceOptions, parts: Parts, graceMs: number): Pro
 }
 
 /** The agent: the Messages API client built from config.anthropic unless one is given. */
-function agentExecutor(
+function agentRunner(
   opts: ServiceOptions,
   parts: {
     clock: Clock;
@@ -517,7 +517,7 @@ function agentExecutor(
 ): RunHandler {
   const { config, logger, store } = opts;
   if (!parts.sandbox)
-    throw new Error('services: the agent needs a sandbox (sandbox: null needs an executor)');
+    throw new Error('services: the agent needs a sandbox (sandbox: null needs a run handler)');
   // A spend limit's 429 is not retried by the SDK either (models/client.ts).
   const model = opts.model ?? createModelClient(config.anthropic);
   return new AgentRunner({

@@ -14,7 +14,7 @@ import type { DaemonParams, DaemonUsage } from './protocol.js';
 // Child: the real daemon, startDaemon() (store, run queue, scheduler, HTTP server) on the seeded data
 // directory (or, with database_url, the PostgreSQL database holding its copy), a free loopback port and the
 // real clock. Two things are not the defaults:
-//   - the executor: a no-op that completes every run at once (startDaemon's `executor` option), so the
+//   - the run handler: a no-op that completes every run at once (startDaemon's `handler` option), so the
 //     execute runs that approvals start pass through the real queue and store without an agent or a model
 //     and cannot pile up work that skews the figures. For an execute run it keeps the plan's books as the
 //     execute phase does (PlanLifecycle.startExecution, then finishExecution once the "work" is done), so
@@ -71,7 +71,7 @@ async function main(): Promise<void> {
   const model = new Anthropic({ apiKey: 'bench-key', baseURL: 'http://127.0.0.1:9', maxRetries: 0 });
 
   const t0 = performance.now();
-  const daemon = await startDaemon({ config, logger, model, executor: noop, announce: () => {} });
+  const daemon = await startDaemon({ config, logger, model, handler: noop, announce: () => {} });
   const startMs = performance.now() - t0;
   resolveStore(daemon.store);
 

@@ -125,7 +125,7 @@ async function main(): Promise<void> {
   const model = new Anthropic({ apiKey: 'bench-never-called' });
 
   const t0 = performance.now();
-  const daemon = await startDaemon({ config, logger, clock, executor: instant, model, announce: () => {} });
+  const daemon = await startDaemon({ config, logger, clock, handler: instant, model, announce: () => {} });
   const daemonReadyMs = performance.now() - t0;
   await firstTick;
   observe(daemon.scheduler);

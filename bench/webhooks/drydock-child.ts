@@ -15,7 +15,7 @@ import type { DrydockParams, MethodTime, Micro, Started, Usage } from './protoco
 // repository mapped to a local git clone, and one github trigger on pull_request.opened created over
 // POST /v1/triggers (with --replicas, by the first replica only: the others, each with its own replica_id and
 // data directory on the same database, serve that trigger). Not the defaults:
-//   - the executor (startDaemon's `executor` option): no agent, model or git worktree is measured; the runs
+//   - the executor (startDaemon's `handler` option): no agent, model or git worktree is measured; the runs
 //     still go through the real queue and store. `held` (the default) keeps the runs it is handed until the
 //     orchestrator sends `release`, as agent runs minutes long keep a burst's runs queued; `instant` returns
 //     { status: 'planned' } at once;
@@ -210,7 +210,7 @@ async function main(): Promise<void> {
   const model = new Anthropic({ apiKey: 'bench-key', baseURL: 'http://127.0.0.1:9', maxRetries: 0 });
 
   const t0 = performance.now();
-  const daemon = await startDaemon({ config, logger, model, executor: planned, announce: () => {} });
+  const daemon = await startDaemon({ config, logger, model, handler: planned, announce: () => {} });
   const startMs = performance.now() - t0;
 
   const triggerId = p.createTrigger ? await createTrigger(daemon) : null;

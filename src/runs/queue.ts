@@ -72,7 +72,7 @@ export interface RunQueueOptions {
   clock: Clock;
   logger: Logger;
   events: RunEvents;
-  executor: RunHandler;
+  handler: RunHandler;
   maxConcurrent: number;
   /** Called after each run settles or parks (the scheduler uses it to fire slots that waited). */
   onSettled?: (run: Run) => void;
@@ -88,7 +88,7 @@ export interface RunQueueOptions {
 type Queued = Pick<Run, 'id' | 'sessionId' | 'status'>;
 
 /**
- * Hands runs to the executor: at most `maxConcurrent` executing at once, one run at a time per session
+ * Hands runs to the run handler: at most `maxConcurrent` executing at once, one run at a time per session
  * (a run parked on a question still holds its session), and fair across sessions: round robin over the
  * sessions that have work, so one busy session cannot starve the others.
  *
@@ -460,7 +460,7 @@ export class RunQueue {
     const began = clock.now();
     const hold: Hold = { fence, signal: abort.signal, lost: () => this.lost(fence) };
     try {
-      outcome = await this.opts.executor.execute(fresh, hold, from);
+      outcome = await this.opts.handler.execute(fresh, hold, from);
     } catch (err) {
       this.claimed.delete(run.id);
       outcome = await this.thrownOutcome(fresh, fence, abort.signal, err);
@@ -485,7 +485,7 @@ export class RunQueue {
   }
 
   /**
-   * The outcome of a run whose executor threw: canceled or failed; null when nothing more of it is written
+   * The outcome of a run whose handler threw: canceled or failed; null when nothing more of it is written
    * here (another process carries it on, it went back to the queue, or a database outage cut it off).
    */
   private async thrownOutcome(

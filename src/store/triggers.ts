@@ -80,8 +80,8 @@ export interface TriggerStore {
    * whether it did (false: someone else requeued or settled it first).
    */
   requeueWebhookDelivery(id: string, payload: string): Promise<boolean>;
-  /** When the first claim on a queued delivery that still holds at `now` runs out (null: none). */
-  nextClaimExpiry(now: number): Promise<number | null>;
+  /** When the first claim on a queued webhook delivery that still holds at `now` runs out (null: none). */
+  nextWebhookClaimLapse(now: number): Promise<number | null>;
   /** What one trigger made of its recent deliveries: its own outcome and run, newest first. */
   listTriggerFires(
     triggerId: string,

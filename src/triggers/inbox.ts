@@ -167,7 +167,7 @@ export class WebhookInbox {
     if (this.stopped || this.expiry) return;
     let at: number | null;
     try {
-      at = await this.opts.store.nextClaimExpiry(this.now());
+      at = await this.opts.store.nextWebhookClaimLapse(this.now());
     } catch {
       return;
     }

@@ -377,7 +377,7 @@ const daemon = (patch: (c: Config) => void, executor?: RunHandler) =>
       c.github.webhook_secrets = [SECRET];
       patch(c);
     },
-    ...(executor ? { executor } : {}),
+    ...(executor ? { handler: executor } : {}),
   });
 
 const pingHeaders = (body: string | null) => ({

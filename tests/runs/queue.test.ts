@@ -60,7 +60,7 @@ it('runs at most max_concurrent at once, one per session, in fair order across s
     clock: h.clock,
     logger: silentLogger(),
     events: new RunEvents(h.store, h.clock),
-    executor: held.executor,
+    handler: held.executor,
     maxConcurrent: 2,
   });
   const [a, b, c] = await runs(3, 3);
@@ -113,7 +113,7 @@ it('a parked run keeps its session: the next run of that session waits until it 
     clock: h.clock,
     logger: silentLogger(),
     events: new RunEvents(h.store, h.clock),
-    executor,
+    handler: executor,
     maxConcurrent: 4,
   });
   const [[first, second]] = (await runs(1, 2)) as [[Run, Run]];
@@ -153,7 +153,7 @@ it('logs a run that ends without success at warn, with its reason; a planned run
     clock: h.clock,
     logger,
     events: new RunEvents(h.store, h.clock),
-    executor: { execute: async () => outcomes.shift()! },
+    handler: { execute: async () => outcomes.shift()! },
     maxConcurrent: 1,
   });
   const [[a, b]] = (await runs(1, 2)) as [[Run, Run]];

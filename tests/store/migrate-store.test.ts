@@ -548,7 +548,7 @@ async function storeView(store: Store) {
       deliveries: await store.listWebhookDeliveries({ limit: 100 }),
       delivery: await each(IDS.deliveries, (id) => store.getWebhookDelivery(id)),
       queued: await store.queuedWebhookDeliveries(100, FAR),
-      nextClaimExpiry: await store.nextClaimExpiry(DUE),
+      nextWebhookClaimLapse: await store.nextWebhookClaimLapse(DUE),
       fires: await each(IDS.triggers, (id) => store.listTriggerFires(id, 100)),
     },
     deliveries: {

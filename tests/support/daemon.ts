@@ -34,7 +34,7 @@ export async function startTestDaemon(opts: {
   modelUrl?: string;
   patch?: (c: Config) => void;
   dir?: string;
-  executor?: RunHandler;
+  handler?: RunHandler;
   maxRetries?: number;
   timeoutMs?: number;
   /** Replaces the sandbox built from the configuration (a machine without a working one). */
@@ -71,7 +71,7 @@ export async function startTestDaemon(opts: {
     logger: opts.logger ?? silentLogger(),
     model,
     announce: () => {},
-    ...(opts.executor ? { executor: opts.executor } : {}),
+    ...(opts.handler ? { handler: opts.handler } : {}),
     ...(opts.sandbox ? { sandbox: opts.sandbox } : {}),
     ...(opts.configFile ? { configFile: opts.configFile } : {}),
     ...(opts.clock ? { clock: opts.clock } : {}),

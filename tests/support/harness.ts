@@ -142,7 +142,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness<
     logger: silentLogger(),
     store,
     clock,
-    executor: noAgentExecutor,
+    handler: noAgentExecutor,
     sandbox: null,
     maxConcurrent: 1,
     submitRun: (run) => runs.push(run),

@@ -21,7 +21,7 @@ function world(n: number, opts: { busy?: () => boolean; failOn?: string } = {}) 
     async claimWebhookDelivery(id: string) {
       return queued.find((q) => q.delivery.id === id)?.payload ?? null;
     },
-    async nextClaimExpiry() {
+    async nextWebhookClaimLapse() {
       return null;
     },
     async updateWebhookDelivery() {},

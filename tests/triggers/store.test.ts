@@ -98,7 +98,7 @@ describe('deliveries', () => {
     expect(await store.claimWebhookDelivery('dlv_b', T0 + 1_000, T0)).toBe('{"n":2}');
     expect(await store.claimWebhookDelivery('dlv_b', T0 + 2_000, T0 + 500)).toBeNull();
     expect(await store.queuedWebhookDeliveries(10, T0 + 999)).toEqual([]);
-    expect(await store.nextClaimExpiry(T0 + 999)).toBe(T0 + 1_000);
+    expect(await store.nextWebhookClaimLapse(T0 + 999)).toBe(T0 + 1_000);
     expect((await store.queuedWebhookDeliveries(10, T0 + 1_000)).map((q) => q.id)).toEqual(['dlv_b']);
     expect(await store.claimWebhookDelivery('dlv_b', T0 + 61_000, T0 + 1_000)).toBe('{"n":2}');
     // A settled delivery cannot be claimed, nor requeued; a failed one can, once.
@@ -117,8 +117,8 @@ describe('deliveries', () => {
       processedAt: null,
     });
     expect(await store.claimWebhookDelivery('dlv_b', T0 + 62_000, T0 + 1)).toBe('{"n":8}');
-    expect(await store.nextClaimExpiry(T0 + 61_000)).toBe(T0 + 62_000);
-    expect(await store.nextClaimExpiry(T0 + 62_000)).toBeNull();
+    expect(await store.nextWebhookClaimLapse(T0 + 61_000)).toBe(T0 + 62_000);
+    expect(await store.nextWebhookClaimLapse(T0 + 62_000)).toBeNull();
     expect(await store.getWebhookDelivery('dlv_a')).toMatchObject({
       outcome: 'accepted',
       runIds: ['run_x'],

@@ -138,7 +138,7 @@ export class PgTriggers implements TriggerStore {
     return (await this.db.exec(text, values)) === 1;
   }
 
-  async nextClaimExpiry(now: number): Promise<number | null> {
+  async nextWebhookClaimLapse(now: number): Promise<number | null> {
     return (await this.db.value<number | null>(sql.NEXT_CLAIM_EXPIRY, [now])) ?? null;
   }
 

@@ -130,7 +130,7 @@ export class SqliteTriggers implements TriggerStore {
     return this.db.sql(text).run(...values).changes === 1;
   }
 
-  async nextClaimExpiry(now: number): Promise<number | null> {
+  async nextWebhookClaimLapse(now: number): Promise<number | null> {
     return this.db.pluck(sql.NEXT_CLAIM_EXPIRY).get(now) as number | null;
   }
 

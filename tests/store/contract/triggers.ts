@@ -393,16 +393,16 @@ export function triggerContract(factory: StoreFactory): void {
       });
 
       it('knows when the first claim still holding runs out', async () => {
-        expect(await ctx.store.nextClaimExpiry(T0)).toBeNull();
+        expect(await ctx.store.nextWebhookClaimLapse(T0)).toBeNull();
         for (const id of ['dlv_1', 'dlv_2', 'dlv_3', 'dlv_4'])
           await ctx.store.recordWebhookDelivery(webhookDeliveryInput(id), '{}');
         await ctx.store.claimWebhookDelivery('dlv_1', T0 + 5 * MINUTE, T0);
         await ctx.store.claimWebhookDelivery('dlv_2', T0 + 3 * MINUTE, T0);
         await ctx.store.claimWebhookDelivery('dlv_3', T0 + MINUTE, T0);
         await ctx.store.updateWebhookDelivery('dlv_3', { outcome: 'accepted', processedAt: T0 });
-        expect(await ctx.store.nextClaimExpiry(T0)).toBe(T0 + 3 * MINUTE);
-        expect(await ctx.store.nextClaimExpiry(T0 + 3 * MINUTE)).toBe(T0 + 5 * MINUTE);
-        expect(await ctx.store.nextClaimExpiry(T0 + 5 * MINUTE)).toBeNull();
+        expect(await ctx.store.nextWebhookClaimLapse(T0)).toBe(T0 + 3 * MINUTE);
+        expect(await ctx.store.nextWebhookClaimLapse(T0 + 3 * MINUTE)).toBe(T0 + 5 * MINUTE);
+        expect(await ctx.store.nextWebhookClaimLapse(T0 + 5 * MINUTE)).toBeNull();
       });
 
       it('queues a failed or unsettled delivery again with a new body, once', async () => {
