@@ -1,8 +1,16 @@
 import type { WebhookDelivery } from '../domain/types.js';
 import type { Logger } from '../logger.js';
+import { PassLoop } from '../pass-loop.js';
 import { StoreUnavailableError, type TriggerStore } from '../store/store.js';
 
 const MAX_ATTEMPTS = 3;
+/** After a store failure, the next look (ms). */
+const RETRY_MS = 1_000;
+/**
+ * With nothing queued and no claim to wait for, the next look on its own (ms): a notice comes sooner for
+ * every delivery this process records, so this only bounds how long another process's leftovers could wait.
+ */
+const IDLE_LOOK_MS = 60_000;
 
 export interface InboxOptions {
   store: TriggerStore;
@@ -40,16 +48,15 @@ export class WebhookInbox {
   private readonly busyPauseMs: number;
   private readonly claimMs: number;
   private readonly now: () => number;
-  /** Wakes the worker when a claim someone else left runs out. */
-  private expiry: NodeJS.Timeout | null = null;
   /** Delivery id -> failed attempts so far (this process). */
   private readonly attempts = new Map<string, number>();
-  private running: Promise<void> | null = null;
-  /** Set by notify(); cleared when the worker looks at the store again. */
-  private dirty = false;
+  /** One pass at a time; a notice during a pass runs one more right after it (src/pass-loop.ts). */
+  private readonly loop = new PassLoop({ pass: () => this.work(), unref: true });
+  private started = false;
   private stopped = false;
   private deadline = Number.POSITIVE_INFINITY;
-  private retry: NodeJS.Timeout | null = null;
+  /** After a store failure, notices wait for the retry (performance.now() ms) rather than hit it again. */
+  private backoffUntil = 0;
 
   constructor(private readonly opts: InboxOptions) {
     this.batch = opts.batch ?? 64;
@@ -60,11 +67,11 @@ export class WebhookInbox {
 
   /** Something was queued (or the daemon started): make sure the worker runs. */
   notify(): void {
-    this.dirty = true;
-    if (this.running || this.stopped || this.retry) return;
-    this.running = this.work().finally(() => {
-      this.running = null;
-    });
+    if (this.stopped) return;
+    if (!this.started) {
+      this.started = true;
+      this.loop.start();
+    } else if (performance.now() >= this.backoffUntil) this.loop.kick();
   }
 
   /**
@@ -74,55 +81,51 @@ export class WebhookInbox {
   async stop(graceMs: number): Promise<void> {
     this.stopped = true;
     this.deadline = performance.now() + graceMs;
-    if (this.retry) clearTimeout(this.retry);
-    this.retry = null;
-    if (this.expiry) clearTimeout(this.expiry);
-    this.expiry = null;
     // A delivery still in progress at the deadline (a run slow to honour its cancel) is not waited for:
     // it stays claimed and queued, and is processed again once its claim runs out.
+    await this.loop.stop(graceMs + 100);
+    const left = this.deadline - performance.now();
+    if (!this.started || left <= 0) return;
+    // The loop ran its last pass (or had one due that no longer starts): what is queued now is still taken
+    // within the grace, by one more pass here.
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      this.running,
+      this.work(),
       new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, graceMs + 100);
+        timer = setTimeout(resolve, left + 100);
       }),
     ]);
     clearTimeout(timer);
   }
 
-  private async work(): Promise<void> {
+  /** One pass: the queued deliveries until none is left; returns the wait before the next look (ms). */
+  private async work(): Promise<number> {
     const { store } = this.opts;
     while (true) {
-      this.dirty = false;
       let items: WebhookDelivery[];
       try {
         items = await store.queuedWebhookDeliveries(this.batch, this.now());
       } catch (err) {
-        this.later(err);
-        return;
+        return this.later(err);
       }
-      if (!items.length) {
-        if (this.dirty) continue;
-        await this.watchClaims();
-        return;
-      }
+      if (!items.length) return this.untilClaimLapses();
       for (const delivery of items) {
-        if (performance.now() > this.deadline) return;
+        if (performance.now() > this.deadline) return IDLE_LOOK_MS;
         const now = this.now();
         let payload: string | null;
         try {
           // Another daemon on the same store may have taken it meanwhile: then it is theirs.
           payload = await store.claimWebhookDelivery(delivery.id, now + this.claimMs, now);
         } catch (err) {
-          this.later(err);
-          return;
+          return this.later(err);
         }
         if (payload === null) continue;
         try {
           await this.opts.process(delivery, payload);
           this.attempts.delete(delivery.id);
         } catch (err) {
-          if (!(await this.failed(delivery, err))) return;
+          const wait = await this.failed(delivery, err);
+          if (wait !== null) return wait;
         }
         // Let the event loop take the I/O that is ready (webhooks to answer) before the next one.
         if (this.opts.busy?.()) await new Promise<void>((resolve) => setTimeout(resolve, this.busyPauseMs));
@@ -134,9 +137,9 @@ export class WebhookInbox {
   /**
    * Processing threw: the delivery is tried again twice, 2 s and then 4 s later (its claim is shortened to
    * that), as a busy or briefly failing store should not lose it; then it is marked failed. False when the
-   * store refuses even that (the worker backs off).
+   * store refuses even that: then the wait before the worker looks again (it backs off), else null.
    */
-  private async failed(delivery: WebhookDelivery, err: unknown): Promise<boolean> {
+  private async failed(delivery: WebhookDelivery, err: unknown): Promise<number | null> {
     const attempt = (this.attempts.get(delivery.id) ?? 0) + 1;
     this.opts.logger.error(
       { err, delivery_id: delivery.id, event: delivery.event, attempt },
@@ -154,45 +157,35 @@ export class WebhookInbox {
         this.attempts.delete(delivery.id);
         await this.opts.fail(delivery, err);
       }
-      return true;
+      return null;
     } catch (storeErr) {
       // The store refuses writes: try again in a while rather than spin on the same delivery.
-      this.later(storeErr);
-      return false;
+      return this.later(storeErr);
     }
   }
 
-  /** With nothing to do: if a delivery waits on someone else's claim, look again when the claim runs out. */
-  private async watchClaims(): Promise<void> {
-    if (this.stopped || this.expiry) return;
+  /**
+   * With nothing to do: if a delivery waits on someone else's claim (or on a retry's shortened one), look
+   * again when the claim runs out; else after IDLE_LOOK_MS, or at once on a notice.
+   */
+  private async untilClaimLapses(): Promise<number> {
     let at: number | null;
     try {
       at = await this.opts.store.nextWebhookClaimLapse(this.now());
     } catch {
-      return;
+      return RETRY_MS;
     }
-    if (at === null) return;
-    this.expiry = setTimeout(
-      () => {
-        this.expiry = null;
-        this.notify();
-      },
-      Math.max(0, at - this.now()) + 5,
-    );
-    this.expiry.unref();
+    return at === null ? IDLE_LOOK_MS : Math.min(IDLE_LOOK_MS, Math.max(0, at - this.now()) + 5);
   }
 
-  private later(err: unknown): void {
+  /** The store failed: the wait before the next look, during which notices are held back. */
+  private later(err: unknown): number {
     // An unreachable database is logged once per outage by the store.
     this.opts.logger[err instanceof StoreUnavailableError ? 'debug' : 'error'](
       { err },
       'webhook inbox: the store failed; retrying in 1 s',
     );
-    if (this.stopped) return;
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      this.notify();
-    }, 1_000);
-    this.retry.unref();
+    this.backoffUntil = performance.now() + RETRY_MS;
+    return RETRY_MS;
   }
 }

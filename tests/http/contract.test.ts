@@ -356,11 +356,20 @@ it('serves every route with answers its contract schema describes', async () => 
 
   // ---- a job deleted, a session closed
   const other = await ok('POST', '/v1/sessions', 201, { body: { workspace: repo } });
+  // A one-shot two hours ahead: it cannot fire (nor its early jitter land) before it is deleted.
+  const ahead = new Date(Date.now() + 2 * 3_600_000);
   const otherJob = await ok('POST', `/v1/sessions/${other.id}/jobs`, 201, {
-    body: { cron: '*/5 * * * *', prompt: 'poll', recurring: false },
+    body: {
+      cron: `${ahead.getUTCMinutes()} ${ahead.getUTCHours()} * * *`,
+      timezone: 'UTC',
+      prompt: 'poll',
+      recurring: false,
+    },
   });
   await ok('DELETE', `/v1/jobs/${otherJob.id}`, 204);
-  await ok('POST', `/v1/sessions/${other.id}/jobs`, 201, { body: { cron: '0 1 * * *', prompt: 'later' } });
+  await ok('POST', `/v1/sessions/${other.id}/jobs`, 201, {
+    body: { cron: `${ahead.getUTCMinutes()} ${ahead.getUTCHours()} * * *`, timezone: 'UTC', prompt: 'later' },
+  });
   const closed = await ok('DELETE', `/v1/sessions/${other.id}`, 200);
   expect(closed.deleted_jobs).toBe(1);
 

@@ -99,3 +99,78 @@ it('a stop lets it go on within the grace period, then stops between two deliver
   await new Promise((r) => setTimeout(r, 30));
   expect(w.done.length).toBe(after);
 });
+
+it('a store that fails is looked at again after its retry wait, not at every notice meanwhile', async () => {
+  let reads = 0;
+  let down = true;
+  const done: string[] = [];
+  const queued = [{ id: 'dlv_0' } as WebhookDelivery];
+  const store = {
+    async queuedWebhookDeliveries() {
+      reads += 1;
+      if (down) throw new Error('database is locked');
+      return queued.splice(0);
+    },
+    async claimWebhookDelivery() {
+      return '{}';
+    },
+    async nextWebhookClaimLapse() {
+      return null;
+    },
+  } as unknown as Store;
+  const inbox = new WebhookInbox({
+    store,
+    logger: silentLogger(),
+    async process(d) {
+      done.push(d.id);
+    },
+    async fail() {},
+  });
+  inbox.notify();
+  await until(() => reads === 1);
+  // Notices during the backoff do not hit the failing store again.
+  for (let i = 0; i < 20; i++) inbox.notify();
+  await new Promise((r) => setImmediate(r));
+  expect(reads).toBe(1);
+  down = false;
+  await until(() => done.length === 1);
+  expect(done).toEqual(['dlv_0']);
+  await inbox.stop(0);
+});
+
+it("with nothing it may take, it looks again when another process's claim lapses", async () => {
+  let now = 1_000_000;
+  const claimedUntil = now + 40;
+  const done: string[] = [];
+  let left = true;
+  const store = {
+    // As the stores do: a delivery someone holds a live claim on is not listed as queued.
+    async queuedWebhookDeliveries(_limit: number, at: number) {
+      return left && at >= claimedUntil ? [{ id: 'dlv_0' } as WebhookDelivery] : [];
+    },
+    async claimWebhookDelivery() {
+      // Claimed elsewhere until its claim lapses.
+      return now >= claimedUntil ? '{}' : null;
+    },
+    async nextWebhookClaimLapse(at: number) {
+      return left && at < claimedUntil ? claimedUntil : null;
+    },
+  } as unknown as Store;
+  const inbox = new WebhookInbox({
+    store,
+    logger: silentLogger(),
+    now: () => now,
+    async process(d) {
+      done.push(d.id);
+      left = false;
+    },
+    async fail() {},
+  });
+  inbox.notify();
+  await new Promise((r) => setTimeout(r, 10));
+  expect(done).toEqual([]);
+  // The claim lapses: the wake-up the inbox asked for takes the delivery, with no notice.
+  now = claimedUntil;
+  await until(() => done.length === 1);
+  await inbox.stop(0);
+});
