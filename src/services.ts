@@ -149,7 +149,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   const agent = await agentParts(opts, clock);
   const runParts = runsAndPlans(opts, clock, agent);
   const gh = githubParts(opts);
-  const outboxes = outboxParts(opts, clock, agent, gh);
+  const outboxes = outboxParts(opts, clock, agent, gh, runParts.replica);
   const cron = cronParts(opts, clock, agent, runParts, gh);
   const reactions = reactionsOf(opts, clock, runParts, gh, outboxes);
   const sweeps = deadlineSweeps(opts, clock, agent, runParts);
@@ -280,7 +280,13 @@ function githubParts(opts: ServiceOptions) {
 }
 
 /** Delivery of executed plans (push drydock/<plan>, open a pull request, comment) and outbound notifications. */
-function outboxParts(opts: ServiceOptions, clock: Clock, agent: AgentParts, gh: GithubParts) {
+function outboxParts(
+  opts: ServiceOptions,
+  clock: Clock,
+  agent: AgentParts,
+  gh: GithubParts,
+  replica: string,
+) {
   const { config, logger, store } = opts;
   const { metrics } = agent;
   const publicUrl = (
@@ -296,6 +302,7 @@ function outboxParts(opts: ServiceOptions, clock: Clock, agent: AgentParts, gh: 
     events: agent.events,
     github: gh.github,
     pageUrl: (planId) => `${publicUrl}/ui/plans/${encodeURIComponent(planId)}`,
+    holder: replica,
     onOutcome: (outcome) => metrics.planDeliveries.inc({ outcome }),
   });
   const notifier = new Notifier({

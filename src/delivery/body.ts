@@ -69,7 +69,15 @@ export function pullRequestBody(r: Receipts): string {
   return `${markdown.trimEnd()}\n${footer}\n`;
 }
 
-/** The comment on the pull request a run came from: where its executed plan went. */
+/**
+ * The hidden line that ends the delivery's comment on the pull request a plan came from: a retried delivery
+ * (after a crash between GitHub accepting the comment and its answer) finds it and does not post again.
+ */
+export function deliveryMarker(planId: string): string {
+  return `<!-- drydock:delivery ${planId} -->`;
+}
+
+/** The comment on the pull request a run came from: where its executed plan went, with its marker. */
 export function pullRequestComment(opts: {
   planId: string;
   pageUrl: string;
@@ -83,6 +91,6 @@ export function pullRequestComment(opts: {
     : `pushed ${code(opts.branch)} to ${code(opts.remote)}`;
   return (
     `drydock carried out the approved plan [${code(opts.planId)}](${opts.pageUrl}) for this pull request and ` +
-    `${where} at commit ${code(opts.commit.slice(0, 12))}.`
+    `${where} at commit ${code(opts.commit.slice(0, 12))}.\n\n${deliveryMarker(opts.planId)}`
   );
 }

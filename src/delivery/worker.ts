@@ -24,7 +24,7 @@ import {
   remoteUrl,
 } from '../workspace/git.js';
 import { branchFor } from '../workspace/worktree.js';
-import { pullRequestBody, pullRequestComment } from './body.js';
+import { deliveryMarker, pullRequestBody, pullRequestComment } from './body.js';
 import { scrub, withoutCredentials } from './scrub.js';
 import { githubHosts, githubRepositoryOfPath, githubRepositoryOfUrl } from './target.js';
 
@@ -79,6 +79,8 @@ export interface DeliveryDeps {
   github: GithubApi | null;
   /** The plan page's address for people (server.public_url, or the address the daemon listens on). */
   pageUrl: (planId: string) => string;
+  /** This daemon's name among the replicas: its claims on deliveries carry it, and its restart ends them. */
+  holder: string;
   onOutcome?: (outcome: DeliveryOutcome) => void;
 }
 
@@ -102,6 +104,8 @@ interface Target {
 export class PlanDeliveryWorker {
   private readonly loop = new PassLoop({ pass: () => this.loopPass(), unref: true });
   private readonly abort = new AbortController();
+  /** Whether this process has ended the claims a killed predecessor of the same replica left. */
+  private tookBack = false;
 
   constructor(private readonly deps: DeliveryDeps) {}
 
@@ -187,9 +191,18 @@ export class PlanDeliveryWorker {
     return next === null ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, next - this.deps.clock.now()));
   }
 
-  /** One look at the store: decide newly executed plans, then attempt what is due. */
+  /**
+   * One look at the store: decide newly executed plans, then attempt what is due. The first pass of a process
+   * first takes back the claims its replica held: a delivery its killed predecessor was making goes on now,
+   * not once the claim lapses (each step done is recorded and skipped, the comment found by its marker).
+   */
   async pass(): Promise<void> {
-    const { store, clock } = this.deps;
+    const { store, clock, holder, logger } = this.deps;
+    if (!this.tookBack) {
+      const taken = await store.releasePlanDeliveryClaims(holder);
+      this.tookBack = true;
+      if (taken > 0) logger.info({ deliveries: taken }, 'took back the deliveries a previous process held');
+    }
     for (;;) {
       const undecided = await store.listUndecidedPlanDeliveries(50);
       for (const plan of undecided) {
@@ -224,7 +237,7 @@ export class PlanDeliveryWorker {
   private async attempt(planId: string): Promise<void> {
     const { store, clock, config, logger } = this.deps;
     const lease = config.delivery.push_timeout_ms + 300_000;
-    const plan = await store.claimPlanDelivery(planId, clock.now(), clock.now() + lease);
+    const plan = await store.claimPlanDelivery(planId, clock.now(), clock.now() + lease, this.deps.holder);
     if (!plan?.delivery) return;
     const done: PlanDelivery = { ...plan.delivery };
     let target: Target | null = null;
@@ -355,21 +368,28 @@ export class PlanDeliveryWorker {
       await record({ pullRequestUrl: pr.url, pullRequestNumber: pr.number });
     }
     if (t.origin && done.commentUrl === null) {
-      const comment = await github.createCommentWithUrl(
-        t.origin.repository,
-        t.origin.number,
-        pullRequestComment({
-          planId: plan.id,
-          pageUrl,
-          branch: t.branch,
-          commit: t.commit,
-          remote: t.remoteLabel,
-          pullRequest:
-            done.pullRequestUrl && done.pullRequestNumber !== null
-              ? { url: done.pullRequestUrl, number: done.pullRequestNumber }
-              : null,
-        }),
+      // Read before writing: the comment GitHub took from an attempt cut off before its answer counts.
+      const marker = deliveryMarker(plan.id);
+      const posted = (await github.ownComments(t.origin.repository, t.origin.number)).find((c) =>
+        c.body.includes(marker),
       );
+      const comment =
+        posted ??
+        (await github.createCommentWithUrl(
+          t.origin.repository,
+          t.origin.number,
+          pullRequestComment({
+            planId: plan.id,
+            pageUrl,
+            branch: t.branch,
+            commit: t.commit,
+            remote: t.remoteLabel,
+            pullRequest:
+              done.pullRequestUrl && done.pullRequestNumber !== null
+                ? { url: done.pullRequestUrl, number: done.pullRequestNumber }
+                : null,
+          }),
+        ));
       await record({ commentUrl: comment.url });
     }
   }

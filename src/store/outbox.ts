@@ -19,10 +19,15 @@ export interface OutboxStore {
   /** When the next pending or retrying delivery is due (or its holder's claim lapses); null: none. */
   nextPlanDeliveryAt(): Promise<number | null>;
   /**
-   * Holds a due delivery for one attempt until `until`, counting the attempt, in one transaction. The plan, or
-   * null when it is not due or another worker holds it.
+   * Holds a due delivery for one attempt until `until` in `holder`'s name (a replica's), counting the attempt,
+   * in one transaction. The plan, or null when it is not due or another worker holds it.
    */
-  claimPlanDelivery(planId: string, now: number, until: number): Promise<Plan | null>;
+  claimPlanDelivery(planId: string, now: number, until: number, holder: string): Promise<Plan | null>;
+  /**
+   * Ends the claims `holder` holds on pending or retrying deliveries (a restart of the replica that was
+   * killed mid-delivery): they are due again at once. How many.
+   */
+  releasePlanDeliveryClaims(holder: string): Promise<number>;
   /** Writes delivery fields if the delivery's status is one of `from` (null: not looked at yet); whether it did. */
   updatePlanDelivery(
     planId: string,

@@ -65,6 +65,16 @@ const MAX_COMMENT_PAGES = 1_000;
  * with bounded retries on 5xx, timeouts and rate limits (retry-after and the rate-limit reset are obeyed
  * up to a cap). Errors come out as GithubCallError, scrubbed of the token.
  */
+/** A comment on an issue or pull request, as GitHub lists it. */
+export interface IssueComment {
+  id: number;
+  /** Its web address (html_url). */
+  url: string;
+  body: string;
+  /** The login of its author; null for a deleted account. */
+  author: string | null;
+}
+
 export class GithubApi {
   private readonly octokit: Octokit;
   private readonly closed = new AbortController();
@@ -198,9 +208,9 @@ export class GithubApi {
   async listComments(
     repository: string,
     number: number,
-  ): Promise<{ id: number; body: string; author: string | null }[]> {
+  ): Promise<IssueComment[]> {
     const { owner, repo } = split(repository);
-    const all: { id: number; body: string; author: string | null }[] = [];
+    const all: IssueComment[] = [];
     for (let page = 1; ; page++) {
       const res = await this.call(
         `GET comments of ${repository}#${number} (page ${page})`,
@@ -215,9 +225,20 @@ export class GithubApi {
             request: { signal },
           }),
       );
-      for (const c of res.data) all.push({ id: c.id, body: c.body ?? '', author: c.user?.login ?? null });
+      for (const c of res.data)
+        all.push({ id: c.id, url: c.html_url, body: c.body ?? '', author: c.user?.login ?? null });
       if (!/\brel="next"/.test(res.headers.link ?? '') || page >= MAX_COMMENT_PAGES) return all;
     }
+  }
+
+  /**
+   * The comments drydock's own account wrote on an issue or pull request, oldest first. What a retried effect
+   * reads before posting again: anyone may copy drydock's hidden markers into a comment of theirs, so only
+   * drydock's own comments count.
+   */
+  async ownComments(repository: string, number: number): Promise<IssueComment[]> {
+    const self = await this.authenticatedLogin();
+    return (await this.listComments(repository, number)).filter((c) => c.author === self);
   }
 
   /**

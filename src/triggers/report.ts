@@ -110,8 +110,7 @@ export class GithubReporter implements Reaction {
     }).map((body, i) => `${body}\n\n${partMarker(planId, i + 1)}`);
     // Read before writing: a report handed over again after a crash finds the parts GitHub accepted. Only
     // drydock's own comments count: anyone may write a marker into a comment of theirs.
-    const self = await github.authenticatedLogin();
-    const existing = (await github.listComments(pr.repository, pr.number)).filter((c) => c.author === self);
+    const existing = await github.ownComments(pr.repository, pr.number);
     let posted = 0;
     for (const [i, body] of bodies.entries()) {
       const marker = partMarker(planId, i + 1);

@@ -19,6 +19,9 @@ function storeFailing(opts: { wait: boolean }) {
   const released = new Promise<void>((r) => (release = r));
   let calls = 0;
   const store = {
+    async releasePlanDeliveryClaims() {
+      return 0;
+    },
     async listUndecidedPlanDeliveries() {
       calls++;
       if (opts.wait) await released;
@@ -45,6 +48,7 @@ function worker(store: object) {
     events: {} as RunEvents,
     github: null,
     pageUrl: (id) => `http://127.0.0.1/plans/${id}`,
+    holder: 'r-test',
   });
   return { w, lines };
 }

@@ -515,6 +515,8 @@ describe('delivering a plan a pull request started', () => {
     payload.pull_request.head.sha = git(w.repo, 'rev-parse', 'HEAD');
     payload.pull_request.head.ref = 'feature';
     payload.pull_request.base.ref = 'main';
+    // GitHub knows the pull request the webhook speaks of: its comments can be listed.
+    github.setPullRequest(REPO, 7, payload.pull_request);
     model.enqueue(
       proposes('p-pr'),
       calls('w-pr', 'Write', { file_path: 'hello.txt', content: 'hello\n' }),

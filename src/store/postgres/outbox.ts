@@ -51,14 +51,19 @@ export class PgOutbox implements OutboxStore {
     );
   }
 
-  async claimPlanDelivery(planId: string, now: number, until: number): Promise<Plan | null> {
+  async claimPlanDelivery(planId: string, now: number, until: number, holder: string): Promise<Plan | null> {
     const row = await this.db.row<PlanRow>(
-      `UPDATE plans SET delivery_claimed_until = ?, delivery_attempts = delivery_attempts + 1
+      `UPDATE plans SET delivery_claimed_until = ?, delivery_claimed_by = ?,
+                        delivery_attempts = delivery_attempts + 1
        WHERE id = (SELECT id FROM plans WHERE id = ? AND ${sql.DELIVERY_DUE} FOR UPDATE SKIP LOCKED)
        RETURNING plans.*, ${APPROVALS}`,
-      [until, planId, now, now],
+      [until, holder, planId, now, now],
     );
     return row ? toPlan(row, this.legacyNetwork) : null;
+  }
+
+  async releasePlanDeliveryClaims(holder: string): Promise<number> {
+    return this.db.exec(sql.RELEASE_DELIVERY_CLAIMS, [holder]);
   }
 
   async updatePlanDelivery(

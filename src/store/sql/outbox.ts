@@ -28,6 +28,11 @@ export function duePlanDeliveriesStatement(now: number, limit: number): Statemen
   };
 }
 
+/** Claims by `holder` on deliveries still to make: ended, so they are due again (values: holder). */
+export const RELEASE_DELIVERY_CLAIMS = `UPDATE plans SET delivery_claimed_until = NULL, delivery_claimed_by = NULL
+  WHERE delivery_claimed_by = ? AND delivery_claimed_until IS NOT NULL
+    AND delivery_status IN ('pending', 'retrying')`;
+
 /** Writes delivery fields if the delivery's status is one of `from`; null when there is nothing to write. */
 export function updatePlanDeliveryStatement(
   planId: string,

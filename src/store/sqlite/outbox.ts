@@ -49,17 +49,22 @@ export class SqliteOutbox implements OutboxStore {
     return v ?? null;
   }
 
-  async claimPlanDelivery(planId: string, now: number, until: number): Promise<Plan | null> {
+  async claimPlanDelivery(planId: string, now: number, until: number, holder: string): Promise<Plan | null> {
     return this.db.write(() => {
       const taken = this.db
         .sql(
-          `UPDATE plans SET delivery_claimed_until = ?, delivery_attempts = delivery_attempts + 1
+          `UPDATE plans SET delivery_claimed_until = ?, delivery_claimed_by = ?,
+                            delivery_attempts = delivery_attempts + 1
            WHERE id = ? AND ${sql.DELIVERY_DUE}`,
         )
-        .run(until, planId, now, now).changes;
+        .run(until, holder, planId, now, now).changes;
       if (taken !== 1) return null;
       return toPlan(planRow(this.db, planId)!, this.legacyNetwork);
     });
+  }
+
+  async releasePlanDeliveryClaims(holder: string): Promise<number> {
+    return this.db.sql(sql.RELEASE_DELIVERY_CLAIMS).run(holder).changes;
   }
 
   async updatePlanDelivery(

@@ -130,7 +130,7 @@ export function outboxContract(factory: StoreFactory): void {
       expect(await due(T0 + 2 * MINUTE)).toEqual(['pln_early', 'pln_mid', 'pln_retry', 'pln_late']);
       expect(await due(T0 + 2 * MINUTE, 2)).toEqual(['pln_early', 'pln_mid']);
       expect(await due(T0)).toEqual(['pln_early']);
-      await ctx.store.claimPlanDelivery('pln_early', T0, T0 + 5 * MINUTE);
+      await ctx.store.claimPlanDelivery('pln_early', T0, T0 + 5 * MINUTE, 'r-a');
       expect(await due(T0 + 2 * MINUTE)).toEqual(['pln_mid', 'pln_retry', 'pln_late']);
       expect(await due(T0 + 5 * MINUTE)).toEqual(['pln_early', 'pln_mid', 'pln_retry', 'pln_late']);
     });
@@ -140,7 +140,7 @@ export function outboxContract(factory: StoreFactory): void {
       await pendingFrom('pln_1', T0 + MINUTE);
       await pendingFrom('pln_2', T0 + 3 * MINUTE);
       expect(await ctx.store.nextPlanDeliveryAt()).toBe(T0 + MINUTE);
-      await ctx.store.claimPlanDelivery('pln_1', T0 + MINUTE, T0 + 5 * MINUTE);
+      await ctx.store.claimPlanDelivery('pln_1', T0 + MINUTE, T0 + 5 * MINUTE, 'r-a');
       expect(await ctx.store.nextPlanDeliveryAt()).toBe(T0 + 3 * MINUTE);
       await ctx.store.updatePlanDelivery('pln_2', ['pending'], { status: 'failed', settledAt: T0 });
       expect(await ctx.store.nextPlanDeliveryAt()).toBe(T0 + 5 * MINUTE);
@@ -150,16 +150,36 @@ export function outboxContract(factory: StoreFactory): void {
 
     it('a worker holds a due delivery for one attempt; another takes it only when the hold lapses', async () => {
       await pendingFrom('pln_1', T0 + MINUTE);
-      expect(await ctx.store.claimPlanDelivery('pln_1', T0, T0 + 5 * MINUTE)).toBeNull();
-      const held = await ctx.store.claimPlanDelivery('pln_1', T0 + MINUTE, T0 + 5 * MINUTE);
+      expect(await ctx.store.claimPlanDelivery('pln_1', T0, T0 + 5 * MINUTE, 'r-a')).toBeNull();
+      const held = await ctx.store.claimPlanDelivery('pln_1', T0 + MINUTE, T0 + 5 * MINUTE, 'r-a');
       expect(held).toMatchObject({ id: 'pln_1', status: 'executed' });
       expect(held?.delivery).toMatchObject({ attempts: 1, claimedUntil: T0 + 5 * MINUTE });
-      expect(await ctx.store.claimPlanDelivery('pln_1', T0 + 2 * MINUTE, T0 + 6 * MINUTE)).toBeNull();
-      const again = await ctx.store.claimPlanDelivery('pln_1', T0 + 5 * MINUTE, T0 + 9 * MINUTE);
+      expect(await ctx.store.claimPlanDelivery('pln_1', T0 + 2 * MINUTE, T0 + 6 * MINUTE, 'r-a')).toBeNull();
+      const again = await ctx.store.claimPlanDelivery('pln_1', T0 + 5 * MINUTE, T0 + 9 * MINUTE, 'r-a');
       expect(again?.delivery).toMatchObject({ attempts: 2, claimedUntil: T0 + 9 * MINUTE });
       await ctx.store.updatePlanDelivery('pln_1', ['pending'], { status: 'delivered', settledAt: T0 });
-      expect(await ctx.store.claimPlanDelivery('pln_1', T0 + 20 * MINUTE, T0 + 30 * MINUTE)).toBeNull();
-      expect(await ctx.store.claimPlanDelivery('pln_missing', T0, T0 + MINUTE)).toBeNull();
+      expect(await ctx.store.claimPlanDelivery('pln_1', T0 + 20 * MINUTE, T0 + 30 * MINUTE, 'r-a')).toBeNull();
+      expect(await ctx.store.claimPlanDelivery('pln_missing', T0, T0 + MINUTE, 'r-a')).toBeNull();
+    });
+
+    it("a replica's restart takes back the claims it held, and only those, on deliveries still to make", async () => {
+      await pendingFrom('pln_a', T0);
+      await pendingFrom('pln_b', T0);
+      await pendingFrom('pln_c', T0);
+      await ctx.store.claimPlanDelivery('pln_a', T0, T0 + 5 * MINUTE, 'r-a');
+      await ctx.store.claimPlanDelivery('pln_b', T0, T0 + 5 * MINUTE, 'r-b');
+      await ctx.store.claimPlanDelivery('pln_c', T0, T0 + 5 * MINUTE, 'r-a');
+      await ctx.store.updatePlanDelivery('pln_c', ['pending'], { status: 'delivered', settledAt: T0 });
+      expect(await ctx.store.duePlanDeliveries(T0 + MINUTE, 10)).toEqual([]);
+      expect(await ctx.store.releasePlanDeliveryClaims('r-a')).toBe(1);
+      // pln_a is due again at once, counted as attempted; r-b's claim and the delivered plan stay as they were.
+      expect(await ctx.store.duePlanDeliveries(T0 + MINUTE, 10)).toEqual(['pln_a']);
+      expect((await ctx.store.getPlan('pln_a'))?.delivery).toMatchObject({ attempts: 1, claimedUntil: null });
+      expect((await ctx.store.getPlan('pln_b'))?.delivery?.claimedUntil).toBe(T0 + 5 * MINUTE);
+      expect((await ctx.store.getPlan('pln_c'))?.delivery?.status).toBe('delivered');
+      expect(await ctx.store.releasePlanDeliveryClaims('r-a')).toBe(0);
+      const again = await ctx.store.claimPlanDelivery('pln_a', T0 + MINUTE, T0 + 6 * MINUTE, 'r-a');
+      expect(again?.delivery).toMatchObject({ attempts: 2, claimedUntil: T0 + 6 * MINUTE });
     });
 
     it('of workers on two processes claiming one delivery at once, one holds it', async () => {
@@ -167,7 +187,7 @@ export function outboxContract(factory: StoreFactory): void {
       const other = await ctx.peer();
       const out = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
-          (i % 2 ? other : ctx.store).claimPlanDelivery('pln_1', T0, T0 + MINUTE + i),
+          (i % 2 ? other : ctx.store).claimPlanDelivery('pln_1', T0, T0 + MINUTE + i, 'r-a'),
         ),
       );
       const held = out.filter((p) => p !== null);
