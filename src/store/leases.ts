@@ -221,12 +221,16 @@ export function releaseStatement(
 
 /** What a transition writes besides the status (RunStore.transitionRun's fields, the receipt aside). */
 export interface TransitionFields {
+  /** Kept only if the run has none yet: started_at is the first start. */
   startedAt?: number;
   finishedAt?: number;
   error?: string | null;
   attempt?: number;
+  /** Added to the run's active time. */
   activeMs?: number;
+  /** Applies only while this claim still holds the run (the queue's own end of a run it executes). */
   fence?: Fence;
+  /** To awaiting_input: what the run waits on besides a person. Every other move clears the wait. */
   waitingOn?: RunWait;
 }
 

@@ -13,7 +13,7 @@ import type {
   TokenUsage,
   ToolCall,
 } from '../domain/types.js';
-import type { Fence, Receipt, RunClaim } from './leases.js';
+import type { Fence, Receipt, RunClaim, TransitionFields } from './leases.js';
 
 export type NewToolCall = Pick<ToolCall, 'runId' | 'toolUseId' | 'tool' | 'inputSha256' | 'startedAt'>;
 
@@ -35,20 +35,9 @@ export interface RunStore {
     id: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    fields?: {
-      /** Kept only if the run has none yet: started_at is the first start. */
-      startedAt?: number;
-      finishedAt?: number;
-      error?: string | null;
-      attempt?: number;
-      /** Added to the run's active time. */
-      activeMs?: number;
-      /** Applies only while this claim still holds the run (the queue's own end of a run it executes). */
-      fence?: Fence;
+    fields?: TransitionFields & {
       /** An event of the move (run_finished when it ends the run), appended in the same transaction. */
       receipt?: Receipt;
-      /** To awaiting_input: what the run waits on besides a person. Every other move clears the wait. */
-      waitingOn?: RunWait;
     },
   ): Promise<boolean>;
 

@@ -24,7 +24,13 @@ export type { PlanFilter, PlanStore } from './plans.js';
 export type { NewToolCall, RunFilter, RunStore } from './runs.js';
 export type { NewSession, SessionFilter, SessionStore } from './sessions.js';
 export type { StateStore, StoreStats } from './state.js';
-export type { TriggerFireInput, TriggerStore, WebhookDeliveryPatch } from './triggers.js';
+export type {
+  TriggerFire,
+  TriggerFireInput,
+  TriggerStore,
+  WebhookDeliveryFilter,
+  WebhookDeliveryPatch,
+} from './triggers.js';
 export type { WakeChannel, WakeStore } from './wakes.js';
 
 /**

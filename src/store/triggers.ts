@@ -15,6 +15,24 @@ export interface WebhookDeliveryPatch {
   processedAt?: number | null;
 }
 
+/** What one trigger made of a delivery it looked at: its own outcome, and the run it started. */
+export interface TriggerFire {
+  delivery: WebhookDelivery;
+  outcome: 'accepted' | 'filtered' | 'capped';
+  runId: string | null;
+  at: number;
+}
+
+/** Which webhook deliveries a listing shows, at most `limit` of them. */
+export interface WebhookDeliveryFilter {
+  /** Those this trigger took or looked at. */
+  triggerId?: string | undefined;
+  outcome?: WebhookOutcome | undefined;
+  limit: number;
+  /** The page after this delivery (an id). */
+  before?: string | undefined;
+}
+
 /** A trigger firing: the session it runs in (found or made by scope key) and the run. */
 export interface TriggerFireInput {
   triggerId: string;
@@ -83,24 +101,9 @@ export interface TriggerStore {
   /** When the first claim on a queued webhook delivery that still holds at `now` runs out (null: none). */
   nextWebhookClaimLapse(now: number): Promise<number | null>;
   /** What one trigger made of its recent deliveries: its own outcome and run, newest first. */
-  listTriggerFires(
-    triggerId: string,
-    limit: number,
-  ): Promise<
-    {
-      delivery: WebhookDelivery;
-      outcome: 'accepted' | 'filtered' | 'capped';
-      runId: string | null;
-      at: number;
-    }[]
-  >;
+  listTriggerFires(triggerId: string, limit: number): Promise<TriggerFire[]>;
   /** Newest first; `before` (a delivery id) continues a page. */
-  listWebhookDeliveries(filter: {
-    triggerId?: string | undefined;
-    outcome?: WebhookOutcome | undefined;
-    limit: number;
-    before?: string | undefined;
-  }): Promise<WebhookDelivery[]>;
+  listWebhookDeliveries(filter: WebhookDeliveryFilter): Promise<WebhookDelivery[]>;
   /**
    * In one transaction: unless the trigger already started `hourlyCap` runs in the last hour (then the
    * fire is recorded as capped), find or make the subject's session and create the run. Fires are counted

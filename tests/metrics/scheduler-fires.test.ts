@@ -1,22 +1,15 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createHarness, type Harness, T0 } from '../support/harness.js';
+import { type Harness, T0 } from '../support/harness.js';
+import { advanceByTimer, settle, unjitteredHarness } from '../support/scheduler-timer.js';
 
 // drydock_scheduler_fires_total counts the slots the scheduler's passes handle, on the fake clock.
 
 const MIN = 60_000;
 let h: Harness;
 beforeEach(async () => {
-  h = await createHarness({
-    patch: (c) => {
-      c.scheduler.jitter.enabled = false;
-    },
-  });
+  h = await unjitteredHarness();
 });
 afterEach(async () => h.close());
-
-const settle = async () => {
-  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-};
 
 async function fires(outcome: string): Promise<number> {
   const metric = await h.services.metrics.fires.get();
@@ -35,11 +28,7 @@ it('a cron fire moves drydock_scheduler_fires_total{outcome="fired"}, through th
   // The timer's pass at 08:05 fires the slot.
   h.scheduler.start();
   await settle();
-  while (h.clock.now() < T0 + 5 * MIN) {
-    h.clock.advance(30_000);
-    await settle();
-  }
-  await settle();
+  await advanceByTimer(h, T0 + 5 * MIN);
   expect(h.runs).toHaveLength(1);
   expect(await fires('fired')).toBe(1);
   await h.scheduler.stop();

@@ -1,36 +1,18 @@
-import type { ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Webhooks } from '@octokit/webhooks';
-import examples from '@octokit/webhooks-examples';
 import { afterEach, expect, it } from 'vitest';
 import { waitFor } from '../support/daemon.js';
-import { type FakeGithub, type HeldAnswer, startFakeGithub } from '../support/fake-github.js';
-import { makeRepo } from '../support/git-repo.js';
-import { tempDir } from '../support/harness.js';
-import { type ModelServer, startModelServer } from '../support/model-server.js';
-import { type DaemonProcess, serveProcess } from '../support/process-daemon.js';
-import { settledAnswer } from '../support/webhook-deliveries.js';
+import type { HeldAnswer } from '../support/fake-github.js';
+import { type GithubWorld, githubWorld, REPOSITORY as REPO } from '../support/github-world.js';
+import { proposes } from './helpers.js';
 
 // A daemon killed between GitHub accepting a plan comment and learning that it did: the next daemon on the
 // same data reports the plan from the stored event log, and GitHub ends with each part of the comment once
 // and the pending status once.
 
-const GITHUB_TOKEN = 'ghp_FAKEcrash0123456789abcdefghijklmnopqr';
-const SECRET = 'webhook-secret-for-the-crash-test-0123';
-const REPO = 'acme/widgets';
-
-let model: ModelServer | undefined;
-let github: FakeGithub | undefined;
-const children: ChildProcess[] = [];
-const dirs: { remove(): void }[] = [];
+let current: GithubWorld | undefined;
 
 afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  for (const d of dirs.splice(0)) d.remove();
-  await github?.close();
-  await model?.close();
+  await current?.close();
+  current = undefined;
 });
 
 /** A plan of about `chars` characters: two comment parts for anything past 60,000. */
@@ -41,61 +23,14 @@ function bigPlan(chars: number): string {
   return out;
 }
 
-async function openPullRequest(d: DaemonProcess, number: number, head: string): Promise<void> {
-  const def = (examples as unknown as any[]).find((e) => e.name === 'pull_request');
-  const payload = structuredClone(def.examples.find((e: any) => e.action === 'opened'));
-  payload.repository.full_name = REPO;
-  payload.number = number;
-  payload.pull_request.number = number;
-  payload.pull_request.head.sha = head;
-  github!.setPullRequest(REPO, number, payload.pull_request);
-  const body = JSON.stringify(payload);
-  const res = await fetch(`${d.url}/webhooks/github`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': 'pull_request',
-      'x-github-delivery': randomUUID(),
-      'x-hub-signature-256': await new Webhooks({ secret: SECRET }).sign(body),
-    },
-    body,
-  });
-  const answer = await settledAnswer(d.api, res.status, await res.json());
-  expect(res.status, JSON.stringify(answer)).toBe(202);
-  expect(answer.outcome).toBe('accepted');
-}
-
 /** The fake GitHub and model, a clone of acme/widgets, the config pointing at them, and how to serve on it. */
-async function world() {
-  model = await startModelServer();
-  github = await startFakeGithub({ token: GITHUB_TOKEN });
-  const tmp = tempDir('drydock-report-crash-');
-  dirs.push(tmp);
-  const clone = join(tmp.path, 'clone');
-  const head = makeRepo(clone, { 'README.md': '# widgets\n' });
-  const configFile = join(tmp.path, 'drydock.yaml');
-  writeFileSync(
-    configFile,
-    `github:
-  token: ${GITHUB_TOKEN}
-  api_url: ${github.url}
-  report: true
-  webhook_secrets: [${SECRET}]
-  repositories:
-    ${REPO}: { path: ${clone} }
-`,
-  );
-  const dataDir = join(tmp.path, 'data');
-  const serve = () => serveProcess(dataDir, model!.url, children, { DRYDOCK_CONFIG: configFile });
-  return { head, serve, github, model };
+async function world(): Promise<GithubWorld> {
+  current = await githubWorld({ name: 'report-crash' });
+  return current;
 }
 
 /** A first daemon: a trigger, a pull request whose plan is `markdown`, killed once `held` is reached. */
-async function killedAt(
-  w: Awaited<ReturnType<typeof world>>,
-  held: HeldAnswer,
-  markdown: string,
-): Promise<void> {
+async function killedAt(w: GithubWorld, held: HeldAnswer, markdown: string): Promise<void> {
   const first = await w.serve();
   const trigger = await first.api('POST', '/v1/triggers', {
     kind: 'github',
@@ -104,11 +39,8 @@ async function killedAt(
     prompt: 'Review {{repository}}#{{number}}',
   });
   expect(trigger.status, JSON.stringify(trigger.body)).toBe(201);
-  w.model.enqueue({
-    kind: 'message',
-    content: [{ type: 'tool_use', id: 'p1', name: 'ExitPlanMode', input: { plan: markdown } }],
-  });
-  await openPullRequest(first, 2, w.head);
+  w.model.enqueue(proposes(markdown, 'p1'));
+  await w.openPullRequest(first, 2, w.head);
   await held.reached;
   // The run itself is over (planned): only the report is cut off by the kill.
   await waitFor(
@@ -131,7 +63,7 @@ it('SIGKILLed after GitHub accepted the first part of a plan comment: after the 
   expect(github.statuses()).toEqual([]);
 
   const second = await serve();
-  const pending = await github.waitFor(() => github!.statuses(head)[0], 20_000, 'the pending status');
+  const pending = await github.waitFor(() => github.statuses(head)[0], 20_000, 'the pending status');
   expect(pending).toMatchObject({ repository: REPO, state: 'pending', context: 'drydock/plan' });
   const plans = (await second.api('GET', '/v1/plans')).body.items;
   expect(plans).toHaveLength(1);

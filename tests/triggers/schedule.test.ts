@@ -5,7 +5,8 @@ import { silentLogger } from '../../src/logger.js';
 import { jitterOptions } from '../../src/scheduler/job-request.js';
 import { Scheduler } from '../../src/scheduler/loop.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { createHarness, type Harness, T0 } from '../support/harness.js';
+import { type Harness, T0 } from '../support/harness.js';
+import { unjitteredHarness } from '../support/scheduler-timer.js';
 import { signIn, ui } from '../ui/helpers.js';
 
 // Schedules that last: a scheduled trigger never expires and fires through the scheduler's own job rules;
@@ -17,11 +18,7 @@ const DAY = 24 * HOUR;
 
 let h: Harness;
 beforeEach(async () => {
-  h = await createHarness({
-    patch: (c) => {
-      c.scheduler.jitter.enabled = false;
-    },
-  });
+  h = await unjitteredHarness();
 });
 afterEach(async () => h.close());
 

@@ -1,4 +1,4 @@
-import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../../domain/types.js';
+import type { Run, Trigger, WebhookDelivery } from '../../domain/types.js';
 import type { NewJob } from '../jobs.js';
 import {
   D_DELIVERY_COLUMNS,
@@ -15,7 +15,13 @@ import {
 import type { NewSession } from '../sessions.js';
 import { whereSql } from '../sql/query.js';
 import * as sql from '../sql/triggers.js';
-import type { TriggerFireInput, TriggerStore, WebhookDeliveryPatch } from '../triggers.js';
+import type {
+  TriggerFire,
+  TriggerFireInput,
+  TriggerStore,
+  WebhookDeliveryFilter,
+  WebhookDeliveryPatch,
+} from '../triggers.js';
 import { json, LOCK, Params, type PgDb, type Queries } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
@@ -142,17 +148,7 @@ export class PgTriggers implements TriggerStore {
     return (await this.db.value<number | null>(sql.NEXT_CLAIM_EXPIRY, [now])) ?? null;
   }
 
-  async listTriggerFires(
-    triggerId: string,
-    limit: number,
-  ): Promise<
-    {
-      delivery: WebhookDelivery;
-      outcome: 'accepted' | 'filtered' | 'capped';
-      runId: string | null;
-      at: number;
-    }[]
-  > {
+  async listTriggerFires(triggerId: string, limit: number): Promise<TriggerFire[]> {
     const rows = await this.db.rows<TriggerFireRow>(
       `SELECT ${D_DELIVERY_COLUMNS}, f.outcome AS fire_outcome, f.run_id AS fire_run_id, f.at AS fire_at
        FROM trigger_fires f JOIN deliveries d ON d.id = f.delivery_id
@@ -162,12 +158,7 @@ export class PgTriggers implements TriggerStore {
     return rows.map(toTriggerFire);
   }
 
-  async listWebhookDeliveries(f: {
-    triggerId?: string | undefined;
-    outcome?: WebhookOutcome | undefined;
-    limit: number;
-    before?: string | undefined;
-  }): Promise<WebhookDelivery[]> {
+  async listWebhookDeliveries(f: WebhookDeliveryFilter): Promise<WebhookDelivery[]> {
     const p = new Params();
     const where: string[] = [];
     if (f.triggerId) {

@@ -1,4 +1,4 @@
-import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../../domain/types.js';
+import type { Run, Trigger, WebhookDelivery } from '../../domain/types.js';
 import type { NewJob } from '../jobs.js';
 import {
   D_DELIVERY_COLUMNS,
@@ -14,7 +14,13 @@ import {
 } from '../rows.js';
 import type { NewSession } from '../sessions.js';
 import * as sql from '../sql/triggers.js';
-import type { TriggerFireInput, TriggerStore, WebhookDeliveryPatch } from '../triggers.js';
+import type {
+  TriggerFire,
+  TriggerFireInput,
+  TriggerStore,
+  WebhookDeliveryFilter,
+  WebhookDeliveryPatch,
+} from '../triggers.js';
 import type { SqliteDb } from './db.js';
 import { insertJob } from './jobs.js';
 import { insertRun } from './runs.js';
@@ -134,17 +140,7 @@ export class SqliteTriggers implements TriggerStore {
     return this.db.pluck(sql.NEXT_CLAIM_EXPIRY).get(now) as number | null;
   }
 
-  async listTriggerFires(
-    triggerId: string,
-    limit: number,
-  ): Promise<
-    {
-      delivery: WebhookDelivery;
-      outcome: 'accepted' | 'filtered' | 'capped';
-      runId: string | null;
-      at: number;
-    }[]
-  > {
+  async listTriggerFires(triggerId: string, limit: number): Promise<TriggerFire[]> {
     const rows = this.db
       .sql(
         `SELECT ${D_DELIVERY_COLUMNS}, f.outcome AS fire_outcome, f.run_id AS fire_run_id, f.at AS fire_at
@@ -155,12 +151,7 @@ export class SqliteTriggers implements TriggerStore {
     return rows.map(toTriggerFire);
   }
 
-  async listWebhookDeliveries(f: {
-    triggerId?: string | undefined;
-    outcome?: WebhookOutcome | undefined;
-    limit: number;
-    before?: string | undefined;
-  }): Promise<WebhookDelivery[]> {
+  async listWebhookDeliveries(f: WebhookDeliveryFilter): Promise<WebhookDelivery[]> {
     const where: string[] = [];
     const args: unknown[] = [];
     if (f.triggerId) {

@@ -1,16 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createHarness, type Harness, T0 } from '../../support/harness.js';
+import { type Harness, T0 } from '../../support/harness.js';
+import { unjitteredHarness } from '../../support/scheduler-timer.js';
 
 const MIN = 60_000;
 
 let h: Harness;
 beforeEach(async () => {
   // Jitter off: these tests are about which slots fire, not when inside the window.
-  h = await createHarness({
-    patch: (c) => {
-      c.scheduler.jitter.enabled = false;
-    },
-  });
+  h = await unjitteredHarness();
 });
 afterEach(async () => h.close());
 

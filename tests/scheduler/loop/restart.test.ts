@@ -5,7 +5,8 @@ import { silentLogger } from '../../../src/logger.js';
 import { jitterOptions } from '../../../src/scheduler/job-request.js';
 import { Scheduler } from '../../../src/scheduler/loop.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import { createHarness, type Harness, T0 } from '../../support/harness.js';
+import { type Harness, T0 } from '../../support/harness.js';
+import { unjitteredHarness } from '../../support/scheduler-timer.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -13,11 +14,7 @@ const HOUR = 60 * MIN;
 let h: Harness;
 const extra: { stop(): Promise<void> }[] = [];
 beforeEach(async () => {
-  h = await createHarness({
-    patch: (c) => {
-      c.scheduler.jitter.enabled = false;
-    },
-  });
+  h = await unjitteredHarness();
 });
 afterEach(async () => {
   for (const x of extra.splice(0)) await x.stop();

@@ -1,21 +1,13 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { createHarness, type Harness, T0 } from '../../support/harness.js';
+import { type Harness, T0 } from '../../support/harness.js';
+import { advanceByTimer, settle, unjitteredHarness } from '../../support/scheduler-timer.js';
 
 const MIN = 60_000;
 let h: Harness;
 beforeEach(async () => {
-  h = await createHarness({
-    patch: (c) => {
-      c.scheduler.jitter.enabled = false;
-    },
-  });
+  h = await unjitteredHarness();
 });
 afterEach(async () => h.close());
-
-/** Lets the loop's async work (store calls, awaits) run after a timer fired. */
-const settle = async () => {
-  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-};
 
 it('runs on one timer that never waits more than 30 s, and fires due jobs on its own', async () => {
   const s = await h.call('POST', '/v1/sessions', { body: { workspace: h.workspace } });
@@ -38,11 +30,7 @@ it('runs on one timer that never waits more than 30 s, and fires due jobs on its
   expect(h.runs).toHaveLength(0);
 
   // Jump to 10:00 in 30 s steps: the first job fires without anyone calling tick().
-  while (h.clock.now() < T0 + 2 * 60 * MIN) {
-    h.clock.advance(30_000);
-    await settle();
-  }
-  await settle();
+  await advanceByTimer(h, T0 + 2 * 60 * MIN);
   expect(h.runs).toHaveLength(1);
   expect(h.runs[0]!.slotAt).toBe(T0 + 2 * 60 * MIN);
   await h.scheduler.stop();

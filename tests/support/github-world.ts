@@ -1,0 +1,175 @@
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Webhooks } from '@octokit/webhooks';
+import examples from '@octokit/webhooks-examples';
+import { expect } from 'vitest';
+import { type FakeGithub, startFakeGithub } from './fake-github.js';
+import { git, makeRepo } from './git-repo.js';
+import { type TestStore, tempDir } from './harness.js';
+import { type ModelServer, startModelServer } from './model-server.js';
+import { type DaemonProcess, serveProcess } from './process-daemon.js';
+import { settledAnswer } from './webhook-deliveries.js';
+
+// drydock as `drydock serve` processes working for one GitHub repository: the Messages API stand-in, the
+// fake GitHub, a clone of the repository and a configuration file that points the daemons at all three
+// (reports on, the webhook secret set). For tests that kill a daemon and start another on the same data, or
+// run several on one PostgreSQL database.
+//
+//   const w = await githubWorld({ name: 'report-crash' });
+//   const d = await w.serve();
+//   await w.openPullRequest(d, 2, w.head);
+//   ...
+//   await w.close(); // in afterEach
+//
+// An approver's token for a daemon on the default data directory: createTokenOffline(w.dataDir, 'alice',
+// 'approver') (process-daemon.ts).
+
+/** The repository the clone stands for, in drydock's configuration and in the fake GitHub. */
+export const REPOSITORY = 'acme/widgets';
+const GITHUB_TOKEN = 'ghp_FAKEworld0123456789abcdefghijklmnopqrs';
+const WEBHOOK_SECRET = 'webhook-secret-of-the-github-world-0123';
+
+export interface GithubWorldOptions {
+  /** Names the temporary directory, `drydock-<name>-…` (default `github-world`). */
+  name?: string;
+  /**
+   * More configuration, YAML written after the `github:` section: whole top-level sections such as
+   * `delivery:` or `notifications:` (default: none).
+   */
+  config?: string;
+  /**
+   * Gives the clone an `origin`: a bare repository (`remote`) holding its `main`, linked in the fake GitHub,
+   * which then checks the pull requests drydock opens against its branches (default false).
+   */
+  origin?: boolean;
+}
+
+export interface ServeOptions {
+  /** The data directory, a folder of the world's directory (default `data`: `dataDir`). */
+  data?: string;
+  /**
+   * Where the state lives (see serveProcess): the SQLite file in the data directory (default), a fresh
+   * PostgreSQL database (`'postgres'`, dropped by `close()`), or the database of a daemon served before.
+   */
+  store?: TestStore;
+  /** More environment for the process (DRYDOCK_REPLICA_ID, DRYDOCK_WORK_DIR, ...). */
+  env?: Record<string, string>;
+}
+
+export interface GithubWorld {
+  model: ModelServer;
+  github: FakeGithub;
+  /** The temporary directory that holds the clone, the configuration and the data directories. */
+  dir: string;
+  /** The clone of REPOSITORY drydock works in: a git repository on `main`. */
+  clone: string;
+  /** The commit `main` points at. */
+  head: string;
+  /** The bare repository that is the clone's `origin` (option `origin`), else null. */
+  remote: string | null;
+  /** The data directory `serve()` uses unless told otherwise. */
+  dataDir: string;
+  /** Starts `drydock serve` on the world's configuration; resolves once it listens. */
+  serve(opts?: ServeOptions): Promise<DaemonProcess>;
+  /**
+   * Opens pull request `number` of REPOSITORY, its head at `headSha` and its base `main`: GitHub knows it
+   * (GET /pulls/:n), and `daemon` receives its signed `pull_request.opened` webhook (the example of
+   * @octokit/webhooks-examples). Expects the webhook accepted; resolves with the answer as the inbox settled it.
+   */
+  openPullRequest(daemon: DaemonProcess, number: number, headSha: string): Promise<any>;
+  /**
+   * Stops the daemons (the last served first: a database the first one made is dropped after the others are
+   * gone), removes the directory, closes the fake GitHub and the model.
+   */
+  close(): Promise<void>;
+}
+
+export async function githubWorld(opts: GithubWorldOptions = {}): Promise<GithubWorld> {
+  const model = await startModelServer();
+  const github = await startFakeGithub({ token: GITHUB_TOKEN });
+  const tmp = tempDir(`drydock-${opts.name ?? 'github-world'}-`);
+  const clone = join(tmp.path, 'clone');
+  const head = makeRepo(clone, { 'README.md': '# widgets\n' });
+  const remote = opts.origin ? bareOrigin(clone, join(tmp.path, 'remote.git'), github) : null;
+  const configFile = join(tmp.path, 'drydock.yaml');
+  writeFileSync(
+    configFile,
+    `github:
+  token: ${GITHUB_TOKEN}
+  api_url: ${github.url}
+  report: true
+  webhook_secrets: [${WEBHOOK_SECRET}]
+  repositories:
+    ${REPOSITORY}: { path: ${clone} }
+${opts.config ?? ''}`,
+  );
+  const children: ChildProcess[] = [];
+  const daemons: DaemonProcess[] = [];
+  return {
+    model,
+    github,
+    dir: tmp.path,
+    clone,
+    head,
+    remote,
+    dataDir: join(tmp.path, 'data'),
+    async serve(s = {}) {
+      const env = { DRYDOCK_CONFIG: configFile, ...s.env };
+      const dataDir = join(tmp.path, s.data ?? 'data');
+      const d = await serveProcess(dataDir, model.url, children, env, { store: s.store ?? 'sqlite' });
+      daemons.push(d);
+      return d;
+    },
+    openPullRequest: (daemon, number, headSha) => openPullRequest(github, daemon, number, headSha),
+    async close() {
+      for (const d of daemons.splice(0).reverse()) await d.close();
+      for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      tmp.remove();
+      await github.close();
+      await model.close();
+    },
+  };
+}
+
+/** A bare repository at `remote` holding `clone`'s main, added to the clone as `origin` and linked in GitHub. */
+function bareOrigin(clone: string, remote: string, github: FakeGithub): string {
+  git(clone, 'init', '-q', '--bare', '-b', 'main', remote);
+  git(clone, 'remote', 'add', 'origin', remote);
+  git(clone, 'push', '-q', 'origin', 'main');
+  github.linkRepository(REPOSITORY, remote);
+  return remote;
+}
+
+async function openPullRequest(
+  github: FakeGithub,
+  daemon: DaemonProcess,
+  number: number,
+  headSha: string,
+): Promise<any> {
+  const def = (examples as unknown as any[]).find((e) => e.name === 'pull_request');
+  const payload = structuredClone(def.examples.find((e: any) => e.action === 'opened'));
+  payload.repository.full_name = REPOSITORY;
+  payload.number = number;
+  payload.pull_request.number = number;
+  payload.pull_request.head.sha = headSha;
+  // The clone's branch (the example's is `master`): a pull request drydock opens for this one goes into it.
+  payload.pull_request.base.ref = 'main';
+  github.setPullRequest(REPOSITORY, number, payload.pull_request);
+  const body = JSON.stringify(payload);
+  const res = await fetch(`${daemon.url}/webhooks/github`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-github-event': 'pull_request',
+      'x-github-delivery': randomUUID(),
+      'x-hub-signature-256': await new Webhooks({ secret: WEBHOOK_SECRET }).sign(body),
+    },
+    body,
+  });
+  const answer = await settledAnswer(daemon.api, res.status, await res.json());
+  expect(res.status, JSON.stringify(answer)).toBe(202);
+  expect(answer.outcome).toBe('accepted');
+  return answer;
+}
