@@ -35,7 +35,8 @@ import { githubHosts, githubRepositoryOfPath, githubRepositoryOfUrl } from './ta
 //
 // Durable: its work is read from the store (executed plans not looked at yet, deliveries due), never kept only
 // in memory; the event that a plan was executed just wakes it. A daemon that dies between an execution and
-// its delivery, or during one, delivers after the next start (a claim held by a dead worker lapses).
+// its delivery, or during one, delivers after the next start: the restarted replica takes back its own claims
+// at once; another replica takes over a dead one's claim once it lapses.
 
 /** The longest the loop sleeps before it looks at the store again. */
 const MAX_SLEEP_MS = 30_000;

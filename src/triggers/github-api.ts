@@ -205,10 +205,7 @@ export class GithubApi {
    * (https://docs.github.com/rest/issues/comments#list-issue-comments), 100 a page (GitHub's most), following
    * the Link header's rel="next" to the last page. 404 when the issue does not exist.
    */
-  async listComments(
-    repository: string,
-    number: number,
-  ): Promise<IssueComment[]> {
+  async listComments(repository: string, number: number): Promise<IssueComment[]> {
     const { owner, repo } = split(repository);
     const all: IssueComment[] = [];
     for (let page = 1; ; page++) {

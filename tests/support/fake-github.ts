@@ -74,8 +74,11 @@ export interface FakeGithub {
   setPullRequest(repository: string, number: number, data: Record<string, unknown>): void;
   /** The next matching requests fail (scripts are consumed in order). */
   fail(...failures: ScriptedFailure[]): void;
-  /** The next request whose `METHOD path` matches is carried out, and its answer held until released. */
-  hold(match: RegExp): HeldAnswer;
+  /**
+   * The next request whose `METHOD path` matches (and whose parsed body `body` accepts, when given) is carried
+   * out, and its answer held until released.
+   */
+  hold(match: RegExp, body?: (body: any) => boolean): HeldAnswer;
   /** Comments posted successfully, oldest first. */
   comments(
     repository?: string,
@@ -136,7 +139,12 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
     login: string;
     createdAt: string;
   }[] = [];
-  const holds: { match: RegExp; reached: (call: GithubCall) => void; released: Promise<void> }[] = [];
+  const holds: {
+    match: RegExp;
+    body: (body: any) => boolean;
+    reached: (call: GithubCall) => void;
+    released: Promise<void>;
+  }[] = [];
   const statuses: { repository: string; sha: string; state: string; context: string; description: string }[] =
     [];
   const sockets = new Set<Socket>();
@@ -183,7 +191,7 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
     });
 
   const send = (call: GithubCall, res: ServerResponse, status: number, body: unknown, headers = {}) => {
-    const held = holds.find((h) => h.match.test(`${call.method} ${call.path}`));
+    const held = holds.find((h) => h.match.test(`${call.method} ${call.path}`) && h.body(call.body));
     if (held) {
       holds.splice(holds.indexOf(held), 1);
       held.reached(call);
@@ -482,7 +490,7 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
     fail(...more) {
       for (const f of more) failures.push({ ...f, left: f.times ?? 1 });
     },
-    hold(match) {
+    hold(match, body = () => true) {
       let reached!: (call: GithubCall) => void;
       let release!: () => void;
       const reachedP = new Promise<GithubCall>((resolve) => {
@@ -491,7 +499,7 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
       const released = new Promise<void>((resolve) => {
         release = resolve;
       });
-      holds.push({ match, reached, released });
+      holds.push({ match, body, reached, released });
       return { reached: reachedP, release };
     },
     comments(repository, number) {

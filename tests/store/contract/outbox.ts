@@ -158,7 +158,9 @@ export function outboxContract(factory: StoreFactory): void {
       const again = await ctx.store.claimPlanDelivery('pln_1', T0 + 5 * MINUTE, T0 + 9 * MINUTE, 'r-a');
       expect(again?.delivery).toMatchObject({ attempts: 2, claimedUntil: T0 + 9 * MINUTE });
       await ctx.store.updatePlanDelivery('pln_1', ['pending'], { status: 'delivered', settledAt: T0 });
-      expect(await ctx.store.claimPlanDelivery('pln_1', T0 + 20 * MINUTE, T0 + 30 * MINUTE, 'r-a')).toBeNull();
+      expect(
+        await ctx.store.claimPlanDelivery('pln_1', T0 + 20 * MINUTE, T0 + 30 * MINUTE, 'r-a'),
+      ).toBeNull();
       expect(await ctx.store.claimPlanDelivery('pln_missing', T0, T0 + MINUTE, 'r-a')).toBeNull();
     });
 
