@@ -83,3 +83,27 @@ it('a plan whose result the execute phase recorded stays executed', async () => 
   await reactions.runOnce();
   expect((await store.getPlan('pln_b'))?.status).toBe('executed');
 });
+
+it('the start-up reconcile leaves to the reaction an end it has still to read, and settles one the log cannot tell', async () => {
+  const { store, executions, reactions } = setup();
+  await givenPlan(store, 'pln_old', { status: 'executing' });
+  await endedExecuteRun(store, 'run_exec_old', 'pln_old', 'failed');
+  // The reaction starts after that end (a first start places its cursor at the log's end).
+  await reactions.init();
+  await givenPlan(store, 'pln_new', { status: 'executing' });
+  await endedExecuteRun(store, 'run_exec_new', 'pln_new', 'failed');
+
+  expect(await executions.reconcile()).toBe(1);
+  const old = await store.getPlan('pln_old');
+  expect(old?.status).toBe('execution_failed');
+  expect(old?.failureReason).toContain('when drydock started');
+  expect((await store.getPlan('pln_new'))?.status).toBe('executing');
+
+  await reactions.runOnce();
+  const settled = await store.getPlan('pln_new');
+  expect(settled?.status).toBe('execution_failed');
+  expect(settled?.failureReason).toBe(
+    "the execute run run_exec_new ended (failed: boom) before the plan's result was recorded",
+  );
+  expect(await store.getPlan('pln_old')).toEqual(old);
+});
