@@ -106,6 +106,8 @@ async function openPullRequest(): Promise<string> {
   payload.pull_request.head.sha = git(repo, 'rev-parse', 'HEAD');
   payload.pull_request.head.ref = 'speed-up';
   payload.pull_request.base.ref = 'main';
+  // GitHub knows the pull request the webhook speaks of: its comments can be listed.
+  github.setPullRequest(REPO, 7, payload.pull_request);
   const body = JSON.stringify(payload);
   const res = await fetch(`${d.daemon.url}/webhooks/github`, {
     method: 'POST',
