@@ -3,7 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import pg from 'pg';
 import { defaultConfig } from '../../src/config/load.js';
 import { type Daemon, startDaemon } from '../../src/daemon.js';
-import { parseSignature, SignatureCheck } from '../../src/http/github-signature.js';
+import { parseSignature, SignatureCheck } from '../../src/github/signature.js';
 import type { RunHandler } from '../../src/runs/queue.js';
 import { countingLogger } from '../shared/logger.js';
 import { childParams, cpuMs, fail, maxRssBytes, onOrders, report } from './child-io.js';

@@ -4,6 +4,13 @@ import { DomainError } from '../domain/errors.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
 import { planTitle } from '../domain/plan-title.js';
 import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/types.js';
+import type { GithubApi } from '../github/client.js';
+import {
+  githubHosts,
+  githubRepositoryOfPath,
+  githubRepositoryOfUrl,
+  pullRequestOf,
+} from '../github/target.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
 import type { Reaction } from '../reactions/reactions.js';
@@ -15,7 +22,6 @@ import {
   type SessionStore,
   StoreUnavailableError,
 } from '../store/store.js';
-import type { GithubApi } from '../triggers/github-api.js';
 import {
   branchCommit,
   type GitCredentials,
@@ -26,7 +32,6 @@ import {
 import { branchFor } from '../workspace/worktree.js';
 import { deliveryMarker, pullRequestBody, pullRequestComment } from './body.js';
 import { scrub, withoutCredentials } from './scrub.js';
-import { githubHosts, githubRepositoryOfPath, githubRepositoryOfUrl } from './target.js';
 
 // Delivering an executed plan's result: its branch drydock/<plan id> pushed to the workspace's remote, a pull
 // request opened on GitHub, and a comment on the pull request the run came from. One owner of the delivery
@@ -441,7 +446,7 @@ export class PlanDeliveryWorker {
     const runs = await store.listPlanRuns(plan);
     const planRun = runs.find((r) => r.id === plan.runId) ?? null;
     const executeRun = runs.filter((r) => r.executesPlanId === plan.id).pop() ?? null;
-    const origin = await this.originOf(planRun);
+    const origin = await pullRequestOf(store, planRun);
     const repository =
       origin?.repository ??
       (await githubRepositoryOfPath(repo, config.github.repositories)) ??
@@ -458,18 +463,6 @@ export class PlanDeliveryWorker {
       planRun,
       executeRun,
     };
-  }
-
-  /** The pull request a plan's run came from: its own checkout, or that of the round it revises. */
-  private async originOf(run: Run | null): Promise<RunCheckout | null> {
-    const { store } = this.deps;
-    for (let hop = 0; run && hop < 50; hop++) {
-      if (run.checkout) return run.checkout;
-      if (!run.revisesPlanId) return null;
-      const previous = await store.getPlan(run.revisesPlanId);
-      run = previous ? await store.getRun(previous.runId) : null;
-    }
-    return null;
   }
 
   private async executeRunOf(plan: Plan): Promise<Run | null> {

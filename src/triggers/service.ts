@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
+import type { PullRequestLookup } from '../github/client.js';
 import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
@@ -54,9 +55,6 @@ const settlement = (
   subject?: string,
 ): Settlement => ({ outcome, detail, runIds, ...(subject ? { subject } : {}) });
 
-/** Reads a pull request when a comment command needs it (the comment payload lacks the head commit). */
-export type PullRequestLookup = (repository: string, number: number) => Promise<unknown | null>;
-
 interface Deps {
   store: PlanStore & RunStore & StateStore & TriggerStore;
   clock: Clock;
@@ -67,6 +65,7 @@ interface Deps {
   plans: PlanDecisions;
   /** Supersedes a pull request's pending plans (the plan service). */
   lifecycle: Pick<PlanLifecycle, 'supersede'>;
+  /** Reads a pull request when a comment command needs it (the comment payload lacks the head commit). */
   lookupPullRequest?: PullRequestLookup;
   /** Called with how long a delivery waited in the inbox (ms), once it is processed. */
   onProcessed?: (waitMs: number) => void;

@@ -1,10 +1,10 @@
 import { type Context, Hono } from 'hono';
+import { parseSignature, SignatureCheck } from '../../github/signature.js';
 import type { BodyBudget } from '../body-budget.js';
 import { declaredLength, tooLarge } from '../body-cap.js';
 import { discardBody, eachChunk } from '../body-stream.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError } from '../errors.js';
-import { parseSignature, SignatureCheck } from '../github-signature.js';
 
 const DELIVERY = /^[A-Za-z0-9-]{1,100}$/;
 const EVENT = /^[a-z_]{1,64}$/;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REPORT_RETRY, type RetryPolicy, retryDelay } from '../../src/triggers/github-api.js';
+import { REPORT_RETRY, type RetryPolicy, retryDelay } from '../../src/github/client.js';
 
 const NOW = Date.parse('2026-06-01T08:00:00.000Z');
 const policy: RetryPolicy = { ...REPORT_RETRY, baseDelayMs: 1_000, maxDelayMs: 60_000 };

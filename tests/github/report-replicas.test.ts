@@ -3,7 +3,7 @@ import { afterEach, expect, it } from 'vitest';
 import { waitFor } from '../support/daemon.js';
 import { type GithubWorld, githubWorld, REPOSITORY as REPO } from '../support/github-world.js';
 import { postgresAvailable } from '../support/postgres.js';
-import { proposes } from './helpers.js';
+import { proposes } from '../triggers/helpers.js';
 
 // Two replicas on one PostgreSQL database, both reporting to GitHub: each event is reported once, by the
 // replica that holds the reaction's cursor, whichever replica the run and the decision happened on.

@@ -2,7 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { waitFor } from '../support/daemon.js';
 import type { HeldAnswer } from '../support/fake-github.js';
 import { type GithubWorld, githubWorld, REPOSITORY as REPO } from '../support/github-world.js';
-import { proposes } from './helpers.js';
+import { proposes } from '../triggers/helpers.js';
 
 // A daemon killed between GitHub accepting a plan comment and learning that it did: the next daemon on the
 // same data reports the plan from the stored event log, and GitHub ends with each part of the comment once

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommand } from '../../src/triggers/commands.js';
 import {
   COMMENT_PART_CHARS,
   commentParts,
@@ -7,7 +6,8 @@ import {
   MAX_COMMENT_PARTS,
   neutralizeCommands,
   splitMarkdown,
-} from '../../src/triggers/comment-split.js';
+} from '../../src/github/comment-split.js';
+import { parseCommand } from '../../src/triggers/commands.js';
 
 const FENCE = /^\s*(`{3,}|~{3,})(.*)$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

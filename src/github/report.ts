@@ -4,15 +4,14 @@ import type { LoggedEvent, RunCheckout } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Reaction } from '../reactions/reactions.js';
 import type { PlanStore, RunStore } from '../store/store.js';
+import { type CommitState, type GithubApi, GithubCallError } from './client.js';
 import { commentParts } from './comment-split.js';
-import { type CommitState, type GithubApi, GithubCallError } from './github-api.js';
+import { pullRequestOf } from './target.js';
 
 /** The commit status context drydock sets on a pull request's head. */
 export const STATUS_CONTEXT = 'drydock/plan';
 /** GitHub refuses a commit status description of 140 characters or more. */
 const DESCRIPTION_MAX = 139;
-/** A revision round's run has no checkout of its own: follow revisesPlanId back this far to find the PR. */
-const MAX_REVISION_HOPS = 50;
 
 /** One line, at most `max` characters: commit status descriptions are short and single-line. */
 function clip(text: string, max = DESCRIPTION_MAX): string {
@@ -52,25 +51,12 @@ export class GithubReporter implements Reaction {
   constructor(private readonly deps: { github: GithubApi; store: PlanStore & RunStore; logger: Logger }) {}
 
   async react(event: LoggedEvent): Promise<void> {
-    const pr = await this.targetOf(event.runId);
+    const pr = await pullRequestOf(this.deps.store, await this.deps.store.getRun(event.runId));
     if (!pr) return;
     const proposed = dataOf(event, 'plan_proposed');
     if (proposed?.plan_id) await this.proposed(proposed, pr);
     const decided = dataOf(event, 'plan_decided');
     if (decided?.plan_id) await this.decided(decided, pr);
-  }
-
-  /** The pull request a run is about: its own checkout, or the one of the plan a revision round revises. */
-  private async targetOf(runId: string): Promise<RunCheckout | null> {
-    const { store } = this.deps;
-    let run = await store.getRun(runId);
-    for (let hop = 0; run && hop < MAX_REVISION_HOPS; hop++) {
-      if (run.checkout) return run.checkout;
-      if (!run.revisesPlanId) return null;
-      const plan = await store.getPlan(run.revisesPlanId);
-      run = plan ? await store.getRun(plan.runId) : null;
-    }
-    return null;
   }
 
   private async proposed(data: RunEventMap['plan_proposed'], pr: RunCheckout): Promise<void> {

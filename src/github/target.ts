@@ -1,8 +1,31 @@
 import { realpath } from 'node:fs/promises';
 import { sep } from 'node:path';
+import type { Run, RunCheckout } from '../domain/types.js';
+import type { PlanStore, RunStore } from '../store/store.js';
 
-// Which GitHub repository a delivery goes to, if any: the pull request a run came from, a repository the
+// Where a plan's GitHub work goes: the pull request a run came from (what reports and the delivery's comment
+// are about), and the repository a delivery goes to, if any: that pull request's, a repository the
 // configuration maps to a local clone, or a remote URL on github.com (or the configured GitHub Enterprise host).
+
+/** How many revision rounds back a run's pull request is looked for. */
+const MAX_REVISION_HOPS = 50;
+
+/**
+ * The pull request a run is about: its own checkout, or that of the plan a revision round revises (and so on
+ * back); null for a run no pull request started. The one answer reports and deliveries both use.
+ */
+export async function pullRequestOf(
+  store: Pick<RunStore, 'getRun'> & Pick<PlanStore, 'getPlan'>,
+  run: Run | null,
+): Promise<RunCheckout | null> {
+  for (let hop = 0; run && hop < MAX_REVISION_HOPS; hop++) {
+    if (run.checkout) return run.checkout;
+    if (!run.revisesPlanId) return null;
+    const plan = await store.getPlan(run.revisesPlanId);
+    run = plan ? await store.getRun(plan.runId) : null;
+  }
+  return null;
+}
 
 /** owner/repo of a GitHub remote URL (https, ssh or scp-like), or null. `hosts`: GitHub's web hosts. */
 export function githubRepositoryOfUrl(url: string, hosts: readonly string[]): string | null {

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
+import { GithubApi, GithubCallError } from '../../src/github/client.js';
 import { silentLogger } from '../../src/logger.js';
-import { GithubApi, GithubCallError } from '../../src/triggers/github-api.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
 
 // Listing a pull request's comments, which the reporter reads before posting a plan: every page, through

@@ -1,7 +1,6 @@
 import { Octokit } from '@octokit/rest';
 import { pause } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { PullRequestLookup } from './service.js';
 
 /** How often and how long a GitHub call is tried. */
 export interface RetryPolicy {
@@ -65,6 +64,9 @@ const MAX_COMMENT_PAGES = 1_000;
  * with bounded retries on 5xx, timeouts and rate limits (retry-after and the rate-limit reset are obeyed
  * up to a cap). Errors come out as GithubCallError, scrubbed of the token.
  */
+/** Reads a pull request (GET /repos/:repo/pulls/:n): its payload, or null when GitHub does not know it. */
+export type PullRequestLookup = (repository: string, number: number) => Promise<unknown | null>;
+
 /** A comment on an issue or pull request, as GitHub lists it. */
 export interface IssueComment {
   id: number;
