@@ -342,6 +342,19 @@ it('serves every route with answers its contract schema describes', async () => 
       'x-hub-signature-256': sign(pr),
     },
   });
+  // A webhook left at GitHub's default Content type: form-encoded, correctly signed, refused with the error body.
+  const form = new URLSearchParams({ payload: pr }).toString();
+  const formEncoded = await ok('POST', '/webhooks/github', 415, {
+    token: null,
+    raw: form,
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'x-github-event': 'pull_request',
+      'x-github-delivery': 'pr-form-1',
+      'x-hub-signature-256': sign(form),
+    },
+  });
+  expect(formEncoded.error.code).toBe('unsupported_media_type');
   await waitFor(async () => {
     const dl = await ok('GET', `/v1/deliveries/${received.delivery_id}`, 200);
     return dl.outcome !== 'queued' ? dl : undefined;

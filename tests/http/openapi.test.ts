@@ -54,6 +54,10 @@ it('serves an OpenAPI 3.1 document generated from the zod schemas', async () => 
     'diff',
   ]);
   expect(doc.paths['/webhooks/github'].post.security).toEqual([]);
+  // A correctly signed form-encoded webhook (GitHub's default Content type) is refused with the error body.
+  expect(doc.paths['/webhooks/github'].post.responses['415'].content['application/json'].schema).toEqual({
+    $ref: '#/components/schemas/Error',
+  });
   expect(doc.paths['/v1/triggers/{id}/fire'].post['x-drydock-auth']).toBe('trigger_token');
 });
 

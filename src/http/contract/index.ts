@@ -530,7 +530,8 @@ export const ROUTES: Route[] = [
       202: json(webhookAnswerSchema, 'Recorded'),
       200: json(webhookAnswerSchema, 'A ping, or a delivery seen before'),
     },
+    // 415: a correctly signed form-encoded body (the webhook's Content type is not application/json on GitHub).
     // 503 (with Retry-After): the budget of unverified webhook bytes is full.
-    errors: [400, 413, 503],
+    errors: [400, 413, 415, 503],
   },
 ];

@@ -11,6 +11,33 @@ const EVENT = /^[a-z_]{1,64}$/;
 const WHAT = 'webhook body';
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/**
+ * What GitHub sends, and how its two content types differ. Facts from GitHub's documentation:
+ * - Delivery headers (https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers):
+ *   X-GitHub-Event (the event's name), X-GitHub-Delivery (a GUID per delivery), X-Hub-Signature-256 (sent when
+ *   the webhook has a secret: `sha256=` and the HMAC-SHA256 hex digest of the request body, keyed with the
+ *   secret), User-Agent `GitHub-Hookshot/...`. Validating: https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ * - Content type (https://docs.github.com/en/webhooks/using-webhooks/creating-webhooks): `application/json`
+ *   delivers the JSON payload as the body of the POST; `application/x-www-form-urlencoded` sends it as a form
+ *   parameter named `payload` (the body is `payload=` and the URL-encoded JSON, and that body is what is
+ *   signed). A repository or organization webhook's `content_type` defaults to `form` (REST "Create a
+ *   repository webhook", https://docs.github.com/en/rest/repos/webhooks#create-a-repository-webhook), so a
+ *   webhook whose Content type was left alone arrives form-encoded. A GitHub App's one webhook has the same
+ *   setting in its configuration (REST "Update a webhook configuration for an app", `content_type` json or form,
+ *   https://docs.github.com/en/rest/apps/webhooks#update-a-webhook-configuration-for-an-app).
+ * drydock reads JSON only: one format, and the bytes verified are the bytes parsed. A form-encoded delivery is
+ * answered 415 saying where to change it, but only once its signature has matched, like every other judgement
+ * of the body (malformed JSON included): a sender without the secret is told 401, never what drydock makes of
+ * the body.
+ */
+const FORM = 'application/x-www-form-urlencoded';
+const FORM_ENCODED = () =>
+  new HttpError(
+    415,
+    'unsupported_media_type',
+    "webhook body is form-encoded (application/x-www-form-urlencoded) and drydock reads JSON only: set the webhook's Content type to application/json on GitHub (a repository's or organization's webhook: Settings > Webhooks > Edit; a GitHub App's: its webhook configuration, content_type json)",
+  );
+
 /** What the headers say: a refusal, or what is needed to check the body. */
 type Headed = { refusal: HttpError } | { event: string; delivery: string; digest: Buffer };
 
@@ -24,7 +51,8 @@ type Headed = { refusal: HttpError } | { event: string; delivery: string; digest
  *      body not verified yet): a declared length that does not fit is refused at once, a chunked body that
  *      stops fitting is cut off, both with 503 and Retry-After.
  *   4. The body streams through one HMAC per configured secret (any may match, so secrets can be rotated) and
- *      is kept; when it ends its bytes go back to the budget, and only a verified body is decoded and parsed.
+ *      is kept; when it ends its bytes go back to the budget, and only a verified body is judged: form-encoded
+ *      (415, see FORM), else decoded and parsed as JSON (400 when it is not).
  * A body that arrives too slowly is cut off by the server's request timeout (server.request_timeout_ms, set in
  * src/daemon.ts). A verified delivery is recorded and answered; what it starts is worked out by the trigger
  * inbox (GET /v1/deliveries/:id tells the outcome).
@@ -56,6 +84,8 @@ export function webhookRoutes(deps: AppDeps, budget: BodyBudget): Hono<Env> {
     }
     const { event, delivery } = headed;
     const body = await readSigned(c, intake, new SignatureCheck(secrets, headed.digest), declared);
+    // ORDER MATTERS: the media type is judged only now, after the signature matched (see FORM above).
+    if (mediaType(c.req.header('content-type')) === FORM) throw FORM_ENCODED();
     const { raw, payload } = parseBody(body);
     const answer = await deps.triggers.receiveGithub(event, delivery, raw, payload);
     deps.logger.debug({ event, delivery, outcome: answer.body.outcome ?? 'pong' }, 'webhook received');
@@ -140,6 +170,11 @@ function parseBody({ chunks, read }: { chunks: Uint8Array[]; read: number }): {
   } catch {
     throw new HttpError(400, 'malformed_json', 'webhook body is not valid JSON');
   }
+}
+
+/** A Content-Type's media type, lower case, without its parameters (`; charset=utf-8`). */
+function mediaType(header: string | undefined): string {
+  return (header ?? '').split(';', 1)[0]!.trim().toLowerCase();
 }
 
 const mismatch = () => new HttpError(401, 'unauthorized', 'webhook signature does not match');
