@@ -10,6 +10,7 @@ import {
   plannedPlan,
   proposes,
   REPO,
+  runUntil,
   type TriggerWorld,
   triggerWorld,
 } from './helpers.js';
@@ -252,6 +253,21 @@ describe('failed check suites and workflow runs plan on their head, with the fai
     ).toBe(true);
   });
 
+  it('goes on without the jobs when GitHub does not list them, and says so', async () => {
+    const head = w.repo.pushBranch('changes', { 'broken.ts': 'export const y: string = 1;\n' });
+    const p = payload('check_suite', (x) => x.action === 'completed');
+    p.check_suite.id = 424242;
+    p.check_suite.head_branch = 'changes';
+    p.check_suite.head_sha = head;
+    p.check_suite.conclusion = 'failure';
+    github.fail({ status: 500, match: /check-suites\/424242\/check-runs/, times: 2 });
+    const { plan } = await planned('check_suite', p);
+    expect(plan.workspace_commit).toBe(head);
+    const prompt = promptOf('CHECK-TRIGGER');
+    expect(prompt.data.failed_jobs).toBeNull();
+    expect(prompt.data.failed_jobs_note).toBe('GitHub did not list them (500)');
+  });
+
   it('a successful check suite is filtered out (conclusions default to failure)', async () => {
     const p = payload('check_suite', (x) => x.action === 'completed');
     expect(p.check_suite.conclusion).toBe('success');
@@ -344,6 +360,18 @@ describe('releases, pushes, deployments and merged pull requests', () => {
     p.ref = 'refs/heads/drydock/pln_1';
     const body = await settledAs('push', p, 'filtered');
     expect(body.detail).toContain('branch drydock/pln_1 not in filter');
+  });
+
+  it('fails a run whose commit exists nowhere, naming it, instead of planning on other code', async () => {
+    const missing = `${'c0ffee'.repeat(6)}c0ff`;
+    const p = payload('push', (x) => x.ref === 'refs/heads/master');
+    p.ref = 'refs/heads/deploy-me';
+    p.after = missing;
+    const r = await deliver(w.d, 'push', p);
+    expect(r.body.run_ids).toHaveLength(1);
+    const run = await runUntil(w.d, r.body.run_ids[0], ['failed', 'planned']);
+    expect(run.status).toBe('failed');
+    expect(run.error).toContain(`commit ${missing} of ${REPO} is not in the local clone`);
   });
 
   it('a failed deployment to the named environment plans on the deployed sha; staging is filtered out', async () => {
