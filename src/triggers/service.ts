@@ -10,7 +10,6 @@ import {
   issueCommentEvent,
   onPullRequest,
   readEvent,
-  unhandledAction,
 } from '../github/events/index.js';
 import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -663,8 +662,10 @@ function triage(event: string, payload: unknown): { outcome: WebhookOutcome; det
   if (event === 'ping') return { outcome: 'ignored', detail: 'ping' };
   if (event === 'pull_request') return null;
   if (isEventFamily(event) && event !== 'issue_comment') {
-    const skip = unhandledAction(event, payload);
-    return skip ? { outcome: 'ignored', detail: skip } : null;
+    // Read now (a pure, bounded read): a tag push, a draft release, an action no trigger names or a payload
+    // that cannot be planned on settles at once; what may fire waits in the inbox with its body.
+    const reading = readEvent(event, payload);
+    return 'outcome' in reading ? { outcome: reading.outcome, detail: reading.detail } : null;
   }
   if (event !== 'issue_comment') return { outcome: 'ignored', detail: `no trigger handles ${event} events` };
   if (at(payload, 'action') !== 'created')
