@@ -208,6 +208,21 @@ describe('issues and issue comments plan on the default branch head', () => {
     expect(prompt.data.comment.request).toBe(`make the crash go away ${INJECTION}\nand add a test`);
   });
 
+  it('/drydock plan on a pull request fires only triggers that name a pull_request event', async () => {
+    const pr = payload('pull_request', (x) => x.action === 'opened').pull_request;
+    github.setPullRequest(REPO, pr.number, pr);
+    const p = payload('issue_comment', (x) => x.action === 'created');
+    p.issue.number = pr.number;
+    p.issue.pull_request = { url: `https://api.github.com/repos/${REPO}/pulls/${pr.number}` };
+    p.comment.user.login = 'octocat';
+    p.comment.body = '/drydock plan';
+    const body = await settledAs('issue_comment', p, 'filtered');
+    // The merged-PR trigger takes any pull_request action here, and its filter still holds; the rest never fire.
+    expect(body.detail).toContain('merged: not merged');
+    expect(body.detail).toContain('issues: event pull_request.opened not subscribed');
+    expect(body.detail).toContain('comments: event pull_request.opened not subscribed');
+  });
+
   it('refuses /drydock plan on an issue from a user github.users does not map', async () => {
     const p = payload('issue_comment', (x) => x.action === 'created');
     p.comment.user.login = 'mallory';
