@@ -85,7 +85,8 @@ interface Deps {
  * Remote triggers. A verified GitHub delivery is recorded (deduplicated on its X-GitHub-Delivery) and
  * answered at once; deliveries that may start or decide something wait in the inbox with their body, and
  * the inbox's worker routes each to the triggers it matches, records what became of it and queues the runs.
- * Nothing slow happens on either side: the pull request checkout is prepared when the run starts.
+ * Nothing slow happens on answering: a run's checkout is prepared when it starts, and routing's GitHub calls (the
+ * pull request of a `/drydock plan`, a failed run's jobs once a trigger fires) are the inbox worker's.
  */
 export class TriggerService {
   private readonly inbox: WebhookInbox;
