@@ -11,7 +11,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { PlanDeliveryWorker } from './delivery/worker.js';
 import type { Run } from './domain/types.js';
-import { GithubApi, type PullRequestLookup } from './github/client.js';
+import { type FailedJobsQuery, GithubApi, type PullRequestLookup } from './github/client.js';
 import { GithubReporter } from './github/report.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
@@ -266,7 +266,8 @@ function runsAndPlans(opts: ServiceOptions, clock: Clock, agent: AgentParts) {
 }
 
 /**
- * GitHub: github.token lets `/drydock plan` comments read the pull request; github.report also posts each
+ * GitHub: github.token lets `/drydock plan` comments read the pull request and failed check suites and workflow
+ * runs list their failed jobs; github.report also posts each
  * pull request's plans to it and keeps a drydock/plan commit status in step with their decisions.
  */
 function githubParts(opts: ServiceOptions) {
@@ -276,7 +277,10 @@ function githubParts(opts: ServiceOptions) {
     : null;
   const reporter = github && config.github.report ? new GithubReporter({ github, store, logger }) : null;
   const lookupPullRequest = opts.lookupPullRequest ?? github?.lookupPullRequest;
-  return { github, reporter, lookupPullRequest };
+  const lookupFailedJobs = github
+    ? (repository: string, query: FailedJobsQuery) => github.listFailedJobs(repository, query)
+    : undefined;
+  return { github, reporter, lookupPullRequest, lookupFailedJobs };
 }
 
 /** Delivery of executed plans (push drydock/<plan>, open a pull request, comment) and outbound notifications. */
@@ -326,7 +330,7 @@ function cronParts(
   const { config, logger, store } = opts;
   const { metrics, lifecycle, hidden } = agent;
   const { queue, runs, plans, submitRun } = runParts;
-  const { lookupPullRequest } = gh;
+  const { lookupPullRequest, lookupFailedJobs } = gh;
   const triggers = new TriggerService({
     store,
     clock,
@@ -337,6 +341,7 @@ function cronParts(
     plans,
     lifecycle,
     ...(lookupPullRequest ? { lookupPullRequest } : {}),
+    ...(lookupFailedJobs ? { lookupFailedJobs } : {}),
     onProcessed: (ms) => metrics.deliveryWait.observe(Math.max(0, ms) / 1000),
   });
   const scheduler = new Scheduler({

@@ -10,10 +10,12 @@ export { withMemory } from './memory.js';
  * Where a plan run reads project memory. A pull request's run: from the PR's base commit, in the configured
  * clone's object database, never from its head (whoever opened the pull request wrote the head, CLAUDE.md
  * included; README "Security model"); without a recorded base commit (a run from before it was kept), none.
- * Any other run: the workspace's files.
+ * A run on a commit another event named (`CommitCheckout`): its worktree's files when the commit is the team's
+ * own (`memory`), else none. Any other run: the workspace's files.
  */
 export function planMemorySource(run: Run, workspace: Workspace): MemorySource | null {
   if (!run.checkout) return { kind: 'workspace', workspace };
+  if (run.checkout.kind === 'commit') return run.checkout.memory ? { kind: 'workspace', workspace } : null;
   const base = run.checkout.baseSha;
   return base ? { kind: 'commit', repo: run.checkout.clone, commit: base, prefix: '' } : null;
 }
@@ -30,7 +32,9 @@ export async function executeMemorySource(
   place: { workspace: Workspace; tree: ExecutionTree | null },
 ): Promise<MemorySource | null> {
   const planned = plan.subject !== null ? await deps.store.getRun(plan.runId) : null;
-  if (planned?.checkout) return planMemorySource(planned, place.workspace);
+  if (planned?.checkout?.kind === 'commit' && !planned.checkout.memory) return null;
+  if (planned?.checkout && planned.checkout.kind !== 'commit')
+    return planMemorySource(planned, place.workspace);
   if (place.tree && plan.workspaceCommit) {
     return {
       kind: 'commit',

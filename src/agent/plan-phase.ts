@@ -180,11 +180,14 @@ export class PlanPhase implements Phase {
   }
 
   /**
-   * The commit a plan is pinned to: a pull request's head commit it was checked out at. A plain workspace has
-   * none, whatever `.git` appeared in it since its session was made.
+   * The commit a plan is pinned to: a pull request's head commit it was checked out at, or the commit another
+   * event named (its worktree's, when the event named only a branch or tag). A plain workspace has none,
+   * whatever `.git` appeared in it since its session was made.
    */
   private async pinnedCommit(): Promise<string | null> {
-    if (this.run.checkout) return this.run.checkout.headSha;
+    const c = this.run.checkout;
+    if (c?.kind === 'commit') return c.sha ?? headCommit(this.workspace.root);
+    if (c) return c.headSha;
     return this.session.workspaceKind === 'plain' ? null : headCommit(this.workspace.root);
   }
 

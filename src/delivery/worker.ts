@@ -3,7 +3,7 @@ import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
 import { planTitle } from '../domain/plan-title.js';
-import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/types.js';
+import type { Plan, PlanDelivery, PullRequestCheckout, Run, Session } from '../domain/types.js';
 import type { GithubApi } from '../github/client.js';
 import {
   githubHosts,
@@ -102,7 +102,7 @@ interface Target {
   /** owner/repo when the repository is on GitHub. */
   repository: string | null;
   /** The pull request the plan's run came from. */
-  origin: RunCheckout | null;
+  origin: PullRequestCheckout | null;
   planRun: Run | null;
   executeRun: Run | null;
 }

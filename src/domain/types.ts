@@ -209,13 +209,21 @@ export interface Run {
   deliveryId: string | null;
   /** What the run is about, e.g. `owner/repo#12`: a new push to that pull request supersedes its plans. */
   subject: string | null;
-  /** A pull request run works in a worktree at the PR's head, prepared when the run starts. */
+  /**
+   * A run a GitHub event started works in a worktree of the repository's clone, prepared when the run starts:
+   * at a pull request's head, or at the commit the event names (`CommitCheckout`).
+   */
   checkout: RunCheckout | null;
   /** Set while the run (awaiting_input) waits on the account (a spend limit), not on a question. */
   waitingOn: RunWait | null;
 }
 
-export interface RunCheckout {
+/** Where a run a GitHub event started plans: a pull request's head, or another commit of the repository. */
+export type RunCheckout = PullRequestCheckout | CommitCheckout;
+
+/** A pull request's head (runs recorded before commit checkouts existed have no `kind`). */
+export interface PullRequestCheckout {
+  kind?: 'pull_request';
   repository: string;
   clone: string;
   headSha: string;
@@ -224,6 +232,25 @@ export interface RunCheckout {
   /** Absent on runs recorded before it was kept. */
   baseSha?: string | null;
   number: number;
+}
+
+/**
+ * A commit of the repository that is no pull request's head, which an event other than a pull request names:
+ * an issue's default branch, a release's tag, a pushed branch, a failed check's head, a deployment, a merge.
+ */
+export interface CommitCheckout {
+  kind: 'commit';
+  repository: string;
+  clone: string;
+  /** The commit to plan on; null: the one `ref` points at on the clone's remote when the run starts. */
+  sha: string | null;
+  /** `refs/heads/<branch>` or `refs/tags/<tag>`: how the commit is fetched when the clone lacks it. */
+  ref: string | null;
+  /**
+   * Whether the project memory (CLAUDE.md) is read from the planned commit: true for the team's own branches
+   * and tags (every commit event drydock plans on today); false reads none.
+   */
+  memory: boolean;
 }
 
 /** What a run was carried out with, resolved from job, session and config when it starts. */
@@ -412,6 +439,16 @@ export interface TriggerFilters {
   authors?: string[] | undefined;
   /** false: skip draft pull requests; true: only drafts; absent: both. */
   draft?: boolean | undefined;
+  /** pull_request: true, only merged pull requests (of `pull_request.closed`); false: only unmerged ones. */
+  merged?: boolean | undefined;
+  /** push, check_suite, workflow_run, deployment_status: the branch the event is about (exact names). */
+  branches?: string[] | undefined;
+  /** deployment_status: the deployment's environment (case-insensitive, as GitHub compares them). */
+  environments?: string[] | undefined;
+  /** check_suite, workflow_run: the conclusions that fire (default ["failure"]). */
+  conclusions?: string[] | undefined;
+  /** deployment_status: the states that fire (default ["success", "failure", "error"]). */
+  states?: string[] | undefined;
 }
 
 export const TRIGGER_KINDS = ['github', 'generic', 'schedule'] as const;

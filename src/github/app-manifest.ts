@@ -54,13 +54,13 @@ export interface GithubEvent {
 export const GITHUB_APP_EVENTS = {
   pull_request: { permission: 'pull_requests', handled: true },
   issue_comment: { permission: 'issues', handled: true },
-  issues: { permission: 'issues', handled: false },
-  check_suite: { permission: 'checks', handled: false },
+  issues: { permission: 'issues', handled: true },
+  check_suite: { permission: 'checks', handled: true },
   check_run: { permission: 'checks', handled: false },
-  workflow_run: { permission: 'actions', handled: false },
-  release: { permission: 'contents', handled: false },
-  push: { permission: 'contents', handled: false },
-  deployment_status: { permission: 'deployments', handled: false },
+  workflow_run: { permission: 'actions', handled: true },
+  release: { permission: 'contents', handled: true },
+  push: { permission: 'contents', handled: true },
+  deployment_status: { permission: 'deployments', handled: true },
 } as const satisfies Record<string, GithubEvent>;
 
 export type GithubEventName = keyof typeof GITHUB_APP_EVENTS;

@@ -1,6 +1,7 @@
 import { Octokit } from '@octokit/rest';
 import { pause } from '../clock.js';
 import type { Logger } from '../logger.js';
+import { webUrl } from './events/read.js';
 
 /** How often and how long a GitHub call is tried. */
 export interface RetryPolicy {
@@ -76,6 +77,32 @@ export interface IssueComment {
   /** The login of its author; null for a deleted account. */
   author: string | null;
 }
+
+/** The jobs GitHub is asked for about a failed run: a workflow run's jobs, or a check suite's check runs. */
+export type FailedJobsQuery =
+  | { kind: 'workflow_run'; runId: number }
+  | { kind: 'check_suite'; suiteId: number };
+
+/**
+ * A job of a failed run that did not succeed. External: its name and step names are whatever the workflow's
+ * author wrote, and reach the model only as untrusted data.
+ */
+export interface FailedJob {
+  name: string;
+  conclusion: string;
+  /** The job's page on GitHub, which shows its log (html_url). */
+  url: string | null;
+  /** A check run's page at the service that ran it (details_url), where its log is. */
+  detailsUrl: string | null;
+  /** A workflow job's steps that failed. */
+  failedSteps: string[];
+}
+
+/** The conclusions of a job that failed (GitHub's others: success, neutral, skipped, cancelled, stale). */
+const FAILED = new Set(['failure', 'timed_out', 'startup_failure', 'action_required']);
+/** At most this many failed jobs are kept, and this many pages of 100 read. */
+const MAX_FAILED_JOBS = 50;
+const MAX_JOB_PAGES = 5;
 
 export class GithubApi {
   private readonly octokit: Octokit;
@@ -257,6 +284,73 @@ export class GithubApi {
     return this.self;
   }
 
+  /**
+   * The jobs of a failed workflow run or check suite that did not succeed, at most 50, read with the lookup's
+   * retry policy (a webhook is being routed). GitHub's contracts: GET /repos/{owner}/{repo}/actions/runs/{run_id}/
+   * jobs (https://docs.github.com/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run) answers
+   * `{total_count, jobs: [{name, conclusion, html_url, steps: [{name, conclusion}]}]}`, `filter=latest` (the
+   * default) for the jobs of the run's latest attempt; GET /repos/{owner}/{repo}/check-suites/{check_suite_id}/
+   * check-runs (https://docs.github.com/rest/checks/runs#list-check-runs-in-a-check-suite) answers `{total_count,
+   * check_runs: [{name, conclusion, html_url, details_url}]}`. Both take per_page up to 100 and page from 1, and
+   * say in the Link header whether a next page exists; both need read access (actions:read, checks:read for an
+   * App's token) and answer 404 for a run or suite the token cannot see.
+   */
+  async listFailedJobs(repository: string, query: FailedJobsQuery): Promise<FailedJob[]> {
+    const { owner, repo } = split(repository);
+    const failed: FailedJob[] = [];
+    for (let page = 1; page <= MAX_JOB_PAGES && failed.length < MAX_FAILED_JOBS; page++) {
+      const got = await this.jobsPage(owner, repo, query, page);
+      for (const job of got.jobs) if (FAILED.has(job.conclusion)) failed.push(job);
+      if (!got.more) break;
+    }
+    return failed.slice(0, MAX_FAILED_JOBS);
+  }
+
+  private async jobsPage(
+    owner: string,
+    repo: string,
+    query: FailedJobsQuery,
+    page: number,
+  ): Promise<{ jobs: FailedJob[]; more: boolean }> {
+    const paging = { owner, repo, filter: 'latest' as const, per_page: 100, page };
+    if (query.kind === 'workflow_run') {
+      const res = await this.call(
+        `GET jobs of workflow run ${query.runId} (page ${page})`,
+        this.lookup,
+        (signal) =>
+          this.octokit.rest.actions.listJobsForWorkflowRun({
+            ...paging,
+            run_id: query.runId,
+            request: { signal },
+          }),
+      );
+      const jobs = res.data.jobs.map((j) =>
+        failedJob(
+          j.name,
+          j.conclusion,
+          j.html_url,
+          null,
+          (j.steps ?? []).filter((s) => FAILED.has(s.conclusion ?? '')).map((s) => s.name),
+        ),
+      );
+      return { jobs, more: /\brel="next"/.test(res.headers.link ?? '') };
+    }
+    const res = await this.call(
+      `GET check runs of check suite ${query.suiteId} (page ${page})`,
+      this.lookup,
+      (signal) =>
+        this.octokit.rest.checks.listForSuite({
+          ...paging,
+          check_suite_id: query.suiteId,
+          request: { signal },
+        }),
+    );
+    const jobs = res.data.check_runs.map((r) =>
+      failedJob(r.name, r.conclusion, r.html_url, r.details_url, []),
+    );
+    return { jobs, more: /\brel="next"/.test(res.headers.link ?? '') };
+  }
+
   /** Ends waits and calls in flight; later calls fail at once. */
   close(): void {
     this.closed.abort();
@@ -301,6 +395,23 @@ export class GithubApi {
       : [];
     return new GithubCallError(what, status, message, details);
   }
+}
+
+/** A job as drydock keeps it: names cut to 200 characters, at most 20 failed steps, only http(s) links. */
+function failedJob(
+  name: string,
+  conclusion: string | null,
+  url: string | null | undefined,
+  detailsUrl: string | null | undefined,
+  steps: string[],
+): FailedJob {
+  return {
+    name: name.slice(0, 200),
+    conclusion: conclusion ?? '',
+    url: webUrl(url),
+    detailsUrl: webUrl(detailsUrl),
+    failedSteps: steps.slice(0, 20).map((s) => s.slice(0, 200)),
+  };
 }
 
 function split(repository: string): { owner: string; repo: string } {

@@ -1,6 +1,6 @@
 import { dataOf, type RunEventMap } from '../domain/events.js';
 import { clipText } from '../domain/plan-title.js';
-import type { LoggedEvent, RunCheckout } from '../domain/types.js';
+import type { LoggedEvent, PullRequestCheckout } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Reaction } from '../reactions/reactions.js';
 import type { PlanStore, RunStore } from '../store/store.js';
@@ -59,7 +59,7 @@ export class GithubReporter implements Reaction {
     if (decided?.plan_id) await this.decided(decided, pr);
   }
 
-  private async proposed(data: RunEventMap['plan_proposed'], pr: RunCheckout): Promise<void> {
+  private async proposed(data: RunEventMap['plan_proposed'], pr: PullRequestCheckout): Promise<void> {
     const { plan_id: planId, round } = data;
     try {
       await this.comment(data, pr);
@@ -75,7 +75,7 @@ export class GithubReporter implements Reaction {
   }
 
   /** Posts the parts of the plan's comment GitHub does not have yet, in order. */
-  private async comment(data: RunEventMap['plan_proposed'], pr: RunCheckout): Promise<void> {
+  private async comment(data: RunEventMap['plan_proposed'], pr: PullRequestCheckout): Promise<void> {
     const { github, logger } = this.deps;
     const { plan_id: planId, markdown, sha256, round, previous_plan_id: previous } = data;
     const page = `/ui/plans/${planId}`;
@@ -113,7 +113,7 @@ export class GithubReporter implements Reaction {
     }
   }
 
-  private async decided(data: RunEventMap['plan_decided'], pr: RunCheckout): Promise<void> {
+  private async decided(data: RunEventMap['plan_decided'], pr: PullRequestCheckout): Promise<void> {
     const { plan_id: planId, comment } = data;
     const who = data.identity ?? 'someone';
     switch (data.plan_status) {
@@ -138,7 +138,7 @@ export class GithubReporter implements Reaction {
 
   private async status(
     planId: string,
-    pr: RunCheckout,
+    pr: PullRequestCheckout,
     state: CommitState,
     description: string,
   ): Promise<void> {

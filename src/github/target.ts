@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { sep } from 'node:path';
-import type { Run, RunCheckout } from '../domain/types.js';
+import type { PullRequestCheckout, Run } from '../domain/types.js';
 import type { PlanStore, RunStore } from '../store/store.js';
 
 // Where a plan's GitHub work goes: the pull request a run came from (what reports and the delivery's comment
@@ -12,14 +12,15 @@ const MAX_REVISION_HOPS = 50;
 
 /**
  * The pull request a run is about: its own checkout, or that of the plan a revision round revises (and so on
- * back); null for a run no pull request started. The one answer reports and deliveries both use.
+ * back); null for a run no pull request started (a run on a commit another event named, such as a merged pull
+ * request's merge commit, is about no open pull request). The one answer reports and deliveries both use.
  */
 export async function pullRequestOf(
   store: Pick<RunStore, 'getRun'> & Pick<PlanStore, 'getPlan'>,
   run: Run | null,
-): Promise<RunCheckout | null> {
+): Promise<PullRequestCheckout | null> {
   for (let hop = 0; run && hop < MAX_REVISION_HOPS; hop++) {
-    if (run.checkout) return run.checkout;
+    if (run.checkout) return run.checkout.kind === 'commit' ? null : run.checkout;
     if (!run.revisesPlanId) return null;
     const plan = await store.getPlan(run.revisesPlanId);
     run = plan ? await store.getRun(plan.runId) : null;

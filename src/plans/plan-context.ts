@@ -3,6 +3,7 @@ import type {
   Decision,
   Plan,
   PlanStatus,
+  PullRequestCheckout,
   Question,
   QuestionStatus,
   Run,
@@ -219,7 +220,8 @@ async function sourceOf(run: Run, cache: SourceCache): Promise<PlanSource> {
   ]);
   const triggerId = run.triggerId ?? job?.triggerId ?? null;
   const triggerRow = trigger ?? (triggerId ? await cache.trigger(triggerId) : null);
-  const pullRequest = run.checkout ? pullRequestOf(run, untrusted) : null;
+  const pullRequest =
+    run.checkout && run.checkout.kind !== 'commit' ? pullRequestOf(run.checkout, untrusted) : null;
   const kind: SourceKind = pullRequest
     ? 'pull_request'
     : run.deliveryId || (run.triggerId && !run.jobId)
@@ -309,8 +311,7 @@ export function httpUrl(v: unknown): string | null {
   }
 }
 
-function pullRequestOf(run: Run, untrusted: Record<string, unknown> | null): PullRequestSource {
-  const c = run.checkout!;
+function pullRequestOf(c: PullRequestCheckout, untrusted: Record<string, unknown> | null): PullRequestSource {
   const pr = untrusted?.pull_request;
   const data = pr && typeof pr === 'object' ? (pr as Record<string, unknown>) : {};
   return {

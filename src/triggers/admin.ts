@@ -12,6 +12,7 @@ import type { JobStore, TriggerStore } from '../store/store.js';
 import { workspaceDir } from '../workspace/dir.js';
 import { workspaceKindOf } from '../workspace/git.js';
 import type { HiddenPaths } from '../workspace/hidden.js';
+import { familyOfEvent, triggerMisfit } from './match.js';
 import {
   planScheduleJob,
   type ScheduleDefinition,
@@ -19,7 +20,7 @@ import {
   scheduleScope,
   switchedSchedule,
 } from './schedule.js';
-import { TEMPLATE_FIELDS, unknownPlaceholders } from './template.js';
+import { EVENT_FIELDS, TEMPLATE_FIELDS, unfilledPlaceholders, unknownPlaceholders } from './template.js';
 import { issueTriggerToken } from './tokens.js';
 
 // Trigger administration: creating, changing and deleting triggers, their tokens, and the job a scheduled
@@ -101,6 +102,7 @@ export class TriggerAdmin {
     const { store, clock, config } = this.deps;
     checkPrompt(req.prompt);
     checkKindFields(req);
+    if (req.kind === 'github') checkGithubFit(req.events ?? [], req.filters ?? {}, req.prompt);
     const workspace = req.workspace ? await workspaceDir(req.workspace, this.deps.hidden) : null;
     const options = checkedRunOptions(config, req.options, clock.now());
     checkMcpSelection(options, mcpServerNames(config));
@@ -162,6 +164,13 @@ export class TriggerAdmin {
   async update(current: Trigger, change: TriggerChange): Promise<SavedTrigger> {
     const { store, clock, config } = this.deps;
     checkChange(current, change);
+    if (current.kind === 'github') {
+      checkGithubFit(
+        change.events ?? current.events,
+        change.filters ?? current.filters,
+        change.prompt ?? current.prompt,
+      );
+    }
     const workspace =
       change.workspace !== undefined ? await workspaceDir(change.workspace, this.deps.hidden) : undefined;
     const options =
@@ -304,6 +313,26 @@ function checkPrompt(prompt: string): void {
       'invalid_prompt',
       `prompt names unknown placeholders ${unknown.map((u) => `{{${u}}}`).join(', ')}; available: ${TEMPLATE_FIELDS.map((f) => `{{${f}}}`).join(', ')} (titles, bodies and fired text are passed separately, as untrusted data)`,
     );
+  }
+}
+
+/**
+ * A github trigger's events, filters and prompt fit together: every event is one drydock handles, every filter
+ * applies to every event (a filter an event lacks would silently block it), and every placeholder of the prompt
+ * is filled by every event.
+ */
+function checkGithubFit(events: string[], filters: TriggerFilters, prompt: string): void {
+  const misfit = triggerMisfit(events, filters);
+  if (misfit) throw invalidRequest(misfit);
+  for (const event of events) {
+    const family = familyOfEvent(event) as keyof typeof EVENT_FIELDS;
+    const unfilled = unfilledPlaceholders(prompt, family);
+    if (unfilled.length) {
+      throw new DomainError(
+        'invalid_prompt',
+        `prompt names ${unfilled.map((u) => `{{${u}}}`).join(', ')}, which ${event} events do not fill; they fill ${EVENT_FIELDS[family].map((f) => `{{${f}}}`).join(', ')}`,
+      );
+    }
   }
 }
 

@@ -1,22 +1,25 @@
-/** A `/drydock` command in a pull request comment. */
+/**
+ * A `/drydock` command in a comment on a pull request or an issue. `plan` carries what follows it (the rest of
+ * its line and the lines after): on an issue, what the plan is to be about (external text, capped later).
+ */
 export type CommentCommand =
-  | { kind: 'plan' }
+  | { kind: 'plan'; text: string }
   | { kind: 'approve' }
   | { kind: 'reject'; reason: string }
   | { kind: 'invalid'; message: string };
 
 /** The first line of a comment that starts with /drydock, parsed; null when the comment has none. */
 export function parseCommand(body: string): CommentCommand | null {
-  const line = body
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .find((l) => /^\/drydock(\s|$)/.test(l));
-  if (!line) return null;
+  const raw = body.split(/\r?\n/);
+  const lines = raw.map((l) => l.trim());
+  const at = lines.findIndex((l) => /^\/drydock(\s|$)/.test(l));
+  const line = lines[at];
+  if (line === undefined) return null;
   const [, verb = '', ...rest] = line.split(/\s+/);
   const text = rest.join(' ').trim();
   switch (verb) {
     case 'plan':
-      return { kind: 'plan' };
+      return { kind: 'plan', text: [text, ...raw.slice(at + 1)].join('\n').trim() };
     case 'approve':
       return { kind: 'approve' };
     case 'reject':

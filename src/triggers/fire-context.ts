@@ -1,3 +1,8 @@
+import type { EventContext } from '../github/events/index.js';
+import { at, SHA } from '../github/events/index.js';
+
+export { at };
+
 /**
  * What a trigger knows about the thing that fired it. Fields marked external come from a webhook payload or
  * a caller: they reach the model only inside the untrusted-data block, never in the instructions.
@@ -13,6 +18,10 @@ export interface PullRequestContext {
   /** The base branch's commit when the event was sent (null when the payload lacks a valid one). */
   baseSha: string | null;
   draft: boolean;
+  /** A closed pull request that was merged: its run plans on the merge commit, not the head. */
+  merged?: boolean;
+  /** The merge commit of a merged pull request (null when the payload lacks a valid one: the base branch's head). */
+  mergeSha?: string | null;
   labels: string[];
   author: string; // GitHub login
   url: string | null;
@@ -29,9 +38,8 @@ export interface FireContext {
   text: string | null;
 }
 
-export type TriggerContext = PullRequestContext | FireContext;
+export type TriggerContext = PullRequestContext | FireContext | EventContext;
 
-const SHA = /^[0-9a-f]{40}$/;
 const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const REF = /^[\w./-]{1,255}$/;
 
@@ -67,22 +75,16 @@ export function pullRequestContext(event: string, payload: unknown): PullRequest
     baseRef,
     baseSha: SHA.test(str(at(pr, 'base', 'sha')) ?? '') ? (str(at(pr, 'base', 'sha')) as string) : null,
     draft: at(pr, 'draft') === true,
+    merged: action === 'closed' && at(pr, 'merged') === true,
+    mergeSha: SHA.test(str(at(pr, 'merge_commit_sha')) ?? '')
+      ? (str(at(pr, 'merge_commit_sha')) as string)
+      : null,
     labels,
     author: str(at(pr, 'user', 'login')) ?? 'unknown',
     url: str(at(pr, 'html_url')),
     title: str(at(pr, 'title')) ?? '',
     body: str(at(pr, 'body')) ?? '',
   };
-}
-
-/** A value inside untyped JSON, or undefined when any step of the path is missing or not an object. */
-export function at(value: unknown, ...path: string[]): unknown {
-  let v = value;
-  for (const key of path) {
-    if (v === null || typeof v !== 'object' || !Object.hasOwn(v, key)) return undefined;
-    v = (v as Record<string, unknown>)[key];
-  }
-  return v;
 }
 
 /** The subject a pull request's runs and plans belong to; a new push to it supersedes their plans. */

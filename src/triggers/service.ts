@@ -1,8 +1,16 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
-import type { Run, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
-import type { PullRequestLookup } from '../github/client.js';
+import type { Run, RunCheckout, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
+import type { FailedJob, FailedJobsQuery, PullRequestLookup } from '../github/client.js';
+import {
+  type EventContext,
+  type EventFamily,
+  isEventFamily,
+  issueCommentEvent,
+  onPullRequest,
+  readEvent,
+} from '../github/events/index.js';
 import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
@@ -16,7 +24,7 @@ import { workspaceKindOf } from '../workspace/git.js';
 import { type CommentCommand, parseCommand } from './commands.js';
 import { at, type PullRequestContext, prSubject, pullRequestContext } from './fire-context.js';
 import { WebhookInbox } from './inbox.js';
-import { mismatch } from './match.js';
+import { factsOf, mismatch } from './match.js';
 import { renderPrompt } from './template.js';
 
 /**
@@ -67,6 +75,8 @@ interface Deps {
   lifecycle: Pick<PlanLifecycle, 'supersede'>;
   /** Reads a pull request when a comment command needs it (the comment payload lacks the head commit). */
   lookupPullRequest?: PullRequestLookup;
+  /** Lists the failed jobs of a check suite or workflow run (its webhook payload lists none). */
+  lookupFailedJobs?: (repository: string, query: FailedJobsQuery) => Promise<FailedJob[]>;
   /** Called with how long a delivery waited in the inbox (ms), once it is processed. */
   onProcessed?: (waitMs: number) => void;
 }
@@ -75,7 +85,8 @@ interface Deps {
  * Remote triggers. A verified GitHub delivery is recorded (deduplicated on its X-GitHub-Delivery) and
  * answered at once; deliveries that may start or decide something wait in the inbox with their body, and
  * the inbox's worker routes each to the triggers it matches, records what became of it and queues the runs.
- * Nothing slow happens on either side: the pull request checkout is prepared when the run starts.
+ * Nothing slow happens on answering: a run's checkout is prepared when it starts, and routing's GitHub calls (the
+ * pull request of a `/drydock plan`, a failed run's jobs once a trigger fires) are the inbox worker's.
  */
 export class TriggerService {
   private readonly inbox: WebhookInbox;
@@ -205,7 +216,24 @@ export class TriggerService {
       return this.pullRequest(delivery, ctx);
     }
     if (event === 'issue_comment') return this.comment(delivery, payload);
+    if (isEventFamily(event)) return this.otherEvent(delivery, event, payload);
     return settlement('ignored', `no trigger handles ${event} events`);
+  }
+
+  /** An event beside pull requests (src/github/events/ reads it): fires the triggers it matches. */
+  private async otherEvent(
+    delivery: WebhookDelivery,
+    event: EventFamily,
+    payload: unknown,
+  ): Promise<Settlement> {
+    const reading = readEvent(event, payload);
+    if ('outcome' in reading) return settlement(reading.outcome, reading.detail);
+    return this.fireEvent(delivery, reading.context);
+  }
+
+  private async fireEvent(delivery: WebhookDelivery, ctx: EventContext): Promise<Settlement> {
+    const result = await this.fireMatching(delivery, ctx);
+    return settlement(result.outcome, result.detail, result.runIds, ctx.subject);
   }
 
   private async pullRequest(delivery: WebhookDelivery, ctx: PullRequestContext): Promise<Settlement> {
@@ -237,20 +265,30 @@ export class TriggerService {
     return ids;
   }
 
-  /** Fires every enabled github trigger the pull request event matches. */
+  /**
+   * Fires every enabled github trigger the event matches. `anyPullRequestEvent` (a `/drydock plan` on a pull
+   * request): every trigger that names some pull_request event fires, whatever its action.
+   */
   private async fireMatching(
     delivery: WebhookDelivery,
-    ctx: PullRequestContext,
-    ignoreEvent = false,
+    original: PullRequestContext | EventContext,
+    anyPullRequestEvent = false,
   ): Promise<{ outcome: WebhookOutcome; detail: string | null; runIds: string[] }> {
     const { store, clock, config } = this.deps;
     const triggers = await store.listTriggers({ kind: 'github', enabled: true });
+    const facts = factsOf(original);
+    let ctx = original;
+    let enriched = false;
     const runIds: string[] = [];
     const reasons: string[] = [];
     let capped = 0;
     let matched = 0;
     for (const trigger of triggers) {
-      const why = mismatch(ignoreEvent ? { ...trigger, events: [ctx.event] } : trigger, ctx);
+      const forced =
+        anyPullRequestEvent && trigger.events.some((e) => e.split('.')[0] === 'pull_request')
+          ? { ...trigger, events: [facts.event] }
+          : trigger;
+      const why = mismatch(forced, facts);
       if (why) {
         await store.recordTriggerFire(trigger.id, delivery.id, 'filtered', clock.now());
         reasons.push(`${trigger.name}: ${why}`);
@@ -263,6 +301,10 @@ export class TriggerService {
           `${trigger.name}: no local clone configured for ${ctx.repository} (github.repositories)`,
         );
         continue;
+      }
+      if (!enriched && ctx.kind === 'event') {
+        ctx = await this.withFailedJobs(ctx);
+        enriched = true;
       }
       const fired = await this.start(trigger, delivery.id, ctx, clone);
       if (fired.outcome === 'capped') {
@@ -282,15 +324,52 @@ export class TriggerService {
     return { outcome, detail: reasons.length ? reasons.join('; ') : null, runIds };
   }
 
+  /**
+   * A failed check suite's or workflow run's jobs, looked up once per delivery (only when a trigger fires): their
+   * names and pages join the external data. Without github.token, or when GitHub does not answer, the run goes
+   * on without them and the data says why.
+   */
+  private async withFailedJobs(ctx: EventContext): Promise<EventContext> {
+    if (!ctx.jobs) return ctx;
+    const lookup = this.deps.lookupFailedJobs;
+    let jobs: FailedJob[] | null = null;
+    let note: string | null = null;
+    if (!lookup) note = 'not looked up: github.token is not set';
+    else {
+      try {
+        jobs = await lookup(ctx.repository, ctx.jobs);
+      } catch (err) {
+        const status = (err as { status?: unknown }).status;
+        note = `GitHub did not list them (${typeof status === 'number' ? status : 'no answer'})`;
+      }
+    }
+    const failedJobs = jobs?.map((j) => ({
+      name: j.name,
+      conclusion: j.conclusion,
+      url: j.url,
+      details_url: j.detailsUrl,
+      failed_steps: j.failedSteps,
+    }));
+    return {
+      ...ctx,
+      external: {
+        ...ctx.external,
+        failed_jobs: failedJobs ?? null,
+        ...(note ? { failed_jobs_note: note } : {}),
+      },
+    };
+  }
+
   private async start(
     trigger: Trigger,
     deliveryId: string,
-    ctx: PullRequestContext,
+    ctx: PullRequestContext | EventContext,
     clone: string,
   ): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }> {
     const { store, clock } = this.deps;
-    const subject = prSubject(ctx.repository, ctx.number);
-    const requester = this.identityOf(ctx.author);
+    const subject = subjectOf(ctx);
+    const login = ctx.kind === 'pull_request' ? ctx.author : ctx.requester;
+    const requester = login ? this.identityOf(login) : `trigger:${trigger.name}`;
     const now = clock.now();
     const result = await store.fireTrigger({
       triggerId: trigger.id,
@@ -317,15 +396,7 @@ export class TriggerService {
         triggerId: trigger.id,
         deliveryId,
         subject,
-        checkout: {
-          repository: ctx.repository,
-          clone,
-          headSha: ctx.headSha,
-          headRef: ctx.headRef,
-          baseRef: ctx.baseRef,
-          baseSha: ctx.baseSha,
-          number: ctx.number,
-        },
+        checkout: checkoutOf(ctx, clone),
       },
     });
     if (result.run) this.deps.queue.submit(result.run);
@@ -343,18 +414,17 @@ export class TriggerService {
     return Object.hasOwn(users, login) ? users[login] : undefined;
   }
 
+  /**
+   * A `/drydock` command in a comment on a pull request or an issue, from a GitHub login config maps to a drydock
+   * identity (others are refused). On an issue, `/drydock plan <text>` fires the triggers on issue_comment.
+   */
   private async comment(delivery: WebhookDelivery, payload: unknown): Promise<Settlement> {
     const command = commentCommand(payload);
     if (!command) return settlement('ignored', 'no /drydock command');
     const repository = at(payload, 'repository', 'full_name');
     const number = at(payload, 'issue', 'number');
-    if (
-      typeof repository !== 'string' ||
-      !at(payload, 'issue', 'pull_request') ||
-      typeof number !== 'number' ||
-      !Number.isSafeInteger(number)
-    ) {
-      return settlement('ignored', '/drydock commands work on pull requests only');
+    if (typeof repository !== 'string' || typeof number !== 'number' || !Number.isSafeInteger(number)) {
+      return settlement('ignored', 'the comment names no issue or pull request');
     }
     if (command.kind === 'invalid') return settlement('rejected', command.message);
     const rawLogin = at(payload, 'comment', 'user', 'login');
@@ -365,6 +435,11 @@ export class TriggerService {
         'rejected',
         `GitHub user ${login || '(unknown)'} is not mapped to a drydock identity (github.users)`,
       );
+    if (command.kind === 'plan' && !onPullRequest(payload)) {
+      const reading = issueCommentEvent(payload, command.text);
+      if ('outcome' in reading) return settlement(reading.outcome, reading.detail);
+      return this.fireEvent(delivery, reading.context);
+    }
     if (command.kind === 'plan') return this.planCommand(delivery, payload, repository, number);
     return this.decideCommand(delivery, command, identity, prSubject(repository, number));
   }
@@ -547,13 +622,52 @@ function abandoned(d: WebhookDelivery, now: number): boolean {
 /** The mark a comment command leaves on its delivery just before it decides a plan. */
 const DECIDING = /^deciding (\S+)$/;
 
+/** What a run of a pull request or another event belongs to: its session, its plans (superseded together). */
+function subjectOf(ctx: PullRequestContext | EventContext): string {
+  return ctx.kind === 'pull_request' ? prSubject(ctx.repository, ctx.number) : ctx.subject;
+}
+
 /**
- * What can be told from the payload alone, at once: pings, events no trigger handles, comments that carry no
- * command. null: the delivery goes to the inbox.
+ * Where a run plans: a pull request's head, a merged pull request's merge commit (its base branch's head when
+ * the payload names no merge commit: the head may be gone), or the commit another event names.
+ */
+function checkoutOf(ctx: PullRequestContext | EventContext, clone: string): RunCheckout {
+  if (ctx.kind === 'event') return { kind: 'commit', repository: ctx.repository, clone, ...ctx.target };
+  if (ctx.merged) {
+    const ref = `refs/heads/${ctx.baseRef}`;
+    return {
+      kind: 'commit',
+      repository: ctx.repository,
+      clone,
+      sha: ctx.mergeSha ?? null,
+      ref,
+      memory: true,
+    };
+  }
+  return {
+    repository: ctx.repository,
+    clone,
+    headSha: ctx.headSha,
+    headRef: ctx.headRef,
+    baseRef: ctx.baseRef,
+    baseSha: ctx.baseSha,
+    number: ctx.number,
+  };
+}
+
+/**
+ * What can be told from the payload alone, at once: pings, events no trigger handles, actions that fire no
+ * trigger, comments that carry no command. null: the delivery goes to the inbox.
  */
 function triage(event: string, payload: unknown): { outcome: WebhookOutcome; detail: string } | null {
   if (event === 'ping') return { outcome: 'ignored', detail: 'ping' };
   if (event === 'pull_request') return null;
+  if (isEventFamily(event) && event !== 'issue_comment') {
+    // Read now (a pure, bounded read): a tag push, a draft release, an action no trigger names or a payload
+    // that cannot be planned on settles at once; what may fire waits in the inbox with its body.
+    const reading = readEvent(event, payload);
+    return 'outcome' in reading ? { outcome: reading.outcome, detail: reading.detail } : null;
+  }
   if (event !== 'issue_comment') return { outcome: 'ignored', detail: `no trigger handles ${event} events` };
   if (at(payload, 'action') !== 'created')
     return { outcome: 'ignored', detail: 'only new comments carry commands' };

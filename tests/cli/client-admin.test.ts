@@ -566,6 +566,68 @@ describe('drydock triggers', () => {
     expect(gone.stderr).toBe(`drydock: 404 not_found: trigger ${id} not found\n`);
   });
 
+  it('create github on events beyond pull requests: --branch, --environment, --state, --conclusion, --merged', async () => {
+    const deploy = await cli([
+      'triggers',
+      'create',
+      '--kind',
+      'github',
+      '--name',
+      'deploys',
+      '--prompt',
+      'Look at {{environment}} ({{state}}) at {{sha}}',
+      '--event',
+      'deployment_status',
+      '--environment',
+      'production',
+      '--state',
+      'failure',
+      '--state',
+      'error',
+      '--branch',
+      'main',
+    ]);
+    expect(deploy.code, deploy.stderr).toBe(0);
+    const id = /trigger (\S+) created/.exec(deploy.stdout)![1]!;
+    expect((await d.api('GET', `/v1/triggers/${id}`)).body.filters).toEqual({
+      environments: ['production'],
+      states: ['failure', 'error'],
+      branches: ['main'],
+    });
+    const show = await cli(['triggers', 'show', id]);
+    expect(show.stdout).toMatch(/^environments\s+production$/m);
+    expect(show.stdout).toMatch(/^states\s+failure, error$/m);
+    // A filter the event does not have is the API's 422, said as it said it.
+    const misfit = await cli(['triggers', 'update', id, '--conclusion', 'failure']);
+    expect(misfit.code).toBe(1);
+    expect(misfit.stderr).toContain(
+      '422 invalid_request: filter conclusions does not apply to deployment_status',
+    );
+
+    const merged = await cli([
+      'triggers',
+      'create',
+      '--kind',
+      'github',
+      '--name',
+      'merged',
+      '--prompt',
+      'Follow up {{repository}}#{{number}}',
+      '--event',
+      'pull_request.closed',
+      '--merged',
+      'true',
+    ]);
+    expect(merged.code, merged.stderr).toBe(0);
+    const mergedId = /trigger (\S+) created/.exec(merged.stdout)![1]!;
+    expect((await d.api('GET', `/v1/triggers/${mergedId}`)).body.filters).toEqual({ merged: true });
+    const any = await cli(['triggers', 'update', mergedId, '--merged', 'any', '--json']);
+    expect(any.code, any.stderr).toBe(0);
+    expect(JSON.parse(any.stdout).filters).toEqual({});
+    const wrong = await cli(['triggers', 'update', mergedId, '--merged', 'maybe']);
+    expect(wrong.code).toBe(2);
+  });
+
   it('create generic prints its token once; fire with it (201, then the same run for the same key); disable → 409; deliveries; rotate', async () => {
     const created = await cli([
       'triggers',

@@ -13,6 +13,13 @@
  *   GET  /repos/:owner/:repo/pulls/:n             200 from a fixture (`setPullRequest`), else 404
  *   POST /repos/:owner/:repo/pulls                201, the new pull request; 422 as GitHub answers (below)
  *   GET  /repos/:owner/:repo/pulls?head=o:branch  200, the pull requests opened here (open ones by default)
+ *   GET  /repos/:owner/:repo/actions/runs/:id/jobs 200 `{total_count, jobs}` of a run set with `setWorkflowJobs`
+ *                                                  (else 404), paginated as GitHub does (per_page default 30, at
+ *                                                  most 100; Link rel="next"); `filter` latest (default) or all,
+ *                                                  anything else 422
+ *   GET  /repos/:owner/:repo/check-suites/:id/check-runs
+ *                                                  200 `{total_count, check_runs}` of a suite set with
+ *                                                  `setCheckRuns` (else 404), paginated and filtered the same way
  *
  * Creating a pull request checks what GitHub checks (https://docs.github.com/rest/pulls/pulls#create-a-pull-request)
  * and answers 422 "Validation Failed" with GitHub's `errors`: a missing title/head/base ({field, code:
@@ -72,6 +79,10 @@ export interface FakeGithub {
   calls: GithubCall[];
   /** The pull request `GET /repos/:repo/pulls/:n` returns. */
   setPullRequest(repository: string, number: number, data: Record<string, unknown>): void;
+  /** The jobs of workflow run `runId` (as the REST API shows a job: name, conclusion, html_url, steps, ...). */
+  setWorkflowJobs(repository: string, runId: number, jobs: Record<string, unknown>[]): void;
+  /** The check runs of check suite `suiteId` (name, conclusion, html_url, details_url, ...). */
+  setCheckRuns(repository: string, suiteId: number, runs: Record<string, unknown>[]): void;
   /** The next matching requests fail (scripts are consumed in order). */
   fail(...failures: ScriptedFailure[]): void;
   /**
@@ -113,6 +124,8 @@ const PULLS = new RegExp(`^/repos/${REPO}/pulls$`);
 const COMMENTS = new RegExp(`^/repos/${REPO}/issues/(\\d+)/comments$`);
 const STATUSES = new RegExp(`^/repos/${REPO}/statuses/([0-9a-f]{40})$`);
 const PULL = new RegExp(`^/repos/${REPO}/pulls/(\\d+)$`);
+const RUN_JOBS = new RegExp(`^/repos/${REPO}/actions/runs/(\\d+)/jobs$`);
+const SUITE_RUNS = new RegExp(`^/repos/${REPO}/check-suites/(\\d+)/check-runs$`);
 const STATES = new Set(['error', 'failure', 'pending', 'success']);
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -130,6 +143,8 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
   /** Token → the login of its user. */
   const users = new Map<string, string>([[opts.token, login]]);
   const pulls = new Map<string, Record<string, unknown>>();
+  /** `owner/repo jobs <run id>` or `owner/repo runs <suite id>` → its items. */
+  const listed = new Map<string, Record<string, unknown>[]>();
   const failures: (ScriptedFailure & { left: number })[] = [];
   const posted: {
     id: number;
@@ -449,6 +464,44 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
       send(call, res, 200, items.map(pullJson));
       return;
     }
+    const jobsHit = RUN_JOBS.exec(path) ?? SUITE_RUNS.exec(path);
+    if (jobsHit && method === 'GET') {
+      const jobs = RUN_JOBS.test(path);
+      const items = listed.get(`${jobsHit[1]}/${jobsHit[2]} ${jobs ? 'jobs' : 'runs'} ${jobsHit[3]}`);
+      const docs = jobs
+        ? 'https://docs.github.com/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run'
+        : 'https://docs.github.com/rest/checks/runs#list-check-runs-in-a-check-suite';
+      if (!items) {
+        send(call, res, 404, { message: 'Not Found', documentation_url: docs, status: '404' });
+        return;
+      }
+      const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+      const filter = query.get('filter') ?? 'latest';
+      if (filter !== 'latest' && filter !== 'all') {
+        send(call, res, 422, {
+          message: 'Validation Failed',
+          errors: [{ resource: 'Search', field: 'filter', code: 'invalid' }],
+          documentation_url: docs,
+          status: '422',
+        });
+        return;
+      }
+      const perPage = Math.min(100, Math.max(1, Number(query.get('per_page') ?? 30) || 30));
+      const page = Math.max(1, Number(query.get('page') ?? 1) || 1);
+      const last = Math.max(1, Math.ceil(items.length / perPage));
+      const next = `<https://api.github.com${path}?per_page=${perPage}&page=${page + 1}>; rel="next"`;
+      send(
+        call,
+        res,
+        200,
+        {
+          total_count: items.length,
+          [jobs ? 'jobs' : 'check_runs']: items.slice((page - 1) * perPage, page * perPage),
+        },
+        page < last ? { link: next } : {},
+      );
+      return;
+    }
     hit = PULL.exec(path);
     if (hit && method === 'GET') {
       const pr = pulls.get(`${hit[1]}/${hit[2]}#${hit[3]}`);
@@ -486,6 +539,12 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
     },
     setPullRequest(repository, number, data) {
       pulls.set(`${repository}#${number}`, data);
+    },
+    setWorkflowJobs(repository, runId, jobs) {
+      listed.set(`${repository} jobs ${runId}`, jobs);
+    },
+    setCheckRuns(repository, suiteId, runs) {
+      listed.set(`${repository} runs ${suiteId}`, runs);
     },
     fail(...more) {
       for (const f of more) failures.push({ ...f, left: f.times ?? 1 });

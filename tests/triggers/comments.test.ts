@@ -160,13 +160,14 @@ describe('/drydock commands in pull request comments', () => {
     const edited = commentPayload('/drydock approve', 'octo-reviewer');
     edited.action = 'edited';
     expect((await deliver(w.d, 'issue_comment', edited)).body.outcome).toBe('ignored');
-    // The examples' comments are on an issue, not a pull request.
+    // The examples' comments are on an issue, not a pull request: an approval there decides the issue's own
+    // pending plan (it has none), never the pull request's.
     const onIssue = example('issue_comment', 'created');
     onIssue.comment.body = '/drydock approve';
     onIssue.comment.user.login = 'octo-reviewer';
     const issue = await deliver(w.d, 'issue_comment', onIssue);
-    expect(issue.body.outcome).toBe('ignored');
-    expect(issue.body.detail).toContain('pull requests only');
+    expect(issue.body.outcome).toBe('rejected');
+    expect(issue.body.detail).toContain(`no plan of ${REPO}#${onIssue.issue.number} is pending approval`);
     const noReason = await comment('/drydock reject', 'octo-reviewer');
     expect(noReason.body).toMatchObject({ outcome: 'rejected' });
     expect(noReason.body.detail).toContain('reject needs a reason');

@@ -44,7 +44,15 @@ const FILTERS = {
   'base-branch': 'base_branches',
   label: 'labels',
   author: 'authors',
+  branch: 'branches',
+  environment: 'environments',
+  conclusion: 'conclusions',
+  state: 'states',
 } as const satisfies Record<string, keyof FiltersJson>;
+
+/** The options only a github trigger takes (the events and every filter), for the messages that name them. */
+const GITHUB_ONLY =
+  '--event, --repository, --base-branch, --branch, --label, --author, --environment, --conclusion, --state, --draft and --merged apply to github triggers only';
 
 /** What create and update share. */
 const definitionOptions = {
@@ -55,7 +63,12 @@ const definitionOptions = {
   'base-branch': { type: 'string', multiple: true },
   label: { type: 'string', multiple: true },
   author: { type: 'string', multiple: true },
+  branch: { type: 'string', multiple: true },
+  environment: { type: 'string', multiple: true },
+  conclusion: { type: 'string', multiple: true },
+  state: { type: 'string', multiple: true },
   draft: { type: 'string' },
+  merged: { type: 'string' },
   workspace: { type: 'string' },
   'hourly-cap': { type: 'string' },
   'execute-mode': { type: 'string' },
@@ -67,16 +80,27 @@ const definitionOptions = {
   ...jsonOption,
 } as const satisfies OptionsConfig;
 
-const definitionHelp = (draft: string) => `  --name N              a name, shown in runs and plans
+const definitionHelp = (
+  draft: string,
+  merged: string,
+) => `  --name N              a name, shown in runs and plans
   --prompt TEXT         the prompt template; it may name {{repository}}, {{number}}, {{head_sha}},
-                        {{head_ref}}, {{base_ref}}, {{event}}, {{author}}, {{trigger}}
-  --event E             github: an event to fire on, pull_request or pull_request.<action>, e.g.
-                        pull_request.opened (repeat for several)
-  --repository R        github: only pull requests in owner/repo R (repeatable)
+                        {{head_ref}}, {{base_ref}}, {{event}}, {{author}}, {{trigger}}, {{branch}}, {{sha}},
+                        {{tag}}, {{environment}}, {{conclusion}}, {{state}} (those its events fill: README)
+  --event E             github: an event to fire on, <event> or <event>.<action>: pull_request, issues,
+                        issue_comment, check_suite, workflow_run, release, push, deployment_status, e.g.
+                        pull_request.opened, issues.labeled, push (repeat for several)
+  --repository R        github: only events of owner/repo R (repeatable)
   --base-branch B       github: only pull requests into branch B (repeatable)
-  --label L             github: only pull requests with label L (repeatable)
-  --author A            github: only pull requests by GitHub user A (repeatable)
+  --branch B            github: only pushes to, failed checks of, or deployments of branch B (repeatable;
+                        a push trigger needs at least one)
+  --label L             github: only pull requests or issues with label L (repeatable)
+  --author A            github: only events by GitHub user A (repeatable)
+  --environment E       github: only deployment statuses of environment E (repeatable)
+  --conclusion C        github: check suites and workflow runs that fire (default: failure; repeatable)
+  --state S             github: deployment states that fire (default: success, failure, error; repeatable)
   ${draft}
+  ${merged}
   --workspace DIR       the directory a generic or schedule trigger's runs work in (a relative path is
                         resolved against the current directory; the daemon must see the same path)
   --cron EXPR           schedule: when it fires, e.g. "0 3 * * MON-FRI" (it never expires)
@@ -110,17 +134,24 @@ function runOptions(values: Values, current: Record<string, unknown> = {}) {
 const githubOnlyGiven = (values: Values): boolean =>
   strs(values, 'event').length > 0 ||
   Object.keys(FILTERS).some((o) => strs(values, o).length > 0) ||
-  str(values, 'draft') !== undefined;
+  str(values, 'draft') !== undefined ||
+  str(values, 'merged') !== undefined;
 
 /** The filters from the options, over `base`; undefined when no filter option was given. */
-function filters(values: Values, base: FiltersJson, draftChoices: readonly string[]) {
-  const draft = oneOf(values, 'draft', draftChoices);
+function filters(values: Values, base: FiltersJson, choices: readonly string[]) {
+  const draft = oneOf(values, 'draft', choices);
+  const merged = oneOf(values, 'merged', choices);
   const given = Object.entries(FILTERS).filter(([o]) => strs(values, o).length > 0);
-  if (!given.length && draft === undefined) return undefined;
+  if (!given.length && draft === undefined && merged === undefined) return undefined;
   const next: FiltersJson = { ...base };
   for (const [option, key] of given) next[key] = strs(values, option);
-  if (draft === 'any') delete next.draft;
-  else if (draft !== undefined) next.draft = draft === 'true';
+  for (const [key, choice] of [
+    ['draft', draft],
+    ['merged', merged],
+  ] as const) {
+    if (choice === 'any') delete next[key];
+    else if (choice !== undefined) next[key] = choice === 'true';
+  }
   return next;
 }
 
@@ -197,7 +228,12 @@ export const triggersGroup: Group = {
           ['base_branches', list(f.base_branches)],
           ['labels', list(f.labels)],
           ['authors', list(f.authors)],
+          ['branches', list(f.branches)],
+          ['environments', list(f.environments)],
+          ['conclusions', list(f.conclusions)],
+          ['states', list(f.states)],
           ['draft', f.draft === undefined ? null : String(f.draft)],
+          ['merged', f.merged === undefined ? null : String(f.merged)],
           ['workspace', t.workspace],
           [
             'schedule',
@@ -216,14 +252,17 @@ export const triggersGroup: Group = {
 
     create: {
       synopsis:
-        '--kind github|generic|schedule --name N --prompt TEXT [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--json]',
+        '--kind github|generic|schedule --name N --prompt TEXT [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false] [--merged true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--json]',
       help: `Creates a trigger and prints its id. A github trigger fires on the webhook events it names (at least
 one --event), filtered by the filter options; a generic trigger (it needs --workspace) fires on
 'drydock triggers fire' with its own token, which is printed here, once, labelled "token:"; a schedule
 trigger (it needs --cron and --workspace) fires on its cron schedule and never expires.
 
   --kind K              ${choices(KINDS)} (required)
-${definitionHelp('--draft true|false    github: only draft or only ready pull requests')}
+${definitionHelp(
+  '--draft true|false    github: only draft or only ready pull requests',
+  '--merged true|false   github: only merged or only unmerged closed pull requests',
+)}
   --json                print the API's JSON body (a generic trigger's token is its "token" field)`,
       options: { kind: { type: 'string' }, ...definitionOptions },
       positionals: [],
@@ -251,9 +290,7 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
         }
         if (kind !== 'github') {
           if (githubOnlyGiven(values)) {
-            throw new RemoteUsageError(
-              '--event, --repository, --base-branch, --label, --author and --draft apply to github triggers only',
-            );
+            throw new RemoteUsageError(GITHUB_ONLY);
           }
           if (workspace === undefined) {
             throw new RemoteUsageError(`a ${kind} trigger needs --workspace: the directory its runs work in`);
@@ -287,13 +324,16 @@ ${definitionHelp('--draft true|false    github: only draft or only ready pull re
 
     update: {
       synopsis:
-        'ID [--name N] [--prompt TEXT] [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository R ...] [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--enable|--disable] [--rotate-token] [--json]',
+        'ID [--name N] [--prompt TEXT] [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository R ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false|any] [--merged true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--enable|--disable] [--rotate-token] [--json]',
       help: `Changes a trigger; what is not given stays as it is. --event replaces the events. Each filter option
-replaces that filter's values and keeps the others (--clear-filters starts from none; --draft any drops
-the draft filter). --execute-mode, --approvals-required and --mcp/--no-mcp keep the other run options.
+replaces that filter's values and keeps the others (--clear-filters starts from none; --draft any and
+--merged any drop those filters). --execute-mode, --approvals-required and --mcp/--no-mcp keep the other run options.
 --rotate-token replaces a generic trigger's token and prints the new one, once, labelled "token:".
 
-${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, only ready, or any pull requests`)}
+${definitionHelp(
+  `--draft true|false|any\n${' '.repeat(24)}github: only draft, only ready, or any pull requests`,
+  `--merged true|false|any\n${' '.repeat(24)}github: only merged, only unmerged, or any closed pull requests`,
+)}
   --clear-filters       drop every filter not given in this command
   --enable, --disable   let it fire again, or make it refuse deliveries and fires
   --rotate-token        issue a new token (generic triggers); the old one stops working
@@ -316,15 +356,16 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
         const prompt = nonBlank(values, 'prompt');
         const workspace = nonBlank(values, 'workspace');
         const cap = positiveCount(values, 'hourly-cap');
-        const draft = oneOf(values, 'draft', ['true', 'false', 'any']);
         const events = strs(values, 'event');
         const clearFilters = flag(values, 'clear-filters');
-        const filterGiven = clearFilters || draft !== undefined || githubOnlyGiven(values);
+        const filterGiven = clearFilters || githubOnlyGiven(values);
         const optionsGiven =
           str(values, 'execute-mode') !== undefined ||
           str(values, 'approvals-required') !== undefined ||
           mcpOption(values) !== undefined;
         // Validate before any request.
+        oneOf(values, 'draft', ['true', 'false', 'any']);
+        oneOf(values, 'merged', ['true', 'false', 'any']);
         oneOf(values, 'execute-mode', EXECUTE_MODES);
         positiveInt(values, 'approvals-required');
         const body: Record<string, unknown> = {
@@ -343,9 +384,7 @@ ${definitionHelp(`--draft true|false|any\n${' '.repeat(24)}github: only draft, o
           // Filters and options are replaced whole by the API: merge over what the trigger has.
           const current = await getTrigger(client, id);
           if (current.kind !== 'github' && githubOnlyGiven(values)) {
-            throw new RemoteUsageError(
-              '--event, --repository, --base-branch, --label, --author and --draft apply to github triggers only',
-            );
+            throw new RemoteUsageError(GITHUB_ONLY);
           }
           if (filterGiven) {
             body.filters =

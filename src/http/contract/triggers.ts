@@ -5,7 +5,32 @@ import { runSchema } from './runs.js';
 
 // /v1/triggers: GitHub, generic (fired with a token) and scheduled triggers, their deliveries, and the fire.
 
-const EVENT = /^pull_request(\.[a-z_]+)?$/;
+// Which events and actions drydock handles, and which filter fits which event, is checked by the trigger
+// administration (src/triggers/match.ts `triggerMisfit`), which says what would fit; the shape is checked here.
+const EVENT = /^[a-z_]{1,64}(\.[a-z_]{1,64})?$/;
+
+/** GitHub's conclusions of a check suite or workflow run (https://docs.github.com/rest/checks/suites). */
+export const CONCLUSIONS = [
+  'success',
+  'failure',
+  'neutral',
+  'cancelled',
+  'skipped',
+  'timed_out',
+  'action_required',
+  'stale',
+  'startup_failure',
+] as const;
+/** GitHub's states of a deployment status (https://docs.github.com/rest/deployments/statuses). */
+export const DEPLOYMENT_STATES = [
+  'error',
+  'failure',
+  'inactive',
+  'pending',
+  'success',
+  'queued',
+  'in_progress',
+] as const;
 
 const filtersInput = z.strictObject({
   repositories: z
@@ -16,13 +41,20 @@ const filtersInput = z.strictObject({
   labels: z.array(z.string().min(1).max(100)).max(100).optional(),
   authors: z.array(z.string().min(1).max(100)).max(1000).optional(),
   draft: z.boolean().optional(),
+  merged: z.boolean().optional(),
+  branches: z.array(z.string().min(1).max(255)).max(100).optional(),
+  environments: z.array(z.string().min(1).max(255)).max(100).optional(),
+  conclusions: z.array(z.enum(CONCLUSIONS)).max(CONCLUSIONS.length).optional(),
+  states: z.array(z.enum(DEPLOYMENT_STATES)).max(DEPLOYMENT_STATES.length).optional(),
 });
 
 const triggerFields = {
   name: z.string().trim().min(1).max(200),
   events: z
     .array(
-      z.string().regex(EVENT, 'expected pull_request or pull_request.<action>, e.g. pull_request.opened'),
+      z
+        .string()
+        .regex(EVENT, 'expected <event> or <event>.<action>, e.g. pull_request.opened, issues.labeled, push'),
     )
     .max(20),
   filters: filtersInput,
@@ -85,6 +117,11 @@ export const filtersSchema = z.strictObject({
   labels: z.array(z.string()).optional(),
   authors: z.array(z.string()).optional(),
   draft: z.boolean().optional(),
+  merged: z.boolean().optional(),
+  branches: z.array(z.string()).optional(),
+  environments: z.array(z.string()).optional(),
+  conclusions: z.array(z.string()).optional(),
+  states: z.array(z.string()).optional(),
 });
 
 export type FiltersJson = z.infer<typeof filtersSchema>;
