@@ -4,6 +4,7 @@ import { DomainError } from '../domain/errors.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
 import { planTitle } from '../domain/plan-title.js';
 import type { Plan, PlanDelivery, Run, RunCheckout, Session } from '../domain/types.js';
+import type { GithubAuth } from '../github/auth.js';
 import type { GithubApi } from '../github/client.js';
 import {
   githubHosts,
@@ -81,8 +82,10 @@ export interface DeliveryDeps {
   config: Config;
   logger: Logger;
   events: RunEvents;
-  /** GitHub's REST API (github.token); without it no pull request is opened and no comment posted. */
+  /** GitHub's REST API (github.token or github.app); without it no pull request is opened and no comment posted. */
   github: GithubApi | null;
+  /** drydock's GitHub credentials, for pushes to a remote on GitHub (src/github/auth.ts); null without them. */
+  githubAuth: GithubAuth | null;
   /** The plan page's address for people (server.public_url, or the address the daemon listens on). */
   pageUrl: (planId: string) => string;
   /** This daemon's name among the replicas: its claims on deliveries carry it, and its restart ends them. */
@@ -347,7 +350,7 @@ export class PlanDeliveryWorker {
     if (!github) {
       this.deps.logger.warn(
         { plan_id: plan.id, repository: t.repository },
-        'github.token is not set: the branch is pushed, but no pull request is opened and no comment posted',
+        'neither github.token nor github.app is set: the branch is pushed, but no pull request is opened and no comment posted',
       );
       return;
     }
@@ -438,11 +441,7 @@ export class PlanDeliveryWorker {
         `the repository ${repo} has no remote ${remote}: ${(err.stderr || err.message).trim()}`,
       );
     });
-    const token = config.delivery.token ?? config.github.token;
-    const credentials =
-      token && /^https?:\/\//i.test(url)
-        ? { username: config.delivery.username, password: token }
-        : undefined;
+    const credentials = await this.credentialsFor(url);
     const runs = await store.listPlanRuns(plan);
     const planRun = runs.find((r) => r.id === plan.runId) ?? null;
     const executeRun = runs.filter((r) => r.executesPlanId === plan.id).pop() ?? null;
@@ -465,6 +464,21 @@ export class PlanDeliveryWorker {
     };
   }
 
+  /**
+   * What git answers over HTTP(S) when the remote asks (through GIT_ASKPASS): delivery.token, sent to whatever
+   * remote it is configured for; else, for a remote on GitHub (github.com or api_url's host), drydock's GitHub
+   * credentials for that repository (an App's installation token of the repository's installation); else none.
+   * A GitHub credential never goes to another host.
+   */
+  private async credentialsFor(url: string): Promise<GitCredentials | undefined> {
+    if (!/^https?:\/\//i.test(url)) return undefined;
+    const { config, githubAuth } = this.deps;
+    if (config.delivery.token) return { username: config.delivery.username, password: config.delivery.token };
+    const repository = githubRepositoryOfUrl(url, githubHosts(config.github.api_url));
+    if (!repository || !githubAuth) return undefined;
+    return githubAuth.gitCredentialsFor(repository, this.abort.signal);
+  }
+
   private async executeRunOf(plan: Plan): Promise<Run | null> {
     const runs = await this.deps.store.listPlanRuns(plan).catch(() => [] as Run[]);
     return runs.filter((r) => r.executesPlanId === plan.id).pop() ?? null;
@@ -485,6 +499,10 @@ export class PlanDeliveryWorker {
 
   private scrubbed(text: string): string {
     const { config } = this.deps;
-    return scrub(text, [config.delivery.token, config.github.token]);
+    return scrub(text, [
+      config.delivery.token,
+      config.github.token,
+      ...(this.deps.githubAuth?.secrets() ?? []),
+    ]);
   }
 }
