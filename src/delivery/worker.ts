@@ -102,6 +102,8 @@ interface Target {
   /** The remote's name and URL without credentials. */
   remoteLabel: string;
   credentials: GitCredentials | undefined;
+  /** The GitHub repository whose credentials `credentials` are (null: none, or delivery.token). */
+  credentialsFrom: string | null;
   /** owner/repo when the repository is on GitHub. */
   repository: string | null;
   /** The pull request the plan's run came from. */
@@ -336,13 +338,7 @@ export class PlanDeliveryWorker {
       await store.updatePlanDelivery(plan.id, ['pending', 'retrying'], patch);
     };
     if (done.pushedAt === null || done.commit !== t.commit) {
-      await pushBranch(t.repo, t.remote, t.branch, {
-        timeoutMs: config.delivery.push_timeout_ms,
-        signal: this.abort.signal,
-        ...(t.credentials ? { credentials: t.credentials } : {}),
-      }).catch((err: Error & { stderr?: string }) => {
-        throw new Error(`git push to ${t.remoteLabel} failed: ${(err.stderr || err.message).trim()}`);
-      });
+      await this.push(t);
       await record({ branch: t.branch, commit: t.commit, remote: t.remoteLabel, pushedAt: clock.now() });
     }
     const github = this.deps.github;
@@ -403,6 +399,38 @@ export class PlanDeliveryWorker {
     }
   }
 
+  /**
+   * Pushes the branch. A remote on GitHub that refuses drydock's GitHub credentials (an installation token
+   * revoked or lapsed before drydock thought) gets one more push with fresh ones, as REST calls do.
+   */
+  private async push(t: Target): Promise<void> {
+    const push = () =>
+      pushBranch(t.repo, t.remote, t.branch, {
+        timeoutMs: this.deps.config.delivery.push_timeout_ms,
+        signal: this.abort.signal,
+        ...(t.credentials ? { credentials: t.credentials } : {}),
+      });
+    const failure = (err: Error & { stderr?: string }) =>
+      new Error(`git push to ${t.remoteLabel} failed: ${(err.stderr || err.message).trim()}`);
+    try {
+      await push();
+    } catch (err) {
+      const { githubAuth } = this.deps;
+      const text = (err as { stderr?: string }).stderr || String(err);
+      const refused =
+        githubAuth !== null &&
+        t.credentialsFrom !== null &&
+        t.credentials !== undefined &&
+        /Authentication failed|Invalid username or (password|token)|returned error: 401/i.test(text) &&
+        githubAuth.refused(t.credentialsFrom, t.credentials.password);
+      if (!refused) throw failure(err as Error);
+      t.credentials = await githubAuth!.gitCredentialsFor(t.credentialsFrom!, this.abort.signal);
+      await push().catch((again: Error) => {
+        throw failure(again);
+      });
+    }
+  }
+
   /** The base branch: the pull request's, else the configured one, else the remote's default branch. */
   private async base(t: Target): Promise<string> {
     if (t.origin) return t.origin.baseRef;
@@ -441,7 +469,7 @@ export class PlanDeliveryWorker {
         `the repository ${repo} has no remote ${remote}: ${(err.stderr || err.message).trim()}`,
       );
     });
-    const credentials = await this.credentialsFor(url);
+    const { credentials, from: credentialsFrom } = await this.credentialsFor(url);
     const runs = await store.listPlanRuns(plan);
     const planRun = runs.find((r) => r.id === plan.runId) ?? null;
     const executeRun = runs.filter((r) => r.executesPlanId === plan.id).pop() ?? null;
@@ -457,6 +485,7 @@ export class PlanDeliveryWorker {
       remote,
       remoteLabel: `${remote} ${withoutCredentials(url)}`,
       credentials,
+      credentialsFrom,
       repository,
       origin,
       planRun,
@@ -470,13 +499,24 @@ export class PlanDeliveryWorker {
    * credentials for that repository (an App's installation token of the repository's installation); else none.
    * A GitHub credential never goes to another host.
    */
-  private async credentialsFor(url: string): Promise<GitCredentials | undefined> {
-    if (!/^https?:\/\//i.test(url)) return undefined;
+  private async credentialsFor(
+    url: string,
+  ): Promise<{ credentials: GitCredentials | undefined; from: string | null }> {
+    const none = { credentials: undefined, from: null };
+    if (!/^https?:\/\//i.test(url)) return none;
     const { config, githubAuth } = this.deps;
-    if (config.delivery.token) return { username: config.delivery.username, password: config.delivery.token };
+    if (config.delivery.token) {
+      return {
+        credentials: { username: config.delivery.username, password: config.delivery.token },
+        from: null,
+      };
+    }
     const repository = githubRepositoryOfUrl(url, githubHosts(config.github.api_url));
-    if (!repository || !githubAuth) return undefined;
-    return githubAuth.gitCredentialsFor(repository, this.abort.signal);
+    if (!repository || !githubAuth) return none;
+    return {
+      credentials: await githubAuth.gitCredentialsFor(repository, this.abort.signal),
+      from: repository,
+    };
   }
 
   private async executeRunOf(plan: Plan): Promise<Run | null> {
