@@ -39,7 +39,7 @@ export function readAppPrivateKey(path: string): AppKeyRead {
     };
   }
   if (type !== 'rsa') {
-    return { problem: `${path} holds a${type ? ` ${type}` : 'n unknown'} key; a GitHub App's key is RSA` };
+    return { problem: `${path} holds a key of type ${type ?? 'unknown'}; a GitHub App's key is RSA` };
   }
   return { pem };
 }
