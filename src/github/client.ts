@@ -1,7 +1,7 @@
 import { Octokit } from '@octokit/rest';
 import { pause } from '../clock.js';
 import type { Logger } from '../logger.js';
-import type { GithubAuth } from './auth.js';
+import { type GithubAuth, GithubAuthError } from './auth.js';
 
 /** How often and how long a GitHub call is tried. */
 export interface RetryPolicy {
@@ -50,6 +50,8 @@ export class GithubCallError extends Error {
     message: string,
     /** The `errors[].message` texts of a 422 answer (scrubbed), e.g. "A pull request already exists for …". */
     readonly details: string[] = [],
+    /** Failed for want of credentials (the App not installed on the repository, its JWT refused), not the call. */
+    readonly credentials = false,
   ) {
     super(`${call}: ${status ?? 'no response'} ${message}`);
   }
@@ -153,7 +155,8 @@ export class GithubApi {
       return res.data;
     } catch (err) {
       const e = err as GithubCallError;
-      if (e.status !== 404) this.opts.logger.warn({ github: e.message }, 'GitHub pull request lookup failed');
+      if (e.status !== 404 || e.credentials)
+        this.opts.logger.warn({ github: e.message }, 'GitHub pull request lookup failed');
       return null;
     }
   };
@@ -366,7 +369,7 @@ export class GithubApi {
             : [],
         )
       : [];
-    return new GithubCallError(what, status, message, details);
+    return new GithubCallError(what, status, message, details, err instanceof GithubAuthError);
   }
 }
 

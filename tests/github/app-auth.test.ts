@@ -193,6 +193,9 @@ describe('installation tokens', () => {
     const failed = await api.createComment('initech/tps', 1, 'x').catch((e: unknown) => e);
     expect((failed as GithubCallError).message).toContain('is not installed on initech/tps');
     expect(github.calls.filter((c) => c.path === '/repos/initech/tps/installation')).toHaveLength(2);
+    // A pull request of such a repository is not found, and the log says why (a 404 of GitHub's is not logged).
+    expect(await api.lookupPullRequest('initech/tps', 1)).toBeNull();
+    expect(logs.join('')).toContain('is not installed on initech/tps');
 
     // A key that is not the App's: GitHub cannot decode the JWT.
     const other = new AppAuth({
