@@ -34,6 +34,8 @@ import { GIT_TOKEN_USER, type GithubAuth, GithubAuthError, TokenAuth } from './a
 
 /** A token is renewed this long before GitHub's `expires_at`: no call or push starts with one about to lapse. */
 export const RENEW_BEFORE_MS = 5 * 60_000;
+/** How many replaced tokens are still scrubbed from texts. */
+const RETIRED_KEPT = 50;
 
 export interface AppAuthOptions {
   /** github.app.id: the App's ID or client ID. */
@@ -77,6 +79,8 @@ export class AppAuth implements GithubAuth {
   /** Installation id → the exchange under way (one per installation, whoever waits for it). */
   private readonly exchanges = new Map<number, Promise<HeldToken>>();
   private slug: Promise<string> | null = null;
+  /** Tokens replaced or refused lately: still scrubbed from texts (an error about one may come later). */
+  private readonly retired: string[] = [];
 
   constructor(private readonly opts: AppAuthOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -106,7 +110,7 @@ export class AppAuth implements GithubAuth {
 
   refused(repository: string, token: string): boolean {
     for (const [installation, held] of this.tokens) {
-      if (held.token === token) this.tokens.delete(installation);
+      if (held.token === token) this.retire(installation);
     }
     // The repository may have moved to another installation (the App reinstalled): look it up again.
     this.installations.delete(repository.toLowerCase());
@@ -125,7 +129,16 @@ export class AppAuth implements GithubAuth {
   }
 
   secrets(): string[] {
-    return [...this.tokens.values()].map((held) => held.token);
+    return [...[...this.tokens.values()].map((held) => held.token), ...this.retired];
+  }
+
+  /** Drops an installation's token, keeping it among the last RETIRED_KEPT to scrub. */
+  private retire(installation: number): void {
+    const held = this.tokens.get(installation);
+    if (!held) return;
+    this.tokens.delete(installation);
+    this.retired.push(held.token);
+    if (this.retired.length > RETIRED_KEPT) this.retired.shift();
   }
 
   /** GET /app with the JWT: the App GitHub knows by this key (its id, slug, name). */
@@ -234,6 +247,7 @@ export class AppAuth implements GithubAuth {
       throw new GithubAuthError(`GitHub's answer for installation ${installation} holds no token and expiry`);
     }
     const held = { token: data.token, expiresAt };
+    this.retire(installation);
     this.tokens.set(installation, held);
     this.opts.logger.debug(
       { installation_id: installation, expires_at: new Date(expiresAt).toISOString() },
