@@ -11,6 +11,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { PlanDeliveryWorker } from './delivery/worker.js';
 import type { Run } from './domain/types.js';
+import { githubAuthFrom } from './github/app-auth.js';
 import { type FailedJobsQuery, GithubApi, type PullRequestLookup } from './github/client.js';
 import { GithubReporter } from './github/report.js';
 import type { Logger } from './logger.js';
@@ -148,7 +149,7 @@ export async function buildServices(opts: ServiceOptions): Promise<Services> {
   // the cron loop with the administration that wakes it, the reactions to the event log, retention.
   const agent = await agentParts(opts, clock);
   const runParts = runsAndPlans(opts, clock, agent);
-  const gh = githubParts(opts);
+  const gh = githubParts(opts, clock);
   const outboxes = outboxParts(opts, clock, agent, gh, runParts.replica);
   const cron = cronParts(opts, clock, agent, runParts, gh);
   const reactions = reactionsOf(opts, clock, runParts, gh, outboxes);
@@ -266,21 +267,21 @@ function runsAndPlans(opts: ServiceOptions, clock: Clock, agent: AgentParts) {
 }
 
 /**
- * GitHub: github.token lets `/drydock plan` comments read the pull request and failed check suites and workflow
- * runs list their failed jobs; github.report also posts each
- * pull request's plans to it and keeps a drydock/plan commit status in step with their decisions.
+ * GitHub: drydock's credentials (github.token or github.app, src/github/auth.ts) let `/drydock plan` comments
+ * read the pull request, failed check suites and workflow runs list their failed jobs, and delivery push and
+ * open pull requests; github.report also posts each pull request's plans to it and keeps a drydock/plan commit
+ * status in step with their decisions.
  */
-function githubParts(opts: ServiceOptions) {
+function githubParts(opts: ServiceOptions, clock: Clock) {
   const { config, logger, store } = opts;
-  const github = config.github.token
-    ? new GithubApi({ token: config.github.token, baseUrl: config.github.api_url, logger })
-    : null;
+  const auth = githubAuthFrom(config.github, { logger, clock });
+  const github = auth ? new GithubApi({ auth, baseUrl: config.github.api_url, logger }) : null;
   const reporter = github && config.github.report ? new GithubReporter({ github, store, logger }) : null;
   const lookupPullRequest = opts.lookupPullRequest ?? github?.lookupPullRequest;
   const lookupFailedJobs = github
     ? (repository: string, query: FailedJobsQuery) => github.listFailedJobs(repository, query)
     : undefined;
-  return { github, reporter, lookupPullRequest, lookupFailedJobs };
+  return { auth, github, reporter, lookupPullRequest, lookupFailedJobs };
 }
 
 /** Delivery of executed plans (push drydock/<plan>, open a pull request, comment) and outbound notifications. */
@@ -305,6 +306,7 @@ function outboxParts(
     logger,
     events: agent.events,
     github: gh.github,
+    githubAuth: gh.auth,
     pageUrl: (planId) => `${publicUrl}/ui/plans/${encodeURIComponent(planId)}`,
     holder: replica,
     onOutcome: (outcome) => metrics.planDeliveries.inc({ outcome }),

@@ -4,6 +4,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
 import { modelProblems } from '../models/catalogue.js';
+import { appKeyProblems } from './app-key.js';
 import { mcpSecretProblems } from './mcp-secrets.js';
 import { type Config, configSchema, isSecretPath } from './schema.js';
 
@@ -64,6 +65,9 @@ export const ENV_BINDINGS: readonly Binding[] = [
   // One secret, or several separated by commas (to rotate: old,new).
   { source: 'GITHUB_WEBHOOK_SECRET', path: ['github', 'webhook_secrets'], kind: 'list' },
   { source: 'GITHUB_TOKEN', path: ['github', 'token'], kind: 'string' },
+  { source: 'GITHUB_APP_ID', path: ['github', 'app', 'id'], kind: 'string' },
+  { source: 'GITHUB_APP_PRIVATE_KEY_FILE', path: ['github', 'app', 'private_key_file'], kind: 'string' },
+  { source: 'GITHUB_APP_WEBHOOK_SECRET', path: ['github', 'app', 'webhook_secret'], kind: 'string' },
 ];
 
 const OVERRIDE_BINDINGS: Record<keyof NonNullable<LoadOptions['overrides']>, Binding> = {
@@ -103,17 +107,20 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     for (const issue of result.error.issues) problems.push(...describeIssue(issue, raw, sources));
-  } else {
-    // A retired model no longer answers (README, Models): the daemon does not start on one.
-    const now = (opts.clock ?? systemClock).now();
-    for (const message of modelProblems(result.data, result.data.anthropic.model, now).errors) {
-      if (!problems.includes(`anthropic.model: ${message}`)) problems.push(`anthropic.model: ${message}`);
-    }
-    // MCP servers name their secrets; each must be set (src/config/mcp-secrets.ts).
-    problems.push(...mcpSecretProblems(result.data.mcp.servers, env));
+    throw new ConfigError(problems);
   }
-  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
-  return resolvePaths(result.data, baseDir);
+  const config = resolvePaths(result.data, baseDir);
+  // A retired model no longer answers (README, Models): the daemon does not start on one.
+  const now = (opts.clock ?? systemClock).now();
+  for (const message of modelProblems(config, config.anthropic.model, now).errors) {
+    if (!problems.includes(`anthropic.model: ${message}`)) problems.push(`anthropic.model: ${message}`);
+  }
+  // MCP servers name their secrets; each must be set (src/config/mcp-secrets.ts).
+  problems.push(...mcpSecretProblems(config.mcp.servers, env));
+  // The App's key file exists and holds an RSA key (src/config/app-key.ts); its text is never quoted.
+  problems.push(...appKeyProblems(config.github.app.private_key_file));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
 }
 
 /**
@@ -130,11 +137,16 @@ export function resolvePaths(config: Config, baseDir: string): Config {
       { ...repo, path: at(repo.path) },
     ]),
   );
+  const keyFile = config.github.app.private_key_file;
   return {
     ...config,
     data_dir: at(config.data_dir),
     work_dir: config.work_dir === null ? null : at(config.work_dir),
-    github: { ...config.github, repositories },
+    github: {
+      ...config.github,
+      repositories,
+      app: { ...config.github.app, private_key_file: keyFile === null ? null : at(keyFile) },
+    },
   };
 }
 
@@ -151,6 +163,9 @@ export function redactedConfig(c: Config): unknown {
   copy.database_url = hide(copy.database_url);
   copy.anthropic.api_key = hide(copy.anthropic.api_key);
   copy.github.webhook_secrets = copy.github.webhook_secrets.map(() => '[redacted]');
+  copy.github.token = hide(copy.github.token);
+  copy.github.app.webhook_secret = hide(copy.github.app.webhook_secret);
+  copy.delivery.token = hide(copy.delivery.token);
   // A webhook's URL may be its credential (Slack's is): only its origin is shown.
   copy.notifications.webhooks = copy.notifications.webhooks.map((w) => ({
     ...w,

@@ -20,6 +20,7 @@ export const SECRET_PATHS: readonly (readonly string[])[] = [
   ['anthropic', 'api_key'],
   ['github', 'webhook_secrets'],
   ['github', 'token'],
+  ['github', 'app', 'webhook_secret'],
   ['delivery', 'token'],
   // Webhook URLs often carry their own credential (a Slack incoming webhook's path is one), and secrets.
   ['notifications', 'webhooks'],
@@ -267,6 +268,32 @@ const repositorySchema = z.strictObject(
   { error: 'expected a mapping with path' },
 );
 
+/** A GitHub App's ID: a positive integer, or its client ID (`Iv1.…`, `Iv23…`), which GitHub also takes as `iss`. */
+const APP_ID_EXPECTED = "expected the App's ID (a positive integer) or its client ID (Iv…), or null";
+
+// Authenticating as a GitHub App (src/github/app-auth.ts): its ID and private key sign the JWT that GitHub
+// exchanges for each installation's tokens. Set `id` and `private_key_file` together, or neither.
+const githubAppSchema = section({
+  id: z
+    .preprocess(
+      (value) => (typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value.trim()) : value),
+      z.union(
+        [
+          z.int({ error: APP_ID_EXPECTED }).min(1, { error: APP_ID_EXPECTED }),
+          z.string({ error: APP_ID_EXPECTED }).regex(/^Iv[A-Za-z0-9._-]+$/, { error: APP_ID_EXPECTED }),
+        ],
+        { error: APP_ID_EXPECTED },
+      ),
+    )
+    .nullable()
+    .default(null),
+  private_key_file: text("the path of the App's private key (.pem), or null").nullable().default(null),
+  webhook_secret: text('a non-empty secret or null').nullable().default(null),
+}).refine((app) => (app.id === null) === (app.private_key_file === null), {
+  error: 'set id and private_key_file together (the App signs its JWT with the key), or neither',
+  path: ['private_key_file'],
+});
+
 const githubSchema = section({
   webhook_secrets: z
     .array(text('a non-empty secret'), { error: 'expected a list of secrets' })
@@ -291,6 +318,7 @@ const githubSchema = section({
     .default(() => ({})),
   api_url: httpUrl().default('https://api.github.com'),
   token: text('a non-empty token or null').nullable().default(null),
+  app: githubAppSchema,
   report: bool().default(false),
   trigger_hourly_cap: int(1).default(30),
 });
@@ -302,8 +330,9 @@ const deliverySchema = section({
   enabled: bool().default(false),
   // The git remote of the workspace's repository to push to.
   remote: text('a git remote name').default('origin'),
-  // Password for git over HTTPS (a GitHub token), handed to git through GIT_ASKPASS, never on a command line;
-  // null: github.token. Not used for local paths or ssh remotes.
+  // Password for git over HTTPS to the remote, handed to git through GIT_ASKPASS, never on a command line;
+  // null: drydock's GitHub credentials for a remote on GitHub (src/github/auth.ts), none for any other host.
+  // Not used for local paths or ssh remotes.
   token: text('a non-empty token or null').nullable().default(null),
   username: text('a user name').default('x-access-token'),
   pull_request: bool().default(true),
@@ -718,6 +747,16 @@ export const configSchema = z
         code: 'custom',
         path: ['mcp', 'servers', name, 'loopback_ports', i],
         message: `${config.server.port} is the daemon's own port (server.port)`,
+        params: { showValue: false },
+      });
+    }
+    // One GitHub identity: a token and an App at once would leave it to chance which account acts (README, GitHub App).
+    if (config.github.token !== null && config.github.app.id !== null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['github', 'token'],
+        message:
+          'github.token and github.app are both set: drydock acts on GitHub as one of them; remove the token (GITHUB_TOKEN) to use the App, or the App to use the token',
         params: { showValue: false },
       });
     }

@@ -4,6 +4,7 @@ import { DomainError } from '../domain/errors.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
 import { planTitle } from '../domain/plan-title.js';
 import type { Plan, PlanDelivery, PullRequestCheckout, Run, Session } from '../domain/types.js';
+import type { GithubAuth } from '../github/auth.js';
 import type { GithubApi } from '../github/client.js';
 import {
   githubHosts,
@@ -81,8 +82,10 @@ export interface DeliveryDeps {
   config: Config;
   logger: Logger;
   events: RunEvents;
-  /** GitHub's REST API (github.token); without it no pull request is opened and no comment posted. */
+  /** GitHub's REST API (github.token or github.app); without it no pull request is opened and no comment posted. */
   github: GithubApi | null;
+  /** drydock's GitHub credentials, for pushes to a remote on GitHub (src/github/auth.ts); null without them. */
+  githubAuth: GithubAuth | null;
   /** The plan page's address for people (server.public_url, or the address the daemon listens on). */
   pageUrl: (planId: string) => string;
   /** This daemon's name among the replicas: its claims on deliveries carry it, and its restart ends them. */
@@ -99,6 +102,8 @@ interface Target {
   /** The remote's name and URL without credentials. */
   remoteLabel: string;
   credentials: GitCredentials | undefined;
+  /** The GitHub repository whose credentials `credentials` are (null: none, or delivery.token). */
+  credentialsFrom: string | null;
   /** owner/repo when the repository is on GitHub. */
   repository: string | null;
   /** The pull request the plan's run came from. */
@@ -333,13 +338,7 @@ export class PlanDeliveryWorker {
       await store.updatePlanDelivery(plan.id, ['pending', 'retrying'], patch);
     };
     if (done.pushedAt === null || done.commit !== t.commit) {
-      await pushBranch(t.repo, t.remote, t.branch, {
-        timeoutMs: config.delivery.push_timeout_ms,
-        signal: this.abort.signal,
-        ...(t.credentials ? { credentials: t.credentials } : {}),
-      }).catch((err: Error & { stderr?: string }) => {
-        throw new Error(`git push to ${t.remoteLabel} failed: ${(err.stderr || err.message).trim()}`);
-      });
+      await this.push(t);
       await record({ branch: t.branch, commit: t.commit, remote: t.remoteLabel, pushedAt: clock.now() });
     }
     const github = this.deps.github;
@@ -347,7 +346,7 @@ export class PlanDeliveryWorker {
     if (!github) {
       this.deps.logger.warn(
         { plan_id: plan.id, repository: t.repository },
-        'github.token is not set: the branch is pushed, but no pull request is opened and no comment posted',
+        'neither github.token nor github.app is set: the branch is pushed, but no pull request is opened and no comment posted',
       );
       return;
     }
@@ -400,6 +399,38 @@ export class PlanDeliveryWorker {
     }
   }
 
+  /**
+   * Pushes the branch. A remote on GitHub that refuses drydock's GitHub credentials (an installation token
+   * revoked or lapsed before drydock thought) gets one more push with fresh ones, as REST calls do.
+   */
+  private async push(t: Target): Promise<void> {
+    const push = () =>
+      pushBranch(t.repo, t.remote, t.branch, {
+        timeoutMs: this.deps.config.delivery.push_timeout_ms,
+        signal: this.abort.signal,
+        ...(t.credentials ? { credentials: t.credentials } : {}),
+      });
+    const failure = (err: Error & { stderr?: string }) =>
+      new Error(`git push to ${t.remoteLabel} failed: ${(err.stderr || err.message).trim()}`);
+    try {
+      await push();
+    } catch (err) {
+      const { githubAuth } = this.deps;
+      const text = (err as { stderr?: string }).stderr || String(err);
+      const refused =
+        githubAuth !== null &&
+        t.credentialsFrom !== null &&
+        t.credentials !== undefined &&
+        /Authentication failed|Invalid username or (password|token)|returned error: 401/i.test(text) &&
+        githubAuth.refused(t.credentialsFrom, t.credentials.password);
+      if (!refused) throw failure(err as Error);
+      t.credentials = await githubAuth!.gitCredentialsFor(t.credentialsFrom!, this.abort.signal);
+      await push().catch((again: Error) => {
+        throw failure(again);
+      });
+    }
+  }
+
   /** The base branch: the pull request's, else the configured one, else the remote's default branch. */
   private async base(t: Target): Promise<string> {
     if (t.origin) return t.origin.baseRef;
@@ -438,11 +469,7 @@ export class PlanDeliveryWorker {
         `the repository ${repo} has no remote ${remote}: ${(err.stderr || err.message).trim()}`,
       );
     });
-    const token = config.delivery.token ?? config.github.token;
-    const credentials =
-      token && /^https?:\/\//i.test(url)
-        ? { username: config.delivery.username, password: token }
-        : undefined;
+    const { credentials, from: credentialsFrom } = await this.credentialsFor(url);
     const runs = await store.listPlanRuns(plan);
     const planRun = runs.find((r) => r.id === plan.runId) ?? null;
     const executeRun = runs.filter((r) => r.executesPlanId === plan.id).pop() ?? null;
@@ -458,10 +485,37 @@ export class PlanDeliveryWorker {
       remote,
       remoteLabel: `${remote} ${withoutCredentials(url)}`,
       credentials,
+      credentialsFrom,
       repository,
       origin,
       planRun,
       executeRun,
+    };
+  }
+
+  /**
+   * What git answers over HTTP(S) when the remote asks (through GIT_ASKPASS): delivery.token, sent to whatever
+   * remote it is configured for; else, for a remote on GitHub (github.com or api_url's host), drydock's GitHub
+   * credentials for that repository (an App's installation token of the repository's installation); else none.
+   * A GitHub credential never goes to another host.
+   */
+  private async credentialsFor(
+    url: string,
+  ): Promise<{ credentials: GitCredentials | undefined; from: string | null }> {
+    const none = { credentials: undefined, from: null };
+    if (!/^https?:\/\//i.test(url)) return none;
+    const { config, githubAuth } = this.deps;
+    if (config.delivery.token) {
+      return {
+        credentials: { username: config.delivery.username, password: config.delivery.token },
+        from: null,
+      };
+    }
+    const repository = githubRepositoryOfUrl(url, githubHosts(config.github.api_url));
+    if (!repository || !githubAuth) return none;
+    return {
+      credentials: await githubAuth.gitCredentialsFor(repository, this.abort.signal),
+      from: repository,
     };
   }
 
@@ -485,6 +539,10 @@ export class PlanDeliveryWorker {
 
   private scrubbed(text: string): string {
     const { config } = this.deps;
-    return scrub(text, [config.delivery.token, config.github.token]);
+    return scrub(text, [
+      config.delivery.token,
+      config.github.token,
+      ...(this.deps.githubAuth?.secrets() ?? []),
+    ]);
   }
 }

@@ -1,6 +1,7 @@
 import { Octokit } from '@octokit/rest';
 import { pause } from '../clock.js';
 import type { Logger } from '../logger.js';
+import { type GithubAuth, GithubAuthError } from './auth.js';
 import { webUrl } from './events/read.js';
 
 /** How often and how long a GitHub call is tried. */
@@ -33,7 +34,8 @@ export const LOOKUP_RETRY: RetryPolicy = {
 export type CommitState = 'pending' | 'success' | 'failure' | 'error';
 
 export interface GithubApiOptions {
-  token: string;
+  /** Whose credentials each call carries: the token of the repository it is about (src/github/auth.ts). */
+  auth: GithubAuth;
   /** github.api_url, e.g. https://api.github.com */
   baseUrl: string;
   logger: Logger;
@@ -41,7 +43,7 @@ export interface GithubApiOptions {
   lookupRetry?: Partial<RetryPolicy>;
 }
 
-/** A failed GitHub call as it may be logged: status and message, never the token or the request. */
+/** A failed GitHub call as it may be logged: status and message, never a token or the request. */
 export class GithubCallError extends Error {
   constructor(
     readonly call: string,
@@ -49,6 +51,8 @@ export class GithubCallError extends Error {
     message: string,
     /** The `errors[].message` texts of a 422 answer (scrubbed), e.g. "A pull request already exists for …". */
     readonly details: string[] = [],
+    /** Failed for want of credentials (the App not installed on the repository, its JWT refused), not the call. */
+    readonly credentials = false,
   ) {
     super(`${call}: ${status ?? 'no response'} ${message}`);
   }
@@ -60,11 +64,6 @@ const COMMENTS_PER_PAGE = 100;
 /** Pages read at most (100,000 comments): a bound on a pull request that never ends. */
 const MAX_COMMENT_PAGES = 1_000;
 
-/**
- * The few GitHub REST calls drydock makes (comment and list comments, commit status, read or open a pull request), through Octokit,
- * with bounded retries on 5xx, timeouts and rate limits (retry-after and the rate-limit reset are obeyed
- * up to a cap). Errors come out as GithubCallError, scrubbed of the token.
- */
 /** Reads a pull request (GET /repos/:repo/pulls/:n): its payload, or null when GitHub does not know it. */
 export type PullRequestLookup = (repository: string, number: number) => Promise<unknown | null>;
 
@@ -104,6 +103,19 @@ const FAILED = new Set(['failure', 'timed_out', 'startup_failure', 'action_requi
 const MAX_FAILED_JOBS = 50;
 const MAX_JOB_PAGES = 5;
 
+/** What each call sends: its abort signal and the Authorization header of the repository it is about. */
+interface CallRequest {
+  signal: AbortSignal;
+  headers: { authorization: string };
+}
+
+/**
+ * The few GitHub REST calls drydock makes (comment and list comments, commit status, read or open a pull request), through Octokit,
+ * with bounded retries on 5xx, timeouts and rate limits (retry-after and the rate-limit reset are obeyed
+ * up to a cap). Each call carries the token `auth` gives for its repository (an App's installation token, or
+ * the personal access token); a token GitHub refuses with 401 is renewed once. Errors come out as
+ * GithubCallError, scrubbed of every token.
+ */
 export class GithubApi {
   private readonly octokit: Octokit;
   private readonly closed = new AbortController();
@@ -115,8 +127,8 @@ export class GithubApi {
   constructor(private readonly opts: GithubApiOptions) {
     this.report = { ...REPORT_RETRY, ...opts.reportRetry };
     this.lookup = { ...LOOKUP_RETRY, ...opts.lookupRetry };
+    // No `auth`: each call sets the Authorization header of its own repository.
     this.octokit = new Octokit({
-      auth: opts.token,
       baseUrl: opts.baseUrl.replace(/\/+$/, ''),
       userAgent: 'drydock',
       // Octokit's own request log would print request options; drydock logs its calls itself.
@@ -138,8 +150,16 @@ export class GithubApi {
     await this.call(
       `POST status ${status.state} on ${repository}@${sha.slice(0, 12)}`,
       this.report,
-      (signal) =>
-        this.octokit.rest.repos.createCommitStatus({ owner, repo, sha, ...status, request: { signal } }),
+      repository,
+      ({ signal, headers }) =>
+        this.octokit.rest.repos.createCommitStatus({
+          owner,
+          repo,
+          sha,
+          ...status,
+          headers,
+          request: { signal },
+        }),
     );
   }
 
@@ -152,13 +172,18 @@ export class GithubApi {
       return null;
     }
     try {
-      const res = await this.call(`GET pull request ${repository}#${number}`, this.lookup, (signal) =>
-        this.octokit.rest.pulls.get({ ...parts, pull_number: number, request: { signal } }),
+      const res = await this.call(
+        `GET pull request ${repository}#${number}`,
+        this.lookup,
+        repository,
+        ({ signal, headers }) =>
+          this.octokit.rest.pulls.get({ ...parts, pull_number: number, headers, request: { signal } }),
       );
       return res.data;
     } catch (err) {
       const e = err as GithubCallError;
-      if (e.status !== 404) this.opts.logger.warn({ github: e.message }, 'GitHub pull request lookup failed');
+      if (e.status !== 404 || e.credentials)
+        this.opts.logger.warn({ github: e.message }, 'GitHub pull request lookup failed');
       return null;
     }
   };
@@ -185,7 +210,9 @@ export class GithubApi {
       const res = await this.call(
         `POST pull request ${repository} ${pr.head} -> ${pr.base}`,
         this.report,
-        (signal) => this.octokit.rest.pulls.create({ owner, repo, ...pr, request: { signal } }),
+        repository,
+        ({ signal, headers }) =>
+          this.octokit.rest.pulls.create({ owner, repo, ...pr, headers, request: { signal } }),
       );
       return { url: res.data.html_url, number: res.data.number, existing: false };
     } catch (err) {
@@ -203,8 +230,12 @@ export class GithubApi {
   /** The open pull request whose head is `head` (`owner:branch`), or null. */
   async findPullRequest(repository: string, head: string): Promise<{ url: string; number: number } | null> {
     const { owner, repo } = split(repository);
-    const res = await this.call(`GET pull requests of ${repository} from ${head}`, this.report, (signal) =>
-      this.octokit.rest.pulls.list({ owner, repo, head, state: 'open', request: { signal } }),
+    const res = await this.call(
+      `GET pull requests of ${repository} from ${head}`,
+      this.report,
+      repository,
+      ({ signal, headers }) =>
+        this.octokit.rest.pulls.list({ owner, repo, head, state: 'open', headers, request: { signal } }),
     );
     const pr = res.data[0];
     return pr ? { url: pr.html_url, number: pr.number } : null;
@@ -217,14 +248,19 @@ export class GithubApi {
     body: string,
   ): Promise<{ id: number; url: string }> {
     const { owner, repo } = split(repository);
-    const res = await this.call(`POST comment on ${repository}#${number}`, this.report, (signal) =>
-      this.octokit.rest.issues.createComment({
-        owner,
-        repo,
-        issue_number: number,
-        body,
-        request: { signal },
-      }),
+    const res = await this.call(
+      `POST comment on ${repository}#${number}`,
+      this.report,
+      repository,
+      ({ signal, headers }) =>
+        this.octokit.rest.issues.createComment({
+          owner,
+          repo,
+          issue_number: number,
+          body,
+          headers,
+          request: { signal },
+        }),
     );
     return { id: res.data.id, url: res.data.html_url };
   }
@@ -241,13 +277,15 @@ export class GithubApi {
       const res = await this.call(
         `GET comments of ${repository}#${number} (page ${page})`,
         this.report,
-        (signal) =>
+        repository,
+        ({ signal, headers }) =>
           this.octokit.rest.issues.listComments({
             owner,
             repo,
             issue_number: number,
             per_page: COMMENTS_PER_PAGE,
             page,
+            headers,
             request: { signal },
           }),
       );
@@ -263,24 +301,21 @@ export class GithubApi {
    * drydock's own comments count.
    */
   async ownComments(repository: string, number: number): Promise<IssueComment[]> {
-    const self = await this.authenticatedLogin();
+    const self = await this.authenticatedLogin(repository);
     return (await this.listComments(repository, number)).filter((c) => c.author === self);
   }
 
   /**
-   * The login of the account drydock's token belongs to: GET /user (https://docs.github.com/rest/users/users#
-   * get-the-authenticated-user) answers the token's user, 401 without a valid token. Read once and kept.
+   * The login of the account drydock acts as. With an App, its bot (`<slug>[bot]`, src/github/app-auth.ts): an
+   * installation token cannot read GET /user. With a token, GET /user (https://docs.github.com/rest/users/users#
+   * get-the-authenticated-user) answers the token's user, 401 without a valid token; asked with the credentials
+   * of `repository` (any repository will do). Read once and kept (a failed read is tried again on the next call).
    */
-  authenticatedLogin(): Promise<string> {
-    this.self ??= this.call('GET the authenticated user', this.report, (signal) =>
-      this.octokit.rest.users.getAuthenticated({ request: { signal } }),
-    ).then(
-      (res) => res.data.login,
-      (err: unknown) => {
-        this.self = null;
-        throw err;
-      },
-    );
+  authenticatedLogin(repository: string): Promise<string> {
+    this.self ??= this.readLogin(repository).catch((err: unknown) => {
+      this.self = null;
+      throw err;
+    });
     return this.self;
   }
 
@@ -313,14 +348,17 @@ export class GithubApi {
     page: number,
   ): Promise<{ jobs: FailedJob[]; more: boolean }> {
     const paging = { owner, repo, filter: 'latest' as const, per_page: 100, page };
+    const repository = `${owner}/${repo}`;
     if (query.kind === 'workflow_run') {
       const res = await this.call(
         `GET jobs of workflow run ${query.runId} (page ${page})`,
         this.lookup,
-        (signal) =>
+        repository,
+        ({ signal, headers }) =>
           this.octokit.rest.actions.listJobsForWorkflowRun({
             ...paging,
             run_id: query.runId,
+            headers,
             request: { signal },
           }),
       );
@@ -338,10 +376,12 @@ export class GithubApi {
     const res = await this.call(
       `GET check runs of check suite ${query.suiteId} (page ${page})`,
       this.lookup,
-      (signal) =>
+      repository,
+      ({ signal, headers }) =>
         this.octokit.rest.checks.listForSuite({
           ...paging,
           check_suite_id: query.suiteId,
+          headers,
           request: { signal },
         }),
     );
@@ -351,22 +391,56 @@ export class GithubApi {
     return { jobs, more: /\brel="next"/.test(res.headers.link ?? '') };
   }
 
+  private async readLogin(repository: string): Promise<string> {
+    const bot = await this.opts.auth.botLogin(this.closed.signal).catch((err: unknown) => {
+      throw this.describe('GET the GitHub App', err);
+    });
+    if (bot !== null) return bot;
+    const res = await this.call(
+      'GET the authenticated user',
+      this.report,
+      repository,
+      ({ signal, headers }) => this.octokit.rest.users.getAuthenticated({ headers, request: { signal } }),
+    );
+    return res.data.login;
+  }
+
   /** Ends waits and calls in flight; later calls fail at once. */
   close(): void {
     this.closed.abort();
   }
 
+  /**
+   * One call, tried as `policy` says, with the credentials of `repository`. A token GitHub answers 401 to is
+   * renewed once (an App's installation token that lapsed early or was revoked; `auth.refused` says whether a
+   * new one can differ), without counting as a try.
+   */
   private async call<T>(
     what: string,
     policy: RetryPolicy,
-    fn: (signal: AbortSignal) => Promise<T>,
+    repository: string,
+    fn: (request: CallRequest) => Promise<T>,
   ): Promise<T> {
+    let renewed = false;
     for (let attempt = 1; ; attempt++) {
       if (this.closed.signal.aborted) throw new GithubCallError(what, null, 'drydock is stopping');
       const signal = AbortSignal.any([this.closed.signal, AbortSignal.timeout(policy.timeoutMs)]);
+      let token: string | null = null;
       try {
-        return await fn(signal);
+        token = await this.opts.auth.tokenFor(repository, signal);
+        return await fn({ signal, headers: { authorization: `token ${token}` } });
       } catch (err) {
+        if (
+          token !== null &&
+          !renewed &&
+          statusOf(err) === 401 &&
+          this.opts.auth.refused(repository, token)
+        ) {
+          renewed = true;
+          attempt -= 1;
+          this.opts.logger.info({ github: what }, 'GitHub refused the token; renewing it once');
+          continue;
+        }
         const failure = this.describe(what, err);
         const wait = this.closed.signal.aborted ? null : retryDelay(err, attempt, policy, Date.now());
         if (wait === null || attempt >= policy.attempts) throw failure;
@@ -382,8 +456,9 @@ export class GithubApi {
   private describe(what: string, err: unknown): GithubCallError {
     const status = statusOf(err);
     const raw = err instanceof Error ? err.message : String(err);
-    // The message comes from GitHub's answer or the network stack; make sure the token cannot ride along.
-    const scrub = (text: string) => text.split(this.opts.token).join('[redacted]');
+    // The message comes from GitHub's answer or the network stack; make sure no token can ride along.
+    const secrets = this.opts.auth.secrets().filter((secret) => secret !== '');
+    const scrub = (text: string) => secrets.reduce((t, secret) => t.split(secret).join('[redacted]'), text);
     const message = scrub(raw).slice(0, 300);
     const errors = (err as { response?: { data?: { errors?: unknown } } } | null)?.response?.data?.errors;
     const details = Array.isArray(errors)
@@ -393,7 +468,7 @@ export class GithubApi {
             : [],
         )
       : [];
-    return new GithubCallError(what, status, message, details);
+    return new GithubCallError(what, status, message, details, err instanceof GithubAuthError);
   }
 }
 

@@ -3,6 +3,21 @@ import { createHmac, type Hmac, timingSafeEqual } from 'node:crypto';
 const HEADER = /^sha256=([0-9a-f]{64})$/;
 
 /**
+ * Every secret a webhook may be signed with: github.webhook_secrets (a repository's or organization's webhooks)
+ * and github.app.webhook_secret (the App's own webhook, which GitHub signs with the secret set on the App).
+ */
+export function webhookSecrets(github: {
+  webhook_secrets: readonly string[];
+  app: { webhook_secret: string | null };
+}): string[] {
+  const secrets = [...github.webhook_secrets];
+  if (github.app.webhook_secret !== null && !secrets.includes(github.app.webhook_secret)) {
+    secrets.push(github.app.webhook_secret);
+  }
+  return secrets;
+}
+
+/**
  * The digest an X-Hub-Signature-256 header carries, or null when the header is not `sha256=` and 64 lowercase
  * hex digits (such a header matches no body).
  */

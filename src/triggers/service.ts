@@ -462,7 +462,7 @@ export class TriggerService {
     if (!ctx)
       return settlement(
         'rejected',
-        `cannot read ${prSubject(repository, number)} to plan it (is github.token set?)`,
+        `cannot read ${prSubject(repository, number)} to plan it (is github.token or github.app set?)`,
       );
     const result = await this.fireMatching(delivery, ctx, true);
     return settlement(result.outcome, result.detail, result.runIds);

@@ -156,6 +156,7 @@ describe('defaults', () => {
         users: {},
         api_url: 'https://api.github.com',
         token: null,
+        app: { id: null, private_key_file: null, webhook_secret: null },
         report: false,
         trigger_hourly_cap: 30,
       },

@@ -47,6 +47,7 @@ function worker(store: object) {
     logger,
     events: {} as RunEvents,
     github: null,
+    githubAuth: null,
     pageUrl: (id) => `http://127.0.0.1/plans/${id}`,
     holder: 'r-test',
   });

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TokenAuth } from '../../src/github/auth.js';
 import { GithubApi } from '../../src/github/client.js';
 import { createLogger } from '../../src/logger.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
@@ -15,7 +16,7 @@ let api: GithubApi;
 beforeEach(async () => {
   github = await startFakeGithub({ token: TOKEN });
   api = new GithubApi({
-    token: TOKEN,
+    auth: new TokenAuth(TOKEN),
     baseUrl: github.url,
     logger: createLogger('silent'),
     lookupRetry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 10 },

@@ -1,4 +1,5 @@
 import { afterEach, expect, it } from 'vitest';
+import { TokenAuth } from '../../src/github/auth.js';
 import { GithubApi, GithubCallError } from '../../src/github/client.js';
 import { silentLogger } from '../../src/logger.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
@@ -15,7 +16,7 @@ afterEach(async () => {
 
 it('reads every page of comments, oldest first; an unknown issue is a 404', async () => {
   github = await startFakeGithub({ token: TOKEN });
-  const api = new GithubApi({ token: TOKEN, baseUrl: github.url, logger: silentLogger() });
+  const api = new GithubApi({ auth: new TokenAuth(TOKEN), baseUrl: github.url, logger: silentLogger() });
   github.setPullRequest(REPO, 5, { number: 5 });
   for (let i = 1; i <= 205; i++) await api.createComment(REPO, 5, `comment ${i}`);
   const all = await api.listComments(REPO, 5);
@@ -31,7 +32,7 @@ it('reads every page of comments, oldest first; an unknown issue is a 404', asyn
 
 it('the fake pages as GitHub does: at most 100 a page, a Link header naming the next and last pages', async () => {
   github = await startFakeGithub({ token: TOKEN });
-  const api = new GithubApi({ token: TOKEN, baseUrl: github.url, logger: silentLogger() });
+  const api = new GithubApi({ auth: new TokenAuth(TOKEN), baseUrl: github.url, logger: silentLogger() });
   github.setPullRequest(REPO, 7, { number: 7 });
   for (let i = 1; i <= 150; i++) await api.createComment(REPO, 7, `c${i}`);
   api.close();
@@ -64,9 +65,9 @@ it("GET /user answers the token's own login (401 without a valid token); drydock
   expect(bad.status).toBe(401);
   expect(((await bad.json()) as { message: string }).message).toBe('Bad credentials');
 
-  const api = new GithubApi({ token: TOKEN, baseUrl: github.url, logger: silentLogger() });
-  expect(await api.authenticatedLogin()).toBe('drydock-bot');
-  expect(await api.authenticatedLogin()).toBe('drydock-bot');
+  const api = new GithubApi({ auth: new TokenAuth(TOKEN), baseUrl: github.url, logger: silentLogger() });
+  expect(await api.authenticatedLogin(REPO)).toBe('drydock-bot');
+  expect(await api.authenticatedLogin(REPO)).toBe('drydock-bot');
   expect(github.calls.filter((c) => c.path === '/user' && c.status === 200)).toHaveLength(3);
   github.setPullRequest(REPO, 8, { number: 8 });
   await api.createComment(REPO, 8, 'mine');

@@ -28,6 +28,11 @@
  * exist there ({field: "base"|"head", code: "invalid"}) or a head with no commits the base lacks ("No commits
  * between base and head").
  *
+ * With option `app`, the fake also plays a GitHub App (tests/support/fake-github-app.ts): its endpoints (GET /app,
+ * GET /app/installations, GET /repos/:owner/:repo/installation, POST /app/installations/:id/access_tokens) take
+ * only a JWT GitHub would take, and the installation tokens they hand out act as `<slug>[bot]` on the endpoints
+ * below, within their installation's repositories and permissions, until they expire.
+ *
  * Every request is recorded (method, path, parsed body, headers, status answered). Requests must carry
  * `Authorization: token <t>` or `Bearer <t>` with a token the fake knows (401 `Bad credentials` otherwise):
  * the configured one, which belongs to `login` (default `drydock-bot`), or one added with `addUser` (someone
@@ -39,6 +44,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { createFakeApp, type FakeApp, type FakeAppOptions } from './fake-github-app.js';
 
 export interface GithubCall {
   method: string;
@@ -72,6 +78,8 @@ export interface HeldAnswer {
 export interface FakeGithub {
   url: string;
   token: string;
+  /** The GitHub App (option `app`, tests/support/fake-github-app.ts): its endpoints and installation tokens. */
+  app: FakeApp | null;
   /** The login of `token`'s user. */
   login: string;
   /** Another account: requests with `token` act as `login`. */
@@ -137,8 +145,14 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-export async function startFakeGithub(opts: { token: string; login?: string }): Promise<FakeGithub> {
+export async function startFakeGithub(opts: {
+  token: string;
+  login?: string;
+  /** A GitHub App whose JWTs and installation tokens the fake takes as well. */
+  app?: FakeAppOptions;
+}): Promise<FakeGithub> {
   const calls: GithubCall[] = [];
+  const app = opts.app ? createFakeApp(opts.app) : null;
   const login = opts.login ?? 'drydock-bot';
   /** Token → the login of its user. */
   const users = new Map<string, string>([[opts.token, login]]);
@@ -226,6 +240,27 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
     res.end(payload);
   };
 
+  /** Answers with the next scripted failure matching the call, if any. */
+  const scripted = (call: GithubCall, res: ServerResponse): boolean => {
+    const failure = failures.find((f) => !f.match || f.match.test(`${call.method} ${call.path}`));
+    if (!failure) return false;
+    failure.left -= 1;
+    if (failure.left <= 0) failures.splice(failures.indexOf(failure), 1);
+    const headers: Record<string, string> = { ...failure.headers };
+    if (failure.retryAfter !== undefined) headers['retry-after'] = String(failure.retryAfter);
+    send(
+      call,
+      res,
+      failure.status,
+      {
+        message: failure.message ?? `fake-github: scripted ${failure.status}`,
+        status: String(failure.status),
+      },
+      headers,
+    );
+    return true;
+  };
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
@@ -240,8 +275,16 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
     calls.push(call);
 
     const auth = req.headers.authorization ?? '';
+    // The App's endpoints and installation tokens (tests/support/fake-github-app.ts) answer for themselves.
+    const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+    const verdict = app?.judge(method, path, query, auth, `http://${req.headers.host}`) ?? null;
+    if (verdict && 'status' in verdict) {
+      if (verdict.status < 400 && scripted(call, res)) return;
+      send(call, res, verdict.status, verdict.body, verdict.headers);
+      return;
+    }
     const m = /^(token|bearer)\s+(\S+)$/i.exec(auth);
-    const user = m ? users.get(m[2]!) : undefined;
+    const user = verdict?.login ?? (m ? users.get(m[2]!) : undefined);
     if (user === undefined) {
       send(call, res, 401, {
         message: 'Bad credentials',
@@ -250,24 +293,7 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
       });
       return;
     }
-    const failure = failures.find((f) => !f.match || f.match.test(`${method} ${path}`));
-    if (failure) {
-      failure.left -= 1;
-      if (failure.left <= 0) failures.splice(failures.indexOf(failure), 1);
-      const headers: Record<string, string> = { ...failure.headers };
-      if (failure.retryAfter !== undefined) headers['retry-after'] = String(failure.retryAfter);
-      send(
-        call,
-        res,
-        failure.status,
-        {
-          message: failure.message ?? `fake-github: scripted ${failure.status}`,
-          status: String(failure.status),
-        },
-        headers,
-      );
-      return;
-    }
+    if (scripted(call, res)) return;
 
     if (path === '/user' && method === 'GET') {
       send(call, res, 200, userJson(user));
@@ -532,6 +558,7 @@ export async function startFakeGithub(opts: { token: string; login?: string }): 
   return {
     url: `http://127.0.0.1:${port}`,
     token: opts.token,
+    app,
     login,
     calls,
     addUser(token, who) {

@@ -1,5 +1,5 @@
 import { type Context, Hono } from 'hono';
-import { parseSignature, SignatureCheck } from '../../github/signature.js';
+import { parseSignature, SignatureCheck, webhookSecrets } from '../../github/signature.js';
 import type { BodyBudget } from '../body-budget.js';
 import { declaredLength, tooLarge } from '../body-cap.js';
 import { discardBody, eachChunk } from '../body-stream.js';
@@ -58,7 +58,7 @@ type Headed = { refusal: HttpError } | { event: string; delivery: string; digest
  * inbox (GET /v1/deliveries/:id tells the outcome).
  */
 export function webhookRoutes(deps: AppDeps, budget: BodyBudget): Hono<Env> {
-  const secrets = deps.config.github.webhook_secrets;
+  const secrets = webhookSecrets(deps.config.github);
   const limit = deps.config.server.webhook_body_limit_bytes;
   // The bodies holding the budget now are verified, refused or cut off by the request timeout within this long.
   const retryAfter = String(Math.max(1, Math.ceil(deps.config.server.request_timeout_ms / 1000)));
@@ -111,8 +111,10 @@ function fromHeaders(
     return { refusal: new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Event') };
   if (!delivery || !DELIVERY.test(delivery))
     return { refusal: new HttpError(400, 'bad_request', 'missing or invalid X-GitHub-Delivery') };
-  if (!deps.config.github.webhook_secrets.length) {
-    deps.logger.warn('webhook refused: no github.webhook_secrets configured');
+  if (!webhookSecrets(deps.config.github).length) {
+    deps.logger.warn(
+      'webhook refused: neither github.webhook_secrets nor github.app.webhook_secret is configured',
+    );
     const refusal = new HttpError(
       401,
       'unauthorized',
