@@ -12,6 +12,11 @@ export interface PullRequestContext {
   baseRef: string;
   /** The base branch's commit when the event was sent (null when the payload lacks a valid one). */
   baseSha: string | null;
+  /**
+   * owner/repo of the head branch (`pull_request.head.repo.full_name`): `repository` itself, or a fork; null
+   * when the payload names none (GitHub sends null once the fork is deleted) or an invalid one.
+   */
+  headRepository: string | null;
   draft: boolean;
   labels: string[];
   author: string; // GitHub login
@@ -66,6 +71,7 @@ export function pullRequestContext(event: string, payload: unknown): PullRequest
     headRef,
     baseRef,
     baseSha: SHA.test(str(at(pr, 'base', 'sha')) ?? '') ? (str(at(pr, 'base', 'sha')) as string) : null,
+    headRepository: headRepositoryOf(pr),
     draft: at(pr, 'draft') === true,
     labels,
     author: str(at(pr, 'user', 'login')) ?? 'unknown',
@@ -73,6 +79,12 @@ export function pullRequestContext(event: string, payload: unknown): PullRequest
     title: str(at(pr, 'title')) ?? '',
     body: str(at(pr, 'body')) ?? '',
   };
+}
+
+/** The head branch's repository, when the payload names a well-formed one. */
+function headRepositoryOf(pr: unknown): string | null {
+  const name = str(at(pr, 'head', 'repo', 'full_name'));
+  return name && REPO.test(name) ? name : null;
 }
 
 /** A value inside untyped JSON, or undefined when any step of the path is missing or not an object. */

@@ -324,6 +324,7 @@ export class TriggerService {
           headRef: ctx.headRef,
           baseRef: ctx.baseRef,
           baseSha: ctx.baseSha,
+          headRepository: ctx.headRepository,
           number: ctx.number,
         },
       },

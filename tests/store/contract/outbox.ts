@@ -10,6 +10,7 @@ import { FOREIGN_CURSOR, givenPlan, givenRun, MINUTE, type StoreFactory, T0, use
 /** A delivery as the worker first writes it: every field but those given empty. */
 const freshDelivery = (over: Partial<PlanDelivery>): PlanDelivery => ({
   status: 'pending',
+  target: null,
   branch: null,
   remote: null,
   commit: null,
