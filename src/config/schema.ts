@@ -307,8 +307,7 @@ const deliverySchema = section({
   token: text('a non-empty token or null').nullable().default(null),
   username: text('a user name').default('x-access-token'),
   pull_request: bool().default(true),
-  // The branch pull requests go into; null: the pull request's base for runs a pull request started, else the
-  // remote's default branch.
+  // The branch pull requests go into for runs no pull request started; null: the remote's default branch.
   base_branch: text('a branch name or null').nullable().default(null),
   // Where the result of a run a pull request started goes (src/delivery/pr-target.ts): head (a commit on the
   // pull request's own branch), stacked (a pull request into that branch) or base (a pull request into its

@@ -13,8 +13,15 @@ import type { RunCheckout } from '../domain/types.js';
 //   - base: only drydock's change, replayed onto the base branch (workspace/replay.ts), in a pull request into
 //     the base; when it does not apply there without the contributor's commits, a comment with the patch.
 // A pull request from a fork (its head repository is another, or unknown) always goes to base: its branch is
-// in a repository drydock does not push to, and a stacked pull request's base must be a branch of the base
-// repository. Scheduled, fired and manual runs have no pull request: base, the branch as it is.
+// in a repository drydock does not push to (not even when the contributor lets maintainers push to it,
+// `maintainer_can_modify`), and a stacked pull request cannot go into it: GitHub's "Create a pull request"
+// (https://docs.github.com/rest/pulls/pulls#create-a-pull-request) takes as `base` "an existing branch on
+// the current repository. You cannot submit a pull request to one repository that requests a merge to a base
+// of another repository". Scheduled, fired and manual runs have no pull request: base, the branch as it is.
+//
+// Which repository the head is in comes from the pull_request webhook's `pull_request.head.repo.full_name`
+// beside `repository.full_name` (https://docs.github.com/webhooks/webhook-events-and-payloads#pull_request),
+// kept in the run's checkout (triggers/fire-context.ts).
 
 export type PrTargetSetting = 'head' | 'stacked' | 'base' | null;
 

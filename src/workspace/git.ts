@@ -401,9 +401,12 @@ export class PushRefusedError extends Error {
  * old value again when it moves the ref. A branch that moved (or went) is refused with git's "(stale info)".
  * Pushing what the remote already has succeeds ("[up to date]", before any lease is looked at).
  *
- * A refusal is a PushRefusedError, read from `--porcelain`'s line for the ref: `!` then `[rejected] (stale
- * info)` (the lease), `[rejected] (fetch first | non-fast-forward)`, or `[remote rejected] (reason)` (the
- * remote's own rules: a protected branch, a hook, no permission for that ref).
+ * A refusal is a PushRefusedError, read from `--porcelain`'s line for the ref (git-push(1), OUTPUT:
+ * `<flag> TAB <from>:<to> TAB <summary> (<reason>)`, flag `!` "for a ref that was rejected or failed to
+ * push", `=` for one up to date): `[rejected] (stale info)` (the lease), `[rejected] (fetch first |
+ * non-fast-forward)` ("Git did not try to send the ref at all"), or `[remote rejected] (reason)` ("The remote
+ * end refused the update. Usually caused by a hook on the remote side": GitHub's protected branches and
+ * rules answer so, e.g. "(protected branch hook declined)").
  */
 export async function pushCommit(
   repo: string,

@@ -14,7 +14,9 @@ import { privateTempDir } from './temp.js';
 // interpreted (git.ts). `git apply --cached --3way` (git-apply(1), https://git-scm.com/docs/git-apply):
 // `--cached` applies "to the index, without using the working tree"; `--3way` falls back to a three-way merge
 // of each file from the blob the patch names as its pre-image (the parent's, in this repository) when the
-// context does not match, and "can be used with --cached"; a file left with a conflict fails the apply.
+// context does not match; it "implies the --index option unless the --cached option is used", and "when
+// used with the --cached option, any conflicts are left at higher stages in the cache" (and git apply
+// fails): such a change does not apply.
 
 /** Where the replayed commit of a plan is kept in the repository, so a retried delivery pushes the same one. */
 export const replayedRef = (planId: string) => `refs/drydock/replayed/${planId}`;
