@@ -38,21 +38,19 @@ export interface Placing {
   record: (patch: Partial<PlanDelivery>) => Promise<void>;
 }
 
-/** A delivery from before targets were recorded that pushed already: it went to base, as it was. */
-const LEGACY: Route = { target: 'base', replay: false, fallback: null, note: null };
-
 /**
  * Puts the commit where `route` says, unless `done` records it there already; returns where it went
- * (`patch`: nowhere, the change is to be posted as a patch).
+ * (`patch`: nowhere, the change is to be posted as a patch). A delivery an earlier version began (pushed, no
+ * target recorded) goes the route's way too: pushing the same branch again is "up to date", and a pull
+ * request's branch that holds the contributor's commits is never replaced by force.
  */
 export async function place(p: Placing, done: PlanDelivery, route: Route): Promise<DeliveryTarget> {
   if (done.target === 'patch') return 'patch';
-  const way = done.target === null && done.pushedAt !== null ? LEGACY : route;
-  if (way.replay) return placeReplayed(p, done);
-  if (way.target === 'head' && done.target !== 'stacked') {
-    if (await placeOnHead(p, done, way)) return 'head';
+  if (route.replay) return placeReplayed(p, done);
+  if (route.target === 'head' && done.target !== 'stacked') {
+    if (await placeOnHead(p, done, route)) return 'head';
   }
-  const target = way.target === 'head' ? 'stacked' : way.target;
+  const target = route.target === 'head' ? 'stacked' : route.target;
   if (done.pushedAt !== null && done.commit === p.commit && done.target === target) return target;
   if (p.origin) await onTheHead(p, p.origin);
   const branch = branchFor(p.planId);
