@@ -225,7 +225,7 @@ export interface RunCheckout {
   baseSha?: string | null;
   /**
    * owner/repo the pull request's head branch lives in (`pull_request.head.repo.full_name`): `repository` for
-   * a branch of the same repository, another for a fork, null when GitHub names none (the fork was deleted).
+   * a branch of the same repository, another for a fork, null when the payload names none (a deleted fork).
    * Absent on runs recorded before it was kept; a delivery treats absent and null as a fork.
    */
   headRepository?: string | null;

@@ -84,8 +84,9 @@ export function pullRequestContext(event: string, payload: unknown): PullRequest
 /**
  * The head branch's repository, when the payload names a well-formed one: `pull_request.head.repo.full_name`
  * of the pull_request webhook (https://docs.github.com/webhooks/webhook-events-and-payloads#pull_request) and
- * of GET /repos/{owner}/{repo}/pulls/{n}. GitHub answers `repo: null` once the fork is gone ("unknown
- * repository"); anything but owner/repo is null here, which a delivery treats as a fork.
+ * of GET /repos/{owner}/{repo}/pulls/{n}. The published schema types `head.repo` as a repository, but a pull
+ * request whose fork was deleted shows no repository to take it from; anything but owner/repo is null here,
+ * which a delivery treats as a fork.
  */
 function headRepositoryOf(pr: unknown): string | null {
   const name = str(at(pr, 'head', 'repo', 'full_name'));
