@@ -336,9 +336,17 @@ const deliverySchema = section({
   token: text('a non-empty token or null').nullable().default(null),
   username: text('a user name').default('x-access-token'),
   pull_request: bool().default(true),
-  // The branch pull requests go into; null: the pull request's base for runs a pull request started, else the
-  // remote's default branch.
+  // The branch pull requests go into for runs no pull request started; null: the remote's default branch.
   base_branch: text('a branch name or null').nullable().default(null),
+  // Where the result of a run a pull request started goes (src/delivery/pr-target.ts): head (a commit on the
+  // pull request's own branch), stacked (a pull request into that branch) or base (a pull request into its
+  // base holding only drydock's commit). null: head for a branch of the same repository (stacked when the
+  // remote refuses that push), base for a fork, whatever is set (drydock never pushes into a fork). Other runs
+  // always go to base.
+  pr_target: z
+    .enum(['head', 'stacked', 'base'], { error: 'expected head, stacked, base or null' })
+    .nullable()
+    .default(null),
   attempts: int(1, 100).default(6),
   retry_base_ms: int(1).default(30_000),
   retry_max_ms: int(1).default(3_600_000),

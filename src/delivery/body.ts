@@ -1,4 +1,4 @@
-import type { Plan, Run } from '../domain/types.js';
+import type { DeliveryTarget, Plan, Run } from '../domain/types.js';
 
 // The text a delivery posts on GitHub: the pull request (the plan, its receipts, a link to the plan page) and
 // the comment on the pull request a run came from.
@@ -20,6 +20,8 @@ export interface Receipts {
   pageUrl: string;
   branch: string;
   commit: string;
+  /** A pull request run's change replayed onto its base: the execution's commit and the base branch. */
+  replayed?: { from: string; onto: string } | null;
 }
 
 function receiptRows(runs: { label: string; run: Run | null }[]): string[] {
@@ -53,8 +55,13 @@ export function pullRequestBody(r: Receipts): string {
       `sha256 ${code(plan.sha256.slice(0, 12))}), requested by ${code(plan.requestedBy)}, approved by ` +
       `${r.approvers.length ? r.approvers.map(code).join(', ') : 'nobody recorded'}, executed in ${plan.executeMode} mode.`,
     '',
-    `Commit ${code(r.commit.slice(0, 12))} on ${code(r.branch)}` +
-      (plan.workspaceCommit ? `, made against ${code(plan.workspaceCommit.slice(0, 12))}.` : '.'),
+    r.replayed
+      ? `Commit ${code(r.commit.slice(0, 12))} on ${code(r.branch)}: only drydock's change (commit ` +
+        `${code(r.replayed.from.slice(0, 12))}, made on the pull request's head ` +
+        `${code((plan.workspaceCommit ?? '').slice(0, 12))}), replayed onto ${code(r.replayed.onto)}. ` +
+        "The pull request's own commits are not in it."
+      : `Commit ${code(r.commit.slice(0, 12))} on ${code(r.branch)}` +
+        (plan.workspaceCommit ? `, made against ${code(plan.workspaceCommit.slice(0, 12))}.` : '.'),
     '',
     ...receiptRows([
       { label: 'plan', run: r.planRun },
@@ -81,16 +88,66 @@ export function deliveryMarker(planId: string): string {
 export function pullRequestComment(opts: {
   planId: string;
   pageUrl: string;
+  target: DeliveryTarget;
+  /** The remote branch the commit went to (the pull request's own, for `head`). */
   branch: string;
   commit: string;
   remote: string;
+  /** The branch the new pull request goes into. */
+  into: string | null;
   pullRequest: { url: string; number: number } | null;
 }): string {
-  const where = opts.pullRequest
-    ? `opened pull request #${opts.pullRequest.number} (${opts.pullRequest.url}) from ${code(opts.branch)}`
-    : `pushed ${code(opts.branch)} to ${code(opts.remote)}`;
+  const pr = opts.pullRequest;
+  const where =
+    opts.target === 'head'
+      ? `pushed it as one commit onto this pull request's branch ${code(opts.branch)}`
+      : pr
+        ? `opened pull request #${pr.number} (${pr.url}) from ${code(opts.branch)} into ` +
+          (opts.target === 'stacked'
+            ? `this pull request's branch ${code(opts.into ?? '')}`
+            : `${code(opts.into ?? '')}, holding only drydock's change replayed onto it (not this pull request's commits)`)
+        : `pushed ${code(opts.branch)} to ${code(opts.remote)}`;
   return (
     `drydock carried out the approved plan [${code(opts.planId)}](${opts.pageUrl}) for this pull request and ` +
     `${where} at commit ${code(opts.commit.slice(0, 12))}.\n\n${deliveryMarker(opts.planId)}`
   );
+}
+
+/** The most of a patch a comment shows (GitHub takes 65,536 characters a comment). */
+export const PATCH_COMMENT_MAX = 60_000;
+
+/**
+ * The comment that carries an execution's change as a patch: a pull request from a fork whose change does not
+ * apply to the base on its own. The patch is in a fence longer than any run of backticks inside it.
+ */
+export function patchComment(opts: {
+  planId: string;
+  pageUrl: string;
+  base: string;
+  commit: string;
+  patch: string;
+}): string {
+  const cut = opts.patch.length > PATCH_COMMENT_MAX;
+  const patch = cut ? opts.patch.slice(0, PATCH_COMMENT_MAX) : opts.patch;
+  const longest = Math.max(0, ...[...patch.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return [
+    `drydock carried out the approved plan [${code(opts.planId)}](${opts.pageUrl}) for this pull request. ` +
+      `Its change does not apply to ${code(opts.base)} without this pull request's commits, and drydock ` +
+      "neither pushes into another repository nor carries a pull request's commits into the base, so here it " +
+      `is as a patch (commit ${code(opts.commit.slice(0, 12))} in drydock's clone; \`git apply\` it on this ` +
+      'branch):',
+    '',
+    `${fence}diff`,
+    patch.endsWith('\n') ? patch.slice(0, -1) : patch,
+    fence,
+    ...(cut
+      ? [
+          '',
+          `*(the patch is cut here, at ${PATCH_COMMENT_MAX} characters; the execution's diff on drydock has all of it)*`,
+        ]
+      : []),
+    '',
+    deliveryMarker(opts.planId),
+  ].join('\n');
 }

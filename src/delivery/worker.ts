@@ -3,7 +3,14 @@ import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
 import { planTitle } from '../domain/plan-title.js';
-import type { Plan, PlanDelivery, PullRequestCheckout, Run, Session } from '../domain/types.js';
+import type {
+  DeliveryTarget,
+  Plan,
+  PlanDelivery,
+  PullRequestCheckout,
+  Run,
+  Session,
+} from '../domain/types.js';
 import type { GithubAuth } from '../github/auth.js';
 import type { GithubApi } from '../github/client.js';
 import {
@@ -23,15 +30,18 @@ import {
   type SessionStore,
   StoreUnavailableError,
 } from '../store/store.js';
-import {
-  branchCommit,
-  type GitCredentials,
-  pushBranch,
-  remoteDefaultBranch,
-  remoteUrl,
-} from '../workspace/git.js';
+import { branchCommit, type GitCredentials, remoteDefaultBranch, remoteUrl } from '../workspace/git.js';
+import { commitPatch } from '../workspace/replay.js';
 import { branchFor } from '../workspace/worktree.js';
-import { deliveryMarker, pullRequestBody, pullRequestComment } from './body.js';
+import {
+  deliveryMarker,
+  PATCH_COMMENT_MAX,
+  patchComment,
+  pullRequestBody,
+  pullRequestComment,
+} from './body.js';
+import { PermanentDeliveryError, place } from './place.js';
+import { routeOf } from './pr-target.js';
 import { scrub, withoutCredentials } from './scrub.js';
 
 // Delivering an executed plan's result: its branch drydock/<plan id> pushed to the workspace's remote, a pull
@@ -55,8 +65,7 @@ export const DELIVERY_FAILED = 'delivery_failed' satisfies RunEventType;
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
 
-/** A failure no retry can mend (the local branch or the session is gone): the delivery fails at once. */
-export class PermanentDeliveryError extends Error {}
+export { PermanentDeliveryError };
 
 /** Refused manual delivery (`POST /v1/plans/:id/deliver`); its code says why. */
 export class DeliverRequestError extends DomainError<'not_found' | 'conflict'> {}
@@ -176,7 +185,8 @@ export class PlanDeliveryWorker {
     const now = clock.now();
     const ok = await store.updatePlanDelivery(planId, [null, 'off', 'failed', 'retrying', 'pending'], {
       status: 'pending',
-      branch: branchFor(planId),
+      // Where an earlier attempt put the commit stays (the pull request's own branch, for head).
+      branch: plan.delivery?.target ? plan.delivery.branch : branchFor(planId),
       attempts: 0,
       nextAttemptAt: now,
       settledAt: null,
@@ -269,6 +279,7 @@ export class PlanDeliveryWorker {
       );
       await this.emit(plan, target.executeRun, DELIVERY_COMPLETED, {
         plan_id: planId,
+        target: done.target,
         branch: done.branch,
         commit: done.commit,
         remote: done.remote,
@@ -330,90 +341,156 @@ export class PlanDeliveryWorker {
     await this.emit(plan, executeRun, DELIVERY_FAILED, { plan_id: plan.id, error, attempts: done.attempts });
   }
 
-  /** Push, pull request, comment: each skipped when an earlier attempt recorded it done. */
+  /**
+   * The commit put where its route says (place.ts: pushed, or kept for a patch), the pull request, the comment
+   * on the pull request the run came from: each skipped when an earlier attempt recorded it done.
+   */
   private async carryOut(plan: Plan, done: PlanDelivery, t: Target): Promise<void> {
-    const { store, config, clock } = this.deps;
-    const record = async (patch: Partial<PlanDelivery>) => {
-      Object.assign(done, patch);
-      await store.updatePlanDelivery(plan.id, ['pending', 'retrying'], patch);
-    };
-    if (done.pushedAt === null || done.commit !== t.commit) {
-      await this.push(t);
-      await record({ branch: t.branch, commit: t.commit, remote: t.remoteLabel, pushedAt: clock.now() });
-    }
+    const { store, config, clock, logger } = this.deps;
+    const route = routeOf(t.origin, config.delivery.pr_target);
+    if (route.note && done.target === null) logger.warn({ plan_id: plan.id }, route.note);
+    const target = await this.withFreshCredentials(t, () =>
+      place(
+        {
+          planId: plan.id,
+          repo: t.repo,
+          commit: t.commit,
+          remote: t.remote,
+          remoteLabel: t.remoteLabel,
+          remoteOptions: this.remoteOptions(t),
+          origin: t.origin,
+          logger,
+          now: () => clock.now(),
+          record: async (patch) => {
+            Object.assign(done, patch);
+            await store.updatePlanDelivery(plan.id, ['pending', 'retrying'], patch);
+          },
+        },
+        done,
+        route,
+      ),
+    );
     const github = this.deps.github;
     if (!t.repository) return;
     if (!github) {
-      this.deps.logger.warn(
+      if (target === 'patch') {
+        throw new PermanentDeliveryError(
+          "the change does not apply to the base without the pull request's commits and could only be posted as a patch, but github.token is not set",
+        );
+      }
+      logger.warn(
         { plan_id: plan.id, repository: t.repository },
         'neither github.token nor github.app is set: the branch is pushed, but no pull request is opened and no comment posted',
       );
       return;
     }
-    const pageUrl = this.deps.pageUrl(plan.id);
-    if (config.delivery.pull_request && done.pullRequestUrl === null) {
-      const base = await this.base(t);
-      const approvers = (await store.listDecisions(plan.id))
-        .filter((d) => d.kind === 'approve')
-        .map((d) => d.identity);
-      const pr = await github.createPullRequest(t.repository, {
-        title: `drydock: ${planTitle(plan.markdown)}`,
-        head: t.branch,
-        base,
-        body: pullRequestBody({
-          plan,
-          planRun: t.planRun,
-          executeRun: t.executeRun,
-          approvers: [...new Set(approvers)],
-          pageUrl,
-          branch: t.branch,
-          commit: t.commit,
-        }),
-      });
-      await record({ pullRequestUrl: pr.url, pullRequestNumber: pr.number });
+    // A pull request's result goes into its branch (stacked) or its base; other runs' into base().
+    const into =
+      target === 'stacked' ? t.origin!.headRef : target === 'base' ? (t.origin?.baseRef ?? null) : null;
+    const opens = (target === 'base' || target === 'stacked') && config.delivery.pull_request;
+    if (opens && done.pullRequestUrl === null) {
+      await this.openPullRequest(plan, done, t, github, into ?? (await this.base(t)));
     }
-    if (t.origin && done.commentUrl === null) {
-      // Read before writing: the comment GitHub took from an attempt cut off before its answer counts.
-      const marker = deliveryMarker(plan.id);
-      const posted = (await github.ownComments(t.origin.repository, t.origin.number)).find((c) =>
-        c.body.includes(marker),
-      );
-      const comment =
-        posted ??
-        (await github.createCommentWithUrl(
-          t.origin.repository,
-          t.origin.number,
-          pullRequestComment({
+    if (t.origin && done.commentUrl === null) await this.comment(plan, done, t, github, target, into);
+  }
+
+  /** The pull request from drydock/<plan id> into `into`, with the plan and its receipts; recorded at once. */
+  private async openPullRequest(
+    plan: Plan,
+    done: PlanDelivery,
+    t: Target,
+    github: GithubApi,
+    into: string,
+  ): Promise<void> {
+    const approvers = (await this.deps.store.listDecisions(plan.id))
+      .filter((d) => d.kind === 'approve')
+      .map((d) => d.identity);
+    const branch = done.branch ?? t.branch;
+    const commit = done.commit ?? t.commit;
+    const pr = await github.createPullRequest(t.repository!, {
+      title: `drydock: ${planTitle(plan.markdown)}`,
+      head: branch,
+      base: into,
+      body: pullRequestBody({
+        plan,
+        planRun: t.planRun,
+        executeRun: t.executeRun,
+        approvers: [...new Set(approvers)],
+        pageUrl: this.deps.pageUrl(plan.id),
+        branch,
+        commit,
+        // Only drydock's change, replayed onto the base: a commit other than the execution's.
+        replayed: commit !== t.commit ? { from: t.commit, onto: into } : null,
+      }),
+    });
+    const patch = { pullRequestUrl: pr.url, pullRequestNumber: pr.number };
+    Object.assign(done, patch);
+    await this.deps.store.updatePlanDelivery(plan.id, ['pending', 'retrying'], patch);
+  }
+
+  /**
+   * The comment on the pull request the run came from: where the result went, or the patch. Read before
+   * writing: the comment GitHub took from an attempt cut off before its answer counts.
+   */
+  private async comment(
+    plan: Plan,
+    done: PlanDelivery,
+    t: Target,
+    github: GithubApi,
+    target: DeliveryTarget,
+    into: string | null,
+  ): Promise<void> {
+    const origin = t.origin!;
+    const pageUrl = this.deps.pageUrl(plan.id);
+    const marker = deliveryMarker(plan.id);
+    const posted = (await github.ownComments(origin.repository, origin.number)).find((c) =>
+      c.body.includes(marker),
+    );
+    const body =
+      target === 'patch'
+        ? patchComment({
             planId: plan.id,
             pageUrl,
-            branch: t.branch,
+            base: origin.baseRef,
             commit: t.commit,
-            remote: t.remoteLabel,
+            patch: await commitPatch(t.repo, t.commit, PATCH_COMMENT_MAX * 4),
+          })
+        : pullRequestComment({
+            planId: plan.id,
+            pageUrl,
+            target,
+            branch: done.branch ?? t.branch,
+            commit: done.commit ?? t.commit,
+            remote: done.remote ?? t.remoteLabel,
+            into,
             pullRequest:
               done.pullRequestUrl && done.pullRequestNumber !== null
                 ? { url: done.pullRequestUrl, number: done.pullRequestNumber }
                 : null,
-          }),
-        ));
-      await record({ commentUrl: comment.url });
-    }
+          });
+    const comment = posted ?? (await github.createCommentWithUrl(origin.repository, origin.number, body));
+    const patch = { commentUrl: comment.url };
+    Object.assign(done, patch);
+    await this.deps.store.updatePlanDelivery(plan.id, ['pending', 'retrying'], patch);
+  }
+
+  /** How git reaches the remote: the push timeout, the worker's stop, and the credentials over HTTPS. */
+  private remoteOptions(t: Target) {
+    return {
+      timeoutMs: this.deps.config.delivery.push_timeout_ms,
+      signal: this.abort.signal,
+      ...(t.credentials ? { credentials: t.credentials } : {}),
+    };
   }
 
   /**
-   * Pushes the branch. A remote on GitHub that refuses drydock's GitHub credentials (an installation token
-   * revoked or lapsed before drydock thought) gets one more push with fresh ones, as REST calls do.
+   * Runs `act` (which pushes, or reads the remote), and once more with fresh credentials when a remote on
+   * GitHub refused drydock's GitHub credentials (an installation token revoked or lapsed before drydock
+   * thought), as REST calls do. Each step `act` completes is recorded, so the second run goes on from there.
    */
-  private async push(t: Target): Promise<void> {
-    const push = () =>
-      pushBranch(t.repo, t.remote, t.branch, {
-        timeoutMs: this.deps.config.delivery.push_timeout_ms,
-        signal: this.abort.signal,
-        ...(t.credentials ? { credentials: t.credentials } : {}),
-      });
-    const failure = (err: Error & { stderr?: string }) =>
-      new Error(`git push to ${t.remoteLabel} failed: ${(err.stderr || err.message).trim()}`);
+  private async withFreshCredentials<T>(t: Target, act: () => Promise<T>): Promise<T> {
     try {
-      await push();
+      return await act();
     } catch (err) {
       const { githubAuth } = this.deps;
       const text = (err as { stderr?: string }).stderr || String(err);
@@ -423,11 +500,9 @@ export class PlanDeliveryWorker {
         t.credentials !== undefined &&
         /Authentication failed|Invalid username or (password|token)|returned error: 401/i.test(text) &&
         githubAuth.refused(t.credentialsFrom, t.credentials.password);
-      if (!refused) throw failure(err as Error);
+      if (!refused) throw err;
       t.credentials = await githubAuth!.gitCredentialsFor(t.credentialsFrom!, this.abort.signal);
-      await push().catch((again: Error) => {
-        throw failure(again);
-      });
+      return act();
     }
   }
 
@@ -435,15 +510,13 @@ export class PlanDeliveryWorker {
   private async base(t: Target): Promise<string> {
     if (t.origin) return t.origin.baseRef;
     if (this.deps.config.delivery.base_branch) return this.deps.config.delivery.base_branch;
-    const found = await remoteDefaultBranch(t.repo, t.remote, {
-      timeoutMs: this.deps.config.delivery.push_timeout_ms,
-      signal: this.abort.signal,
-      ...(t.credentials ? { credentials: t.credentials } : {}),
-    }).catch((err: Error & { stderr?: string }) => {
-      throw new Error(
-        `could not read ${t.remoteLabel}'s default branch: ${(err.stderr || err.message).trim()}`,
-      );
-    });
+    const found = await remoteDefaultBranch(t.repo, t.remote, this.remoteOptions(t)).catch(
+      (err: Error & { stderr?: string }) => {
+        throw new Error(
+          `could not read ${t.remoteLabel}'s default branch: ${(err.stderr || err.message).trim()}`,
+        );
+      },
+    );
     if (!found) {
       throw new Error(`${t.remoteLabel} names no default branch: set delivery.base_branch`);
     }

@@ -2,6 +2,7 @@ import type { MemoryUsed } from './frame.js';
 import type { AskedQuestion } from './questions.js';
 import type {
   DecisionKind,
+  DeliveryTarget,
   Effort,
   ExecuteMode,
   PlanStatus,
@@ -132,6 +133,8 @@ export interface RunEventMap {
   };
   delivery_completed: {
     plan_id: string;
+    /** Where the result went (PlanDelivery.target); absent on events written before it was kept. */
+    target?: DeliveryTarget | null;
     branch: string | null;
     commit: string | null;
     remote: string | null;

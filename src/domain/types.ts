@@ -231,6 +231,12 @@ export interface PullRequestCheckout {
   baseRef: string;
   /** Absent on runs recorded before it was kept. */
   baseSha?: string | null;
+  /**
+   * owner/repo the pull request's head branch lives in (`pull_request.head.repo.full_name`): `repository` for
+   * a branch of the same repository, another for a fork, null when the payload names none (a deleted fork).
+   * Absent on runs recorded before it was kept; a delivery treats absent and null as a fork.
+   */
+  headRepository?: string | null;
   number: number;
 }
 
@@ -507,12 +513,25 @@ export interface WebhookDelivery {
 export const PLAN_DELIVERY_STATUSES = ['off', 'pending', 'retrying', 'delivered', 'failed'] as const;
 export type PlanDeliveryStatus = (typeof PLAN_DELIVERY_STATUSES)[number];
 
+/**
+ * Where a delivery took the execution's commit (src/delivery/pr-target.ts): `base`, a branch drydock/<plan> and
+ * a pull request into the base (for a pull request's run, only drydock's commit, replayed onto the base);
+ * `head`, the commit pushed onto the pull request's own branch; `stacked`, a pull request into that branch;
+ * `patch`, a comment with the change as a patch (a fork's change that does not apply to the base alone).
+ */
+export const DELIVERY_TARGETS = ['base', 'head', 'stacked', 'patch'] as const;
+export type DeliveryTarget = (typeof DELIVERY_TARGETS)[number];
+
 /** Where an executed plan's result went: each step is recorded as it completes (src/delivery/). */
 export interface PlanDelivery {
   status: PlanDeliveryStatus;
+  /** Where it went; null until a step that decides it (the push, or the patch's comment) is done. */
+  target: DeliveryTarget | null;
+  /** The remote branch the commit went to: drydock/<plan id>, or the pull request's own branch (`head`). */
   branch: string | null;
   /** The remote's name and URL, credentials removed. */
   remote: string | null;
+  /** The commit delivered: the execution's, or (a pull request's `base`) its change replayed onto the base. */
   commit: string | null;
   pushedAt: number | null;
   pullRequestUrl: string | null;

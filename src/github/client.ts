@@ -221,7 +221,11 @@ export class GithubApi {
         err.status === 422 &&
         err.details.some((d) => /pull request already exists/i.test(d));
       if (!exists) throw err;
-      const found = await this.findPullRequest(repository, `${owner}:${pr.head}`);
+      // `head` is a branch of the repository, or `owner:branch` of a fork: the list filters by the latter.
+      const found = await this.findPullRequest(
+        repository,
+        pr.head.includes(':') ? pr.head : `${owner}:${pr.head}`,
+      );
       if (!found) throw err;
       return { ...found, existing: true };
     }

@@ -173,6 +173,7 @@ export const presentPlanDelivery = (d: PlanDelivery | null): PlanDeliveryJson | 
     ? null
     : {
         status: d.status,
+        target: d.target,
         branch: d.branch,
         remote: d.remote,
         commit: d.commit,

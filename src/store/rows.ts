@@ -3,6 +3,7 @@ import type {
   ApiToken,
   CronJob,
   Decision,
+  DeliveryTarget,
   Notification,
   NotificationStatus,
   Plan,
@@ -505,9 +506,10 @@ export const toSlot = (r: SlotRow): SlotRecord => ({
   recordedAt: r.recorded_at,
 });
 
-/** The delivery columns of a plan row (migration 000012). */
+/** The delivery columns of a plan row (migration 000012; the target, 000022). */
 export interface PlanDeliveryRow {
   delivery_status: PlanDeliveryStatus | null;
+  delivery_target: DeliveryTarget | null;
   delivery_branch: string | null;
   delivery_remote: string | null;
   delivery_commit: string | null;
@@ -528,6 +530,7 @@ export const toPlanDelivery = (r: PlanDeliveryRow): PlanDelivery | null =>
     ? null
     : {
         status: r.delivery_status,
+        target: r.delivery_target ?? null,
         branch: r.delivery_branch,
         remote: r.delivery_remote,
         commit: r.delivery_commit,
@@ -581,6 +584,7 @@ export const toNotification = (r: NotificationRow): Notification => ({
 /** A plan delivery patch's field -> its column of `plans`. */
 export const PLAN_DELIVERY_COLUMNS: Record<keyof PlanDeliveryPatch, string> = {
   status: 'delivery_status',
+  target: 'delivery_target',
   branch: 'delivery_branch',
   remote: 'delivery_remote',
   commit: 'delivery_commit',

@@ -17,6 +17,11 @@ export interface PullRequestContext {
   baseRef: string;
   /** The base branch's commit when the event was sent (null when the payload lacks a valid one). */
   baseSha: string | null;
+  /**
+   * owner/repo of the head branch (`pull_request.head.repo.full_name`): `repository` itself, or a fork; null
+   * when the payload names none (GitHub sends null once the fork is deleted) or an invalid one.
+   */
+  headRepository: string | null;
   draft: boolean;
   /** A closed pull request that was merged: its run plans on the merge commit, not the head. */
   merged?: boolean;
@@ -74,6 +79,7 @@ export function pullRequestContext(event: string, payload: unknown): PullRequest
     headRef,
     baseRef,
     baseSha: SHA.test(str(at(pr, 'base', 'sha')) ?? '') ? (str(at(pr, 'base', 'sha')) as string) : null,
+    headRepository: headRepositoryOf(pr),
     draft: at(pr, 'draft') === true,
     merged: action === 'closed' && at(pr, 'merged') === true,
     mergeSha: SHA.test(str(at(pr, 'merge_commit_sha')) ?? '')
@@ -85,6 +91,18 @@ export function pullRequestContext(event: string, payload: unknown): PullRequest
     title: str(at(pr, 'title')) ?? '',
     body: str(at(pr, 'body')) ?? '',
   };
+}
+
+/**
+ * The head branch's repository, when the payload names a well-formed one: `pull_request.head.repo.full_name`
+ * of the pull_request webhook (https://docs.github.com/webhooks/webhook-events-and-payloads#pull_request) and
+ * of GET /repos/{owner}/{repo}/pulls/{n}. The published schema types `head.repo` as a repository, but a pull
+ * request whose fork was deleted shows no repository to take it from; anything but owner/repo is null here,
+ * which a delivery treats as a fork.
+ */
+function headRepositoryOf(pr: unknown): string | null {
+  const name = str(at(pr, 'head', 'repo', 'full_name'));
+  return name && REPO.test(name) ? name : null;
 }
 
 /** The subject a pull request's runs and plans belong to; a new push to it supersedes their plans. */

@@ -651,6 +651,7 @@ function checkoutOf(ctx: PullRequestContext | EventContext, clone: string): RunC
     headRef: ctx.headRef,
     baseRef: ctx.baseRef,
     baseSha: ctx.baseSha,
+    headRepository: ctx.headRepository,
     number: ctx.number,
   };
 }

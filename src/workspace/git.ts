@@ -78,6 +78,8 @@ export interface GitOptions {
   bare?: boolean;
   /** Standard input (a pack for index-pack); the command is then not aborted by `signal`. */
   input?: Buffer | string;
+  /** The index git reads and writes (GIT_INDEX_FILE): one of drydock's own, outside any work tree. */
+  indexFile?: string;
 }
 
 /**
@@ -105,8 +107,8 @@ export function gitEnvironment(
   };
 }
 
-/** git with a fixed identity, no user or system configuration, nothing executable configured, no prompts. */
-export async function git(dir: string, args: string[], opts: GitOptions = {}): Promise<string> {
+/** The environment of one git command: `gitEnvironment`, plus where the repository is and the credentials. */
+function commandEnvironment(dir: string, opts: GitOptions): Record<string, string> {
   const env = gitEnvironment(emptyHome());
   if (opts.bare) {
     // A git directory alone: no work tree, so no file of one is read (attributes, submodules, the index's).
@@ -115,6 +117,7 @@ export async function git(dir: string, args: string[], opts: GitOptions = {}): P
     env.GIT_DIR = opts.gitDir;
     env.GIT_WORK_TREE = resolve(dir);
   }
+  if (opts.indexFile) env.GIT_INDEX_FILE = opts.indexFile;
   if (opts.credentials) {
     // GIT_ASKPASS wins over the emptied core.askPass (gitcredentials(7)); the secret travels in the environment
     // of git and its askpass child only, never in an argument (which `ps` shows to every user).
@@ -122,19 +125,18 @@ export async function git(dir: string, args: string[], opts: GitOptions = {}): P
     env.DRYDOCK_GIT_USERNAME = opts.credentials.username;
     env.DRYDOCK_GIT_PASSWORD = opts.credentials.password;
   }
-  const command = PATCH_COMMANDS.has(args[0] ?? '')
-    ? [args[0]!, '--no-ext-diff', '--no-textconv', ...args.slice(1)]
-    : args;
-  if (opts.input) {
-    const out = await runCollect(['git', '-C', dir, ...HARDENING, ...command], env, {
-      input: opts.input,
-      timeoutMs: opts.timeoutMs ?? 60_000,
-      maxStdout: 16 * 1024 * 1024,
-    });
-    if (out.code !== 0)
-      throw new Error(`git ${command[0]} failed:\n${out.stderr.trim() || `exit ${out.code ?? out.signal}`}`);
-    return out.stdout.toString('utf8');
-  }
+  return env;
+}
+
+/** The subcommand and its arguments, with `--no-ext-diff --no-textconv` where a patch may be printed. */
+const withoutPrograms = (args: string[]): string[] =>
+  PATCH_COMMANDS.has(args[0] ?? '') ? [args[0]!, '--no-ext-diff', '--no-textconv', ...args.slice(1)] : args;
+
+/** git with a fixed identity, no user or system configuration, nothing executable configured, no prompts. */
+export async function git(dir: string, args: string[], opts: GitOptions = {}): Promise<string> {
+  if (opts.input) return (await gitBytes(dir, args, opts)).toString('utf8');
+  const env = commandEnvironment(dir, opts);
+  const command = withoutPrograms(args);
   const { stdout } = await exec('git', ['-C', dir, ...HARDENING, ...command], {
     timeout: opts.timeoutMs ?? 60_000,
     maxBuffer: 16 * 1024 * 1024,
@@ -142,6 +144,26 @@ export async function git(dir: string, args: string[], opts: GitOptions = {}): P
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
   return stdout;
+}
+
+/**
+ * `git()` whose output is bytes as git wrote them (a patch of files in any encoding), at most `maxBytes`
+ * (default 16 MiB; more fails). Takes `input`; not aborted by `signal`.
+ */
+export async function gitBytes(
+  dir: string,
+  args: string[],
+  opts: GitOptions & { maxBytes?: number } = {},
+): Promise<Buffer> {
+  const command = withoutPrograms(args);
+  const out = await runCollect(['git', '-C', dir, ...HARDENING, ...command], commandEnvironment(dir, opts), {
+    ...(opts.input !== undefined ? { input: opts.input } : {}),
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    maxStdout: opts.maxBytes ?? 16 * 1024 * 1024,
+  });
+  if (out.code !== 0)
+    throw new Error(`git ${command[0]} failed:\n${out.stderr.trim() || `exit ${out.code ?? out.signal}`}`);
+  return out.stdout;
 }
 
 /** The repository's shared git directory (the `.git` of the main checkout), absolute. */
@@ -341,6 +363,8 @@ export async function branchCommit(repo: string, branch: string): Promise<string
   }
 }
 
+type RemoteOptions = Pick<GitOptions, 'credentials' | 'signal' | 'timeoutMs'>;
+
 /**
  * Pushes the local branch to the same name on `remote` (no force: a branch that moved there is refused, not
  * overwritten). Pushing what the remote already has succeeds.
@@ -349,17 +373,110 @@ export async function pushBranch(
   repo: string,
   remote: string,
   branch: string,
-  opts: Pick<GitOptions, 'credentials' | 'signal' | 'timeoutMs'> = {},
+  opts: RemoteOptions = {},
 ): Promise<void> {
   const ref = `refs/heads/${branch}`;
   await git(repo, ['push', '--porcelain', '--', remote, `${ref}:${ref}`], opts);
+}
+
+/** Why `remote` refused a push (`PushRefusedError.reason`). */
+export type PushRefusal = 'stale' | 'rejected' | 'remote_rejected';
+
+/** The remote refused to move the branch; nothing moved. `detail` is git's line for the ref. */
+export class PushRefusedError extends Error {
+  constructor(
+    readonly reason: PushRefusal,
+    readonly detail: string,
+  ) {
+    super(`the push was refused: ${detail}`);
+  }
+}
+
+/**
+ * Pushes `commit` to branch `branch` of `remote`, never overwriting what someone else pushed. Without
+ * `expected`: only as a fast-forward (no force). With `expected` (a full commit id), only while the remote
+ * branch is at exactly that commit: `--force-with-lease=<ref>:<expected>` (git-push(1),
+ * https://git-scm.com/docs/git-push: the ref is updated only "if the current value of the remote ref is the
+ * expected value"; the lease's value is compared whole, never as an abbreviation), and the remote checks the
+ * old value again when it moves the ref. A branch that moved (or went) is refused with git's "(stale info)".
+ * Pushing what the remote already has succeeds ("[up to date]", before any lease is looked at).
+ *
+ * A refusal is a PushRefusedError, read from `--porcelain`'s line for the ref (git-push(1), OUTPUT:
+ * `<flag> TAB <from>:<to> TAB <summary> (<reason>)`, flag `!` "for a ref that was rejected or failed to
+ * push", `=` for one up to date): `[rejected] (stale info)` (the lease), `[rejected] (fetch first |
+ * non-fast-forward)` ("Git did not try to send the ref at all"), or `[remote rejected] (reason)` ("The remote
+ * end refused the update. Usually caused by a hook on the remote side": GitHub's protected branches and
+ * rules answer so, e.g. "(protected branch hook declined)").
+ */
+export async function pushCommit(
+  repo: string,
+  remote: string,
+  commit: string,
+  branch: string,
+  opts: RemoteOptions & { expected?: string } = {},
+): Promise<void> {
+  const ref = `refs/heads/${branch}`;
+  const lease = opts.expected ? [`--force-with-lease=${ref}:${opts.expected}`] : [];
+  try {
+    await git(repo, ['push', '--porcelain', ...lease, '--', remote, `${commit}:${ref}`], opts);
+  } catch (err) {
+    const out = `${(err as { stdout?: string }).stdout ?? ''}`;
+    const line = out.split('\n').find((l) => l.startsWith('!\t'));
+    if (!line) throw err;
+    const summary = line.split('\t')[2] ?? line;
+    const reason: PushRefusal = summary.startsWith('[remote rejected]')
+      ? 'remote_rejected'
+      : summary.includes('(stale info)')
+        ? 'stale'
+        : 'rejected';
+    throw new PushRefusedError(reason, summary.trim());
+  }
+}
+
+/** The commit branch `branch` of `remote` points at (ls-remote), or null when the remote has no such branch. */
+export async function remoteBranchCommit(
+  repo: string,
+  remote: string,
+  branch: string,
+  opts: RemoteOptions = {},
+): Promise<string | null> {
+  const ref = `refs/heads/${branch}`;
+  const out = await git(repo, ['ls-remote', '--', remote, ref], opts);
+  for (const line of out.split('\n')) {
+    const [sha, name] = line.split('\t');
+    if (name === ref && sha && SHA.test(sha)) return sha;
+  }
+  return null;
+}
+
+/**
+ * Fetches branch `branch` of `remote` into the local ref `into` (a ref of drydock's own, overwritten), and
+ * returns the commit it got. No tags, no FETCH_HEAD (deliveries of several plans fetch at once).
+ */
+export async function fetchBranch(
+  repo: string,
+  remote: string,
+  branch: string,
+  into: string,
+  opts: RemoteOptions = {},
+): Promise<string> {
+  await git(
+    repo,
+    ['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', remote, `+refs/heads/${branch}:${into}`],
+    opts,
+  );
+  const sha = (
+    await git(repo, ['rev-parse', '--verify', '-q', `${into}^{commit}`], { timeoutMs: 10_000 })
+  ).trim();
+  if (!SHA.test(sha)) throw new Error(`fetching ${branch} from ${remote} left no commit in ${into}`);
+  return sha;
 }
 
 /** The branch the remote's HEAD names (its default branch), or null when it names none. */
 export async function remoteDefaultBranch(
   repo: string,
   remote: string,
-  opts: Pick<GitOptions, 'credentials' | 'signal' | 'timeoutMs'> = {},
+  opts: RemoteOptions = {},
 ): Promise<string | null> {
   const out = await git(repo, ['ls-remote', '--symref', '--', remote, 'HEAD'], opts);
   const m = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out);

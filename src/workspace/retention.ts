@@ -2,6 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { isFinishedRunStatus, type Plan, type PlanStatus } from '../domain/types.js';
 import type { PlanStore, RunStore, SessionStore } from '../store/store.js';
 import { checkoutPath, checkoutsDir, worktreePath, worktreesDir } from './paths.js';
+import { removeDeliveryRefs } from './replay.js';
 import { branchFor, removeWorktree } from './worktree.js';
 
 // Retention: an execution's worktree (<work root>/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
@@ -9,7 +10,7 @@ import { branchFor, removeWorktree } from './worktree.js';
 // their plan or run has been settled for `ttlMs`. Never while anything can still use them: a plan that is
 // approved or executing, a run that has not ended. Without this, every execution leaves a worktree and a
 // branch behind and the disk only grows. Branches pushed elsewhere are the remote's to keep; only the local
-// branch goes. An executed plan's delivery (src/delivery/) must have ended first: delivered, failed or off.
+// branch goes (and what a delivery kept beside it: replay.ts). An executed plan's delivery (src/delivery/) must have ended first: delivered, failed or off.
 
 /** Plans whose worktree nothing will use again. */
 const SETTLED: ReadonlySet<PlanStatus> = new Set<PlanStatus>([
@@ -66,7 +67,10 @@ export async function collectGarbage(
         const session = await store.getSession(plan.sessionId);
         repo = session && session.workspaceKind !== 'plain' ? session.workspace : null;
       }
-      if (!opts.dryRun) await removeWorktree(repo, top, branchFor(planId));
+      if (!opts.dryRun) {
+        await removeWorktree(repo, top, branchFor(planId));
+        if (repo) await removeDeliveryRefs(repo, planId);
+      }
       report.worktrees.push(planId);
     } catch (err) {
       report.failed.push({ path: top, error: (err as Error).message });

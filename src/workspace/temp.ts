@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // The temporary directories a drydock process makes: git's empty HOME, the HOME of unconfined commands, the
-// sandbox's probe, the egress proxy's sockets, an MCP server's sockets and home. Each is named `<prefix><pid>-<random>`, so that a process
+// sandbox's probe, the egress proxy's sockets, an MCP server's sockets and home, the index a delivery replays
+// an execution's change in. Each is named `<prefix><pid>-<random>`, so that a process
 // removes its own when it stops, and one starting later removes those of processes that are gone (killed,
 // or the machine stopped) instead of leaving one per process for ever.
 
@@ -13,6 +14,7 @@ export const TEMP_PREFIXES = [
   'drydock-sandbox-probe-',
   'drydock-egress-',
   'drydock-mcp-',
+  'drydock-replay-',
 ] as const;
 
 export type TempPrefix = (typeof TEMP_PREFIXES)[number];

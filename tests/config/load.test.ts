@@ -167,6 +167,7 @@ describe('defaults', () => {
         username: 'x-access-token',
         pull_request: true,
         base_branch: null,
+        pr_target: null,
         attempts: 6,
         retry_base_ms: 30_000,
         retry_max_ms: 3_600_000,
@@ -307,6 +308,15 @@ models:
       'anthropic.thinking: expected off, adaptive or {budget_tokens: N} with N 1024-128000, got "sometimes"',
       'anthropic.effort: expected one of low, medium, high, xhigh, max, or null for the model\'s default, got "extreme"',
     ]);
+  });
+
+  it('takes delivery.pr_target as head, stacked, base or null, and nothing else', () => {
+    const stacked = writeConfig('delivery:\n  pr_target: stacked\n', 'pr-stacked.yaml');
+    expect(loadConfig({ configPath: stacked, env: {} }).delivery.pr_target).toBe('stacked');
+    const bad = writeConfig('delivery:\n  pr_target: fork\n', 'pr-bad.yaml');
+    expect(problemsOf({ configPath: bad, env: {} }).join('\n')).toMatch(
+      /delivery\.pr_target: expected head, stacked, base or null/,
+    );
   });
 
   it('rejects a default model that has no price', () => {

@@ -2,6 +2,7 @@ import { afterEach, expect, it } from 'vitest';
 import { calls, proposes, says } from '../plans/helpers.js';
 import { waitFor } from '../support/daemon.js';
 import type { HeldAnswer } from '../support/fake-github.js';
+import { git } from '../support/git-repo.js';
 import { type GithubWorld, githubWorld, REPOSITORY as REPO } from '../support/github-world.js';
 import { createTokenOffline, type DaemonProcess } from '../support/process-daemon.js';
 
@@ -19,12 +20,16 @@ afterEach(async () => {
   w = undefined;
 });
 
-/** A clone with an origin linked in the fake GitHub; the claim's own lapse is far beyond the test's waits. */
-const world = () =>
+/**
+ * A clone with an origin linked in the fake GitHub; the claim's own lapse is far beyond the test's waits.
+ * `pr_target`: where the pull request's result goes (base: a pull request into main holding drydock's
+ * commit, replayed onto main; null: onto the pull request's own branch).
+ */
+const world = (prTarget: 'base' | null = 'base') =>
   githubWorld({
     name: 'delivery-crash',
     origin: true,
-    config: 'delivery:\n  pull_request: true\n  push_timeout_ms: 60000\n',
+    config: `delivery:\n  pull_request: true\n  push_timeout_ms: 60000\n  pr_target: ${prTarget ?? 'null'}\n`,
   });
 
 /** The comments the delivery posted on the pull request (the plan's report comments are there too). */
@@ -125,4 +130,35 @@ it('SIGKILLed after GitHub took the comment on the pull request: after the resta
   );
   expect(posts).toHaveLength(1);
   expect(plan.delivery.attempts).toBe(2);
+}, 90_000);
+
+it("SIGKILLed after GitHub took the comment on a result pushed onto the pull request's branch: after the restart nothing is pushed or posted again", async () => {
+  w = await world(null);
+  const held = w.github.hold(new RegExp(`^POST /repos/${REPO}/issues/${PR}/comments$`), (body) =>
+    body.body.includes('drydock:delivery'),
+  );
+  const planId = await killedAt(w, held);
+  const remote = w.remote!;
+  const tip = git(remote, 'rev-parse', `refs/heads/pr-${PR}`);
+  expect(git(remote, 'rev-parse', `${tip}^@`)).toBe(w.head);
+  expect(deliveryComments(w)).toHaveLength(1);
+
+  const second = await w.serve();
+  const plan = await until(
+    second,
+    `/v1/plans/${planId}`,
+    (p) => p.delivery?.status === 'delivered' || p.delivery?.status === 'failed',
+    'the delivery to end',
+  );
+  expect(plan.delivery, plan.delivery.last_error).toMatchObject({
+    status: 'delivered',
+    target: 'head',
+    branch: `pr-${PR}`,
+    commit: tip,
+    attempts: 2,
+  });
+  expect(git(remote, 'rev-parse', `refs/heads/pr-${PR}`)).toBe(tip);
+  expect(w.github.pullRequests()).toEqual([]);
+  expect(deliveryComments(w)).toHaveLength(1);
+  expect(deliveryComments(w)[0]!.body).toContain("onto this pull request's branch `pr-7`");
 }, 90_000);

@@ -494,7 +494,8 @@ describe('retention and delivery', () => {
 });
 
 describe('delivering a plan a pull request started', () => {
-  it('opens the pull request into the PR base and comments on the original pull request with its link', async () => {
+  // Where a pull request's result goes (its own branch, a stacked pull request, the base) is in pr-target.test.ts.
+  it("opens a fork's pull request into its base and comments on the original pull request with its link", async () => {
     w = await world((c) => {
       c.github.webhook_secrets = [WEBHOOK_SECRET];
     });
@@ -514,6 +515,8 @@ describe('delivering a plan a pull request started', () => {
     payload.pull_request.number = 7;
     payload.pull_request.head.sha = git(w.repo, 'rev-parse', 'HEAD');
     payload.pull_request.head.ref = 'feature';
+    // From a fork: drydock's commit alone goes into a pull request into the base.
+    payload.pull_request.head.repo.full_name = 'someone/widgets';
     payload.pull_request.base.ref = 'main';
     // GitHub knows the pull request the webhook speaks of: its comments can be listed.
     github.setPullRequest(REPO, 7, payload.pull_request);
@@ -547,6 +550,8 @@ describe('delivering a plan a pull request started', () => {
     expect(d.status, d.last_error).toBe('delivered');
     const pr = github.pullRequests(REPO)[0]!;
     expect(pr).toMatchObject({ head: `drydock/${plan.id}`, base: 'main' });
+    expect(d.target).toBe('base');
+    expect(git(w.remote, 'rev-parse', `drydock/${plan.id}^`)).toBe(payload.pull_request.head.sha);
     const comments = github.comments(REPO, 7);
     expect(comments).toHaveLength(1);
     expect(comments[0]!.body).toContain(`opened pull request #${pr.number} (${pr.html_url})`);

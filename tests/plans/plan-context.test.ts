@@ -247,6 +247,7 @@ describe('untrustedData', () => {
         headRef: 'feature',
         baseRef: 'main',
         baseSha: null,
+        headRepository: 'octo/repo',
         draft: false,
         labels: ['x'],
         author: 'mallory',

@@ -26,7 +26,11 @@
  * "missing"}), an open pull request for the same head ("A pull request already exists for owner:branch."),
  * and, for a repository linked to a git directory (`linkRepository`), a base or head branch that does not
  * exist there ({field: "base"|"head", code: "invalid"}) or a head with no commits the base lacks ("No commits
- * between base and head").
+ * between base and head"). A head is `branch` (of the repository itself) or `owner:branch`
+ * (https://docs.github.com/rest/pulls/pulls#create-a-pull-request: "For cross-repository pull requests in the
+ * same network, namespace head with a user like this: username:branch"): an owner other than the
+ * repository's names a fork, which must be linked as one (`linkRepository(fork, dir, {forkOf})`), its branch
+ * looked up there; an owner with no linked fork is an invalid head.
  *
  * With option `app`, the fake also plays a GitHub App (tests/support/fake-github-app.ts): its endpoints (GET /app,
  * GET /app/installations, GET /repos/:owner/:repo/installation, POST /app/installations/:id/access_tokens) take
@@ -44,6 +48,7 @@
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { join } from 'node:path';
 import { createFakeApp, type FakeApp, type FakeAppOptions } from './fake-github-app.js';
 
 export interface GithubCall {
@@ -107,8 +112,11 @@ export interface FakeGithub {
   statuses(
     sha?: string,
   ): { repository: string; sha: string; state: string; context: string; description: string }[];
-  /** Pull requests are checked against the branches of this git directory (a bare "remote" repository). */
-  linkRepository(repository: string, gitDir: string): void;
+  /**
+   * Pull requests are checked against the branches of this git directory (a bare "remote" repository);
+   * `forkOf`: the repository is a fork of that one (a pull request there may name its head `owner:branch`).
+   */
+  linkRepository(repository: string, gitDir: string, opts?: { forkOf?: string }): void;
   /** Pull requests opened successfully, oldest first. */
   pullRequests(repository?: string): FakePullRequest[];
   /** Polls until `check` is truthy (fails after `ms`). */
@@ -121,7 +129,11 @@ export interface FakePullRequest {
   number: number;
   title: string;
   body: string;
+  /** The head branch, and the owner of the repository it is in (the repository's own, or a fork's). */
   head: string;
+  headOwner: string;
+  /** The repository the head branch is in: this one, or a linked fork of it. */
+  headRepository: string;
   base: string;
   html_url: string;
   state: 'open' | 'closed';
@@ -178,6 +190,8 @@ export async function startFakeGithub(opts: {
     [];
   const sockets = new Set<Socket>();
   const linked = new Map<string, string>();
+  /** Linked forks: fork (owner/repo) -> the repository it is a fork of. */
+  const forks = new Map<string, string>();
   const opened: FakePullRequest[] = [];
   let nextPullNumber = 100;
   let nextId = 1;
@@ -200,7 +214,8 @@ export async function startFakeGithub(opts: {
       return null;
     }
   };
-  const commitsBetween = (gitDir: string, base: string, head: string): number =>
+  /** Commits of `head` (in `gitDir`) that `base` lacks; `baseDir` lends its objects when it is another one. */
+  const commitsBetween = (gitDir: string, base: string, head: string, baseDir = gitDir): number =>
     Number(
       execFileSync('git', ['-C', gitDir, 'rev-list', '--count', `${base}..${head}`], {
         encoding: 'utf8',
@@ -208,6 +223,7 @@ export async function startFakeGithub(opts: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
           GIT_CONFIG_NOSYSTEM: '1',
           GIT_CONFIG_GLOBAL: '/dev/null',
+          ...(baseDir !== gitDir ? { GIT_ALTERNATE_OBJECT_DIRECTORIES: join(baseDir, 'objects') } : {}),
         },
       }).trim(),
     );
@@ -423,22 +439,35 @@ export async function startFakeGithub(opts: {
         ]);
         return;
       }
-      // head is `branch` or `owner:branch`; only same-repository heads are served here.
-      const headBranch = body.head.includes(':') ? body.head.slice(body.head.indexOf(':') + 1) : body.head;
-      const label = `${owner}:${headBranch}`;
+      // head is `branch` or `owner:branch`: another owner's is a branch of their fork of this repository.
+      const colon = body.head.indexOf(':');
+      const headOwner = colon >= 0 ? body.head.slice(0, colon) : owner;
+      const headBranch = colon >= 0 ? body.head.slice(colon + 1) : body.head;
+      const label = `${headOwner}:${headBranch}`;
+      const sameOwner = headOwner.toLowerCase() === owner.toLowerCase();
+      const fork = sameOwner
+        ? null
+        : [...forks].find(
+            ([f, of]) => of === repository && f.split('/')[0]!.toLowerCase() === headOwner.toLowerCase(),
+          );
+      if (!sameOwner && !fork) {
+        validationFailed(call, res, [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
+        return;
+      }
       const gitDir = linked.get(repository);
       if (gitDir) {
+        const headDir = fork ? linked.get(fork[0]) : gitDir;
         const baseSha = branchSha(gitDir, body.base);
         if (!baseSha) {
           validationFailed(call, res, [{ resource: 'PullRequest', field: 'base', code: 'invalid' }]);
           return;
         }
-        const headSha = branchSha(gitDir, headBranch);
+        const headSha = headDir ? branchSha(headDir, headBranch) : null;
         if (!headSha) {
           validationFailed(call, res, [{ resource: 'PullRequest', field: 'head', code: 'invalid' }]);
           return;
         }
-        if (commitsBetween(gitDir, baseSha, headSha) === 0) {
+        if (commitsBetween(headDir!, baseSha, headSha, gitDir) === 0) {
           validationFailed(call, res, [
             {
               resource: 'PullRequest',
@@ -451,7 +480,7 @@ export async function startFakeGithub(opts: {
       }
       if (
         opened.some(
-          (p) => p.repository === repository && p.state === 'open' && `${owner}:${p.head}` === label,
+          (p) => p.repository === repository && p.state === 'open' && `${p.headOwner}:${p.head}` === label,
         )
       ) {
         validationFailed(call, res, [
@@ -466,6 +495,8 @@ export async function startFakeGithub(opts: {
         title: body.title,
         body: body.body ?? '',
         head: headBranch,
+        headOwner,
+        headRepository: fork ? fork[0] : repository,
         base: body.base,
         html_url: `https://github.com/${repository}/pull/${number}`,
         state: 'open',
@@ -485,7 +516,7 @@ export async function startFakeGithub(opts: {
         (p) =>
           p.repository === repository &&
           (state === 'all' || p.state === state) &&
-          (!head || `${hit![1]}:${p.head}` === head),
+          (!head || `${p.headOwner}:${p.head}` === head),
       );
       send(call, res, 200, items.map(pullJson));
       return;
@@ -599,8 +630,9 @@ export async function startFakeGithub(opts: {
     statuses(sha) {
       return statuses.filter((s) => !sha || s.sha === sha);
     },
-    linkRepository(repository, gitDir) {
+    linkRepository(repository, gitDir, link = {}) {
       linked.set(repository, gitDir);
+      if (link.forkOf) forks.set(repository, link.forkOf);
     },
     pullRequests(repository) {
       return opened.filter((p) => !repository || p.repository === repository);
@@ -644,8 +676,8 @@ function pullJson(p: FakePullRequest): Record<string, unknown> {
     state: p.state,
     title: p.title,
     body: p.body,
-    head: { label: `${owner}:${p.head}`, ref: p.head },
-    base: { label: `${owner}:${p.base}`, ref: p.base },
+    head: { label: `${p.headOwner}:${p.head}`, ref: p.head, repo: { full_name: p.headRepository } },
+    base: { label: `${owner}:${p.base}`, ref: p.base, repo: { full_name: p.repository } },
     user: { login: 'drydock-bot', type: 'Bot' },
   };
 }

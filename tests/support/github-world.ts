@@ -74,9 +74,11 @@ export interface GithubWorld {
   /** Starts `drydock serve` on the world's configuration; resolves once it listens. */
   serve(opts?: ServeOptions): Promise<DaemonProcess>;
   /**
-   * Opens pull request `number` of REPOSITORY, its head at `headSha` and its base `main`: GitHub knows it
-   * (GET /pulls/:n), and `daemon` receives its signed `pull_request.opened` webhook (the example of
-   * @octokit/webhooks-examples). Expects the webhook accepted; resolves with the answer as the inbox settled it.
+   * Opens pull request `number` of REPOSITORY from its branch `pr-<number>`, its head at `headSha` and its base
+   * `main`: the branch is pushed to the origin (option `origin`), GitHub knows the pull request (GET /pulls/:n),
+   * and `daemon` receives its signed `pull_request.opened` webhook (the example of @octokit/webhooks-examples,
+   * moved onto REPOSITORY: head and base in it). Expects the webhook accepted; resolves with the answer as the
+   * inbox settled it.
    */
   openPullRequest(daemon: DaemonProcess, number: number, headSha: string): Promise<any>;
   /**
@@ -122,7 +124,10 @@ ${opts.config ?? ''}`,
       daemons.push(d);
       return d;
     },
-    openPullRequest: (daemon, number, headSha) => openPullRequest(github, daemon, number, headSha),
+    async openPullRequest(daemon, number, headSha) {
+      if (remote) git(clone, 'push', '-q', 'origin', `${headSha}:refs/heads/pr-${number}`);
+      return openPullRequest(github, daemon, number, headSha);
+    },
     async close() {
       for (const d of daemons.splice(0).reverse()) await d.close();
       for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -154,6 +159,10 @@ async function openPullRequest(
   payload.number = number;
   payload.pull_request.number = number;
   payload.pull_request.head.sha = headSha;
+  payload.pull_request.head.ref = `pr-${number}`;
+  // A branch of the repository itself (the example's head and base are another repository).
+  payload.pull_request.head.repo.full_name = REPOSITORY;
+  payload.pull_request.base.repo.full_name = REPOSITORY;
   // The clone's branch (the example's is `master`): a pull request drydock opens for this one goes into it.
   payload.pull_request.base.ref = 'main';
   github.setPullRequest(REPOSITORY, number, payload.pull_request);

@@ -87,6 +87,7 @@ async function seedPullRequest(o: { title: string; url: string; author?: string;
       headRef: 'feature/x',
       baseRef: 'main',
       baseSha: null,
+      headRepository: 'octo/repo',
       draft: false,
       labels: [`bug ${XSS}`],
       author: o.author ?? 'mallory',

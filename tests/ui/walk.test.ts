@@ -105,6 +105,8 @@ async function openPullRequest(): Promise<string> {
   payload.pull_request.user.login = 'octo-dev';
   payload.pull_request.head.sha = git(repo, 'rev-parse', 'HEAD');
   payload.pull_request.head.ref = 'speed-up';
+  // From a fork: drydock's commit alone goes into a pull request into the base (README, A pull request's result).
+  payload.pull_request.head.repo.full_name = 'octo-dev/widgets';
   payload.pull_request.base.ref = 'main';
   // GitHub knows the pull request the webhook speaks of: its comments can be listed.
   github.setPullRequest(REPO, 7, payload.pull_request);
@@ -254,6 +256,8 @@ describe("the approver's walk from a pull request to the pull request drydock op
     // The delivery: the opened pull request, linked.
     expect(await page.locator('#delivery-status').getAttribute('data-status')).toBe('delivered');
     expect(await page.locator('#delivery-pr a').getAttribute('href')).toBe(opened[0]!.html_url);
+    expect(await page.locator('#delivery-target').getAttribute('data-target')).toBe('base');
+    expect(await page.locator('#delivery-target').textContent()).toBe('a pull request into the base branch');
     expect(await page.locator('main script, main img, main [onerror], main [onmouseover]').count()).toBe(0);
     await shoot(page, 'plan-page-executed.png');
 

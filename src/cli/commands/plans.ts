@@ -31,6 +31,7 @@ const tokenLine = (u: Record<string, number>) =>
 function deliverySection(d: PlanDeliveryJson, now: number): string {
   const rows: [string, unknown][] = [
     ['status', d.status],
+    ['target', d.target],
     ['branch', d.branch && `${d.branch}${d.remote ? ` on ${d.remote}` : ''}`],
     ['commit', d.commit],
     ['pushed', when(d.pushed_at, now)],

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { RunEventMap, RunEventType } from '../../domain/events.js';
-import { EFFORTS, EXECUTE_MODES, PLAN_STATUSES, RUN_STATUSES } from '../../domain/types.js';
+import { DELIVERY_TARGETS, EFFORTS, EXECUTE_MODES, PLAN_STATUSES, RUN_STATUSES } from '../../domain/types.js';
 import { time, usage } from './common.js';
 import { DECISION_KINDS } from './plans.js';
 import { askedQuestionSchema } from './questions.js';
@@ -145,6 +145,7 @@ export const RUN_EVENT_PAYLOADS = {
   }),
   delivery_completed: z.strictObject({
     plan_id: z.string(),
+    target: z.enum(DELIVERY_TARGETS).nullable().optional(),
     branch: z.string().nullable(),
     commit: z.string().nullable(),
     remote: z.string().nullable(),

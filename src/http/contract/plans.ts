@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  DELIVERY_TARGETS,
   type DecisionKind,
   EXECUTE_MODES,
   PLAN_DELIVERY_STATUSES,
@@ -38,6 +39,12 @@ export const reviseBody = z.strictObject({
 /** Where an executed plan's result went; null while not looked at, or when delivery is off. */
 export const planDeliverySchema = z.strictObject({
   status: z.enum(PLAN_DELIVERY_STATUSES).exclude(['off']),
+  target: z
+    .enum(DELIVERY_TARGETS)
+    .nullable()
+    .describe(
+      'base: a pull request into the base (for a pull request run, only drydock commit replayed onto it); head: a commit on the pull request branch; stacked: a pull request into that branch; patch: a comment with the change; null until decided',
+    ),
   branch: z.string().nullable(),
   remote: z.string().nullable(),
   commit: z.string().nullable(),

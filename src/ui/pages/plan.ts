@@ -7,6 +7,7 @@ import { planTitle } from '../../domain/plan-title.js';
 import type {
   Decision,
   DecisionKind,
+  DeliveryTarget,
   Plan,
   PlanDelivery,
   PlanDeliveryStatus,
@@ -324,6 +325,14 @@ const DELIVERY_WORDS: Record<PlanDeliveryStatus, string> = {
   failed: 'failed: every attempt failed (the local branch stays; retry with drydock plans deliver)',
 };
 
+/** Where a delivery took the commit (PlanDelivery.target). */
+const TARGET_WORDS: Record<DeliveryTarget, string> = {
+  base: 'a pull request into the base branch',
+  head: "one commit on the pull request's own branch",
+  stacked: "a pull request into the pull request's branch",
+  patch: "a patch in a comment (the change does not apply to the base without the pull request's commits)",
+};
+
 /** Only http(s) addresses become links; anything else is shown as text. */
 const webLink = (url: string, label: string) =>
   /^https?:\/\//i.test(url) ? html`<a href="${url}" rel="noopener noreferrer nofollow">${label}</a>` : label;
@@ -334,6 +343,7 @@ function deliverySection(d: PlanDelivery | null): SafeHtml | string {
   return html`<h2 id="delivery">Delivery</h2>
 <dl class="facts delivery" aria-labelledby="delivery">
   <dt>Status</dt><dd id="delivery-status" data-status="${d.status}">${DELIVERY_WORDS[d.status]}</dd>
+  ${d.target && html`<dt>Went to</dt><dd id="delivery-target" data-target="${d.target}">${TARGET_WORDS[d.target]}</dd>`}
   ${d.branch && html`<dt>Branch</dt><dd><code>${d.branch}</code>${d.remote ? html` on <code>${d.remote}</code>` : ''}${d.pushedAt !== null ? html`, pushed ${time(d.pushedAt)}` : ''}</dd>`}
   ${d.commit && html`<dt>Commit</dt><dd><code>${d.commit}</code></dd>`}
   ${d.pullRequestUrl && html`<dt>Pull request</dt><dd id="delivery-pr">${webLink(d.pullRequestUrl, `#${d.pullRequestNumber ?? ''} ${d.pullRequestUrl}`)}</dd>`}

@@ -10,6 +10,7 @@ import { FOREIGN_CURSOR, givenPlan, givenRun, MINUTE, type StoreFactory, T0, use
 /** A delivery as the worker first writes it: every field but those given empty. */
 const freshDelivery = (over: Partial<PlanDelivery>): PlanDelivery => ({
   status: 'pending',
+  target: null,
   branch: null,
   remote: null,
   commit: null,
@@ -69,6 +70,7 @@ export function outboxContract(factory: StoreFactory): void {
       expect(await ctx.store.updatePlanDelivery('pln_1', [null], { status: 'off' })).toBe(false);
       expect(
         await ctx.store.updatePlanDelivery('pln_1', ['retrying', 'pending'], {
+          target: 'head',
           commit: 'c'.repeat(40),
           pushedAt: T0 + 1,
           pullRequestUrl: 'https://github.com/acme/app/pull/9',
@@ -81,6 +83,7 @@ export function outboxContract(factory: StoreFactory): void {
       ).toBe(true);
       const full = freshDelivery({
         status: 'pending',
+        target: 'head',
         branch: 'drydock/pln_1',
         remote: 'origin https://github.com/acme/app.git',
         commit: 'c'.repeat(40),
