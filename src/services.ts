@@ -13,6 +13,7 @@ import { PlanDeliveryWorker } from './delivery/worker.js';
 import type { Run } from './domain/types.js';
 import { GithubApi, type PullRequestLookup } from './github/client.js';
 import { GithubReporter } from './github/report.js';
+import { githubGitUrl } from './github/target.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { modelProblems } from './models/catalogue.js';
@@ -37,6 +38,7 @@ import { TriggerAdmin } from './triggers/admin.js';
 import { TriggerService } from './triggers/service.js';
 import { type HiddenPaths, hiddenPaths } from './workspace/hidden.js';
 import { workRoot } from './workspace/paths.js';
+import { RepoCache } from './workspace/repo-cache.js';
 import { collectGarbage } from './workspace/retention.js';
 
 /**
@@ -221,9 +223,33 @@ async function agentParts(opts: ServiceOptions, clock: Clock) {
   const lifecycle = new PlanLifecycle({ store, clock, logger });
   // The egress proxy of executions whose plan allows host names (src/agent/egress.ts); closed by stop().
   const egress = new Egress({ logger });
+  const repoCache = repoCacheOf(opts);
   const handler =
-    opts.handler ?? agentRunner(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics });
-  return { hidden, sandboxStatus, events, metrics, modelConfigured, lifecycle, egress, handler };
+    opts.handler ??
+    agentRunner(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics, repoCache });
+  return { hidden, sandboxStatus, events, metrics, modelConfigured, lifecycle, egress, handler, repoCache };
+}
+
+/**
+ * Repositories no configuration maps to a local clone, cloned on demand into <work root>/repos
+ * (src/workspace/repo-cache.ts). git's credentials for them: github.token as the password of git over HTTPS,
+ * user name `x-access-token` (GitHub: "use the installation access token as the HTTP password",
+ * https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/authenticating-as-a-github-app-installation;
+ * delivery.username defaults to the same name for the same token). None without a token: public repositories
+ * still clone.
+ */
+function repoCacheOf(opts: ServiceOptions): RepoCache {
+  const { config, logger } = opts;
+  const token = config.github.token;
+  return new RepoCache({
+    root: workRoot(config),
+    baseUrl: githubGitUrl(config.github.api_url, config.github.git_url),
+    credentials: async () => (token ? { username: 'x-access-token', password: token } : undefined),
+    timeoutMs: config.github.clone.timeout_ms,
+    maxBytes: config.github.clone.max_bytes,
+    onWait: (repository) =>
+      logger.info({ repository }, 'waiting for another clone or fetch of this repository to end'),
+  });
 }
 
 /** The run queue and the run service, plan decisions and the settling of executed plans. */
@@ -328,6 +354,7 @@ function cronParts(
   const { queue, runs, plans, submitRun } = runParts;
   const { lookupPullRequest } = gh;
   const triggers = new TriggerService({
+    repoCache: agent.repoCache,
     store,
     clock,
     config,
@@ -520,6 +547,7 @@ function agentRunner(
     hidden: HiddenPaths;
     egress: Egress;
     metrics: Metrics;
+    repoCache: RepoCache;
   },
 ): RunHandler {
   const { config, logger, store } = opts;
@@ -539,6 +567,7 @@ function agentRunner(
     hidden: parts.hidden,
     lifecycle: parts.lifecycle,
     egress: parts.egress,
+    repoCache: parts.repoCache,
     onModelError: (kind) => parts.metrics.modelErrors.inc({ kind }),
     // The MCP servers runs choose (mcp.servers): stdio ones in the same sandbox as commands.
     mcpConnector: createMcpConnector({
