@@ -10,9 +10,10 @@ import { privateTempDir } from './temp.js';
 
 const exec = promisify(execFile);
 
-// Every git command drydock runs goes through `git()` below: nothing else in drydock spawns git. The trees it
-// runs in hold files that strangers wrote (a pull request's head, what the model wrote in an execution), and
-// git reads configuration from places inside or beside such trees: `$HOME/.gitconfig`,
+// Every git command drydock runs goes through `git()` below (or `gitTransfer()`, the same for a fetch from a
+// remote): nothing else in drydock spawns git. The trees it runs in hold files that strangers wrote (a pull
+// request's head, what the model wrote in an execution), and git reads configuration from places inside or
+// beside such trees: `$HOME/.gitconfig`,
 // `$XDG_CONFIG_HOME/git/config`, and the repository's `.git/config`. Several keys there are commands that git
 // runs (`core.fsmonitor`, `core.hooksPath` and hooks, `core.sshCommand`, `diff.external`, `credential.helper`,
 // `core.askPass`, `gpg.program` when signing, `core.pager`). So, per git's documentation (git-config(1)

@@ -291,11 +291,15 @@ export class RepoCache {
   private async fetch(dir: string, job: Job, what: string, refspecs: string[]): Promise<void> {
     const left = job.deadline - Date.now();
     if (left <= 0) throw new RepoCacheError(`${what} failed: ${this.timeLimit()}`);
+    // git-config(1) (https://git-scm.com/docs/git-config): below `fetch.unpackLimit` objects a fetched pack is
+    // unpacked into loose objects, at or above it the pack is stored as it comes; `http.followRedirects=false`
+    // follows no redirect (by default git follows those of its first request, to any host, which would then
+    // ask for credentials, and the askpass program answers any prompt); `protocol.allow=never` with
+    // `protocol.<name>.allow=always` speaks only the protocols named.
     const args = [
       // Every fetched object stays in the pack git receives (no loose objects): the size watch sees it grow.
       ...['-c', 'fetch.unpackLimit=1', '-c', 'transfer.unpackLimit=1'],
-      // The credentials go to the configured host only; only http(s) is spoken (git-config(1) http.followRedirects,
-      // protocol.allow).
+      // The credentials go to the configured host only; only http(s) is spoken.
       ...['-c', 'http.followRedirects=false', '-c', 'protocol.allow=never'],
       ...['-c', 'protocol.https.allow=always', '-c', 'protocol.http.allow=always'],
       ...['fetch', '--quiet', '--no-tags', '--no-recurse-submodules', '--no-write-fetch-head'],
