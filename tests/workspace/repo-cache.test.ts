@@ -142,6 +142,18 @@ describe('names from webhook payloads', () => {
     expect(cache.holds('../x', path)).toBe(false);
   });
 
+  it('a configured clone is found whatever the case of the name; one configured for another name is not', () => {
+    const repositories = {
+      'Acme/Widgets': { path: '/srv/widgets' },
+      'acme/gadgets': { path: '/srv/gadgets' },
+    };
+    expect(configuredClone(repositories, 'Acme/Widgets')).toBe('/srv/widgets');
+    expect(configuredClone(repositories, 'acme/widgets')).toBe('/srv/widgets');
+    expect(configuredClone(repositories, 'ACME/GADGETS')).toBe('/srv/gadgets');
+    expect(configuredClone(repositories, 'acme/other')).toBeUndefined();
+    expect(configuredClone(repositories, 'constructor')).toBeUndefined();
+  });
+
   it('a ref or commit that could be read as an option or a path is refused before git runs', async () => {
     remote();
     const cache = cacheOf();
