@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkoutPullRequest, removeCheckout } from '../../src/workspace/checkout.js';
 import {
+  configuredClone,
   RepoCache,
   RepoCacheError,
   type RepoCacheOptions,
