@@ -149,6 +149,9 @@ const LEFTOVER_MS = 60 * 60_000;
 
 /** The clones of repositories no configuration maps to a local clone; see the invariants above. */
 export class RepoCache {
+  /** Clones and fetches in progress in this process, by cache and wants: the same asked twice is done once. */
+  private readonly inFlight = new Map<string, Promise<string>>();
+
   constructor(private readonly opts: RepoCacheOptions) {}
 
   /** Where the cache of `repository` lives; throws RepoCacheError for a name that is not a plain GitHub name. */
@@ -184,6 +187,16 @@ export class RepoCache {
    * into. Returns its path. Throws RepoCacheError saying which repository and what failed.
    */
   async prepare(repository: string, wants: Want[]): Promise<string> {
+    // Several triggers firing on one pull request start their runs together: they share one fetch.
+    const key = `${this.pathOf(repository)}\n${JSON.stringify(wants)}`;
+    const running = this.inFlight.get(key);
+    if (running) return running;
+    const done = this.prepareAlone(repository, wants).finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, done);
+    return done;
+  }
+
+  private async prepareAlone(repository: string, wants: Want[]): Promise<string> {
     const path = this.pathOf(repository);
     const refs = wants.map((w) => {
       const ref = w.ref === undefined ? null : checkedRef(w.ref);

@@ -376,6 +376,18 @@ describe('one clone or fetch at a time per repository', () => {
     expect(clones).toHaveLength(1);
     expect(existsSync(`${await one}.lock`)).toBe(false);
   });
+
+  it('runs of one process asking for the same at once share one clone', async () => {
+    const r = remote();
+    const head = r.pushHead({ 'feature.txt': 'x\n' });
+    let waits = 0;
+    const cache = cacheOf({ onWait: () => (waits += 1) });
+    const paths = await Promise.all(Array.from({ length: 5 }, () => cache.prepare(REPO, prWants(head))));
+    expect(new Set(paths).size).toBe(1);
+    expect(s.fetches(REPO).filter((f) => f.haves === 0)).toHaveLength(1);
+    // No run waited on the lock: one clone was made, and the others were given it.
+    expect(waits).toBe(0);
+  });
 });
 
 describe('nothing fetched runs', () => {
