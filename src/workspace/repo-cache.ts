@@ -200,10 +200,16 @@ export class RepoCache {
     const path = this.pathOf(repository);
     const refs = wants.map((w) => {
       const ref = w.ref === undefined ? null : checkedRef(w.ref);
-      if (w.ref !== undefined && !ref)
-        throw new RepoCacheError(`refusing to fetch ${repository} ref ${w.ref}`);
-      if (w.commit && !SHA.test(w.commit))
-        throw new RepoCacheError(`refusing to fetch ${repository} commit ${w.commit}`);
+      if (w.ref !== undefined && !ref) {
+        throw new RepoCacheError(
+          `refusing to fetch ${repository} ref ${JSON.stringify(w.ref.slice(0, 300))}`,
+        );
+      }
+      if (w.commit && !SHA.test(w.commit)) {
+        throw new RepoCacheError(
+          `refusing to fetch ${repository} commit ${JSON.stringify(w.commit.slice(0, 100))}`,
+        );
+      }
       return ref;
     });
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
@@ -237,7 +243,8 @@ export class RepoCache {
   private async clone(path: string, job: Job): Promise<void> {
     const incoming = join(resolve(this.opts.root), 'repos', '.incoming');
     await mkdir(incoming, { recursive: true, mode: 0o700 });
-    const prefix = `${job.repository.replace('/', '+').toLowerCase()}.`;
+    // `+` is in no GitHub name: no repository's prefix is the start of another's.
+    const prefix = `${job.repository.replace('/', '+').toLowerCase()}+`;
     // Under the lock, so no clone of this repository is in progress: what is there was left by one that died.
     for (const name of await readdir(incoming).catch(() => [] as string[])) {
       if (name.startsWith(prefix)) await rm(join(incoming, name), { recursive: true, force: true });
