@@ -12,9 +12,10 @@
  *
  * The CGI environment is the one git-http-backend(1) documents (https://git-scm.com/docs/git-http-backend):
  * GIT_PROJECT_ROOT and GIT_HTTP_EXPORT_ALL, and from the request PATH_INFO, REQUEST_METHOD, QUERY_STRING,
- * CONTENT_TYPE, REMOTE_USER, HTTP_CONTENT_ENCODING (a gzipped request body) and HTTP_GIT_PROTOCOL (the
- * `Git-Protocol` header that asks for protocol v2, gitprotocol-http(5)). Its standard output is a CGI answer:
- * headers (`Status:` among them), a blank line, the body.
+ * CONTENT_TYPE, REMOTE_USER, HTTP_CONTENT_ENCODING (a gzipped request body) and GIT_PROTOCOL (the
+ * `Git-Protocol` header, which asks for protocol v2: the server passes it on as GIT_PROTOCOL, per the manual's
+ * ENVIRONMENT section). Its standard output is a CGI answer: headers (`Status:` among them), a blank line, the
+ * body.
  *
  * Every request is recorded with what it asked for: for an upload-pack POST (a fetch or clone), the protocol v2
  * command and how many `want` and `have` lines it sent. A fetch into an empty repository (a clone) sends wants
@@ -157,7 +158,7 @@ function runBackend(
     ...(req.headers['content-encoding']
       ? { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) }
       : {}),
-    ...(req.headers['git-protocol'] ? { HTTP_GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
+    ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
   };
   const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   const out: Buffer[] = [];
