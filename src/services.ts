@@ -12,8 +12,10 @@ import type { Config } from './config/schema.js';
 import { PlanDeliveryWorker } from './delivery/worker.js';
 import type { Run } from './domain/types.js';
 import { githubAuthFrom } from './github/app-auth.js';
+import type { GithubAuth } from './github/auth.js';
 import { type FailedJobsQuery, GithubApi, type PullRequestLookup } from './github/client.js';
 import { GithubReporter } from './github/report.js';
+import { githubGitUrl } from './github/target.js';
 import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { modelProblems } from './models/catalogue.js';
@@ -38,6 +40,7 @@ import { TriggerAdmin } from './triggers/admin.js';
 import { TriggerService } from './triggers/service.js';
 import { type HiddenPaths, hiddenPaths } from './workspace/hidden.js';
 import { workRoot } from './workspace/paths.js';
+import { RepoCache } from './workspace/repo-cache.js';
 import { collectGarbage } from './workspace/retention.js';
 
 /**
@@ -145,11 +148,11 @@ export interface Services {
 /** Builds every service; nothing runs until `start()`. The sandbox is probed here, its state logged by `start()`. */
 export async function buildServices(opts: ServiceOptions): Promise<Services> {
   const clock = opts.clock ?? systemClock;
-  // The parts, each built from those before it: the agent, runs and plans, GitHub, the outboxes, triggers and
+  // The parts, each built from those before it: GitHub, the agent, runs and plans, the outboxes, triggers and
   // the cron loop with the administration that wakes it, the reactions to the event log, retention.
-  const agent = await agentParts(opts, clock);
-  const runParts = runsAndPlans(opts, clock, agent);
   const gh = githubParts(opts, clock);
+  const agent = await agentParts(opts, clock, gh);
+  const runParts = runsAndPlans(opts, clock, agent);
   const outboxes = outboxParts(opts, clock, agent, gh, runParts.replica);
   const cron = cronParts(opts, clock, agent, runParts, gh);
   const reactions = reactionsOf(opts, clock, runParts, gh, outboxes);
@@ -200,7 +203,7 @@ type CronParts = ReturnType<typeof cronParts>;
  * log, metrics, the one writer of plan status). One list of hidden paths for commands and file tools alike:
  * built here once, so that the two can never disagree.
  */
-async function agentParts(opts: ServiceOptions, clock: Clock) {
+async function agentParts(opts: ServiceOptions, clock: Clock, gh: GithubParts) {
   const { config, logger, store } = opts;
   const hidden = hiddenPaths(config, opts.configFile);
   const sandbox =
@@ -222,9 +225,33 @@ async function agentParts(opts: ServiceOptions, clock: Clock) {
   const lifecycle = new PlanLifecycle({ store, clock, logger });
   // The egress proxy of executions whose plan allows host names (src/agent/egress.ts); closed by stop().
   const egress = new Egress({ logger });
+  const repoCache = repoCacheOf(opts, gh.auth);
   const handler =
-    opts.handler ?? agentRunner(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics });
-  return { hidden, sandboxStatus, events, metrics, modelConfigured, lifecycle, egress, handler };
+    opts.handler ??
+    agentRunner(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics, repoCache });
+  return { hidden, sandboxStatus, events, metrics, modelConfigured, lifecycle, egress, handler, repoCache };
+}
+
+/**
+ * Repositories no configuration maps to a local clone, cloned on demand into <work root>/repos
+ * (src/workspace/repo-cache.ts). git's credentials for them: github.token as the password of git over HTTPS,
+ * user name `x-access-token` (GitHub: "use the installation access token as the HTTP password",
+ * https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/authenticating-as-a-github-app-installation;
+ * delivery.username defaults to the same name for the same token). None without a token: public repositories
+ * still clone.
+ */
+function repoCacheOf(opts: ServiceOptions, auth: GithubAuth | null): RepoCache {
+  const { config, logger } = opts;
+  return new RepoCache({
+    root: workRoot(config),
+    baseUrl: githubGitUrl(config.github.api_url, config.github.git_url),
+    // drydock's GitHub credentials for the repository: github.token, or the App's installation token.
+    credentials: async (repository) => (auth ? auth.gitCredentialsFor(repository) : undefined),
+    timeoutMs: config.github.clone.timeout_ms,
+    maxBytes: config.github.clone.max_bytes,
+    onWait: (repository) =>
+      logger.info({ repository }, 'waiting for another clone or fetch of this repository to end'),
+  });
 }
 
 /** The run queue and the run service, plan decisions and the settling of executed plans. */
@@ -334,6 +361,7 @@ function cronParts(
   const { queue, runs, plans, submitRun } = runParts;
   const { lookupPullRequest, lookupFailedJobs } = gh;
   const triggers = new TriggerService({
+    repoCache: agent.repoCache,
     store,
     clock,
     config,
@@ -527,6 +555,7 @@ function agentRunner(
     hidden: HiddenPaths;
     egress: Egress;
     metrics: Metrics;
+    repoCache: RepoCache;
   },
 ): RunHandler {
   const { config, logger, store } = opts;
@@ -546,6 +575,7 @@ function agentRunner(
     hidden: parts.hidden,
     lifecycle: parts.lifecycle,
     egress: parts.egress,
+    repoCache: parts.repoCache,
     onModelError: (kind) => parts.metrics.modelErrors.inc({ kind }),
     // The MCP servers runs choose (mcp.servers): stdio ones in the same sandbox as commands.
     mcpConnector: createMcpConnector({

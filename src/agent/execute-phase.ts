@@ -15,6 +15,7 @@ import {
   type ToolApproval,
   TREE_REFUSED,
 } from '../domain/types.js';
+import { pullRequestOf } from '../github/target.js';
 import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
 import { StoreUnavailableError } from '../store/store.js';
@@ -23,6 +24,7 @@ import { inGitRepository } from '../workspace/git.js';
 import { isWithin } from '../workspace/hidden.js';
 import { unconfined } from '../workspace/isolation.js';
 import { scratchPath, workRoot, worktreePath, worktreesDir } from '../workspace/paths.js';
+import { checkoutWants } from '../workspace/repo-cache.js';
 import { describeSweep, sweepTree } from '../workspace/sweep.js';
 import { privateTempDir } from '../workspace/temp.js';
 import {
@@ -242,6 +244,8 @@ export class ExecutePhase implements Phase {
       }
       return ExecutePhase.copied(deps, plan, session, startOver);
     }
+    const fetched = await ExecutePhase.fetchCloned(deps, plan, startOver);
+    if (fetched) return fetched;
     const sandboxed = (await deps.sandbox.status()).state === 'bwrap';
     let tree: ExecutionTree;
     try {
@@ -273,6 +277,29 @@ export class ExecutePhase implements Phase {
       copy: null,
       confinement: { cwd: root, writable: [root], readOnly, network: await deps.egress.open(plan.network) },
     };
+  }
+
+  /**
+   * A pull request's plan on a repository cloned on demand (workspace/repo-cache.ts): what its worktree is made
+   * of is fetched into the cache first, when the worktree is still to be made. The repository's configured
+   * clone, or a session's workspace, is used as it is.
+   */
+  private static async fetchCloned(
+    deps: PhaseDeps,
+    plan: Plan,
+    startOver: boolean,
+  ): Promise<{ error: string } | null> {
+    const cache = deps.repoCache;
+    if (!cache || plan.subject === null || !plan.workspaceCommit) return null;
+    if (!startOver && existsSync(worktreePath(workRoot(deps.config), plan.id))) return null;
+    const pr = await pullRequestOf(deps.store, await deps.store.getRun(plan.runId));
+    if (!pr || !cache.holds(pr.repository, pr.clone)) return null;
+    try {
+      await cache.prepare(pr.repository, [...checkoutWants(pr), { commit: plan.workspaceCommit }]);
+      return null;
+    } catch (err) {
+      return { error: `worktree: ${(err as Error).message}` };
+    }
   }
 
   /**

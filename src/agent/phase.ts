@@ -8,6 +8,7 @@ import type { RunEvents } from '../runs/events.js';
 import type { RunOutcome } from '../runs/queue.js';
 import type { Store } from '../store/store.js';
 import type { HiddenPaths } from '../workspace/hidden.js';
+import type { RepoCache } from '../workspace/repo-cache.js';
 import type { Waits } from './cache-ttl.js';
 import type { Egress } from './egress.js';
 import type { RunMcp } from './mcp-run.js';
@@ -35,6 +36,11 @@ export interface PhaseDeps {
   lifecycle: PlanRecorder;
   /** The run's MCP servers, started when its conversation needs them (mcp-run.ts). */
   mcp: RunMcp;
+  /**
+   * The clones of repositories no configuration maps to a local clone (workspace/repo-cache.ts): a pull
+   * request run on one fetches what it needs before its checkout or worktree is made. Absent: none.
+   */
+  repoCache?: Pick<RepoCache, 'holds' | 'prepare'> | undefined;
 }
 
 export type ToolUse = { type: 'tool_use'; id: string; name: string; input: unknown };

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ConversationFrame } from '../domain/frame.js';
 import { mcpServersOf } from '../domain/mcp-selection.js';
@@ -6,6 +7,7 @@ import type {
   ConversationMessage,
   Question,
   Run,
+  RunCheckout,
   RunSettings,
   Session,
   TokenUsage,
@@ -26,6 +28,7 @@ import { RunAborted, type RunHandler, type RunOutcome, type RunStart } from '../
 import { FencedError, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
 import { checkoutPullRequest } from '../workspace/checkout.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
+import { cachedCommit, checkoutWants } from '../workspace/repo-cache.js';
 import { cacheTtls } from './cache-ttl.js';
 import { ExecutePhase } from './execute-phase.js';
 import { conversationFrame } from './frame.js';
@@ -227,14 +230,31 @@ class AgentRun {
     let workspace: Workspace;
     try {
       // A pull request run plans in a worktree at the PR's head, not in the clone's checkout.
-      const root = run.checkout
-        ? await checkoutPullRequest(run.checkout, checkoutPath(workRoot(this.deps.config), run.id))
-        : session.workspace;
+      const root = run.checkout ? await this.pullRequestCheckout(run.checkout, run.id) : session.workspace;
       workspace = await Workspace.open(root, this.deps.hidden);
     } catch (err) {
       return { status: 'failed', error: `workspace cannot be prepared: ${(err as Error).message}` };
     }
     return new PlanPhase(this.deps, run, session, workspace, conversationId, signal);
+  }
+
+  /**
+   * The worktree a pull request run plans in. On a repository cloned on demand (workspace/repo-cache.ts) the
+   * pull request's refs are fetched into the cache first, unless the worktree is there already (a run that
+   * resumes).
+   */
+  private async pullRequestCheckout(c: RunCheckout, runId: string): Promise<string> {
+    const path = checkoutPath(workRoot(this.deps.config), runId);
+    const cache = this.deps.repoCache;
+    let checkout = c;
+    if (cache?.holds(c.repository, c.clone) && !existsSync(path)) {
+      await cache.prepare(c.repository, checkoutWants(c));
+      // An event that names a branch or tag only: the commit it points at now, as the fetch just brought it
+      // (the cache's origin takes credentials the checkout's own fetch does not have).
+      if (c.kind === 'commit' && c.sha === null && c.ref)
+        checkout = { ...c, sha: await cachedCommit(c.clone, c.ref) };
+    }
+    return checkoutPullRequest(checkout, path);
   }
 
   /**

@@ -294,6 +294,16 @@ const githubAppSchema = section({
   path: ['private_key_file'],
 });
 
+// Repositories a trigger or event names that github.repositories does not map to a local clone are cloned on
+// demand into <work_dir>/repos/<owner>/<repo>.git (src/workspace/repo-cache.ts) and fetched before each run.
+const cloneSchema = section({
+  // Longest the clone or fetch before one run may take in all, in ms; then the run fails.
+  timeout_ms: int(1000).default(600_000),
+  // The most a repository's cache may hold on disk, in bytes (4 GiB): a clone or fetch that would pass it is
+  // stopped, and the run fails.
+  max_bytes: int(1).default(4_294_967_296),
+});
+
 const githubSchema = section({
   webhook_secrets: z
     .array(text('a non-empty secret'), { error: 'expected a list of secrets' })
@@ -317,6 +327,10 @@ const githubSchema = section({
     )
     .default(() => ({})),
   api_url: httpUrl().default('https://api.github.com'),
+  // Where repositories are cloned from: <git_url>/<owner>/<repo>.git. null: GitHub's web host of api_url
+  // (https://github.com for api.github.com, https://HOST for a GitHub Enterprise API at https://HOST/api/v3).
+  git_url: httpUrl().nullable().default(null),
+  clone: cloneSchema,
   token: text('a non-empty token or null').nullable().default(null),
   app: githubAppSchema,
   report: bool().default(false),

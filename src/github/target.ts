@@ -57,6 +57,21 @@ export function githubHosts(apiUrl: string): string[] {
   return hosts;
 }
 
+/**
+ * The base URL repositories are cloned from (`<base>/<owner>/<repo>.git`): `gitUrl` when configured, else
+ * GitHub's web host of the API. github.com serves git over HTTPS at https://github.com/OWNER/REPO.git for the
+ * API at https://api.github.com; GitHub Enterprise Server serves its API at https://HOST/api/v3 and git at
+ * https://HOST/OWNER/REPO.git: "an HTTPS URL like https://[product url]/user/repo.git"
+ * (https://docs.github.com/en/get-started/git-basics/about-remote-repositories), API endpoints "prefixed with
+ * http(s)://HOSTNAME/api/v3" (https://docs.github.com/en/enterprise-server@3.10/rest/enterprise-admin).
+ */
+export function githubGitUrl(apiUrl: string, gitUrl: string | null): string {
+  if (gitUrl) return gitUrl.replace(/\/+$/, '');
+  const api = new URL(apiUrl);
+  if (api.hostname === 'api.github.com') return 'https://github.com';
+  return `${api.protocol}//${api.host}`;
+}
+
 /** The configured repository (owner/repo) whose clone holds `workspace`, or null. */
 export async function githubRepositoryOfPath(
   workspace: string,

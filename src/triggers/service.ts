@@ -21,6 +21,7 @@ import type { RunService } from '../runs/service.js';
 import { GroupCommit } from '../store/group-commit.js';
 import type { PlanStore, RunStore, StateStore, TriggerFireInput, TriggerStore } from '../store/store.js';
 import { workspaceKindOf } from '../workspace/git.js';
+import { configuredClone, type RepoCache } from '../workspace/repo-cache.js';
 import { type CommentCommand, parseCommand } from './commands.js';
 import { at, type PullRequestContext, prSubject, pullRequestContext } from './fire-context.js';
 import { WebhookInbox } from './inbox.js';
@@ -79,6 +80,11 @@ interface Deps {
   lookupFailedJobs?: (repository: string, query: FailedJobsQuery) => Promise<FailedJob[]>;
   /** Called with how long a delivery waited in the inbox (ms), once it is processed. */
   onProcessed?: (waitMs: number) => void;
+  /**
+   * Where repositories without a configured clone are cloned on demand (workspace/repo-cache.ts); absent: a
+   * pull request on such a repository fires no run.
+   */
+  repoCache?: Pick<RepoCache, 'pathOf'>;
 }
 
 /**
@@ -274,7 +280,7 @@ export class TriggerService {
     original: PullRequestContext | EventContext,
     anyPullRequestEvent = false,
   ): Promise<{ outcome: WebhookOutcome; detail: string | null; runIds: string[] }> {
-    const { store, clock, config } = this.deps;
+    const { store, clock } = this.deps;
     const triggers = await store.listTriggers({ kind: 'github', enabled: true });
     const facts = factsOf(original);
     let ctx = original;
@@ -295,18 +301,16 @@ export class TriggerService {
         continue;
       }
       matched += 1;
-      const clone = config.github.repositories[ctx.repository]?.path;
-      if (!clone) {
-        reasons.push(
-          `${trigger.name}: no local clone configured for ${ctx.repository} (github.repositories)`,
-        );
+      const clone = this.cloneOf(ctx.repository);
+      if ('refused' in clone) {
+        reasons.push(`${trigger.name}: ${clone.refused}`);
         continue;
       }
       if (!enriched && ctx.kind === 'event') {
         ctx = await this.withFailedJobs(ctx);
         enriched = true;
       }
-      const fired = await this.start(trigger, delivery.id, ctx, clone);
+      const fired = await this.start(trigger, delivery.id, ctx, clone.path);
       if (fired.outcome === 'capped') {
         capped += 1;
         reasons.push(`${trigger.name}: hourly cap of ${trigger.hourlyCap} reached`);
@@ -358,6 +362,23 @@ export class TriggerService {
         ...(note ? { failed_jobs_note: note } : {}),
       },
     };
+  }
+
+  /**
+   * The local clone a repository's runs work in: the configured one (github.repositories), else its cache,
+   * cloned on demand when a run starts. Refused: a name that is not a plain GitHub name (it never reaches a
+   * path), or no cache.
+   */
+  private cloneOf(repository: string): { path: string } | { refused: string } {
+    const configured = configuredClone(this.deps.config.github.repositories, repository);
+    if (configured) return { path: configured };
+    const cache = this.deps.repoCache;
+    if (!cache) return { refused: `no local clone configured for ${repository} (github.repositories)` };
+    try {
+      return { path: cache.pathOf(repository) };
+    } catch (err) {
+      return { refused: (err as Error).message };
+    }
   }
 
   private async start(

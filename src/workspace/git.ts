@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -10,9 +10,10 @@ import { privateTempDir } from './temp.js';
 
 const exec = promisify(execFile);
 
-// Every git command drydock runs goes through `git()` below: nothing else in drydock spawns git. The trees it
-// runs in hold files that strangers wrote (a pull request's head, what the model wrote in an execution), and
-// git reads configuration from places inside or beside such trees: `$HOME/.gitconfig`,
+// Every git command drydock runs goes through `git()` below (or `gitTransfer()`, the same for a fetch from a
+// remote): nothing else in drydock spawns git. The trees it runs in hold files that strangers wrote (a pull
+// request's head, what the model wrote in an execution), and git reads configuration from places inside or
+// beside such trees: `$HOME/.gitconfig`,
 // `$XDG_CONFIG_HOME/git/config`, and the repository's `.git/config`. Several keys there are commands that git
 // runs (`core.fsmonitor`, `core.hooksPath` and hooks, `core.sshCommand`, `diff.external`, `credential.helper`,
 // `core.askPass`, `gpg.program` when signing, `core.pager`). So, per git's documentation (git-config(1)
@@ -481,4 +482,90 @@ export async function remoteDefaultBranch(
   const out = await git(repo, ['ls-remote', '--symref', '--', remote, 'HEAD'], opts);
   const m = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(out);
   return m ? m[1]! : null;
+}
+
+/** A transfer (fetch, clone) stopped before it ended: by its time limit, or because `watch` gave a reason. */
+export class TransferStopped extends Error {
+  constructor(
+    message: string,
+    readonly why: 'timeout' | 'watch',
+  ) {
+    super(message);
+  }
+}
+
+export interface TransferOptions {
+  /** Longest the transfer may take; then it is killed (TransferStopped, `timeout`). */
+  timeoutMs: number;
+  credentials?: GitCredentials | undefined;
+  /** `dir` is a git directory used without any work tree. */
+  bare?: boolean;
+  /**
+   * Asked every `watchEveryMs` while the transfer runs: a reason to stop it (the transfer is killed,
+   * TransferStopped `watch` with that reason), or null to let it go on.
+   */
+  watch?: () => Promise<string | null>;
+  watchEveryMs?: number;
+}
+
+/**
+ * git talking to a remote (fetch), the way `git()` runs it, in a process group of its own: git starts helpers
+ * (git-remote-https, index-pack) that a kill of git alone would leave running, holding the connection. The
+ * group is killed when the time is up or `watch` says so; the command's standard error is the error's message
+ * when it fails.
+ */
+export function gitTransfer(dir: string, args: string[], opts: TransferOptions): Promise<string> {
+  const env = commandEnvironment(dir, opts);
+  return new Promise((done, fail) => {
+    const child = spawn('git', ['-C', dir, ...HARDENING, ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    let stopped: TransferStopped | null = null;
+    const stop = (why: TransferStopped) => {
+      if (stopped) return;
+      stopped = why;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    };
+    const timer = setTimeout(
+      () => stop(new TransferStopped(`it took longer than ${opts.timeoutMs} ms`, 'timeout')),
+      opts.timeoutMs,
+    );
+    let watching = false;
+    const watcher = opts.watch
+      ? setInterval(() => {
+          if (watching) return;
+          watching = true;
+          void opts.watch!()
+            .then((reason) => {
+              if (reason) stop(new TransferStopped(reason, 'watch'));
+            })
+            .catch(() => undefined)
+            .finally(() => {
+              watching = false;
+            });
+        }, opts.watchEveryMs ?? 250)
+      : null;
+    child.stdout.on('data', (b: Buffer) => {
+      if (stdout.length < 1_000_000) stdout += b.toString('utf8');
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      if (stderr.length < 16_000) stderr += b.toString('utf8');
+    });
+    child.on('error', fail);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (watcher) clearInterval(watcher);
+      if (stopped) fail(stopped);
+      else if (code === 0) done(stdout);
+      else fail(new Error(stderr.trim() || `git ${args[0]} exited with ${code}`));
+    });
+  });
 }

@@ -21,12 +21,25 @@ const GIVE_UP_MS = 10 * 60_000;
 export class RepoLockTimeout extends Error {}
 
 /** Takes the lock of the git directory `dir`, waiting while another process holds it; the release. */
-export async function lockRepository(dir: string): Promise<() => Promise<void>> {
-  const path = join(dir, LOCK_FILE);
+export function lockRepository(dir: string): Promise<() => Promise<void>> {
+  return lockFile(join(dir, LOCK_FILE));
+}
+
+/**
+ * Takes the lock file at `path` (the same protocol: O_EXCL, touched while held, a stale one taken over),
+ * waiting while another process holds it; the release. `onWait` is called once when the first attempt finds
+ * the lock held. For a lock that must exist before its repository does (the clone cache, repo-cache.ts).
+ */
+export async function lockFile(path: string, onWait?: () => void): Promise<() => Promise<void>> {
   const started = Date.now();
+  let told = false;
   for (let attempt = 0; ; attempt++) {
     if (await create(path)) return held(path);
     if (await takeStale(path)) continue;
+    if (!told) {
+      told = true;
+      onWait?.();
+    }
     if (Date.now() - started > GIVE_UP_MS) {
       throw new RepoLockTimeout(
         `another drydock has held ${path} for over ${GIVE_UP_MS / 60_000} minutes; if no drydock is changing this repository, remove the file`,

@@ -155,6 +155,8 @@ describe('defaults', () => {
         repositories: {},
         users: {},
         api_url: 'https://api.github.com',
+        git_url: null,
+        clone: { timeout_ms: 600_000, max_bytes: 4_294_967_296 },
         token: null,
         app: { id: null, private_key_file: null, webhook_secret: null },
         report: false,
@@ -562,6 +564,27 @@ surprise: true
       'runs.default_budget_usd: expected number > 0 (USD), got 0',
       'surprise: unknown key',
     ]);
+  });
+
+  it('clone on demand: git_url must be an http(s) URL, the clone limits positive integers', () => {
+    const path = writeConfig(`
+github:
+  git_url: ssh://git@github.com
+  clone:
+    timeout_ms: 10
+    max_bytes: 0
+`);
+    expect(problemsOf({ configPath: path })).toEqual([
+      'github.git_url: expected an http(s) URL, got "ssh://git@github.com"',
+      'github.clone.timeout_ms: expected integer >= 1000, got 10',
+      'github.clone.max_bytes: expected integer >= 1, got 0',
+    ]);
+    const ok = loadConfig({
+      configPath: writeConfig('github:\n  git_url: http://127.0.0.1:3000\n  clone: {max_bytes: 1000}\n'),
+      env: {},
+    });
+    expect(ok.github.git_url).toBe('http://127.0.0.1:3000');
+    expect(ok.github.clone).toEqual({ timeout_ms: 600_000, max_bytes: 1000 });
   });
 
   it('refuses an unauthenticated body budget smaller than the webhook body limit', () => {

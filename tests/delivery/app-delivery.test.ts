@@ -11,7 +11,7 @@ import { calls, proposes, says } from '../plans/helpers.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
 import { appKeyPair } from '../support/fake-github-app.js';
-import { type GitHttpServer, startGitHttp } from '../support/git-http.js';
+import { type GitHttp, startGitHttp } from '../support/git-http.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
@@ -35,7 +35,7 @@ const PERMISSIONS = {
 
 let model: ModelServer;
 let github: FakeGithub;
-let remote: GitHttpServer | undefined;
+let remote: GitHttp | undefined;
 let d: TestDaemon | undefined;
 let tmp: ReturnType<typeof tempDir>;
 const servers: Server[] = [];

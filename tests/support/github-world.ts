@@ -6,6 +6,7 @@ import { Webhooks } from '@octokit/webhooks';
 import examples from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
 import { type FakeGithub, startFakeGithub } from './fake-github.js';
+import { type GitHttp, startGitHttp } from './git-http.js';
 import { git, makeRepo } from './git-repo.js';
 import { type TestStore, tempDir } from './harness.js';
 import { type ModelServer, startModelServer } from './model-server.js';
@@ -29,7 +30,8 @@ import { settledAnswer } from './webhook-deliveries.js';
 /** The repository the clone stands for, in drydock's configuration and in the fake GitHub. */
 export const REPOSITORY = 'acme/widgets';
 const GITHUB_TOKEN = 'ghp_FAKEworld0123456789abcdefghijklmnopqrs';
-const WEBHOOK_SECRET = 'webhook-secret-of-the-github-world-0123';
+/** The secret the world's daemons verify webhooks with. */
+export const WEBHOOK_SECRET = 'webhook-secret-of-the-github-world-0123';
 
 export interface GithubWorldOptions {
   /** Names the temporary directory, `drydock-<name>-…` (default `github-world`). */
@@ -44,6 +46,16 @@ export interface GithubWorldOptions {
    * which then checks the pull requests drydock opens against its branches (default false).
    */
   origin?: boolean;
+  /**
+   * The repository lives on a git smart-HTTP remote (tests/support/git-http.ts) and drydock has no clone of it:
+   * the configuration maps none (drydock clones it on demand) and points github.git_url at the remote, which
+   * takes github.token unless `gitToken` names another. `main` is there, the fake GitHub is linked to it, and
+   * `openPullRequest` pushes the head to refs/pull/<n>/head first, as GitHub does. `clone` stays the test's
+   * own repository to commit in.
+   */
+  cloneOnDemand?: boolean | { gitToken?: string };
+  /** More keys of the `github:` section, YAML lines indented by two spaces (e.g. `  clone: {timeout_ms: 5000}`). */
+  github?: string;
 }
 
 export interface ServeOptions {
@@ -67,8 +79,10 @@ export interface GithubWorld {
   clone: string;
   /** The commit `main` points at. */
   head: string;
-  /** The bare repository that is the clone's `origin` (option `origin`), else null. */
+  /** The bare repository that is the clone's `origin` (option `origin`), or the git remote's, else null. */
   remote: string | null;
+  /** The git smart-HTTP remote (option `cloneOnDemand`), else null. */
+  git: GitHttp | null;
   /** The data directory `serve()` uses unless told otherwise. */
   dataDir: string;
   /** Starts `drydock serve` on the world's configuration; resolves once it listens. */
@@ -80,7 +94,12 @@ export interface GithubWorld {
    * moved onto REPOSITORY: head and base in it). Expects the webhook accepted; resolves with the answer as the
    * inbox settled it.
    */
-  openPullRequest(daemon: DaemonProcess, number: number, headSha: string): Promise<any>;
+  openPullRequest(
+    daemon: DaemonProcess,
+    number: number,
+    headSha: string,
+    action?: 'opened' | 'synchronize',
+  ): Promise<any>;
   /**
    * Stops the daemons (the last served first: a database the first one made is dropped after the others are
    * gone), removes the directory, closes the fake GitHub and the model.
@@ -94,8 +113,17 @@ export async function githubWorld(opts: GithubWorldOptions = {}): Promise<Github
   const tmp = tempDir(`drydock-${opts.name ?? 'github-world'}-`);
   const clone = join(tmp.path, 'clone');
   const head = makeRepo(clone, { 'README.md': '# widgets\n' });
-  const remote = opts.origin ? bareOrigin(clone, join(tmp.path, 'remote.git'), github) : null;
+  const onDemand = opts.cloneOnDemand ? (opts.cloneOnDemand === true ? {} : opts.cloneOnDemand) : null;
+  const gitHttp = onDemand ? await startGitHttp({ token: onDemand.gitToken ?? GITHUB_TOKEN }) : null;
+  const remote = gitHttp
+    ? httpRemote(clone, gitHttp, github)
+    : opts.origin
+      ? bareOrigin(clone, join(tmp.path, 'remote.git'), github)
+      : null;
   const configFile = join(tmp.path, 'drydock.yaml');
+  const repositories = gitHttp
+    ? `  git_url: ${gitHttp.url}\n`
+    : `  repositories:\n    ${REPOSITORY}: { path: ${clone} }\n`;
   writeFileSync(
     configFile,
     `github:
@@ -103,9 +131,7 @@ export async function githubWorld(opts: GithubWorldOptions = {}): Promise<Github
   api_url: ${github.url}
   report: true
   webhook_secrets: [${WEBHOOK_SECRET}]
-  repositories:
-    ${REPOSITORY}: { path: ${clone} }
-${opts.config ?? ''}`,
+${repositories}${opts.github ? `${opts.github}\n` : ''}${opts.config ?? ''}`,
   );
   const children: ChildProcess[] = [];
   const daemons: DaemonProcess[] = [];
@@ -116,6 +142,7 @@ ${opts.config ?? ''}`,
     clone,
     head,
     remote,
+    git: gitHttp,
     dataDir: join(tmp.path, 'data'),
     async serve(s = {}) {
       const env = { DRYDOCK_CONFIG: configFile, ...s.env };
@@ -124,14 +151,20 @@ ${opts.config ?? ''}`,
       daemons.push(d);
       return d;
     },
-    async openPullRequest(daemon, number, headSha) {
-      if (remote) git(clone, 'push', '-q', 'origin', `${headSha}:refs/heads/pr-${number}`);
-      return openPullRequest(github, daemon, number, headSha);
+    openPullRequest(daemon, number, headSha, action = 'opened') {
+      if (remote) {
+        // The pull request's branch (a branch of the repository itself), and where GitHub keeps its head:
+        // refs/pull/<n>/head of the base repository.
+        git(clone, 'push', '-q', '-f', remote, `${headSha}:refs/heads/pr-${number}`);
+        if (gitHttp) git(clone, 'push', '-q', '-f', remote, `${headSha}:refs/pull/${number}/head`);
+      }
+      return openPullRequest(github, daemon, number, headSha, action);
     },
     async close() {
       for (const d of daemons.splice(0).reverse()) await d.close();
       for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
       tmp.remove();
+      await gitHttp?.close();
       await github.close();
       await model.close();
     },
@@ -147,14 +180,23 @@ function bareOrigin(clone: string, remote: string, github: FakeGithub): string {
   return remote;
 }
 
+/** REPOSITORY on the git smart-HTTP remote, holding the clone's main, linked in GitHub; its git directory. */
+function httpRemote(clone: string, gitHttp: GitHttp, github: FakeGithub): string {
+  const remote = gitHttp.repository(REPOSITORY);
+  git(clone, 'push', '-q', remote, 'main');
+  github.linkRepository(REPOSITORY, remote);
+  return remote;
+}
+
 async function openPullRequest(
   github: FakeGithub,
   daemon: DaemonProcess,
   number: number,
   headSha: string,
+  action: 'opened' | 'synchronize',
 ): Promise<any> {
   const def = (examples as unknown as any[]).find((e) => e.name === 'pull_request');
-  const payload = structuredClone(def.examples.find((e: any) => e.action === 'opened'));
+  const payload = structuredClone(def.examples.find((e: any) => e.action === action));
   payload.repository.full_name = REPOSITORY;
   payload.number = number;
   payload.pull_request.number = number;

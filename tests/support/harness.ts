@@ -43,6 +43,9 @@ export function testConfig(dataDir: string, patch: (c: Config) => void = () => {
   // A turn retried after a transient failure waits milliseconds, not seconds.
   c.anthropic.turn_retry_base_ms = 5;
   c.anthropic.turn_attempts = 3;
+  // A repository no test maps to a clone is cloned on demand (src/workspace/repo-cache.ts): from a port that
+  // refuses connections, never from github.com. Tests of cloning point it at tests/support/git-http.ts.
+  c.github.git_url = 'http://127.0.0.1:9';
   patch(c);
   return c;
 }

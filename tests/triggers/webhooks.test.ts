@@ -9,6 +9,7 @@ import {
   PR_NUMBER,
   prPayload,
   REPO,
+  runUntil,
   settled,
   type TriggerWorld,
   triggerWorld,
@@ -151,16 +152,19 @@ describe('POST /webhooks/github with real payloads', () => {
     // supersede.test.ts's.)
   });
 
-  it('a pull request of a repository without a configured clone starts nothing, and says why', async () => {
+  it('a pull request of a repository without a configured clone is cloned on demand; a remote that cannot be reached fails the run, saying so', async () => {
     await w.trigger({ name: 'any', events: ['pull_request'], prompt });
     const p = prPayload('opened', { sha: w.repo.base });
     p.repository.full_name = 'octo/elsewhere';
     const r = await deliver(w.d, 'pull_request', p);
     expect(r.status).toBe(202);
-    expect(r.body.run_ids).toEqual([]);
-    expect(r.body.outcome).not.toBe('accepted');
-    expect(r.body.detail).toContain('no local clone configured for octo/elsewhere');
-    expect(await allRuns(w.d)).toEqual([]);
+    expect(r.body.outcome).toBe('accepted');
+    expect(r.body.run_ids).toHaveLength(1);
+    // The test configuration clones from a port that refuses connections (tests/support/harness.ts).
+    const run = await runUntil(w.d, r.body.run_ids[0], ['failed', 'planned']);
+    expect(run.status).toBe('failed');
+    expect(run.error).toContain('cloning octo/elsewhere from http://127.0.0.1:9/octo/elsewhere.git failed');
+    expect(w.model.requests).toEqual([]);
   });
 
   it('a redelivered X-GitHub-Delivery starts no new run and says duplicate: true', async () => {
