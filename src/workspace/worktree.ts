@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, readdir, rm, stat, utimes } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import {
   commonGitDir,
@@ -143,7 +143,7 @@ export async function commitExecution(
   await mkdir(join(scratch, 'objects'), { recursive: true, mode: 0o700 });
   try {
     // The worktree's index as git left it after checking out the base: only its stat data saves rehashing.
-    await copyFile(join(tree.gitDir, 'index'), join(scratch, 'index')).catch(() => undefined);
+    await copyIndex(join(tree.gitDir, 'index'), join(scratch, 'index'));
     await isolation.handOver(scratch);
     const { tree: written, carrier } = await writeTree(tree, scratch, isolation, base);
     const baseTree = (await bare(['rev-parse', '--verify', `${base}^{tree}`])).trim();
@@ -179,6 +179,20 @@ export async function commitExecution(
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * A copy of an index that git trusts no more than the original. git takes an entry whose stat data matches
+ * the file as unchanged unless the entry is not older than the index file itself ("racily clean"): then it
+ * reads the file. A copy with a new modification time would turn a file edited in the second the base was
+ * checked out, to the same size, into an unchanged one, and the edit would be lost. The copy keeps the
+ * original's time (to the millisecond, never later). No index: git builds one, hashing every file.
+ */
+async function copyIndex(from: string, to: string): Promise<void> {
+  const before = await stat(from).catch(() => null);
+  if (!before) return;
+  await copyFile(from, to);
+  await utimes(to, before.atime, before.mtime);
 }
 
 /** The environment of git in `isolation` over the worktree: an index and objects of its own under `scratch`. */

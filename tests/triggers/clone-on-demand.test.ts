@@ -129,7 +129,7 @@ describe('a pull request on a repository drydock has no clone of', () => {
     expect(git(cache, 'rev-parse', 'refs/drydock/pull/2/head')).toBe(next);
   }, 120_000);
 
-  it('approved, executes in a worktree of the clone and is delivered: pushed to the remote, a pull request opened', async () => {
+  it("approved, executes in a worktree of the clone and is delivered: pushed onto the pull request's branch on the remote", async () => {
     w = await githubWorld({
       name: 'clone-deliver',
       cloneOnDemand: true,
@@ -162,17 +162,18 @@ describe('a pull request on a repository drydock has no clone of', () => {
     expect(done.status, done.failure_reason).toBe('executed');
     expect(done.delivery.status, done.delivery.last_error).toBe('delivered');
 
-    // The branch went from the clone's cache to the remote, on the pull request's head, with the execution's file.
-    const branch = `drydock/${plan.id}`;
-    expect(git(w.remote!, 'show', `${branch}:hello.txt`)).toBe('hello');
-    expect(git(w.remote!, 'show', `${branch}:feature.txt`)).toBe('the pull request');
-    expect(git(w.remote!, 'rev-parse', `${branch}^`)).toBe(head);
+    // The pull request's branch is in the repository itself, so (pr_target null) the commit went from the
+    // clone's cache onto that branch on the remote, as one commit on the planned head; no pull request opened.
+    expect(done.delivery).toMatchObject({ target: 'head', branch: 'pr-2' });
+    expect(git(w.remote!, 'show', 'pr-2:hello.txt')).toBe('hello');
+    expect(git(w.remote!, 'show', 'pr-2:feature.txt')).toBe('the pull request');
+    expect(git(w.remote!, 'rev-parse', 'pr-2^')).toBe(head);
+    expect(done.delivery.commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(git(w.remote!, 'rev-parse', 'pr-2')).toBe(done.delivery.commit);
     expect(w.git!.requests.some((q) => q.service === 'git-receive-pack' && q.user === 'x-access-token')).toBe(
       true,
     );
-    const prs = w.github.pullRequests(REPO);
-    expect(prs).toHaveLength(1);
-    expect(prs[0]).toMatchObject({ head: branch, base: 'main' });
+    expect(w.github.pullRequests(REPO)).toEqual([]);
   }, 150_000);
 });
 

@@ -271,7 +271,9 @@ describe('credentials', () => {
     const err = await cacheOf({ credentials: async () => undefined })
       .prepare(REPO, prWants(head))
       .catch((e) => e);
-    expect(err.message).toContain('it needs credentials, and none are configured (github.token)');
+    expect(err.message).toContain(
+      'it needs credentials, and none are configured (github.token or github.app)',
+    );
   });
 
   it('the token is on no command line while git talks to the remote', async () => {
