@@ -153,7 +153,8 @@ interface CallRequest {
 }
 
 /**
- * The few GitHub REST calls drydock makes (comment and list comments, commit status, read or open a pull request), through Octokit,
+ * The few GitHub REST calls drydock makes (comment and list comments, commit status, check runs, read or open a
+ * pull request), through Octokit,
  * with bounded retries on 5xx, timeouts and rate limits (retry-after and the rate-limit reset are obeyed
  * up to a cap). Each call carries the token `auth` gives for its repository (an App's installation token, or
  * the personal access token); a token GitHub refuses with 401 is renewed once. Errors come out as
