@@ -166,7 +166,10 @@ function lead(input: PlanCheckInput, status: PlanStatus): string {
     case 'rejected':
       return `${about}\n\nRejected${reason(last(input, 'reject')?.comment)}`;
     case 'revision_requested':
-      return `${about}\n\nA revision was asked for${reason(last(input, 'revise')?.comment)} The next round has a check run of its own.`;
+      return (
+        `${about}\n\nA revision was asked for${reason(last(input, 'revise')?.comment)} ` +
+        'The next round has a check run of its own.'
+      );
     default:
       return `${about}\n\nMore on drydock's page ${page}.`;
   }

@@ -56,16 +56,16 @@ export interface GithubReporterDeps {
  * carrying Approve and Reject buttons while the plan waits, then what became of it.
  *
  * A reaction (src/reactions/): it reads `plan_proposed`, `plan_decided` and, for check runs, `plan_closed` and
- * the end of an execute run (`run_finished`) from the stored event log after its own cursor, so a crash loses no report, and
- * the reports go out in the order of the events. Each event may be handed over more than once; the effects are
- * idempotent: every comment part carries a hidden marker (`partMarker`) and the pull request's comments are read
- * before posting, so a part GitHub already has is not posted again (only comments by drydock's own account
- * count: anyone can write a marker); a status is set again to the same state, in event order; a check run is
- * looked up first among the commit's check runs of that name by its `external_id`, the plan's id (only the
- * App's own count: only it can update them), and updated, so each plan has one, written from the plan's state
- * as the store has it now. A failure GitHub answers for good (401, 403, 404, 422) is logged (never with the
- * token) and the report goes on without that step; any other failure is thrown, and the event is tried again
- * after a backoff.
+ * the end of an execute run (`run_finished`) from the stored event log after its own cursor, so a crash loses
+ * no report, and the reports go out in the order of the events. Each event may be handed over more than once;
+ * the effects are idempotent: every comment part carries a hidden marker (`partMarker`) and the pull request's
+ * comments are read before posting, so a part GitHub already has is not posted again (only comments by
+ * drydock's own account count: anyone can write a marker); a status is set again to the same state, in event
+ * order; a check run is looked up first among the commit's check runs of that name by its `external_id`, the
+ * plan's id (only the App's own count: only it can update them), and updated, so each plan has one, written
+ * from the plan's state as the store has it now. A failure GitHub answers for good (401, 403, 404, 422) is
+ * logged (never with the token) and the report goes on without that step; any other failure is thrown, and the
+ * event is tried again after a backoff.
  */
 export class GithubReporter implements Reaction {
   readonly name = 'github_report';
