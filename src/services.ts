@@ -222,7 +222,7 @@ async function agentParts(opts: ServiceOptions, clock: Clock, gh: GithubParts) {
   const metrics = new Metrics(store);
   const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
   // The one writer of plan status (src/plans/lifecycle.ts); ExecutionSettler settles plans of ended runs.
-  const lifecycle = new PlanLifecycle({ store, clock, logger });
+  const lifecycle = new PlanLifecycle({ store, clock, logger, events });
   // The egress proxy of executions whose plan allows host names (src/agent/egress.ts); closed by stop().
   const egress = new Egress({ logger });
   const repoCache = repoCacheOf(opts, gh.auth);
@@ -296,14 +296,29 @@ function runsAndPlans(opts: ServiceOptions, clock: Clock, agent: AgentParts) {
 /**
  * GitHub: drydock's credentials (github.token or github.app, src/github/auth.ts) let `/drydock plan` comments
  * read the pull request, failed check suites and workflow runs list their failed jobs, and delivery push and
- * open pull requests; github.report also posts each pull request's plans to it and keeps a drydock/plan commit
- * status in step with their decisions.
+ * open pull requests; github.report also posts each pull request's plans to it and keeps their state on the head
+ * commit: a drydock/plan commit status with a token, a "drydock plan" check run with Approve and Reject buttons
+ * as an App.
  */
 function githubParts(opts: ServiceOptions, clock: Clock) {
   const { config, logger, store } = opts;
   const auth = githubAuthFrom(config.github, { logger, clock });
   const github = auth ? new GithubApi({ auth, baseUrl: config.github.api_url, logger }) : null;
-  const reporter = github && config.github.report ? new GithubReporter({ github, store, logger }) : null;
+  const publicUrl = config.server.public_url?.replace(/\/+$/, '') ?? null;
+  const reporter =
+    github && auth && config.github.report
+      ? new GithubReporter({
+          github,
+          store,
+          logger,
+          // Only a GitHub App may write check runs; a token keeps the drydock/plan commit status.
+          checkRuns: auth.kind === 'app',
+          planPage: (planId) => {
+            const path = `/ui/plans/${encodeURIComponent(planId)}`;
+            return publicUrl ? { page: `${publicUrl}${path}`, isUrl: true } : { page: path, isUrl: false };
+          },
+        })
+      : null;
   const lookupPullRequest = opts.lookupPullRequest ?? github?.lookupPullRequest;
   const lookupFailedJobs = github
     ? (repository: string, query: FailedJobsQuery) => github.listFailedJobs(repository, query)

@@ -333,6 +333,8 @@ const githubSchema = section({
   clone: cloneSchema,
   token: text('a non-empty token or null').nullable().default(null),
   app: githubAppSchema,
+  // Report pull requests' plans back (src/github/report.ts): a comment, and a commit status (token) or a check run
+  // with Approve and Reject buttons (App).
   report: bool().default(false),
   trigger_hourly_cap: int(1).default(30),
 });

@@ -120,6 +120,11 @@ export interface RunEventMap {
     plan_status: PlanStatus;
     run_id: string | null;
   };
+  /**
+   * A plan left pending approval without a decision: its pull request moved on (superseded) or nobody decided
+   * before its expiry (expired). Written by the plan service after the change (src/plans/lifecycle.ts).
+   */
+  plan_closed: { plan_id: string; plan_status: 'superseded' | 'expired' };
   /** The breaker is open (or auto mode off): the execution runs in manual mode. */
   mode_fallback: { from: ExecuteMode; to: ExecuteMode; reason: string };
   execution_recorded: {

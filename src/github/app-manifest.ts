@@ -29,11 +29,12 @@ export const GITHUB_APP_PERMISSIONS = {
   issues: 'write',
   // The `drydock/plan` commit status.
   statuses: 'write',
-  // Check runs with Approve and Reject buttons (coming).
+  // The "drydock plan" check run with Approve and Reject buttons (src/github/check-run.ts); reading a failed check
+  // suite's check runs; receiving check_suite and check_run (requested_action needs write).
   checks: 'write',
-  // Only to receive workflow_run (coming).
+  // Receiving workflow_run, listing a failed workflow run's jobs.
   actions: 'read',
-  // Only to receive deployment_status (coming).
+  // Only to receive deployment_status.
   deployments: 'read',
   // Every App has it.
   metadata: 'read',
@@ -56,7 +57,7 @@ export const GITHUB_APP_EVENTS = {
   issue_comment: { permission: 'issues', handled: true },
   issues: { permission: 'issues', handled: true },
   check_suite: { permission: 'checks', handled: true },
-  check_run: { permission: 'checks', handled: false },
+  check_run: { permission: 'checks', handled: true },
   workflow_run: { permission: 'actions', handled: true },
   release: { permission: 'contents', handled: true },
   push: { permission: 'contents', handled: true },

@@ -97,6 +97,49 @@ export interface FailedJob {
   failedSteps: string[];
 }
 
+/** A check run's status as drydock sets it (GitHub Actions alone may set waiting, requested, pending). */
+export type CheckRunStatus = 'queued' | 'in_progress' | 'completed';
+/** A completed check run's conclusion as drydock may set it (GitHub alone sets stale). */
+export type CheckRunConclusion =
+  | 'action_required'
+  | 'cancelled'
+  | 'failure'
+  | 'neutral'
+  | 'success'
+  | 'skipped'
+  | 'timed_out';
+
+/** A button on a check run (GitHub: label at most 20 characters, description 40, identifier 20). */
+export interface CheckRunAction {
+  label: string;
+  description: string;
+  identifier: string;
+}
+
+/** What a check run says: the fields drydock sets when creating or updating one. */
+export interface CheckRunFields {
+  status: CheckRunStatus;
+  /** Required with status completed. */
+  conclusion?: CheckRunConclusion;
+  detailsUrl?: string;
+  output: { title: string; summary: string };
+  /** The buttons; an empty list takes away those set before. */
+  actions: CheckRunAction[];
+}
+
+/** A check run as GitHub lists it: the fields drydock reads. */
+export interface ListedCheckRun {
+  id: number;
+  externalId: string | null;
+  /** The slug of the App that made it: only that App may update it. */
+  appSlug: string | null;
+  status: string;
+  conclusion: string | null;
+}
+
+/** Pages of check runs read at most when looking for one (100 a page). */
+const MAX_CHECK_RUN_PAGES = 10;
+
 /** The conclusions of a job that failed (GitHub's others: success, neutral, skipped, cancelled, stale). */
 const FAILED = new Set(['failure', 'timed_out', 'startup_failure', 'action_required']);
 /** At most this many failed jobs are kept, and this many pages of 100 read. */
@@ -110,7 +153,8 @@ interface CallRequest {
 }
 
 /**
- * The few GitHub REST calls drydock makes (comment and list comments, commit status, read or open a pull request), through Octokit,
+ * The few GitHub REST calls drydock makes (comment and list comments, commit status, check runs, read or open a
+ * pull request), through Octokit,
  * with bounded retries on 5xx, timeouts and rate limits (retry-after and the rate-limit reset are obeyed
  * up to a cap). Each call carries the token `auth` gives for its repository (an App's installation token, or
  * the personal access token); a token GitHub refuses with 401 is renewed once. Errors come out as
@@ -395,6 +439,101 @@ export class GithubApi {
     return { jobs, more: /\brel="next"/.test(res.headers.link ?? '') };
   }
 
+  /**
+   * The check runs named `name` on commit `sha`, every one GitHub keeps (`filter=all`: the default, `latest`,
+   * would hide a plan's check run behind a later round's of the same name on the same commit), at most 1,000.
+   * GitHub's contract (https://docs.github.com/rest/checks/runs#list-check-runs-for-a-git-reference): GET
+   * /repos/{owner}/{repo}/commits/{ref}/check-runs with check_name, filter (latest or all), per_page up to 100 and
+   * page, answering `{total_count, check_runs: [{id, external_id, status, conclusion, app: {slug}}]}`, the Link
+   * header saying whether a next page exists; an App's token needs checks read.
+   */
+  async listCheckRuns(repository: string, sha: string, name: string): Promise<ListedCheckRun[]> {
+    const { owner, repo } = split(repository);
+    const all: ListedCheckRun[] = [];
+    for (let page = 1; page <= MAX_CHECK_RUN_PAGES; page++) {
+      const res = await this.call(
+        `GET check runs "${name}" of ${repository}@${sha.slice(0, 12)} (page ${page})`,
+        this.report,
+        repository,
+        ({ signal, headers }) =>
+          this.octokit.rest.checks.listForRef({
+            owner,
+            repo,
+            ref: sha,
+            check_name: name,
+            filter: 'all',
+            per_page: 100,
+            page,
+            headers,
+            request: { signal },
+          }),
+      );
+      for (const r of res.data.check_runs) {
+        all.push({
+          id: r.id,
+          externalId: r.external_id ?? null,
+          appSlug: r.app?.slug ?? null,
+          status: r.status,
+          conclusion: r.conclusion ?? null,
+        });
+      }
+      if (!/\brel="next"/.test(res.headers.link ?? '')) break;
+    }
+    return all;
+  }
+
+  /**
+   * Creates a check run named `name` on commit `sha`, `externalId` naming it in drydock
+   * (https://docs.github.com/rest/checks/runs#create-a-check-run: POST /repos/{owner}/{repo}/check-runs, 201
+   * with the check run; only a GitHub App's installation token with checks write may, a personal token gets
+   * 403 "You must authenticate via a GitHub App.").
+   */
+  async createCheckRun(
+    repository: string,
+    run: { name: string; sha: string; externalId: string } & CheckRunFields,
+  ): Promise<{ id: number }> {
+    const { owner, repo } = split(repository);
+    const res = await this.call(
+      `POST check run "${run.name}" on ${repository}@${run.sha.slice(0, 12)}`,
+      this.report,
+      repository,
+      ({ signal, headers }) =>
+        this.octokit.rest.checks.create({
+          owner,
+          repo,
+          name: run.name,
+          head_sha: run.sha,
+          external_id: run.externalId,
+          ...checkRunBody(run),
+          headers,
+          request: { signal },
+        }),
+    );
+    return { id: res.data.id };
+  }
+
+  /**
+   * Updates check run `id` (https://docs.github.com/rest/checks/runs#update-a-check-run: PATCH
+   * /repos/{owner}/{repo}/check-runs/{check_run_id}, 200; only the App that created it, with checks write).
+   */
+  async updateCheckRun(repository: string, id: number, fields: CheckRunFields): Promise<void> {
+    const { owner, repo } = split(repository);
+    await this.call(
+      `PATCH check run ${id} on ${repository}`,
+      this.report,
+      repository,
+      ({ signal, headers }) =>
+        this.octokit.rest.checks.update({
+          owner,
+          repo,
+          check_run_id: id,
+          ...checkRunBody(fields),
+          headers,
+          request: { signal },
+        }),
+    );
+  }
+
   private async readLogin(repository: string): Promise<string> {
     const bot = await this.opts.auth.botLogin(this.closed.signal).catch((err: unknown) => {
       throw this.describe('GET the GitHub App', err);
@@ -490,6 +629,17 @@ function failedJob(
     url: webUrl(url),
     detailsUrl: webUrl(detailsUrl),
     failedSteps: steps.slice(0, 20).map((s) => s.slice(0, 200)),
+  };
+}
+
+/** A check run's fields as the REST API names them. */
+function checkRunBody(fields: CheckRunFields) {
+  return {
+    status: fields.status,
+    ...(fields.conclusion ? { conclusion: fields.conclusion } : {}),
+    ...(fields.detailsUrl ? { details_url: fields.detailsUrl } : {}),
+    output: fields.output,
+    actions: fields.actions,
   };
 }
 

@@ -1,9 +1,10 @@
 import { dataOf, type RunEventMap } from '../domain/events.js';
 import { clipText } from '../domain/plan-title.js';
-import type { LoggedEvent, PullRequestCheckout } from '../domain/types.js';
+import type { LoggedEvent, PlanStatus, PullRequestCheckout } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { Reaction } from '../reactions/reactions.js';
 import type { PlanStore, RunStore } from '../store/store.js';
+import { CHECK_RUN_NAME, planCheckRun } from './check-run.js';
 import { type CommitState, type GithubApi, GithubCallError } from './client.js';
 import { commentParts } from './comment-split.js';
 import { pullRequestOf } from './target.js';
@@ -32,31 +33,78 @@ function refusedForGood(err: unknown): boolean {
   return err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
 }
 
+/** The last event of a run (runs/events.ts RUN_FINISHED, a unit drydock's GitHub room does not import). */
+const RUN_FINISHED = 'run_finished';
+
+export interface GithubReporterDeps {
+  github: GithubApi;
+  store: PlanStore & RunStore;
+  logger: Logger;
+  /**
+   * Report each plan's state as a check run ("drydock plan", check-run.ts) instead of the commit status: GitHub
+   * lets only an App write check runs, so this is on when drydock acts as a GitHub App (github.app).
+   */
+  checkRuns?: boolean;
+  /** A plan's page for people: absolute under server.public_url (then also the check run's details_url). */
+  planPage?: (planId: string) => { page: string; isUrl: boolean };
+}
+
 /**
  * Reports plans back to the pull request they are about: each proposed plan as a comment (split to fit
- * GitHub's limit) and a `drydock/plan` commit status on the head commit that follows the plan's decisions.
+ * GitHub's limit), and the plan's state: with a token, a `drydock/plan` commit status on the head commit that
+ * follows the plan's decisions; as a GitHub App, a check run named "drydock plan" on that commit (check-run.ts)
+ * carrying Approve and Reject buttons while the plan waits, then what became of it.
  *
- * A reaction (src/reactions/): it reads `plan_proposed` and `plan_decided` from the stored event log after
- * its own cursor, so a crash loses no report, and the reports go out in the order of the events. Each event
- * may be handed over more than once; the effects are idempotent: every comment part carries a hidden marker
- * (`partMarker`) and the pull request's comments are read before posting, so a part GitHub already has is
- * not posted again (only comments by drydock's own account count: anyone can write a marker); a status is set again to the same state, in event order. A failure GitHub answers for
- * good (401, 404, 422) is logged (never with the token) and the report goes on without that step; any other
- * failure is thrown, and the event is tried again after a backoff.
+ * A reaction (src/reactions/): it reads `plan_proposed`, `plan_decided` and, for check runs, `plan_closed` and
+ * the end of an execute run (`run_finished`) from the stored event log after its own cursor, so a crash loses
+ * no report, and the reports go out in the order of the events. Each event may be handed over more than once;
+ * the effects are idempotent: every comment part carries a hidden marker (`partMarker`) and the pull request's
+ * comments are read before posting, so a part GitHub already has is not posted again (only comments by
+ * drydock's own account count: anyone can write a marker); a status is set again to the same state, in event
+ * order; a check run is looked up first among the commit's check runs of that name by its `external_id`, the
+ * plan's id (only the App's own count: only it can update them), and updated, so each plan has one, written
+ * from the plan's state as the store has it now. A failure GitHub answers for good (401, 403, 404, 422) is
+ * logged (never with the token) and the report goes on without that step; any other failure is thrown, and the
+ * event is tried again after a backoff.
  */
 export class GithubReporter implements Reaction {
   readonly name = 'github_report';
-  readonly types = ['plan_proposed', 'plan_decided'] as const;
+  readonly types = ['plan_proposed', 'plan_decided', 'plan_closed', RUN_FINISHED] as const;
 
-  constructor(private readonly deps: { github: GithubApi; store: PlanStore & RunStore; logger: Logger }) {}
+  constructor(private readonly deps: GithubReporterDeps) {}
 
   async react(event: LoggedEvent): Promise<void> {
+    if (event.type === RUN_FINISHED) return this.executionEnded(event);
     const pr = await pullRequestOf(this.deps.store, await this.deps.store.getRun(event.runId));
     if (!pr) return;
     const proposed = dataOf(event, 'plan_proposed');
     if (proposed?.plan_id) await this.proposed(proposed, pr);
     const decided = dataOf(event, 'plan_decided');
-    if (decided?.plan_id) await this.decided(decided, pr);
+    if (decided?.plan_id) {
+      if (this.deps.checkRuns) await this.checkRun(decided.plan_id, pr);
+      else await this.decided(decided, pr);
+    }
+    // Superseded or expired: the check run says so (a token's commit status keeps what it said last).
+    const closed = dataOf(event, 'plan_closed');
+    if (closed?.plan_id && this.deps.checkRuns) await this.checkRun(closed.plan_id, pr);
+  }
+
+  /**
+   * An execute run ended: its plan's check run says whether it was carried out. A plan the run left approved
+   * or executing is settled as failed by the plan_settling reaction, which may come after this one: it is shown
+   * failed already.
+   */
+  private async executionEnded(event: LoggedEvent): Promise<void> {
+    if (!this.deps.checkRuns) return;
+    const { store } = this.deps;
+    const run = await store.getRun(event.runId);
+    if (!run?.executesPlanId) return;
+    const plan = await store.getPlan(run.executesPlanId);
+    if (!plan) return;
+    const pr = await pullRequestOf(store, await store.getRun(plan.runId));
+    if (!pr) return;
+    const unsettled = plan.status === 'approved' || plan.status === 'executing';
+    await this.checkRun(plan.id, pr, unsettled ? 'execution_failed' : undefined);
   }
 
   private async proposed(data: RunEventMap['plan_proposed'], pr: PullRequestCheckout): Promise<void> {
@@ -70,8 +118,55 @@ export class GithubReporter implements Reaction {
         'posting the plan to the pull request failed',
       );
     }
+    if (this.deps.checkRuns) return this.checkRun(planId, pr);
     const page = `/ui/plans/${planId}`;
     await this.status(planId, pr, 'pending', `Plan ${planId} (round ${round}) awaits approval at ${page}`);
+  }
+
+  /**
+   * Creates or updates the plan's check run on the commit it was made against, from the plan as the store has
+   * it now (`status` shown instead of its own when given). The commit's check runs named "drydock plan" are read
+   * first: the one whose external_id is the plan's id and that this App made is updated, so a report handed
+   * over again after a crash (GitHub took the check run, drydock died before it heard) finds it.
+   */
+  private async checkRun(planId: string, pr: PullRequestCheckout, status?: PlanStatus): Promise<void> {
+    const { github, store, logger } = this.deps;
+    const plan = await store.getPlan(planId);
+    if (!plan) return;
+    const { page, isUrl } = this.deps.planPage?.(planId) ?? { page: `/ui/plans/${planId}`, isUrl: false };
+    const fields = planCheckRun({
+      plan,
+      decisions: await store.listDecisions(planId),
+      headSha: pr.headSha,
+      page,
+      pageIsUrl: isUrl,
+      ...(status ? { status } : {}),
+    });
+    try {
+      // The App's bot is `<slug>[bot]`; a check run lists the slug of the App that made it.
+      const slug = (await github.authenticatedLogin(pr.repository)).replace(/\[bot\]$/, '');
+      const ours = (await github.listCheckRuns(pr.repository, pr.headSha, CHECK_RUN_NAME)).find(
+        (r) => r.externalId === planId && r.appSlug === slug,
+      );
+      if (ours) await github.updateCheckRun(pr.repository, ours.id, fields);
+      else
+        await github.createCheckRun(pr.repository, {
+          name: CHECK_RUN_NAME,
+          sha: pr.headSha,
+          externalId: planId,
+          ...fields,
+        });
+      logger.debug(
+        { plan_id: planId, conclusion: fields.conclusion, check_run: ours?.id ?? 'new' },
+        'plan check run reported',
+      );
+    } catch (err) {
+      if (!refusedForGood(err)) throw err;
+      logger.error(
+        { plan_id: planId, github: String((err as Error).message) },
+        'reporting the plan check run failed',
+      );
+    }
   }
 
   /** Posts the parts of the plan's comment GitHub does not have yet, in order. */

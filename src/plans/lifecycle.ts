@@ -7,6 +7,7 @@ import {
 } from '../domain/plan-status.js';
 import { type Decision, isFinishedRunStatus, type Plan, type PlanStatus, type Run } from '../domain/types.js';
 import type { Logger } from '../logger.js';
+import type { RunEvents } from '../runs/events.js';
 import type { DecisionEffect, PlanStore, RunStore } from '../store/store.js';
 import { planTerms } from './policy.js';
 
@@ -28,7 +29,15 @@ import { planTerms } from './policy.js';
  *   Pages and presenters never write: they read an overdue plan as expired through `planStatusAt`.
  */
 export class PlanLifecycle implements PlanRecorder {
-  constructor(private readonly deps: { store: PlanStore & RunStore; clock: Clock; logger: Logger }) {}
+  constructor(
+    private readonly deps: {
+      store: PlanStore & RunStore;
+      clock: Clock;
+      logger: Logger;
+      /** Where `plan_closed` is logged for each plan superseded or expired (what reactions such as reports read). */
+      events?: Pick<RunEvents, 'emit'>;
+    },
+  ) {}
 
   /** The same service on another view of the store (a run's executor writes through its fenced one). */
   on(store: PlanStore & RunStore): PlanLifecycle {
@@ -102,13 +111,31 @@ export class PlanLifecycle implements PlanRecorder {
    */
   async supersede(subject: string, exceptDelivery?: string): Promise<string[]> {
     legal('pending_approval', 'superseded');
-    return this.deps.store.supersedePlans(subject, exceptDelivery, this.deps.clock.now());
+    const ids = await this.deps.store.supersedePlans(subject, exceptDelivery, this.deps.clock.now());
+    await this.closed(ids, 'superseded');
+    return ids;
   }
 
   /** The sweep: pending plans past their expiry (isPlanOverdue) are written expired; how many. */
   async expire(now: number = this.deps.clock.now()): Promise<number> {
     legal('pending_approval', 'expired');
-    return this.deps.store.expirePlans(now);
+    const ids = await this.deps.store.expirePlans(now);
+    await this.closed(ids, 'expired');
+    return ids.length;
+  }
+
+  /**
+   * Logs `plan_closed` on the run of each plan that just left pending approval undecided. After the change, as
+   * `plan_decided` is after a decision: a process that dies in between leaves the plan closed without the event
+   * (its check run then keeps its buttons, which decide nothing: the plan is no longer pending).
+   */
+  private async closed(ids: string[], status: 'superseded' | 'expired'): Promise<void> {
+    const { events, store } = this.deps;
+    if (!events) return;
+    for (const id of ids) {
+      const plan = await store.getPlan(id);
+      if (plan) await events.emit(plan.runId, 'plan_closed', { plan_id: id, plan_status: status });
+    }
   }
 
   private async move(planId: string, to: PlanStatus, reason?: string, only?: PlanStatus): Promise<boolean> {

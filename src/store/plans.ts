@@ -53,8 +53,8 @@ export interface PlanStore {
     fields?: { failureReason?: string | null },
     fence?: Fence,
   ): Promise<boolean>;
-  /** Pending plans past their expiry at `now` (isPlanOverdue, src/domain/plan-status.ts) become expired; how many. */
-  expirePlans(now: number): Promise<number>;
+  /** Pending plans past their expiry at `now` (isPlanOverdue, src/domain/plan-status.ts) become expired; their ids. */
+  expirePlans(now: number): Promise<string[]>;
   /**
    * Statuses of the newest execute runs that ended since `since` (for the circuit breaker); runs whose error
    * begins with TREE_REFUSED (src/domain/types.ts) are not among them.

@@ -4,6 +4,8 @@ import { DomainError } from '../domain/errors.js';
 import type { Run, RunCheckout, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
 import type { FailedJob, FailedJobsQuery, PullRequestLookup } from '../github/client.js';
 import {
+  type ButtonPress,
+  buttonPress,
   type EventContext,
   type EventFamily,
   isEventFamily,
@@ -11,6 +13,7 @@ import {
   onPullRequest,
   readEvent,
 } from '../github/events/index.js';
+import { pullRequestOf } from '../github/target.js';
 import { newId, sortableId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { DecisionError, type PlanDecisions } from '../plans/decisions.js';
@@ -222,6 +225,7 @@ export class TriggerService {
       return this.pullRequest(delivery, ctx);
     }
     if (event === 'issue_comment') return this.comment(delivery, payload);
+    if (event === 'check_run') return this.button(delivery, payload);
     if (isEventFamily(event)) return this.otherEvent(delivery, event, payload);
     return settlement('ignored', `no trigger handles ${event} events`);
   }
@@ -494,28 +498,92 @@ export class TriggerService {
    * with its identity's roles; who may decide, and who may approve, are the plan policy's (src/plans/policy.ts):
    * the role here, the rest in the decision.
    */
-  private async decideCommand(
+  private decideCommand(
     delivery: WebhookDelivery,
     command: Extract<CommentCommand, { kind: 'approve' | 'reject' }>,
     identity: string,
     subject: string,
   ): Promise<Settlement> {
+    const comment = command.kind === 'reject' ? command.reason : undefined;
+    return this.decideAs(delivery, { kind: command.kind, comment }, identity, async () => {
+      const plan = await this.deps.store.pendingPlanForSubject(subject);
+      return plan?.id ?? settlement('rejected', `no plan of ${subject} is pending approval`);
+    });
+  }
+
+  /**
+   * Approve or Reject pressed on a plan's check run (src/github/check-run.ts). The check run's external_id must
+   * name a plan of the payload's repository made against the check run's commit, else nothing is decided (the
+   * payload is GitHub's and signed, but drydock never acts on a plan of another repository on its word). Then
+   * the same path as the comment commands: the pressing login must map to a drydock identity (github.users), and
+   * the plan policy decides whether that identity may (the requester, the pull request's author, may not
+   * approve unless the plan allows self-approval). A button carries no text: a reject gets a fixed reason.
+   */
+  private async button(delivery: WebhookDelivery, payload: unknown): Promise<Settlement> {
+    const press = buttonPress(payload);
+    if ('outcome' in press) return settlement(press.outcome, press.detail);
+    const foreign = await this.foreignPlan(press);
+    if (foreign) {
+      this.deps.logger.warn(
+        { delivery: delivery.key, plan_id: press.planId, repository: press.repository, reason: foreign },
+        'check run button ignored',
+      );
+      return settlement('ignored', foreign);
+    }
+    const identity = this.mapped(press.login);
+    if (!identity)
+      return settlement(
+        'rejected',
+        `GitHub user ${press.login} is not mapped to a drydock identity (github.users)`,
+      );
+    const comment =
+      press.decision === 'reject' ? `rejected from the GitHub check run by @${press.login}` : undefined;
+    return this.decideAs(delivery, { kind: press.decision, comment }, identity, async () => press.planId);
+  }
+
+  /** Why a button's plan is not one of the payload's repository at the check run's commit, or null when it is. */
+  private async foreignPlan(press: ButtonPress): Promise<string | null> {
     const { store } = this.deps;
+    const plan = await store.getPlan(press.planId);
+    const pr = plan ? await pullRequestOf(store, await store.getRun(plan.runId)) : null;
+    const same =
+      pr !== null &&
+      pr.repository.toLowerCase() === press.repository.toLowerCase() &&
+      pr.headSha === press.headSha;
+    return same
+      ? null
+      : `the check run's external_id ${press.planId} names no plan of ${press.repository} at ${press.headSha.slice(0, 12)}`;
+  }
+
+  /**
+   * One decision from a webhook (a comment command or a button), by `identity`, on the plan `target` names (or
+   * the settlement saying why there is none). The role is checked first; a delivery processed again after a
+   * crash between deciding and settling keeps the decision it made; the rest is the plan policy's, inside
+   * `plans.decide`.
+   */
+  private async decideAs(
+    delivery: WebhookDelivery,
+    decision: { kind: 'approve' | 'reject'; comment: string | undefined },
+    identity: string,
+    target: () => Promise<string | Settlement>,
+  ): Promise<Settlement> {
+    const { store } = this.deps;
+    const { kind, comment } = decision;
     const barred = decideRefusal({ identity, roles: await store.rolesOf(identity) });
     if (barred) return settlement('rejected', barred.message);
-    const earlier = await this.decidedBefore(delivery, command.kind, identity);
+    const earlier = await this.decidedBefore(delivery, kind, identity);
     if (earlier) return earlier;
-    const plan = await store.pendingPlanForSubject(subject);
-    if (!plan) return settlement('rejected', `no plan of ${subject} is pending approval`);
-    await store.updateWebhookDelivery(delivery.id, { detail: `deciding ${plan.id}` });
+    const planId = await target();
+    if (typeof planId !== 'string') return planId;
+    await store.updateWebhookDelivery(delivery.id, { detail: `deciding ${planId}` });
     try {
-      const out = await this.deps.plans.decide(plan.id, command.kind, {
+      const out = await this.deps.plans.decide(planId, kind, {
         identity,
-        ...(command.kind === 'reject' ? { comment: command.reason } : {}),
+        ...(comment !== undefined ? { comment } : {}),
       });
       return settlement(
         'accepted',
-        `${command.kind} by ${identity}: plan ${plan.id} is ${out.plan.status}`,
+        `${kind} by ${identity}: plan ${planId} is ${out.plan.status}`,
         out.run ? [out.run.id] : [],
       );
     } catch (err) {
@@ -689,6 +757,11 @@ function triage(event: string, payload: unknown): { outcome: WebhookOutcome; det
     // that cannot be planned on settles at once; what may fire waits in the inbox with its body.
     const reading = readEvent(event, payload);
     return 'outcome' in reading ? { outcome: reading.outcome, detail: reading.detail } : null;
+  }
+  if (event === 'check_run') {
+    // Only a press of the plan's buttons waits in the inbox; any other check_run settles at once.
+    const press = buttonPress(payload);
+    return 'outcome' in press ? { outcome: press.outcome, detail: press.detail } : null;
   }
   if (event !== 'issue_comment') return { outcome: 'ignored', detail: `no trigger handles ${event} events` };
   if (at(payload, 'action') !== 'created')

@@ -190,6 +190,9 @@ ${viewerScript()}
       case 'plan_decided':
         planLink(entry('decision', e, 'Plan ' + str(e.decision) + ' by ' + str(e.identity) + ': now ' + str(e.plan_status)), e.plan_id);
         return true;
+      case 'plan_closed':
+        planLink(entry('decision', e, 'Plan ' + str(e.plan_status) + ' before anyone decided'), e.plan_id);
+        return true;
       case 'execution_recorded':
         planLink(entry('execution', e, 'Execution recorded: ' + (e.commit ? 'commit ' + str(e.commit).slice(0, 12) : 'no commit') +
           (e.branch ? ' on ' + e.branch : '') + ', ' + (Array.isArray(e.changed_files) ? e.changed_files.length : 0) +

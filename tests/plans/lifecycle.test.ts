@@ -29,6 +29,37 @@ describe('the plan service (src/plans/lifecycle.ts)', () => {
     expect(after.decidedAt).toBe(h.clock.now());
   });
 
+  it('logs plan_closed on the run of each plan it supersedes or expires, after the change', async () => {
+    const logged: { runId: string; type: string; data: unknown; status: string | undefined }[] = [];
+    const events = {
+      emit: async (runId: string, type: string, data: any) => {
+        logged.push({ runId, type, data, status: (await h.store.getPlan(data.plan_id))?.status });
+        return { id: logged.length, runId, seq: logged.length, type, data, at: h.clock.now() } as any;
+      },
+    };
+    const closing = new PlanLifecycle({ store: h.store, clock: h.clock, logger: silentLogger(), events });
+    const superseded = await seedPlan(h, { subject: 'acme/app#7' });
+    const expiring = await seedPlan(h);
+    expect(await closing.supersede('acme/app#7')).toEqual([superseded.plan.id]);
+    h.clock.advance(8 * DAY);
+    expect(await closing.expire()).toBe(1);
+    expect(await closing.expire()).toBe(0);
+    expect(logged).toEqual([
+      {
+        runId: superseded.plan.runId,
+        type: 'plan_closed',
+        data: { plan_id: superseded.plan.id, plan_status: 'superseded' },
+        status: 'superseded',
+      },
+      {
+        runId: expiring.plan.runId,
+        type: 'plan_closed',
+        data: { plan_id: expiring.plan.id, plan_status: 'expired' },
+        status: 'expired',
+      },
+    ]);
+  });
+
   it('moves a plan only along the legal transitions', async () => {
     const { plan } = await seedPlan(h);
     // Pending is not approved: an execution cannot start, finish or fail on it.

@@ -146,7 +146,12 @@ function sqliteLedger(file: string): Ledger {
 
 const ACTIVE = "('queued', 'running', 'awaiting_input')";
 /** Events a run's log receives after its run_finished by design: about its plan, written by others. */
-const LOGGED_AFTER_THE_END = new Set(['plan_decided', 'delivery_completed', 'delivery_failed']);
+const LOGGED_AFTER_THE_END = new Set([
+  'plan_decided',
+  'plan_closed',
+  'delivery_completed',
+  'delivery_failed',
+]);
 
 async function runRows(
   l: Ledger,

@@ -604,7 +604,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
       expect(
         (await store.listPlans({ limit: 10, status: 'expired', activeAt: T0 + 20 })).items.map((p) => p.id),
       ).toEqual(['pln_2']);
-      expect(await store.expirePlans(T0 + 20)).toBe(1);
+      expect(await store.expirePlans(T0 + 20)).toEqual(['pln_2']);
       expect(await store.plansVersion()).toBeGreaterThan(v1);
       expect(await store.transitionPlan('pln_1', ['approved'], 'executing')).toBe(false);
       expect(

@@ -121,7 +121,8 @@ function required(method: string, rest: string): [string, Access][] | null {
       ['pull_requests', write],
     ];
   if (/^\/statuses\/[0-9a-f]{40}$/.test(rest)) return [['statuses', write]];
-  if (/^\/check-runs(\/\d+)?$/.test(rest)) return [['checks', write]];
+  if (/^\/check-runs(\/\d+)?$/.test(rest) || /^\/commits\/[^/]+\/check-runs$/.test(rest))
+    return [['checks', write]];
   return null;
 }
 

@@ -20,6 +20,11 @@
  *   GET  /repos/:owner/:repo/check-suites/:id/check-runs
  *                                                  200 `{total_count, check_runs}` of a suite set with
  *                                                  `setCheckRuns` (else 404), paginated and filtered the same way
+ *   POST /repos/:owner/:repo/check-runs, PATCH and GET /repos/:owner/:repo/check-runs/:id,
+ *   GET  /repos/:owner/:repo/commits/:sha/check-runs
+ *                                                  check runs, written only with an App's installation token and
+ *                                                  checked as GitHub checks them (tests/support/fake-checks.ts);
+ *                                                  `checkRuns()` lists them
  *
  * Creating a pull request checks what GitHub checks (https://docs.github.com/rest/pulls/pulls#create-a-pull-request)
  * and answers 422 "Validation Failed" with GitHub's `errors`: a missing title/head/base ({field, code:
@@ -49,6 +54,7 @@ import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { createFakeChecks, type FakeCheckRun } from './fake-checks.js';
 import { createFakeApp, type FakeApp, type FakeAppOptions } from './fake-github-app.js';
 
 export interface GithubCall {
@@ -108,6 +114,8 @@ export interface FakeGithub {
     repository?: string,
     number?: number,
   ): { repository: string; number: number; body: string; login: string }[];
+  /** Check runs created, oldest first, as they are now (of commit `sha` only, when given). */
+  checkRuns(sha?: string): FakeCheckRun[];
   /** Statuses set successfully, oldest first. */
   statuses(
     sha?: string,
@@ -165,6 +173,7 @@ export async function startFakeGithub(opts: {
 }): Promise<FakeGithub> {
   const calls: GithubCall[] = [];
   const app = opts.app ? createFakeApp(opts.app) : null;
+  const checks = createFakeChecks();
   const login = opts.login ?? 'drydock-bot';
   /** Token → the login of its user. */
   const users = new Map<string, string>([[opts.token, login]]);
@@ -313,6 +322,13 @@ export async function startFakeGithub(opts: {
 
     if (path === '/user' && method === 'GET') {
       send(call, res, 200, userJson(user));
+      return;
+    }
+    // An installation token acts as the App (verdict.login): only it may write check runs.
+    const asApp = app && verdict?.login ? { id: app.id, slug: app.slug } : null;
+    const checked = checks.handle(method, path, query, body, user, asApp);
+    if (checked) {
+      send(call, res, checked.status, checked.body, checked.headers);
       return;
     }
     let hit = COMMENTS.exec(path);
@@ -629,6 +645,9 @@ export async function startFakeGithub(opts: {
     },
     statuses(sha) {
       return statuses.filter((s) => !sha || s.sha === sha);
+    },
+    checkRuns(sha) {
+      return checks.list(sha);
     },
     linkRepository(repository, gitDir, link = {}) {
       linked.set(repository, gitDir);

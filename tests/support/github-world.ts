@@ -6,6 +6,7 @@ import { Webhooks } from '@octokit/webhooks';
 import examples from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
 import { type FakeGithub, startFakeGithub } from './fake-github.js';
+import { type Access, appKeyPair } from './fake-github-app.js';
 import { type GitHttp, startGitHttp } from './git-http.js';
 import { git, makeRepo } from './git-repo.js';
 import { type TestStore, tempDir } from './harness.js';
@@ -32,6 +33,20 @@ export const REPOSITORY = 'acme/widgets';
 const GITHUB_TOKEN = 'ghp_FAKEworld0123456789abcdefghijklmnopqrs';
 /** The secret the world's daemons verify webhooks with. */
 export const WEBHOOK_SECRET = 'webhook-secret-of-the-github-world-0123';
+/** The GitHub App of option `app`: its id, and the installation that holds REPOSITORY. */
+export const APP_ID = 4242;
+export const INSTALLATION_ID = 77;
+/** What the App's installation may do unless option `app` says otherwise: all drydock asks for. */
+export const APP_PERMISSIONS: Record<string, Access> = {
+  contents: 'write',
+  pull_requests: 'write',
+  issues: 'write',
+  statuses: 'write',
+  checks: 'write',
+  actions: 'read',
+  deployments: 'read',
+  metadata: 'read',
+};
 
 export interface GithubWorldOptions {
   /** Names the temporary directory, `drydock-<name>-…` (default `github-world`). */
@@ -56,6 +71,14 @@ export interface GithubWorldOptions {
   cloneOnDemand?: boolean | { gitToken?: string };
   /** More keys of the `github:` section, YAML lines indented by two spaces (e.g. `  clone: {timeout_ms: 5000}`). */
   github?: string;
+  /**
+   * drydock acts as a GitHub App instead of with a token: the fake GitHub plays the App (tests/support/
+   * fake-github-app.ts) with one installation holding REPOSITORY (with `permissions`, default APP_PERMISSIONS),
+   * the App's key is written to a file of the world's directory, and the configuration has `github.app {id,
+   * private_key_file, webhook_secret}` (the secret: WEBHOOK_SECRET) instead of `github.token`. Not with
+   * `cloneOnDemand`.
+   */
+  app?: boolean | { permissions?: Record<string, Access> };
 }
 
 export interface ServeOptions {
@@ -101,6 +124,17 @@ export interface GithubWorld {
     action?: 'opened' | 'synchronize',
   ): Promise<any>;
   /**
+   * Sends `daemon` a webhook of `event` signed with WEBHOOK_SECRET, as GitHub would (`delivery`: its
+   * X-GitHub-Delivery, default a new one). Resolves with the HTTP status and the answer as the inbox settled
+   * it (for a delivery answered queued: its outcome, detail and run ids once processed).
+   */
+  webhook(
+    daemon: DaemonProcess,
+    event: string,
+    payload: unknown,
+    delivery?: string,
+  ): Promise<{ status: number; answer: any }>;
+  /**
    * Stops the daemons (the last served first: a database the first one made is dropped after the others are
    * gone), removes the directory, closes the fake GitHub and the model.
    */
@@ -108,8 +142,30 @@ export interface GithubWorld {
 }
 
 export async function githubWorld(opts: GithubWorldOptions = {}): Promise<GithubWorld> {
+  if (opts.app && opts.cloneOnDemand)
+    throw new Error('github-world: option app does not go with cloneOnDemand');
+  const keys = opts.app ? appKeyPair() : null;
+  const permissions = (typeof opts.app === 'object' && opts.app.permissions) || APP_PERMISSIONS;
   const model = await startModelServer();
-  const github = await startFakeGithub({ token: GITHUB_TOKEN });
+  const github = await startFakeGithub({
+    token: GITHUB_TOKEN,
+    ...(keys
+      ? {
+          app: {
+            id: APP_ID,
+            publicKey: keys.publicKey,
+            installations: [
+              {
+                id: INSTALLATION_ID,
+                account: 'acme',
+                repositories: [REPOSITORY],
+                permissions: { ...permissions },
+              },
+            ],
+          },
+        }
+      : {}),
+  });
   const tmp = tempDir(`drydock-${opts.name ?? 'github-world'}-`);
   const clone = join(tmp.path, 'clone');
   const head = makeRepo(clone, { 'README.md': '# widgets\n' });
@@ -124,13 +180,17 @@ export async function githubWorld(opts: GithubWorldOptions = {}): Promise<Github
   const repositories = gitHttp
     ? `  git_url: ${gitHttp.url}\n`
     : `  repositories:\n    ${REPOSITORY}: { path: ${clone} }\n`;
+  let credentials = `  token: ${GITHUB_TOKEN}\n  webhook_secrets: [${WEBHOOK_SECRET}]\n`;
+  if (keys) {
+    const keyFile = join(tmp.path, 'github-app.pem');
+    writeFileSync(keyFile, keys.privateKey, { mode: 0o600 });
+    credentials = `  app:\n    id: ${APP_ID}\n    private_key_file: ${keyFile}\n    webhook_secret: ${WEBHOOK_SECRET}\n`;
+  }
   writeFileSync(
     configFile,
     `github:
-  token: ${GITHUB_TOKEN}
-  api_url: ${github.url}
+${credentials}  api_url: ${github.url}
   report: true
-  webhook_secrets: [${WEBHOOK_SECRET}]
 ${repositories}${opts.github ? `${opts.github}\n` : ''}${opts.config ?? ''}`,
   );
   const children: ChildProcess[] = [];
@@ -159,6 +219,10 @@ ${repositories}${opts.github ? `${opts.github}\n` : ''}${opts.config ?? ''}`,
         if (gitHttp) git(clone, 'push', '-q', '-f', remote, `${headSha}:refs/pull/${number}/head`);
       }
       return openPullRequest(github, daemon, number, headSha, action);
+    },
+    async webhook(daemon, event, payload, delivery = randomUUID()) {
+      const res = await signedPost(daemon, event, payload, delivery);
+      return { status: res.status, answer: await settledAnswer(daemon.api, res.status, res.body) };
     },
     async close() {
       for (const d of daemons.splice(0).reverse()) await d.close();
@@ -208,19 +272,30 @@ async function openPullRequest(
   // The clone's branch (the example's is `master`): a pull request drydock opens for this one goes into it.
   payload.pull_request.base.ref = 'main';
   github.setPullRequest(REPOSITORY, number, payload.pull_request);
+  const res = await signedPost(daemon, 'pull_request', payload, randomUUID());
+  const answer = await settledAnswer(daemon.api, res.status, res.body);
+  expect(res.status, JSON.stringify(answer)).toBe(202);
+  expect(answer.outcome).toBe('accepted');
+  return answer;
+}
+
+/** POSTs `payload` to the daemon's webhook route as GitHub does, signed with WEBHOOK_SECRET. */
+async function signedPost(
+  daemon: DaemonProcess,
+  event: string,
+  payload: unknown,
+  delivery: string,
+): Promise<{ status: number; body: any }> {
   const body = JSON.stringify(payload);
   const res = await fetch(`${daemon.url}/webhooks/github`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'x-github-event': 'pull_request',
-      'x-github-delivery': randomUUID(),
+      'x-github-event': event,
+      'x-github-delivery': delivery,
       'x-hub-signature-256': await new Webhooks({ secret: WEBHOOK_SECRET }).sign(body),
     },
     body,
   });
-  const answer = await settledAnswer(daemon.api, res.status, await res.json());
-  expect(res.status, JSON.stringify(answer)).toBe(202);
-  expect(answer.outcome).toBe('accepted');
-  return answer;
+  return { status: res.status, body: await res.json() };
 }

@@ -129,6 +129,8 @@ export function describeEvent(sent: EventJson): string | null {
     }
     case 'plan_decided':
       return `• plan ${s(e.plan_id)}: ${s(e.decision)} by ${s(e.identity)}, now ${s(e.plan_status)}${e.run_id ? `; run ${s(e.run_id)}` : ''}`;
+    case 'plan_closed':
+      return `• plan ${s(e.plan_id)}: ${s(e.plan_status)} before anyone decided`;
     case 'mode_fallback':
       return `• execute mode ${s(e.from)} fell back to ${s(e.to)}: ${s(e.reason)}`;
     case 'execution_recorded':

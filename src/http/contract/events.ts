@@ -129,6 +129,10 @@ export const RUN_EVENT_PAYLOADS = {
     plan_status: z.enum(PLAN_STATUSES),
     run_id: z.string().nullable(),
   }),
+  plan_closed: z.strictObject({
+    plan_id: z.string(),
+    plan_status: z.enum(['superseded', 'expired']),
+  }),
   mode_fallback: z.strictObject({
     from: z.enum(EXECUTE_MODES),
     to: z.enum(EXECUTE_MODES),

@@ -107,9 +107,9 @@ export class PgPlans implements PlanStore {
     return fencedWrite(this.db, fence, async (q) => (await q.exec(text, values)) === 1);
   }
 
-  async expirePlans(now: number): Promise<number> {
+  async expirePlans(now: number): Promise<string[]> {
     const { text, values } = planSql.expirePlansStatement(now);
-    return this.db.exec(text, values);
+    return (await this.db.rows<{ id: string }>(text, values)).map((r) => r.id);
   }
 
   async recentExecutions(since: number, limit: number): Promise<RunStatus[]> {

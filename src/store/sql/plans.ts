@@ -128,10 +128,11 @@ export function transitionPlanStatement(
   };
 }
 
-/** The expiry rule (isPlanOverdue, src/domain/plan-status.ts) in SQL: pending, expires_at <= now. */
+/** The expiry rule (isPlanOverdue, src/domain/plan-status.ts) in SQL: pending, expires_at <= now; their ids. */
 export function expirePlansStatement(now: number): Statement {
   return {
-    text: `UPDATE plans SET status = 'expired', decided_at = ? WHERE status = 'pending_approval' AND expires_at <= ?`,
+    text: `UPDATE plans SET status = 'expired', decided_at = ? WHERE status = 'pending_approval' AND expires_at <= ?
+       RETURNING id`,
     values: [now, now],
   };
 }

@@ -99,9 +99,9 @@ export class SqlitePlans implements PlanStore {
     return fencedWrite(this.db, fence, () => this.db.sql(text).run(...values).changes === 1);
   }
 
-  async expirePlans(now: number): Promise<number> {
+  async expirePlans(now: number): Promise<string[]> {
     const { text, values } = planSql.expirePlansStatement(now);
-    return this.db.sql(text).run(...values).changes;
+    return this.db.pluck(text).all(...values) as string[];
   }
 
   async recentExecutions(since: number, limit: number): Promise<RunStatus[]> {
