@@ -17,7 +17,6 @@ export const NEEDED_PERMISSIONS: readonly { name: string; access: Access; why: s
   { name: 'pull_requests', access: 'write', why: 'reading, opening and commenting on pull requests' },
   { name: 'issues', access: 'write', why: 'comments on issues and pull requests' },
   { name: 'checks', access: 'write', why: 'check runs with Approve and Reject buttons' },
-  { name: 'statuses', access: 'write', why: 'the drydock/plan commit status (github.report)' },
   { name: 'metadata', access: 'read', why: 'reading repositories (GitHub gives it to every App)' },
 ];
 

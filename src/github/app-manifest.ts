@@ -27,8 +27,6 @@ export const GITHUB_APP_PERMISSIONS = {
   pull_requests: 'write',
   // Comments on pull requests (plans, delivery links): GitHub keeps them as issue comments.
   issues: 'write',
-  // The `drydock/plan` commit status.
-  statuses: 'write',
   // The "drydock plan" check run with Approve and Reject buttons (src/github/check-run.ts); reading a failed check
   // suite's check runs; receiving check_suite and check_run (requested_action needs write).
   checks: 'write',

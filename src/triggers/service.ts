@@ -10,6 +10,7 @@ import {
   type EventFamily,
   isEventFamily,
   issueCommentEvent,
+  madeBy,
   onPullRequest,
   readEvent,
 } from '../github/events/index.js';
@@ -512,9 +513,10 @@ export class TriggerService {
   }
 
   /**
-   * Approve or Reject pressed on a plan's check run (src/github/check-run.ts). The check run's external_id must
-   * name a plan of the payload's repository made against the check run's commit, else nothing is decided (the
-   * payload is GitHub's and signed, but drydock never acts on a plan of another repository on its word). Then
+   * Approve or Reject pressed on a plan's check run (src/github/check-run.ts). The check run must be one drydock's
+   * App made, and its external_id must name a plan of the payload's repository made against the check run's
+   * commit, else nothing is decided (the payload is GitHub's and signed, but drydock never acts on a plan of
+   * another repository, or on another App's check run, on its word). Then
    * the same path as the comment commands: the pressing login must map to a drydock identity (github.users), and
    * the plan policy decides whether that identity may (the requester, the pull request's author, may not
    * approve unless the plan allows self-approval). A button carries no text: a reject gets a fixed reason.
@@ -522,7 +524,10 @@ export class TriggerService {
   private async button(delivery: WebhookDelivery, payload: unknown): Promise<Settlement> {
     const press = buttonPress(payload);
     if ('outcome' in press) return settlement(press.outcome, press.detail);
-    const foreign = await this.foreignPlan(press);
+    const appId = this.deps.config.github.app.id;
+    const foreign = !madeBy(press, appId)
+      ? `the check run was made by App ${press.app.id ?? press.app.clientId ?? '(unnamed)'}, not by drydock's (github.app.id ${appId ?? 'not set'})`
+      : await this.foreignPlan(press);
     if (foreign) {
       this.deps.logger.warn(
         { delivery: delivery.key, plan_id: press.planId, repository: press.repository, reason: foreign },

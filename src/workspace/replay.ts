@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { commonGitDir, git, gitBytes, withRepoLock } from './git.js';
+import { commonGitDir, git, gitBytes } from './git.js';
 import { privateTempDir } from './temp.js';
 
 // An execution's own change, apart from the history it was made on. A pull request's plan executes on the
@@ -143,11 +143,7 @@ function diffArgs(parent: string, commit: string, binary: boolean): string[] {
   ];
 }
 
-/** Removes what a plan's deliveries kept in the repository (its replayed commit, a fetched base). */
-export async function removeDeliveryRefs(repo: string, planId: string): Promise<void> {
-  await withRepoLock(repo, async () => {
-    for (const ref of [replayedRef(planId), ontoRef(planId)]) {
-      await git(repo, ['update-ref', '-d', ref], { timeoutMs: 10_000 }).catch(() => undefined);
-    }
-  });
+/** What a plan's deliveries kept in the repository (its replayed commit, a fetched base): retention deletes them. */
+export function deliveryRefs(planId: string): string[] {
+  return [replayedRef(planId), ontoRef(planId)];
 }

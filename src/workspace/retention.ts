@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { isFinishedRunStatus, type Plan, type PlanStatus } from '../domain/types.js';
 import type { PlanStore, RunStore, SessionStore } from '../store/store.js';
 import { checkoutPath, checkoutsDir, worktreePath, worktreesDir } from './paths.js';
-import { removeDeliveryRefs } from './replay.js';
+import { deliveryRefs } from './replay.js';
 import { branchFor, removeWorktree } from './worktree.js';
 
 // Retention: an execution's worktree (<work root>/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
@@ -67,10 +67,7 @@ export async function collectGarbage(
         const session = await store.getSession(plan.sessionId);
         repo = session && session.workspaceKind !== 'plain' ? session.workspace : null;
       }
-      if (!opts.dryRun) {
-        await removeWorktree(repo, top, branchFor(planId));
-        if (repo) await removeDeliveryRefs(repo, planId);
-      }
+      if (!opts.dryRun) await removeWorktree(repo, top, branchFor(planId), deliveryRefs(planId));
       report.worktrees.push(planId);
     } catch (err) {
       report.failed.push({ path: top, error: (err as Error).message });

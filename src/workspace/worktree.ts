@@ -289,12 +289,19 @@ export async function removeWorktree(
   repo: string | null,
   path: string,
   branch: string | null,
+  /** More refs of the repository to delete with the branch (what a delivery kept: replay.ts's deliveryRefs). */
+  refs: readonly string[] = [],
 ): Promise<void> {
   await removeTree(path);
   if (repo && existsSync(repo)) {
+    // One lock and two git commands per worktree: a retention pass after a restart may owe a hundred of them,
+    // while executions wait for the same lock. update-ref deletes a ref that is not there without a word.
+    const gone = [...(branch ? [`refs/heads/${branch}`] : []), ...refs];
     await withRepoLock(repo, async () => {
       await git(repo, ['worktree', 'prune']).catch(() => undefined);
-      if (branch) await git(repo, ['branch', '-D', branch]).catch(() => undefined);
+      if (gone.length === 0) return;
+      const input = gone.map((ref) => `delete ${ref}\n`).join('');
+      await git(repo, ['update-ref', '--stdin'], { input, timeoutMs: 10_000 }).catch(() => undefined);
     });
   }
 }

@@ -21,7 +21,6 @@ const FULL = {
   pull_requests: 'write',
   issues: 'write',
   checks: 'write',
-  statuses: 'write',
   metadata: 'read',
 } as const;
 
@@ -69,7 +68,7 @@ describe('drydock doctor, GitHub App', () => {
     expect(report.lines).toEqual([
       `github app: JWT accepted: drydock test (drydock-ops, id ${APP_ID}) at ${github!.url}; its comments are by drydock-ops[bot]`,
       'github app: installation 1 on acme (all repositories): permissions ok',
-      "github app: installation 2 on globex (selected repositories): MISSING contents: write (has read), checks: write (has none), statuses: write (has none): needed for cloning and fetching repositories, pushing delivered branches; check runs with Approve and Reject buttons; the drydock/plan commit status (github.report) (set them in the App's settings, Permissions; the installation then accepts them)",
+      "github app: installation 2 on globex (selected repositories): MISSING contents: write (has read), checks: write (has none): needed for cloning and fetching repositories, pushing delivered branches; check runs with Approve and Reject buttons (set them in the App's settings, Permissions; the installation then accepts them)",
       'github app: initech/tps (github.repositories) is in no installation of the App: install it there',
     ]);
     // Only the App's endpoints were asked, each with a JWT; no installation token was made.

@@ -214,6 +214,12 @@ it("Approve pressed by a login nobody mapped, or by the pull request's author, d
   const moved = await w.webhook(d, 'check_run', pressed(plan.id, otherSha, 'reject', 'reviewer'));
   expect(moved.answer).toMatchObject({ outcome: 'ignored' });
   expect(moved.answer.detail).toContain(`at ${otherSha.slice(0, 12)}`);
+  // The same name and external_id on a check run another App made: not drydock's buttons.
+  const spoofed = pressed(plan.id, w.head, 'approve', 'reviewer');
+  spoofed.check_run.app.id = APP_ID + 1;
+  const other = await w.webhook(d, 'check_run', spoofed);
+  expect(other.answer).toMatchObject({ outcome: 'ignored' });
+  expect(other.answer.detail).toContain(`made by App ${APP_ID + 1}, not by drydock's`);
   // Another check_run action is ignored at once.
   const created = await w.webhook(d, 'check_run', example('check_run', 'created'));
   expect(created.answer).toMatchObject({ outcome: 'ignored' });

@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   commitPatch,
+  deliveryRefs,
   keptReplay,
   onlyParent,
-  removeDeliveryRefs,
   replayCommit,
   replayedRef,
 } from '../../src/workspace/replay.js';
+import { removeWorktree } from '../../src/workspace/worktree.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 
@@ -95,8 +96,9 @@ describe('replayCommit', () => {
     const second = await replayCommit(h.repo, 'pln_1', amended, h.base);
     expect(second).not.toBe(first);
     expect(git(h.repo, 'show', `${second}:new.txt`)).toBe('newer');
-    await removeDeliveryRefs(h.repo, 'pln_1');
+    await removeWorktree(h.repo, join(h.repo, 'no-such-worktree'), null, deliveryRefs('pln_1'));
     expect(() => git(h.repo, 'rev-parse', '--verify', '-q', replayedRef('pln_1'))).toThrow();
+    expect(git(h.repo, 'for-each-ref', 'refs/drydock/')).toBe('');
   });
 
   it("returns null when the change does not apply without the contributor's commits", async () => {

@@ -20,9 +20,20 @@ export interface ButtonPress {
   repository: string;
   /** Who pressed it. */
   login: string;
+  /** The App that made the check run, as the payload names it (`check_run.app`): its id and client id. */
+  app: { id: number | null; clientId: string | null };
 }
 
 export type ButtonReading = ButtonPress | { outcome: 'ignored'; detail: string };
+
+/**
+ * Whether the check run a press came from was made by the App drydock is (`github.app.id`, its numeric id or its
+ * client id). A check run another App made may carry the same name and a plan's id as its external_id.
+ */
+export function madeBy(press: ButtonPress, appId: number | string | null): boolean {
+  if (appId === null) return false;
+  return typeof appId === 'number' ? press.app.id === appId : press.app.clientId === appId;
+}
 
 /** What a `check_run` delivery says, when it is a press of one of the plan's buttons. */
 export function buttonPress(payload: unknown): ButtonReading {
@@ -43,7 +54,12 @@ export function buttonPress(payload: unknown): ButtonReading {
   const who = login(at(payload, 'sender', 'login'));
   if (!planId || !/^[\w-]{1,100}$/.test(planId) || !headSha || !repository || !who)
     return ignored('the check run payload lacks its external_id, head_sha, repository or sender');
-  return { decision, planId, headSha, repository, login: who };
+  const appId = at(payload, 'check_run', 'app', 'id');
+  const app = {
+    id: typeof appId === 'number' && Number.isSafeInteger(appId) ? appId : null,
+    clientId: str(at(payload, 'check_run', 'app', 'client_id')) ?? null,
+  };
+  return { decision, planId, headSha, repository, login: who, app };
 }
 
 function ignored(detail: string): ButtonReading {

@@ -6,7 +6,7 @@ import { pushEvent } from './push.js';
 import { at, str } from './read.js';
 import { releaseEvent } from './release.js';
 
-export { type ButtonPress, type ButtonReading, buttonPress } from './check-run.js';
+export { type ButtonPress, type ButtonReading, buttonPress, madeBy } from './check-run.js';
 export type { EventContext, EventFacts, EventFamily, EventReading, PlanTarget } from './context.js';
 export { EVENT_FAMILIES } from './context.js';
 export { commentBody, issueCommentEvent, onPullRequest } from './issues.js';
