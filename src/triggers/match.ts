@@ -1,5 +1,11 @@
 import type { Trigger, TriggerFilters } from '../domain/types.js';
-import { EVENT_ACTIONS, type EventContext, type EventFamily, isEventFamily } from '../github/events/index.js';
+import {
+  EVENT_ACTIONS,
+  EVENT_FAMILIES,
+  type EventContext,
+  type EventFamily,
+  isEventFamily,
+} from '../github/events/index.js';
 import type { PullRequestContext } from './fire-context.js';
 
 // Which github triggers a delivery fires: the events a trigger names, then its filters. Each filter applies to
@@ -25,16 +31,7 @@ type Family = EventFamily | 'pull_request';
 
 /** The events each filter applies to. */
 export const FILTER_EVENTS: Record<keyof TriggerFilters, readonly Family[]> = {
-  repositories: [
-    'pull_request',
-    'issues',
-    'issue_comment',
-    'check_suite',
-    'workflow_run',
-    'release',
-    'push',
-    'deployment_status',
-  ],
+  repositories: ['pull_request', ...EVENT_FAMILIES],
   base_branches: ['pull_request'],
   branches: ['push', 'check_suite', 'workflow_run', 'deployment_status'],
   labels: ['pull_request', 'issues', 'issue_comment'],

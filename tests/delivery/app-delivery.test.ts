@@ -10,7 +10,7 @@ import { createLogger } from '../../src/logger.js';
 import { calls, proposes, says } from '../plans/helpers.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
-import { appKeyPair } from '../support/fake-github-app.js';
+import { appKeyPair, FULL_APP_PERMISSIONS } from '../support/fake-github-app.js';
 import { type GitHttp, startGitHttp } from '../support/git-http.js';
 import { git, makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
@@ -24,14 +24,6 @@ import { type ModelServer, startModelServer } from '../support/model-server.js';
 const REPO = 'acme/widgets';
 const APP_ID = 5151;
 const keys = appKeyPair();
-const PERMISSIONS = {
-  contents: 'write',
-  pull_requests: 'write',
-  issues: 'write',
-  checks: 'write',
-  statuses: 'write',
-  metadata: 'read',
-} as const;
 
 let model: ModelServer;
 let github: FakeGithub;
@@ -47,7 +39,9 @@ beforeEach(async () => {
     app: {
       id: APP_ID,
       publicKey: keys.publicKey,
-      installations: [{ id: 31, account: 'acme', repositories: [REPO], permissions: { ...PERMISSIONS } }],
+      installations: [
+        { id: 31, account: 'acme', repositories: [REPO], permissions: { ...FULL_APP_PERMISSIONS } },
+      ],
     },
   });
   tmp = tempDir('drydock-app-delivery-');

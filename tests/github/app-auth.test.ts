@@ -6,7 +6,7 @@ import { GithubAuthError } from '../../src/github/auth.js';
 import { GithubApi, GithubCallError } from '../../src/github/client.js';
 import { createLogger } from '../../src/logger.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
-import { appKeyPair, type FakeAppInstallation } from '../support/fake-github-app.js';
+import { appKeyPair, type FakeAppInstallation, FULL_APP_PERMISSIONS } from '../support/fake-github-app.js';
 
 // drydock as a GitHub App against the fake GitHub, which takes only the JWTs GitHub takes and the installation
 // tokens it handed out: the JWT exchanged for each repository's installation token, kept while it lives, renewed
@@ -14,17 +14,9 @@ import { appKeyPair, type FakeAppInstallation } from '../support/fake-github-app
 
 const APP_ID = 4242;
 const keys = appKeyPair();
-const ALL_PERMISSIONS = {
-  contents: 'write',
-  pull_requests: 'write',
-  issues: 'write',
-  checks: 'write',
-  statuses: 'write',
-  metadata: 'read',
-} as const;
 const INSTALLATIONS: FakeAppInstallation[] = [
-  { id: 11, account: 'acme', repositories: 'all', permissions: { ...ALL_PERMISSIONS } },
-  { id: 22, account: 'globex', repositories: ['globex/gadgets'], permissions: { ...ALL_PERMISSIONS } },
+  { id: 11, account: 'acme', repositories: 'all', permissions: { ...FULL_APP_PERMISSIONS } },
+  { id: 22, account: 'globex', repositories: ['globex/gadgets'], permissions: { ...FULL_APP_PERMISSIONS } },
 ];
 
 let github: FakeGithub | undefined;

@@ -6,7 +6,7 @@ import { defaultConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { githubDoctor, missingPermissions } from '../../src/github/app-doctor.js';
 import { type FakeGithub, startFakeGithub } from '../support/fake-github.js';
-import { appKeyPair, type FakeAppInstallation } from '../support/fake-github-app.js';
+import { appKeyPair, type FakeAppInstallation, FULL_APP_PERMISSIONS } from '../support/fake-github-app.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
 import { CLI } from '../support/process-daemon.js';
@@ -16,13 +16,7 @@ import { CLI } from '../support/process-daemon.js';
 
 const APP_ID = 7070;
 const keys = appKeyPair();
-const FULL = {
-  contents: 'write',
-  pull_requests: 'write',
-  issues: 'write',
-  checks: 'write',
-  metadata: 'read',
-} as const;
+const FULL = FULL_APP_PERMISSIONS;
 
 let github: FakeGithub | undefined;
 let tmp: ReturnType<typeof tempDir>;

@@ -35,8 +35,12 @@
  *   comments are issue comments), commit statuses write for POST statuses, checks for check runs.
  */
 import { generateKeyPairSync, randomBytes, verify } from 'node:crypto';
+import { GITHUB_APP_PERMISSIONS } from '../../src/github/app-manifest.js';
 
 export type Access = 'read' | 'write';
+
+/** An installation that may do all drydock's App asks for (src/github/app-manifest.ts). */
+export const FULL_APP_PERMISSIONS: Readonly<Record<string, Access>> = { ...GITHUB_APP_PERMISSIONS };
 
 export interface FakeAppInstallation {
   id: number;

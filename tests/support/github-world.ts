@@ -6,7 +6,7 @@ import { Webhooks } from '@octokit/webhooks';
 import examples from '@octokit/webhooks-examples';
 import { expect } from 'vitest';
 import { type FakeGithub, startFakeGithub } from './fake-github.js';
-import { type Access, appKeyPair } from './fake-github-app.js';
+import { type Access, appKeyPair, FULL_APP_PERMISSIONS } from './fake-github-app.js';
 import { type GitHttp, startGitHttp } from './git-http.js';
 import { git, makeRepo } from './git-repo.js';
 import { type TestStore, tempDir } from './harness.js';
@@ -37,16 +37,7 @@ export const WEBHOOK_SECRET = 'webhook-secret-of-the-github-world-0123';
 export const APP_ID = 4242;
 export const INSTALLATION_ID = 77;
 /** What the App's installation may do unless option `app` says otherwise: all drydock asks for. */
-export const APP_PERMISSIONS: Record<string, Access> = {
-  contents: 'write',
-  pull_requests: 'write',
-  issues: 'write',
-  statuses: 'write',
-  checks: 'write',
-  actions: 'read',
-  deployments: 'read',
-  metadata: 'read',
-};
+export const APP_PERMISSIONS: Readonly<Record<string, Access>> = FULL_APP_PERMISSIONS;
 
 export interface GithubWorldOptions {
   /** Names the temporary directory, `drydock-<name>-…` (default `github-world`). */
