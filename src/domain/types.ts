@@ -420,7 +420,20 @@ export interface ToolCall {
   result: { content: string; isError: boolean } | null;
 }
 
-export type SlotOutcome = 'fired' | 'coalesced' | 'missed';
+/**
+ * What became of a slot: fired (one run), coalesced into a later fire, missed while the daemon was down,
+ * capped by a spend cap, skipped or buffered by the job's overlap policy, or canceled (superseded).
+ */
+export const SLOT_OUTCOMES = [
+  'fired',
+  'coalesced',
+  'missed',
+  'capped',
+  'skipped',
+  'buffered',
+  'canceled',
+] as const;
+export type SlotOutcome = (typeof SLOT_OUTCOMES)[number];
 
 /** What became of one slot, or of a range of slots (missed ranges are stored as one row). */
 export interface SlotRecord {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SLOT_OUTCOMES } from '../../domain/types.js';
 import { listOf, runDefaults, runDefaultsSchema, time } from './common.js';
 
 // Cron jobs of a session (/v1/sessions/:id/jobs, /v1/jobs).
@@ -49,7 +50,7 @@ export const slotSchema = z.strictObject({
   slot_at: time,
   last_slot_at: time,
   slots: z.number(),
-  outcome: z.enum(['fired', 'coalesced', 'missed']),
+  outcome: z.enum(SLOT_OUTCOMES),
   run_id: z.string().nullable(),
   recorded_at: time,
 });

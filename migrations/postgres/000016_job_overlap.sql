@@ -1,0 +1,2 @@
+-- drydock schema (PostgreSQL), version 16: reserved (job_overlap); filled in by the change that needs it.
+SELECT 1;
