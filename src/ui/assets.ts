@@ -367,6 +367,8 @@ ol.slots { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin
 .slot-missed, .slot-capped, .slot-canceled { background: var(--err-bg); color: var(--err); }
 .slot-coalesced, .slot-skipped, .slot-buffered { color: var(--muted); }
 .slot-plan { font-size: .8em; }
+ul.times { margin: 0; padding-left: 1rem; }
+th .muted { font-weight: 400; }
 `;
 
 // ---- times in the viewer's zone, the queue's refresh and bulk selection ---------------------------------
