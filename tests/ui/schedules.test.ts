@@ -66,6 +66,31 @@ describe('the Schedules page', () => {
     expect(page.text).not.toContain(`id="job-${s.triggerJobId}"`);
   });
 
+  it('pages the session jobs, and reads a page link it did not make as the first page', async () => {
+    const { cookie } = await signIn(h.app, h.tokens.viewer);
+    const bad = await ui(h.app, 'GET', '/ui/schedules?cursor=nope', { cookie });
+    expect(bad.status).toBe(200);
+    expect(bad.text).toContain('That page link was not one of ours; showing the first page.');
+    expect(bad.text).toContain(`id="job-${s.jobId}"`);
+    // 51 session jobs in all (the seeded one first): the second page holds the last one, by its link.
+    const session = (await h.call('POST', '/v1/sessions', { body: { workspace: h.workspace } })).body.id;
+    for (let i = 0; i < 50; i++) {
+      h.clock.advance(1);
+      const made = await h.call('POST', `/v1/sessions/${session}/jobs`, {
+        body: { cron: '0 9 * * *', prompt: `p${i}` },
+      });
+      expect(made.status).toBe(201);
+    }
+    const first = await ui(h.app, 'GET', '/ui/schedules', { cookie });
+    expect(first.text.match(/<tr id="job-/g)).toHaveLength(50);
+    const next = /<a href="(\/ui\/schedules\?cursor=[^"]+)">Next page of jobs<\/a>/.exec(first.text);
+    expect(next).not.toBeNull();
+    const second = await ui(h.app, 'GET', next![1]!, { cookie });
+    expect(second.text.match(/<tr id="job-/g)).toHaveLength(1);
+    expect(second.text).toContain('<span class="muted">p49</span>');
+    expect(second.text).not.toContain('Next page of jobs');
+  });
+
   it('shows no forms to a viewer and refuses their post', async () => {
     const { cookie, csrf } = await signIn(h.app, h.tokens.viewer);
     const page = await ui(h.app, 'GET', '/ui/schedules', { cookie });
@@ -114,6 +139,15 @@ describe('the Schedules page', () => {
     expect(ran.text).toContain(
       `Run <a href="/ui/runs/${manual.id}">${manual.id}</a> of trigger nightly review was queued.`,
     );
+  });
+
+  it("takes a post only from a signed-in operator with the session's CSRF token", async () => {
+    const path = `/ui/schedules/triggers/${s.triggerId}/pause`;
+    expect((await ui(h.app, 'POST', path, { form: { csrf: 'x' } })).status).toBe(401);
+    const { cookie } = await signIn(h.app, h.tokens.operator);
+    expect((await ui(h.app, 'POST', path, { cookie, form: { csrf: 'forged' } })).status).toBe(403);
+    expect((await h.call('GET', `/v1/triggers/${s.triggerId}`)).body.enabled).toBe(true);
+    expect((await ui(h.app, 'GET', '/ui/schedules')).status).toBe(303);
   });
 
   it('shows a refusal from the service on the page, with its status', async () => {
