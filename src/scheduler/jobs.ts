@@ -4,11 +4,11 @@ import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
 import { checkMcpSelection } from '../domain/mcp-selection.js';
-import type { CronJob, Role, Run, SlotRecord } from '../domain/types.js';
+import type { CronJob, Page, Role, Run, SlotRecord } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
-import type { JobStore, SessionStore } from '../store/store.js';
+import type { JobFilter, JobStore, SessionStore } from '../store/store.js';
 import { oneShotPassed, specOf } from './decide.js';
 import { type JobRequest, jitterOptions, jobFromRequest } from './job-request.js';
 import { nextFire } from './next-fire.js';
@@ -57,6 +57,14 @@ export class Jobs {
     if (!(await store.getSession(sessionId)))
       throw new DomainError('not_found', `session ${sessionId} not found`);
     return store.listJobs(sessionId);
+  }
+
+  /**
+   * Jobs across sessions, scheduled triggers' jobs among them (GET /v1/jobs, the Schedules page), oldest
+   * first; bad_cursor for a cursor the store did not issue.
+   */
+  async page(filter: JobFilter): Promise<Page<CronJob>> {
+    return this.deps.store.listJobPage(filter);
   }
 
   async slots(id: string): Promise<SlotRecord[]> {

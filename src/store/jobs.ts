@@ -1,6 +1,6 @@
 import type { NewRun } from '../domain/new-run.js';
 import type { DecideFn, SlotTransition } from '../domain/slot-transition.js';
-import type { CronJob, JobStatus, Run, SlotRecord } from '../domain/types.js';
+import type { CronJob, JobStatus, Page, Run, SlotRecord } from '../domain/types.js';
 
 export type NewJob = Omit<
   CronJob,
@@ -23,6 +23,29 @@ export interface AdvanceResult {
   transition: SlotTransition;
 }
 
+/** Which jobs a listing across sessions shows (GET /v1/jobs, the Schedules page); undefined: any. */
+export interface JobFilter {
+  sessionId?: string | undefined;
+  /** The job of this scheduled trigger. */
+  triggerId?: string | undefined;
+  /**
+   * true: jobs that fire as things stand (active, and a scheduled trigger's job only while its trigger is
+   * enabled); false: the others (paused, missed, or of a disabled trigger).
+   */
+  enabled?: boolean | undefined;
+  /** Only jobs that expire before this time; jobs that never expire are left out. */
+  expiringBefore?: number | undefined;
+  /** true: only scheduled triggers' jobs; false: only sessions' own jobs. */
+  ofTrigger?: boolean | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/** A slot as a listing of recent outcomes shows it: with the plan its run proposed, if any. */
+export interface RecentSlot extends SlotRecord {
+  planId: string | null;
+}
+
 /** Cron jobs and their slots; a fired slot's run is created in the transaction that advances the job. */
 export interface JobStore {
   /** Inserts the job unless its session already has `maxPerSession` jobs (JobLimitError) or is closed. */
@@ -41,6 +64,8 @@ export interface JobStore {
   redefineJob(job: NewJob, status: JobStatus): Promise<CronJob | null>;
   getJob(id: string): Promise<CronJob | null>;
   listJobs(sessionId: string): Promise<CronJob[]>;
+  /** A page of jobs across sessions, oldest first by (created_at, id); InvalidCursorError for a bad cursor. */
+  listJobPage(filter: JobFilter): Promise<Page<CronJob>>;
   countJobs(): Promise<number>;
   deleteJob(id: string): Promise<boolean>;
   /** Pause, resume (with a freshly computed next slot) or otherwise reschedule a job. */
@@ -65,4 +90,6 @@ export interface JobStore {
   /** A person runs a job now (POST /v1/jobs/:id/run). A missed one-shot fires its slot and is deleted. */
   runJobNow(jobId: string, run: NewRun): Promise<Run | null>;
   listSlots(jobId: string): Promise<SlotRecord[]>;
+  /** The latest `perJob` slots of each job, newest first, keyed by job id (a job without slots is absent). */
+  recentSlots(jobIds: readonly string[], perJob: number): Promise<Map<string, RecentSlot[]>>;
 }

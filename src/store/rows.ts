@@ -20,6 +20,7 @@ import type {
   UiSession,
   WebhookDelivery,
 } from '../domain/types.js';
+import type { RecentSlot } from './jobs.js';
 import type { PlanDeliveryPatch } from './outbox.js';
 
 // Row shapes as both stores read them, and their mapping to domain records. The shapes are SQLite's (times
@@ -495,6 +496,17 @@ export const toToolCall = (r: ToolCallRow): ToolCall => ({
   finishedAt: r.finished_at,
   result: r.result === null ? null : JSON.parse(r.result),
 });
+
+/** Groups slot rows that carry their run's plan (recentSlots) by job, in the order read. */
+export function recentSlotsByJob(rows: (SlotRow & { plan_id: string | null })[]): Map<string, RecentSlot[]> {
+  const byJob = new Map<string, RecentSlot[]>();
+  for (const r of rows) {
+    const list = byJob.get(r.job_id) ?? [];
+    list.push({ ...toSlot(r), planId: r.plan_id });
+    byJob.set(r.job_id, list);
+  }
+  return byJob;
+}
 
 export const toSlot = (r: SlotRow): SlotRecord => ({
   jobId: r.job_id,

@@ -17,7 +17,7 @@ export type { DecisionEffect } from '../domain/plan-decision.js';
 export type { DecideFn, SlotTransition } from '../domain/slot-transition.js';
 export type { ApprovalStore } from './approvals.js';
 export type { ReactionCursorStore } from './cursors.js';
-export type { AdvanceResult, JobStore, NewJob } from './jobs.js';
+export type { AdvanceResult, JobFilter, JobStore, NewJob, RecentSlot } from './jobs.js';
 export { type Fence, FencedError, type Receipt, type RunClaim } from './leases.js';
 export type { OutboxStore, PlanDeliveryPatch } from './outbox.js';
 export type { PlanFilter, PlanStore } from './plans.js';

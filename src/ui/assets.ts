@@ -359,6 +359,16 @@ table.diff td { padding: 0 .4rem; border: 0; }
 .cmd-ok { background: var(--ok-bg); color: var(--ok); } .cmd-error { background: var(--err-bg); color: var(--err); } .cmd-pending { color: var(--muted); }
 .cmd-output { max-height: 30rem; overflow: auto; }
 .tool-preview { margin: .5rem 0; }
+form.inline { display: inline; }
+form.inline button { margin: 0 .3rem .3rem 0; padding: .2rem .6rem; }
+ol.slots { list-style: none; display: flex; flex-wrap: wrap; gap: .25rem; margin: 0; padding: 0; max-width: 16rem; }
+.slot { font-size: .8em; font-weight: 600; border: 1px solid var(--line); border-radius: 3px; padding: 0 .3rem; white-space: nowrap; }
+.slot-fired { background: var(--ok-bg); color: var(--ok); }
+.slot-missed, .slot-capped, .slot-canceled { background: var(--err-bg); color: var(--err); }
+.slot-coalesced, .slot-skipped, .slot-buffered { color: var(--muted); }
+.slot-plan { font-size: .8em; }
+ul.times { margin: 0; padding-left: 1rem; }
+th .muted { font-weight: 400; }
 `;
 
 // ---- times in the viewer's zone, the queue's refresh and bulk selection ---------------------------------

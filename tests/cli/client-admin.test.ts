@@ -114,7 +114,8 @@ describe('usage', () => {
 
   it('bad usage exits 2 with a clear message and sends nothing', async () => {
     const cases: [string[], string][] = [
-      [['jobs', 'list'], '--session is required'],
+      [['jobs', 'list', '--enabled', '--paused'], '--enabled and --paused exclude each other'],
+      [['jobs', 'list', '--limit', '0'], '--limit must be a positive integer'],
       [['jobs', 'create', '--session', 'ses_x', '--prompt', 'p'], '--cron is required'],
       [
         [
@@ -384,7 +385,7 @@ describe('drydock jobs', () => {
       expect.stringMatching(/^in [67]d$/),
       'Review yesterday’s commits',
     ]);
-    expect(listJson.stdout).toBe(await raw(`/v1/sessions/${sessionId}/jobs`));
+    expect(listJson.stdout).toBe(await raw(`/v1/jobs?session_id=${sessionId}`));
     expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toMatch(new RegExp(`^job\\s+${id}$`, 'm'));
     expect(show.stdout).toMatch(/^effective_cron\s+[1-6] 9 \* \* 1-5$/m);

@@ -179,6 +179,7 @@ it('serves every route with answers its contract schema describes', async () => 
     body: { cron: '0 9 * * *', timezone: 'Europe/Berlin', prompt: 'Add a greeting file' },
   });
   await ok('GET', `/v1/sessions/${session.id}/jobs`, 200);
+  await ok('GET', `/v1/jobs?session_id=${session.id}&enabled=true`, 200);
   await ok('GET', `/v1/jobs/${job.id}`, 200);
   await ok('POST', `/v1/jobs/${job.id}/pause`, 200);
   await ok('POST', `/v1/jobs/${job.id}/resume`, 200);

@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,9 +9,13 @@ import { git, makeRepo } from '../support/git-repo.js';
 import type { Harness } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
 import { seedPlan } from './helpers.js';
+import { seedSchedules } from './schedule-seed.js';
 
 // A real daemon, a real git repository, the scripted model and Debian's chromium (installed by .ci/run;
 // never a downloaded browser). The plan is hostile model output: none of it may run in the page.
+// DRYDOCK_SCREENSHOTS=<dir> also saves the Schedules page (README, "Schedules").
+
+const SCREENSHOTS = process.env.DRYDOCK_SCREENSHOTS;
 
 const PLAN = [
   '# Tidy up the README',
@@ -264,4 +269,67 @@ describe('the approver page in a browser: times, the queue refresh and bulk reje
     expect(pending).toEqual([]);
     await page.context().close();
   });
+});
+
+describe('the Schedules page in a browser', () => {
+  it('shows session jobs and scheduled triggers with linked slot outcomes; pause and run now', async () => {
+    const seeded = await seedSchedules({
+      api: (method, path, body) => d.api(method, path, body),
+      store: d.daemon.store,
+      now: () => Date.now(),
+      workspace: repo,
+    });
+    const operator = issueToken('olive', 'olive', 'operator', Date.now());
+    await d.daemon.store.createToken(operator.record);
+    const context = await browser!.newContext({ timezoneId: 'UTC', locale: 'en-US' });
+    const page = await context.newPage();
+    await signInPage(page, d.daemon.url, operator.token, '/ui/schedules');
+
+    const triggers = page.getByRole('table', { name: 'Scheduled triggers' });
+    const jobs = page.getByRole('table', { name: 'Session jobs' });
+    const trigger = triggers.getByRole('row', { name: /nightly review/ });
+    const job = jobs.getByRole('row', { name: new RegExp(seeded.jobId) });
+    // The fired slot and the one coalesced into it both link the run; the run's plan is linked beside them.
+    await expect.poll(() => trigger.locator('.slot').allTextContents()).toEqual(['fired', 'coalesced']);
+    expect(await trigger.getByRole('link', { name: 'fired' }).getAttribute('href')).toBe(
+      `/ui/runs/${seeded.runId}`,
+    );
+    expect(await trigger.getByRole('link', { name: 'plan' }).first().getAttribute('href')).toBe(
+      `/ui/plans/${seeded.planId}`,
+    );
+    expect(await trigger.locator('.times time').count()).toBe(3);
+    expect(await job.locator('.slot').allTextContents()).toEqual(['missed ×3']);
+    expect(await job.locator('td').nth(3).textContent()).toBe('active');
+    if (SCREENSHOTS) {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOTS, 'schedules.png'), fullPage: true });
+    }
+
+    // The run link opens the run, whose page links the plan.
+    await trigger.getByRole('link', { name: 'fired' }).click();
+    await page.waitForURL(`${d.daemon.url}/ui/runs/${seeded.runId}`);
+    expect(await page.getByRole('link', { name: seeded.planId }).count()).toBe(1);
+    await page.goBack();
+
+    // Pause the session's job: the page comes back saying so, with Resume in place of Pause.
+    await job.getByRole('button', { name: `Pause: ${seeded.jobId}` }).click();
+    await page.waitForURL(/\/ui\/schedules\?done=pause/);
+    expect(await page.getByRole('status').textContent()).toBe(`Job ${seeded.jobId} paused.`);
+    expect(await job.locator('td').nth(3).textContent()).toBe('paused');
+    expect(await job.getByRole('button', { name: `Resume: ${seeded.jobId}` }).count()).toBe(1);
+    expect((await d.api('GET', `/v1/jobs/${seeded.jobId}`)).body.status).toBe('paused');
+
+    // Run the trigger now: a manual run of its job, linked from the notice.
+    model.enqueue({ kind: 'message', content: [{ type: 'text', text: 'Nothing to change.' }] });
+    await trigger.getByRole('button', { name: 'Run now: nightly review' }).click();
+    await page.waitForURL(/\/ui\/schedules\?done=run/);
+    const runs = (await d.api('GET', `/v1/runs?job_id=${seeded.triggerJobId}`)).body.items;
+    const manual = runs.find((r: { source: string }) => r.source === 'manual');
+    expect(manual?.requested_by).toBe('olive');
+    expect(await page.getByRole('status').getByRole('link', { name: manual.id }).getAttribute('href')).toBe(
+      `/ui/runs/${manual.id}`,
+    );
+    expect(await pwned(page)).toBeUndefined();
+    await context.close();
+  }, 30_000);
 });

@@ -11,16 +11,19 @@ import {
   mcpOptions,
   nonBlank,
   oneOf,
+  positiveInt,
+  RemoteUsageError,
   required,
+  str,
 } from './args.js';
 import type { Group } from './group.js';
-import { actionCommand, deleteCommand, showCommand } from './listing.js';
+import { actionCommand, deleteCommand, nextPage, showCommand } from './listing.js';
 import { clean, dash, fields, oneLine, out, printedJson, printListing } from './output.js';
-import { idPath } from './request.js';
+import { idPath, queryString } from './request.js';
 import { relative } from './times.js';
 
-// drydock jobs list|show|create|delete|pause|resume|run|slots: cron jobs over /v1/sessions/:id/jobs and
-// /v1/jobs.
+// drydock jobs list|show|create|delete|pause|resume|run|slots: cron jobs over /v1/jobs (every session's, and
+// scheduled triggers') and /v1/sessions/:id/jobs (creating one).
 
 /** The calendar date and wall clock of an instant in a time zone. */
 function wallClock(t: Date, timeZone: string): { date: string; time: string; seconds: string } {
@@ -101,26 +104,72 @@ function upcoming(j: JobJson): string {
 export const jobsGroup: Group = {
   name: 'jobs',
   summary:
-    "Cron jobs: list a session's jobs, read one, create, delete, pause, resume or run one now, and see what became of its slots.",
+    "Cron jobs: list them (across sessions, or a session's), read one, create, delete, pause, resume or run one now, and see what became of its slots.",
   commands: {
     list: {
-      synopsis: '--session ID [--json]',
-      help: `Lists a session's jobs: id, cron (→ the effective cron when --approximate moved it), time zone,
-recurring, status, next fire (nominal and jittered, in the job's zone with UTC beside), expiry and the
-prompt.
+      synopsis:
+        '[--session ID] [--trigger ID] [--enabled|--paused] [--expiring-before TIME] [--limit N] [--cursor C] [--json]',
+      help: `Lists jobs, oldest first: every session's jobs and every scheduled trigger's job, or those the
+filters leave. Columns: id, session (when not filtered by one), cron (→ the effective cron when
+--approximate moved it), time zone, recurring, status, next fire (nominal and jittered, in the job's zone
+with UTC beside), expiry and the prompt.
 
-  --session ID          the session (required)
+${helpLine('--session ID', "only this session's jobs")}
+${helpLine('--trigger ID', "only this scheduled trigger's job")}
+${helpLine('--enabled', "only jobs that fire as things stand (active; a scheduled trigger's job")}
+                        while its trigger is enabled)
+${helpLine('--paused', 'only the others: paused, missed, or of a disabled trigger')}
+  --expiring-before TIME
+                        only jobs that expire before TIME (ISO-8601, e.g. 2026-12-24T00:00:00Z); jobs
+                        that never expire are left out
+${helpLine('--limit N', 'at most N (API default 50, max 200)')}
+${helpLine('--cursor C', 'the next page (from a previous listing)')}
 ${JSON_HELP}`,
-      options: { session: { type: 'string' }, ...jsonOption },
+      options: {
+        session: { type: 'string' },
+        trigger: { type: 'string' },
+        enabled: { type: 'boolean' },
+        paused: { type: 'boolean' },
+        'expiring-before': { type: 'string' },
+        limit: { type: 'string' },
+        cursor: { type: 'string' },
+        ...jsonOption,
+      },
       positionals: [],
-      async run({ client, values }) {
-        const session = required(values, 'session', "jobs belong to a session (see 'drydock sessions list')");
-        const res = await client.request('GET', `/v1/sessions/${idPath(session)}/jobs`);
-        printListing<JobJson>(values, res, {
+      async run({ client, values, command }) {
+        if (flag(values, 'enabled') && flag(values, 'paused')) {
+          throw new RemoteUsageError('--enabled and --paused exclude each other: give one of them');
+        }
+        const session = nonBlank(values, 'session');
+        const enabled = flag(values, 'enabled') ? 'true' : flag(values, 'paused') ? 'false' : undefined;
+        const query = queryString({
+          session_id: session,
+          trigger_id: nonBlank(values, 'trigger'),
+          enabled,
+          expiring_before: nonBlank(values, 'expiring-before'),
+          limit: positiveInt(values, 'limit'),
+          cursor: str(values, 'cursor'),
+        });
+        const res = await client.request('GET', `/v1/jobs${query}`);
+        // One session's list needs no session column: its table reads as it did before the cross-session list.
+        const bySession = session === undefined;
+        printListing<JobJson, { items: JobJson[]; next_cursor: string | null }>(values, res, {
           empty: 'no jobs',
-          headers: ['ID', 'CRON', 'TZ', 'RECURRING', 'STATUS', 'NEXT_FIRE', 'JITTERED', 'EXPIRES', 'PROMPT'],
+          headers: [
+            'ID',
+            ...(bySession ? ['SESSION'] : []),
+            'CRON',
+            'TZ',
+            'RECURRING',
+            'STATUS',
+            'NEXT_FIRE',
+            'JITTERED',
+            'EXPIRES',
+            'PROMPT',
+          ],
           row: (j, now) => [
             j.id,
+            ...(bySession ? [j.trigger_id ? `${j.session_id} (trigger ${j.trigger_id})` : j.session_id] : []),
             cronText(j),
             j.timezone,
             yesNo(j.recurring),
@@ -130,6 +179,15 @@ ${JSON_HELP}`,
             relative(j.expires_at, now),
             oneLine(j.prompt, 40),
           ],
+          more: (body) =>
+            body.next_cursor
+              ? nextPage(
+                  command,
+                  values,
+                  ['session', 'trigger', 'enabled', 'paused', 'expiring-before', 'limit'],
+                  ['cursor', body.next_cursor],
+                )
+              : null,
         });
       },
     },

@@ -18,7 +18,7 @@ import { queryString } from './request.js';
 
 /**
  * The command that prints the next page: the same filters as this one (a cursor belongs to its listing),
- * then the cursor option. Values are quoted for a POSIX shell where they need it.
+ * flags among them, then the cursor option. Values are quoted for a POSIX shell where they need it.
  */
 export function nextPage(
   command: string,
@@ -28,6 +28,7 @@ export function nextPage(
 ): string {
   const quote = (v: string) => (/^[\w@%+=:,./-]+$/.test(v) ? v : `'${v.replaceAll("'", "'\\''")}'`);
   const given = filters.flatMap((f) => {
+    if (values[f] === true) return [`--${f}`]; // a flag given (`jobs list --paused`)
     const v = str(values, f);
     return v === undefined ? [] : [`--${f} ${quote(v)}`];
   });

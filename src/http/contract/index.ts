@@ -3,7 +3,14 @@ import { autoModeBody, autoModeSchema } from './admin.js';
 import { errorSchema } from './common.js';
 import { webhookDeliveryListQuery, webhookDeliveryListSchema, webhookDeliverySchema } from './deliveries.js';
 import { runEventSchema } from './events.js';
-import { createJobSchema, jobListSchema, jobSchema, slotListSchema } from './jobs.js';
+import {
+  createJobSchema,
+  jobListSchema,
+  jobPageSchema,
+  jobSchema,
+  listJobsQuery,
+  slotListSchema,
+} from './jobs.js';
 import { notificationListQuery, notificationListSchema } from './notifications.js';
 import { healthSchema, metricsSchema, openApiSchema, readySchema, webhookAnswerSchema } from './ops.js';
 import {
@@ -226,6 +233,16 @@ export const ROUTES: Route[] = [
     auth: 'read',
     responses: { 200: json(jobListSchema) },
     errors: [404],
+  },
+  {
+    method: 'get',
+    path: '/v1/jobs',
+    summary:
+      "List jobs across sessions (scheduled triggers' jobs too), oldest first; filter by session, trigger, enabled, expiring_before",
+    auth: 'read',
+    request: { query: listJobsQuery },
+    responses: { 200: json(jobPageSchema) },
+    errors: [400, 422],
   },
   {
     method: 'get',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SLOT_OUTCOMES } from '../../domain/types.js';
-import { listOf, runDefaults, runDefaultsSchema, time } from './common.js';
+import { cursor, limit, listOf, pageOf, runDefaults, runDefaultsSchema, time } from './common.js';
 
 // Cron jobs of a session (/v1/sessions/:id/jobs, /v1/jobs).
 
@@ -45,6 +45,30 @@ export const jobSchema = z.strictObject({
 export type JobJson = z.infer<typeof jobSchema>;
 
 export const jobListSchema = listOf(jobSchema);
+
+/**
+ * GET /v1/jobs: every session's jobs and every scheduled trigger's job, in the order they were made
+ * (created_at, then id), in pages; each filter given narrows the list.
+ */
+export const listJobsQuery = z.strictObject({
+  session_id: z.string().max(100).optional().describe("only this session's jobs"),
+  trigger_id: z.string().max(100).optional().describe("only this scheduled trigger's job"),
+  enabled: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .describe(
+      "true: jobs that fire as things stand (status active, and a scheduled trigger's job only while its trigger is enabled); false: the others (paused, missed, or of a disabled trigger)",
+    ),
+  expiring_before: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe('only jobs that expire before this time (ISO-8601); jobs that never expire are left out'),
+  limit,
+  cursor,
+});
+
+export const jobPageSchema = pageOf(jobSchema);
 
 export const slotSchema = z.strictObject({
   slot_at: time,

@@ -1,11 +1,28 @@
 import { Hono } from 'hono';
 import { requires } from '../auth.js';
+import { query } from '../body.js';
+import { listJobsQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { presentJob, presentRun, presentSlot } from '../present.js';
 
 export function jobRoutes(deps: AppDeps): Hono<Env> {
   const { jobs } = deps;
   const app = new Hono<Env>();
+
+  // Every caller reads every job, as every caller reads every session and its jobs (a role that may read
+  // may read all); pausing, resuming and running stay with operators.
+  app.get('/', async (c) => {
+    const q = query(c, listJobsQuery);
+    const page = await jobs.page({
+      sessionId: q.session_id,
+      triggerId: q.trigger_id,
+      enabled: q.enabled,
+      expiringBefore: q.expiring_before === undefined ? undefined : Date.parse(q.expiring_before),
+      limit: q.limit,
+      cursor: q.cursor,
+    });
+    return c.json({ items: page.items.map(presentJob), next_cursor: page.nextCursor });
+  });
 
   app.get('/:id', async (c) => c.json(presentJob(await jobs.get(c.req.param('id')))));
 

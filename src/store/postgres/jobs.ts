@@ -1,9 +1,10 @@
 import type { NewRun } from '../../domain/new-run.js';
 import type { DecideFn, SlotTransition } from '../../domain/slot-transition.js';
-import type { CronJob, JobStatus, Run, SlotRecord } from '../../domain/types.js';
-import type { AdvanceResult, JobStore, NewJob } from '../jobs.js';
+import type { CronJob, JobStatus, Page, Run, SlotRecord } from '../../domain/types.js';
+import type { AdvanceResult, JobFilter, JobStore, NewJob, RecentSlot } from '../jobs.js';
 import { ACTIVE_STATUSES } from '../leases.js';
-import { type JobRow, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
+import { page } from '../paging.js';
+import { type JobRow, recentSlotsByJob, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
 import * as sql from '../sql/jobs.js';
 import { ConflictError, JobLimitError, NotFoundError } from '../store.js';
 import type { PgDb, Queries } from './db.js';
@@ -59,6 +60,11 @@ export class PgJobs implements JobStore {
 
   async listJobs(sessionId: string): Promise<CronJob[]> {
     return (await this.db.rows<JobRow>(sql.SELECT_JOBS_OF_SESSION, [sessionId])).map(toJob);
+  }
+
+  async listJobPage(f: JobFilter): Promise<Page<CronJob>> {
+    const { text, values } = sql.listJobsStatement(f);
+    return page((await this.db.rows<JobRow>(text, values)).map(toJob), f.limit);
   }
 
   async countJobs(): Promise<number> {
@@ -165,6 +171,12 @@ export class PgJobs implements JobStore {
 
   async listSlots(jobId: string): Promise<SlotRecord[]> {
     return (await this.db.rows<SlotRow>(sql.SELECT_SLOTS, [jobId])).map(toSlot);
+  }
+
+  async recentSlots(jobIds: readonly string[], perJob: number): Promise<Map<string, RecentSlot[]>> {
+    if (!jobIds.length) return new Map();
+    const { text, values } = sql.recentSlotsStatement(jobIds, perJob);
+    return recentSlotsByJob(await this.db.rows<SlotRow & { plan_id: string | null }>(text, values));
   }
 }
 

@@ -1,9 +1,10 @@
 import type { SlotTransition } from '../../domain/slot-transition.js';
 import type { CronJob, JobStatus } from '../../domain/types.js';
-import type { NewJob } from '../jobs.js';
+import type { JobFilter, NewJob } from '../jobs.js';
 import { ACTIVE_STATUSES } from '../leases.js';
 import type { RunRow } from '../rows.js';
 import { flag, type Statement } from './dialect.js';
+import { addCursor, equalities, whereSql } from './query.js';
 import { insertRunStatement } from './runs.js';
 
 // The SQL of cron jobs and their slots that both backends run as written here (`?` placeholders, see
@@ -18,6 +19,53 @@ export const COUNT_JOBS = 'SELECT COUNT(*) AS n FROM cron_jobs';
 export const COUNT_JOBS_OF_SESSION = 'SELECT COUNT(*) AS n FROM cron_jobs WHERE session_id = ?';
 export const DELETE_JOB = 'DELETE FROM cron_jobs WHERE id = ?';
 export const SELECT_SLOTS = 'SELECT * FROM job_slots WHERE job_id = ? ORDER BY slot_at';
+
+/**
+ * Whether a job fires as things stand: active, and, for a scheduled trigger's job, its trigger enabled (a
+ * disabled trigger pauses its job, but the flag is the trigger's word).
+ */
+const JOB_ENABLED = `(status = 'active' AND (trigger_id IS NULL OR EXISTS (
+    SELECT 1 FROM triggers t WHERE t.id = cron_jobs.trigger_id AND t.enabled)))`;
+
+/**
+ * A page of jobs across sessions (GET /v1/jobs), in the order they were created, (created_at, id), so that
+ * a cursor stays valid while jobs fire and their next times move; one row more than the page, to tell
+ * whether another follows. No index serves it: jobs are few (scheduler.max_jobs_per_session a session).
+ */
+export function listJobsStatement(f: JobFilter): Statement {
+  const { where, values } = equalities([
+    ['session_id', f.sessionId],
+    ['trigger_id', f.triggerId],
+  ]);
+  if (f.enabled !== undefined) where.push(f.enabled ? JOB_ENABLED : `NOT ${JOB_ENABLED}`);
+  if (f.ofTrigger !== undefined) where.push(f.ofTrigger ? 'trigger_id IS NOT NULL' : 'trigger_id IS NULL');
+  if (f.expiringBefore !== undefined) {
+    where.push('expires_at IS NOT NULL AND expires_at < ?');
+    values.push(f.expiringBefore);
+  }
+  addCursor(f.cursor, where, values, 'asc');
+  return {
+    text: `SELECT * FROM cron_jobs ${whereSql(where)} ORDER BY created_at, id LIMIT ?`,
+    values: [...values, f.limit + 1],
+  };
+}
+
+/**
+ * The latest `perJob` slots of each of the jobs, newest first, with the plan each slot's run proposed: one
+ * statement for a page of jobs (the slots' primary key (job_id, slot_at) serves the window). Empty `jobIds`
+ * is the caller's to skip.
+ */
+export function recentSlotsStatement(jobIds: readonly string[], perJob: number): Statement {
+  return {
+    text: `SELECT s.job_id, s.slot_at, s.last_slot_at, s.slots, s.outcome, s.run_id, s.recorded_at, r.plan_id
+      FROM (SELECT job_slots.*, ROW_NUMBER() OVER (PARTITION BY job_id ORDER BY slot_at DESC) AS n
+              FROM job_slots WHERE job_id IN (${jobIds.map(() => '?').join(', ')})) s
+      LEFT JOIN runs r ON r.id = s.run_id
+      WHERE s.n <= ?
+      ORDER BY s.job_id, s.slot_at DESC`,
+    values: [...jobIds, perJob],
+  };
+}
 
 /** Inserts a job, returning its row; also inside createScheduleTrigger's transaction. */
 export function insertJobStatement(j: NewJob, status: JobStatus): Statement {

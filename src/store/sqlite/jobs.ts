@@ -1,8 +1,9 @@
 import type { NewRun } from '../../domain/new-run.js';
 import type { DecideFn, SlotTransition } from '../../domain/slot-transition.js';
-import type { CronJob, JobStatus, Run, SlotRecord } from '../../domain/types.js';
-import type { AdvanceResult, JobStore, NewJob } from '../jobs.js';
-import { type JobRow, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
+import type { CronJob, JobStatus, Page, Run, SlotRecord } from '../../domain/types.js';
+import type { AdvanceResult, JobFilter, JobStore, NewJob, RecentSlot } from '../jobs.js';
+import { page } from '../paging.js';
+import { type JobRow, recentSlotsByJob, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
 import * as sql from '../sql/jobs.js';
 import { ConflictError, JobLimitError, NotFoundError } from '../store.js';
 import type { SqliteDb } from './db.js';
@@ -49,6 +50,11 @@ export class SqliteJobs implements JobStore {
 
   async listJobs(sessionId: string): Promise<CronJob[]> {
     return (this.db.sql(sql.SELECT_JOBS_OF_SESSION).all(sessionId) as JobRow[]).map(toJob);
+  }
+
+  async listJobPage(f: JobFilter): Promise<Page<CronJob>> {
+    const { text, values } = sql.listJobsStatement(f);
+    return page((this.db.sql(text).all(...values) as JobRow[]).map(toJob), f.limit);
   }
 
   async countJobs(): Promise<number> {
@@ -118,6 +124,12 @@ export class SqliteJobs implements JobStore {
 
   async listSlots(jobId: string): Promise<SlotRecord[]> {
     return (this.db.sql(sql.SELECT_SLOTS).all(jobId) as SlotRow[]).map(toSlot);
+  }
+
+  async recentSlots(jobIds: readonly string[], perJob: number): Promise<Map<string, RecentSlot[]>> {
+    if (!jobIds.length) return new Map();
+    const { text, values } = sql.recentSlotsStatement(jobIds, perJob);
+    return recentSlotsByJob(this.db.sql(text).all(...values) as (SlotRow & { plan_id: string | null })[]);
   }
 }
 

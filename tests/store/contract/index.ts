@@ -1,6 +1,7 @@
 import { approvalContract } from './approvals.js';
 import { cursorContract } from './cursors.js';
 import type { StoreFactory } from './fixtures.js';
+import { jobListingContract } from './job-listing.js';
 import { jobContract } from './jobs.js';
 import { mcpSelectionContract } from './mcp-selection.js';
 import { outboxContract } from './outbox.js';
@@ -16,6 +17,7 @@ export type { StoreFactory, StoreUnderTest } from './fixtures.js';
 export function storeContract(factory: StoreFactory): void {
   sessionContract(factory);
   jobContract(factory);
+  jobListingContract(factory);
   runContract(factory);
   approvalContract(factory);
   planContract(factory);
