@@ -11,7 +11,9 @@ import {
   mcpOptions,
   nonBlank,
   oneOf,
+  RemoteUsageError,
   required,
+  type Values,
 } from './args.js';
 import type { Group } from './group.js';
 import { actionCommand, deleteCommand, showCommand } from './listing.js';
@@ -19,7 +21,7 @@ import { clean, dash, fields, oneLine, out, printedJson, printListing } from './
 import { idPath } from './request.js';
 import { relative } from './times.js';
 
-// drydock jobs list|show|create|delete|pause|resume|run|slots: cron jobs over /v1/sessions/:id/jobs and
+// drydock jobs list|show|create|update|delete|pause|resume|run|slots: cron jobs over /v1/sessions/:id/jobs and
 // /v1/jobs.
 
 /** The calendar date and wall clock of an instant in a time zone. */
@@ -70,6 +72,12 @@ export function zoned(iso: string | null, timeZone: string, named = true): strin
 
 const cronText = (j: JobJson): string =>
   j.cron === j.effective_cron ? j.cron : `${j.cron} → ${j.effective_cron}`;
+
+/** A pair of opposite flags: true for `yes`, false for `no`, undefined for neither. */
+function either(values: Values, yes: string, no: string): boolean | undefined {
+  if (flag(values, yes) && flag(values, no)) throw new RemoteUsageError(`give --${yes} or --${no}, not both`);
+  return flag(values, yes) ? true : flag(values, no) ? false : undefined;
+}
 
 const yesNo = (b: boolean): string => (b ? 'yes' : 'no');
 
@@ -142,6 +150,7 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
         const options = Object.keys(j.options ?? {}).length ? JSON.stringify(j.options) : null;
         return `${fields([
           ['job', j.id],
+          ['name', j.name],
           ['session', j.session_id],
           ['status', j.status],
           ['cron', j.cron],
@@ -182,7 +191,7 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
 
     create: {
       synopsis:
-        '--session ID --cron EXPR --prompt TEXT [--timezone TZ] [--one-shot] [--approximate] [--execute-mode M] [--mcp NAME ... | --no-mcp] [--json]',
+        '--session ID --cron EXPR --prompt TEXT [--name N] [--timezone TZ] [--one-shot] [--approximate] [--execute-mode M] [--mcp NAME ... | --no-mcp] [--json]',
       help: `Creates a cron job in a session and prints its id.
 
   --session ID          the session (required)
@@ -190,6 +199,8 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
                         SUN-SAT allowed), or @hourly, @daily, @midnight, @weekly, @monthly, @yearly,
                         @annually (required)
   --prompt TEXT         what the run is asked to plan (required)
+  --name N              a name, unique within the session (a second job of the name is refused);
+                        'drydock apply' manages named jobs only (default: none)
   --timezone TZ         an IANA time zone, e.g. Europe/Berlin (default: the daemon's)
   --one-shot            fire once, then delete the job (default: recurring, expiring after 7 days;
                         renew it with 'drydock jobs renew', or keep a schedule for good as a scheduled
@@ -205,6 +216,7 @@ ${MCP_HELP}
         session: { type: 'string' },
         cron: { type: 'string' },
         prompt: { type: 'string' },
+        name: { type: 'string' },
         timezone: { type: 'string' },
         'one-shot': { type: 'boolean' },
         approximate: { type: 'boolean' },
@@ -222,6 +234,7 @@ ${MCP_HELP}
         const mcp = mcpOption(values);
         const given = { ...(executeMode ? { execute_mode: executeMode } : {}), ...(mcp ? { mcp } : {}) };
         const res = await client.request('POST', `/v1/sessions/${idPath(session)}/jobs`, {
+          name: nonBlank(values, 'name'),
           cron,
           prompt,
           timezone,
@@ -238,6 +251,44 @@ ${MCP_HELP}
             `job ${j.id} expires ${zoned(j.expires_at, j.timezone)}; keep it with: drydock jobs renew ${j.id}\n`,
           );
         }
+      },
+    },
+
+    update: {
+      synopsis:
+        'ID [--cron EXPR] [--prompt TEXT] [--timezone TZ] [--recurring | --one-shot] [--approximate | --exact] [--json]',
+      help: `Changes a session's job: the options given replace the job's, and the job is planned anew from
+now (its next fire and, for a recurring job, a new expiry period). It keeps its name, its status (a paused
+job stays paused) and its history. A scheduled trigger's job is changed through its trigger.
+
+  --cron EXPR           when it fires (as for 'jobs create')
+  --prompt TEXT         what the run is asked to plan
+  --timezone TZ         an IANA time zone
+  --recurring, --one-shot   fire on every match, or once
+  --approximate, --exact    move a minute of 0 or 30 forward 1-6 minutes, or not
+${JSON_HELP}`,
+      options: {
+        cron: { type: 'string' },
+        prompt: { type: 'string' },
+        timezone: { type: 'string' },
+        recurring: { type: 'boolean' },
+        'one-shot': { type: 'boolean' },
+        approximate: { type: 'boolean' },
+        exact: { type: 'boolean' },
+        ...jsonOption,
+      },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('PATCH', `/v1/jobs/${idPath(args[0]!)}`, {
+          cron: nonBlank(values, 'cron'),
+          prompt: nonBlank(values, 'prompt'),
+          timezone: nonBlank(values, 'timezone'),
+          recurring: either(values, 'recurring', 'one-shot'),
+          approximate: either(values, 'approximate', 'exact'),
+        });
+        if (printedJson(values, res.text)) return;
+        const j = res.body as JobJson;
+        out(`job ${j.id} updated; ${nextFire(j)}`);
       },
     },
 
