@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseApplyDocument } from '../../src/cli/apply/document.js';
 import { JOB_FIELDS, SESSION_FIELDS, TRIGGER_FIELDS } from '../../src/cli/apply/export.js';
 import { applySchemaText } from '../../src/cli/commands/apply.js';
 import {
@@ -42,6 +43,18 @@ describe('the export mappings cover every field of the create schemas', () => {
     });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues[0]?.path).toEqual(['sessions', 0, 'jobs', 0, 'name']);
+  });
+});
+
+describe("the README's example file", () => {
+  it('is a valid file, and names no field the create schemas lack', () => {
+    const readme = readFileSync(join(packageRoot(), 'README.md'), 'utf8');
+    const section = readme.split('## Schedules and triggers as code')[1]!;
+    const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example).toBeDefined();
+    const doc = parseApplyDocument(example!, 'README.md');
+    expect(doc.sessions?.[0]?.jobs?.map((j) => j.name)).toEqual(['review', 'deps']);
+    expect(doc.triggers?.map((t) => t.kind)).toEqual(['github', 'generic', 'schedule']);
   });
 });
 

@@ -1,3 +1,4 @@
+import { normalizedDomains } from '../../domain/network.js';
 import type {
   ApplyDocument,
   FileJob,
@@ -190,10 +191,27 @@ export function differences(
   for (const [field, to] of Object.entries(wanted)) {
     if (to === undefined || field === 'name' || field === 'jobs' || field === '$schema') continue;
     const from = current[field];
-    const same = isEmpty(from) && isEmpty(to) ? true : canonical(from) === canonical(to);
+    const same =
+      isEmpty(from) && isEmpty(to)
+        ? true
+        : canonical(asStored(field, from)) === canonical(asStored(field, to));
     if (!same) changes.push({ field, from, to });
   }
   return changes;
+}
+
+/**
+ * A value as the daemon stores it, where it stores something else than it was given, so that a file written
+ * by hand does not differ forever: run options' network lists lower case and sorted, time zones in their
+ * canonical spelling (compared without case here).
+ */
+function asStored(field: string, v: unknown): unknown {
+  if ((field === 'defaults' || field === 'options') && v && typeof v === 'object') {
+    const options = v as { network?: unknown };
+    if (Array.isArray(options.network)) return { ...options, network: normalizedDomains(options.network) };
+  }
+  if (field === 'timezone' && typeof v === 'string') return v.toLowerCase();
+  return v;
 }
 
 /** JSON with object keys sorted, so that two values equal in content compare equal. */

@@ -1,8 +1,7 @@
 import type { JobJson, SessionJson, TriggerJson, TriggerWithTokenJson } from '../../http/contract/index.js';
 import type { ApiClient } from '../client.js';
 import { idPath, queryString } from '../commands/request.js';
-import type { Current } from './export.js';
-import { fileForm } from './export.js';
+import { type Current, fileForm, managedSession } from './export.js';
 import type { Change } from './plan.js';
 
 // `drydock apply` and `drydock export` over the daemon's API, like every remote command: what the daemon
@@ -22,7 +21,7 @@ export async function readCurrent(client: ApiClient): Promise<Current> {
   } while (cursor);
   const jobs = new Map<string, JobJson[]>();
   for (const s of sessions) {
-    if (s.made_by_trigger) continue;
+    if (!managedSession(s)) continue;
     const list = (await client.request('GET', `/v1/sessions/${idPath(s.id)}/jobs`)).body as {
       items: JobJson[];
     };
