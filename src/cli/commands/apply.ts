@@ -41,7 +41,7 @@ No secret is written: a generic trigger's token stays with the daemon that made 
 ${helpLine('-o, --output FILE', 'write to FILE instead of standard output')}`;
 
 const applyCommand: Subcommand = {
-  synopsis: '-f FILE [--dry-run [--exit-code]] [--prune]',
+  synopsis: '-f FILE [--dry-run [--exit-code]] [--prune] | --print-schema',
   help: APPLY_HELP,
   options: {
     file: { type: 'string', short: 'f' },
