@@ -5,12 +5,15 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ADMIN_TOKEN, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { tempDir } from '../support/harness.js';
+import { postgresAvailable } from '../support/postgres.js';
 import { runCli } from './cli-process.js';
 
 // `drydock apply` and `drydock export`: the built binary in a child process against a real daemon, through a
 // loopback proxy that records every request it makes (so "changes nothing" is counted, not assumed).
 
 vi.setConfig({ testTimeout: 90_000 });
+
+const postgresUp = await postgresAvailable('drydock export round trip on PostgreSQL');
 
 let workspace: { path: string; remove(): void };
 let ws: string;
@@ -274,7 +277,7 @@ describe('drydock apply', () => {
 });
 
 describe('drydock export', () => {
-  it('round trips: export, apply on an empty daemon, export again is the same text', async () => {
+  it('round trips: export, apply on an empty daemon (on PostgreSQL when one answers), export again is the same text', async () => {
     await cli('apply', '-f', file('a.yaml', DOC({ withOld: true })));
     // A second change made by hand, outside any file: it is exported too.
     const triggers = (await d.api('GET', '/v1/triggers')).body.items as { id: string; name: string }[];
@@ -285,7 +288,8 @@ describe('drydock export', () => {
     expect(first.stdout).toContain('apiVersion: drydock/v1');
     expect(first.stdout).toContain('hourly_cap: 7');
 
-    const empty = await startTestDaemon({});
+    // The other backend where there is one: the same file makes the same objects on both.
+    const empty = await startTestDaemon(postgresUp ? { store: 'postgres' } : {});
     try {
       const other = (...args: string[]) =>
         runCli(args, { DRYDOCK_URL: empty.daemon.url, DRYDOCK_TOKEN: ADMIN_TOKEN });
