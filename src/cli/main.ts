@@ -5,6 +5,7 @@ import type { Config } from '../config/schema.js';
 import { ROLES, type Role } from '../domain/types.js';
 import { packageVersion } from '../paths.js';
 import type { openStoreChecked } from '../preflight.js';
+import { applyMain, exportMain } from './commands/apply.js';
 import { closest, unknownOption } from './commands/args.js';
 import { deliveriesGroup } from './commands/deliveries.js';
 import { runGroup } from './commands/group.js';
@@ -71,8 +72,10 @@ remote commands (talk to a running daemon over its HTTP API):
   sessions close ID [--json]
   jobs list --session ID [--json]
   jobs show ID [--json]
-  jobs create --session ID --cron EXPR --prompt TEXT [--timezone TZ] [--one-shot] [--approximate]
+  jobs create --session ID --cron EXPR --prompt TEXT [--name N] [--timezone TZ] [--one-shot] [--approximate]
       [--execute-mode M] [--json]   (prints the id)
+  jobs update ID [--cron EXPR] [--prompt TEXT] [--timezone TZ] [--recurring|--one-shot] [--approximate|--exact]
+      [--json]
   jobs delete ID
   jobs pause ID [--json]
   jobs resume ID [--json]
@@ -110,6 +113,9 @@ remote commands (talk to a running daemon over its HTTP API):
   runs diff ID [--stat] [--json]   (what an execute run changed, as a unified diff)
   runs follow ID [--json]   (prints the run's events as they happen until it ends; exit 1 unless it
       ended planned or completed)
+  apply -f FILE [--dry-run [--exit-code]] [--prune]   (sessions, jobs and triggers as code: reconcile the
+      daemon with a YAML file by name and print the diff; --print-schema prints the file's JSON Schema)
+  export [-o FILE]   (the daemon's sessions, jobs and triggers in the format apply reads)
       --url URL           daemon URL (default: $DRYDOCK_URL, else http://127.0.0.1:8080)
       --token TOKEN       API token (default: $DRYDOCK_TOKEN, required)
       --json              print the API's JSON body as received
@@ -446,6 +452,10 @@ export async function main(argv: string[]): Promise<number> {
         return await gcCommand(rest);
       case 'mcp':
         return await mcpCommand(rest);
+      case 'apply':
+        return await applyMain(rest);
+      case 'export':
+        return await exportMain(rest);
       case 'help':
         // `drydock help jobs` is `drydock jobs --help`.
         if (rest[0] && Object.hasOwn(REMOTE, rest[0])) return await REMOTE[rest[0]]!(['--help']);
@@ -456,7 +466,12 @@ export async function main(argv: string[]): Promise<number> {
         return help();
       default: {
         if (Object.hasOwn(REMOTE, command)) return await REMOTE[command]!(rest);
-        const near = closest(command, [...Object.keys(LOCAL_OPTIONS), ...Object.keys(REMOTE)]);
+        const near = closest(command, [
+          ...Object.keys(LOCAL_OPTIONS),
+          ...Object.keys(REMOTE),
+          'apply',
+          'export',
+        ]);
         throw new UsageError(`unknown command "${command}"${near ? `; did you mean "${near}"?` : ''}`);
       }
     }

@@ -90,6 +90,8 @@ export type JobStatus = 'active' | 'paused' | 'missed';
 export interface CronJob {
   id: string;
   sessionId: string;
+  /** Unique within its session when set (checked at creation); how `drydock apply` finds the job again. */
+  name: string | null;
   cron: string;
   effectiveCron: string;
   timezone: string;

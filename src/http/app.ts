@@ -4,6 +4,7 @@ import { packageVersion } from '../paths.js';
 import { authenticate } from './auth.js';
 import { BodyBudget } from './body-budget.js';
 import { bodyCap } from './body-cap.js';
+import { applyJsonSchema } from './contract/apply.js';
 import type { AppDeps, Env } from './deps.js';
 import { errorResponse, HttpError } from './errors.js';
 import { openApiDocument } from './openapi.js';
@@ -20,8 +21,8 @@ import { fireRoute, triggerRoutes } from './routes/triggers.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /**
- * Builds the HTTP application from its dependencies: /v1, /webhooks, /healthz, /readyz, /metrics and
- * /openapi.json; `mountBeside` adds routes next to them, behind the same error handling and metrics
+ * Builds the HTTP application from its dependencies: /v1, /webhooks, /healthz, /readyz, /metrics,
+ * /openapi.json and /v1/schema/apply; `mountBeside` adds routes next to them, behind the same error handling and metrics
  * (src/server.ts mounts the web pages at /ui this way, so this folder never imports them). No globals,
  * nothing happens at import.
  */
@@ -55,6 +56,12 @@ export function createApi(deps: AppDeps, mountBeside: (app: Hono<Env>) => void =
   app.get('/openapi.json', (c) => {
     openapi ??= openApiDocument(packageVersion());
     return c.json(openapi);
+  });
+  // The JSON Schema of `drydock apply`'s file, for editors (the same as schemas/drydock.schema.json).
+  let applySchema: Record<string, unknown> | null = null;
+  app.get('/v1/schema/apply', (c) => {
+    applySchema ??= applyJsonSchema();
+    return c.json(applySchema);
   });
   app.get('/readyz', async (c) => {
     const { body, ready } = await readiness(deps);

@@ -50,11 +50,13 @@ export const presentSession = (s: Session): SessionJson => ({
   defaults: s.defaults,
   created_at: iso(s.createdAt),
   closed_at: iso(s.closedAt),
+  made_by_trigger: s.scopeKey !== null,
 });
 
 export const presentJob = (j: CronJob): JobJson => ({
   id: j.id,
   session_id: j.sessionId,
+  name: j.name,
   cron: j.cron,
   effective_cron: j.effectiveCron,
   timezone: j.timezone,

@@ -8,6 +8,8 @@ import { nextFire } from './next-fire.js';
 export interface JobRequest {
   id: string;
   sessionId: string;
+  /** Unique within the session (the store checks); none by default. */
+  name?: string | null | undefined;
   cron: string;
   timezone: string;
   prompt: string;
@@ -56,6 +58,7 @@ export function jobFromRequest(req: JobRequest, now: number, config: Config): Ne
   return {
     id: req.id,
     sessionId: req.sessionId,
+    name: req.name ?? null,
     cron,
     effectiveCron,
     timezone: req.timezone,

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
 import { checkMcpSelection } from '../domain/mcp-selection.js';
-import type { CronJob, Page, Role, Run, SlotRecord } from '../domain/types.js';
+import type { CronJob, Page, Role, Run, RunDefaults, SlotRecord } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
@@ -32,11 +32,19 @@ export interface JobsDeps {
  */
 export type NewJobRequest = Pick<
   JobRequest,
-  'cron' | 'prompt' | 'recurring' | 'approximate' | 'createdBy'
+  'cron' | 'prompt' | 'recurring' | 'approximate' | 'createdBy' | 'name'
 > & {
   timezone?: string | undefined;
   options?: JobRequest['options'] | undefined;
   /** The caller's role: only an admin may make a job more permissive than its session (domain/loosening.ts). */
+  role: Role;
+};
+
+/** Fields of a session's job to change (PATCH /v1/jobs/:id); undefined leaves a field as it is. */
+export type JobChange = Partial<
+  Pick<NewJobRequest, 'cron' | 'timezone' | 'prompt' | 'recurring' | 'approximate' | 'options'>
+> & {
+  /** The caller's role: only an admin may make a job more permissive than its session. */
   role: Role;
 };
 
@@ -82,17 +90,7 @@ export class Jobs {
     const timezone = scheduleZone(req.timezone ?? config.timezone);
     const options = checkedRunOptions(config, req.options, clock.now());
     checkMcpSelection(options, mcpServerNames(config));
-    const session = await store.getSession(sessionId);
-    if (!session) throw new DomainError('not_found', `session ${sessionId} not found`);
-    // A session's defaults never change once it is made, so the check against the row read here cannot go
-    // stale before the job is written. The job's unset options inherit the session's: that is no raise.
-    refuseLoosening(
-      req.role,
-      latitudeOf(session.defaults),
-      latitudeOf(options, session.defaults),
-      { what: `a job of session ${session.id}`, than: 'than its session', label: 'session' },
-      config.execute.network_default_domains,
-    );
+    await this.refuseLooserThanSession(sessionId, req.role, options);
     const job = jobFromRequest(
       { id: newId('job'), sessionId, ...req, timezone, options },
       clock.now(),
@@ -101,6 +99,61 @@ export class Jobs {
     const created = await store.createJob(job, config.scheduler.max_jobs_per_session);
     this.deps.scheduler.kick();
     return created;
+  }
+
+  /**
+   * Changes a session's job: the new definition is checked as at creation (cron, zone, model, latitude
+   * against its session), then the job is planned anew from now (its next slot and, for a recurring job, a
+   * fresh expiry period) and keeps its name, status (paused stays paused; a missed one-shot becomes active)
+   * and history. A scheduled trigger's job is changed through its trigger (managed_by_trigger).
+   */
+  async update(id: string, change: JobChange): Promise<CronJob> {
+    const { store, clock, config } = this.deps;
+    const job = await this.own(id);
+    const now = clock.now();
+    const timezone = scheduleZone(change.timezone ?? job.timezone);
+    const options =
+      change.options !== undefined ? checkedRunOptions(config, change.options, now) : job.options;
+    checkMcpSelection(options, mcpServerNames(config));
+    await this.refuseLooserThanSession(job.sessionId, change.role, options);
+    const next = jobFromRequest(
+      {
+        id: job.id,
+        sessionId: job.sessionId,
+        name: job.name,
+        cron: change.cron ?? job.cron,
+        timezone,
+        prompt: change.prompt ?? job.prompt,
+        recurring: change.recurring ?? job.recurring,
+        approximate: change.approximate ?? job.approximate,
+        options,
+        createdBy: job.createdBy,
+      },
+      now,
+      config,
+    );
+    const updated = await store.redefineJob(next, job.status === 'paused' ? 'paused' : 'active');
+    this.deps.scheduler.kick();
+    return this.updated(job.id, updated);
+  }
+
+  /**
+   * Forbidden when a caller other than an admin asks a job of the session for more latitude than the session
+   * gives; not_found without the session. A session's defaults never change once it is made, so the check
+   * against the row read here cannot go stale before the job is written. The job's unset options inherit the
+   * session's: that is no raise.
+   */
+  private async refuseLooserThanSession(sessionId: string, role: Role, options: RunDefaults): Promise<void> {
+    const { store, config } = this.deps;
+    const session = await store.getSession(sessionId);
+    if (!session) throw new DomainError('not_found', `session ${sessionId} not found`);
+    refuseLoosening(
+      role,
+      latitudeOf(session.defaults),
+      latitudeOf(options, session.defaults),
+      { what: `a job of session ${session.id}`, than: 'than its session', label: 'session' },
+      config.execute.network_default_domains,
+    );
   }
 
   async delete(id: string): Promise<void> {

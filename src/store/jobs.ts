@@ -14,7 +14,8 @@ export type NewJob = Omit<
   | 'renewals'
   | 'renewedAt'
   | 'renewedBy'
-> & { triggerId?: string | null };
+  | 'name'
+> & { triggerId?: string | null; name?: string | null };
 
 export interface AdvanceResult {
   jobId: string;
@@ -48,7 +49,10 @@ export interface RecentSlot extends SlotRecord {
 
 /** Cron jobs and their slots; a fired slot's run is created in the transaction that advances the job. */
 export interface JobStore {
-  /** Inserts the job unless its session already has `maxPerSession` jobs (JobLimitError) or is closed. */
+  /**
+   * Inserts the job unless its session already has `maxPerSession` jobs (JobLimitError), is closed, or holds
+   * a job of the same name (ConflictError naming it).
+   */
   createJob(job: NewJob, maxPerSession: number): Promise<CronJob>;
   /**
    * Another expiry period for a recurring job: `expiresAt` from now; its next (and pending) slot is final
@@ -58,8 +62,9 @@ export interface JobStore {
   /** The job a scheduled trigger fires through. */
   jobOfTrigger(triggerId: string): Promise<CronJob | null>;
   /**
-   * A scheduled trigger's job takes its trigger's new definition (expression, zone, prompt, options) and the
-   * next slot planned for it; its history (slots, fire count) stays.
+   * A job takes a new definition (expression, zone, prompt, options, recurring, expiry) and the next slot
+   * planned for it; its name and history (slots, fire count) stay. A scheduled trigger's job follows its
+   * trigger this way; a session's job is changed so by PATCH /v1/jobs/:id.
    */
   redefineJob(job: NewJob, status: JobStatus): Promise<CronJob | null>;
   getJob(id: string): Promise<CronJob | null>;

@@ -62,6 +62,7 @@ export interface SessionRow {
 export interface JobRow {
   id: string;
   session_id: string;
+  name: string | null;
   cron: string;
   effective_cron: string;
   timezone: string;
@@ -300,6 +301,7 @@ export const toSession = (r: SessionRow): Session => ({
 export const toJob = (r: JobRow): CronJob => ({
   id: r.id,
   sessionId: r.session_id,
+  name: r.name ?? null,
   cron: r.cron,
   effectiveCron: r.effective_cron,
   timezone: r.timezone,

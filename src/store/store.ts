@@ -63,6 +63,12 @@ export class ConflictError extends DomainError<'conflict'> {
   }
 }
 
+/** A job's name is taken in its session (names are how `drydock apply` finds a job again). */
+export const duplicateJobName = (j: { sessionId: string; name?: string | null }, otherId: string) =>
+  new ConflictError(
+    `session ${j.sessionId} already has a job named "${j.name}" (${otherId}); job names are unique within a session`,
+  );
+
 export class JobLimitError extends ConflictError {
   constructor(readonly limit: number) {
     super(`session already has ${limit} jobs, the most a session may hold`);

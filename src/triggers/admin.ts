@@ -102,6 +102,7 @@ export class TriggerAdmin {
     const { store, clock, config } = this.deps;
     checkPrompt(req.prompt);
     checkKindFields(req);
+    await this.refuseTakenName(req.name, null);
     if (req.kind === 'github') checkGithubFit(req.events ?? [], req.filters ?? {}, req.prompt);
     const workspace = req.workspace ? await workspaceDir(req.workspace, this.deps.hidden) : null;
     const options = checkedRunOptions(config, req.options, clock.now());
@@ -164,6 +165,9 @@ export class TriggerAdmin {
   async update(current: Trigger, change: TriggerChange): Promise<SavedTrigger> {
     const { store, clock, config } = this.deps;
     checkChange(current, change);
+    if (change.name !== undefined && change.name !== current.name) {
+      await this.refuseTakenName(change.name, current.id);
+    }
     if (current.kind === 'github') {
       checkGithubFit(
         change.events ?? current.events,
@@ -200,6 +204,22 @@ export class TriggerAdmin {
     if (!updated) throw notFound(current.id);
     if (follow) await follow(updated);
     return { trigger: updated, token: token?.token ?? null };
+  }
+
+  /**
+   * A trigger's name is unique: it is how `drydock apply` finds the trigger again (conflict naming the one
+   * that has it). Checked here, not by a unique index, so that an existing database holding two of a name
+   * still upgrades (apply refuses such a name until one is renamed); two creations at the same instant may
+   * still both pass, which apply then reports as an ambiguous name.
+   */
+  private async refuseTakenName(name: string, self: string | null): Promise<void> {
+    const taken = (await this.deps.store.listTriggers({})).find((t) => t.name === name && t.id !== self);
+    if (taken) {
+      throw new DomainError(
+        'conflict',
+        `a trigger named "${name}" exists already (${taken.id}); trigger names are unique`,
+      );
+    }
   }
 
   /** Deletes the trigger, and a scheduled trigger's job with it (its session and history stay). */

@@ -13,7 +13,7 @@ const run = (args: string[]) => runCli(args, { DRYDOCK_TOKEN: 'tok-1234' });
 
 const GROUPS: Record<string, string[]> = {
   sessions: ['list', 'show', 'create', 'close'],
-  jobs: ['list', 'show', 'create', 'delete', 'pause', 'resume', 'run', 'slots'],
+  jobs: ['list', 'show', 'create', 'update', 'delete', 'pause', 'resume', 'run', 'slots'],
   triggers: ['list', 'show', 'create', 'update', 'delete', 'deliveries', 'fire'],
   deliveries: ['list', 'show'],
   plans: ['list', 'show', 'approve', 'reject', 'revise'],
@@ -21,6 +21,9 @@ const GROUPS: Record<string, string[]> = {
   'tool-approvals': ['list', 'show', 'decide'],
   runs: ['list', 'show', 'cancel', 'follow'],
 };
+
+/** Remote commands of their own, not in a group: `drydock apply -f FILE`. */
+const STANDALONE = ['apply', 'export'];
 
 describe('drydock --version', () => {
   it('prints the package version only', async () => {
@@ -43,6 +46,8 @@ describe('--help everywhere', () => {
       [['migrate', '--help'], 'migrate'],
       [['help', 'jobs'], 'drydock jobs create'],
     ];
+    // Remote commands that are no group's.
+    for (const c of STANDALONE) calls.push([[c, '--help'], `usage: drydock ${c} `]);
     for (const [group, commands] of Object.entries(GROUPS)) {
       calls.push([[group, '--help'], `drydock ${group} ${commands[0]}`]);
       for (const c of commands) calls.push([[group, c, '--help'], `usage: drydock ${group} ${c}`]);
@@ -93,6 +98,10 @@ describe('mistakes: one line of ours, exit 2', () => {
     [['runs', 'list', '--json=yes'], 'drydock: option --json of "runs list" takes no value, got "yes"\n'],
     [['serve', '--prot', '9000'], 'drydock: unknown option --prot for "serve"; did you mean --port?\n'],
     [
+      ['apply', '-f', 'x.yaml', '--prnue'],
+      'drydock: unknown option --prnue for "apply"; did you mean --prune?\n',
+    ],
+    [
       ['token', 'create', '--nmae', 'x'],
       'drydock: unknown option --nmae for "token create"; did you mean --name?\n',
     ],
@@ -105,6 +114,8 @@ describe('mistakes: one line of ours, exit 2', () => {
     const top = await run(['job', 'list']);
     expect(top.code).toBe(2);
     expect(top.stderr.split('\n')[0]).toBe('drydock: unknown command "job"; did you mean "jobs"?');
+    const standalone = await run(['aplly', '-f', 'x.yaml']);
+    expect(standalone.stderr.split('\n')[0]).toBe('drydock: unknown command "aplly"; did you mean "apply"?');
     const sub = await run(['jobs', 'lsit']);
     expect(sub.code).toBe(2);
     expect(sub.stderr.split('\n')[0]).toBe('drydock: jobs: unknown command "lsit"; did you mean "list"?');

@@ -93,3 +93,14 @@ it('the hook does see them where a local command loads them (`drydock migrate`)'
     expect(seen).toContain(where);
   }
 });
+
+it('`drydock export` (and so apply, which shares its modules) loads none of them either', async () => {
+  const port = await closedPort();
+  const r = await loadsOf('export', ['export'], {
+    DRYDOCK_URL: `http://127.0.0.1:${port}`,
+    DRYDOCK_TOKEN: 'tok-1234',
+  });
+  expect(r.code, r.stderr).toBe(1);
+  expect(r.loaded.some((url) => url.endsWith('/dist/src/cli/apply/remote.js'))).toBe(true);
+  expect(serverSide(r.loaded)).toEqual([]);
+});

@@ -167,6 +167,7 @@ it('serves every route with answers its contract schema describes', async () => 
   await ok('GET', '/healthz', 200, { token: null });
   await ok('GET', '/readyz', 200, { token: null });
   await ok('GET', '/openapi.json', 200, { token: null });
+  await ok('GET', '/v1/schema/apply', 200, { token: null });
   await ok('GET', '/metrics', 200);
 
   // ---- a session and its jobs
@@ -184,6 +185,7 @@ it('serves every route with answers its contract schema describes', async () => 
   await ok('POST', `/v1/jobs/${job.id}/pause`, 200);
   await ok('POST', `/v1/jobs/${job.id}/resume`, 200);
   await ok('POST', `/v1/jobs/${job.id}/renew`, 200);
+  await ok('PATCH', `/v1/jobs/${job.id}`, 200, { body: { timezone: 'Europe/Berlin' } });
 
   // ---- a run that asks a question, is answered, and plans
   const asked = {

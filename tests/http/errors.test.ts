@@ -171,7 +171,7 @@ describe('bad input: clear answers, nothing changes', () => {
       ['GET', '/nope', null],
       ['GET', '/v1/nope', 'operator'],
       ['PUT', '/v1/sessions', 'operator'],
-      ['PATCH', '/v1/jobs/job_x', 'operator'],
+      ['PUT', '/v1/jobs/job_x', 'operator'],
       ['POST', '/v1/jobs/job_x/explode', 'operator'],
       ['GET', '/v2/sessions', null],
     ] as const)('%s %s is a 404 in the error shape', async (method, path, role) => {

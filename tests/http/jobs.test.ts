@@ -649,6 +649,74 @@ describe('cron jobs API', () => {
     });
   });
 
+  describe('names', () => {
+    it('a job may have a name, unique within its session: a second is refused with 409 naming the first', async () => {
+      const job = await createJob(h, sessionId, { name: '  review  ' });
+      expect(job.name).toBe('review');
+      const again = expectError(
+        await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+          body: { name: 'review', cron: '0 8 * * *', prompt: 'p' },
+        }),
+        409,
+        'conflict',
+      );
+      expect(again.message).toBe(
+        `session ${sessionId} already has a job named "review" (${job.id}); job names are unique within a session`,
+      );
+      expect(await jobIds(h, sessionId)).toEqual([job.id]);
+      // Another session may use it; jobs without a name are many.
+      const other = (await createSession(h)).id;
+      expect((await createJob(h, other, { name: 'review' })).name).toBe('review');
+      expect((await createJob(h, sessionId)).name).toBeNull();
+    });
+  });
+
+  describe('PATCH /v1/jobs/:id', () => {
+    it('changes the given fields, plans the job anew from now and keeps its name, id and history', async () => {
+      const job = await createJob(h, sessionId, { name: 'review', cron: '30 9 * * *', timezone: 'UTC' });
+      h.clock.advance(2 * DAY);
+      const res = await h.call('PATCH', `/v1/jobs/${job.id}`, {
+        body: { cron: '0 7 * * 1-5', timezone: 'europe/berlin', prompt: 'weekday review' },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body).toMatchObject({
+        id: job.id,
+        name: 'review',
+        session_id: sessionId,
+        cron: '0 7 * * 1-5',
+        timezone: 'Europe/Berlin',
+        prompt: 'weekday review',
+        recurring: true,
+        status: 'active',
+        created_at: job.created_at,
+        // 2026-06-03 is a Wednesday; 07:00 in Berlin is 05:00 UTC. The expiry period starts again now.
+        next_fire_at: '2026-06-04T05:00:00.000Z',
+        expires_at: iso(T0 + 2 * DAY + 7 * DAY),
+      });
+      expect((await h.call('GET', `/v1/jobs/${job.id}`)).body).toEqual(res.body);
+    });
+
+    it('a paused job stays paused; a one-shot may become recurring', async () => {
+      const job = await createJob(h, sessionId, { recurring: false });
+      await h.call('POST', `/v1/jobs/${job.id}/pause`);
+      const res = await h.call('PATCH', `/v1/jobs/${job.id}`, { body: { recurring: true } });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'paused', recurring: true });
+      expect(res.body.expires_at).not.toBeNull();
+    });
+
+    it('refuses what creation refuses, and unknown fields, changing nothing', async () => {
+      const job = await createJob(h, sessionId, { name: 'review' });
+      const patch = (body: unknown) => h.call('PATCH', `/v1/jobs/${job.id}`, { body });
+      expectError(await patch({ cron: '61 * * * *' }), 422, 'invalid_cron');
+      expectError(await patch({ timezone: 'Mars/Olympus' }), 422, 'invalid_timezone');
+      // The name and the session are not changed this way.
+      expectError(await patch({ name: 'renamed' }), 422, 'invalid_request');
+      expectError(await h.call('PATCH', '/v1/jobs/job_nope', { body: {} }), 404, 'not_found');
+      expect((await h.call('GET', `/v1/jobs/${job.id}`)).body).toEqual(job);
+    });
+  });
+
   describe('DELETE /v1/jobs/:id', () => {
     it('deletes with 204 and an empty body; the job is gone afterwards', async () => {
       const job = await createJob(h, sessionId);

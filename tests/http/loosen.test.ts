@@ -104,8 +104,25 @@ describe('a job is never more permissive than its session unless an admin makes 
   });
 });
 
+describe('a job changed later is held to its session as at creation', () => {
+  it("an operator's PATCH raising a job above an admin's session: 403, the job unchanged; an admin's: 200", async () => {
+    const id = await adminSession(STRICTEST);
+    const created = await addJob(id, {}, 'operator');
+    expect(created.status).toBe(201);
+    const patch = (options: Record<string, unknown>, role: 'admin' | 'operator') =>
+      h.call('PATCH', `/v1/jobs/${created.body.id}`, { role, body: { options } });
+    const err = expectError(await patch({ execute_mode: 'edits' }, 'operator'), 403, 'forbidden');
+    expect(err.message).toContain('execute_mode edits (session: manual)');
+    expect((await h.call('GET', `/v1/jobs/${created.body.id}`)).body.options).toEqual({});
+    expect((await patch({ max_turns: 3 }, 'operator')).status).toBe(200);
+    const raised = await patch(LOOSEST, 'admin');
+    expect(raised.status).toBe(200);
+    expect(raised.body.options).toEqual(LOOSEST);
+  });
+});
+
 describe("a session's settings are fixed when it is made", () => {
-  it('no route changes a session or a job after creation: an operator raising an admin’s session gets nowhere', async () => {
+  it('no route changes a session after creation: an operator raising an admin’s session gets nowhere', async () => {
     const id = await adminSession(STRICTEST);
     for (const method of ['PATCH', 'PUT']) {
       const res = await h.call(method, `/v1/sessions/${id}`, {
@@ -123,6 +140,7 @@ describe("a session's settings are fixed when it is made", () => {
       return body instanceof z.ZodObject && ('defaults' in body.shape || 'options' in body.shape);
     }).map((r) => `${r.method.toUpperCase()} ${r.path}`);
     expect(takingOptions.sort()).toEqual([
+      'PATCH /v1/jobs/{id}',
       'PATCH /v1/triggers/{id}',
       'POST /v1/sessions',
       'POST /v1/sessions/{id}/jobs',

@@ -68,6 +68,7 @@ describe('sessions API', () => {
         defaults,
         created_at: iso(T0),
         closed_at: null,
+        made_by_trigger: false,
       });
     });
 

@@ -50,6 +50,28 @@ describe('TriggerAdmin', () => {
     expect(await authenticates(token!, trigger.id)).toBe(false);
   });
 
+  it('refuses a second trigger of a name, at creation and by renaming, naming the one that has it', async () => {
+    const { triggerAdmin } = w.services;
+    const first = (await triggerAdmin.create(request({ name: 'nightly' }))).trigger;
+    const again = await refusal(
+      triggerAdmin.create(
+        request({ name: 'nightly', kind: 'schedule', cron: '0 3 * * *', prompt: 'tidy up' }),
+      ),
+    );
+    expect([again.code, again.message]).toEqual([
+      'conflict',
+      `a trigger named "nightly" exists already (${first.id}); trigger names are unique`,
+    ]);
+    const other = (await triggerAdmin.create(request({ name: 'other' }))).trigger;
+    expect((await refusal(triggerAdmin.update(other, { role: 'operator', name: 'nightly' }))).code).toBe(
+      'conflict',
+    );
+    // Keeping its own name, or taking a free one, is no conflict.
+    await triggerAdmin.update(first, { role: 'operator', name: 'nightly', prompt: 'again {{trigger}}' });
+    await triggerAdmin.update(other, { role: 'operator', name: 'weekly' });
+    expect((await w.store.listTriggers({})).map((t) => t.name).sort()).toEqual(['nightly', 'weekly']);
+  });
+
   it('gives a github trigger no token and the configured hourly cap by default', async () => {
     const { trigger, token } = await w.services.triggerAdmin.create(
       request({ kind: 'github', events: ['pull_request.opened'], workspace: null, prompt: 'review' }),

@@ -164,6 +164,9 @@ describe('scheduled triggers', () => {
       expect(r.status, `${method} ${path}`).toBe(409);
       expect(r.body.error.code).toBe('managed_by_trigger');
     }
+    const patched = await h.call('PATCH', `/v1/jobs/${t.schedule.job_id}`, { body: { cron: '0 4 * * *' } });
+    expect(patched.status).toBe(409);
+    expect(patched.body.error.code).toBe('managed_by_trigger');
   });
 });
 

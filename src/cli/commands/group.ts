@@ -79,18 +79,38 @@ export async function runGroup(group: Group, argv: string[]): Promise<number> {
   const secrets = knownTokens(rest, command.credential);
   const say = (msg: string) => process.stderr.write(`drydock: ${redact(msg, secrets)}\n`);
   try {
-    return await runCommand(group, name, command, rest);
+    return await runCommand(`${group.name} ${name}`, () => commandHelp(group, name, command), command, rest);
   } catch (err) {
     return reportFailure(err, say, `${group.name} ${name}`, command);
   }
 }
 
+/**
+ * Runs a remote command that is no group's (`drydock apply ...`) and returns its exit code, as runGroup
+ * does for a group's: the same options, help, errors and exit codes.
+ */
+export async function runStandalone(name: string, command: Subcommand, argv: string[]): Promise<number> {
+  const secrets = knownTokens(argv, command.credential);
+  const say = (msg: string) => process.stderr.write(`drydock: ${redact(msg, secrets)}\n`);
+  const help = () => `usage: drydock ${name} ${command.synopsis}\n\n${command.help}\n\n${CONNECTION_HELP}`;
+  try {
+    return await runCommand(name, help, command, argv);
+  } catch (err) {
+    return reportFailure(err, say, name, command);
+  }
+}
+
 /** Checks and parses the arguments, then runs the subcommand against the daemon; -h/--help prints its help. */
-async function runCommand(group: Group, name: string, command: Subcommand, rest: string[]): Promise<number> {
+async function runCommand(
+  label: string,
+  help: () => string,
+  command: Subcommand,
+  rest: string[],
+): Promise<number> {
   const options = { ...command.options, ...connectionOptions };
   try {
-    if (checkOptions(rest, options, `${group.name} ${name}`).help) {
-      out(commandHelp(group, name, command));
+    if (checkOptions(rest, options, label).help) {
+      out(help());
       return 0;
     }
   } catch (err) {
@@ -104,13 +124,13 @@ async function runCommand(group: Group, name: string, command: Subcommand, rest:
     const wanted = command.positionals.length
       ? `expects ${command.positionals.join(' ')}`
       : 'takes no arguments';
-    throw new RemoteUsageError(`${group.name} ${name} ${wanted}, got ${positionals.length} argument(s)`);
+    throw new RemoteUsageError(`${label} ${wanted}, got ${positionals.length} argument(s)`);
   }
   const conn = connection(values, command.credential);
   return (
     (await command.run({
       client: new ApiClient(conn.url, conn.token),
-      command: `${group.name} ${name}`,
+      command: label,
       values,
       args: positionals,
     })) ?? 0

@@ -15,6 +15,7 @@ import {
   RemoteUsageError,
   required,
   str,
+  type Values,
 } from './args.js';
 import type { Group } from './group.js';
 import { actionCommand, deleteCommand, nextPage, showCommand } from './listing.js';
@@ -22,8 +23,8 @@ import { clean, dash, fields, oneLine, out, printedJson, printListing } from './
 import { idPath, queryString } from './request.js';
 import { relative } from './times.js';
 
-// drydock jobs list|show|create|delete|pause|resume|run|slots: cron jobs over /v1/jobs (every session's, and
-// scheduled triggers') and /v1/sessions/:id/jobs (creating one).
+// drydock jobs list|show|create|update|delete|pause|resume|run|slots: cron jobs over /v1/jobs (every
+// session's, and scheduled triggers') and /v1/sessions/:id/jobs (creating one).
 
 /** The calendar date and wall clock of an instant in a time zone. */
 function wallClock(t: Date, timeZone: string): { date: string; time: string; seconds: string } {
@@ -73,6 +74,12 @@ export function zoned(iso: string | null, timeZone: string, named = true): strin
 
 const cronText = (j: JobJson): string =>
   j.cron === j.effective_cron ? j.cron : `${j.cron} → ${j.effective_cron}`;
+
+/** A pair of opposite flags: true for `yes`, false for `no`, undefined for neither. */
+function either(values: Values, yes: string, no: string): boolean | undefined {
+  if (flag(values, yes) && flag(values, no)) throw new RemoteUsageError(`give --${yes} or --${no}, not both`);
+  return flag(values, yes) ? true : flag(values, no) ? false : undefined;
+}
 
 const yesNo = (b: boolean): string => (b ? 'yes' : 'no');
 
@@ -200,6 +207,7 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
         const options = Object.keys(j.options ?? {}).length ? JSON.stringify(j.options) : null;
         return `${fields([
           ['job', j.id],
+          ['name', j.name],
           ['session', j.session_id],
           ['status', j.status],
           ['cron', j.cron],
@@ -240,7 +248,7 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
 
     create: {
       synopsis:
-        '--session ID --cron EXPR --prompt TEXT [--timezone TZ] [--one-shot] [--approximate] [--execute-mode M] [--mcp NAME ... | --no-mcp] [--json]',
+        '--session ID --cron EXPR --prompt TEXT [--name N] [--timezone TZ] [--one-shot] [--approximate] [--execute-mode M] [--mcp NAME ... | --no-mcp] [--json]',
       help: `Creates a cron job in a session and prints its id.
 
   --session ID          the session (required)
@@ -248,6 +256,8 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
                         SUN-SAT allowed), or @hourly, @daily, @midnight, @weekly, @monthly, @yearly,
                         @annually (required)
   --prompt TEXT         what the run is asked to plan (required)
+  --name N              a name, unique within the session (a second job of the name is refused);
+                        'drydock apply' manages named jobs only (default: none)
   --timezone TZ         an IANA time zone, e.g. Europe/Berlin (default: the daemon's)
   --one-shot            fire once, then delete the job (default: recurring, expiring after 7 days;
                         renew it with 'drydock jobs renew', or keep a schedule for good as a scheduled
@@ -263,6 +273,7 @@ ${MCP_HELP}
         session: { type: 'string' },
         cron: { type: 'string' },
         prompt: { type: 'string' },
+        name: { type: 'string' },
         timezone: { type: 'string' },
         'one-shot': { type: 'boolean' },
         approximate: { type: 'boolean' },
@@ -280,6 +291,7 @@ ${MCP_HELP}
         const mcp = mcpOption(values);
         const given = { ...(executeMode ? { execute_mode: executeMode } : {}), ...(mcp ? { mcp } : {}) };
         const res = await client.request('POST', `/v1/sessions/${idPath(session)}/jobs`, {
+          name: nonBlank(values, 'name'),
           cron,
           prompt,
           timezone,
@@ -296,6 +308,44 @@ ${MCP_HELP}
             `job ${j.id} expires ${zoned(j.expires_at, j.timezone)}; keep it with: drydock jobs renew ${j.id}\n`,
           );
         }
+      },
+    },
+
+    update: {
+      synopsis:
+        'ID [--cron EXPR] [--prompt TEXT] [--timezone TZ] [--recurring | --one-shot] [--approximate | --exact] [--json]',
+      help: `Changes a session's job: the options given replace the job's, and the job is planned anew from
+now (its next fire and, for a recurring job, a new expiry period). It keeps its name, its status (a paused
+job stays paused) and its history. A scheduled trigger's job is changed through its trigger.
+
+  --cron EXPR           when it fires (as for 'jobs create')
+  --prompt TEXT         what the run is asked to plan
+  --timezone TZ         an IANA time zone
+  --recurring, --one-shot   fire on every match, or once
+  --approximate, --exact    move a minute of 0 or 30 forward 1-6 minutes, or not
+${JSON_HELP}`,
+      options: {
+        cron: { type: 'string' },
+        prompt: { type: 'string' },
+        timezone: { type: 'string' },
+        recurring: { type: 'boolean' },
+        'one-shot': { type: 'boolean' },
+        approximate: { type: 'boolean' },
+        exact: { type: 'boolean' },
+        ...jsonOption,
+      },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const res = await client.request('PATCH', `/v1/jobs/${idPath(args[0]!)}`, {
+          cron: nonBlank(values, 'cron'),
+          prompt: nonBlank(values, 'prompt'),
+          timezone: nonBlank(values, 'timezone'),
+          recurring: either(values, 'recurring', 'one-shot'),
+          approximate: either(values, 'approximate', 'exact'),
+        });
+        if (printedJson(values, res.text)) return;
+        const j = res.body as JobJson;
+        out(`job ${j.id} updated; ${nextFire(j)}`);
       },
     },
 

@@ -9,10 +9,18 @@ import {
   jobPageSchema,
   jobSchema,
   listJobsQuery,
+  patchJobSchema,
   slotListSchema,
 } from './jobs.js';
 import { notificationListQuery, notificationListSchema } from './notifications.js';
-import { healthSchema, metricsSchema, openApiSchema, readySchema, webhookAnswerSchema } from './ops.js';
+import {
+  healthSchema,
+  jsonSchemaSchema,
+  metricsSchema,
+  openApiSchema,
+  readySchema,
+  webhookAnswerSchema,
+} from './ops.js';
 import {
   approveBody,
   decideResultSchema,
@@ -65,6 +73,7 @@ import {
 // This folder imports only zod and src/domain/.
 
 export * from './admin.js';
+export * from './apply.js';
 export * from './common.js';
 export * from './deliveries.js';
 export * from './events.js';
@@ -183,6 +192,13 @@ export const ROUTES: Route[] = [
     responses: { 200: json(openApiSchema) },
   },
   {
+    method: 'get',
+    path: '/v1/schema/apply',
+    summary: "The JSON Schema of `drydock apply`'s file (drydock.yaml), for editors",
+    auth: 'none',
+    responses: { 200: json(jsonSchemaSchema) },
+  },
+  {
     method: 'post',
     path: '/v1/sessions',
     summary: 'Create a session',
@@ -220,7 +236,7 @@ export const ROUTES: Route[] = [
     method: 'post',
     path: '/v1/sessions/{id}/jobs',
     summary:
-      'Create a cron job (403 forbidden when its options allow more execute_mode, network or allow_self_approval than its session, unless by an admin)',
+      'Create a cron job (403 forbidden when its options allow more execute_mode, network or allow_self_approval than its session, unless by an admin; 409 when the session has a job of its name)',
     auth: 'operate',
     request: { body: createJobSchema },
     responses: { 201: json(jobSchema, 'Created') },
@@ -259,6 +275,16 @@ export const ROUTES: Route[] = [
     auth: 'read',
     responses: { 200: json(slotListSchema) },
     errors: [404],
+  },
+  {
+    method: 'patch',
+    path: '/v1/jobs/{id}',
+    summary:
+      "Change a session's job (planned anew from now; 409 managed_by_trigger for a schedule trigger's job, 403 as at creation)",
+    auth: 'operate',
+    request: { body: patchJobSchema },
+    responses: { 200: json(jobSchema) },
+    errors: [400, 404, 409, 413, 422],
   },
   {
     method: 'delete',

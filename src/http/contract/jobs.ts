@@ -4,7 +4,11 @@ import { cursor, limit, listOf, pageOf, runDefaults, runDefaultsSchema, time } f
 
 // Cron jobs of a session (/v1/sessions/:id/jobs, /v1/jobs).
 
+/** A job's name: unique within its session, how `drydock apply` finds the job again. */
+export const jobName = z.string().trim().min(1).max(200);
+
 export const createJobSchema = z.strictObject({
+  name: jobName.optional(),
   cron: z.string().min(1).max(200),
   timezone: z.string().min(1).max(100).optional(),
   prompt: z.string().min(1).max(65_536),
@@ -13,9 +17,19 @@ export const createJobSchema = z.strictObject({
   options: runDefaultsSchema.optional(),
 });
 
+/**
+ * PATCH /v1/jobs/:id: the fields given replace the job's, and the job is planned anew from now. Its name, and
+ * which session it is in, do not change.
+ */
+export const patchJobSchema = createJobSchema
+  .pick({ cron: true, timezone: true, prompt: true, options: true })
+  .partial()
+  .extend({ recurring: z.boolean().optional(), approximate: z.boolean().optional() });
+
 export const jobSchema = z.strictObject({
   id: z.string(),
   session_id: z.string(),
+  name: z.string().nullable().describe('unique within its session; null for a job made without one'),
   cron: z.string(),
   effective_cron: z.string(),
   timezone: z.string(),

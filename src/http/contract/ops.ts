@@ -51,3 +51,6 @@ export const webhookAnswerSchema = z.union([
   z.strictObject({ pong: z.literal(true), delivery_id: z.string(), duplicate: z.literal(true).optional() }),
   z.strictObject({ ...settled, duplicate: z.literal(true).optional() }),
 ]);
+
+/** GET /v1/schema/apply: a JSON Schema (draft 2020-12) of `drydock apply`'s file. */
+export const jsonSchemaSchema = z.looseObject({ $schema: z.string() });

@@ -24,6 +24,11 @@ export const sessionSchema = z.strictObject({
   defaults: runDefaults,
   created_at: time,
   closed_at: time.nullable(),
+  made_by_trigger: z
+    .boolean()
+    .describe(
+      "a session a trigger made (a schedule trigger's, or one per pull request): it is the trigger's, and `drydock apply` and `drydock export` leave it alone",
+    ),
 });
 export type SessionJson = z.infer<typeof sessionSchema>;
 

@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { requires } from '../auth.js';
-import { query } from '../body.js';
-import { listJobsQuery } from '../contract/index.js';
+import { jsonBody, query } from '../body.js';
+import { listJobsQuery, patchJobSchema } from '../contract/index.js';
+import { noteDeprecatedNetwork } from '../deprecations.js';
 import type { AppDeps, Env } from '../deps.js';
 import { presentJob, presentRun, presentSlot } from '../present.js';
 
@@ -29,6 +30,14 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
   app.get('/:id/slots', async (c) =>
     c.json({ items: (await jobs.slots(c.req.param('id'))).map(presentSlot) }),
   );
+
+  /** A new definition for a session's job (see Jobs.update). */
+  app.patch('/:id', requires('operate'), async (c) => {
+    const body = await jsonBody(c, patchJobSchema);
+    const updated = await jobs.update(c.req.param('id'), { ...body, role: c.get('identity').role });
+    noteDeprecatedNetwork(deps.logger, body.options, `job ${updated.id}`);
+    return c.json(presentJob(updated));
+  });
 
   app.delete('/:id', requires('operate'), async (c) => {
     await jobs.delete(c.req.param('id'));

@@ -38,6 +38,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
   app.post('/:id/jobs', requires('operate'), async (c) => {
     const body = await jsonBody(c, createJobSchema);
     const created = await jobs.create(c.req.param('id'), {
+      name: body.name,
       cron: body.cron,
       timezone: body.timezone,
       prompt: body.prompt,

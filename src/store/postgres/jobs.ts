@@ -6,7 +6,7 @@ import { ACTIVE_STATUSES } from '../leases.js';
 import { page } from '../paging.js';
 import { type JobRow, recentSlotsByJob, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
 import * as sql from '../sql/jobs.js';
-import { ConflictError, JobLimitError, NotFoundError } from '../store.js';
+import { ConflictError, duplicateJobName as duplicateName, JobLimitError, NotFoundError } from '../store.js';
 import type { PgDb, Queries } from './db.js';
 import { insertRun } from './runs.js';
 
@@ -32,6 +32,9 @@ export class PgJobs implements JobStore {
       if (session.status !== 'open') throw new ConflictError(`session ${j.sessionId} is closed`);
       const n = (await q.value<number>(sql.COUNT_JOBS_OF_SESSION, [j.sessionId])) ?? 0;
       if (n >= maxPerSession) throw new JobLimitError(maxPerSession);
+      // Under the session's lock too: two creations of one name take turns, the second finds the first.
+      const same = j.name ? await q.value<string>(sql.SELECT_JOB_NAMED, [j.sessionId, j.name]) : null;
+      if (same) throw duplicateName(j, same);
       return toJob(await insertJob(q, j, 'active'));
     });
   }

@@ -13,6 +13,8 @@ import { insertRunStatement } from './runs.js';
 // each backend.
 
 export const SELECT_JOB = 'SELECT * FROM cron_jobs WHERE id = ?';
+/** The job of a name in a session, if any (names are unique within a session). Values: session id, name. */
+export const SELECT_JOB_NAMED = 'SELECT id FROM cron_jobs WHERE session_id = ? AND name = ?';
 export const SELECT_JOB_OF_TRIGGER = 'SELECT * FROM cron_jobs WHERE trigger_id = ?';
 export const SELECT_JOBS_OF_SESSION = 'SELECT * FROM cron_jobs WHERE session_id = ? ORDER BY created_at, id';
 export const COUNT_JOBS = 'SELECT COUNT(*) AS n FROM cron_jobs';
@@ -71,8 +73,9 @@ export function recentSlotsStatement(jobIds: readonly string[], perJob: number):
 export function insertJobStatement(j: NewJob, status: JobStatus): Statement {
   return {
     text: `INSERT INTO cron_jobs (id, session_id, cron, effective_cron, timezone, prompt, recurring, approximate,
-         options, status, created_by, created_at, expires_at, next_nominal_at, next_due_at, next_final, trigger_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         options, status, created_by, created_at, expires_at, next_nominal_at, next_due_at, next_final, trigger_id,
+         name)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        RETURNING *`,
     values: [
       j.id,
@@ -92,6 +95,7 @@ export function insertJobStatement(j: NewJob, status: JobStatus): Statement {
       j.nextDueAt,
       flag(j.nextFinal),
       j.triggerId ?? null,
+      j.name ?? null,
     ],
   };
 }
@@ -108,11 +112,11 @@ export function renewJobStatement(id: string, expiresAt: number, by: string, now
   };
 }
 
-/** A scheduled trigger's job takes its trigger's new definition; its history stays. */
+/** A job takes a new definition (a scheduled trigger's, or PATCH /v1/jobs/:id); its name and history stay. */
 export function redefineJobStatement(j: NewJob, status: JobStatus): Statement {
   return {
     text: `UPDATE cron_jobs SET cron = ?, effective_cron = ?, timezone = ?, prompt = ?, approximate = ?, options = ?,
-           status = ?, expires_at = ?, next_nominal_at = ?, next_due_at = ?, next_final = ?,
+           recurring = ?, status = ?, expires_at = ?, next_nominal_at = ?, next_due_at = ?, next_final = ?,
            pending_slot_at = NULL, pending_count = 0, pending_final = FALSE
          WHERE id = ?`,
     values: [
@@ -122,6 +126,7 @@ export function redefineJobStatement(j: NewJob, status: JobStatus): Statement {
       j.prompt,
       flag(j.approximate),
       JSON.stringify(j.options),
+      flag(j.recurring),
       status,
       j.expiresAt,
       j.nextNominalAt,

@@ -5,7 +5,7 @@ import type { AdvanceResult, JobFilter, JobStore, NewJob, RecentSlot } from '../
 import { page } from '../paging.js';
 import { type JobRow, recentSlotsByJob, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
 import * as sql from '../sql/jobs.js';
-import { ConflictError, JobLimitError, NotFoundError } from '../store.js';
+import { ConflictError, duplicateJobName as duplicateName, JobLimitError, NotFoundError } from '../store.js';
 import type { SqliteDb } from './db.js';
 import { insertRun } from './runs.js';
 
@@ -22,6 +22,10 @@ export class SqliteJobs implements JobStore {
       if (session.status !== 'open') throw new ConflictError(`session ${j.sessionId} is closed`);
       const { n } = this.db.sql(sql.COUNT_JOBS_OF_SESSION).get(j.sessionId) as { n: number };
       if (n >= maxPerSession) throw new JobLimitError(maxPerSession);
+      const same = j.name
+        ? (this.db.sql(sql.SELECT_JOB_NAMED).get(j.sessionId, j.name) as { id: string } | undefined)
+        : undefined;
+      if (same) throw duplicateName(j, same.id);
       return toJob(insertJob(this.db, j, 'active'));
     });
   }

@@ -79,6 +79,7 @@ export const sessionInput = (id: string, over: Partial<NewSession> = {}): NewSes
 export const jobInput = (id: string, sessionId: string, over: Partial<NewJob> = {}): NewJob => ({
   id,
   sessionId,
+  name: null,
   cron: '0 9 * * *',
   effectiveCron: '4 9 * * *',
   timezone: 'UTC',

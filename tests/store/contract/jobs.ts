@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CronJob } from '../../../src/domain/types.js';
 import {
+  ConflictError,
   type DecideFn,
   JobLimitError,
   NotFoundError,
@@ -113,6 +114,37 @@ export function jobContract(factory: StoreFactory): void {
         // Another session is not held back by it.
         await ctx.store.createJob(jobInput('job_other2', 'ses_2'), 2);
         expect(await ctx.store.countJobs()).toBe(4);
+      });
+
+      it('refuses a second job of a name in one session, naming the first; other sessions and unnamed jobs are free', async () => {
+        await givenJob('job_1', { name: 'review' });
+        const refused = ctx.store.createJob(jobInput('job_2', 'ses_1', { name: 'review' }), 50);
+        await expect(refused).rejects.toBeInstanceOf(ConflictError);
+        await expect(refused).rejects.toThrow(
+          'session ses_1 already has a job named "review" (job_1); job names are unique within a session',
+        );
+        expect(await ctx.store.getJob('job_2')).toBeNull();
+        // The same name in another session, and any number of jobs without one.
+        await givenJob('job_3', { sessionId: 'ses_2', name: 'review' });
+        await givenJob('job_4');
+        await givenJob('job_5');
+        expect((await ctx.store.listJobs('ses_1')).map((j) => [j.id, j.name])).toEqual([
+          ['job_1', 'review'],
+          ['job_4', null],
+          ['job_5', null],
+        ]);
+        expect((await ctx.store.getJob('job_3'))?.name).toBe('review');
+      });
+
+      it('refuses one of two concurrent creations of a name in a session', async () => {
+        await givenSession(ctx.store, 'ses_1');
+        const peer = await ctx.peer();
+        const results = await Promise.allSettled([
+          ctx.store.createJob(jobInput('job_a', 'ses_1', { name: 'same' }), 50),
+          peer.createJob(jobInput('job_b', 'ses_1', { name: 'same' }), 50),
+        ]);
+        expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+        expect((await ctx.store.listJobs('ses_1')).filter((j) => j.name === 'same')).toHaveLength(1);
       });
 
       it("lists a session's jobs by creation, counts all jobs and deletes one at a time", async () => {
@@ -282,6 +314,20 @@ export function jobContract(factory: StoreFactory): void {
         });
         expect((await ctx.store.listSlots('job_t')).map((s) => s.outcome)).toEqual(['fired']);
         expect(await ctx.store.redefineJob(jobInput('job_missing', 'ses_1'), 'active')).toBeNull();
+      });
+
+      it("redefines a session's job: recurring may change, the name stays", async () => {
+        await givenJob('job_n', { name: 'nightly' });
+        const redefined = await ctx.store.redefineJob(
+          jobInput('job_n', 'ses_1', { recurring: false, expiresAt: null, prompt: 'once' }),
+          'active',
+        );
+        expect(redefined).toMatchObject({
+          name: 'nightly',
+          recurring: false,
+          expiresAt: null,
+          prompt: 'once',
+        });
       });
     });
 
