@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { executionBase } from '../domain/footprint.js';
 import type { ConversationFrame } from '../domain/frame.js';
 import { isMcpTool, mcpToolOf } from '../domain/mcp-names.js';
 import { planTitle } from '../domain/plan-title.js';
@@ -246,13 +247,15 @@ export class ExecutePhase implements Phase {
     }
     const fetched = await ExecutePhase.fetchCloned(deps, plan, startOver);
     if (fetched) return fetched;
+    const base = executionBase(plan) ?? plan.workspaceCommit;
     const sandboxed = (await deps.sandbox.status()).state === 'bwrap';
     let tree: ExecutionTree;
     try {
       tree = await prepareWorktree(
         session.workspace,
         plan.id,
-        plan.workspaceCommit,
+        // The head an approval found moved on without touching the plan's footprint, else the plan's commit.
+        base,
         worktreesDir(workRoot(deps.config)),
         // A pull request's plan is pinned to the PR head (the clone's HEAD is another branch).
         plan.subject === null,
@@ -445,10 +448,11 @@ export class ExecutePhase implements Phase {
       let changed: string[];
       let notCarried: CarriedBack['skipped'] = [];
       const tree = this.place.tree;
-      if (tree && this.plan.workspaceCommit) {
+      const base = executionBase(this.plan);
+      if (tree && base) {
         const result = await commitExecution(
           tree,
-          this.plan.workspaceCommit,
+          base,
           { id: this.plan.id, sha256: this.plan.sha256, title: planTitle(this.plan.markdown) },
           this.sandbox.state === 'bwrap' ? this.deps.sandbox : unconfined,
           scratchPath(workRoot(this.deps.config), this.plan.id),

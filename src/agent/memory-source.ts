@@ -1,3 +1,4 @@
+import { executionBase } from '../domain/footprint.js';
 import type { Plan, Run, Session } from '../domain/types.js';
 import type { ExecutionTree } from '../workspace/worktree.js';
 import { type MemorySource, type ProjectMemory, projectMemory } from './memory.js';
@@ -35,11 +36,12 @@ export async function executeMemorySource(
   if (planned?.checkout?.kind === 'commit' && !planned.checkout.memory) return null;
   if (planned?.checkout && planned.checkout.kind !== 'commit')
     return planMemorySource(planned, place.workspace);
-  if (place.tree && plan.workspaceCommit) {
+  const base = executionBase(plan);
+  if (place.tree && base) {
     return {
       kind: 'commit',
       repo: session.workspace,
-      commit: plan.workspaceCommit,
+      commit: base,
       prefix: place.tree.prefix,
     };
   }

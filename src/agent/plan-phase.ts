@@ -6,6 +6,7 @@ import { newId } from '../ids.js';
 import type { RunOutcome } from '../runs/queue.js';
 import { removeCheckout } from '../workspace/checkout.js';
 import { headCommit } from '../workspace/git.js';
+import { planFootprint } from './footprint.js';
 import { constantFrame } from './frame.js';
 import { planMcpCall } from './mcp-calls.js';
 import { planMemorySource, readMemory, withMemory } from './memory-source.js';
@@ -150,6 +151,7 @@ export class PlanPhase implements Phase {
     const { store, clock, config, lifecycle } = this.deps;
     const run = this.run;
     const previous = run.revisesPlanId ? await store.getPlan(run.revisesPlanId) : null;
+    const workspaceCommit = await this.pinnedCommit();
     return lifecycle.propose({
       id: newId('pln'),
       runId: run.id,
@@ -158,7 +160,11 @@ export class PlanPhase implements Phase {
       toolUseId: use.id,
       markdown,
       sha256: createHash('sha256').update(markdown).digest('hex'),
-      workspaceCommit: await this.pinnedCommit(),
+      workspaceCommit,
+      // What the plan stands on, for the staleness rule (plans/staleness.ts): only a plan on a commit has one.
+      footprint: workspaceCommit
+        ? await planFootprint(this.workspace, await store.loadConversation(this.conversationId), markdown)
+        : null,
       round: previous ? previous.round + 1 : 1,
       previousPlanId: previous?.id ?? null,
       requestedBy: run.requestedBy,

@@ -1,3 +1,4 @@
+import { executionBase } from '../domain/footprint.js';
 import type { DeliveryTarget, Plan, Run } from '../domain/types.js';
 
 // The text a delivery posts on GitHub: the pull request (the plan, its receipts, a link to the plan page) and
@@ -61,7 +62,7 @@ export function pullRequestBody(r: Receipts): string {
         `${code((plan.workspaceCommit ?? '').slice(0, 12))}), replayed onto ${code(r.replayed.onto)}. ` +
         "The pull request's own commits are not in it."
       : `Commit ${code(r.commit.slice(0, 12))} on ${code(r.branch)}` +
-        (plan.workspaceCommit ? `, made against ${code(plan.workspaceCommit.slice(0, 12))}.` : '.'),
+        (executionBase(plan) ? `, made against ${code(executionBase(plan)!.slice(0, 12))}.` : '.'),
     '',
     ...receiptRows([
       { label: 'plan', run: r.planRun },

@@ -8,4 +8,6 @@ export interface DecisionEffect {
   planStatus?: PlanStatus;
   /** A run to create with the decision: the execute run after approval, or the revision round. */
   run?: NewRun;
+  /** An approval on a head that moved on without touching the plan's footprint: the head it executes from. */
+  executionBase?: string;
 }

@@ -1,6 +1,8 @@
 // Domain records as the rest of drydock sees them. Times are epoch milliseconds; the HTTP layer turns them
 // into ISO-8601 strings. Nothing here knows which database holds them.
 
+import type { PlanFootprint } from './footprint.js';
+
 // ---- models: what a person may ask of a model (the per-model rules are the catalogue, src/models/catalogue.ts)
 
 export type ThinkingType = 'adaptive' | 'between_tools' | 'enabled' | 'disabled';
@@ -368,6 +370,16 @@ export interface Plan {
   decidedAt: number | null;
   failureReason: string | null;
   subject: string | null;
+  /**
+   * What the plan phase read, searched and named (domain/footprint.ts); null when it could not be bounded or
+   * the plan is older than footprints (then any move of the workspace makes it stale). Absent: null.
+   */
+  footprint?: PlanFootprint | null;
+  /**
+   * The workspace head an approval found moved on without touching the footprint: the execution starts from
+   * it instead of `workspaceCommit` (`executionBase`, domain/footprint.ts). Set by the approval; absent: null.
+   */
+  executionBase?: string | null;
   /** Distinct approvals so far (read from the decisions; ignored when a plan is created). */
   approvals?: number;
   /** Delivery of the executed result (null until an executed plan was looked at; ignored when created). */

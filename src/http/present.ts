@@ -16,9 +16,11 @@ import type {
 } from '../domain/types.js';
 import { shownRunSource } from '../domain/types.js';
 import type { PlanContext, PlanDiff, PlanSource } from '../plans/plan-context.js';
+import { type Freshness, movedOnMessage, staleMessage } from '../plans/staleness.js';
 import { upcomingSlots } from '../scheduler/next-fire.js';
 import type {
   DecisionJson,
+  FreshnessJson,
   JobJson,
   PlanContextJson,
   PlanDeliveryJson,
@@ -156,6 +158,7 @@ export const presentPlan = (p: Plan, now: number): PlanJson => ({
   markdown: p.markdown,
   sha256: p.sha256,
   workspace_commit: p.workspaceCommit,
+  execution_base: p.executionBase ?? null,
   approvals_required: p.approvalsRequired,
   approvals: p.approvals ?? 0,
   allow_self_approval: p.allowSelfApproval,
@@ -167,6 +170,16 @@ export const presentPlan = (p: Plan, now: number): PlanJson => ({
   decided_at: iso(p.decidedAt),
   failure_reason: p.failureReason,
   delivery: presentPlanDelivery(p.delivery ?? null),
+});
+
+/** Whether a pending plan may still be approved (src/plans/staleness.ts), as the API says it. */
+export const presentFreshness = (p: Pick<Plan, 'id' | 'workspaceCommit'>, f: Freshness): FreshnessJson => ({
+  state: f.state,
+  head: f.head,
+  commits_behind: f.commitsBehind,
+  changed_read_files: f.changedReadFiles,
+  reason: f.reason,
+  message: f.state === 'stale' ? staleMessage(p, f) : f.state === 'moved_on' ? movedOnMessage(f) : 'current',
 });
 
 /** Where an executed plan's result went (src/delivery/); null while not looked at, or when delivery is off. */

@@ -7,9 +7,9 @@ import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
 import type { RunQueue } from '../runs/queue.js';
 import type { DecisionEffect, NewRun, PlanStore, RunStore, SessionStore } from '../store/store.js';
-import { headCommit } from '../workspace/git.js';
 import type { PlanLifecycle } from './lifecycle.js';
 import { approvalRefusal, approversWith, BAR_ERROR, quorumReached } from './policy.js';
+import { planFreshness, staleMessage } from './staleness.js';
 
 /** A refused decision; its code says why. */
 export class DecisionError extends DomainError<
@@ -64,11 +64,12 @@ export class PlanDecisions {
     const source = await store.getRun(plan.runId);
     if (!session || !source)
       throw new DecisionError('conflict', `plan ${planId} has lost its session or run`);
-    if (kind === 'approve' && plan.status === 'pending_approval') await this.checkFresh(plan, session);
+    const movedTo =
+      kind === 'approve' && plan.status === 'pending_approval' ? await this.checkFresh(plan, session) : null;
 
     const now = clock.now();
     const result = await lifecycle.decide(planId, (fresh, decisions) =>
-      rule(fresh, decisions, kind, input, now, source),
+      rule(fresh, decisions, kind, { ...input, movedTo }, now, source),
     );
     await events.emit(plan.runId, 'plan_decided', {
       plan_id: plan.id,
@@ -83,17 +84,15 @@ export class PlanDecisions {
     return result;
   }
 
-  /** A plan made against a git commit is stale once the repository's HEAD moved: approving it is refused. */
-  private async checkFresh(plan: Plan, session: Session): Promise<void> {
-    // A pull request's plan is pinned to the PR head, not to the clone's HEAD: new pushes supersede it.
-    if (!plan.workspaceCommit || plan.subject) return;
-    const head = await headCommit(session.workspace);
-    if (head !== plan.workspaceCommit) {
-      throw new DecisionError(
-        'stale',
-        `plan ${plan.id} is stale: it was made against ${plan.workspaceCommit.slice(0, 12)}, the workspace is now at ${head?.slice(0, 12) ?? 'no commit'}; revise it or plan again`,
-      );
-    }
+  /**
+   * Approving a stale plan is refused (staleness.ts `planFreshness`, the one rule). A plan whose workspace
+   * moved on without touching what it read is approvable: the head it was judged on, which its execution
+   * starts from, or null when it executes on its own commit.
+   */
+  private async checkFresh(plan: Plan, session: Session): Promise<string | null> {
+    const f = await planFreshness(plan, session.workspace);
+    if (f?.state === 'stale') throw new DecisionError('stale', staleMessage(plan, f));
+    return f?.state === 'moved_on' ? f.head : null;
   }
 }
 
@@ -102,7 +101,7 @@ function rule(
   plan: Plan,
   decisions: Decision[],
   kind: DecisionKind,
-  input: DecisionInput,
+  input: DecisionInput & { movedTo: string | null },
   now: number,
   source: Run,
 ): DecisionEffect {
@@ -120,7 +119,7 @@ function rule(
   const next = continuation(plan, source, now);
   if (kind === 'revise')
     return { decision, planStatus: 'revision_requested', run: revision(plan, input, next, source) };
-  return approval(plan, decisions, decision, next);
+  return approval(plan, decisions, decision, next, input.movedTo);
 }
 
 /** What every decision needs: a plan still pending, not past its expiry, and (when given) the text it has. */
@@ -179,7 +178,14 @@ function revision(plan: Plan, input: DecisionInput, next: Continuation, source: 
  * An approval: refused when the policy bars this person (policy.ts `approvalRefusal`), recorded, and once the
  * quorum is reached (`quorumReached`) the plan is approved and its execution starts.
  */
-function approval(plan: Plan, decisions: Decision[], decision: Decision, next: Continuation): DecisionEffect {
+function approval(
+  plan: Plan,
+  decisions: Decision[],
+  decision: Decision,
+  next: Continuation,
+  /** The head the workspace moved on to without touching the plan's footprint: the execution starts there. */
+  movedTo: string | null,
+): DecisionEffect {
   const refusal = approvalRefusal(plan, decisions, { identity: decision.identity });
   if (refusal) throw new DecisionError(BAR_ERROR[refusal.code], refusal.message);
   const approvers = approversWith(decisions, decision.identity);
@@ -187,6 +193,7 @@ function approval(plan: Plan, decisions: Decision[], decision: Decision, next: C
   return {
     decision,
     planStatus: 'approved',
+    ...(movedTo ? { executionBase: movedTo } : {}),
     run: {
       ...next,
       id: newId('run'),

@@ -181,6 +181,9 @@ export interface PlanRow extends PlanDeliveryRow {
   decided_at: number | null;
   failure_reason: string | null;
   subject: string | null;
+  /** JSON of a PlanFootprint; null on a plan made before schema 25 or whose reads could not be bounded. */
+  footprint?: string | null;
+  execution_base?: string | null;
   approvals: number;
 }
 
@@ -423,6 +426,8 @@ export const toPlan = (r: PlanRow, legacyNetwork: readonly string[]): Plan => ({
   decidedAt: r.decided_at,
   failureReason: r.failure_reason,
   subject: r.subject,
+  footprint: r.footprint ? JSON.parse(r.footprint) : null,
+  executionBase: r.execution_base ?? null,
   approvals: r.approvals ?? 0,
   delivery: toPlanDelivery(r),
 });

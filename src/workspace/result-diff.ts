@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { executionBase } from '../domain/footprint.js';
 import { isFinishedRunStatus, type Plan, type Run } from '../domain/types.js';
 import type { PlanStore, SessionStore } from '../store/store.js';
 import { git } from './git.js';
@@ -87,7 +88,8 @@ export async function readResultDiff(
   }
   const plan = await deps.store.getPlan(run.executesPlanId);
   if (!plan) return { ...facts, state: 'unavailable', reason: `plan ${run.executesPlanId} is gone` };
-  if (!plan.workspaceCommit) {
+  const base = executionBase(plan);
+  if (!base) {
     return {
       ...facts,
       state: 'not_git',
@@ -95,7 +97,7 @@ export async function readResultDiff(
         'the workspace is not a git repository: the execution changed its files in place (see changed files)',
     };
   }
-  const known: DiffFacts = { ...facts, branch: branchFor(plan.id), base: plan.workspaceCommit };
+  const known: DiffFacts = { ...facts, branch: branchFor(plan.id), base };
   if (!run.resultCommit) {
     if (run.status === 'completed') {
       return { ...known, state: 'no_changes', reason: 'the execution finished without changing a file' };
@@ -105,7 +107,7 @@ export async function readResultDiff(
       : `the execution has not recorded a commit yet (run ${run.status})`;
     return { ...known, state: 'pending', reason: why };
   }
-  if (!SHA.test(plan.workspaceCommit) || !SHA.test(run.resultCommit)) {
+  if (!SHA.test(base) || !SHA.test(run.resultCommit)) {
     return { ...known, state: 'unavailable', reason: 'the recorded commits are not commit ids' };
   }
   const repo = await repositoryOf(deps.store, plan);
@@ -115,7 +117,7 @@ export async function readResultDiff(
     reason: `${why}${existsSync(worktreePath(deps.workRoot, plan.id)) ? '' : '; its worktree and local branch were removed by retention'}`,
   });
   if (!repo || !existsSync(repo)) return gone('the workspace repository is no longer there');
-  for (const sha of [plan.workspaceCommit, run.resultCommit]) {
+  for (const sha of [base, run.resultCommit]) {
     if (!(await hasCommit(repo, sha)))
       return gone(`commit ${sha.slice(0, 12)} is no longer in the repository`);
   }
@@ -123,7 +125,7 @@ export async function readResultDiff(
     return {
       ...known,
       state: 'ready',
-      ...(await cappedDiff(repo, plan.workspaceCommit, run.resultCommit, limits)),
+      ...(await cappedDiff(repo, base, run.resultCommit, limits)),
     };
   } catch (err) {
     return gone(`git could not produce the diff (${firstLine((err as Error).message)})`);

@@ -19,7 +19,7 @@ export class StaleBaseError extends Error {
     readonly current: string | null,
   ) {
     super(
-      `the workspace moved from ${planned.slice(0, 12)} to ${current?.slice(0, 12) ?? 'nothing'} since the plan was made`,
+      `the workspace moved from ${planned.slice(0, 12)} to ${current?.slice(0, 12) ?? 'nothing'} since the plan was made or approved`,
     );
   }
 }
@@ -45,7 +45,8 @@ export interface ExecutionTree {
  * `drydock/<plan id>`, checked out at the commit the plan was made against: the person's checkout is never
  * touched. A session on a subdirectory of the repository works in the same subdirectory of the worktree, so
  * a plan's relative paths mean the same files in both phases. Refuses (StaleBaseError) when the repository's
- * HEAD is no longer that commit. A pull request's plan is pinned to the PR's head instead (`checkBase`
+ * HEAD is no longer that commit (`base`: the plan's, or the head its approval found moved on, see
+ * plans/staleness.ts). A pull request's plan is pinned to the PR's head instead (`checkBase`
  * false): a new push supersedes it before it can run.
  */
 export async function prepareWorktree(

@@ -387,6 +387,20 @@ describe('drydock plans', () => {
     expect(body.markdown).toBe(markdown);
   });
 
+  it('show says when a plan is stale (its workspace has no such commit), and why', async () => {
+    const plan = await seedPlan({ workspaceCommit: 'c'.repeat(40) });
+    const r = await cli(['plans', 'show', plan.id]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `^freshness\\s+stale: plan ${plan.id} is stale: it was made against cccccccccccc, and the workspace has no commit; revise it or plan again$`,
+        'm',
+      ),
+    );
+    // A plan of a plain workspace has no commit to be behind: no such line.
+    expect((await cli(['plans', 'show', (await seedPlan()).id])).stdout).not.toMatch(/^freshness/m);
+  });
+
   it('an unknown plan id is exit 1 with the API error on stderr', async () => {
     for (const args of [
       ['plans', 'show', 'pln_unknown'],

@@ -122,11 +122,12 @@ it('an expired plan answers 410 to any decision', async () => {
 });
 
 describe('stale base', () => {
-  it('a plan whose base moved is refused at approval (409)', async () => {
+  it('a plan whose base moved in a file its text names is refused at approval (409)', async () => {
     w = await world(model);
     model.enqueue(proposes());
     const { plan } = await planned(w);
-    writeFileSync(join(w.repo, 'other.txt'), 'x');
+    // PLAN_MD says it creates hello.txt: a commit that adds it touches the plan (src/plans/staleness.ts).
+    writeFileSync(join(w.repo, 'hello.txt'), 'x');
     git(w.repo, 'add', '-A');
     git(w.repo, 'commit', '-q', '-m', 'someone else');
     const alice = await w.token('alice');

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Hono } from 'hono';
+import type { PlanFootprint } from '../../src/domain/footprint.js';
 import type { Plan, Run } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import type { NewRun } from '../../src/store/store.js';
@@ -92,6 +93,8 @@ export async function seedPlan(
     triggerId?: string | null;
     /** The host names the execution's commands may reach (default none). */
     network?: string[];
+    /** What the plan phase read (smart staleness); default none recorded. */
+    footprint?: PlanFootprint | null;
   } = {},
 ): Promise<{ plan: Plan; run: Run }> {
   const now = h.clock.now();
@@ -142,6 +145,7 @@ export async function seedPlan(
     decidedAt: null,
     failureReason: null,
     subject: o.subject ?? null,
+    footprint: o.footprint ?? null,
   });
   await h.store.updateRun(run.id, { planId: plan.id });
   return { plan, run: (await h.store.getRun(run.id))! };

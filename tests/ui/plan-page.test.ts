@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/domain/types.js';
 import { newId } from '../../src/ids.js';
 import { renderPrompt } from '../../src/triggers/template.js';
+import { git, makeRepo } from '../support/git-repo.js';
 import { createHarness, type Harness, T0 } from '../support/harness.js';
 import { seedPlan, sha256, signIn, ui } from './helpers.js';
 
@@ -570,9 +573,7 @@ describe('the queue', () => {
       'You cannot approve: you requested this plan; someone else must approve it.',
     );
     expect(row(old.plan.id)).not.toContain('You cannot approve');
-    expect(row(stale.plan.id)).toContain(
-      'stale: the workspace is at <code>no commit</code>, not <code>cccccccccccc</code>',
-    );
+    expect(row(stale.plan.id)).toContain('stale: the workspace has no commit');
     expect(page).not.toContain(gone.plan.id);
     expect(page).toContain(`data-rows-url="/ui/queue/rows"`);
 
@@ -668,5 +669,59 @@ describe('the queue', () => {
       form: { csrf: v.csrf, plan: [c.plan.id], comment: 'x' },
     });
     expect(forged.status).toBe(403);
+  });
+});
+
+describe('freshness on the plan page (smart staleness)', () => {
+  /** The harness's workspace as a git repository; a plan on its first commit that read README.md. */
+  async function planOnRepo() {
+    const base = makeRepo(h.workspace, { 'README.md': '# r\n', 'src/a.ts': 'a\n' });
+    const { plan } = await seedPlan(h, {
+      workspaceCommit: base,
+      footprint: { files: ['README.md'], dirs: [], globs: [] },
+    });
+    const me = await signIn(h.app, h.tokens.approver);
+    const page = async () => (await ui(h.app, 'GET', `/ui/plans/${plan.id}`, { cookie: me.cookie })).text;
+    return { plan, me, page };
+  }
+  const commit = (file: string) => {
+    writeFileSync(join(h.workspace, file), 'changed\n');
+    git(h.workspace, 'add', '-A');
+    git(h.workspace, 'commit', '-q', '-m', `touch ${file}`);
+  };
+
+  it('moved on without touching what it read: says so and offers Approve', async () => {
+    const { page, plan } = await planOnRepo();
+    expect(await page()).not.toContain('id="plan-freshness"');
+    commit('src/a.ts');
+    const shown = await page();
+    expect(shown).toContain('Workspace moved on by 1 commit; none touch what this plan read.');
+    expect(shown).toContain('id="decision-approve"');
+    // The queue says the same in the plan's row.
+    const me = await signIn(h.app, h.tokens.approver);
+    const queue = (await ui(h.app, 'GET', '/ui?behind=1', { cookie: me.cookie })).text;
+    expect(queue).toContain(`<tr data-plan="${plan.id}">`);
+    expect(queue).toContain('workspace moved on by 1 commit; none touch what this plan read');
+  });
+
+  it('a commit touching a read file: stale, why, and no Approve (a forged approval is refused 409)', async () => {
+    const { plan, me, page } = await planOnRepo();
+    commit('README.md');
+    const shown = await page();
+    expect(shown).toContain('<strong>Stale: this plan cannot be approved.</strong>');
+    expect(shown).toContain('they change what this plan read or touches: README.md');
+    expect(shown).toContain('Changed since: <code>README.md</code>');
+    expect(shown).not.toContain('id="decision-approve"');
+    expect(shown).toContain('id="decision-revise"');
+    expect(shown).toContain('id="decision-reject"');
+    const forged = await ui(h.app, 'POST', `/ui/plans/${plan.id}/decide`, {
+      cookie: me.cookie,
+      form: { csrf: me.csrf, decision: 'approve', sha256: plan.sha256 },
+    });
+    expect(forged.status).toBe(409);
+    expect(forged.text).toContain('is stale');
+    expect(await h.store.listDecisions(plan.id)).toHaveLength(0);
+    const queue = (await ui(h.app, 'GET', '/ui', { cookie: me.cookie })).text;
+    expect(queue).toContain('stale: a commit since changed README.md');
   });
 });

@@ -318,6 +318,11 @@ questions it asked and their answers, what planning cost, and the plan text.`,
             ['network', p.network_domains.length ? p.network_domains.join(', ') : 'none'],
             ['sha256', p.sha256],
             ['workspace_commit', p.workspace_commit],
+            ...(p.execution_base ? [['execution_base', p.execution_base] as [string, unknown]] : []),
+            // Only when the workspace moved past the plan's commit: stale (not approvable), or moved on.
+            ...(p.freshness && p.freshness.state !== 'current'
+              ? [['freshness', `${p.freshness.state}: ${p.freshness.message}`] as [string, unknown]]
+              : []),
             ['created', when(p.created_at, now)],
             ['expires', when(p.expires_at, now)],
             ['decided', when(p.decided_at, now)],

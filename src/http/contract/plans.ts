@@ -74,6 +74,12 @@ export const planSchema = z.strictObject({
   markdown: z.string(),
   sha256: z.string(),
   workspace_commit: z.string().nullable(),
+  execution_base: z
+    .string()
+    .nullable()
+    .describe(
+      'the head the workspace had moved on to when the plan was approved, touching nothing it read: its execution starts there; null: on workspace_commit',
+    ),
   approvals_required: z.number(),
   approvals: z.number().describe('distinct approvals so far'),
   allow_self_approval: z.boolean(),
@@ -264,11 +270,41 @@ export const planContextSchema = z.strictObject({
 
 export type PlanContextJson = z.infer<typeof planContextSchema>;
 
+/** Whether a plan may still be approved against its workspace's head now (src/plans/staleness.ts). */
+export const freshnessSchema = z.strictObject({
+  state: z
+    .enum(['current', 'moved_on', 'stale'])
+    .describe(
+      "current: the head is the plan's commit; moved_on: it moved, but no commit since changes what the plan read, searched or names (approvable, executes on the new head); stale: approving is refused (409 stale)",
+    ),
+  head: z.string().nullable().describe("the workspace's head now (null: no commit)"),
+  commits_behind: z
+    .number()
+    .nullable()
+    .describe("commits on the head since the plan's commit; null when that commit is not in its history"),
+  changed_read_files: z
+    .array(z.string())
+    .describe('the changed paths that made it stale (workspace-relative, at most 20)'),
+  reason: z
+    .enum(['footprint_changed', 'base_gone', 'no_footprint'])
+    .nullable()
+    .describe(
+      'why it is stale: a commit changed what it read or touches; its commit is no longer in the history of the head (rewritten, force-pushed); or what it read was not recorded (an older plan, or an MCP tool whose reads are unknown)',
+    ),
+  message: z.string().describe('the same, in a sentence'),
+});
+export type FreshnessJson = z.infer<typeof freshnessSchema>;
+
 /** GET /v1/plans/:id: the plan, its decisions and runs, and its context. */
 export const planDetailSchema = planSchema.extend({
   decisions: z.array(decisionSchema),
   runs: z.array(runSchema),
   context: planContextSchema,
+  freshness: freshnessSchema
+    .nullable()
+    .describe(
+      'for a pending plan made against a commit of a git workspace: whether it may still be approved; null otherwise (a plain workspace, a pull request plan, a decided plan)',
+    ),
 });
 export type PlanDetailJson = z.infer<typeof planDetailSchema>;
 

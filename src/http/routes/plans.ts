@@ -1,6 +1,7 @@
 import { type Handler, Hono } from 'hono';
 import type { DecisionKind, ExecuteMode, Run } from '../../domain/types.js';
 import { planContext } from '../../plans/plan-context.js';
+import { pendingFreshness } from '../../plans/staleness.js';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
 import { approveBody, planListQuery, rejectBody, reviseBody } from '../contract/index.js';
@@ -8,6 +9,7 @@ import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
 import {
   presentDecision,
+  presentFreshness,
   presentPlan,
   presentPlanContext,
   presentPlanSummary,
@@ -22,13 +24,16 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
     const { store } = deps;
     const plan = await store.getPlan(c.req.param('id'));
     if (!plan) throw notFound('plan', c.req.param('id'));
-    const [decisions, runs, context] = await Promise.all([
+    const now = deps.clock.now();
+    const [decisions, runs, context, freshness] = await Promise.all([
       store.listDecisions(plan.id),
       store.listPlanRuns(plan),
       planContext(store, plan),
+      pendingFreshness(store, plan, now),
     ]);
     return c.json({
-      ...presentPlan(plan, deps.clock.now()),
+      ...presentPlan(plan, now),
+      freshness: freshness && presentFreshness(plan, freshness),
       decisions: decisions.map(presentDecision),
       runs: runs.map(presentRun),
       // What an approver reads beside the plan: source, files read, questions, cost, the previous round's diff.

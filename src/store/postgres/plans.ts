@@ -87,7 +87,12 @@ export class PgPlans implements PlanStore {
       const decision = planSql.insertDecisionStatement(d);
       await q.exec(decision.text, decision.values);
       if (effect.planStatus) {
-        const decided = planSql.decidedStatement(planId, effect.planStatus, d.createdAt);
+        const decided = planSql.decidedStatement(
+          planId,
+          effect.planStatus,
+          d.createdAt,
+          effect.executionBase,
+        );
         await q.exec(decided.text, decided.values);
       }
       const run = effect.run ? await insertRun(q, effect.run, 0) : null;

@@ -27,8 +27,8 @@ export function insertPlanStatement(p: Plan): Statement {
   return {
     text: `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
          status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
-         approvals_required, allow_self_approval, execute_mode, network, network_domains, owner, subject)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         approvals_required, allow_self_approval, execute_mode, network, network_domains, owner, subject, footprint)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        RETURNING *, 0 AS approvals`,
     values: [
       p.id,
@@ -55,6 +55,7 @@ export function insertPlanStatement(p: Plan): Statement {
       JSON.stringify(p.network),
       p.owner,
       p.subject,
+      p.footprint ? JSON.stringify(p.footprint) : null,
     ],
   };
 }
@@ -109,9 +110,17 @@ export function insertDecisionStatement(d: Decision): Statement {
   };
 }
 
-/** A decision's new status for its plan. */
-export function decidedStatement(planId: string, status: PlanStatus, at: number): Statement {
-  return { text: 'UPDATE plans SET status = ?, decided_at = ? WHERE id = ?', values: [status, at, planId] };
+/** A decision's new status for its plan, and for an approval on a moved head, the head it executes from. */
+export function decidedStatement(
+  planId: string,
+  status: PlanStatus,
+  at: number,
+  executionBase: string | undefined,
+): Statement {
+  return {
+    text: 'UPDATE plans SET status = ?, decided_at = ?, execution_base = COALESCE(?, execution_base) WHERE id = ?',
+    values: [status, at, executionBase ?? null, planId],
+  };
 }
 
 /** Moves a plan from one of `from` to `to`; writes one row when it applied. */

@@ -79,7 +79,12 @@ export class SqlitePlans implements PlanStore {
       const decision = planSql.insertDecisionStatement(d);
       this.db.sql(decision.text).run(...decision.values);
       if (effect.planStatus) {
-        const decided = planSql.decidedStatement(planId, effect.planStatus, d.createdAt);
+        const decided = planSql.decidedStatement(
+          planId,
+          effect.planStatus,
+          d.createdAt,
+          effect.executionBase,
+        );
         this.db.sql(decided.text).run(...decided.values);
       }
       const run = effect.run ? insertRun(this.db, effect.run, 0) : null;

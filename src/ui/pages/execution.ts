@@ -1,3 +1,4 @@
+import { executionBase } from '../../domain/footprint.js';
 import type { Plan, Run } from '../../domain/types.js';
 import type { AppDeps } from '../../http/deps.js';
 import { workRoot } from '../../workspace/paths.js';
@@ -51,7 +52,7 @@ export async function executionDetails(
   <dt>Finished</dt><dd>${time(run.finishedAt)}</dd>
   <dt>Branch</dt><dd>${branch ? html`<code class="execution-branch">${branch}</code>` : 'none: the workspace is not a git repository, files were changed in place'}</dd>
   <dt>Commit</dt><dd>${run.resultCommit ? html`<code class="execution-commit">${run.resultCommit}</code>` : '—'}</dd>
-  ${plan?.workspaceCommit && html`<dt>Based on</dt><dd><code>${plan.workspaceCommit}</code></dd>`}
+  ${plan && executionBase(plan) && html`<dt>Based on</dt><dd><code>${executionBase(plan)}</code>${plan.executionBase ? ' (the head it was approved on; the plan was made against an earlier commit)' : ''}</dd>`}
   ${run.diffStat && html`<dt>Diff stat</dt><dd><pre>${visibleLines(run.diffStat)}</pre></dd>`}
   ${!branch && run.changedFiles?.length && html`<dt>Changed files</dt><dd><ul>${run.changedFiles.map((f) => html`<li><code>${visibleControls(f)}</code></li>`)}</ul></dd>`}
 </dl>`;

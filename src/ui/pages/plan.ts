@@ -34,6 +34,7 @@ import {
   approversWith,
   decideRefusal,
 } from '../../plans/policy.js';
+import { type Freshness, movedOnMessage, pendingFreshness, staleMessage } from '../../plans/staleness.js';
 import type { UiEnv } from '../env.js';
 import { pageStatus } from '../errors.js';
 import { field } from '../form.js';
@@ -141,12 +142,13 @@ async function showPlan(deps: AppDeps, c: Context<UiEnv>, id: string, shown: Sho
     const body = html`<h1>Plan not found</h1>${alertBox(`There is no plan ${id}.`)}<p><a href="/ui">Back to the queue</a></p>`;
     return c.html(signedIn(c, null, 'Plan not found', body), 404);
   }
-  const [runs, session, context, execution, frame] = await Promise.all([
+  const [runs, session, context, execution, frame, freshness] = await Promise.all([
     store.listPlanRuns(plan),
     store.getSession(plan.sessionId),
     planContext(store, plan),
     executionSection(deps, plan),
     store.loadFrame(plan.conversationId),
+    pendingFreshness(store, plan, now),
   ]);
   const decisions = context.decisions;
   const title = planTitle(plan.markdown);
@@ -154,6 +156,7 @@ async function showPlan(deps: AppDeps, c: Context<UiEnv>, id: string, shown: Sho
 ${alertBox(shown.error, shown.notice)}
 ${modelNotice(deps.config, [...runs.map((r) => r.model), session?.defaults.model], now)}
 ${factsList(deps, plan, session, decisions, now)}
+${freshnessNote(plan, freshness)}
 ${sourceSection(context.source)}
 ${memorySection(frame)}
 ${roundsSection(context)}
@@ -167,7 +170,7 @@ ${filesSection(context.files)}
 ${mcpCallsSection(context.mcpCalls)}
 ${questionsSection(context.questions)}
 ${costSection(context.cost)}
-${decisionBox(c, plan, decisions, now, shown.draft)}
+${decisionBox(c, plan, decisions, now, shown.draft, freshness)}
 ${decisionsSection(decisions)}
 ${runsSection(plan, runs)}`;
   return c.html(signedIn(c, null, title, body), shown.status ?? 200);
@@ -275,6 +278,7 @@ function decisionBox(
   decisions: Decision[],
   now: number,
   draft: Draft | undefined,
+  freshness: Freshness | null,
 ) {
   const viewer = c.get('viewer');
   const closed = closedReason(plan, now);
@@ -285,7 +289,9 @@ function decisionBox(
   if (barred) {
     return html`<h2 id="decide">Decide</h2><p class="hint" id="decide-closed">${sentence(barred.reason)}</p>`;
   }
-  const noApprove = cannotApprove(viewer, plan, decisions);
+  // A stale plan is not offered for approval at all (the approval would be refused 409 stale).
+  const stale = freshness?.state === 'stale';
+  const noApprove = stale ? null : cannotApprove(viewer, plan, decisions);
   const chosen = draft?.kind ?? null;
   // The tally once this viewer approves too: the policy's count of who counts.
   const withYours = approversWith(decisions, viewer.identity).length;
@@ -295,7 +301,7 @@ function decisionBox(
   <input type="hidden" name="sha256" value="${plan.sha256}">
   <fieldset>
     <legend>Your decision on this text (sha256 <code>${plan.sha256.slice(0, 12)}</code>…)</legend>
-    ${CHOICES.map(([kind, words]) => {
+    ${CHOICES.filter(([kind]) => !(stale && kind === 'approve')).map(([kind, words]) => {
       const disabled = kind === 'approve' && noApprove !== null;
       return html`<div class="choice"><input type="radio" name="decision" id="decision-${kind}" value="${kind}" required${
         disabled ? html` disabled aria-describedby="approve-why"` : ''
@@ -314,6 +320,22 @@ function decisionBox(
   <textarea id="decide-comment" name="comment" rows="4" maxlength="${LIMITS.revise}">${draft?.text ?? ''}</textarea>
   <button type="submit">Submit decision</button>
 </form>`;
+}
+
+/**
+ * Whether the plan may still be approved against its workspace's head (staleness.ts): stale, with why and what
+ * to do instead of approving; or moved on, with the commits that touch nothing it read. Nothing while current.
+ */
+function freshnessNote(plan: Plan, f: Freshness | null): SafeHtml | string {
+  if (!f || f.state === 'current') return '';
+  if (f.state === 'moved_on') {
+    return html`<p class="hint moved-on" id="plan-freshness">${sentence(movedOnMessage(f))} Approved, it executes on the head, <code>${f.head?.slice(0, 12) ?? ''}</code>.</p>`;
+  }
+  return html`<div class="alert error stale" role="alert" id="plan-freshness"><p><strong>Stale: this plan cannot be approved.</strong> ${sentence(staleMessage(plan, f))}</p>${
+    f.changedReadFiles.length
+      ? html`<p>Changed since: ${f.changedReadFiles.map((p, i) => html`${i ? ', ' : ''}<code>${p}</code>`)}</p>`
+      : ''
+  }<p>Request changes below to revise it on the new head, or reject it and plan again.</p></div>`;
 }
 
 /** Where the work came from. Everything marked external is shown as text, never as markup or a live link. */

@@ -7,8 +7,8 @@ import { PLAN_STATUSES, type Plan, type PlanStatus, type Session } from '../../d
 import { DecisionError } from '../../plans/decisions.js';
 import { type PlanSource, planSource, SourceCache } from '../../plans/plan-context.js';
 import { approversOf } from '../../plans/policy.js';
+import { type Freshness, type FreshnessMemo, movedOnMessage, planFreshness } from '../../plans/staleness.js';
 import { InvalidCursorError } from '../../store/store.js';
-import { headCommit } from '../../workspace/git.js';
 import type { UiEnv } from '../env.js';
 import { field, fields } from '../form.js';
 import { html, type SafeHtml } from '../html.js';
@@ -115,8 +115,8 @@ interface RowFacts {
   session: Session | null;
   source: PlanSource | null;
   status: PlanStatus;
-  /** Set when the plan's workspace moved past its commit: the head it is at now. */
-  behind: { head: string | null } | null;
+  /** Set when a pending plan's workspace moved past its commit: stale, or moved on (staleness.ts). */
+  behind: Freshness | null;
   /** Why the viewer cannot approve it, or null. */
   why: string | null;
   approvals: number;
@@ -142,7 +142,7 @@ async function rows(c: Context<UiEnv>, deps: Deps, f: QueueFilter, draft?: BulkD
   const viewer = c.get('viewer');
   const mayDecide = allows(viewer.role, 'decide');
   const sessions = new Map<string, Promise<Session | null>>();
-  const heads = new Map<string, Promise<string | null>>();
+  const memo: FreshnessMemo = new Map();
   const cache = new SourceCache(store);
   const out: SafeHtml[] = [];
   for (const plan of page.items) {
@@ -152,10 +152,10 @@ async function rows(c: Context<UiEnv>, deps: Deps, f: QueueFilter, draft?: BulkD
       store.listDecisions(plan.id),
       planSource(store, plan, cache),
     ]);
-    const behind = await behindHead(plan, session, heads);
-    if (f.behind && behind === null) continue;
     const status = planStatusAt(plan, now);
     const pending = status === 'pending_approval';
+    const behind = pending ? await behindHead(plan, session, memo) : null;
+    if (f.behind && behind === null) continue;
     const why = pending ? cannotApprove(viewer, plan, decisions) : null;
     const approvals = approversOf(decisions).length;
     const facts = { plan, session, source, status, behind, why, approvals, now };
@@ -165,19 +165,18 @@ async function rows(c: Context<UiEnv>, deps: Deps, f: QueueFilter, draft?: BulkD
 }
 
 /**
- * A plan made against a commit of a git workspace is stale once the workspace moved on (approving it is
- * refused); a pull request's plan is pinned to its head instead. The head is read from the files, once
- * per workspace (`heads`). Null when the plan is not behind.
+ * Whether a pending plan's git workspace moved past its commit, by the one staleness rule (staleness.ts): stale
+ * (approving it is refused), or moved on without touching what it read. Heads and moves are read once per
+ * workspace and commit (`memo`). Null when the workspace did not move or the rule does not apply.
  */
 async function behindHead(
   plan: Plan,
   session: Session | null,
-  heads: Map<string, Promise<string | null>>,
-): Promise<{ head: string | null } | null> {
-  if (!plan.workspaceCommit || plan.subject || !session) return null;
-  if (!heads.has(session.workspace)) heads.set(session.workspace, headCommit(session.workspace));
-  const head = await heads.get(session.workspace)!;
-  return head !== plan.workspaceCommit ? { head } : null;
+  memo: FreshnessMemo,
+): Promise<Freshness | null> {
+  if (!session) return null;
+  const f = await planFreshness(plan, session.workspace, memo);
+  return f && f.state !== 'current' ? f : null;
 }
 
 /** One row of the queue's table; `pickable` adds the box that selects it for bulk rejection. */
@@ -199,13 +198,24 @@ function planRow(r: RowFacts, pickable: boolean, checked: boolean): SafeHtml {
   <td>${plan.round}</td>
   <td>${plan.requestedBy}</td>
   <td>${pending ? '' : html`${status}<br>`}${time(plan.createdAt)} <span class="muted">(${age(now - plan.createdAt)} ago)</span>${
-    behind !== null
-      ? html`<br><span class="stale">stale: the workspace is at <code>${behind.head?.slice(0, 12) ?? 'no commit'}</code>, not <code>${plan.workspaceCommit!.slice(0, 12)}</code></span>`
-      : ''
+    behind === null
+      ? ''
+      : behind.state === 'stale'
+        ? html`<br><span class="stale">stale: ${staleReason(behind)}</span>`
+        : html`<br><span class="muted moved-on">${movedOnMessage(behind)}</span>`
   }</td>
   <td>${approvals} / ${plan.approvalsRequired}</td>
   <td class="mark">${why ? html`<span class="cannot">You cannot approve: ${why}.</span>` : ''}</td>
 </tr>`;
+}
+
+/** Why a stale plan is stale, briefly (the row's line; the plan page and a refused approval say it whole). */
+export function staleReason(f: Freshness): string {
+  if (f.reason === 'footprint_changed') return `a commit since changed ${f.changedReadFiles.join(', ')}`;
+  if (f.reason === 'no_footprint')
+    return `the workspace moved on to ${f.head?.slice(0, 12)}, and what this plan read was not recorded`;
+  if (!f.head) return 'the workspace has no commit';
+  return `its commit is no longer in the history of the workspace's head (${f.head.slice(0, 12)})`;
 }
 
 const emptyRow = (f: QueueFilter) =>
@@ -391,8 +401,8 @@ function filterForm(f: QueueFilter): SafeHtml {
   <div><label for="f-trigger">Trigger id</label><input type="text" id="f-trigger" name="trigger" value="${f.trigger}"></div>
   <div><label for="f-requester">Requested by</label><input type="text" id="f-requester" name="requester" value="${f.requester}"></div>
   <div><label for="f-older">Older than (days)</label><input type="number" id="f-older" name="older_than_days" min="0" max="3650" value="${f.olderThanDays ?? ''}"></div>
-  <div class="check"><input type="checkbox" id="f-behind" name="behind" value="1"${f.behind ? html` checked` : ''}><label for="f-behind">Stale only (the workspace moved on)</label></div>
+  <div class="check"><input type="checkbox" id="f-behind" name="behind" value="1"${f.behind ? html` checked` : ''}><label for="f-behind">Workspace moved on (stale or not)</label></div>
   <div><button type="submit">Filter</button> <a href="/ui">Clear</a></div>
 </form>
-<p class="quick">Quick filters: <a href="/ui?older_than_days=7">pending for over 7 days</a> · <a href="/ui?behind=1">stale (workspace moved on)</a> · <a href="/ui?status=any">every plan</a></p>`;
+<p class="quick">Quick filters: <a href="/ui?older_than_days=7">pending for over 7 days</a> · <a href="/ui?behind=1">workspace moved on (stale or not)</a> · <a href="/ui?status=any">every plan</a></p>`;
 }

@@ -79,13 +79,35 @@ export function planContract(factory: StoreFactory): void {
           executeMode: 'auto',
           network: ['*.github.com', 'registry.npmjs.org'],
           subject: 'acme/app#3',
+          footprint: {
+            files: ['README.md', 'src/a b.ts'],
+            dirs: ['.', 'src/lib'],
+            globs: [{ dir: 'docs', pattern: '**/*.md' }],
+          },
         });
         const plan = await ctx.store.createPlan(given);
-        expect(plan).toEqual({ ...given, approvals: 0, delivery: null });
+        expect(plan).toEqual({ ...given, executionBase: null, approvals: 0, delivery: null });
         expect(await ctx.store.getPlan('pln_1')).toEqual(plan);
         expect(await ctx.store.findPlan('run_1', 'toolu_pln_1')).toEqual(plan);
         expect(await ctx.store.findPlan('run_1', 'toolu_other')).toBeNull();
         expect(await ctx.store.getPlan('pln_missing')).toBeNull();
+      });
+
+      it('a plan without a footprint reads as null; an approval records the head it executes from', async () => {
+        const run = await givenRun(ctx.store, 'run_1');
+        const plan = await ctx.store.createPlan(planInput('pln_1', run, { workspaceCommit: 'd'.repeat(40) }));
+        expect(plan).toMatchObject({ footprint: null, executionBase: null });
+        const head = 'e'.repeat(40);
+        const approved = await ctx.store.decidePlan('pln_1', (p, decisions) => ({
+          ...approve('dec_1', 'alice', T0 + MINUTE)(p, decisions),
+          executionBase: head,
+        }));
+        expect(approved.plan).toMatchObject({
+          status: 'approved',
+          executionBase: head,
+          workspaceCommit: 'd'.repeat(40),
+        });
+        expect(await ctx.store.getPlan('pln_1')).toMatchObject({ executionBase: head });
       });
 
       it('holds one plan per (run, tool use)', async () => {
