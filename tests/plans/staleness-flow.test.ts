@@ -80,7 +80,8 @@ describe('smart staleness', () => {
     // The execution's worktree was made at the new head: the file that landed since is there.
     const tree = join(w.d.dir, 'data/worktrees', plan.id);
     expect(readFileSync(join(tree, 'unrelated.txt'), 'utf8')).toBe('landed after the plan\n');
-    expect(git(tree, 'rev-parse', 'HEAD')).toBe(head);
+    // The sandbox made the worktree as its own uid when the daemon is root: git asks to be told it is safe.
+    expect(git(tree, '-c', 'safe.directory=*', 'rev-parse', 'HEAD')).toBe(head);
     // The execution's diff is against the head it started from, not the plan's commit.
     expect((await w.d.api('GET', `/v1/runs/${exec.id}/diff`)).body).toMatchObject({ base_commit: head });
     expect((await w.d.api('GET', `/v1/plans/${plan.id}`)).body).toMatchObject({
