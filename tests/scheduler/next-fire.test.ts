@@ -40,11 +40,12 @@ function show(fire: NextFire | null): { nominalAt: string; dueAt: string; final:
 }
 
 describe('nextFire, recurring', () => {
-  it('a daily job is delayed by the 15-minute cap', () => {
+  it('a daily job is delayed by frac of the 10-minute cap', () => {
     const s = spec({});
     expect(show(nextFire(s, s.createdAt, s.createdAt, DEFAULT_JITTER))).toEqual({
       nominalAt: '2026-01-06T09:00:00.000Z',
-      dueAt: '2026-01-06T09:15:00.000Z',
+      // frac('job-a') = 0.7283 of 10 min
+      dueAt: '2026-01-06T09:07:16.983Z',
       final: false,
     });
   });
@@ -65,7 +66,7 @@ describe('nextFire, recurring', () => {
     expect(first.dueAt - first.nominalAt).toBe(Math.floor(frac('job-b') * 0.1 * 5 * MIN));
     const second = nextFire(s, first.nominalAt, first.nominalAt, DEFAULT_JITTER)!;
     expect(second.nominalAt).toBe(at('2026-01-06T09:05:00Z'));
-    expect(second.dueAt - second.nominalAt).toBe(15 * MIN);
+    expect(second.dueAt - second.nominalAt).toBe(Math.floor(frac('job-b') * 10 * MIN));
   });
 
   it('fires on the nominal slot when jitter is off', () => {

@@ -78,6 +78,8 @@ describe('scheduled triggers', () => {
       maxWaitMs: h.config.scheduler.max_wait_ms,
       batchSize: 10,
       jitter: jitterOptions(h.config),
+      maxBuffered: 100,
+      cancelRun: async () => false,
     });
     try {
       await advance(scheduler, store, runs, T0 + 30 * DAY);

@@ -1,7 +1,7 @@
 import type { NewRun } from '../../domain/new-run.js';
-import type { DecideFn, SlotTransition } from '../../domain/slot-transition.js';
+import type { DecideFn, SessionRun, SlotTransition } from '../../domain/slot-transition.js';
 import type { CronJob, JobStatus, Run, SlotRecord } from '../../domain/types.js';
-import type { AdvanceResult, JobStore, NewJob } from '../jobs.js';
+import type { AdvanceResult, BackfillDecideFn, BackfillResult, JobStore, NewJob } from '../jobs.js';
 import { type JobRow, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
 import * as sql from '../sql/jobs.js';
 import { ConflictError, JobLimitError, NotFoundError } from '../store.js';
@@ -37,8 +37,14 @@ export class SqliteJobs implements JobStore {
   }
 
   async redefineJob(j: NewJob, status: JobStatus): Promise<CronJob | null> {
-    const { text, values } = sql.redefineJobStatement(j, status);
-    this.db.sql(text).run(...values);
+    this.db.write(() => {
+      for (const { text, values } of [
+        sql.dropBufferedStatement(j.id, j.createdAt),
+        sql.redefineJobStatement(j, status),
+      ]) {
+        this.db.sql(text).run(...values);
+      }
+    });
     return this.getJob(j.id);
   }
 
@@ -91,7 +97,8 @@ export class SqliteJobs implements JobStore {
         const row = getJob.get(id) as JobRow | undefined;
         if (!row) continue;
         const job = toJob(row);
-        const t = decide(job, sessionBusy(this.db, job.sessionId));
+        const runs = sessionRuns(this.db, job.sessionId);
+        const t = decide(job, runs.length > 0, runs);
         if (!t) continue;
         results.push({ jobId: id, run: applyTransition(this.db, job, t, now), transition: t });
       }
@@ -119,6 +126,35 @@ export class SqliteJobs implements JobStore {
   async listSlots(jobId: string): Promise<SlotRecord[]> {
     return (this.db.sql(sql.SELECT_SLOTS).all(jobId) as SlotRow[]).map(toSlot);
   }
+
+  async backfillJob(
+    jobId: string,
+    slots: number[],
+    now: number,
+    decide: BackfillDecideFn,
+  ): Promise<BackfillResult | null> {
+    const getJob = this.db.sql(sql.SELECT_JOB);
+    const handled = this.db.sql(sql.SLOT_HANDLED);
+    return this.db.write(() => {
+      let row = getJob.get(jobId) as JobRow | undefined;
+      if (!row) return null;
+      const already: number[] = [];
+      const results: AdvanceResult[] = [];
+      for (const slotAt of slots) {
+        if (!row) break;
+        const job = toJob(row);
+        if (sql.leftToSchedule(job, slotAt) || handled.get(jobId, slotAt, jobId, slotAt) !== undefined) {
+          already.push(slotAt);
+          continue;
+        }
+        const t = decide(job, sessionRuns(this.db, job.sessionId), slotAt);
+        if (!t) continue;
+        results.push({ jobId, run: applyTransition(this.db, job, t, now), transition: t });
+        row = getJob.get(jobId) as JobRow | undefined;
+      }
+      return { already, results, job: row ? toJob(row) : null };
+    });
+  }
 }
 
 /** Inserts a job, returning its row; also inside createScheduleTrigger's transaction. */
@@ -140,6 +176,7 @@ function applyTransition(db: SqliteDb, job: CronJob, t: SlotTransition, now: num
   }
 }
 
-function sessionBusy(db: SqliteDb, sessionId: string): boolean {
-  return db.sql(sql.SESSION_BUSY).get(sessionId) !== undefined;
+/** The session's active runs (a run fired earlier in the same transaction among them). */
+function sessionRuns(db: SqliteDb, sessionId: string): SessionRun[] {
+  return (db.sql(sql.SESSION_RUNS).all(sessionId) as sql.SessionRunRow[]).map(sql.toSessionRun);
 }

@@ -76,10 +76,13 @@ export function jobContract(factory: StoreFactory): void {
         await givenSession(ctx.store, 'ses_1');
         const given = jobInput('job_1', 'ses_1', {
           options: { model: 'claude-opus-4-1', thinking: 'adaptive', budget_usd: 1 },
+          overlap: 'buffer_all',
+          jitterMaxSeconds: 120,
         });
         const job = await ctx.store.createJob(given, 50);
         expect(job).toEqual({
           ...given,
+          bufferedSlots: [],
           status: 'active',
           pendingSlotAt: null,
           pendingFinal: false,
@@ -378,7 +381,7 @@ export function jobContract(factory: StoreFactory): void {
                 pending: { slotAt: job.nextNominalAt!, final: false, coalesced: 0 },
                 next: dayAfter(job),
               })
-            : fireIfDue(`run_${job.id}`, DUE)(job, busy);
+            : fireIfDue(`run_${job.id}`, DUE)(job, busy, []);
         });
         expect(busyAt).toEqual([false, true]);
         expect(results.map((r) => r.run?.id ?? null)).toEqual(['run_job_a', null]);
@@ -389,7 +392,7 @@ export function jobContract(factory: StoreFactory): void {
         await givenJob('job_a');
         await givenJob('job_b');
         const results = await ctx.store.advanceJobs(['job_missing', 'job_a', 'job_b'], DUE, (job) =>
-          job.id === 'job_b' ? fireIfDue('run_b', DUE)(job, false) : null,
+          job.id === 'job_b' ? fireIfDue('run_b', DUE)(job, false, []) : null,
         );
         expect(results.map((r) => r.jobId)).toEqual(['job_b']);
         expect(await ctx.store.getJob('job_a')).toMatchObject({ fireCount: 0, nextDueAt: DUE });
@@ -567,7 +570,9 @@ export function jobContract(factory: StoreFactory): void {
         const other = await ctx.peer();
         let n = 0;
         const pass = (store: Store) =>
-          store.advanceJobs(ids, DUE, (job, busy) => fireIfDue(`run_${job.id}_${n++}`, DUE)(job, busy));
+          store.advanceJobs(ids, DUE, (job, busy) =>
+            fireIfDue(`run_${job.id}_${n++}`, DUE)(job, busy, []),
+          );
         await Promise.all([pass(ctx.store), pass(other), pass(ctx.store), pass(other)]);
         for (const id of ids) {
           expect(await runsOf(id)).toHaveLength(1);
