@@ -33,7 +33,8 @@ export function backfillSlots(job: CronJob, range: BackfillRange, now: number, l
     t = nextMatch(job.effectiveCron, job.timezone, t);
   }
   if (slots.length > limit) {
-    const count = slots.length > limit + COUNT_BEYOND ? `more than ${limit + COUNT_BEYOND}` : `${slots.length}`;
+    const count =
+      slots.length > limit + COUNT_BEYOND ? `more than ${limit + COUNT_BEYOND}` : `${slots.length}`;
     throw invalid(
       `backfill: the range holds ${count} slots, over the limit of ${limit} (scheduler.max_backfill_slots); ask for a shorter range`,
     );

@@ -55,7 +55,9 @@ export function applyOverlap(
     case 'cancel_other': {
       const own = session.busy && arrived ? ownRuns(job, session.runs) : null;
       // A run the job did not start (a person's) is not canceled: the slot waits, as under buffer_one.
-      return own ? { ...bufferOne(job, false, due, ctx), cancel: own } : bufferOne(job, session.busy, due, ctx);
+      return own
+        ? { ...bufferOne(job, false, due, ctx), cancel: own }
+        : bufferOne(job, session.busy, due, ctx);
     }
     default:
       return bufferOne(job, session.busy, due, ctx);
@@ -66,7 +68,10 @@ export function applyOverlap(
  * The runs keeping the session busy when every one of them is this job's own (fired by its schedule or a
  * backfill); null when any other run is among them.
  */
-function ownRuns(job: CronJob, runs: readonly SessionRun[]): { runId: string; slotAt: number | null }[] | null {
+function ownRuns(
+  job: CronJob,
+  runs: readonly SessionRun[],
+): { runId: string; slotAt: number | null }[] | null {
   if (!runs.length || runs.some((r) => r.jobId !== job.id || r.source !== 'schedule')) return null;
   return runs.map((r) => ({ runId: r.id, slotAt: r.slotAt }));
 }
@@ -123,7 +128,8 @@ function skipArrivals(job: CronJob, due: Due): SlotTransition {
  * dropped (recorded skipped): the newest slots are the ones worth running.
  */
 function bufferAll(job: CronJob, busy: boolean, due: Due, ctx: OverlapContext): SlotTransition {
-  const queue = job.pendingSlotAt !== null ? [job.pendingSlotAt, ...job.bufferedSlots] : [...job.bufferedSlots];
+  const queue =
+    job.pendingSlotAt !== null ? [job.pendingSlotAt, ...job.bufferedSlots] : [...job.bufferedSlots];
   let final = job.pendingSlotAt !== null && job.pendingFinal;
   const fresh = new Set<number>();
   for (const a of due.arrivals) {
@@ -135,7 +141,11 @@ function bufferAll(job: CronJob, busy: boolean, due: Due, ctx: OverlapContext): 
   let fire: SlotTransition['fire'] = null;
   if (!busy && queue.length) {
     const slotAt = queue.shift()!;
-    fire = { slotAt, runId: ctx.newRunId(), dueAt: due.arrivals.find((a) => a.slotAt === slotAt)?.dueAt ?? null };
+    fire = {
+      slotAt,
+      runId: ctx.newRunId(),
+      dueAt: due.arrivals.find((a) => a.slotAt === slotAt)?.dueAt ?? null,
+    };
   }
   const skip = queue.length > ctx.maxBuffered ? queue.splice(0, queue.length - ctx.maxBuffered) : [];
   const pending = queue.length ? { slotAt: queue[0]!, final, coalesced: 0 } : null;

@@ -90,7 +90,7 @@ describe('drydock triggers create --kind schedule', () => {
     );
     expect(misplaced.code).toBe(2);
     expect(misplaced.stderr).toContain(
-      '--cron, --timezone and --approximate apply to schedule triggers only',
+      '--cron, --timezone, --approximate, --overlap and --jitter-max-seconds apply to schedule triggers only',
     );
   });
 });

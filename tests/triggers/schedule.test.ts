@@ -151,7 +151,7 @@ describe('scheduled triggers', () => {
     const generic = await h.call('POST', '/v1/triggers', {
       body: { kind: 'generic', name: 'g', prompt: 'p', workspace: h.workspace, cron: '0 3 * * *' },
     });
-    expect(generic.body.error.message).toBe('cron, timezone and approximate are for schedule triggers');
+    expect(generic.body.error.message).toBe('cron, timezone, approximate, overlap and jitter are for schedule triggers');
   });
 
   it('own their job and session: those are changed through the trigger', async () => {

@@ -1,7 +1,9 @@
 import { Hono } from 'hono';
 import { requires } from '../auth.js';
+import { jsonBody } from '../body.js';
+import { backfillSchema } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
-import { presentJob, presentRun, presentSlot } from '../present.js';
+import { iso, presentJob, presentRun, presentSlot } from '../present.js';
 
 export function jobRoutes(deps: AppDeps): Hono<Env> {
   const { jobs } = deps;
@@ -29,6 +31,17 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
   app.post('/:id/run', requires('operate'), async (c) => {
     const run = await jobs.runNow(c.req.param('id'), c.get('identity').identity);
     return c.json(presentRun(run), 201);
+  });
+
+  /** The slots of a past range, fired once each under the job's overlap policy (see Jobs.backfill). */
+  app.post('/:id/backfill', requires('operate'), async (c) => {
+    const body = await jsonBody(c, backfillSchema);
+    const id = c.req.param('id');
+    const slots = await jobs.backfill(id, { from: Date.parse(body.from), to: Date.parse(body.to) });
+    return c.json({
+      job_id: id,
+      items: slots.map((s) => ({ slot_at: iso(s.slotAt), outcome: s.outcome, run_id: s.runId })),
+    });
   });
 
   /** Another expiry period from now (see Jobs.renew). */

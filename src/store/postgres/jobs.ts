@@ -210,7 +210,8 @@ async function activeRuns(q: Queries, sessionIds: string[]): Promise<Map<string,
     [sessionIds],
   );
   const bySession = new Map<string, SessionRun[]>();
-  for (const r of rows) bySession.set(r.session_id, [...(bySession.get(r.session_id) ?? []), sql.toSessionRun(r)]);
+  for (const r of rows)
+    bySession.set(r.session_id, [...(bySession.get(r.session_id) ?? []), sql.toSessionRun(r)]);
   return bySession;
 }
 

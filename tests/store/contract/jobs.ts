@@ -570,9 +570,7 @@ export function jobContract(factory: StoreFactory): void {
         const other = await ctx.peer();
         let n = 0;
         const pass = (store: Store) =>
-          store.advanceJobs(ids, DUE, (job, busy) =>
-            fireIfDue(`run_${job.id}_${n++}`, DUE)(job, busy, []),
-          );
+          store.advanceJobs(ids, DUE, (job, busy) => fireIfDue(`run_${job.id}_${n++}`, DUE)(job, busy, []));
         await Promise.all([pass(ctx.store), pass(other), pass(ctx.store), pass(other)]);
         for (const id of ids) {
           expect(await runsOf(id)).toHaveLength(1);
