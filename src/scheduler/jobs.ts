@@ -190,8 +190,9 @@ export class Jobs {
     return slots.map((slotAt): BackfilledSlot => {
       const row = recorded.get(slotAt);
       if (already.has(slotAt)) return { slotAt, outcome: 'already_done', runId: row?.runId ?? null };
-      if (done.job?.pendingSlotAt === slotAt) return { slotAt, outcome: 'pending', runId: null };
-      return { slotAt, outcome: row?.outcome ?? 'skipped', runId: row?.runId ?? null };
+      if (row) return { slotAt, outcome: row.outcome, runId: row.runId };
+      // Only buffer_one's waiting slot has no row yet (it is recorded when it fires or is replaced).
+      return { slotAt, outcome: 'pending', runId: null };
     });
   }
 

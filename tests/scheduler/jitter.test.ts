@@ -11,7 +11,7 @@ import {
 } from '../../src/scheduler/jitter.js';
 import { jitterOptions } from '../../src/scheduler/job-request.js';
 
-/** The configured defaults: 10 % of the period, at most 15 minutes; one-shots up to 90 s early. */
+/** The configured defaults: 10 % of the period, at most 10 minutes; one-shots up to 90 s early. */
 const DEFAULT_JITTER = jitterOptions(defaultConfig());
 const at = (iso: string): number => Date.parse(iso);
 const MIN = 60_000;
