@@ -598,6 +598,112 @@ export function jobContract(factory: StoreFactory): void {
       });
     });
 
+    describe('overlap policies and backfill', () => {
+      it("hands decide the session's active runs, the job's and a person's", async () => {
+        await givenJob('job_1');
+        await givenRun(ctx.store, 'run_sched', { jobId: 'job_1', slotAt: SLOT - DAY, source: 'schedule' });
+        await givenRun(ctx.store, 'run_person', { jobId: null, source: 'manual' });
+        await givenRun(ctx.store, 'run_elsewhere', { sessionId: 'ses_2' });
+        const seen: unknown[] = [];
+        await ctx.store.advanceJobs(['job_1'], DUE, (_job, busy, runs) => {
+          seen.push(busy, runs);
+          return null;
+        });
+        expect(seen).toEqual([
+          true,
+          // Oldest first (both made at T0 here: by id).
+          [
+            { id: 'run_person', jobId: null, source: 'manual', slotAt: null },
+            { id: 'run_sched', jobId: 'job_1', source: 'schedule', slotAt: SLOT - DAY },
+          ],
+        ]);
+      });
+
+      it('records skipped, buffered and canceled slots and keeps the queue; a buffered slot fires later', async () => {
+        await givenJob('job_1');
+        await ctx.store.advanceJobs(['job_1'], DUE, fireIfDue('run_1', DUE));
+        const A = SLOT + DAY;
+        const B = SLOT + 2 * DAY;
+        const C = SLOT + 3 * DAY;
+        await ctx.store.advanceJobs(['job_1'], C, () =>
+          transition({
+            skip: [A],
+            buffer: [B, C],
+            pending: { slotAt: B, final: false, coalesced: 0 },
+            queue: [C],
+            cancel: [{ runId: 'run_1', slotAt: SLOT }],
+            next: { nominalAt: C + DAY, dueAt: C + DAY, final: false },
+          }),
+        );
+        expect(await ctx.store.getJob('job_1')).toMatchObject({ pendingSlotAt: B, bufferedSlots: [C] });
+        const outcomes = async () =>
+          (await ctx.store.listSlots('job_1')).map((x) => [x.slotAt, x.outcome, x.runId]);
+        expect(await outcomes()).toEqual([
+          [SLOT, 'canceled', 'run_1'],
+          [A, 'skipped', null],
+          [B, 'buffered', null],
+          [C, 'buffered', null],
+        ]);
+        // B fires: its row becomes `fired` with the run; C waits at the head; last_slot_at is B.
+        await ctx.store.advanceJobs(['job_1'], C, () =>
+          transition({
+            fire: { slotAt: B, runId: 'run_b', dueAt: null },
+            pending: { slotAt: C, final: false, coalesced: 0 },
+            next: { nominalAt: C + DAY, dueAt: C + DAY, final: false },
+          }),
+        );
+        expect(await outcomes()).toEqual([
+          [SLOT, 'canceled', 'run_1'],
+          [A, 'skipped', null],
+          [B, 'fired', 'run_b'],
+          [C, 'buffered', null],
+        ]);
+        expect(await ctx.store.getJob('job_1')).toMatchObject({
+          pendingSlotAt: C,
+          bufferedSlots: [],
+          lastSlotAt: B,
+          fireCount: 2,
+        });
+        // An older slot fired (a backfill) does not move last_slot_at back.
+        await ctx.store.advanceJobs(['job_1'], C, () =>
+          transition({
+            fire: { slotAt: SLOT - DAY, runId: 'run_old', dueAt: null },
+            pending: { slotAt: C, final: false, coalesced: 0 },
+            next: { nominalAt: C + DAY, dueAt: C + DAY, final: false },
+          }),
+        );
+        expect(await ctx.store.getJob('job_1')).toMatchObject({ lastSlotAt: B, fireCount: 3 });
+      });
+
+      it('backfillJob offers each slot not yet handled, to the job as the slots before left it', async () => {
+        await givenJob('job_1');
+        // SLOT - 3 days has a run; SLOT - 2 days was skipped; SLOT is the job's next slot.
+        await givenRun(ctx.store, 'run_had', { jobId: 'job_1', slotAt: SLOT - 3 * DAY, source: 'schedule' });
+        await ctx.store.transitionRun('run_had', ['queued'], 'completed', { finishedAt: T0 });
+        await ctx.store.advanceJobs(['job_1'], T0, () =>
+          transition({ skip: [SLOT - 2 * DAY], next: { nominalAt: SLOT, dueAt: DUE, final: false } }),
+        );
+        const offered: [number, number, string[]][] = [];
+        const slots = [SLOT - 4 * DAY, SLOT - 3 * DAY, SLOT - 2 * DAY, SLOT - DAY, SLOT];
+        const result = await ctx.store.backfillJob('job_1', slots, T0, (job, runs, slotAt) => {
+          offered.push([slotAt, job.fireCount, runs.map((r) => r.id)]);
+          return transition({
+            fire: { slotAt, runId: `run_${offered.length}`, dueAt: null },
+            next: { nominalAt: job.nextNominalAt!, dueAt: job.nextDueAt!, final: false },
+          });
+        });
+        // Each offer sees the job and the session as the one before left them (its run is active).
+        expect(offered).toEqual([
+          [SLOT - 4 * DAY, 0, []],
+          [SLOT - DAY, 1, ['run_1']],
+        ]);
+        expect(result?.already).toEqual([SLOT - 3 * DAY, SLOT - 2 * DAY, SLOT]);
+        expect(result?.results.map((r) => r.run?.id)).toEqual(['run_1', 'run_2']);
+        expect(result?.job).toMatchObject({ fireCount: 2, nextNominalAt: SLOT });
+        expect(await ctx.store.backfillJob('job_missing', slots, T0, () => null)).toBeNull();
+      });
+    });
+
     describe('runJobNow', () => {
       it('runs an active job now as a manual run outside its slots; the job stays', async () => {
         await givenJob('job_1');
