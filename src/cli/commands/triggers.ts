@@ -248,7 +248,7 @@ export const triggersGroup: Group = {
           [
             'schedule',
             t.schedule
-              ? `${t.schedule.cron} (${t.schedule.timezone})${t.schedule.approximate ? ', approximate' : ''}, ${t.schedule.status}, fired ${t.schedule.fire_count} time(s), job ${t.schedule.job_id}`
+              ? `${t.schedule.cron} (${t.schedule.timezone})${t.schedule.approximate ? ', approximate' : ''}, overlap ${t.schedule.overlap}${t.schedule.jitter.max_seconds === null ? '' : `, jitter at most ${t.schedule.jitter.max_seconds} s`}, ${t.schedule.status}, fired ${t.schedule.fire_count} time(s), job ${t.schedule.job_id}`
               : null,
           ],
           ['hourly_cap', t.kind === 'schedule' ? null : t.hourly_cap],
