@@ -259,6 +259,51 @@ describe('allow_all', () => {
   });
 });
 
+describe('across a restart', () => {
+  it('every policy decides the same after a new store and scheduler take over the file', async () => {
+    await harness();
+    const policies = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'] as const;
+    const jobs = new Map<string, string>();
+    for (const p of policies) jobs.set(p, await jobWith(p));
+    expect((await at(10)).fired).toBe(5);
+    await h.scheduler.stop();
+
+    const store = new SqliteStore({ file: join(h.config.data_dir, 'drydock.db'), now: () => h.clock.now() });
+    const runs: Run[] = [];
+    const scheduler = new Scheduler({
+      store,
+      clock: h.clock,
+      logger: silentLogger(),
+      onRun: (run) => runs.push(run),
+      catchupWindowMs: h.config.scheduler.catchup_window_ms,
+      maxWaitMs: h.config.scheduler.max_wait_ms,
+      batchSize: 10,
+      jitter: jitterOptions(h.config),
+      maxBuffered: 100,
+      cancelRun: (id) => h.services.runs.cancel(id),
+    });
+    extra.push({
+      stop: async () => {
+        await scheduler.stop();
+        await store.close();
+      },
+    });
+    for (const m of [20, 30]) {
+      h.clock.set(T0 + m * MIN);
+      await scheduler.tick();
+    }
+    const all = [...h.runs, ...runs];
+    const outcomes = async (p: string) =>
+      (await history(jobs.get(p)!, store, all)).map(([m, outcome]) => `${m} ${outcome}`).join(', ');
+    expect(await outcomes('skip')).toBe('10 fired, 20 skipped, 30 skipped');
+    expect(await outcomes('buffer_one')).toBe('10 fired, 20 coalesced');
+    expect(await outcomes('buffer_all')).toBe('10 fired, 20 buffered, 30 buffered');
+    expect(await outcomes('cancel_other')).toBe('10 canceled, 20 canceled, 30 fired');
+    expect(await outcomes('allow_all')).toBe('10 fired, 20 fired, 30 fired');
+    expect(await store.getJob(jobs.get('buffer_one')!)).toMatchObject({ pendingSlotAt: T0 + 30 * MIN });
+  });
+});
+
 /**
  * Two schedulers on one database, each with its own store, ticking the same minutes (at once on
  * PostgreSQL, where their transactions overlap): each slot is handled once, whatever the policy.
@@ -267,6 +312,7 @@ async function twoReplicas(store: 'sqlite' | 'postgres', open: () => Promise<Sto
   await harness(store);
   const jobs = {
     skip: await jobWith('skip'),
+    buffer_one: await jobWith('buffer_one'),
     buffer_all: await jobWith('buffer_all'),
     cancel_other: await jobWith('cancel_other'),
     allow_all: await jobWith('allow_all'),
@@ -308,6 +354,11 @@ async function twoReplicas(store: 'sqlite' | 'postgres', open: () => Promise<Sto
     [20, 'buffered'],
     [30, 'buffered'],
   ]);
+  expect((await history(jobs.buffer_one, h.store, all)).map((x) => x.slice(0, 2))).toEqual([
+    [10, 'fired'],
+    [20, 'coalesced'],
+  ]);
+  expect(await h.store.getJob(jobs.buffer_one)).toMatchObject({ pendingSlotAt: T0 + 30 * MIN });
   expect((await history(jobs.cancel_other, h.store, all)).map((x) => x.slice(0, 2))).toEqual([
     [10, 'canceled'],
     [20, 'canceled'],
@@ -318,8 +369,8 @@ async function twoReplicas(store: 'sqlite' | 'postgres', open: () => Promise<Sto
     [20, 'fired'],
     [30, 'fired'],
   ]);
-  // skip 1, buffer_all 1 (its first run never ends here), cancel_other 3, allow_all 3.
-  expect(all).toHaveLength(1 + 1 + 3 + 3);
+  // skip 1, buffer_one 1 and buffer_all 1 (their first runs never end here), cancel_other 3, allow_all 3.
+  expect(all).toHaveLength(1 + 1 + 1 + 3 + 3);
 }
 
 describe('across two replicas', () => {
