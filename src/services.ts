@@ -398,9 +398,11 @@ function cronParts(
     maxWaitMs: config.scheduler.max_wait_ms,
     batchSize: config.scheduler.batch_size,
     jitter: jitterOptions(config),
+    maxBuffered: config.scheduler.max_buffered_slots,
+    cancelRun: (runId) => runs.cancel(runId),
     onLateness: (ms) => metrics.lateness.observe(Math.max(0, ms) / 1000),
     onReport: (r) => {
-      for (const outcome of ['fired', 'pending', 'coalesced', 'missed'] as const) {
+      for (const outcome of ['fired', 'pending', 'coalesced', 'missed', 'skipped', 'canceled'] as const) {
         if (r[outcome]) metrics.fires.inc({ outcome }, r[outcome]);
       }
     },
@@ -408,7 +410,14 @@ function cronParts(
   // A settled run frees its session: a fire waiting for it may go now.
   runParts.whenSettled(() => scheduler.kick());
   const sessions = new Sessions({ store, clock, config, scheduler, hidden });
-  const jobs = new Jobs({ store, clock, config, scheduler, submitRun });
+  const jobs = new Jobs({
+    store,
+    clock,
+    config,
+    scheduler,
+    submitRun,
+    cancelRun: (runId) => runs.cancel(runId),
+  });
   const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler, hidden });
   return { triggers, scheduler, sessions, jobs, triggerAdmin };
 }

@@ -73,7 +73,7 @@ remote commands (talk to a running daemon over its HTTP API):
   jobs list --session ID [--json]
   jobs show ID [--json]
   jobs create --session ID --cron EXPR --prompt TEXT [--name N] [--timezone TZ] [--one-shot] [--approximate]
-      [--execute-mode M] [--json]   (prints the id)
+      [--overlap P] [--jitter-max-seconds N] [--execute-mode M] [--json]   (prints the id)
   jobs update ID [--cron EXPR] [--prompt TEXT] [--timezone TZ] [--recurring|--one-shot] [--approximate|--exact]
       [--json]
   jobs delete ID
@@ -81,6 +81,7 @@ remote commands (talk to a running daemon over its HTTP API):
   jobs resume ID [--json]
   jobs run ID [--json]   (prints the run id)
   jobs slots ID [--json]
+  jobs backfill ID --from TIME --to TIME [--json]
   triggers list [--json]
   triggers show ID [--json]
   triggers create --kind github|generic --name N --prompt TEXT [--event E ...] [--repository owner/repo ...]

@@ -138,7 +138,7 @@ const approximateShiftSchema = section({
 const jitterSchema = section({
   enabled: bool().default(true),
   recurring_fraction: num(0, { max: 1 }).default(0.1),
-  recurring_cap_ms: int(0).default(900_000),
+  recurring_cap_ms: int(0).default(600_000),
   one_shot_early_ms: int(0).default(90_000),
 });
 
@@ -150,6 +150,8 @@ const schedulerSchema = section({
   recurring_expiry_ms: int(1).default(604_800_000),
   batch_size: int(1).default(500),
   approximate_shift_minutes: approximateShiftSchema,
+  max_buffered_slots: int(1).default(100),
+  max_backfill_slots: int(1).default(100),
   jitter: jitterSchema,
 });
 

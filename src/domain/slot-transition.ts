@@ -1,4 +1,4 @@
-import type { CronJob, JobStatus } from './types.js';
+import type { CronJob, JobStatus, RunSource } from './types.js';
 
 /**
  * Everything the scheduler decided about one job at one moment, applied by the store in one transaction.
@@ -16,11 +16,35 @@ export interface SlotTransition {
   pending: { slotAt: number; final: boolean; coalesced: number } | null;
   /** The next slot to act on (null: none is left). */
   next: { nominalAt: number; dueAt: number; final: boolean } | null;
+  /** Slots dropped by the overlap policy (`skip`, or past `buffer_all`'s limit): recorded `skipped`. */
+  skip?: number[];
+  /** Slots that wait their turn under `buffer_all`: recorded `buffered`, their row becoming `fired` later. */
+  buffer?: number[];
+  /** `buffer_all`: what waits behind `pending` afterwards, oldest first (absent: nothing). */
+  queue?: number[];
+  /** `cancel_other`: the job's own runs in the session to cancel; the slots they were running recorded `canceled`. */
+  cancel?: { runId: string; slotAt: number | null }[];
   /** Set when a one-shot was missed while the daemon was down: it waits for a person. */
   status?: JobStatus;
   /** Delete the job after applying (a one-shot fired, or a recurring job's final fire). */
   remove: boolean;
 }
 
-/** Called inside the store's transaction with the freshest job row; must be pure and synchronous. */
-export type DecideFn = (job: CronJob, sessionBusy: boolean) => SlotTransition | null;
+/** An active run of the job's session, as the overlap policy `cancel_other` needs to see it. */
+export interface SessionRun {
+  id: string;
+  jobId: string | null;
+  source: RunSource;
+  slotAt: number | null;
+}
+
+/**
+ * Called inside the store's transaction with the freshest job row, whether its session is busy and the
+ * session's active runs (the store passes them; `sessionBusy` is `sessionRuns.length > 0`); must be pure and
+ * synchronous.
+ */
+export type DecideFn = (
+  job: CronJob,
+  sessionBusy: boolean,
+  sessionRuns: readonly SessionRun[],
+) => SlotTransition | null;

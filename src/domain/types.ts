@@ -89,6 +89,17 @@ export interface Session {
 
 export type JobStatus = 'active' | 'paused' | 'missed';
 
+/**
+ * What a job does with a slot that comes due while its session is busy (README, "Overlap policies"):
+ * `skip` drops it (recorded `skipped`); `buffer_one` (the default) holds the newest, a newer one replacing it
+ * (`coalesced`); `buffer_all` holds every one (`buffered`), fired oldest first, one per idle session;
+ * `cancel_other` cancels the session's run of this job (`canceled`) and fires; `allow_all` fires anyway, its
+ * run queued behind the session's current one.
+ */
+export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'] as const;
+export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
+export const DEFAULT_OVERLAP: OverlapPolicy = 'buffer_one';
+
 export interface CronJob {
   id: string;
   sessionId: string;
@@ -117,6 +128,12 @@ export interface CronJob {
   fireCount: number;
   /** The scheduled trigger this job fires for (it never expires, and is changed through the trigger). */
   triggerId: string | null;
+  /** What a slot due while the session is busy becomes. */
+  overlap: OverlapPolicy;
+  /** The longest jitter delay of this job in seconds, replacing the configured cap (0: none); null: the cap. */
+  jitterMaxSeconds: number | null;
+  /** `buffer_all`: the slots waiting behind the pending one, oldest first. */
+  bufferedSlots: number[];
   /** Renewals: each gave the job another expiry period from its time. */
   renewals: number;
   renewedAt: number | null;

@@ -10,7 +10,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly fires = new Counter({
     name: 'drydock_scheduler_fires_total',
-    help: 'Cron slots handled by this process, by outcome (fired, pending, coalesced, missed)',
+    help: 'Cron slots handled by this process, by outcome (fired, pending, coalesced, missed, skipped, canceled)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

@@ -1,7 +1,9 @@
+import type { SessionRun } from '../domain/slot-transition.js';
 import type { CronJob } from '../domain/types.js';
 import type { SlotTransition } from '../store/store.js';
 import type { JitterOptions } from './jitter.js';
 import { type NextFire, nextFire, type ScheduleSpec } from './next-fire.js';
+import { type Arrival, applyOverlap, type Due } from './overlap.js';
 
 export interface DecideContext {
   now: number;
@@ -10,6 +12,8 @@ export interface DecideContext {
   catchupWindowMs: number;
   jitter: JitterOptions;
   newRunId: () => string;
+  /** `buffer_all`: the most slots one job holds waiting; past it the oldest waiting one is skipped. */
+  maxBuffered: number;
 }
 
 /** Beyond this many passed slots of one job, the rest are counted as missed without enumerating them. */
@@ -22,6 +26,7 @@ export const specOf = (job: CronJob): ScheduleSpec => ({
   recurring: job.recurring,
   createdAt: job.createdAt,
   expiresAt: job.expiresAt,
+  jitterMaxSeconds: job.jitterMaxSeconds,
 });
 
 /**
@@ -35,18 +40,25 @@ export function oneShotPassed(nominalAt: number, at: number): boolean {
 }
 
 /**
- * What to do with one job now, given whether its session is busy. Pure: the store calls it inside its
+ * What to do with one job now, given its session's active runs. Pure: the store calls it inside its
  * transaction with the freshest row, so two schedulers on one database cannot both act on one slot.
  *
  * - Slots whose due time has passed are collected. Those older than the catch-up window (downtime) are
- *   recorded as missed; the newer ones fold into one fire, the older of them recorded as coalesced.
- * - A busy session makes the newest slot wait as `pending`; it fires when the session is idle, and any slot
- *   that comes due meanwhile supersedes it (coalescing).
+ *   recorded as missed; the newer ones arrive, oldest first, and the job's overlap policy (`overlap.ts`)
+ *   says what each becomes. While the session is idle, several that arrive together fold into one fire, the
+ *   older recorded as coalesced (catch-up), except under `buffer_all`, which keeps each.
+ * - Under the default `buffer_one`, a busy session makes the newest slot wait as `pending`; it fires when the
+ *   session is idle, and any slot that comes due meanwhile supersedes it (coalescing).
  * - A one-shot whose nominal time passed before this scheduler started was missed while down: it waits for
  *   a person. One due early (jitter) whose nominal time is still ahead fires.
  * - A one-shot, or a recurring job's final slot (its first at or after expiry), removes the job once fired.
  */
-export function decide(job: CronJob, sessionBusy: boolean, ctx: DecideContext): SlotTransition | null {
+export function decide(
+  job: CronJob,
+  sessionBusy: boolean,
+  ctx: DecideContext,
+  sessionRuns: readonly SessionRun[] = [],
+): SlotTransition | null {
   if (job.status !== 'active') return null;
   const dueNow = job.nextDueAt !== null && job.nextNominalAt !== null && job.nextDueAt <= ctx.now;
   if (!dueNow && (job.pendingSlotAt === null || sessionBusy)) return null;
@@ -75,51 +87,39 @@ export function decide(job: CronJob, sessionBusy: boolean, ctx: DecideContext): 
     };
   }
 
-  const waiting =
-    job.pendingSlotAt !== null
-      ? { slotAt: job.pendingSlotAt, final: job.pendingFinal, coalesced: job.pendingCoalesced }
-      : null;
   const due: Due = dueNow
-    ? collectDue(job, current, waiting, ctx)
-    : { pending: waiting, coalesce: [], missed: null, next: current, finalPassed: false, fireDueAt: null };
-  const { coalesce, missed, next, finalPassed, fireDueAt } = due;
-  let { pending } = due;
-
-  let fire: SlotTransition['fire'] = null;
-  let remove = finalPassed && !pending;
-  if (pending && !sessionBusy) {
-    fire = { slotAt: pending.slotAt, runId: ctx.newRunId(), dueAt: fireDueAt };
-    remove = pending.final || !job.recurring;
-    pending = null;
-  }
-  return { coalesce, missed, fire, pending, next, remove };
+    ? collectDue(job, current, ctx)
+    : { arrivals: [], missed: null, next: current, finalPassed: false };
+  return applyOverlap(job, { busy: sessionBusy, runs: sessionRuns }, due, ctx);
 }
 
-type Pending = { slotAt: number; final: boolean; coalesced: number };
-
-/** The slots that came due, walked: what waits to fire, what it supersedes, what was missed, what is next. */
-interface Due {
-  pending: Pending | null;
-  coalesce: number[];
-  missed: SlotTransition['missed'];
-  next: NextFire | null;
-  /** The job's final slot (or its one-shot) is among them. */
-  finalPassed: boolean;
-  /** When the slot that waits to fire came due. */
-  fireDueAt: number | null;
-}
-
-function collectDue(
+/**
+ * A backfilled slot (POST /v1/jobs/:id/backfill), offered to the job as if it came due now: the overlap
+ * policy applies as for a slot of the schedule; the job's next slot stays as it is. Pure, as `decide`.
+ */
+export function decideBackfill(
   job: CronJob,
-  current: NextFire | null,
-  waiting: Pending | null,
+  sessionRuns: readonly SessionRun[],
+  slotAt: number,
   ctx: DecideContext,
-): Due {
-  let pending = waiting;
-  const coalesce: number[] = [];
+): SlotTransition | null {
+  const next: NextFire | null =
+    job.nextNominalAt !== null && job.nextDueAt !== null
+      ? { nominalAt: job.nextNominalAt, dueAt: job.nextDueAt, final: job.nextFinal }
+      : null;
+  const due: Due = {
+    arrivals: [{ slotAt, final: false, dueAt: null }],
+    missed: null,
+    next,
+    finalPassed: false,
+  };
+  return applyOverlap(job, { busy: sessionRuns.length > 0, runs: sessionRuns }, due, ctx);
+}
+
+function collectDue(job: CronJob, current: NextFire | null, ctx: DecideContext): Due {
+  const arrivals: Arrival[] = [];
   let missed: SlotTransition['missed'] = null;
   let finalPassed = false;
-  let fireDueAt: number | null = null;
   const cutoff = ctx.now - ctx.catchupWindowMs;
   const spec = specOf(job);
   let slot: NextFire | null = current;
@@ -130,14 +130,7 @@ function collectDue(
         ? { firstAt: missed.firstAt, lastAt: slot.nominalAt, slots: missed.slots + 1 }
         : { firstAt: slot.nominalAt, lastAt: slot.nominalAt, slots: 1 };
     } else {
-      // Each newer slot supersedes the one waiting: idle-only firing coalesces.
-      if (pending) coalesce.push(pending.slotAt);
-      pending = {
-        slotAt: slot.nominalAt,
-        final: slot.final,
-        coalesced: pending ? pending.coalesced + 1 : 0,
-      };
-      fireDueAt = slot.dueAt;
+      arrivals.push({ slotAt: slot.nominalAt, final: slot.final, dueAt: slot.dueAt });
     }
     if (slot.final || !job.recurring) {
       finalPassed = true;
@@ -150,7 +143,5 @@ function collectDue(
         ? nextFire(spec, slot.nominalAt, ctx.now, ctx.jitter)
         : nextFire(spec, Math.max(cutoff, slot.nominalAt), ctx.now, ctx.jitter);
   }
-  // The job's last slot went by as missed, but an earlier one still waits: that one is now the last.
-  if (finalPassed && pending) pending.final = true;
-  return { pending, coalesce, missed, next: slot, finalPassed, fireDueAt };
+  return { arrivals, missed, next: slot, finalPassed };
 }

@@ -12,7 +12,7 @@ export interface JitterOptions {
   enabled: boolean;
   /** Share of the gap to the following slot a recurring job may be delayed by. Default 0.1. */
   recurringFraction: number;
-  /** Upper bound of a recurring job's delay, in ms. Default 15 min. */
+  /** Upper bound of a recurring job's delay, in ms. Default 10 min (a daily job's median delay is 5 min). */
   recurringCapMs: number;
   /** How far before its slot a one-shot at minute 0 or 30 may fire, in ms. Default 90 s. */
   oneShotEarlyMs: number;
@@ -58,13 +58,25 @@ export function approximateCron(expr: string, jobId: string, minShift = 1, maxSh
 }
 
 /**
- * Due time of a recurring slot t1 whose following slot is t2: delayed by up to
- * `recurringFraction` of the gap, never more than `recurringCapMs`. Whole ms.
+ * Due time of a recurring slot t1 whose following slot is t2: delayed by `frac` (uniform over job ids) of a
+ * bound, the smaller of `recurringFraction` of the gap and `recurringCapMs`. So the delay is uniform over
+ * [0, bound): a daily job's median is half the cap, not the cap (scaling the gap first and capping after made
+ * nearly every daily job land on the cap). Whole ms.
  */
 export function recurringDue(t1: number, t2: number, frac: number, opts: JitterOptions): number {
   if (!opts.enabled) return t1;
-  const delay = Math.min(frac * opts.recurringFraction * (t2 - t1), opts.recurringCapMs);
-  return t1 + Math.max(0, Math.floor(delay));
+  const bound = Math.min(opts.recurringFraction * (t2 - t1), opts.recurringCapMs);
+  return t1 + Math.max(0, Math.floor(frac * bound));
+}
+
+/**
+ * A job's own jitter bound (`jitter.max_seconds`) in place of the configured cap: it bounds a recurring job's
+ * delay and a one-shot's early start alike; 0 turns jitter off for the job. Null keeps the configured options.
+ */
+export function jobJitter(opts: JitterOptions, maxSeconds: number | null | undefined): JitterOptions {
+  if (maxSeconds === null || maxSeconds === undefined) return opts;
+  const ms = maxSeconds * 1000;
+  return { ...opts, recurringCapMs: ms, oneShotEarlyMs: Math.min(opts.oneShotEarlyMs, ms) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import type { RunDefaults } from '../domain/types.js';
+import { DEFAULT_OVERLAP, type OverlapPolicy, type RunDefaults } from '../domain/types.js';
 import type { NewJob } from '../store/store.js';
 import { CronError, validateCron } from './cron.js';
 import { approximateCron, type JitterOptions } from './jitter.js';
@@ -19,6 +19,10 @@ export interface JobRequest {
   createdBy: string;
   /** False for a job that never expires (a scheduled trigger's); default true for recurring jobs. */
   expires?: boolean;
+  /** What a slot due while the session is busy becomes; default buffer_one. */
+  overlap?: OverlapPolicy | undefined;
+  /** The job's own jitter bound in seconds (0: none); null or absent: the configured cap. */
+  jitterMaxSeconds?: number | null | undefined;
 }
 
 export function jitterOptions(config: Config): JitterOptions {
@@ -49,6 +53,7 @@ export function jobFromRequest(req: JobRequest, now: number, config: Config): Ne
       recurring: req.recurring,
       createdAt: now,
       expiresAt,
+      jitterMaxSeconds: req.jitterMaxSeconds ?? null,
     },
     now,
     now,
@@ -72,5 +77,7 @@ export function jobFromRequest(req: JobRequest, now: number, config: Config): Ne
     nextNominalAt: next.nominalAt,
     nextDueAt: next.dueAt,
     nextFinal: next.final,
+    overlap: req.overlap ?? DEFAULT_OVERLAP,
+    jitterMaxSeconds: req.jitterMaxSeconds ?? null,
   };
 }

@@ -9,7 +9,8 @@ import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
 import type { JobFilter, JobStore, SessionStore } from '../store/store.js';
-import { oneShotPassed, specOf } from './decide.js';
+import { type BackfilledSlot, type BackfillRange, backfillSlots } from './backfill.js';
+import { decideBackfill, oneShotPassed, specOf } from './decide.js';
 import { type JobRequest, jitterOptions, jobFromRequest } from './job-request.js';
 import { nextFire } from './next-fire.js';
 
@@ -24,6 +25,8 @@ export interface JobsDeps {
   scheduler: { kick(): void };
   /** Where a run-now run goes (the run queue). */
   submitRun: (run: Run) => void;
+  /** Cancels a run as `drydock runs cancel` does (a backfill under cancel_other). */
+  cancelRun: (runId: string) => Promise<unknown>;
 }
 
 /**
@@ -32,7 +35,7 @@ export interface JobsDeps {
  */
 export type NewJobRequest = Pick<
   JobRequest,
-  'cron' | 'prompt' | 'recurring' | 'approximate' | 'createdBy' | 'name'
+  'cron' | 'prompt' | 'recurring' | 'approximate' | 'createdBy' | 'name' | 'overlap' | 'jitterMaxSeconds'
 > & {
   timezone?: string | undefined;
   options?: JobRequest['options'] | undefined;
@@ -42,7 +45,10 @@ export type NewJobRequest = Pick<
 
 /** Fields of a session's job to change (PATCH /v1/jobs/:id); undefined leaves a field as it is. */
 export type JobChange = Partial<
-  Pick<NewJobRequest, 'cron' | 'timezone' | 'prompt' | 'recurring' | 'approximate' | 'options'>
+  Pick<
+    NewJobRequest,
+    'cron' | 'timezone' | 'prompt' | 'recurring' | 'approximate' | 'options' | 'overlap' | 'jitterMaxSeconds'
+  >
 > & {
   /** The caller's role: only an admin may make a job more permissive than its session. */
   role: Role;
@@ -126,6 +132,9 @@ export class Jobs {
         prompt: change.prompt ?? job.prompt,
         recurring: change.recurring ?? job.recurring,
         approximate: change.approximate ?? job.approximate,
+        overlap: change.overlap ?? job.overlap,
+        jitterMaxSeconds:
+          change.jitterMaxSeconds !== undefined ? change.jitterMaxSeconds : job.jitterMaxSeconds,
         options,
         createdBy: job.createdBy,
       },
@@ -214,6 +223,44 @@ export class Jobs {
     if (!run) throw notFound(job.id);
     this.deps.submitRun(run);
     return run;
+  }
+
+  /**
+   * The slots of a past range fired once each (backfillSlots says which, and refuses), the job's overlap
+   * policy applied as if each came due now; a slot that has a run or an outcome already is not fired again.
+   * What each slot became, in order.
+   */
+  async backfill(id: string, range: BackfillRange): Promise<BackfilledSlot[]> {
+    const { store, clock, config } = this.deps;
+    const job = await this.get(id);
+    const now = clock.now();
+    const slots = backfillSlots(job, range, now, config.scheduler.max_backfill_slots);
+    const ctx = {
+      now,
+      startedAt: now,
+      catchupWindowMs: config.scheduler.catchup_window_ms,
+      jitter: jitterOptions(config),
+      newRunId: () => newId('run'),
+      maxBuffered: config.scheduler.max_buffered_slots,
+    };
+    const done = await store.backfillJob(job.id, slots, now, (fresh, runs, slotAt) =>
+      decideBackfill(fresh, runs, slotAt, ctx),
+    );
+    if (!done) throw notFound(job.id);
+    for (const { run, transition } of done.results) {
+      for (const c of transition.cancel ?? []) await this.deps.cancelRun(c.runId);
+      if (run) this.deps.submitRun(run);
+    }
+    if (done.results.length) this.deps.scheduler.kick();
+    const recorded = new Map((await store.listSlots(job.id)).map((r) => [r.slotAt, r]));
+    const already = new Set(done.already);
+    return slots.map((slotAt): BackfilledSlot => {
+      const row = recorded.get(slotAt);
+      if (already.has(slotAt)) return { slotAt, outcome: 'already_done', runId: row?.runId ?? null };
+      if (row) return { slotAt, outcome: row.outcome, runId: row.runId };
+      // Only buffer_one's waiting slot has no row yet (it is recorded when it fires or is replaced).
+      return { slotAt, outcome: 'pending', runId: null };
+    });
   }
 
   /**

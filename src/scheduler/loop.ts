@@ -17,6 +17,13 @@ export interface SchedulerOptions {
   maxWaitMs: number;
   batchSize: number;
   jitter: JitterOptions;
+  /** `buffer_all`: the most slots one job holds waiting (config scheduler.max_buffered_slots). */
+  maxBuffered: number;
+  /**
+   * Cancels a run through the runs' own cancel path (as `drydock runs cancel`): a `cancel_other` job's
+   * transition names the runs it supersedes, canceled once that transition is stored.
+   */
+  cancelRun: (runId: string) => Promise<unknown>;
   /** Observes each fired slot's lateness (ms after its jittered due time). */
   onLateness?: (ms: number) => void;
   /** Receives each finished pass's tally (metrics), whether the timer or a caller of `tick()` ran it. */
@@ -29,6 +36,10 @@ export interface TickReport {
   pending: number;
   missed: number;
   coalesced: number;
+  /** Slots dropped by an overlap policy (`skip`, or past `buffer_all`'s limit). */
+  skipped: number;
+  /** Runs canceled by `cancel_other`. */
+  canceled: number;
   /** How long the loop will sleep before the next tick. */
   sleepMs: number;
 }
@@ -129,7 +140,16 @@ export class Scheduler {
 
   private async pass(): Promise<TickReport> {
     const { store, clock, batchSize } = this.opts;
-    const report: TickReport = { at: clock.now(), fired: 0, pending: 0, missed: 0, coalesced: 0, sleepMs: 0 };
+    const report: TickReport = {
+      at: clock.now(),
+      fired: 0,
+      pending: 0,
+      missed: 0,
+      coalesced: 0,
+      skipped: 0,
+      canceled: 0,
+      sleepMs: 0,
+    };
     // Slots that waited for their session to go idle first, then what the clock says is due.
     for (const list of [
       () => store.listReadyPendingJobIds(batchSize),
@@ -139,16 +159,22 @@ export class Scheduler {
         const ids = await list();
         if (ids.length === 0) break;
         const now = clock.now();
-        const results = await store.advanceJobs(ids, now, (job, busy) =>
-          decide(job, busy, {
-            now,
-            startedAt: this.startedAt,
-            catchupWindowMs: this.opts.catchupWindowMs,
-            jitter: this.opts.jitter,
-            newRunId: () => newId('run'),
-          }),
+        const results = await store.advanceJobs(ids, now, (job, busy, runs) =>
+          decide(
+            job,
+            busy,
+            {
+              now,
+              startedAt: this.startedAt,
+              catchupWindowMs: this.opts.catchupWindowMs,
+              jitter: this.opts.jitter,
+              newRunId: () => newId('run'),
+              maxBuffered: this.opts.maxBuffered,
+            },
+            runs,
+          ),
         );
-        this.account(results, report, clock.now());
+        await this.account(results, report, clock.now());
         if (ids.length < batchSize || results.length === 0) break;
       }
     }
@@ -161,9 +187,12 @@ export class Scheduler {
     return report;
   }
 
-  private account(results: AdvanceResult[], report: TickReport, firedAt: number): void {
+  private async account(results: AdvanceResult[], report: TickReport, firedAt: number): Promise<void> {
     for (const { run, transition: t } of results) {
+      for (const c of t.cancel ?? []) await this.cancel(c.runId);
       report.coalesced += t.coalesce.length;
+      report.skipped += t.skip?.length ?? 0;
+      report.canceled += t.cancel?.length ?? 0;
       if (t.missed) report.missed += t.missed.slots;
       if (t.pending && !t.fire) report.pending += 1;
       if (run) {
@@ -171,6 +200,15 @@ export class Scheduler {
         if (t.fire?.dueAt != null) this.opts.onLateness?.(firedAt - t.fire.dueAt);
         this.opts.onRun(run);
       }
+    }
+  }
+
+  /** A run a `cancel_other` slot supersedes; its slot is recorded canceled already, whatever this answers. */
+  private async cancel(runId: string): Promise<void> {
+    try {
+      await this.opts.cancelRun(runId);
+    } catch (err) {
+      this.opts.logger.warn({ err, run_id: runId }, 'cancel_other: canceling the superseded run failed');
     }
   }
 }

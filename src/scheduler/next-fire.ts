@@ -1,5 +1,5 @@
 import { minuteOf, nextMatch } from './cron.js';
-import { type JitterOptions, jitterFraction, oneShotDue, recurringDue } from './jitter.js';
+import { type JitterOptions, jitterFraction, jobJitter, oneShotDue, recurringDue } from './jitter.js';
 
 /** What the scheduler needs to know about a job to place its next fire. */
 export interface ScheduleSpec {
@@ -11,6 +11,8 @@ export interface ScheduleSpec {
   createdAt: number;
   /** Recurring jobs only: from this instant on, the next slot is the last one. */
   expiresAt: number | null;
+  /** The job's own jitter bound in seconds (`jitter.max_seconds`); null or absent: the configured cap. */
+  jitterMaxSeconds?: number | null;
 }
 
 export interface NextFire {
@@ -32,8 +34,9 @@ export function nextFire(
   spec: ScheduleSpec,
   after: number,
   now: number,
-  opts: JitterOptions,
+  configured: JitterOptions,
 ): NextFire | null {
+  const opts = jobJitter(configured, spec.jitterMaxSeconds);
   const t1 = nextMatch(spec.expr, spec.timezone, after);
   if (t1 === null) return null;
   const frac = jitterFraction(spec.id);

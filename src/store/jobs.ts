@@ -1,5 +1,5 @@
 import type { NewRun } from '../domain/new-run.js';
-import type { DecideFn, SlotTransition } from '../domain/slot-transition.js';
+import type { DecideFn, SessionRun, SlotTransition } from '../domain/slot-transition.js';
 import type { CronJob, JobStatus, Page, Run, SlotRecord } from '../domain/types.js';
 
 export type NewJob = Omit<
@@ -15,6 +15,7 @@ export type NewJob = Omit<
   | 'renewedAt'
   | 'renewedBy'
   | 'name'
+  | 'bufferedSlots'
 > & { triggerId?: string | null; name?: string | null };
 
 export interface AdvanceResult {
@@ -97,4 +98,33 @@ export interface JobStore {
   listSlots(jobId: string): Promise<SlotRecord[]>;
   /** The latest `perJob` slots of each job, newest first, keyed by job id (a job without slots is absent). */
   recentSlots(jobIds: readonly string[], perJob: number): Promise<Map<string, RecentSlot[]>>;
+  /**
+   * Backfill (POST /v1/jobs/:id/backfill): in one transaction, offers the job each slot of `slots` (oldest
+   * first) as if it came due now. A slot that already has a run or a recorded outcome (other than `missed`) is
+   * left alone and listed in `already`, as is one the schedule still holds (`leftToSchedule`); for the others `decide` is called with the job as the slots before it
+   * left it and the session's active runs (a run fired here counts), and its transition applied. Null when
+   * the job is gone.
+   */
+  backfillJob(
+    jobId: string,
+    slots: number[],
+    now: number,
+    decide: BackfillDecideFn,
+  ): Promise<BackfillResult | null>;
+}
+
+/** Pure and synchronous, as DecideFn: what one backfilled slot does to the job. */
+export type BackfillDecideFn = (
+  job: CronJob,
+  sessionRuns: readonly SessionRun[],
+  slotAt: number,
+) => SlotTransition | null;
+
+export interface BackfillResult {
+  /** Slots that had a run or an outcome already: not offered again. */
+  already: number[];
+  /** What each offered slot did, in order; `run` when it fired one. */
+  results: AdvanceResult[];
+  /** The job afterwards (null when a transition removed it). */
+  job: CronJob | null;
 }

@@ -86,6 +86,10 @@ export interface JobRow {
   renewals: number;
   renewed_at: number | null;
   renewed_by: string | null;
+  overlap: CronJob['overlap'];
+  jitter_max_seconds: number | null;
+  /** JSON array of ms. */
+  buffered_slots: string;
 }
 
 export interface RunRow {
@@ -328,6 +332,9 @@ export const toJob = (r: JobRow): CronJob => ({
   renewals: r.renewals,
   renewedAt: r.renewed_at,
   renewedBy: r.renewed_by,
+  overlap: r.overlap,
+  jitterMaxSeconds: r.jitter_max_seconds,
+  bufferedSlots: JSON.parse(r.buffered_slots),
 });
 
 export const toRun = (r: RunRow): Run => ({

@@ -14,10 +14,18 @@ import type { WakeStore } from './wakes.js';
 // importers of this module keep working; new code may import the precise module.
 export type { NewRun } from '../domain/new-run.js';
 export type { DecisionEffect } from '../domain/plan-decision.js';
-export type { DecideFn, SlotTransition } from '../domain/slot-transition.js';
+export type { DecideFn, SessionRun, SlotTransition } from '../domain/slot-transition.js';
 export type { ApprovalStore } from './approvals.js';
 export type { ReactionCursorStore } from './cursors.js';
-export type { AdvanceResult, JobFilter, JobStore, NewJob, RecentSlot } from './jobs.js';
+export type {
+  AdvanceResult,
+  BackfillDecideFn,
+  BackfillResult,
+  JobFilter,
+  JobStore,
+  NewJob,
+  RecentSlot,
+} from './jobs.js';
 export { type Fence, FencedError, type Receipt, type RunClaim } from './leases.js';
 export type { OutboxStore, PlanDeliveryPatch } from './outbox.js';
 export type { PlanFilter, PlanStore } from './plans.js';

@@ -4,7 +4,15 @@ import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
 import { checkMcpSelection } from '../domain/mcp-selection.js';
-import type { CronJob, Role, RunDefaults, Trigger, TriggerFilters } from '../domain/types.js';
+import {
+  type CronJob,
+  DEFAULT_OVERLAP,
+  type OverlapPolicy,
+  type Role,
+  type RunDefaults,
+  type Trigger,
+  type TriggerFilters,
+} from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
@@ -38,7 +46,10 @@ export interface TriggerAdminDeps {
   hidden: HiddenPaths;
 }
 
-/** A trigger as requested. `cron` is required by kind `schedule`; cron, timezone and approximate are its alone. */
+/**
+ * A trigger as requested. `cron` is required by kind `schedule`; cron, timezone, approximate, overlap and
+ * jitter are its alone.
+ */
 export type NewTriggerRequest = Pick<Trigger, 'name' | 'kind' | 'prompt' | 'enabled' | 'createdBy'> & {
   /** Required by kind `github`, refused by `schedule`. */
   events?: string[] | undefined;
@@ -52,6 +63,10 @@ export type NewTriggerRequest = Pick<Trigger, 'name' | 'kind' | 'prompt' | 'enab
   /** Default: the configured time zone. */
   timezone?: string | undefined;
   approximate?: boolean | undefined;
+  /** Default: buffer_one. */
+  overlap?: OverlapPolicy | undefined;
+  /** The job's own jitter bound in seconds; null or absent: the configured cap. */
+  jitterMaxSeconds?: number | null | undefined;
 };
 
 /** Fields to change; undefined leaves a field as it is. */
@@ -72,6 +87,9 @@ export interface TriggerChange {
   cron?: string | undefined;
   timezone?: string | undefined;
   approximate?: boolean | undefined;
+  overlap?: OverlapPolicy | undefined;
+  /** null: back to the configured cap. */
+  jitterMaxSeconds?: number | null | undefined;
 }
 
 /** A trigger written, with its token when one was issued now (shown this once: only its hash is kept). */
@@ -113,6 +131,8 @@ export class TriggerAdmin {
             cron: req.cron ?? '',
             timezone: scheduleZone(req.timezone ?? config.timezone),
             approximate: req.approximate ?? false,
+            overlap: req.overlap ?? DEFAULT_OVERLAP,
+            jitterMaxSeconds: req.jitterMaxSeconds ?? null,
           }
         : null;
     const now = clock.now();
@@ -246,12 +266,7 @@ export class TriggerAdmin {
     const job = current.kind === 'schedule' ? await store.jobOfTrigger(current.id) : null;
     if (!job) return null;
     const now = clock.now();
-    const redefine =
-      change.cron !== undefined ||
-      change.timezone !== undefined ||
-      change.approximate !== undefined ||
-      change.prompt !== undefined ||
-      change.options !== undefined;
+    const redefine = scheduleChanged(change) || change.prompt !== undefined || change.options !== undefined;
     if (redefine) {
       const next = planScheduleJob(
         { ...current, prompt: change.prompt ?? current.prompt, options: change.options ?? current.options },
@@ -259,6 +274,9 @@ export class TriggerAdmin {
           cron: change.cron ?? job.cron,
           timezone: change.timezone ?? job.timezone,
           approximate: change.approximate ?? job.approximate,
+          overlap: change.overlap ?? job.overlap,
+          jitterMaxSeconds:
+            change.jitterMaxSeconds === undefined ? job.jitterMaxSeconds : change.jitterMaxSeconds,
         },
         { jobId: job.id, sessionId: job.sessionId },
         now,
@@ -306,10 +324,20 @@ function checkKindFields(req: NewTriggerRequest): void {
     if (req.events?.length || req.filters)
       throw invalidRequest('a schedule trigger has no events or filters');
     checkSchedulePrompt(req.prompt);
-  } else if (req.cron !== undefined || req.timezone !== undefined || req.approximate !== undefined) {
+  } else if (scheduleChanged(req)) {
     throw invalidRequest(SCHEDULE_FIELDS_ONLY);
   }
 }
+
+/** Whether a request names any of a scheduled trigger's own fields. */
+const scheduleChanged = (
+  r: Pick<TriggerChange, 'cron' | 'timezone' | 'approximate' | 'overlap' | 'jitterMaxSeconds'>,
+) =>
+  r.cron !== undefined ||
+  r.timezone !== undefined ||
+  r.approximate !== undefined ||
+  r.overlap !== undefined ||
+  r.jitterMaxSeconds !== undefined;
 
 /** Which fields of a change fit the trigger's kind (which never changes). */
 function checkChange(current: Trigger, change: TriggerChange): void {
@@ -317,13 +345,11 @@ function checkChange(current: Trigger, change: TriggerChange): void {
   if (change.rotateToken && current.kind !== 'generic') {
     throw invalidRequest('only generic triggers have a token');
   }
-  const scheduleChange =
-    change.cron !== undefined || change.timezone !== undefined || change.approximate !== undefined;
-  if (scheduleChange && current.kind !== 'schedule') throw invalidRequest(SCHEDULE_FIELDS_ONLY);
+  if (scheduleChanged(change) && current.kind !== 'schedule') throw invalidRequest(SCHEDULE_FIELDS_ONLY);
   if (current.kind === 'schedule' && change.prompt !== undefined) checkSchedulePrompt(change.prompt);
 }
 
-const SCHEDULE_FIELDS_ONLY = 'cron, timezone and approximate are for schedule triggers';
+const SCHEDULE_FIELDS_ONLY = 'cron, timezone, approximate, overlap and jitter are for schedule triggers';
 
 /** A prompt names only placeholders an event fills. */
 function checkPrompt(prompt: string): void {

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import type { CronJob, JobStatus, Trigger } from '../domain/types.js';
+import type { CronJob, JobStatus, OverlapPolicy, Trigger } from '../domain/types.js';
 import { newId } from '../ids.js';
 import { specOf } from '../scheduler/decide.js';
 import { jitterOptions, jobFromRequest } from '../scheduler/job-request.js';
@@ -8,14 +8,17 @@ import type { NewJob } from '../store/store.js';
 
 // A scheduled trigger (kind `schedule`) is a cron schedule that belongs to no person's session and never
 // expires: how a team keeps a nightly review. The scheduler fires it through a job of its own (the job's
-// trigger_id), so every rule of jobs holds for it unchanged: jitter, approximate minutes, exactly once per
-// slot, catch-up after downtime, firing only when its session is idle. The trigger's runs share one session
+// trigger_id), so every rule of jobs holds for it unchanged: jitter, approximate minutes, the overlap policy,
+// exactly once per slot, catch-up after downtime, firing only when its session is idle. The trigger's runs share one session
 // (scope `schedule:<trigger id>`), so they run one at a time.
 
 export interface ScheduleDefinition {
   cron: string;
   timezone: string;
   approximate: boolean;
+  overlap: OverlapPolicy;
+  /** The job's own jitter bound in seconds; null: the configured cap. */
+  jitterMaxSeconds: number | null;
 }
 
 /** Who a scheduled trigger's runs are requested by (as for the other triggers). */
@@ -40,6 +43,8 @@ export function planScheduleJob(
       prompt: trigger.prompt,
       recurring: true,
       approximate: schedule.approximate,
+      overlap: schedule.overlap,
+      jitterMaxSeconds: schedule.jitterMaxSeconds,
       options: trigger.options,
       createdBy: scheduleRequester(trigger),
       expires: false,

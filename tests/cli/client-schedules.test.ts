@@ -49,7 +49,7 @@ describe('drydock triggers create --kind schedule', () => {
 
     const shown = await cli('triggers', 'show', id!);
     expect(shown.stdout).toMatch(
-      /schedule\s+0 3 \* \* MON-FRI \(Europe\/Kyiv\), active, fired 0 time\(s\), job job_\S+/,
+      /schedule\s+0 3 \* \* MON-FRI \(Europe\/Kyiv\), overlap buffer_one, active, fired 0 time\(s\), job job_\S+/,
     );
 
     const paused = await cli('triggers', 'update', id!, '--disable');
@@ -90,7 +90,7 @@ describe('drydock triggers create --kind schedule', () => {
     );
     expect(misplaced.code).toBe(2);
     expect(misplaced.stderr).toContain(
-      '--cron, --timezone and --approximate apply to schedule triggers only',
+      '--cron, --timezone, --approximate, --overlap and --jitter-max-seconds apply to schedule triggers only',
     );
   });
 });

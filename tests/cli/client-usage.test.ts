@@ -13,7 +13,7 @@ const run = (args: string[]) => runCli(args, { DRYDOCK_TOKEN: 'tok-1234' });
 
 const GROUPS: Record<string, string[]> = {
   sessions: ['list', 'show', 'create', 'close'],
-  jobs: ['list', 'show', 'create', 'update', 'delete', 'pause', 'resume', 'run', 'slots'],
+  jobs: ['list', 'show', 'create', 'update', 'delete', 'pause', 'resume', 'run', 'slots', 'backfill'],
   triggers: ['list', 'show', 'create', 'update', 'delete', 'deliveries', 'fire'],
   deliveries: ['list', 'show'],
   plans: ['list', 'show', 'approve', 'reject', 'revise'],

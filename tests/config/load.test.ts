@@ -83,10 +83,12 @@ describe('defaults', () => {
         recurring_expiry_ms: 604_800_000,
         batch_size: 500,
         approximate_shift_minutes: { min: 1, max: 6 },
+        max_buffered_slots: 100,
+        max_backfill_slots: 100,
         jitter: {
           enabled: true,
           recurring_fraction: 0.1,
-          recurring_cap_ms: 900_000,
+          recurring_cap_ms: 600_000,
           one_shot_early_ms: 90_000,
         },
       },

@@ -186,6 +186,10 @@ it('serves every route with answers its contract schema describes', async () => 
   await ok('POST', `/v1/jobs/${job.id}/resume`, 200);
   await ok('POST', `/v1/jobs/${job.id}/renew`, 200);
   await ok('PATCH', `/v1/jobs/${job.id}`, 200, { body: { timezone: 'Europe/Berlin' } });
+  // A range with no 09:00 Berlin slot in it: answered, nothing fired (the runs below are this test's own).
+  await ok('POST', `/v1/jobs/${job.id}/backfill`, 200, {
+    body: { from: '2020-01-01T00:00:00Z', to: '2020-01-01T01:00:00Z' },
+  });
 
   // ---- a run that asks a question, is answered, and plans
   const asked = {

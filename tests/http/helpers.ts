@@ -65,8 +65,8 @@ const digest = (id: string): Buffer => createHash('sha256').update(id).digest();
 /** `frac` = first 32 bits of sha256(id) / 2^32. */
 export const frac = (id: string): number => digest(id).readUInt32BE(0) / 2 ** 32;
 
-/** Recurring due time: t1 + min(frac * 0.1 * (t2 - t1), 15 min), whole ms. */
+/** Recurring due time: t1 + frac * min(0.1 * (t2 - t1), 10 min), whole ms. */
 export const recurringDue = (id: string, t1: number, t2: number): number =>
-  t1 + Math.floor(Math.min(frac(id) * 0.1 * (t2 - t1), 15 * MIN));
+  t1 + Math.floor(frac(id) * Math.min(0.1 * (t2 - t1), 10 * MIN));
 
 export const iso = (t: number): string => new Date(t).toISOString();

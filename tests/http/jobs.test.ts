@@ -30,7 +30,7 @@ describe('cron jobs API', () => {
   });
 
   describe('POST /v1/sessions/:id/jobs', () => {
-    it('creates a recurring job: exact nominal next fire, jitter within 15 min, expiry 7 days on', async () => {
+    it('creates a recurring job: exact nominal next fire, jitter within 10 min, expiry 7 days on', async () => {
       const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
         body: { cron: '30 9 * * *', timezone: 'UTC', prompt: 'nightly review' },
       });
@@ -56,9 +56,47 @@ describe('cron jobs API', () => {
       const nominal = at(job.next_fire_at);
       const jittered = at(job.next_fire_jittered_at);
       expect(jittered).toBeGreaterThanOrEqual(nominal);
-      expect(jittered).toBeLessThanOrEqual(nominal + 15 * MIN);
+      expect(jittered).toBeLessThan(nominal + 10 * MIN);
       // Exactly the documented formula, with t2 the next day's slot.
       expect(jittered).toBe(recurringDue(job.id, nominal, nominal + DAY));
+    });
+
+    it('shows the default overlap and jitter: buffer_one, the configured cap', async () => {
+      const job = await createJob(h, sessionId);
+      expect(job).toMatchObject({
+        overlap: 'buffer_one',
+        jitter: { max_seconds: null, approximate: false },
+        buffered_slots: [],
+      });
+    });
+
+    it("takes a job's own jitter: max_seconds 0 fires at the minute, 60 bounds the delay to a minute", async () => {
+      const none = await createJob(h, sessionId, { jitter: { max_seconds: 0 }, overlap: 'skip' });
+      expect(none).toMatchObject({ overlap: 'skip', jitter: { max_seconds: 0, approximate: false } });
+      expect(none.next_fire_jittered_at).toBe(none.next_fire_at);
+      const minute = await createJob(h, sessionId, { jitter: { max_seconds: 60 } });
+      const nominal = at(minute.next_fire_at);
+      expect(at(minute.next_fire_jittered_at) - nominal).toBe(Math.floor(frac(minute.id) * 60_000));
+      // Kept for the slots after the first too.
+      const stored = await h.store.getJob(minute.id);
+      expect(stored!.jitterMaxSeconds).toBe(60);
+    });
+
+    it('takes jitter.approximate as approximate, and refuses the two disagreeing', async () => {
+      const job = await createJob(h, sessionId, { cron: '0 9 * * *', jitter: { approximate: true } });
+      expect(job.approximate).toBe(true);
+      expect(job.jitter.approximate).toBe(true);
+      expect(job.effective_cron).not.toBe('0 9 * * *');
+      const both = await createJob(h, sessionId, { approximate: true, jitter: { approximate: true } });
+      expect(both.approximate).toBe(true);
+      const res = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+        body: { cron: '0 9 * * *', prompt: 'p', approximate: true, jitter: { approximate: false } },
+      });
+      expectError(res, 422, 'invalid_request');
+      const bad = await h.call('POST', `/v1/sessions/${sessionId}/jobs`, {
+        body: { cron: '0 9 * * *', prompt: 'p', overlap: 'terminate_other', jitter: { max_seconds: -1 } },
+      });
+      expect(bad.status).toBe(422);
     });
 
     it('honours an explicit IANA timezone (America/New_York is UTC-4 in June)', async () => {

@@ -11,7 +11,7 @@ import {
 } from '../../src/scheduler/jitter.js';
 import { jitterOptions } from '../../src/scheduler/job-request.js';
 
-/** The configured defaults: 10 % of the period, at most 15 minutes; one-shots up to 90 s early. */
+/** The configured defaults: 10 % of the period, at most 10 minutes; one-shots up to 90 s early. */
 const DEFAULT_JITTER = jitterOptions(defaultConfig());
 const at = (iso: string): number => Date.parse(iso);
 const MIN = 60_000;
@@ -23,7 +23,7 @@ describe('DEFAULT_JITTER', () => {
     expect(DEFAULT_JITTER).toEqual({
       enabled: true,
       recurringFraction: 0.1,
-      recurringCapMs: 15 * MIN,
+      recurringCapMs: 10 * MIN,
       oneShotEarlyMs: 90_000,
     });
   });
@@ -52,9 +52,13 @@ describe('jitterFraction', () => {
 describe('recurringDue', () => {
   const t1 = at('2026-01-05T09:00:00Z');
 
-  it('caps the delay at 15 minutes: 10% of a day would be 2.4 h', () => {
-    expect(recurringDue(t1, t1 + 24 * HOUR, 0.5, DEFAULT_JITTER)).toBe(at('2026-01-05T09:15:00Z'));
-    expect(recurringDue(t1, t1 + 24 * HOUR, 0.999, DEFAULT_JITTER)).toBe(at('2026-01-05T09:15:00Z'));
+  it('spreads a daily job uniformly below the 10-minute cap (10% of a day would be 2.4 h)', () => {
+    // The id's fraction scales the capped bound, so the delay is frac * 10 min: the median job is 5 min late,
+    // not 10 (before, the fraction scaled 2.4 h and the cap cut nearly every job to the cap).
+    expect(recurringDue(t1, t1 + 24 * HOUR, 0.5, DEFAULT_JITTER)).toBe(at('2026-01-05T09:05:00Z'));
+    expect(recurringDue(t1, t1 + 24 * HOUR, 0.9, DEFAULT_JITTER)).toBe(at('2026-01-05T09:09:00Z'));
+    expect(recurringDue(t1, t1 + 24 * HOUR, 0.1, DEFAULT_JITTER)).toBe(at('2026-01-05T09:01:00Z'));
+    expect(recurringDue(t1, t1 + 24 * HOUR, 0.999, DEFAULT_JITTER)).toBe(at('2026-01-05T09:09:59.400Z'));
   });
 
   it('is uncapped below the cap: every 10 minutes delays up to 60 s', () => {
@@ -63,16 +67,17 @@ describe('recurringDue', () => {
     expect(recurringDue(t1, t1 + 10 * MIN, 0, DEFAULT_JITTER)).toBe(t1);
   });
 
-  it('switches at the cap: an hourly job is delayed up to 6 min, a 3-hourly one hits 15 min at frac 0.5', () => {
+  it('switches at the cap: an hourly job is delayed up to 6 min, anything from 100 min apart up to 10 min', () => {
     expect(recurringDue(t1, t1 + HOUR, 0.5, DEFAULT_JITTER)).toBe(at('2026-01-05T09:03:00Z'));
-    expect(recurringDue(t1, t1 + 3 * HOUR, 0.5, DEFAULT_JITTER)).toBe(at('2026-01-05T09:09:00Z'));
-    expect(recurringDue(t1, t1 + 6 * HOUR, 0.5, DEFAULT_JITTER)).toBe(at('2026-01-05T09:15:00Z'));
+    expect(recurringDue(t1, t1 + HOUR, 0.999, DEFAULT_JITTER)).toBe(at('2026-01-05T09:05:59.640Z'));
+    expect(recurringDue(t1, t1 + 3 * HOUR, 0.5, DEFAULT_JITTER)).toBe(at('2026-01-05T09:05:00Z'));
+    expect(recurringDue(t1, t1 + 6 * HOUR, 0.5, DEFAULT_JITTER)).toBe(at('2026-01-05T09:05:00Z'));
   });
 
   it('uses the configured fraction and cap, and the off switch', () => {
     const opts = { ...DEFAULT_JITTER, recurringFraction: 0.2, recurringCapMs: 5 * MIN };
     expect(recurringDue(t1, t1 + 10 * MIN, 0.5, opts)).toBe(t1 + MIN);
-    expect(recurringDue(t1, t1 + HOUR, 0.5, opts)).toBe(t1 + 5 * MIN);
+    expect(recurringDue(t1, t1 + HOUR, 0.5, opts)).toBe(t1 + 2.5 * MIN);
     expect(recurringDue(t1, t1 + 24 * HOUR, 0.5, OFF)).toBe(t1);
   });
 });

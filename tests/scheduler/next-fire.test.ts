@@ -8,7 +8,7 @@ import { type NextFire, nextFire, type ScheduleSpec } from '../../src/scheduler/
 const at = (iso: string): number => Date.parse(iso);
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
-/** The configured defaults: 10 % of the period, at most 15 minutes; one-shots up to 90 s early. */
+/** The configured defaults: 10 % of the period, at most 10 minutes; one-shots up to 90 s early. */
 const DEFAULT_JITTER = jitterOptions(defaultConfig());
 const OFF: JitterOptions = { ...DEFAULT_JITTER, enabled: false };
 
@@ -40,11 +40,12 @@ function show(fire: NextFire | null): { nominalAt: string; dueAt: string; final:
 }
 
 describe('nextFire, recurring', () => {
-  it('a daily job is delayed by the 15-minute cap', () => {
+  it('a daily job is delayed by frac of the 10-minute cap', () => {
     const s = spec({});
     expect(show(nextFire(s, s.createdAt, s.createdAt, DEFAULT_JITTER))).toEqual({
       nominalAt: '2026-01-06T09:00:00.000Z',
-      dueAt: '2026-01-06T09:15:00.000Z',
+      // frac('job-a') = 0.7283 of 10 min
+      dueAt: '2026-01-06T09:07:16.983Z',
       final: false,
     });
   });
@@ -65,7 +66,7 @@ describe('nextFire, recurring', () => {
     expect(first.dueAt - first.nominalAt).toBe(Math.floor(frac('job-b') * 0.1 * 5 * MIN));
     const second = nextFire(s, first.nominalAt, first.nominalAt, DEFAULT_JITTER)!;
     expect(second.nominalAt).toBe(at('2026-01-06T09:05:00Z'));
-    expect(second.dueAt - second.nominalAt).toBe(15 * MIN);
+    expect(second.dueAt - second.nominalAt).toBe(Math.floor(frac('job-b') * 10 * MIN));
   });
 
   it('fires on the nominal slot when jitter is off', () => {
@@ -169,5 +170,49 @@ describe('nextFire, one-shot', () => {
       dueAt: at('2026-01-05T09:00:00Z'),
       final: true,
     });
+  });
+});
+
+describe('how late jobs fire, over many ids (README, "Jitter")', () => {
+  /** Each id's delay of its first slot after creation, sorted, in minutes. */
+  function delays(expr: string, maxSeconds?: number): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < 2001; i++) {
+      const s = spec({ id: `job_${i}`, expr, jitterMaxSeconds: maxSeconds ?? null });
+      const fire = nextFire(s, s.createdAt, s.createdAt, DEFAULT_JITTER)!;
+      out.push((fire.dueAt - fire.nominalAt) / MIN);
+    }
+    return out.sort((a, b) => a - b);
+  }
+  const quantile = (xs: number[], q: number) => xs[Math.round(q * (xs.length - 1))]!;
+
+  it('a daily job: median about 5 minutes, 90% within 9, none at or past the 10-minute cap', () => {
+    const d = delays('0 9 * * *');
+    expect(quantile(d, 0.5)).toBeGreaterThan(4.5);
+    expect(quantile(d, 0.5)).toBeLessThan(5.5);
+    expect(quantile(d, 0.9)).toBeGreaterThan(8.5);
+    expect(quantile(d, 0.9)).toBeLessThan(9.5);
+    expect(d.at(-1)!).toBeLessThan(10);
+    // Before, almost every daily job landed on the cap; now only as many as land in its last percent.
+    expect(d.filter((x) => x >= 9.9).length).toBeLessThan(0.02 * d.length);
+  });
+
+  it('an hourly job: median about 3 minutes, never 6', () => {
+    const d = delays('0 * * * *');
+    expect(quantile(d, 0.5)).toBeGreaterThan(2.7);
+    expect(quantile(d, 0.5)).toBeLessThan(3.3);
+    expect(d.at(-1)!).toBeLessThan(6);
+  });
+
+  it("a job's own max_seconds replaces the cap; 0 fires every job at its minute", () => {
+    expect(delays('0 9 * * *', 0).every((x) => x === 0)).toBe(true);
+    const d = delays('0 9 * * *', 120);
+    expect(d.at(-1)!).toBeLessThan(2);
+    expect(quantile(d, 0.5)).toBeGreaterThan(0.9);
+    expect(quantile(d, 0.5)).toBeLessThan(1.1);
+    // A one-shot's early start is bounded by it too.
+    const once = spec({ recurring: false, expr: '0 11 5 1 *', jitterMaxSeconds: 0 });
+    const fire = nextFire(once, once.createdAt, once.createdAt, DEFAULT_JITTER)!;
+    expect(fire.dueAt).toBe(fire.nominalAt);
   });
 });

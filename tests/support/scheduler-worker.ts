@@ -82,6 +82,8 @@ const scheduler = new Scheduler({
   maxWaitMs: config.scheduler.max_wait_ms,
   batchSize,
   jitter: { ...jitterOptions(config), enabled: false },
+  maxBuffered: 100,
+  cancelRun: async () => false,
 });
 
 io.on(async (msg) => {

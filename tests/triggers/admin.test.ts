@@ -148,7 +148,7 @@ describe('TriggerAdmin', () => {
       /^invalid_prompt: a schedule trigger has no event to fill/,
     );
     expect(await refused({ cron: '0 3 * * *' })).toBe(
-      'invalid_request: cron, timezone and approximate are for schedule triggers',
+      'invalid_request: cron, timezone, approximate, overlap and jitter are for schedule triggers',
     );
     expect(await refused({ prompt: 'look at {{nothing}}' })).toMatch(
       /^invalid_prompt: prompt names unknown placeholders \{\{nothing\}\}/,

@@ -78,6 +78,8 @@ describe('scheduled triggers', () => {
       maxWaitMs: h.config.scheduler.max_wait_ms,
       batchSize: 10,
       jitter: jitterOptions(h.config),
+      maxBuffered: 100,
+      cancelRun: async () => false,
     });
     try {
       await advance(scheduler, store, runs, T0 + 30 * DAY);
@@ -130,6 +132,46 @@ describe('scheduled triggers', () => {
     expect((await h.call('GET', `/v1/jobs/${t.schedule.job_id}`)).status).toBe(404);
   });
 
+  it('take overlap and jitter at creation and by PATCH; their job follows, and drops what waited', async () => {
+    const t = await nightly({ overlap: 'buffer_all', jitter: { max_seconds: 0, approximate: true } });
+    expect(t.schedule).toMatchObject({
+      overlap: 'buffer_all',
+      jitter: { max_seconds: 0, approximate: true },
+      approximate: true,
+    });
+    const jobId = t.schedule.job_id;
+    expect(await h.store.getJob(jobId)).toMatchObject({ overlap: 'buffer_all', jitterMaxSeconds: 0 });
+    // A run keeps the session busy: two nights wait their turn (each pass a few minutes past the night's
+    // approximate slot).
+    const first = Date.parse(t.schedule.next_fire_at);
+    for (let d = 0; d < 3; d++) {
+      h.clock.set(first + d * DAY + 10 * 60_000);
+      await h.scheduler.tick();
+    }
+    expect((await h.store.listSlots(jobId)).map((x) => x.outcome)).toEqual(['fired', 'buffered', 'buffered']);
+
+    const r = await h.call('PATCH', `/v1/triggers/${t.id}`, {
+      body: { overlap: 'skip', jitter: { max_seconds: null } },
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.schedule).toMatchObject({
+      overlap: 'skip',
+      jitter: { max_seconds: null, approximate: true },
+    });
+    expect(await h.store.getJob(jobId)).toMatchObject({
+      overlap: 'skip',
+      jitterMaxSeconds: null,
+      pendingSlotAt: null,
+      bufferedSlots: [],
+    });
+    expect((await h.store.listSlots(jobId)).map((x) => x.outcome)).toEqual(['fired', 'skipped', 'skipped']);
+    // Only a schedule trigger takes them.
+    const generic = await h.call('POST', '/v1/triggers', {
+      body: { kind: 'generic', name: 'g', prompt: 'p', workspace: h.workspace, overlap: 'skip' },
+    });
+    expect(generic.status).toBe(422);
+  });
+
   it('refuse what does not fit, with the reason', async () => {
     const bad = async (body: Record<string, unknown>) =>
       (
@@ -149,7 +191,9 @@ describe('scheduled triggers', () => {
     const generic = await h.call('POST', '/v1/triggers', {
       body: { kind: 'generic', name: 'g', prompt: 'p', workspace: h.workspace, cron: '0 3 * * *' },
     });
-    expect(generic.body.error.message).toBe('cron, timezone and approximate are for schedule triggers');
+    expect(generic.body.error.message).toBe(
+      'cron, timezone, approximate, overlap and jitter are for schedule triggers',
+    );
   });
 
   it('own their job and session: those are changed through the trigger', async () => {

@@ -42,8 +42,15 @@ export const JOB_FIELDS: Mapping<typeof createJobSchema, JobJson> = {
   prompt: (j) => j.prompt,
   recurring: (j) => j.recurring,
   approximate: (j) => j.approximate,
+  overlap: (j) => j.overlap,
+  // The jitter's approximate minute is `approximate` above; its cap only when the job has its own.
+  jitter: (j) => jitterOf(j.jitter),
   options: (j) => j.options,
 };
+
+/** A job's own jitter cap as the file writes it: none when it takes the configured one. */
+const jitterOf = (jitter: { max_seconds: number | null }) =>
+  jitter.max_seconds === null ? undefined : { max_seconds: jitter.max_seconds };
 
 /**
  * A trigger's fields, of every kind: a scheduled trigger's schedule is read from the job it fires through. A
@@ -62,6 +69,8 @@ export const TRIGGER_FIELDS: Mapping<typeof createTriggerSchema, TriggerJson> = 
   cron: (t) => t.schedule?.cron,
   timezone: (t) => t.schedule?.timezone,
   approximate: (t) => t.schedule?.approximate,
+  overlap: (t) => t.schedule?.overlap,
+  jitter: (t) => (t.schedule ? jitterOf(t.schedule.jitter) : undefined),
 };
 
 const isNotExported = (f: FieldOf<never> | NotExported): f is NotExported => typeof f !== 'function';

@@ -170,3 +170,33 @@ export function mcpOption(values: Values): string[] | undefined {
   if (names.length) return names;
   return flag(values, 'no-mcp') ? [] : undefined;
 }
+
+/** `--overlap P` and `--jitter-max-seconds N`, which jobs and schedule triggers take. */
+export const scheduleOptions = {
+  overlap: { type: 'string' },
+  'jitter-max-seconds': { type: 'string' },
+} as const;
+
+export const SCHEDULE_HELP = `  --overlap P           what a slot due while the session is busy becomes: skip, buffer_one (default:
+                        the newest waits), buffer_all (each waits its turn), cancel_other (cancel the
+                        job's running run, fire the new one), allow_all (fire, queued behind it)
+  --jitter-max-seconds N
+                        the longest jitter delay, in seconds (0: none; default: the daemon's cap)`;
+
+/** The API's `overlap` and `jitter` from the options; both undefined when neither was given. */
+export function scheduleOption(
+  values: Values,
+  policies: readonly string[],
+): { overlap?: string; jitter?: { max_seconds: number } } {
+  const overlap = oneOf(values, 'overlap', policies);
+  const max = str(values, 'jitter-max-seconds');
+  if (max !== undefined && !/^(0|[1-9][0-9]{0,4})$/.test(max)) {
+    throw new RemoteUsageError(
+      `--jitter-max-seconds must be a whole number of seconds (0-86400), got "${max}"`,
+    );
+  }
+  return {
+    ...(overlap ? { overlap } : {}),
+    ...(max !== undefined ? { jitter: { max_seconds: Number(max) } } : {}),
+  };
+}

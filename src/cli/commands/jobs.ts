@@ -1,5 +1,5 @@
-import { EXECUTE_MODES } from '../../domain/types.js';
-import type { JobJson, SlotJson } from '../../http/contract/index.js';
+import { EXECUTE_MODES, OVERLAP_POLICIES } from '../../domain/types.js';
+import type { BackfillResultJson, JobJson, SlotJson } from '../../http/contract/index.js';
 import {
   choices,
   flag,
@@ -14,6 +14,9 @@ import {
   positiveInt,
   RemoteUsageError,
   required,
+  SCHEDULE_HELP,
+  scheduleOption,
+  scheduleOptions,
   str,
   type Values,
 } from './args.js';
@@ -23,7 +26,7 @@ import { clean, dash, fields, oneLine, out, printedJson, printListing } from './
 import { idPath, queryString } from './request.js';
 import { relative } from './times.js';
 
-// drydock jobs list|show|create|update|delete|pause|resume|run|slots: cron jobs over /v1/jobs (every
+// drydock jobs list|show|create|update|delete|pause|resume|run|slots|backfill: cron jobs over /v1/jobs (every
 // session's, and scheduled triggers') and /v1/sessions/:id/jobs (creating one).
 
 /** The calendar date and wall clock of an instant in a time zone. */
@@ -215,6 +218,8 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
           ['timezone', j.timezone],
           ['recurring', yesNo(j.recurring)],
           ['approximate', yesNo(j.approximate)],
+          ['overlap', j.overlap],
+          ['jitter_max', j.jitter.max_seconds === null ? "the daemon's cap" : `${j.jitter.max_seconds} s`],
           ['next_fire', zonedWhen(j.next_fire_at, j, now)],
           ['next_fire_jittered', zonedWhen(j.next_fire_jittered_at, j, now)],
           ['next_fire_final', j.next_fire_final === null ? null : yesNo(j.next_fire_final)],
@@ -237,6 +242,10 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
               ? `${zoned(j.pending_slot_at, j.timezone)} (${j.pending_coalesced} slot(s) waiting for the session to be idle)`
               : null,
           ],
+          [
+            'buffered',
+            j.buffered_slots.length ? `${j.buffered_slots.length} more slot(s) waiting their turn` : null,
+          ],
           ['last_slot', zonedWhen(j.last_slot_at, j, now)],
           ['fire_count', j.fire_count],
           ['options', options],
@@ -248,7 +257,7 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
 
     create: {
       synopsis:
-        '--session ID --cron EXPR --prompt TEXT [--name N] [--timezone TZ] [--one-shot] [--approximate] [--execute-mode M] [--mcp NAME ... | --no-mcp] [--json]',
+        '--session ID --cron EXPR --prompt TEXT [--name N] [--timezone TZ] [--one-shot] [--approximate] [--overlap P] [--jitter-max-seconds N] [--execute-mode M] [--mcp NAME ... | --no-mcp] [--json]',
       help: `Creates a cron job in a session and prints its id.
 
   --session ID          the session (required)
@@ -264,6 +273,7 @@ pending slot, fire count, run options and prompt. Times are in the job's zone wi
                         trigger: 'drydock triggers create --kind schedule')
   --approximate         move a minute of exactly 0 or 30 forward 1-6 minutes, so that many jobs do not
                         start in the same second
+${SCHEDULE_HELP}
   --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
                         (default: the session's)
 ${MCP_HELP}
@@ -277,6 +287,7 @@ ${MCP_HELP}
         timezone: { type: 'string' },
         'one-shot': { type: 'boolean' },
         approximate: { type: 'boolean' },
+        ...scheduleOptions,
         'execute-mode': { type: 'string' },
         ...mcpOptions,
         ...jsonOption,
@@ -297,6 +308,7 @@ ${MCP_HELP}
           timezone,
           recurring: !flag(values, 'one-shot'),
           approximate: flag(values, 'approximate'),
+          ...scheduleOption(values, OVERLAP_POLICIES),
           options: Object.keys(given).length ? given : undefined,
         });
         if (printedJson(values, res.text)) return;
@@ -383,6 +395,32 @@ the job.`,
       path: (id) => `/v1/jobs/${idPath(id)}/run`,
       render: (r) => r.id,
     }),
+
+    backfill: {
+      synopsis: 'ID --from TIME --to TIME [--json]',
+      help: `Fires the job's slots in [--from, --to) once each, as if each came due now: the job's overlap policy
+applies (under skip only the first fires while the session is busy; under buffer_all they wait their
+turn). A slot that has a run or an outcome already is not fired again (already_done). At most
+scheduler.max_backfill_slots slots (100 by default); a longer range is refused.
+
+  --from TIME           the range's start, an ISO time, e.g. 2026-12-01T00:00:00Z (required)
+  --to TIME             the range's end (not included), at most now (required)
+${JSON_HELP}`,
+      options: { from: { type: 'string' }, to: { type: 'string' }, ...jsonOption },
+      positionals: ['ID'],
+      async run({ client, values, args }) {
+        const from = required(values, 'from', 'the start of the range, e.g. 2026-12-01T00:00:00Z');
+        const to = required(values, 'to', 'the end of the range (not included), e.g. 2026-12-02T00:00:00Z');
+        const res = await client.request('POST', `/v1/jobs/${idPath(args[0]!)}/backfill`, { from, to });
+        if (printedJson(values, res.text)) return;
+        const result = res.body as BackfillResultJson;
+        if (!result.items.length) {
+          out('no slots in that range');
+          return;
+        }
+        for (const s of result.items) out(`${s.slot_at}  ${s.outcome}${s.run_id ? `  ${s.run_id}` : ''}`);
+      },
+    },
 
     slots: {
       synopsis: 'ID [--json]',

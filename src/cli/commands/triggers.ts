@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { EXECUTE_MODES } from '../../domain/types.js';
+import { EXECUTE_MODES, OVERLAP_POLICIES } from '../../domain/types.js';
 import type {
   FiltersJson,
   FireResultJson,
@@ -22,6 +22,8 @@ import {
   positiveCount,
   positiveInt,
   RemoteUsageError,
+  scheduleOption,
+  scheduleOptions,
   str,
   strs,
   type Values,
@@ -51,6 +53,9 @@ const FILTERS = {
 } as const satisfies Record<string, keyof FiltersJson>;
 
 /** The options only a github trigger takes (the events and every filter), for the messages that name them. */
+const SCHEDULE_ONLY =
+  '--cron, --timezone, --approximate, --overlap and --jitter-max-seconds apply to schedule triggers only';
+
 const GITHUB_ONLY =
   '--event, --repository, --base-branch, --branch, --label, --author, --environment, --conclusion, --state, --draft and --merged apply to github triggers only';
 
@@ -77,6 +82,7 @@ const definitionOptions = {
   cron: { type: 'string' },
   timezone: { type: 'string' },
   approximate: { type: 'boolean' },
+  ...scheduleOptions,
   ...jsonOption,
 } as const satisfies OptionsConfig;
 
@@ -106,6 +112,10 @@ const definitionHelp = (
   --cron EXPR           schedule: when it fires, e.g. "0 3 * * MON-FRI" (it never expires)
   --timezone TZ         schedule: an IANA time zone, e.g. Europe/Berlin (default: the daemon's)
   --approximate         schedule: move a minute of exactly 0 or 30 forward 1-6 minutes
+  --overlap P           schedule: what a slot due while its last run still goes becomes: skip,
+                        buffer_one (default), buffer_all, cancel_other, allow_all (README)
+  --jitter-max-seconds N
+                        schedule: the longest jitter delay, in seconds (0: none)
   --hourly-cap N        at most N runs an hour
   --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
   --approvals-required N
@@ -238,7 +248,7 @@ export const triggersGroup: Group = {
           [
             'schedule',
             t.schedule
-              ? `${t.schedule.cron} (${t.schedule.timezone})${t.schedule.approximate ? ', approximate' : ''}, ${t.schedule.status}, fired ${t.schedule.fire_count} time(s), job ${t.schedule.job_id}`
+              ? `${t.schedule.cron} (${t.schedule.timezone})${t.schedule.approximate ? ', approximate' : ''}, overlap ${t.schedule.overlap}${t.schedule.jitter.max_seconds === null ? '' : `, jitter at most ${t.schedule.jitter.max_seconds} s`}, ${t.schedule.status}, fired ${t.schedule.fire_count} time(s), job ${t.schedule.job_id}`
               : null,
           ],
           ['hourly_cap', t.kind === 'schedule' ? null : t.hourly_cap],
@@ -252,7 +262,7 @@ export const triggersGroup: Group = {
 
     create: {
       synopsis:
-        '--kind github|generic|schedule --name N --prompt TEXT [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false] [--merged true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--json]',
+        '--kind github|generic|schedule --name N --prompt TEXT [--cron EXPR] [--timezone TZ] [--approximate] [--overlap P] [--jitter-max-seconds N] [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false] [--merged true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--json]',
       help: `Creates a trigger and prints its id. A github trigger fires on the webhook events it names (at least
 one --event), filtered by the filter options; a generic trigger (it needs --workspace) fires on
 'drydock triggers fire' with its own token, which is printed here, once, labelled "token:"; a schedule
@@ -281,9 +291,10 @@ ${definitionHelp(
         const scheduleGiven =
           str(values, 'cron') !== undefined ||
           str(values, 'timezone') !== undefined ||
-          flag(values, 'approximate');
+          flag(values, 'approximate') ||
+          Object.keys(scheduleOption(values, OVERLAP_POLICIES)).length > 0;
         if (kind !== 'schedule' && scheduleGiven) {
-          throw new RemoteUsageError('--cron, --timezone and --approximate apply to schedule triggers only');
+          throw new RemoteUsageError(SCHEDULE_ONLY);
         }
         if (kind === 'schedule' && nonBlank(values, 'cron') === undefined) {
           throw new RemoteUsageError('a schedule trigger needs --cron, e.g. "0 3 * * MON-FRI"');
@@ -311,6 +322,7 @@ ${definitionHelp(
                 cron: str(values, 'cron'),
                 timezone: nonBlank(values, 'timezone'),
                 approximate: flag(values, 'approximate') || undefined,
+                ...scheduleOption(values, OVERLAP_POLICIES),
               }
             : {}),
         });
@@ -324,7 +336,7 @@ ${definitionHelp(
 
     update: {
       synopsis:
-        'ID [--name N] [--prompt TEXT] [--cron EXPR] [--timezone TZ] [--approximate] [--event E ...] [--repository R ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false|any] [--merged true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--enable|--disable] [--rotate-token] [--json]',
+        'ID [--name N] [--prompt TEXT] [--cron EXPR] [--timezone TZ] [--approximate] [--overlap P] [--jitter-max-seconds N] [--event E ...] [--repository R ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false|any] [--merged true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--enable|--disable] [--rotate-token] [--json]',
       help: `Changes a trigger; what is not given stays as it is. --event replaces the events. Each filter option
 replaces that filter's values and keeps the others (--clear-filters starts from none; --draft any and
 --merged any drop those filters). --execute-mode, --approvals-required and --mcp/--no-mcp keep the other run options.
@@ -379,6 +391,7 @@ ${definitionHelp(
           cron: nonBlank(values, 'cron'),
           timezone: nonBlank(values, 'timezone'),
           approximate: flag(values, 'approximate') ? true : undefined,
+          ...scheduleOption(values, OVERLAP_POLICIES),
         };
         if (filterGiven || optionsGiven) {
           // Filters and options are replaced whole by the API: merge over what the trigger has.

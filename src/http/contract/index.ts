@@ -4,6 +4,8 @@ import { errorSchema } from './common.js';
 import { webhookDeliveryListQuery, webhookDeliveryListSchema, webhookDeliverySchema } from './deliveries.js';
 import { runEventSchema } from './events.js';
 import {
+  backfillResultSchema,
+  backfillSchema,
   createJobSchema,
   jobListSchema,
   jobPageSchema,
@@ -325,6 +327,16 @@ export const ROUTES: Route[] = [
     auth: 'operate',
     responses: { 201: json(runSchema, 'The run it started') },
     errors: [404],
+  },
+  {
+    method: 'post',
+    path: '/v1/jobs/{id}/backfill',
+    summary:
+      "Fire the slots of a past range [from, to) once each, under the job's overlap policy (at most scheduler.max_backfill_slots)",
+    auth: 'operate',
+    request: { body: backfillSchema },
+    responses: { 200: json(backfillResultSchema, 'What each slot of the range became') },
+    errors: [400, 404, 422],
   },
   {
     method: 'get',

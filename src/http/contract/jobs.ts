@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SLOT_OUTCOMES } from '../../domain/types.js';
+import { OVERLAP_POLICIES, SLOT_OUTCOMES } from '../../domain/types.js';
 import { cursor, limit, listOf, pageOf, runDefaults, runDefaultsSchema, time } from './common.js';
 
 // Cron jobs of a session (/v1/sessions/:id/jobs, /v1/jobs).
@@ -7,13 +7,38 @@ import { cursor, limit, listOf, pageOf, runDefaults, runDefaultsSchema, time } f
 /** A job's name: unique within its session, how `drydock apply` finds the job again. */
 export const jobName = z.string().trim().min(1).max(200);
 
+export const overlapSchema = z
+  .enum(OVERLAP_POLICIES)
+  .describe(
+    'what a slot due while the session is busy becomes (README, "Overlap policies"); default buffer_one',
+  );
+
+/** A job's or schedule trigger's jitter as asked for; a field left out keeps its default (or current) value. */
+export const jitterInputSchema = z.strictObject({
+  max_seconds: z
+    .int()
+    .min(0)
+    .max(86_400)
+    .nullable()
+    .optional()
+    .describe('the longest delay (0: no jitter); null: scheduler.jitter.recurring_cap_ms'),
+  approximate: z.boolean().optional().describe('move a minute of exactly 0 or 30 forward (as `approximate`)'),
+});
+
+export const jitterSchema = z.strictObject({
+  max_seconds: z.number().nullable(),
+  approximate: z.boolean(),
+});
+
 export const createJobSchema = z.strictObject({
   name: jobName.optional(),
   cron: z.string().min(1).max(200),
   timezone: z.string().min(1).max(100).optional(),
   prompt: z.string().min(1).max(65_536),
   recurring: z.boolean().default(true),
-  approximate: z.boolean().default(false),
+  approximate: z.boolean().optional().describe('the same as jitter.approximate (default false)'),
+  overlap: overlapSchema.optional(),
+  jitter: jitterInputSchema.optional(),
   options: runDefaultsSchema.optional(),
 });
 
@@ -22,9 +47,29 @@ export const createJobSchema = z.strictObject({
  * which session it is in, do not change.
  */
 export const patchJobSchema = createJobSchema
-  .pick({ cron: true, timezone: true, prompt: true, options: true })
+  .pick({ cron: true, timezone: true, prompt: true, options: true, overlap: true, jitter: true })
   .partial()
   .extend({ recurring: z.boolean().optional(), approximate: z.boolean().optional() });
+
+/** POST /v1/jobs/:id/backfill */
+export const backfillSchema = z.strictObject({
+  from: z.iso.datetime({ offset: true }).describe('the range starts here (inclusive)'),
+  to: z.iso.datetime({ offset: true }).describe('the range ends here (exclusive); not after now'),
+});
+
+export const backfillResultSchema = z.strictObject({
+  job_id: z.string(),
+  items: z.array(
+    z.strictObject({
+      slot_at: time,
+      outcome: z
+        .enum([...SLOT_OUTCOMES, 'pending', 'already_done'])
+        .describe('what the slot became; already_done: it had a run or an outcome, and was not fired again'),
+      run_id: z.string().nullable(),
+    }),
+  ),
+});
+export type BackfillResultJson = z.infer<typeof backfillResultSchema>;
 
 export const jobSchema = z.strictObject({
   id: z.string(),
@@ -35,6 +80,8 @@ export const jobSchema = z.strictObject({
   timezone: z.string(),
   recurring: z.boolean(),
   approximate: z.boolean(),
+  overlap: z.enum(OVERLAP_POLICIES),
+  jitter: jitterSchema,
   prompt: z.string(),
   options: runDefaults,
   status: z.enum(['active', 'paused', 'missed']),
@@ -48,6 +95,8 @@ export const jobSchema = z.strictObject({
   next_fire_times: z.array(time),
   pending_slot_at: time.nullable(),
   pending_coalesced: z.number(),
+  /** buffer_all: the slots waiting behind pending_slot_at, oldest first. */
+  buffered_slots: z.array(time),
   last_slot_at: time.nullable(),
   fire_count: z.number(),
   trigger_id: z.string().nullable(),

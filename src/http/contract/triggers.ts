@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { TRIGGER_KINDS, WEBHOOK_OUTCOMES } from '../../domain/types.js';
+import { OVERLAP_POLICIES, TRIGGER_KINDS, WEBHOOK_OUTCOMES } from '../../domain/types.js';
 import { limit, listOf, runDefaults, runDefaultsSchema, time } from './common.js';
+import { jitterInputSchema, jitterSchema, overlapSchema } from './jobs.js';
 import { runSchema } from './runs.js';
 
 // /v1/triggers: GitHub, generic (fired with a token) and scheduled triggers, their deliveries, and the fire.
@@ -67,6 +68,8 @@ const triggerFields = {
   cron: z.string().min(1).max(200),
   timezone: z.string().min(1).max(100),
   approximate: z.boolean(),
+  overlap: overlapSchema,
+  jitter: jitterInputSchema,
 };
 
 export const createTriggerSchema = z.strictObject({
@@ -82,6 +85,8 @@ export const createTriggerSchema = z.strictObject({
   cron: triggerFields.cron.optional(),
   timezone: triggerFields.timezone.optional(),
   approximate: triggerFields.approximate.optional(),
+  overlap: triggerFields.overlap.optional(),
+  jitter: triggerFields.jitter.optional(),
 });
 
 export const patchTriggerSchema = z.strictObject({
@@ -97,6 +102,8 @@ export const patchTriggerSchema = z.strictObject({
   cron: triggerFields.cron.optional(),
   timezone: triggerFields.timezone.optional(),
   approximate: triggerFields.approximate.optional(),
+  overlap: triggerFields.overlap.optional(),
+  jitter: triggerFields.jitter.optional(),
 });
 
 export const fireSchema = z.strictObject({
@@ -131,6 +138,8 @@ export const triggerScheduleSchema = z.strictObject({
   cron: z.string(),
   timezone: z.string(),
   approximate: z.boolean(),
+  overlap: z.enum(OVERLAP_POLICIES),
+  jitter: jitterSchema,
   job_id: z.string(),
   session_id: z.string(),
   status: z.enum(['active', 'paused', 'missed']),

@@ -1,10 +1,11 @@
 import { Hono } from 'hono';
 import { requires } from '../auth.js';
 import { jsonBody, query } from '../body.js';
-import { listJobsQuery, patchJobSchema } from '../contract/index.js';
+import { backfillSchema, listJobsQuery, patchJobSchema } from '../contract/index.js';
 import { noteDeprecatedNetwork } from '../deprecations.js';
 import type { AppDeps, Env } from '../deps.js';
-import { presentJob, presentRun, presentSlot } from '../present.js';
+import { iso, presentJob, presentRun, presentSlot } from '../present.js';
+import { scheduleFields } from '../schedule-fields.js';
 
 export function jobRoutes(deps: AppDeps): Hono<Env> {
   const { jobs } = deps;
@@ -34,7 +35,15 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
   /** A new definition for a session's job (see Jobs.update). */
   app.patch('/:id', requires('operate'), async (c) => {
     const body = await jsonBody(c, patchJobSchema);
-    const updated = await jobs.update(c.req.param('id'), { ...body, role: c.get('identity').role });
+    const { jitter: _asked, ...fields } = body;
+    const schedule = scheduleFields(body);
+    const updated = await jobs.update(c.req.param('id'), {
+      ...fields,
+      approximate: schedule.approximate,
+      overlap: schedule.overlap,
+      jitterMaxSeconds: schedule.jitterMaxSeconds,
+      role: c.get('identity').role,
+    });
     noteDeprecatedNetwork(deps.logger, body.options, `job ${updated.id}`);
     return c.json(presentJob(updated));
   });
@@ -55,6 +64,17 @@ export function jobRoutes(deps: AppDeps): Hono<Env> {
   app.post('/:id/run', requires('operate'), async (c) => {
     const run = await jobs.runNow(c.req.param('id'), c.get('identity').identity);
     return c.json(presentRun(run), 201);
+  });
+
+  /** The slots of a past range, fired once each under the job's overlap policy (see Jobs.backfill). */
+  app.post('/:id/backfill', requires('operate'), async (c) => {
+    const body = await jsonBody(c, backfillSchema);
+    const id = c.req.param('id');
+    const slots = await jobs.backfill(id, { from: Date.parse(body.from), to: Date.parse(body.to) });
+    return c.json({
+      job_id: id,
+      items: slots.map((s) => ({ slot_at: iso(s.slotAt), outcome: s.outcome, run_id: s.runId })),
+    });
   });
 
   /** Another expiry period from now (see Jobs.renew). */

@@ -5,6 +5,7 @@ import { createJobSchema, createSessionSchema, listSessionsQuery } from '../cont
 import { noteDeprecatedNetwork } from '../deprecations.js';
 import type { AppDeps, Env } from '../deps.js';
 import { presentJob, presentSession } from '../present.js';
+import { scheduleFields } from '../schedule-fields.js';
 
 export function sessionRoutes(deps: AppDeps): Hono<Env> {
   const { store, sessions, jobs } = deps;
@@ -37,13 +38,16 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
 
   app.post('/:id/jobs', requires('operate'), async (c) => {
     const body = await jsonBody(c, createJobSchema);
+    const schedule = scheduleFields(body);
     const created = await jobs.create(c.req.param('id'), {
       name: body.name,
       cron: body.cron,
       timezone: body.timezone,
       prompt: body.prompt,
       recurring: body.recurring,
-      approximate: body.approximate,
+      approximate: schedule.approximate ?? false,
+      overlap: schedule.overlap,
+      jitterMaxSeconds: schedule.jitterMaxSeconds,
       options: body.options,
       createdBy: c.get('identity').identity,
       role: c.get('identity').role,

@@ -18,6 +18,7 @@ import { noteDeprecatedNetwork } from '../deprecations.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError } from '../errors.js';
 import { iso, presentRun } from '../present.js';
+import { scheduleFields } from '../schedule-fields.js';
 
 /** A trigger as the API shows it; a scheduled one with its schedule (from the job it fires through). */
 export const presentTrigger = (t: Trigger, job?: CronJob | null): TriggerJson => ({
@@ -41,6 +42,8 @@ export const presentTrigger = (t: Trigger, job?: CronJob | null): TriggerJson =>
               cron: job.cron,
               timezone: job.timezone,
               approximate: job.approximate,
+              overlap: job.overlap,
+              jitter: { max_seconds: job.jitterMaxSeconds, approximate: job.approximate },
               job_id: job.id,
               session_id: job.sessionId,
               status: job.status,
@@ -65,7 +68,7 @@ const triggerFields = (body: z.output<typeof patchTriggerSchema>) => ({
   hourlyCap: body.hourly_cap,
   cron: body.cron,
   timezone: body.timezone,
-  approximate: body.approximate,
+  ...scheduleFields(body),
 });
 
 /** Trigger management, under the bearer-authenticated /v1 API. */

@@ -1,7 +1,15 @@
 import type { NewRun } from '../../domain/new-run.js';
-import type { DecideFn, SlotTransition } from '../../domain/slot-transition.js';
+import type { DecideFn, SessionRun, SlotTransition } from '../../domain/slot-transition.js';
 import type { CronJob, JobStatus, Page, Run, SlotRecord } from '../../domain/types.js';
-import type { AdvanceResult, JobFilter, JobStore, NewJob, RecentSlot } from '../jobs.js';
+import type {
+  AdvanceResult,
+  BackfillDecideFn,
+  BackfillResult,
+  JobFilter,
+  JobStore,
+  NewJob,
+  RecentSlot,
+} from '../jobs.js';
 import { ACTIVE_STATUSES } from '../leases.js';
 import { page } from '../paging.js';
 import { type JobRow, recentSlotsByJob, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
@@ -51,8 +59,14 @@ export class PgJobs implements JobStore {
   }
 
   async redefineJob(j: NewJob, status: JobStatus): Promise<CronJob | null> {
-    const { text, values } = sql.redefineJobStatement(j, status);
-    await this.db.exec(text, values);
+    await this.db.tx(async (q) => {
+      for (const { text, values } of [
+        sql.dropBufferedStatement(j.id, j.createdAt),
+        sql.redefineJobStatement(j, status),
+      ]) {
+        await q.exec(text, values);
+      }
+    });
     return this.getJob(j.id);
   }
 
@@ -124,25 +138,19 @@ export class PgJobs implements JobStore {
       await q.rows('SELECT id FROM sessions WHERE id = ANY($1::text[]) ORDER BY id FOR NO KEY UPDATE', [
         sessionIds,
       ]);
-      // 3. Which sessions are busy, read after the session locks (a new snapshot under READ COMMITTED);
-      //    a run fired below makes its session busy for the jobs after it, as in one SQLite transaction.
-      const busy = new Set(
-        (
-          await q.rows<{ session_id: string }>(
-            `SELECT DISTINCT session_id FROM runs WHERE session_id = ANY($1::text[]) AND status IN (${ACTIVE_STATUSES})`,
-            [sessionIds],
-          )
-        ).map((r) => r.session_id),
-      );
+      // 3. Their active runs, read after the session locks (a new snapshot under READ COMMITTED); a run fired
+      //    below joins its session's list for the jobs after it, as in one SQLite transaction.
+      const active = await activeRuns(q, sessionIds);
       const repeated = new Set(jobIds.filter((id, i) => jobIds.indexOf(id) !== i));
       const results: AdvanceResult[] = [];
       for (const id of jobIds) {
         const job = jobs.get(id);
         if (!job) continue;
-        const t = decide(job, busy.has(job.sessionId));
+        const runs = active.get(job.sessionId) ?? [];
+        const t = decide(job, runs.length > 0, runs);
         if (!t) continue;
         const run = await applyTransition(q, job, t, now);
-        if (run) busy.add(job.sessionId);
+        if (run) active.set(job.sessionId, [...runs, run]);
         results.push({ jobId: id, run, transition: t });
         if (repeated.has(id)) {
           // An id given twice is decided again on the job as this transition left it.
@@ -181,6 +189,53 @@ export class PgJobs implements JobStore {
     const { text, values } = sql.recentSlotsStatement(jobIds, perJob);
     return recentSlotsByJob(await this.db.rows<SlotRow & { plan_id: string | null }>(text, values));
   }
+
+  async backfillJob(
+    jobId: string,
+    slots: number[],
+    now: number,
+    decide: BackfillDecideFn,
+  ): Promise<BackfillResult | null> {
+    return this.db.tx(async (q) => {
+      // The job's row, then its session's, as advanceJobs takes them (waiting here, not skipping: a person
+      // asked for this), so a scheduler pass on another replica and this backfill take turns on the job.
+      let row = await q.row<JobRow>('SELECT * FROM cron_jobs WHERE id = $1 FOR UPDATE', [jobId]);
+      if (!row) return null;
+      await q.rows('SELECT id FROM sessions WHERE id = $1 FOR NO KEY UPDATE', [row.session_id]);
+      const already: number[] = [];
+      const results: AdvanceResult[] = [];
+      for (const slotAt of slots) {
+        if (!row) break;
+        const job = toJob(row);
+        if (
+          sql.leftToSchedule(job, slotAt) ||
+          (await q.rows(sql.SLOT_HANDLED, [jobId, slotAt, jobId, slotAt])).length
+        ) {
+          already.push(slotAt);
+          continue;
+        }
+        const runs = (await activeRuns(q, [job.sessionId])).get(job.sessionId) ?? [];
+        const t = decide(job, runs, slotAt);
+        if (!t) continue;
+        results.push({ jobId, run: await applyTransition(q, job, t, now), transition: t });
+        row = await q.row<JobRow>(sql.SELECT_JOB, [jobId]);
+      }
+      return { already, results, job: row ? toJob(row) : null };
+    });
+  }
+}
+
+/** The active runs of these sessions, by session (oldest first). */
+async function activeRuns(q: Queries, sessionIds: string[]): Promise<Map<string, SessionRun[]>> {
+  const rows = await q.rows<sql.SessionRunRow & { session_id: string }>(
+    `SELECT session_id, id, job_id, source, slot_at FROM runs
+     WHERE session_id = ANY($1::text[]) AND status IN (${ACTIVE_STATUSES}) ORDER BY created_at, id`,
+    [sessionIds],
+  );
+  const bySession = new Map<string, SessionRun[]>();
+  for (const r of rows)
+    bySession.set(r.session_id, [...(bySession.get(r.session_id) ?? []), sql.toSessionRun(r)]);
+  return bySession;
 }
 
 /** Inserts a job, returning its row; also inside createScheduleTrigger's transaction. */

@@ -1,5 +1,5 @@
-import type { SlotTransition } from '../../domain/slot-transition.js';
-import type { CronJob, JobStatus } from '../../domain/types.js';
+import type { SessionRun, SlotTransition } from '../../domain/slot-transition.js';
+import type { CronJob, JobStatus, SlotOutcome } from '../../domain/types.js';
 import type { JobFilter, NewJob } from '../jobs.js';
 import { ACTIVE_STATUSES } from '../leases.js';
 import type { RunRow } from '../rows.js';
@@ -74,8 +74,8 @@ export function insertJobStatement(j: NewJob, status: JobStatus): Statement {
   return {
     text: `INSERT INTO cron_jobs (id, session_id, cron, effective_cron, timezone, prompt, recurring, approximate,
          options, status, created_by, created_at, expires_at, next_nominal_at, next_due_at, next_final, trigger_id,
-         name)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         name, overlap, jitter_max_seconds)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        RETURNING *`,
     values: [
       j.id,
@@ -96,6 +96,8 @@ export function insertJobStatement(j: NewJob, status: JobStatus): Statement {
       flag(j.nextFinal),
       j.triggerId ?? null,
       j.name ?? null,
+      j.overlap,
+      j.jitterMaxSeconds,
     ],
   };
 }
@@ -112,12 +114,17 @@ export function renewJobStatement(id: string, expiresAt: number, by: string, now
   };
 }
 
-/** A job takes a new definition (a scheduled trigger's, or PATCH /v1/jobs/:id); its name and history stay. */
+/**
+ * A job takes a new definition (a scheduled trigger's, or PATCH /v1/jobs/:id); its name and history stay.
+ * What waited is dropped (the new schedule starts from now): run with `dropBufferedStatement` before it, in
+ * one transaction.
+ */
 export function redefineJobStatement(j: NewJob, status: JobStatus): Statement {
   return {
     text: `UPDATE cron_jobs SET cron = ?, effective_cron = ?, timezone = ?, prompt = ?, approximate = ?, options = ?,
            recurring = ?, status = ?, expires_at = ?, next_nominal_at = ?, next_due_at = ?, next_final = ?,
-           pending_slot_at = NULL, pending_count = 0, pending_final = FALSE
+           pending_slot_at = NULL, pending_count = 0, pending_final = FALSE, buffered_slots = '[]',
+           overlap = ?, jitter_max_seconds = ?
          WHERE id = ?`,
     values: [
       j.cron,
@@ -132,8 +139,18 @@ export function redefineJobStatement(j: NewJob, status: JobStatus): Statement {
       j.nextNominalAt,
       j.nextDueAt,
       flag(j.nextFinal),
+      j.overlap,
+      j.jitterMaxSeconds,
       j.id,
     ],
+  };
+}
+
+/** The slots a `buffer_all` job held when it is redefined are dropped: their rows say `skipped`. */
+export function dropBufferedStatement(jobId: string, now: number): Statement {
+  return {
+    text: `UPDATE job_slots SET outcome = 'skipped', recorded_at = ? WHERE job_id = ? AND outcome = 'buffered'`,
+    values: [now, jobId],
   };
 }
 
@@ -165,8 +182,41 @@ export const READY_PENDING_JOB_IDS = `SELECT j.id FROM cron_jobs j WHERE j.pendi
 export const EARLIEST_DUE_AT = `SELECT next_due_at AS t FROM cron_jobs WHERE status = 'active' AND next_due_at IS NOT NULL
   ORDER BY next_due_at LIMIT 1`;
 
-/** Whether a session has an active run. Values: session id. */
-export const SESSION_BUSY = `SELECT 1 FROM runs WHERE session_id = ? AND status IN (${ACTIVE_STATUSES}) LIMIT 1`;
+/** A session's active runs, as the overlap policy sees them (SessionRun). Values: session id. */
+export const SESSION_RUNS = `SELECT id, job_id, source, slot_at FROM runs
+  WHERE session_id = ? AND status IN (${ACTIVE_STATUSES}) ORDER BY created_at, id`;
+
+export interface SessionRunRow {
+  id: string;
+  job_id: string | null;
+  source: SessionRun['source'];
+  slot_at: number | null;
+}
+
+export const toSessionRun = (r: SessionRunRow): SessionRun => ({
+  id: r.id,
+  jobId: r.job_id,
+  source: r.source,
+  slotAt: r.slot_at,
+});
+
+/**
+ * Whether a backfilled slot is the schedule's still (not offered): it waits already (pending, or buffered), or
+ * it is the job's next slot or later, which the scheduler fires itself (it may be due a few minutes after its
+ * nominal time, with jitter).
+ */
+export const leftToSchedule = (job: CronJob, slotAt: number): boolean =>
+  slotAt === job.pendingSlotAt ||
+  job.bufferedSlots.includes(slotAt) ||
+  (job.nextNominalAt !== null && slotAt >= job.nextNominalAt);
+
+/**
+ * Whether a slot of a job was handled already (backfill): it has a run, or a recorded outcome other than
+ * `missed` (a slot missed while the daemon was down is what a backfill is for). Values: job id, slot, job
+ * id, slot.
+ */
+export const SLOT_HANDLED = `SELECT 1 WHERE EXISTS (SELECT 1 FROM runs WHERE job_id = ? AND slot_at = ?)
+  OR EXISTS (SELECT 1 FROM job_slots WHERE job_id = ? AND slot_at = ? AND outcome <> 'missed')`;
 
 /** A missed one-shot's slot, fired by a person (runJobNow): recorded once, whatever was recorded before. */
 export function firedMissedSlotStatement(
@@ -191,6 +241,48 @@ export function firedMissedSlotStatement(
 export type Step = { statement: Statement; want: 'changes' } | { statement: Statement; want: 'row' };
 
 /**
+ * Records what one slot became. A row a slot already has is replaced only while it is provisional: `buffered`
+ * (it waited, and now fires or is dropped) or `missed` (a backfill fires a slot missed during downtime; a
+ * missed range's row is keyed by its first slot, so the range's record gives way to that slot's). Anything
+ * else stays: a slot is recorded once.
+ */
+function recordSlot(
+  jobId: string,
+  slotAt: number,
+  outcome: SlotOutcome,
+  runId: string | null,
+  now: number,
+): Step {
+  return {
+    statement: {
+      text: `INSERT INTO job_slots (job_id, slot_at, last_slot_at, slots, outcome, run_id, recorded_at)
+             VALUES (?, ?, ?, 1, ?, ?, ?)
+             ON CONFLICT (job_id, slot_at) DO UPDATE SET last_slot_at = excluded.last_slot_at, slots = 1,
+               outcome = excluded.outcome, run_id = excluded.run_id, recorded_at = excluded.recorded_at
+             WHERE job_slots.outcome IN ('buffered', 'missed')`,
+      values: [jobId, slotAt, slotAt, outcome, runId, now],
+    },
+    want: 'changes',
+  };
+}
+
+/** What the overlap policy recorded: slots dropped, slots waiting, and the job's runs canceled. */
+function* overlapSteps(job: CronJob, t: SlotTransition, now: number): Generator<Step, void, unknown> {
+  for (const s of t.skip ?? []) yield recordSlot(job.id, s, 'skipped', null, now);
+  for (const s of t.buffer ?? []) yield recordSlot(job.id, s, 'buffered', null, now);
+  for (const c of t.cancel ?? []) {
+    yield {
+      statement: {
+        text: `UPDATE job_slots SET outcome = 'canceled', recorded_at = ?
+               WHERE job_id = ? AND run_id = ? AND outcome = 'fired'`,
+        values: [now, job.id, c.runId],
+      },
+      want: 'changes',
+    };
+  }
+}
+
+/**
  * Applies one SlotTransition, inside advanceJobs' transaction: the statements, in order, as steps a backend
  * runs (synchronously on SQLite, awaiting each on PostgreSQL) and answers with their result. Returns the row
  * of the run it fired, if any.
@@ -200,22 +292,18 @@ export function* transitionSteps(
   t: SlotTransition,
   now: number,
 ): Generator<Step, RunRow | null, unknown> {
-  const slot = (
-    slotAt: number,
-    lastAt: number,
-    slots: number,
-    outcome: string,
-    runId: string | null,
-  ): Step => ({
-    statement: {
-      text: `INSERT INTO job_slots (job_id, slot_at, last_slot_at, slots, outcome, run_id, recorded_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      values: [job.id, slotAt, lastAt, slots, outcome, runId, now],
-    },
-    want: 'changes',
-  });
-  for (const s of t.coalesce) yield slot(s, s, 1, 'coalesced', null);
-  if (t.missed) yield slot(t.missed.firstAt, t.missed.lastAt, t.missed.slots, 'missed', null);
+  for (const s of t.coalesce) yield recordSlot(job.id, s, 'coalesced', null, now);
+  if (t.missed) {
+    yield {
+      statement: {
+        text: `INSERT INTO job_slots (job_id, slot_at, last_slot_at, slots, outcome, run_id, recorded_at)
+               VALUES (?, ?, ?, ?, 'missed', NULL, ?)`,
+        values: [job.id, t.missed.firstAt, t.missed.lastAt, t.missed.slots, now],
+      },
+      want: 'changes',
+    };
+  }
+  yield* overlapSteps(job, t, now);
   let run: RunRow | null = null;
   if (t.fire) {
     // The slots coalesced so far are linked to the run that fires, and counted on it.
@@ -239,7 +327,7 @@ export function* transitionSteps(
       ...(job.triggerId ? { triggerId: job.triggerId } : {}),
     };
     run = (yield { statement: insertRunStatement(newRun, coalesced), want: 'row' }) as RunRow;
-    yield slot(t.fire.slotAt, t.fire.slotAt, 1, 'fired', t.fire.runId);
+    yield recordSlot(job.id, t.fire.slotAt, 'fired', t.fire.runId, now);
   }
   if (t.remove) {
     yield { statement: { text: DELETE_JOB, values: [job.id] }, want: 'changes' };
@@ -248,8 +336,9 @@ export function* transitionSteps(
   yield {
     statement: {
       text: `UPDATE cron_jobs SET status = ?, next_nominal_at = ?, next_due_at = ?, next_final = ?,
-               pending_slot_at = ?, pending_count = ?, pending_final = ?,
-               last_slot_at = COALESCE(?, last_slot_at), fire_count = fire_count + ?
+               pending_slot_at = ?, pending_count = ?, pending_final = ?, buffered_slots = ?,
+               last_slot_at = CASE WHEN last_slot_at IS NULL OR ? > last_slot_at THEN ? ELSE last_slot_at END,
+               fire_count = fire_count + ?
              WHERE id = ?`,
       values: [
         t.status ?? job.status,
@@ -259,6 +348,9 @@ export function* transitionSteps(
         t.pending?.slotAt ?? null,
         t.pending?.coalesced ?? 0,
         flag(t.pending?.final ?? false),
+        JSON.stringify(t.queue ?? []),
+        // A backfilled slot may be older than the last one fired: last_slot_at only moves forward.
+        t.fire?.slotAt ?? null,
         t.fire?.slotAt ?? null,
         t.fire ? 1 : 0,
         job.id,

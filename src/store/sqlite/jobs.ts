@@ -1,7 +1,15 @@
 import type { NewRun } from '../../domain/new-run.js';
-import type { DecideFn, SlotTransition } from '../../domain/slot-transition.js';
+import type { DecideFn, SessionRun, SlotTransition } from '../../domain/slot-transition.js';
 import type { CronJob, JobStatus, Page, Run, SlotRecord } from '../../domain/types.js';
-import type { AdvanceResult, JobFilter, JobStore, NewJob, RecentSlot } from '../jobs.js';
+import type {
+  AdvanceResult,
+  BackfillDecideFn,
+  BackfillResult,
+  JobFilter,
+  JobStore,
+  NewJob,
+  RecentSlot,
+} from '../jobs.js';
 import { page } from '../paging.js';
 import { type JobRow, recentSlotsByJob, type SlotRow, toJob, toRun, toSlot } from '../rows.js';
 import * as sql from '../sql/jobs.js';
@@ -42,8 +50,14 @@ export class SqliteJobs implements JobStore {
   }
 
   async redefineJob(j: NewJob, status: JobStatus): Promise<CronJob | null> {
-    const { text, values } = sql.redefineJobStatement(j, status);
-    this.db.sql(text).run(...values);
+    this.db.write(() => {
+      for (const { text, values } of [
+        sql.dropBufferedStatement(j.id, j.createdAt),
+        sql.redefineJobStatement(j, status),
+      ]) {
+        this.db.sql(text).run(...values);
+      }
+    });
     return this.getJob(j.id);
   }
 
@@ -101,7 +115,8 @@ export class SqliteJobs implements JobStore {
         const row = getJob.get(id) as JobRow | undefined;
         if (!row) continue;
         const job = toJob(row);
-        const t = decide(job, sessionBusy(this.db, job.sessionId));
+        const runs = sessionRuns(this.db, job.sessionId);
+        const t = decide(job, runs.length > 0, runs);
         if (!t) continue;
         results.push({ jobId: id, run: applyTransition(this.db, job, t, now), transition: t });
       }
@@ -135,6 +150,35 @@ export class SqliteJobs implements JobStore {
     const { text, values } = sql.recentSlotsStatement(jobIds, perJob);
     return recentSlotsByJob(this.db.sql(text).all(...values) as (SlotRow & { plan_id: string | null })[]);
   }
+
+  async backfillJob(
+    jobId: string,
+    slots: number[],
+    now: number,
+    decide: BackfillDecideFn,
+  ): Promise<BackfillResult | null> {
+    const getJob = this.db.sql(sql.SELECT_JOB);
+    const handled = this.db.sql(sql.SLOT_HANDLED);
+    return this.db.write(() => {
+      let row = getJob.get(jobId) as JobRow | undefined;
+      if (!row) return null;
+      const already: number[] = [];
+      const results: AdvanceResult[] = [];
+      for (const slotAt of slots) {
+        if (!row) break;
+        const job = toJob(row);
+        if (sql.leftToSchedule(job, slotAt) || handled.get(jobId, slotAt, jobId, slotAt) !== undefined) {
+          already.push(slotAt);
+          continue;
+        }
+        const t = decide(job, sessionRuns(this.db, job.sessionId), slotAt);
+        if (!t) continue;
+        results.push({ jobId, run: applyTransition(this.db, job, t, now), transition: t });
+        row = getJob.get(jobId) as JobRow | undefined;
+      }
+      return { already, results, job: row ? toJob(row) : null };
+    });
+  }
 }
 
 /** Inserts a job, returning its row; also inside createScheduleTrigger's transaction. */
@@ -156,6 +200,7 @@ function applyTransition(db: SqliteDb, job: CronJob, t: SlotTransition, now: num
   }
 }
 
-function sessionBusy(db: SqliteDb, sessionId: string): boolean {
-  return db.sql(sql.SESSION_BUSY).get(sessionId) !== undefined;
+/** The session's active runs (a run fired earlier in the same transaction among them). */
+function sessionRuns(db: SqliteDb, sessionId: string): SessionRun[] {
+  return (db.sql(sql.SESSION_RUNS).all(sessionId) as sql.SessionRunRow[]).map(sql.toSessionRun);
 }

@@ -33,6 +33,8 @@ function secondScheduler(runs: Run[]): { store: SqliteStore; scheduler: Schedule
     maxWaitMs: h.config.scheduler.max_wait_ms,
     batchSize: 7,
     jitter: jitterOptions(h.config),
+    maxBuffered: 100,
+    cancelRun: async () => false,
   });
   extra.push({
     stop: async () => {

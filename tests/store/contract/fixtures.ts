@@ -93,6 +93,8 @@ export const jobInput = (id: string, sessionId: string, over: Partial<NewJob> = 
   nextNominalAt: T0 + DAY,
   nextDueAt: T0 + DAY + 4 * MINUTE,
   nextFinal: false,
+  overlap: 'buffer_one',
+  jitterMaxSeconds: null,
   ...over,
 });
 

@@ -77,10 +77,13 @@ export function jobContract(factory: StoreFactory): void {
         await givenSession(ctx.store, 'ses_1');
         const given = jobInput('job_1', 'ses_1', {
           options: { model: 'claude-opus-4-1', thinking: 'adaptive', budget_usd: 1 },
+          overlap: 'buffer_all',
+          jitterMaxSeconds: 120,
         });
         const job = await ctx.store.createJob(given, 50);
         expect(job).toEqual({
           ...given,
+          bufferedSlots: [],
           status: 'active',
           pendingSlotAt: null,
           pendingFinal: false,
@@ -424,7 +427,7 @@ export function jobContract(factory: StoreFactory): void {
                 pending: { slotAt: job.nextNominalAt!, final: false, coalesced: 0 },
                 next: dayAfter(job),
               })
-            : fireIfDue(`run_${job.id}`, DUE)(job, busy);
+            : fireIfDue(`run_${job.id}`, DUE)(job, busy, []);
         });
         expect(busyAt).toEqual([false, true]);
         expect(results.map((r) => r.run?.id ?? null)).toEqual(['run_job_a', null]);
@@ -435,7 +438,7 @@ export function jobContract(factory: StoreFactory): void {
         await givenJob('job_a');
         await givenJob('job_b');
         const results = await ctx.store.advanceJobs(['job_missing', 'job_a', 'job_b'], DUE, (job) =>
-          job.id === 'job_b' ? fireIfDue('run_b', DUE)(job, false) : null,
+          job.id === 'job_b' ? fireIfDue('run_b', DUE)(job, false, []) : null,
         );
         expect(results.map((r) => r.jobId)).toEqual(['job_b']);
         expect(await ctx.store.getJob('job_a')).toMatchObject({ fireCount: 0, nextDueAt: DUE });
@@ -613,7 +616,7 @@ export function jobContract(factory: StoreFactory): void {
         const other = await ctx.peer();
         let n = 0;
         const pass = (store: Store) =>
-          store.advanceJobs(ids, DUE, (job, busy) => fireIfDue(`run_${job.id}_${n++}`, DUE)(job, busy));
+          store.advanceJobs(ids, DUE, (job, busy) => fireIfDue(`run_${job.id}_${n++}`, DUE)(job, busy, []));
         await Promise.all([pass(ctx.store), pass(other), pass(ctx.store), pass(other)]);
         for (const id of ids) {
           expect(await runsOf(id)).toHaveLength(1);
@@ -638,6 +641,112 @@ export function jobContract(factory: StoreFactory): void {
           expect.objectContaining({ slotAt: SLOT, outcome: 'fired', runId: 'run_a' }),
         ]);
         expect(await ctx.store.getJob('job_1')).toMatchObject({ fireCount: 1, nextNominalAt: SLOT + DAY });
+      });
+    });
+
+    describe('overlap policies and backfill', () => {
+      it("hands decide the session's active runs, the job's and a person's", async () => {
+        await givenJob('job_1');
+        await givenRun(ctx.store, 'run_sched', { jobId: 'job_1', slotAt: SLOT - DAY, source: 'schedule' });
+        await givenRun(ctx.store, 'run_person', { jobId: null, source: 'manual' });
+        await givenRun(ctx.store, 'run_elsewhere', { sessionId: 'ses_2' });
+        const seen: unknown[] = [];
+        await ctx.store.advanceJobs(['job_1'], DUE, (_job, busy, runs) => {
+          seen.push(busy, runs);
+          return null;
+        });
+        expect(seen).toEqual([
+          true,
+          // Oldest first (both made at T0 here: by id).
+          [
+            { id: 'run_person', jobId: null, source: 'manual', slotAt: null },
+            { id: 'run_sched', jobId: 'job_1', source: 'schedule', slotAt: SLOT - DAY },
+          ],
+        ]);
+      });
+
+      it('records skipped, buffered and canceled slots and keeps the queue; a buffered slot fires later', async () => {
+        await givenJob('job_1');
+        await ctx.store.advanceJobs(['job_1'], DUE, fireIfDue('run_1', DUE));
+        const A = SLOT + DAY;
+        const B = SLOT + 2 * DAY;
+        const C = SLOT + 3 * DAY;
+        await ctx.store.advanceJobs(['job_1'], C, () =>
+          transition({
+            skip: [A],
+            buffer: [B, C],
+            pending: { slotAt: B, final: false, coalesced: 0 },
+            queue: [C],
+            cancel: [{ runId: 'run_1', slotAt: SLOT }],
+            next: { nominalAt: C + DAY, dueAt: C + DAY, final: false },
+          }),
+        );
+        expect(await ctx.store.getJob('job_1')).toMatchObject({ pendingSlotAt: B, bufferedSlots: [C] });
+        const outcomes = async () =>
+          (await ctx.store.listSlots('job_1')).map((x) => [x.slotAt, x.outcome, x.runId]);
+        expect(await outcomes()).toEqual([
+          [SLOT, 'canceled', 'run_1'],
+          [A, 'skipped', null],
+          [B, 'buffered', null],
+          [C, 'buffered', null],
+        ]);
+        // B fires: its row becomes `fired` with the run; C waits at the head; last_slot_at is B.
+        await ctx.store.advanceJobs(['job_1'], C, () =>
+          transition({
+            fire: { slotAt: B, runId: 'run_b', dueAt: null },
+            pending: { slotAt: C, final: false, coalesced: 0 },
+            next: { nominalAt: C + DAY, dueAt: C + DAY, final: false },
+          }),
+        );
+        expect(await outcomes()).toEqual([
+          [SLOT, 'canceled', 'run_1'],
+          [A, 'skipped', null],
+          [B, 'fired', 'run_b'],
+          [C, 'buffered', null],
+        ]);
+        expect(await ctx.store.getJob('job_1')).toMatchObject({
+          pendingSlotAt: C,
+          bufferedSlots: [],
+          lastSlotAt: B,
+          fireCount: 2,
+        });
+        // An older slot fired (a backfill) does not move last_slot_at back.
+        await ctx.store.advanceJobs(['job_1'], C, () =>
+          transition({
+            fire: { slotAt: SLOT - DAY, runId: 'run_old', dueAt: null },
+            pending: { slotAt: C, final: false, coalesced: 0 },
+            next: { nominalAt: C + DAY, dueAt: C + DAY, final: false },
+          }),
+        );
+        expect(await ctx.store.getJob('job_1')).toMatchObject({ lastSlotAt: B, fireCount: 3 });
+      });
+
+      it('backfillJob offers each slot not yet handled, to the job as the slots before left it', async () => {
+        await givenJob('job_1');
+        // SLOT - 3 days has a run; SLOT - 2 days was skipped; SLOT is the job's next slot.
+        await givenRun(ctx.store, 'run_had', { jobId: 'job_1', slotAt: SLOT - 3 * DAY, source: 'schedule' });
+        await ctx.store.transitionRun('run_had', ['queued'], 'completed', { finishedAt: T0 });
+        await ctx.store.advanceJobs(['job_1'], T0, () =>
+          transition({ skip: [SLOT - 2 * DAY], next: { nominalAt: SLOT, dueAt: DUE, final: false } }),
+        );
+        const offered: [number, number, string[]][] = [];
+        const slots = [SLOT - 4 * DAY, SLOT - 3 * DAY, SLOT - 2 * DAY, SLOT - DAY, SLOT];
+        const result = await ctx.store.backfillJob('job_1', slots, T0, (job, runs, slotAt) => {
+          offered.push([slotAt, job.fireCount, runs.map((r) => r.id)]);
+          return transition({
+            fire: { slotAt, runId: `run_${offered.length}`, dueAt: null },
+            next: { nominalAt: job.nextNominalAt!, dueAt: job.nextDueAt!, final: false },
+          });
+        });
+        // Each offer sees the job and the session as the one before left them (its run is active).
+        expect(offered).toEqual([
+          [SLOT - 4 * DAY, 0, []],
+          [SLOT - DAY, 1, ['run_1']],
+        ]);
+        expect(result?.already).toEqual([SLOT - 3 * DAY, SLOT - 2 * DAY, SLOT]);
+        expect(result?.results.map((r) => r.run?.id)).toEqual(['run_1', 'run_2']);
+        expect(result?.job).toMatchObject({ fireCount: 2, nextNominalAt: SLOT });
+        expect(await ctx.store.backfillJob('job_missing', slots, T0, () => null)).toBeNull();
       });
     });
 
