@@ -34,6 +34,8 @@ const job = (over: Partial<JobJson>): JobJson =>
     timezone: 'Europe/Berlin',
     recurring: true,
     approximate: false,
+    overlap: 'buffer_one',
+    jitter: { max_seconds: null, approximate: false },
     prompt: 'Review.',
     options: {},
     ...over,
