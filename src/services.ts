@@ -7,6 +7,7 @@ import { type CommandLimits, Sandbox, type SandboxStatus } from './agent/sandbox
 import { DEFAULT_TOOL_LIMITS } from './agent/tools/limits.js';
 import { daemonRipgrep, RIPGREP_MISSING } from './agent/tools/ripgrep.js';
 import { type AdminBootstrap, ensureAdminToken } from './auth/bootstrap.js';
+import { SpendCaps } from './caps/spend-caps.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { PlanDeliveryWorker } from './delivery/worker.js';
@@ -220,6 +221,14 @@ async function agentParts(opts: ServiceOptions, clock: Clock, gh: GithubParts) {
   const sandboxStatus = sandbox ? await sandbox.status() : undefined;
   const events = opts.events ?? new RunEvents(store, clock);
   const metrics = new Metrics(store);
+  // Spend caps (README, Spend caps): asked before runs are created and after each turn of a run going.
+  const caps = new SpendCaps({
+    store,
+    clock,
+    config,
+    logger,
+    onReached: (hit) => metrics.spendCaps.inc({ scope: hit.scope, cap: hit.cap }),
+  });
   const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
   // The one writer of plan status (src/plans/lifecycle.ts); ExecutionSettler settles plans of ended runs.
   const lifecycle = new PlanLifecycle({ store, clock, logger, events });
@@ -228,8 +237,19 @@ async function agentParts(opts: ServiceOptions, clock: Clock, gh: GithubParts) {
   const repoCache = repoCacheOf(opts, gh.auth);
   const handler =
     opts.handler ??
-    agentRunner(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics, repoCache });
-  return { hidden, sandboxStatus, events, metrics, modelConfigured, lifecycle, egress, handler, repoCache };
+    agentRunner(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics, repoCache, caps });
+  return {
+    hidden,
+    sandboxStatus,
+    events,
+    metrics,
+    caps,
+    modelConfigured,
+    lifecycle,
+    egress,
+    handler,
+    repoCache,
+  };
 }
 
 /**
@@ -372,7 +392,7 @@ function cronParts(
   gh: GithubParts,
 ) {
   const { config, logger, store } = opts;
-  const { metrics, lifecycle, hidden } = agent;
+  const { metrics, lifecycle, hidden, caps } = agent;
   const { queue, runs, plans, submitRun } = runParts;
   const { lookupPullRequest, lookupFailedJobs } = gh;
   const triggers = new TriggerService({
@@ -385,6 +405,7 @@ function cronParts(
     runs,
     plans,
     lifecycle,
+    caps,
     ...(lookupPullRequest ? { lookupPullRequest } : {}),
     ...(lookupFailedJobs ? { lookupFailedJobs } : {}),
     onProcessed: (ms) => metrics.deliveryWait.observe(Math.max(0, ms) / 1000),
@@ -398,9 +419,10 @@ function cronParts(
     maxWaitMs: config.scheduler.max_wait_ms,
     batchSize: config.scheduler.batch_size,
     jitter: jitterOptions(config),
+    caps,
     onLateness: (ms) => metrics.lateness.observe(Math.max(0, ms) / 1000),
     onReport: (r) => {
-      for (const outcome of ['fired', 'pending', 'coalesced', 'missed'] as const) {
+      for (const outcome of ['fired', 'pending', 'coalesced', 'missed', 'capped'] as const) {
         if (r[outcome]) metrics.fires.inc({ outcome }, r[outcome]);
       }
     },
@@ -408,7 +430,7 @@ function cronParts(
   // A settled run frees its session: a fire waiting for it may go now.
   runParts.whenSettled(() => scheduler.kick());
   const sessions = new Sessions({ store, clock, config, scheduler, hidden });
-  const jobs = new Jobs({ store, clock, config, scheduler, submitRun });
+  const jobs = new Jobs({ store, clock, config, scheduler, submitRun, caps });
   const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler, hidden });
   return { triggers, scheduler, sessions, jobs, triggerAdmin };
 }
@@ -571,6 +593,7 @@ function agentRunner(
     egress: Egress;
     metrics: Metrics;
     repoCache: RepoCache;
+    caps: SpendCaps;
   },
 ): RunHandler {
   const { config, logger, store } = opts;
@@ -591,6 +614,7 @@ function agentRunner(
     lifecycle: parts.lifecycle,
     egress: parts.egress,
     repoCache: parts.repoCache,
+    caps: parts.caps,
     onModelError: (kind) => parts.metrics.modelErrors.inc({ kind }),
     // The MCP servers runs choose (mcp.servers): stdio ones in the same sandbox as commands.
     mcpConnector: createMcpConnector({

@@ -1,3 +1,4 @@
+import type { SpendLimits } from './spend.js';
 // Domain records as the rest of drydock sees them. Times are epoch milliseconds; the HTTP layer turns them
 // into ISO-8601 strings. Nothing here knows which database holds them.
 
@@ -83,6 +84,8 @@ export interface Session {
   closedAt: number | null;
   /** Set for sessions a trigger made for one subject (a pull request, or the trigger itself). */
   scopeKey: string | null;
+  /** The session's own spend caps (README, Spend caps); {} for none. */
+  limits: SpendLimits;
 }
 
 export type JobStatus = 'active' | 'paused' | 'missed';
@@ -161,9 +164,10 @@ export const isFailedRunStatus = (s: string): boolean =>
 
 /**
  * What a run `awaiting_input` waits on besides a person's answer: `spend_limit`, the account reached its spend
- * limit (README, Models); it is claimed again once an admin resumes it or `until` passes.
+ * limit (README, Models); `spend_cap`, its trigger's, session's or the global daily_usd was crossed (README,
+ * Spend caps), `until` the day resets. It is claimed again once an admin resumes it or `until` passes.
  */
-export const RUN_WAITS = ['spend_limit'] as const;
+export const RUN_WAITS = ['spend_limit', 'spend_cap'] as const;
 export interface RunWait {
   on: (typeof RUN_WAITS)[number];
   until: number;
@@ -483,6 +487,8 @@ export interface Trigger {
   workspace: string | null;
   options: RunDefaults;
   hourlyCap: number;
+  /** The trigger's spend caps, counted over every run it started that day (README, Spend caps); {} for none. */
+  limits: SpendLimits;
   tokenId: string | null;
   tokenHash: Buffer | null;
   enabled: boolean;

@@ -45,6 +45,7 @@ export const API_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   invalid_model: 422,
   bad_cursor: 400,
   capped: 429,
+  spend_cap: 429,
 };
 
 export const notFound = (what: string, id: string) => new DomainError('not_found', `${what} ${id} not found`);
@@ -212,7 +213,7 @@ function toHttpError(err: unknown): HttpError | null {
   }
   if (err instanceof DomainError) {
     const code: ErrorCode = err.code;
-    return new HttpError(API_STATUS[code], code, err.message);
+    return new HttpError(API_STATUS[code], code, err.message, err.details);
   }
   return null;
 }

@@ -48,6 +48,7 @@ export const presentSession = (s: Session): SessionJson => ({
   owner: s.owner,
   status: s.status,
   defaults: s.defaults,
+  limits: s.limits,
   created_at: iso(s.createdAt),
   closed_at: iso(s.closedAt),
 });

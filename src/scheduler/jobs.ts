@@ -1,3 +1,4 @@
+import type { SpendCaps } from '../caps/spend-caps.js';
 import type { Clock } from '../clock.js';
 import { mcpServerNames } from '../config/mcp-names.js';
 import type { Config } from '../config/schema.js';
@@ -24,6 +25,8 @@ export interface JobsDeps {
   scheduler: { kick(): void };
   /** Where a run-now run goes (the run queue). */
   submitRun: (run: Run) => void;
+  /** Spend caps: a run-now past one is refused (429 spend_cap). Default: no caps. */
+  caps?: Pick<SpendCaps, 'admit'>;
 }
 
 /**
@@ -138,6 +141,7 @@ export class Jobs {
   async runNow(id: string, requestedBy: string): Promise<Run> {
     const { store, clock } = this.deps;
     const job = await this.get(id);
+    await this.deps.caps?.admit({ sessionId: job.sessionId, triggerId: job.triggerId });
     const run = await store.runJobNow(job.id, {
       id: newId('run'),
       sessionId: job.sessionId,

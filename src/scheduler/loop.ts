@@ -1,9 +1,16 @@
+import type { SpendCaps, SpendSnapshot } from '../caps/spend-caps.js';
 import type { Clock } from '../clock.js';
-import type { Run } from '../domain/types.js';
+import type { SpendCapHit } from '../domain/spend.js';
+import type { CronJob, Run } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
-import { type AdvanceResult, type JobStore, StoreUnavailableError } from '../store/store.js';
+import {
+  type AdvanceResult,
+  type JobStore,
+  type SlotTransition,
+  StoreUnavailableError,
+} from '../store/store.js';
 import { decide } from './decide.js';
 import type { JitterOptions } from './jitter.js';
 
@@ -21,6 +28,8 @@ export interface SchedulerOptions {
   onLateness?: (ms: number) => void;
   /** Receives each finished pass's tally (metrics), whether the timer or a caller of `tick()` ran it. */
   onReport?: (report: TickReport) => void;
+  /** Spend caps: a slot that would fire past one is recorded `capped` instead (default: no caps). */
+  caps?: SpendCaps;
 }
 
 export interface TickReport {
@@ -29,6 +38,8 @@ export interface TickReport {
   pending: number;
   missed: number;
   coalesced: number;
+  /** Slots a spend cap stopped. */
+  capped: number;
   /** How long the loop will sleep before the next tick. */
   sleepMs: number;
 }
@@ -129,7 +140,15 @@ export class Scheduler {
 
   private async pass(): Promise<TickReport> {
     const { store, clock, batchSize } = this.opts;
-    const report: TickReport = { at: clock.now(), fired: 0, pending: 0, missed: 0, coalesced: 0, sleepMs: 0 };
+    const report: TickReport = {
+      at: clock.now(),
+      fired: 0,
+      pending: 0,
+      missed: 0,
+      coalesced: 0,
+      capped: 0,
+      sleepMs: 0,
+    };
     // Slots that waited for their session to go idle first, then what the clock says is due.
     for (const list of [
       () => store.listReadyPendingJobIds(batchSize),
@@ -139,16 +158,25 @@ export class Scheduler {
         const ids = await list();
         if (ids.length === 0) break;
         const now = clock.now();
+        // The day's spend is read once per batch, before the store's transaction: decisions stay synchronous.
+        const spend = (await this.opts.caps?.snapshot(now)) ?? null;
+        const hits = new Map<string, SpendCapHit>();
         const results = await store.advanceJobs(ids, now, (job, busy) =>
-          decide(job, busy, {
-            now,
-            startedAt: this.startedAt,
-            catchupWindowMs: this.opts.catchupWindowMs,
-            jitter: this.opts.jitter,
-            newRunId: () => newId('run'),
-          }),
+          capped(
+            job,
+            decide(job, busy, {
+              now,
+              startedAt: this.startedAt,
+              catchupWindowMs: this.opts.catchupWindowMs,
+              jitter: this.opts.jitter,
+              newRunId: () => newId('run'),
+            }),
+            spend,
+            hits,
+          ),
         );
         this.account(results, report, clock.now());
+        await this.noteCaps(results, hits, spend);
         if (ids.length < batchSize || results.length === 0) break;
       }
     }
@@ -161,9 +189,27 @@ export class Scheduler {
     return report;
   }
 
+  /** Notes each cap that stopped a slot (announced once per scope and day, across replicas). */
+  private async noteCaps(
+    results: AdvanceResult[],
+    hits: Map<string, SpendCapHit>,
+    spend: SpendSnapshot | null,
+  ): Promise<void> {
+    const { caps } = this.opts;
+    if (!caps || !spend) return;
+    const noted = new Set<string>();
+    for (const { jobId, transition } of results) {
+      const hit = transition.capped ? hits.get(jobId) : undefined;
+      if (!hit || noted.has(`${hit.scope}:${hit.id}`)) continue;
+      noted.add(`${hit.scope}:${hit.id}`);
+      await caps.note(hit, spend.day);
+    }
+  }
+
   private account(results: AdvanceResult[], report: TickReport, firedAt: number): void {
     for (const { run, transition: t } of results) {
       report.coalesced += t.coalesce.length;
+      if (t.capped) report.capped += 1;
       if (t.missed) report.missed += t.missed.slots;
       if (t.pending && !t.fire) report.pending += 1;
       if (run) {
@@ -173,4 +219,27 @@ export class Scheduler {
       }
     }
   }
+}
+
+/**
+ * A decision with the spend caps applied: a slot that would fire while the job's trigger, session or the
+ * daemon is past a cap is recorded `capped` instead, and the job moves on as if it had fired. Pure and
+ * synchronous (it runs inside the store's transaction); the cap met is kept in `hits` for the note after.
+ */
+function capped(
+  job: CronJob,
+  t: SlotTransition | null,
+  spend: SpendSnapshot | null,
+  hits: Map<string, SpendCapHit>,
+): SlotTransition | null {
+  if (!t?.fire || !spend) return t;
+  const subject = { sessionId: job.sessionId, triggerId: job.triggerId };
+  const hit = spend.hitFor(subject);
+  if (!hit) {
+    // Counted at once: a later job of the same batch sees this run (daily_runs).
+    spend.count(subject);
+    return t;
+  }
+  hits.set(job.id, hit);
+  return { ...t, fire: null, capped: { slotAt: t.fire.slotAt } };
 }

@@ -56,6 +56,7 @@ export interface SessionRow {
   created_at: number;
   closed_at: number | null;
   scope_key: string | null;
+  limits: string;
 }
 
 export interface JobRow {
@@ -121,7 +122,7 @@ export interface RunRow {
   delivery_id: string | null;
   subject: string | null;
   checkout: string | null;
-  waiting_on: 'spend_limit' | null;
+  waiting_on: 'spend_limit' | 'spend_cap' | null;
   waiting_until: number | null;
   /** The replica executing a running run, and until when (ms) it holds it: the store's own, not in Run. */
   claimed_by: string | null;
@@ -192,6 +193,7 @@ export interface TriggerRow {
   workspace: string | null;
   options: string;
   hourly_cap: number;
+  limits: string;
   token_id: string | null;
   token_hash: Buffer | null;
   enabled: number;
@@ -294,6 +296,7 @@ export const toSession = (r: SessionRow): Session => ({
   createdAt: r.created_at,
   closedAt: r.closed_at,
   scopeKey: r.scope_key,
+  limits: JSON.parse(r.limits),
 });
 
 export const toJob = (r: JobRow): CronJob => ({
@@ -434,6 +437,7 @@ export const toTrigger = (r: TriggerRow): Trigger => ({
   workspace: r.workspace,
   options: JSON.parse(r.options),
   hourlyCap: r.hourly_cap,
+  limits: JSON.parse(r.limits),
   tokenId: r.token_id,
   tokenHash: r.token_hash,
   enabled: r.enabled === 1,

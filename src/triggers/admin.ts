@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
 import { checkMcpSelection } from '../domain/mcp-selection.js';
+import type { SpendLimits } from '../domain/spend.js';
 import type { CronJob, Role, RunDefaults, Trigger, TriggerFilters } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
@@ -48,6 +49,8 @@ export type NewTriggerRequest = Pick<Trigger, 'name' | 'kind' | 'prompt' | 'enab
   options?: RunDefaults | undefined;
   /** Default: github.trigger_hourly_cap. */
   hourlyCap?: number | undefined;
+  /** Spend caps (default: none). */
+  limits?: SpendLimits | undefined;
   cron?: string | undefined;
   /** Default: the configured time zone. */
   timezone?: string | undefined;
@@ -65,6 +68,8 @@ export interface TriggerChange {
   workspace?: string | undefined;
   options?: RunDefaults | undefined;
   hourlyCap?: number | undefined;
+  /** Replaces the trigger's spend caps ({} removes them). */
+  limits?: SpendLimits | undefined;
   enabled?: boolean | undefined;
   /** A new token for a generic trigger; the old one stops working. */
   rotateToken?: boolean | undefined;
@@ -126,6 +131,7 @@ export class TriggerAdmin {
       workspace,
       options,
       hourlyCap: req.hourlyCap ?? config.github.trigger_hourly_cap,
+      limits: req.limits ?? {},
       tokenId: token?.tokenId ?? null,
       tokenHash: token?.tokenHash ?? null,
       enabled: req.enabled,
@@ -189,6 +195,7 @@ export class TriggerAdmin {
         ...(workspace !== undefined ? { workspace } : {}),
         ...(options !== undefined ? { options } : {}),
         ...(change.hourlyCap !== undefined ? { hourlyCap: change.hourlyCap } : {}),
+        ...(change.limits !== undefined ? { limits: change.limits } : {}),
         ...(change.enabled !== undefined ? { enabled: change.enabled } : {}),
         ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),
         updatedAt: clock.now(),

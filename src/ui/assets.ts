@@ -225,6 +225,12 @@ ${viewerScript()}
       case 'spend_limit_resumed':
         entry('retry', e, 'Resumed after the spend limit by ' + str(e.by));
         return;
+      case 'spend_cap_reached':
+        entry('warning', e, 'Waiting on a spend cap: ' + str(e.reason));
+        return;
+      case 'spend_cap_resumed':
+        entry('retry', e, 'Resumed after a spend cap by ' + str(e.by));
+        return;
       case 'turn_finished':
         entry('turn', e, 'Turn ' + str(e.turn) + ' finished: ' + str(e.stop_reason) + ', $' + Number(e.cost_usd || 0).toFixed(4));
         return;

@@ -50,6 +50,7 @@ import {
   triggerSchema,
   triggerWithTokenSchema,
 } from './triggers.js';
+import { usageQuery, usageSchema } from './usage.js';
 
 // The HTTP API's contract: every route with who may call it, what it takes and what it answers. Routes
 // validate their input with these schemas, the OpenAPI document (src/http/openapi.ts) is generated from this
@@ -70,6 +71,7 @@ export * from './runs.js';
 export * from './sessions.js';
 export * from './tool-approvals.js';
 export * from './triggers.js';
+export * from './usage.js';
 
 /** Who may call a route: a role permission, a trigger token, a webhook signature, or nobody (probes). */
 export type RouteAuth =
@@ -511,6 +513,16 @@ export const ROUTES: Route[] = [
     auth: 'read',
     responses: { 200: json(webhookDeliverySchema) },
     errors: [404],
+  },
+  {
+    method: 'get',
+    path: '/v1/usage',
+    summary:
+      'Where money went: runs and their receipts per day of limits.timezone, by trigger, session or model',
+    auth: 'read',
+    request: { query: usageQuery },
+    responses: { 200: json(usageSchema) },
+    errors: [422],
   },
   {
     method: 'get',

@@ -188,6 +188,7 @@ export function* transitionSteps(
     run = (yield { statement: insertRunStatement(newRun, coalesced), want: 'row' }) as RunRow;
     yield slot(t.fire.slotAt, t.fire.slotAt, 1, 'fired', t.fire.runId);
   }
+  if (t.capped) yield slot(t.capped.slotAt, t.capped.slotAt, 1, 'capped', null);
   if (t.remove) {
     yield { statement: { text: DELETE_JOB, values: [job.id] }, want: 'changes' };
     return run;
@@ -206,7 +207,7 @@ export function* transitionSteps(
         t.pending?.slotAt ?? null,
         t.pending?.coalesced ?? 0,
         flag(t.pending?.final ?? false),
-        t.fire?.slotAt ?? null,
+        t.fire?.slotAt ?? t.capped?.slotAt ?? null,
         t.fire ? 1 : 0,
         job.id,
       ],
