@@ -62,6 +62,8 @@ const KEYS: Record<UsageKey, { key: string; name: string; join: string }> = {
 /**
  * Runs and receipts per day and key: the days are a list of (day, start, end) joined to the runs created in
  * them, so each day is counted in the limits zone whatever its length (23 or 25 hours on a change of clocks).
+ * Keys in order, runs without one first on both backends (PostgreSQL sorts NULL last); a model has no name
+ * column to group by (PostgreSQL refuses a constant in GROUP BY).
  */
 export function usageStatement(d: Dialect, by: UsageKey, days: SpendDay[]): Statement {
   const k = KEYS[by];
@@ -73,8 +75,8 @@ export function usageStatement(d: Dialect, by: UsageKey, days: SpendDay[]): Stat
              COALESCE(SUM(${d.jsonNumber('r.usage', 'input_tokens')}), 0) AS input_tokens,
              COALESCE(SUM(${d.jsonNumber('r.usage', 'output_tokens')}), 0) AS output_tokens
            FROM days d JOIN runs r ON r.created_at >= d.day_start AND r.created_at < d.day_end ${k.join}
-           GROUP BY d.day, ${k.key}, ${k.name}
-           ORDER BY d.day, ${k.key}`,
+           GROUP BY d.day, ${k.key}${by === 'model' ? '' : `, ${k.name}`}
+           ORDER BY d.day, COALESCE(${k.key}, '')`,
     values: days.flatMap((day) => [day.day, day.start, day.end]),
   };
 }
