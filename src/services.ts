@@ -21,6 +21,7 @@ import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { modelProblems } from './models/catalogue.js';
 import { createModelClient } from './models/client.js';
+import { limitReachedNotifications } from './notify/limit.js';
 import { Notifier } from './notify/notifier.js';
 import { PassLoop } from './pass-loop.js';
 import { PlanDecisions } from './plans/decisions.js';
@@ -227,6 +228,7 @@ async function agentParts(opts: ServiceOptions, clock: Clock, gh: GithubParts) {
     clock,
     config,
     logger,
+    announce: (hit, day) => limitReachedNotifications(config, hit, day, clock.now()),
     onReached: (hit) => metrics.spendCaps.inc({ scope: hit.scope, cap: hit.cap }),
   });
   const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;

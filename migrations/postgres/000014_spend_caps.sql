@@ -18,3 +18,9 @@ CREATE TABLE spend_cap_notices (
   at         bigint NOT NULL,
   PRIMARY KEY (scope, scope_id, day)
 );
+
+-- A notification may announce something that is not in a run's event log: limit.reached (a spend cap met,
+-- announced once per scope and day, in the transaction that writes its spend_cap_notices row). Its
+-- event_rowid and run_id are NULL (NULLs never collide in the UNIQUE).
+ALTER TABLE notifications ALTER COLUMN event_rowid DROP NOT NULL;
+ALTER TABLE notifications ALTER COLUMN run_id DROP NOT NULL;

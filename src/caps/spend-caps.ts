@@ -11,6 +11,7 @@ import {
   type SpendTally,
   spendDayOf,
 } from '../domain/spend.js';
+import type { NewNotification } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { SpendState, UsageStore } from '../store/usage.js';
 
@@ -25,7 +26,12 @@ export interface SpendCapsDeps {
   clock: Clock;
   config: Pick<Config, 'limits'>;
   logger: Logger;
-  /** Told once per scope and day (across replicas) when a cap is first reached: metrics, notifications. */
+  /**
+   * The notifications that announce a cap reached (limit.reached), written by the store with the day's note
+   * of it, so exactly one replica announces it (default: none).
+   */
+  announce?: (hit: SpendCapHit, day: SpendDay) => NewNotification[];
+  /** Told once per scope and day (across replicas) when a cap is first reached: metrics. */
   onReached?: (hit: SpendCapHit) => void;
 }
 
@@ -139,7 +145,9 @@ export class SpendCaps {
    */
   async note(hit: SpendCapHit, day: SpendDay): Promise<void> {
     const { store, clock, logger } = this.deps;
-    const first = await store.noteSpendCap(hit.scope, hit.id, day.day, hit.cap, clock.now());
+    const now = clock.now();
+    const announced = this.deps.announce?.(hit, day) ?? [];
+    const first = await store.noteSpendCap(hit.scope, hit.id, day.day, hit.cap, now, announced);
     if (!first) return;
     logger.warn(
       { scope: hit.scope, id: hit.id, cap: hit.cap, limit: hit.limit, spent: hit.spent, day: day.day },

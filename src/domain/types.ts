@@ -576,14 +576,15 @@ export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 export interface Notification {
   /** The idempotency id (X-Drydock-Delivery): the same on every attempt. */
   id: string;
-  /** The run event it announces (its place in the log). */
-  eventRowid: number;
+  /** The run event it announces (its place in the log); null: not a run's event (limit.reached). */
+  eventRowid: number | null;
   /** The receiver's key (a hash of its URL). */
   webhook: string;
   /** The receiver's URL as it may be shown: no userinfo, query or path below its first segment. */
   webhookUrl: string;
   event: string;
-  runId: string;
+  /** null: not about a run (limit.reached). */
+  runId: string | null;
   planId: string | null;
   data: Record<string, unknown>;
   /** The exact body sent on every attempt. */

@@ -551,11 +551,11 @@ export const toPlanDelivery = (r: PlanDeliveryRow): PlanDelivery | null =>
 
 export interface NotificationRow {
   id: string;
-  event_rowid: number;
+  event_rowid: number | null;
   webhook: string;
   webhook_url: string;
   event: string;
-  run_id: string;
+  run_id: string | null;
   plan_id: string | null;
   data: string;
   body: string;
@@ -566,6 +566,11 @@ export interface NotificationRow {
   created_at: number;
   delivered_at: number | null;
 }
+
+/** Claimed notifications in the order of the log they announce; those of no run event after, oldest first. */
+export const notificationOrder = (a: Notification, b: Notification): number =>
+  (a.eventRowid ?? Number.MAX_SAFE_INTEGER) - (b.eventRowid ?? Number.MAX_SAFE_INTEGER) ||
+  a.createdAt - b.createdAt;
 
 export const toNotification = (r: NotificationRow): Notification => ({
   id: r.id,

@@ -1,4 +1,5 @@
 import type { SpendCap, SpendDay, SpendLimits, SpendScope, SpendTally, UsageKey } from '../domain/spend.js';
+import type { NewNotification } from '../domain/types.js';
 
 /** What a day's spend caps are checked against: every scope's tally of that day, and which scopes have caps. */
 export interface SpendState {
@@ -34,8 +35,9 @@ export interface UsageStore {
   /** Per day and key, the runs created and their receipts, days in order. */
   usage(by: UsageKey, days: SpendDay[]): Promise<UsageRow[]>;
   /**
-   * Records that a scope reached a cap on a day; true for the first to record it (the one that announces it),
-   * false when it was recorded before (by this or another replica).
+   * Records that a scope reached a cap on a day, and with it, in the same transaction, the notifications
+   * that announce it (limit.reached); true for the first to record it, false when it was recorded before (by
+   * this or another replica: then nothing is written, so it is announced once).
    */
   noteSpendCap(
     scope: SpendScope,
@@ -43,5 +45,6 @@ export interface UsageStore {
     day: string,
     cap: SpendCap,
     now: number,
+    notifications?: NewNotification[],
   ): Promise<boolean>;
 }

@@ -140,8 +140,12 @@ describe.each(['sqlite', 'postgres'] as TestStore[])('on %s', (backend) => {
   });
 
   describe('a cron slot past a cap', () => {
-    it("is recorded capped in the job's history, counted, noted once a day, and the job moves on to its next slot", async () => {
-      h = await harness();
+    it("is recorded capped in the job's history, counted, announced once a day (limit.reached), and the job moves on to its next slot", async () => {
+      h = await harness((c) => {
+        c.notifications.webhooks = [
+          { url: 'http://127.0.0.1:9/hooks/caps', events: ['limit.reached'], secret: null, format: 'json' },
+        ];
+      });
       const s = await h.call('POST', '/v1/sessions', {
         body: { workspace: h.workspace, limits: { daily_runs: 1 } },
       });
@@ -176,6 +180,27 @@ describe.each(['sqlite', 'postgres'] as TestStore[])('on %s', (backend) => {
       expect(
         await h.store.noteSpendCap('session', s.body.id, '2026-06-01', 'daily_runs', h.clock.now()),
       ).toBe(false);
+      // One notification, written with the note (the notifier posts it; not started here).
+      const notes = await h.call('GET', '/v1/notifications?event=limit.reached', { role: 'admin' });
+      expect(notes.body.items).toHaveLength(1);
+      expect(notes.body.items[0]).toMatchObject({
+        event: 'limit.reached',
+        status: 'pending',
+        run_id: null,
+        plan_id: null,
+        data: {
+          run_id: null,
+          scope: 'session',
+          scope_id: s.body.id,
+          cap: 'daily_runs',
+          limit: 1,
+          spent: 1,
+          day: '2026-06-01',
+          resets_at: new Date(TOKYO_MIDNIGHT).toISOString(),
+          links: { usage: '/ui/usage' },
+        },
+      });
+      expect(notes.body.items[0].data.title).toMatch(/^spend cap reached: session /);
 
       // The next day of Tokyo, the session's slots fire again.
       h.clock.set(TOKYO_MIDNIGHT + 10 * MIN);

@@ -1,4 +1,5 @@
 import type { SpendCap, SpendDay, SpendScope } from '../../domain/spend.js';
+import type { NewNotification } from '../../domain/types.js';
 import { POSTGRES } from '../sql/dialect.js';
 import * as sql from '../sql/usage.js';
 import type { SpendState, UsageKey, UsageRow, UsageStore } from '../usage.js';
@@ -30,7 +31,15 @@ export class PgUsage implements UsageStore {
     day: string,
     cap: SpendCap,
     now: number,
+    notifications: NewNotification[] = [],
   ): Promise<boolean> {
-    return (await this.db.exec(sql.NOTE_SPEND_CAP, [scope, id ?? '', day, cap, now])) === 1;
+    return this.db.tx(async (q) => {
+      if ((await q.exec(sql.NOTE_SPEND_CAP, [scope, id ?? '', day, cap, now])) !== 1) return false;
+      for (const n of notifications) {
+        const { text, values } = sql.insertNoticeNotificationStatement(n);
+        await q.exec(text, values);
+      }
+      return true;
+    });
   }
 }

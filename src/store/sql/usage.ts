@@ -1,4 +1,5 @@
 import type { SpendDay, SpendLimits, SpendTally } from '../../domain/spend.js';
+import type { NewNotification } from '../../domain/types.js';
 import type { SpendState, UsageKey, UsageRow } from '../usage.js';
 import type { Dialect, Statement } from './dialect.js';
 
@@ -104,3 +105,22 @@ export const toUsageRow = (r: UsageDbRow): UsageRow => ({
 /** The first replica to note a scope's cap on a day writes the row; values: scope, id, day, cap, now. */
 export const NOTE_SPEND_CAP = `INSERT INTO spend_cap_notices (scope, scope_id, day, cap, at) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (scope, scope_id, day) DO NOTHING`;
+
+/** A notification of no run event (limit.reached), written with the note that announces it. */
+export function insertNoticeNotificationStatement(n: NewNotification): Statement {
+  return {
+    text: `INSERT INTO notifications (id, event_rowid, webhook, webhook_url, event, run_id, plan_id, data, body,
+             status, attempts, next_attempt_at, created_at)
+           VALUES (?, NULL, ?, ?, ?, NULL, NULL, ?, ?, 'pending', 0, ?, ?)`,
+    values: [
+      n.id,
+      n.webhook,
+      n.webhookUrl,
+      n.event,
+      JSON.stringify(n.data),
+      n.body,
+      n.nextAttemptAt,
+      n.createdAt,
+    ],
+  };
+}

@@ -1,4 +1,5 @@
 import type { SpendCap, SpendDay, SpendScope } from '../../domain/spend.js';
+import type { NewNotification } from '../../domain/types.js';
 import { SQLITE } from '../sql/dialect.js';
 import * as sql from '../sql/usage.js';
 import type { SpendState, UsageKey, UsageRow, UsageStore } from '../usage.js';
@@ -31,7 +32,15 @@ export class SqliteUsage implements UsageStore {
     day: string,
     cap: SpendCap,
     now: number,
+    notifications: NewNotification[] = [],
   ): Promise<boolean> {
-    return this.db.sql(sql.NOTE_SPEND_CAP).run(scope, id ?? '', day, cap, now).changes === 1;
+    return this.db.write(() => {
+      if (this.db.sql(sql.NOTE_SPEND_CAP).run(scope, id ?? '', day, cap, now).changes !== 1) return false;
+      for (const n of notifications) {
+        const { text, values } = sql.insertNoticeNotificationStatement(n);
+        this.db.sql(text).run(...values);
+      }
+      return true;
+    });
   }
 }
