@@ -70,6 +70,7 @@ describe.each(['sqlite', 'postgres'] as TestStore[])('on %s', (backend) => {
         },
       });
       expect(refused.body.error.message).toContain(`trigger ${t.id}'s daily daily_runs (2 of 2 runs)`);
+      expect(refused.headers.get('retry-after')).toBe('Mon, 01 Jun 2026 15:00:00 GMT');
       expect((await h.store.listRuns({ limit: 10 })).items).toHaveLength(2);
       const deliveries = await h.call('GET', `/v1/deliveries?trigger_id=${t.id}`);
       expect(deliveries.body.items[0]).toMatchObject({ outcome: 'capped', run_ids: [] });

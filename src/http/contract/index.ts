@@ -280,10 +280,10 @@ export const ROUTES: Route[] = [
   {
     method: 'post',
     path: '/v1/jobs/{id}/run',
-    summary: 'Run a job now (a missed one-shot fires its slot)',
+    summary: 'Run a job now (a missed one-shot fires its slot); 429 spend_cap past a spend cap',
     auth: 'operate',
     responses: { 201: json(runSchema, 'The run it started') },
-    errors: [404],
+    errors: [404, 429],
   },
   {
     method: 'get',
