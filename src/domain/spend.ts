@@ -65,6 +65,15 @@ export function reachedCap(
   return null;
 }
 
+/** Whether `to` allows more than `from`: a cap removed, or raised. */
+export function loosensLimits(from: SpendLimits, to: SpendLimits): boolean {
+  return SPEND_CAPS.some((cap) => {
+    const was = from[cap];
+    const now = to[cap];
+    return was !== undefined && (now === undefined || now > was);
+  });
+}
+
 /** Whether limits name any cap. */
 export const hasLimits = (l: SpendLimits | null | undefined): l is SpendLimits =>
   !!l && (l.daily_usd !== undefined || l.daily_runs !== undefined);

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
 import { checkMcpSelection } from '../domain/mcp-selection.js';
-import type { SpendLimits } from '../domain/spend.js';
+import { loosensLimits, type SpendLimits } from '../domain/spend.js';
 import type { CronJob, Role, RunDefaults, Trigger, TriggerFilters } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
@@ -200,9 +200,12 @@ export class TriggerAdmin {
         ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),
         updatedAt: clock.now(),
       },
-      options !== undefined
-        ? noLoosening(change.role, options, config.execute.network_default_domains)
-        : undefined,
+      allOf([
+        options !== undefined
+          ? noLoosening(change.role, options, config.execute.network_default_domains)
+          : undefined,
+        change.limits !== undefined ? noRaisedCaps(change.role, change.limits) : undefined,
+      ]),
     );
     if (!updated) throw notFound(current.id);
     if (follow) await follow(updated);
@@ -279,6 +282,27 @@ const noLoosening =
       { what: `trigger ${stored.id}`, than: 'than it is', label: 'now' },
       networkDefaults,
     );
+
+/**
+ * The store's check of new spend caps against the trigger as stored: only an admin raises or removes one
+ * (README, Spend caps); anyone who may change the trigger may lower or add one.
+ */
+const noRaisedCaps =
+  (role: Role, limits: SpendLimits) =>
+  (stored: Trigger): void => {
+    if (role !== 'admin' && loosensLimits(stored.limits, limits)) {
+      throw new DomainError(
+        'forbidden',
+        `only an admin raises or removes trigger ${stored.id}'s spend caps (limits ${JSON.stringify(stored.limits)} now)`,
+      );
+    }
+  };
+
+/** The checks given, as one (undefined when none is). */
+function allOf(checks: (((t: Trigger) => void) | undefined)[]): ((t: Trigger) => void) | undefined {
+  const given = checks.filter((c) => c !== undefined);
+  return given.length ? (t) => given.forEach((c) => c(t)) : undefined;
+}
 
 /** Which fields fit which kind of trigger, for a new one. */
 function checkKindFields(req: NewTriggerRequest): void {

@@ -116,6 +116,23 @@ describe.each(['sqlite', 'postgres'] as TestStore[])('on %s', (backend) => {
     });
   });
 
+  describe("changing a trigger's caps", () => {
+    it('an operator lowers or adds a cap; only an admin raises or removes one', async () => {
+      h = await harness();
+      const t = await generic({ daily_usd: 5 });
+      const patch = (role: 'operator' | 'admin', limits: Record<string, number>) =>
+        h.call('PATCH', `/v1/triggers/${t.id}`, { role, body: { limits } });
+      expect((await patch('operator', { daily_usd: 3, daily_runs: 10 })).status).toBe(200);
+      const raised = await patch('operator', { daily_usd: 4, daily_runs: 10 });
+      expect(raised.status).toBe(403);
+      expect(raised.body.error.code).toBe('forbidden');
+      expect(raised.body.error.message).toContain('only an admin raises or removes');
+      expect((await patch('operator', { daily_usd: 3 })).status).toBe(403);
+      expect((await patch('admin', { daily_usd: 4 })).status).toBe(200);
+      expect((await h.store.getTrigger(t.id))!.limits).toEqual({ daily_usd: 4 });
+    });
+  });
+
   describe('a run-now past a cap', () => {
     it("is refused with 429 spend_cap naming the session's cap", async () => {
       h = await harness();
