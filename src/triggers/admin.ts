@@ -301,7 +301,10 @@ const noRaisedCaps =
 /** The checks given, as one (undefined when none is). */
 function allOf(checks: (((t: Trigger) => void) | undefined)[]): ((t: Trigger) => void) | undefined {
   const given = checks.filter((c) => c !== undefined);
-  return given.length ? (t) => given.forEach((c) => c(t)) : undefined;
+  if (!given.length) return undefined;
+  return (t) => {
+    for (const c of given) c(t);
+  };
 }
 
 /** Which fields fit which kind of trigger, for a new one. */
