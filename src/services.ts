@@ -7,6 +7,7 @@ import { type CommandLimits, Sandbox, type SandboxStatus } from './agent/sandbox
 import { DEFAULT_TOOL_LIMITS } from './agent/tools/limits.js';
 import { daemonRipgrep, RIPGREP_MISSING } from './agent/tools/ripgrep.js';
 import { type AdminBootstrap, ensureAdminToken } from './auth/bootstrap.js';
+import { SpendCaps } from './caps/spend-caps.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config/schema.js';
 import { PlanDeliveryWorker } from './delivery/worker.js';
@@ -20,6 +21,7 @@ import type { Logger } from './logger.js';
 import { Metrics } from './metrics/metrics.js';
 import { modelProblems } from './models/catalogue.js';
 import { createModelClient } from './models/client.js';
+import { limitReachedNotifications } from './notify/limit.js';
 import { Notifier } from './notify/notifier.js';
 import { PassLoop } from './pass-loop.js';
 import { PlanDecisions } from './plans/decisions.js';
@@ -220,6 +222,15 @@ async function agentParts(opts: ServiceOptions, clock: Clock, gh: GithubParts) {
   const sandboxStatus = sandbox ? await sandbox.status() : undefined;
   const events = opts.events ?? new RunEvents(store, clock);
   const metrics = new Metrics(store);
+  // Spend caps (README, Spend caps): asked before runs are created and after each turn of a run going.
+  const caps = new SpendCaps({
+    store,
+    clock,
+    config,
+    logger,
+    announce: (hit, day) => limitReachedNotifications(config, hit, day, clock.now()),
+    onReached: (hit) => metrics.spendCaps.inc({ scope: hit.scope, cap: hit.cap }),
+  });
   const modelConfigured = opts.model !== undefined || config.anthropic.api_key !== null;
   // The one writer of plan status (src/plans/lifecycle.ts); ExecutionSettler settles plans of ended runs.
   const lifecycle = new PlanLifecycle({ store, clock, logger, events });
@@ -228,8 +239,19 @@ async function agentParts(opts: ServiceOptions, clock: Clock, gh: GithubParts) {
   const repoCache = repoCacheOf(opts, gh.auth);
   const handler =
     opts.handler ??
-    agentRunner(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics, repoCache });
-  return { hidden, sandboxStatus, events, metrics, modelConfigured, lifecycle, egress, handler, repoCache };
+    agentRunner(opts, { clock, events, sandbox, lifecycle, hidden, egress, metrics, repoCache, caps });
+  return {
+    hidden,
+    sandboxStatus,
+    events,
+    metrics,
+    caps,
+    modelConfigured,
+    lifecycle,
+    egress,
+    handler,
+    repoCache,
+  };
 }
 
 /**
@@ -372,7 +394,7 @@ function cronParts(
   gh: GithubParts,
 ) {
   const { config, logger, store } = opts;
-  const { metrics, lifecycle, hidden } = agent;
+  const { metrics, lifecycle, hidden, caps } = agent;
   const { queue, runs, plans, submitRun } = runParts;
   const { lookupPullRequest, lookupFailedJobs } = gh;
   const triggers = new TriggerService({
@@ -385,6 +407,7 @@ function cronParts(
     runs,
     plans,
     lifecycle,
+    caps,
     ...(lookupPullRequest ? { lookupPullRequest } : {}),
     ...(lookupFailedJobs ? { lookupFailedJobs } : {}),
     onProcessed: (ms) => metrics.deliveryWait.observe(Math.max(0, ms) / 1000),
@@ -400,9 +423,18 @@ function cronParts(
     jitter: jitterOptions(config),
     maxBuffered: config.scheduler.max_buffered_slots,
     cancelRun: (runId) => runs.cancel(runId),
+    caps,
     onLateness: (ms) => metrics.lateness.observe(Math.max(0, ms) / 1000),
     onReport: (r) => {
-      for (const outcome of ['fired', 'pending', 'coalesced', 'missed', 'skipped', 'canceled'] as const) {
+      for (const outcome of [
+        'fired',
+        'pending',
+        'coalesced',
+        'missed',
+        'skipped',
+        'canceled',
+        'capped',
+      ] as const) {
         if (r[outcome]) metrics.fires.inc({ outcome }, r[outcome]);
       }
     },
@@ -417,6 +449,7 @@ function cronParts(
     scheduler,
     submitRun,
     cancelRun: (runId) => runs.cancel(runId),
+    caps,
   });
   const triggerAdmin = new TriggerAdmin({ store, clock, config, scheduler, hidden });
   return { triggers, scheduler, sessions, jobs, triggerAdmin };
@@ -580,6 +613,7 @@ function agentRunner(
     egress: Egress;
     metrics: Metrics;
     repoCache: RepoCache;
+    caps: SpendCaps;
   },
 ): RunHandler {
   const { config, logger, store } = opts;
@@ -600,6 +634,7 @@ function agentRunner(
     lifecycle: parts.lifecycle,
     egress: parts.egress,
     repoCache: parts.repoCache,
+    caps: parts.caps,
     onModelError: (kind) => parts.metrics.modelErrors.inc({ kind }),
     // The MCP servers runs choose (mcp.servers): stdio ones in the same sandbox as commands.
     mcpConnector: createMcpConnector({

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
+import type { SpendCaps } from '../caps/spend-caps.js';
 import type { ConversationFrame } from '../domain/frame.js';
 import { mcpServersOf } from '../domain/mcp-selection.js';
 import type { PlanRecorder } from '../domain/plan-status.js';
+import { type SpendCapHit, spendCapDetails, spendCapMessage } from '../domain/spend.js';
 import type {
   ConversationMessage,
   Question,
@@ -61,11 +63,20 @@ export interface AgentDeps extends Omit<PhaseDeps, 'lifecycle' | 'mcp'> {
   lifecycle: { on(store: PlanStore & RunStore): PlanRecorder };
   /** Each failed request to the model, by kind (the `drydock_model_errors` metric). */
   onModelError?: (kind: ModelErrorKind) => void;
+  /** Spend caps: a run whose trigger, session or daemon crossed its daily_usd parks before its next request. */
+  caps?: Pick<SpendCaps, 'crossed'> | undefined;
 }
 
-type RunDeps = PhaseDeps & Pick<AgentDeps, 'model' | 'onModelError'>;
+type RunDeps = PhaseDeps & Pick<AgentDeps, 'model' | 'onModelError' | 'caps'>;
 
 class BudgetExceeded extends Error {}
+
+/** A daily_usd cap crossed (by this run's last turn, or another run's): the run waits until the day resets. */
+class SpendCapCrossed extends Error {
+  constructor(readonly hit: SpendCapHit) {
+    super(spendCapMessage(hit));
+  }
+}
 
 /** A failure of drydock's own (storing an event) while a reply streamed in: never a reason to ask again. */
 class NotTheModel extends Error {
@@ -297,6 +308,7 @@ class AgentRun {
       if (err instanceof BudgetExceeded) return { status: 'budget_exceeded', error: err.message };
       if (err instanceof ModelUnavailable) return { status: 'failed', error: err.message };
       if (err instanceof SpendLimitReached) return this.waitOnSpendLimit(ctx, err.message, err.until);
+      if (err instanceof SpendCapCrossed) return this.waitOnSpendCap(ctx, err.hit);
       // Aborts are turned into a status by the queue; the phase still settles, but not on a database
       // that cannot be reached (the run is taken over: see RunQueue.carryOut), and not once this process
       // lost the run (another carries it on; its writes are refused anyway).
@@ -453,6 +465,13 @@ class AgentRun {
         `spent $${spent.toFixed(4)}; another turn (about $${ctx.state.lastTurnUsd.toFixed(4)}) would pass the budget of $${ctx.settings.budgetUsd}`,
       );
     }
+    // A daily_usd cap crossed: the turn that crossed it finished (its reply and tool calls are stored), and no
+    // request is sent past it. Checked before each request, so a run queued past the cap waits too.
+    const crossed = await this.deps.caps?.crossed({
+      sessionId: ctx.run.sessionId,
+      triggerId: ctx.run.triggerId,
+    });
+    if (crossed) throw new SpendCapCrossed(crossed);
     const reply = await this.turn(ctx, messages);
     // A reply continuing a paused turn is stored in the same message (see Store.appendMessages).
     if (last.role === 'assistant' && last.stopReason === 'pause_turn') {
@@ -540,6 +559,19 @@ class AgentRun {
       resumes_at: new Date(until).toISOString(),
     });
     return { status: 'awaiting_input', waitingOn: { on: 'spend_limit', until } };
+  }
+
+  /**
+   * The run waits on a spend cap, from its stored conversation, until the day of the limits zone resets (it is
+   * claimed again then) or an admin resumes it (it parks again before its next request unless the cap was
+   * raised or removed meanwhile).
+   */
+  private async waitOnSpendCap(ctx: LoopContext, hit: SpendCapHit): Promise<RunOutcome> {
+    await this.deps.events.emit(ctx.run.id, 'spend_cap_reached', {
+      reason: spendCapMessage(hit),
+      ...spendCapDetails(hit),
+    });
+    return { status: 'awaiting_input', waitingOn: { on: 'spend_cap', until: hit.resetsAt } };
   }
 
   /** The model's reply, streamed into the event log as it comes. */

@@ -17,6 +17,7 @@ import { runsGroup } from './commands/runs.js';
 import { sessionsGroup } from './commands/sessions.js';
 import { toolApprovalsGroup } from './commands/tool-approvals.js';
 import { triggersGroup } from './commands/triggers.js';
+import { usageGroup } from './commands/usage.js';
 
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration.
 //
@@ -67,8 +68,8 @@ remote commands (talk to a running daemon over its HTTP API):
   sessions list [--status open|closed] [--limit N] [--cursor C] [--json]
   sessions show ID [--json]
   sessions create --workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N]
-      [--allow-self-approval] [--network-domain D ...] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]
-      (prints the id)
+      [--allow-self-approval] [--network-domain D ...] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N]
+      [--daily-usd X] [--daily-runs N] [--json]   (prints the id)
   sessions close ID [--json]
   jobs list --session ID [--json]
   jobs show ID [--json]
@@ -86,7 +87,7 @@ remote commands (talk to a running daemon over its HTTP API):
   triggers show ID [--json]
   triggers create --kind github|generic --name N --prompt TEXT [--event E ...] [--repository owner/repo ...]
       [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR]
-      [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--json]   (a generic trigger's token
+      [--hourly-cap N] [--daily-usd X] [--daily-runs N] [--execute-mode M] [--approvals-required N] [--json]   (a generic trigger's token
       is printed once)
   triggers update ID [the create options but --kind] [--draft any] [--clear-filters] [--enable|--disable]
       [--rotate-token] [--json]
@@ -97,6 +98,7 @@ remote commands (talk to a running daemon over its HTTP API):
   deliveries list [--outcome O] [--trigger ID] [--limit N] [--before ID] [--json]
   deliveries show ID [--json]
   notifications list [--status S] [--event E] [--limit N] [--cursor C] [--json]
+  usage show [--by trigger|session|model] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]
   plans list [--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]
   plans show ID [--json]
   plans approve ID [--sha256 S] [--comment C]
@@ -411,6 +413,7 @@ const REMOTE: Record<string, (argv: string[]) => Promise<number>> = Object.fromE
     triggersGroup,
     deliveriesGroup,
     notificationsGroup,
+    usageGroup,
   ].map((group) => [group.name, (argv: string[]) => runGroup(group, argv)]),
 );
 

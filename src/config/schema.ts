@@ -196,6 +196,22 @@ const runsSchema = section({
   memory_max_bytes: int(0).default(40_000),
 });
 
+// Spend caps of the whole daemon (README, Spend caps): a run that would start past one is not started (a fire
+// answers 429 spend_cap, a cron slot is recorded `capped`), and a run going when daily_usd is crossed parks
+// after its turn until the day resets. Counted from the runs' receipts in the store, by the day of
+// `timezone`, across replicas. Triggers and sessions may have caps of their own (their `limits`).
+const spendLimitsSchema = section({
+  // US dollars of receipts per day (null: no cap).
+  daily_usd: num(0, { exclusiveMin: true, unit: 'USD' }).nullable().default(null),
+  // Runs started per day (null: no cap).
+  daily_runs: int(1).nullable().default(null),
+  // The zone whose midnight starts a new day of caps and usage.
+  timezone: z
+    .string({ error: 'expected an IANA time zone such as "Europe/Berlin" or "UTC"' })
+    .refine(isValidTimezone, { error: 'expected an IANA time zone such as "Europe/Berlin" or "UTC"' })
+    .default('UTC'),
+});
+
 const plansSchema = section({
   ttl_ms: int(1).default(604_800_000),
   approvals_required: int(1, 10).default(1),
@@ -752,6 +768,7 @@ export const configSchema = z
       scheduler: schedulerSchema,
       anthropic: anthropicSchema,
       runs: runsSchema,
+      limits: spendLimitsSchema,
       plans: plansSchema,
       retention: retentionSchema,
       notifications: notificationsSchema,

@@ -42,6 +42,8 @@ export const ERROR_CODES = [
   'bad_cursor',
   /** A trigger that reached its hourly cap of runs. */
   'capped',
+  /** A run that would start past a spend cap (a trigger's, a session's or the global daily_usd or daily_runs). */
+  'spend_cap',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -51,6 +53,8 @@ export class DomainError<C extends ErrorCode = ErrorCode> extends Error {
   constructor(
     readonly code: C,
     message: string,
+    /** What the refusal is about, shown to clients as `error.details` (a spend cap's figures). */
+    readonly details?: unknown,
   ) {
     super(message);
   }

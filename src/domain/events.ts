@@ -64,6 +64,21 @@ export interface RunEventMap {
   spend_limit_reached: { reason: string; resumes_at: string };
   /** An admin ended the run's wait on the spend limit (`drydock runs resume`). */
   spend_limit_resumed: { by: string };
+  /**
+   * A spend cap's daily_usd was crossed (README, Spend caps): the run waits (awaiting_input on spend_cap)
+   * until the day resets (`resets_at`) or an admin resumes it.
+   */
+  spend_cap_reached: {
+    reason: string;
+    scope: 'trigger' | 'session' | 'global';
+    id: string | null;
+    cap: 'daily_usd' | 'daily_runs';
+    limit: number;
+    spent: number;
+    resets_at: string;
+  };
+  /** An admin ended the run's wait on a spend cap (`drydock runs resume --spend-cap`). */
+  spend_cap_resumed: { by: string };
   tool_use: ToolRef & { input: unknown };
   tool_result: ToolRef & { is_error: boolean; truncated: boolean; chars: number };
   /** A changing call the daemon died in: it is not run again. */

@@ -7,5 +7,6 @@ export const NOTIFICATION_EVENTS = [
   'plan.executed',
   'plan.execution_failed',
   'delivery.failed',
+  'limit.reached',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];

@@ -12,6 +12,11 @@ export interface SlotTransition {
   /** Fire this slot now: one run keyed by (job, slot). `dueAt` is its jittered due time when it fires on
    *  time (null when it waited for an idle session), for lateness figures. */
   fire: { slotAt: number; runId: string; dueAt: number | null } | null;
+  /**
+   * A slot that would have fired, stopped by a spend cap (README, Spend caps): recorded `capped`, no run; the
+   * job moves on to its next slot. Set by the scheduler's loop in place of `fire`, never with it.
+   */
+  capped?: { slotAt: number } | undefined;
   /** The slot that waits for the session to become idle (null: nothing waits). */
   pending: { slotAt: number; final: boolean; coalesced: number } | null;
   /** The next slot to act on (null: none is left). */

@@ -1,3 +1,4 @@
+import type { SpendLimits } from './spend.js';
 // Domain records as the rest of drydock sees them. Times are epoch milliseconds; the HTTP layer turns them
 // into ISO-8601 strings. Nothing here knows which database holds them.
 
@@ -85,6 +86,8 @@ export interface Session {
   closedAt: number | null;
   /** Set for sessions a trigger made for one subject (a pull request, or the trigger itself). */
   scopeKey: string | null;
+  /** The session's own spend caps (README, Spend caps); {} for none. */
+  limits: SpendLimits;
 }
 
 export type JobStatus = 'active' | 'paused' | 'missed';
@@ -182,9 +185,10 @@ export const isFailedRunStatus = (s: string): boolean =>
 
 /**
  * What a run `awaiting_input` waits on besides a person's answer: `spend_limit`, the account reached its spend
- * limit (README, Models); it is claimed again once an admin resumes it or `until` passes.
+ * limit (README, Models); `spend_cap`, its trigger's, session's or the global daily_usd was crossed (README,
+ * Spend caps), `until` the day resets. It is claimed again once an admin resumes it or `until` passes.
  */
-export const RUN_WAITS = ['spend_limit'] as const;
+export const RUN_WAITS = ['spend_limit', 'spend_cap'] as const;
 export interface RunWait {
   on: (typeof RUN_WAITS)[number];
   until: number;
@@ -514,6 +518,8 @@ export interface Trigger {
   workspace: string | null;
   options: RunDefaults;
   hourlyCap: number;
+  /** The trigger's spend caps, counted over every run it started that day (README, Spend caps); {} for none. */
+  limits: SpendLimits;
   tokenId: string | null;
   tokenHash: Buffer | null;
   enabled: boolean;
@@ -601,14 +607,15 @@ export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 export interface Notification {
   /** The idempotency id (X-Drydock-Delivery): the same on every attempt. */
   id: string;
-  /** The run event it announces (its place in the log). */
-  eventRowid: number;
+  /** The run event it announces (its place in the log); null: not a run's event (limit.reached). */
+  eventRowid: number | null;
   /** The receiver's key (a hash of its URL). */
   webhook: string;
   /** The receiver's URL as it may be shown: no userinfo, query or path below its first segment. */
   webhookUrl: string;
   event: string;
-  runId: string;
+  /** null: not about a run (limit.reached). */
+  runId: string | null;
   planId: string | null;
   data: Record<string, unknown>;
   /** The exact body sent on every attempt. */

@@ -18,6 +18,7 @@ import { runRoutes } from './routes/runs.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { toolApprovalRoutes } from './routes/tool-approvals.js';
 import { fireRoute, triggerRoutes } from './routes/triggers.js';
+import { usageRoutes } from './routes/usage.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
 /**
@@ -132,5 +133,6 @@ function v1Routes(deps: AppDeps): Hono<Env> {
   api.route('/triggers', triggerRoutes(deps));
   api.route('/deliveries', deliveryRoutes(deps));
   api.route('/notifications', notificationRoutes(deps));
+  api.route('/usage', usageRoutes(deps));
   return api;
 }

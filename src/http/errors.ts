@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { DomainError, type ErrorCode } from '../domain/errors.js';
+import { SpendCapError } from '../domain/spend.js';
 import type { Logger } from '../logger.js';
 import { StoreUnavailableError } from '../store/store.js';
 
@@ -45,6 +46,7 @@ export const API_STATUS: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   invalid_model: 422,
   bad_cursor: 400,
   capped: 429,
+  spend_cap: 429,
 };
 
 export const notFound = (what: string, id: string) => new DomainError('not_found', `${what} ${id} not found`);
@@ -212,7 +214,10 @@ function toHttpError(err: unknown): HttpError | null {
   }
   if (err instanceof DomainError) {
     const code: ErrorCode = err.code;
-    return new HttpError(API_STATUS[code], code, err.message);
+    // A spend cap lifts when its day resets: said as an HTTP-date, which needs no clock here.
+    const retry =
+      err instanceof SpendCapError ? { 'retry-after': new Date(err.hit.resetsAt).toUTCString() } : undefined;
+    return new HttpError(API_STATUS[code], code, err.message, err.details, retry);
   }
   return null;
 }

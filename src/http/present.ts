@@ -50,6 +50,7 @@ export const presentSession = (s: Session): SessionJson => ({
   owner: s.owner,
   status: s.status,
   defaults: s.defaults,
+  limits: s.limits,
   created_at: iso(s.createdAt),
   closed_at: iso(s.closedAt),
   made_by_trigger: s.scopeKey !== null,

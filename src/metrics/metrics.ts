@@ -10,8 +10,14 @@ export class Metrics {
   readonly registry = new Registry();
   readonly fires = new Counter({
     name: 'drydock_scheduler_fires_total',
-    help: 'Cron slots handled by this process, by outcome (fired, pending, coalesced, missed, skipped, canceled)',
+    help: 'Cron slots handled by this process, by outcome (fired, pending, coalesced, missed, skipped, canceled, capped: a spend cap stopped it)',
     labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly spendCaps = new Counter({
+    name: 'drydock_spend_caps_reached_total',
+    help: 'Spend caps reached, once per scope and day across replicas (the replica that noted it first counts it), by scope (trigger, session, global) and cap (daily_usd, daily_runs)',
+    labelNames: ['scope', 'cap'] as const,
     registers: [this.registry],
   });
   readonly lateness = new Histogram({

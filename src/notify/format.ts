@@ -12,7 +12,8 @@ export interface Envelope {
 
 /** The ids, a title (untrusted text: a plan's heading, a question, a command) and links to the web UI. */
 export interface AnnouncementData {
-  run_id: string;
+  /** null: not about a run (limit.reached). */
+  run_id: string | null;
   plan_id?: string | null;
   session_id?: string | null;
   question_id?: string;
@@ -24,6 +25,14 @@ export interface AnnouncementData {
   commit?: string | null;
   branch?: string | null;
   attempts?: number;
+  /** limit.reached: the spend cap met (README, Spend caps). */
+  scope?: string;
+  scope_id?: string | null;
+  cap?: string;
+  limit?: number;
+  spent?: number;
+  day?: string;
+  resets_at?: string;
   links: Record<string, string>;
 }
 
@@ -65,6 +74,7 @@ const HEADLINES: Record<NotificationEvent, string> = {
   'plan.executed': 'Plan executed',
   'plan.execution_failed': 'Plan execution failed',
   'delivery.failed': 'Delivering a plan result failed',
+  'limit.reached': 'A spend cap was reached',
 };
 
 const LINK_LABELS: Record<string, string> = {
@@ -72,6 +82,7 @@ const LINK_LABELS: Record<string, string> = {
   question: 'answer',
   tool_approval: 'decide',
   run: 'open the run',
+  usage: 'see where money went',
 };
 
 /** The `text` of a Slack message: a headline, the escaped title, what went wrong, and the links. */

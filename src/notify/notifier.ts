@@ -219,6 +219,6 @@ export class Notifier {
 }
 
 /** The idempotency id of a notification: 96 random bits. */
-function notificationId(): string {
+export function notificationId(): string {
   return `ntf_${randomBytes(12).toString('base64url')}`;
 }

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { DomainError } from '../domain/errors.js';
 import { type AskUserQuestionInput, checkAnswers } from '../domain/questions.js';
 import { selfApprovalBar } from '../domain/self-approval.js';
-import type { Question, Run, ToolApproval } from '../domain/types.js';
+import { type Question, RUN_WAITS, type Run, type ToolApproval } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { ApprovalStore, PlanStore, RunStore } from '../store/store.js';
 import type { RunEvents } from './events.js';
@@ -150,18 +150,24 @@ export class RunService {
   }
 
   /**
-   * An admin says the account may be used again (its spend limit was raised, or access resumed): every run
-   * waiting on the spend limit goes back to the queue, from its stored conversation. The runs resumed.
+   * An admin says the account may be used again (its spend limit was raised, or access resumed), or that the
+   * spend caps allow more today (a cap raised or removed): every run waiting on the spend limit or a spend
+   * cap goes back to the queue, from its stored conversation (one still past its cap parks again before its
+   * next request). The runs resumed.
    */
   async resumeSpendLimited(by: string): Promise<Run[]> {
     const { store, events, logger } = this.deps;
-    const resumed = await store.resumeWaitingRuns('spend_limit');
-    for (const run of resumed) {
-      await events.emit(run.id, 'spend_limit_resumed', { by });
-      this.deps.queue.submit(run);
+    const all: Run[] = [];
+    for (const on of RUN_WAITS) {
+      const resumed = await store.resumeWaitingRuns(on);
+      for (const run of resumed) {
+        await events.emit(run.id, on === 'spend_cap' ? 'spend_cap_resumed' : 'spend_limit_resumed', { by });
+        this.deps.queue.submit(run);
+      }
+      if (resumed.length) logger.info({ runs: resumed.length, by, on }, `runs resumed after the ${on}`);
+      all.push(...resumed);
     }
-    if (resumed.length) logger.info({ runs: resumed.length, by }, 'runs resumed after the spend limit');
-    return resumed;
+    return all;
   }
 
   /** Hands a parked run back to the queue once nothing it waits on is pending. */
@@ -178,6 +184,7 @@ export type WaitingOn =
   | { kind: 'question'; id: string; detail: string }
   | { kind: 'tool_approval'; id: string; detail: string }
   | { kind: 'spend_limit'; until: number; detail: string }
+  | { kind: 'spend_cap'; until: number; detail: string }
   | { kind: 'session'; run_id: string; detail: string }
   | { kind: 'concurrency'; limit: number; detail: string }
   | { kind: 'queue'; detail: string };
@@ -187,6 +194,13 @@ export async function waitingOn(
   run: Run,
   queue: { activeCount: number; maxConcurrent: number },
 ): Promise<WaitingOn | null> {
+  if (run.status === 'awaiting_input' && run.waitingOn?.on === 'spend_cap') {
+    return {
+      kind: 'spend_cap',
+      until: run.waitingOn.until,
+      detail: `a spend cap's daily_usd (README, Spend caps): it goes on when the day resets at ${new Date(run.waitingOn.until).toISOString()}, or when an admin resumes it with drydock runs resume (or POST /v1/runs/resume) after raising the cap`,
+    };
+  }
   if (run.status === 'awaiting_input' && run.waitingOn) {
     return {
       kind: 'spend_limit',

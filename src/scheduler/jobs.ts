@@ -1,15 +1,18 @@
+import type { SpendCaps } from '../caps/spend-caps.js';
 import type { Clock } from '../clock.js';
 import { mcpServerNames } from '../config/mcp-names.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
 import { checkMcpSelection } from '../domain/mcp-selection.js';
+import type { SpendCapHit } from '../domain/spend.js';
 import type { CronJob, Page, Role, Run, RunDefaults, SlotRecord } from '../domain/types.js';
 import { scheduleZone } from '../domain/zone.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
 import type { JobFilter, JobStore, SessionStore } from '../store/store.js';
 import { type BackfilledSlot, type BackfillRange, backfillSlots } from './backfill.js';
+import { capSlot } from './cap-slot.js';
 import { decideBackfill, oneShotPassed, specOf } from './decide.js';
 import { type JobRequest, jitterOptions, jobFromRequest } from './job-request.js';
 import { nextFire } from './next-fire.js';
@@ -27,6 +30,11 @@ export interface JobsDeps {
   submitRun: (run: Run) => void;
   /** Cancels a run as `drydock runs cancel` does (a backfill under cancel_other). */
   cancelRun: (runId: string) => Promise<unknown>;
+  /**
+   * Spend caps: a run-now past one is refused (429 spend_cap), a backfilled slot past one is recorded
+   * `capped`. Default: no caps.
+   */
+  caps?: Pick<SpendCaps, 'admit' | 'snapshot' | 'note'>;
 }
 
 /**
@@ -208,6 +216,7 @@ export class Jobs {
   async runNow(id: string, requestedBy: string): Promise<Run> {
     const { store, clock } = this.deps;
     const job = await this.get(id);
+    await this.deps.caps?.admit({ sessionId: job.sessionId, triggerId: job.triggerId });
     const run = await store.runJobNow(job.id, {
       id: newId('run'),
       sessionId: job.sessionId,
@@ -243,10 +252,15 @@ export class Jobs {
       newRunId: () => newId('run'),
       maxBuffered: config.scheduler.max_buffered_slots,
     };
+    // A backfill's slots count against the spend caps as the scheduler's do, one by one (daily_runs too).
+    const spend = (await this.deps.caps?.snapshot(now)) ?? null;
+    const hits = new Map<string, SpendCapHit>();
     const done = await store.backfillJob(job.id, slots, now, (fresh, runs, slotAt) =>
-      decideBackfill(fresh, runs, slotAt, ctx),
+      capSlot(fresh, decideBackfill(fresh, runs, slotAt, ctx), spend, hits),
     );
     if (!done) throw notFound(job.id);
+    const hit = hits.get(job.id);
+    if (hit && spend) await this.deps.caps?.note(hit, spend.day);
     for (const { run, transition } of done.results) {
       for (const c of transition.cancel ?? []) await this.deps.cancelRun(c.runId);
       if (run) this.deps.submitRun(run);

@@ -1,9 +1,12 @@
+import type { SpendCaps, SpendSnapshot } from '../caps/spend-caps.js';
 import type { Clock } from '../clock.js';
+import type { SpendCapHit } from '../domain/spend.js';
 import type { Run } from '../domain/types.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
 import { type AdvanceResult, type JobStore, StoreUnavailableError } from '../store/store.js';
+import { capSlot } from './cap-slot.js';
 import { decide } from './decide.js';
 import type { JitterOptions } from './jitter.js';
 
@@ -28,6 +31,8 @@ export interface SchedulerOptions {
   onLateness?: (ms: number) => void;
   /** Receives each finished pass's tally (metrics), whether the timer or a caller of `tick()` ran it. */
   onReport?: (report: TickReport) => void;
+  /** Spend caps: a slot that would fire past one is recorded `capped` instead (default: no caps). */
+  caps?: SpendCaps;
 }
 
 export interface TickReport {
@@ -40,6 +45,8 @@ export interface TickReport {
   skipped: number;
   /** Runs canceled by `cancel_other`. */
   canceled: number;
+  /** Slots a spend cap stopped. */
+  capped: number;
   /** How long the loop will sleep before the next tick. */
   sleepMs: number;
 }
@@ -148,6 +155,7 @@ export class Scheduler {
       coalesced: 0,
       skipped: 0,
       canceled: 0,
+      capped: 0,
       sleepMs: 0,
     };
     // Slots that waited for their session to go idle first, then what the clock says is due.
@@ -159,22 +167,31 @@ export class Scheduler {
         const ids = await list();
         if (ids.length === 0) break;
         const now = clock.now();
+        // The day's spend is read once per batch, before the store's transaction: decisions stay synchronous.
+        const spend = (await this.opts.caps?.snapshot(now)) ?? null;
+        const hits = new Map<string, SpendCapHit>();
         const results = await store.advanceJobs(ids, now, (job, busy, runs) =>
-          decide(
+          capSlot(
             job,
-            busy,
-            {
-              now,
-              startedAt: this.startedAt,
-              catchupWindowMs: this.opts.catchupWindowMs,
-              jitter: this.opts.jitter,
-              newRunId: () => newId('run'),
-              maxBuffered: this.opts.maxBuffered,
-            },
-            runs,
+            decide(
+              job,
+              busy,
+              {
+                now,
+                startedAt: this.startedAt,
+                catchupWindowMs: this.opts.catchupWindowMs,
+                jitter: this.opts.jitter,
+                newRunId: () => newId('run'),
+                maxBuffered: this.opts.maxBuffered,
+              },
+              runs,
+            ),
+            spend,
+            hits,
           ),
         );
         await this.account(results, report, clock.now());
+        await this.noteCaps(results, hits, spend);
         if (ids.length < batchSize || results.length === 0) break;
       }
     }
@@ -187,12 +204,30 @@ export class Scheduler {
     return report;
   }
 
+  /** Notes each cap that stopped a slot (announced once per scope and day, across replicas). */
+  private async noteCaps(
+    results: AdvanceResult[],
+    hits: Map<string, SpendCapHit>,
+    spend: SpendSnapshot | null,
+  ): Promise<void> {
+    const { caps } = this.opts;
+    if (!caps || !spend) return;
+    const noted = new Set<string>();
+    for (const { jobId, transition } of results) {
+      const hit = transition.capped ? hits.get(jobId) : undefined;
+      if (!hit || noted.has(`${hit.scope}:${hit.id}`)) continue;
+      noted.add(`${hit.scope}:${hit.id}`);
+      await caps.note(hit, spend.day);
+    }
+  }
+
   private async account(results: AdvanceResult[], report: TickReport, firedAt: number): Promise<void> {
     for (const { run, transition: t } of results) {
       for (const c of t.cancel ?? []) await this.cancel(c.runId);
       report.coalesced += t.coalesce.length;
       report.skipped += t.skip?.length ?? 0;
       report.canceled += t.cancel?.length ?? 0;
+      if (t.capped) report.capped += 1;
       if (t.missed) report.missed += t.missed.slots;
       if (t.pending && !t.fire) report.pending += 1;
       if (run) {

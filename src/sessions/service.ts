@@ -3,6 +3,7 @@ import { mcpServerNames } from '../config/mcp-names.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { checkMcpSelection } from '../domain/mcp-selection.js';
+import type { SpendLimits } from '../domain/spend.js';
 import type { RunDefaults, Session } from '../domain/types.js';
 import { newId } from '../ids.js';
 import { checkedRunOptions } from '../models/catalogue.js';
@@ -34,6 +35,8 @@ export interface NewSessionRequest {
   owner: string;
   /** Checked against the model catalogue (invalid_model). */
   defaults?: RunDefaults | undefined;
+  /** The session's spend caps (README, Spend caps; default: none). */
+  limits?: SpendLimits | undefined;
 }
 
 /** A closed session and how many jobs closing it deleted. */
@@ -59,6 +62,7 @@ export class Sessions {
       workspaceKind: await workspaceKindOf(workspace),
       owner: req.owner,
       defaults,
+      limits: req.limits ?? {},
       createdAt: this.deps.clock.now(),
     });
   }

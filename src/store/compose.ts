@@ -8,6 +8,7 @@ import type { SessionStore } from './sessions.js';
 import type { StateStore } from './state.js';
 import type { Store } from './store.js';
 import type { TriggerStore } from './triggers.js';
+import type { UsageStore } from './usage.js';
 import type { WakeStore } from './wakes.js';
 
 /** One implementation of each part of the Store, as a backend builds them over its database. */
@@ -22,6 +23,7 @@ export interface StoreParts {
   state: StateStore;
   wakes: WakeStore;
   cursors: ReactionCursorStore;
+  usage: UsageStore;
 }
 
 /**

@@ -70,6 +70,7 @@ const COPIED_TABLES: readonly CopiedTable[] = [
   { name: 'notifications', key: ROWID },
   { name: 'scheduler_state', key: ROWID },
   { name: 'reaction_cursors', key: ['name'] },
+  { name: 'spend_cap_notices', key: ROWID },
 ];
 
 /**

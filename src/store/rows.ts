@@ -57,6 +57,7 @@ export interface SessionRow {
   created_at: number;
   closed_at: number | null;
   scope_key: string | null;
+  limits: string;
 }
 
 export interface JobRow {
@@ -127,7 +128,7 @@ export interface RunRow {
   delivery_id: string | null;
   subject: string | null;
   checkout: string | null;
-  waiting_on: 'spend_limit' | null;
+  waiting_on: 'spend_limit' | 'spend_cap' | null;
   waiting_until: number | null;
   /** The replica executing a running run, and until when (ms) it holds it: the store's own, not in Run. */
   claimed_by: string | null;
@@ -201,6 +202,7 @@ export interface TriggerRow {
   workspace: string | null;
   options: string;
   hourly_cap: number;
+  limits: string;
   token_id: string | null;
   token_hash: Buffer | null;
   enabled: number;
@@ -303,6 +305,7 @@ export const toSession = (r: SessionRow): Session => ({
   createdAt: r.created_at,
   closedAt: r.closed_at,
   scopeKey: r.scope_key,
+  limits: JSON.parse(r.limits),
 });
 
 export const toJob = (r: JobRow): CronJob => ({
@@ -449,6 +452,7 @@ export const toTrigger = (r: TriggerRow): Trigger => ({
   workspace: r.workspace,
   options: JSON.parse(r.options),
   hourlyCap: r.hourly_cap,
+  limits: JSON.parse(r.limits),
   tokenId: r.token_id,
   tokenHash: r.token_hash,
   enabled: r.enabled === 1,
@@ -573,11 +577,11 @@ export const toPlanDelivery = (r: PlanDeliveryRow): PlanDelivery | null =>
 
 export interface NotificationRow {
   id: string;
-  event_rowid: number;
+  event_rowid: number | null;
   webhook: string;
   webhook_url: string;
   event: string;
-  run_id: string;
+  run_id: string | null;
   plan_id: string | null;
   data: string;
   body: string;
@@ -588,6 +592,11 @@ export interface NotificationRow {
   created_at: number;
   delivered_at: number | null;
 }
+
+/** Claimed notifications in the order of the log they announce; those of no run event after, oldest first. */
+export const notificationOrder = (a: Notification, b: Notification): number =>
+  (a.eventRowid ?? Number.MAX_SAFE_INTEGER) - (b.eventRowid ?? Number.MAX_SAFE_INTEGER) ||
+  a.createdAt - b.createdAt;
 
 export const toNotification = (r: NotificationRow): Notification => ({
   id: r.id,

@@ -8,6 +8,8 @@ export interface NewSession {
   workspaceKind?: WorkspaceKind | null;
   owner: string;
   defaults: Session['defaults'];
+  /** The session's spend caps (default: none). */
+  limits?: Session['limits'] | undefined;
   createdAt: number;
 }
 

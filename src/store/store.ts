@@ -8,6 +8,7 @@ import type { RunStore } from './runs.js';
 import type { SessionStore } from './sessions.js';
 import type { StateStore } from './state.js';
 import type { TriggerStore } from './triggers.js';
+import type { UsageStore } from './usage.js';
 import type { WakeStore } from './wakes.js';
 
 // The parts of the Store, one module per aggregate, and the domain's decision types, re-exported so that
@@ -39,12 +40,13 @@ export type {
   WebhookDeliveryFilter,
   WebhookDeliveryPatch,
 } from './triggers.js';
+export type { SpendState, UsageKey, UsageRow, UsageStore } from './usage.js';
 export type { WakeChannel, WakeStore } from './wakes.js';
 
 /**
  * All persistence goes through this interface. It is async so that a networked database can implement it;
  * no driver type appears in it. It is made of one part per aggregate (one module each: sessions.ts, jobs.ts, runs.ts,
- * approvals.ts, plans.ts, triggers.ts, outbox.ts, state.ts, wakes.ts, cursors.ts): a backend implements each part
+ * approvals.ts, plans.ts, triggers.ts, outbox.ts, state.ts, wakes.ts, cursors.ts, usage.ts): a backend implements each part
  * on its own, and `composeStore` (compose.ts) puts the parts together into one Store.
  */
 export interface Store
@@ -57,7 +59,8 @@ export interface Store
     OutboxStore,
     StateStore,
     WakeStore,
-    ReactionCursorStore {}
+    ReactionCursorStore,
+    UsageStore {}
 
 export class NotFoundError extends DomainError<'not_found'> {
   constructor(message: string) {

@@ -110,6 +110,11 @@ export interface TriggerStore {
    * in whole minutes, so a fire counts against the cap for 60 to 61 minutes.
    */
   fireTrigger(input: TriggerFireInput): Promise<{ outcome: 'accepted' | 'capped'; run: Run | null }>;
-  /** Records that a trigger looked at a delivery and let it pass (filters). */
-  recordTriggerFire(triggerId: string, deliveryId: string, outcome: 'filtered', now: number): Promise<void>;
+  /** Records that a trigger looked at a delivery and let it pass (filters), or that a spend cap stopped it. */
+  recordTriggerFire(
+    triggerId: string,
+    deliveryId: string,
+    outcome: 'filtered' | 'capped',
+    now: number,
+  ): Promise<void>;
 }

@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { latitudeOf, refuseLoosening } from '../domain/loosening.js';
 import { checkMcpSelection } from '../domain/mcp-selection.js';
+import { loosensLimits, type SpendLimits } from '../domain/spend.js';
 import {
   type CronJob,
   DEFAULT_OVERLAP,
@@ -59,6 +60,8 @@ export type NewTriggerRequest = Pick<Trigger, 'name' | 'kind' | 'prompt' | 'enab
   options?: RunDefaults | undefined;
   /** Default: github.trigger_hourly_cap. */
   hourlyCap?: number | undefined;
+  /** Spend caps (default: none). */
+  limits?: SpendLimits | undefined;
   cron?: string | undefined;
   /** Default: the configured time zone. */
   timezone?: string | undefined;
@@ -80,6 +83,8 @@ export interface TriggerChange {
   workspace?: string | undefined;
   options?: RunDefaults | undefined;
   hourlyCap?: number | undefined;
+  /** Replaces the trigger's spend caps ({} removes them). */
+  limits?: SpendLimits | undefined;
   enabled?: boolean | undefined;
   /** A new token for a generic trigger; the old one stops working. */
   rotateToken?: boolean | undefined;
@@ -147,6 +152,7 @@ export class TriggerAdmin {
       workspace,
       options,
       hourlyCap: req.hourlyCap ?? config.github.trigger_hourly_cap,
+      limits: req.limits ?? {},
       tokenId: token?.tokenId ?? null,
       tokenHash: token?.tokenHash ?? null,
       enabled: req.enabled,
@@ -213,13 +219,17 @@ export class TriggerAdmin {
         ...(workspace !== undefined ? { workspace } : {}),
         ...(options !== undefined ? { options } : {}),
         ...(change.hourlyCap !== undefined ? { hourlyCap: change.hourlyCap } : {}),
+        ...(change.limits !== undefined ? { limits: change.limits } : {}),
         ...(change.enabled !== undefined ? { enabled: change.enabled } : {}),
         ...(token ? { tokenId: token.tokenId, tokenHash: token.tokenHash } : {}),
         updatedAt: clock.now(),
       },
-      options !== undefined
-        ? noLoosening(change.role, options, config.execute.network_default_domains)
-        : undefined,
+      allOf([
+        options !== undefined
+          ? noLoosening(change.role, options, config.execute.network_default_domains)
+          : undefined,
+        change.limits !== undefined ? noRaisedCaps(change.role, change.limits) : undefined,
+      ]),
     );
     if (!updated) throw notFound(current.id);
     if (follow) await follow(updated);
@@ -310,6 +320,30 @@ const noLoosening =
       { what: `trigger ${stored.id}`, than: 'than it is', label: 'now' },
       networkDefaults,
     );
+
+/**
+ * The store's check of new spend caps against the trigger as stored: only an admin raises or removes one
+ * (README, Spend caps); anyone who may change the trigger may lower or add one.
+ */
+const noRaisedCaps =
+  (role: Role, limits: SpendLimits) =>
+  (stored: Trigger): void => {
+    if (role !== 'admin' && loosensLimits(stored.limits, limits)) {
+      throw new DomainError(
+        'forbidden',
+        `only an admin raises or removes trigger ${stored.id}'s spend caps (limits ${JSON.stringify(stored.limits)} now)`,
+      );
+    }
+  };
+
+/** The checks given, as one (undefined when none is). */
+function allOf(checks: (((t: Trigger) => void) | undefined)[]): ((t: Trigger) => void) | undefined {
+  const given = checks.filter((c) => c !== undefined);
+  if (!given.length) return undefined;
+  return (t) => {
+    for (const c of given) c(t);
+  };
+}
 
 /** Which fields fit which kind of trigger, for a new one. */
 function checkKindFields(req: NewTriggerRequest): void {

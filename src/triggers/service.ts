@@ -1,6 +1,8 @@
+import type { SpendCaps } from '../caps/spend-caps.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
+import { SpendCapError, spendCapMessage } from '../domain/spend.js';
 import type { Run, RunCheckout, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
 import type { FailedJob, FailedJobsQuery, PullRequestLookup } from '../github/client.js';
 import {
@@ -84,6 +86,8 @@ interface Deps {
   lookupFailedJobs?: (repository: string, query: FailedJobsQuery) => Promise<FailedJob[]>;
   /** Called with how long a delivery waited in the inbox (ms), once it is processed. */
   onProcessed?: (waitMs: number) => void;
+  /** Spend caps: a fire past one starts no run (a generic fire answers 429 spend_cap). Default: no caps. */
+  caps?: Pick<SpendCaps, 'check'>;
   /**
    * Where repositories without a configured clone are cloned on demand (workspace/repo-cache.ts); absent: a
    * pull request on such a repository fires no run.
@@ -314,6 +318,13 @@ export class TriggerService {
       if (!enriched && ctx.kind === 'event') {
         ctx = await this.withFailedJobs(ctx);
         enriched = true;
+      }
+      const spendCap = await this.deps.caps?.check({ sessionId: null, triggerId: trigger.id });
+      if (spendCap) {
+        await store.recordTriggerFire(trigger.id, delivery.id, 'capped', clock.now());
+        capped += 1;
+        reasons.push(`${trigger.name}: ${spendCapMessage(spendCap)}`);
+        continue;
       }
       const fired = await this.start(trigger, delivery.id, ctx, clone.path);
       if (fired.outcome === 'capped') {
@@ -643,6 +654,15 @@ export class TriggerService {
         delivery: recorded.delivery,
         run: runId ? await store.getRun(runId) : null,
       };
+    }
+    const spendCap = await this.deps.caps?.check({ sessionId: null, triggerId: trigger.id });
+    if (spendCap) {
+      await store.updateWebhookDelivery(recorded.delivery.id, {
+        outcome: 'capped',
+        detail: spendCapMessage(spendCap),
+        processedAt: clock.now(),
+      });
+      throw new SpendCapError(spendCap);
     }
     const result = await store.fireTrigger(await this.fireInput(trigger, recorded.delivery.id, input.text));
     const runIds = result.run ? [result.run.id] : [];

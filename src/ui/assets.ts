@@ -225,6 +225,12 @@ ${viewerScript()}
       case 'spend_limit_resumed':
         entry('retry', e, 'Resumed after the spend limit by ' + str(e.by));
         return;
+      case 'spend_cap_reached':
+        entry('warning', e, 'Waiting on a spend cap: ' + str(e.reason));
+        return;
+      case 'spend_cap_resumed':
+        entry('retry', e, 'Resumed after a spend cap by ' + str(e.by));
+        return;
       case 'turn_finished':
         entry('turn', e, 'Turn ' + str(e.turn) + ' finished: ' + str(e.stop_reason) + ', $' + Number(e.cost_usd || 0).toFixed(4));
         return;
@@ -292,6 +298,14 @@ a { color: var(--accent); }
 .logout { margin-left: auto; display: flex; gap: .5rem; align-items: center; }
 main { max-width: 72rem; margin: 0 auto; padding: 1rem; }
 table { border-collapse: collapse; width: 100%; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+svg.chart { width: 100%; max-width: 48rem; height: auto; }
+.chart-bar { fill: var(--accent); }
+.chart-bar:hover { fill: var(--fg); }
+.chart-axis { stroke: var(--fg); }
+.chart-grid { stroke: var(--line); stroke-dasharray: 4 4; }
+.chart-label { fill: var(--muted); font-size: 12px; }
+form.filters label { display: inline; margin: 0 .25rem 0 .75rem; }
 caption { text-align: left; color: var(--muted); padding: .25rem 0; }
 th, td { text-align: left; padding: .4rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }

@@ -1,7 +1,7 @@
 import type { Identity } from '../auth/tokens.js';
 import { html, type SafeHtml } from './html.js';
 
-export type Section = 'queue' | 'questions' | 'tool-approvals' | 'schedules' | null;
+export type Section = 'queue' | 'questions' | 'tool-approvals' | 'schedules' | 'usage' | null;
 
 export interface PageOptions {
   title: string;
@@ -15,6 +15,7 @@ const NAV: [Exclude<Section, null>, string, string][] = [
   ['questions', '/ui/questions', 'Questions'],
   ['tool-approvals', '/ui/tool-approvals', 'Tool approvals'],
   ['schedules', '/ui/schedules', 'Schedules'],
+  ['usage', '/ui/usage', 'Usage'],
 ];
 
 /** A whole document. No inline script or style anywhere: the CSP allows only /ui/app.js and /ui/app.css. */

@@ -14,6 +14,7 @@ import { runRoutes } from './pages/run.js';
 import { runEventRoutes } from './pages/run-events.js';
 import { scheduleRoutes } from './pages/schedules.js';
 import { toolApprovalRoutes } from './pages/tool-approvals.js';
+import { usageRoutes } from './pages/usage.js';
 import { UiSecret } from './session.js';
 
 /**
@@ -58,6 +59,7 @@ export function uiRoutes(deps: AppDeps): Hono<UiEnv> {
   questionRoutes(ctx);
   toolApprovalRoutes(ctx);
   runRoutes(ctx);
+  usageRoutes(ctx);
   runEventRoutes(ctx);
   scheduleRoutes(ctx);
 

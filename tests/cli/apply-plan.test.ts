@@ -18,6 +18,7 @@ const session = (over: Partial<SessionJson> = {}): SessionJson => ({
   owner: 'ops',
   status: 'open',
   defaults: { network: ['a.example.com', 'b.example.com'] },
+  limits: {},
   created_at: '2026-06-01T00:00:00.000Z',
   closed_at: null,
   made_by_trigger: false,

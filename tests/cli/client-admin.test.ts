@@ -492,6 +492,10 @@ describe('drydock triggers', () => {
       'false',
       '--hourly-cap',
       '5',
+      '--daily-usd',
+      '2.5',
+      '--daily-runs',
+      '10',
       '--approvals-required',
       '2',
     ]);
@@ -504,6 +508,7 @@ describe('drydock triggers', () => {
       events: ['pull_request.opened', 'pull_request.synchronize'],
       filters: { repositories: ['acme/api'], labels: ['needs-plan'], draft: false },
       hourly_cap: 5,
+      limits: { daily_usd: 2.5, daily_runs: 10 },
       options: { approvals_required: 2 },
       enabled: true,
     });
@@ -555,6 +560,14 @@ describe('drydock triggers', () => {
       options: { approvals_required: 2, execute_mode: 'edits' },
     });
     expect((await d.api('GET', `/v1/triggers/${id}`)).body.filters.draft).toBeUndefined();
+    // A spend cap dropped (none), the other kept: the CLI merges over the trigger's limits.
+    const capped = await cli(['triggers', 'update', id, '--daily-usd', 'none']);
+    expect(capped.code, capped.stderr).toBe(0);
+    expect((await d.api('GET', `/v1/triggers/${id}`)).body.limits).toEqual({ daily_runs: 10 });
+    expect((await cli(['triggers', 'show', id])).stdout).toMatch(/^limits\s+\{"daily_runs":10\}$/m);
+    const badCap = await cli(['triggers', 'update', id, '--daily-runs', '1.5']);
+    expect(badCap.code).toBe(2);
+    expect(badCap.stderr).toContain('--daily-runs must be a positive integer or none, got "1.5"');
     const cleared = await cli(['triggers', 'update', id, '--clear-filters', '--label', 'x', '--json']);
     expect(cleared.code, cleared.stderr).toBe(0);
     expect(JSON.parse(cleared.stdout).filters).toEqual({ labels: ['x'] });
@@ -804,5 +817,19 @@ describe('secrets', () => {
     const all = stderrs.join('\n');
     expect(secrets.length).toBeGreaterThanOrEqual(4);
     for (const secret of secrets) expect(all).not.toContain(secret);
+  });
+});
+
+describe('drydock usage', () => {
+  it('shows runs and cost per day and key, and the total; --json prints the API body', async () => {
+    const shown = await cli(['usage', 'show', '--by', 'model', '--from', '2026-01-01', '--to', '2026-01-03']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toBe('2026-01-01 to 2026-01-03 (UTC): 0 runs, $0.00\n');
+    const json = await cli(['usage', 'show', '--by', 'trigger', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ by: 'trigger', timezone: 'UTC' });
+    const bad = await cli(['usage', 'show', '--from', 'yesterday']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--from must be a date, YYYY-MM-DD, got "yesterday"');
   });
 });

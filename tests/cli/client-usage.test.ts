@@ -20,6 +20,7 @@ const GROUPS: Record<string, string[]> = {
   questions: ['list', 'show', 'answer'],
   'tool-approvals': ['list', 'show', 'decide'],
   runs: ['list', 'show', 'cancel', 'follow'],
+  usage: ['show'],
 };
 
 /** Remote commands of their own, not in a group: `drydock apply -f FILE`. */

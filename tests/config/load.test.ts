@@ -114,6 +114,7 @@ describe('defaults', () => {
         lease_ms: 30_000,
         memory_max_bytes: 40_000,
       },
+      limits: { daily_usd: null, daily_runs: null, timezone: 'UTC' },
       plans: { ttl_ms: 604_800_000, approvals_required: 1 },
       retention: { worktree_ttl_ms: 604_800_000, interval_ms: 3_600_000 },
       notifications: {

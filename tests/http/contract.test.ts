@@ -374,6 +374,10 @@ it('serves every route with answers its contract schema describes', async () => 
   const notes = await ok('GET', '/v1/notifications', 200, { token: alice });
   expect(notes.items.length).toBeGreaterThan(0);
 
+  // ---- where money went (every run above has a receipt in the store)
+  const usage = await ok('GET', '/v1/usage?by=model', 200);
+  expect(usage.totals.runs).toBeGreaterThan(0);
+
   // ---- a job deleted, a session closed
   const other = await ok('POST', '/v1/sessions', 201, { body: { workspace: repo } });
   // A one-shot two hours ahead: it cannot fire (nor its early jitter land) before it is deleted.

@@ -66,6 +66,7 @@ describe('sessions API', () => {
         owner: 'operator-user',
         status: 'open',
         defaults,
+        limits: {},
         created_at: iso(T0),
         closed_at: null,
         made_by_trigger: false,

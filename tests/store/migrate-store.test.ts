@@ -461,6 +461,23 @@ async function seed(store: Store): Promise<void> {
   await store.holdReaction('github_report', 'replica-a', DUE + 111, DUE + HOUR);
   await store.advanceReaction('github_report', 'replica-a', first, DUE + HOUR, DUE + 112);
   await store.placeReactionCursor('plan_settling', await store.eventLogEnd(), DUE + 113);
+
+  // A spend cap noted for the day, with its limit.reached notification (of no run event).
+  await store.noteSpendCap('session', 'ses_1', '2026-06-01', 'daily_usd', DUE + 114, [
+    {
+      id: 'ntf_cap',
+      eventRowid: null,
+      webhook: 'wh_slack',
+      webhookUrl: 'https://hooks.example.com/services',
+      event: 'limit.reached',
+      runId: null,
+      planId: null,
+      data: { title: 'spend cap reached' },
+      body: JSON.stringify({ event: 'limit.reached' }),
+      nextAttemptAt: DUE + 114,
+      createdAt: DUE + 114,
+    },
+  ]);
 }
 
 /** Every page of a keyset listing. */

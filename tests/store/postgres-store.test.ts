@@ -624,6 +624,7 @@ describe.skipIf(!up)('PostgreSQL store', () => {
         workspace: '/srv/repo',
         options: {},
         hourlyCap: 10,
+        limits: {},
         tokenId: 'tok_1',
         tokenHash: Buffer.from('secret'),
         enabled: true,

@@ -37,6 +37,7 @@ async function trigger(hourlyCap: number): Promise<string> {
     workspace: null,
     options: {},
     hourlyCap,
+    limits: {},
     tokenId: null,
     tokenHash: null,
     enabled: true,

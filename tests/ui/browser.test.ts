@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueToken } from '../../src/auth/tokens.js';
+import { newId } from '../../src/ids.js';
 import { launchChromium, pwned, signInPage } from '../support/chromium.js';
 import { startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
 import { git, makeRepo } from '../support/git-repo.js';
@@ -13,7 +14,8 @@ import { seedSchedules } from './schedule-seed.js';
 
 // A real daemon, a real git repository, the scripted model and Debian's chromium (installed by .ci/run;
 // never a downloaded browser). The plan is hostile model output: none of it may run in the page.
-// DRYDOCK_SCREENSHOTS=<dir> also saves the Schedules page (README, "Schedules").
+// DRYDOCK_SCREENSHOTS=<dir> also saves the Schedules page (README, "Schedules") and the usage page
+// (docs/screenshots/usage.png).
 
 const SCREENSHOTS = process.env.DRYDOCK_SCREENSHOTS;
 
@@ -332,4 +334,87 @@ describe('the Schedules page in a browser', () => {
     expect(await pwned(page)).toBeUndefined();
     await context.close();
   }, 30_000);
+});
+
+describe('the usage page in a browser', () => {
+  it('draws each day of cost as an accessible SVG bar chart beside the table, without script', async () => {
+    const day = 86_400_000;
+    const now = Date.now();
+    // Runs of two sessions over the last weeks, with receipts, written straight into the daemon's store.
+    const sessions = [];
+    for (const name of ['nightly-review', 'triage']) {
+      sessions.push(
+        await d.daemon.store.createSession({
+          id: newId('ses'),
+          name,
+          workspace: repo,
+          owner: 'operator-user',
+          defaults: {},
+          createdAt: now - 30 * day,
+        }),
+      );
+    }
+    let total = 0;
+    for (let i = 0; i < 24; i++) {
+      const session = sessions[i % 3 === 0 ? 1 : 0]!;
+      const createdAt = now - (i + 1) * day + 3_600_000;
+      const run = await d.daemon.store.createRun({
+        id: newId('run'),
+        sessionId: session.id,
+        jobId: null,
+        slotAt: null,
+        source: 'manual',
+        prompt: 'Plan something',
+        requestedBy: 'operator-user',
+        createdAt,
+      });
+      await d.daemon.store.transitionRun(run.id, ['queued'], 'planned', {
+        startedAt: createdAt,
+        finishedAt: createdAt,
+      });
+      const cost = Math.round((0.4 + ((i * 37) % 11) / 5) * 100) / 100;
+      total += cost;
+      await d.daemon.store.updateRun(run.id, {
+        costUsd: cost,
+        usage: { input_tokens: 12_000 + i * 500, output_tokens: 900 + i * 40 },
+        model: 'claude-sonnet-4-5',
+      });
+    }
+
+    const page = await signedInPage();
+    const cspViolations: string[] = [];
+    page.on('console', (msg) => {
+      if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
+    });
+    await page.goto(`${d.daemon.url}/ui/usage`);
+    expect(await page.locator('nav a[aria-current="page"]').textContent()).toBe('Usage');
+    const chart = page.getByRole('img', { name: /^Cost per day, / });
+    await expect.poll(() => chart.count()).toBe(1);
+    expect(await chart.locator('desc').textContent()).toMatch(/^\d+ runs cost \$[\d.]+ in all/);
+    // One bar per day of the default 30, each with its day and cost on hover.
+    expect(await chart.locator('rect.chart-bar').count()).toBe(30);
+    expect(await chart.locator('rect.chart-bar title').first().textContent()).toMatch(/^\d{4}-\d\d-\d\d: \$/);
+    const box = await chart.boundingBox();
+    expect(box!.width).toBeGreaterThan(300);
+    expect(await page.locator('#usage-table tbody tr').count()).toBeGreaterThanOrEqual(24);
+    // The page's total is the API's (the runs of the tests before this one count too).
+    const { totals } = (await d.api('GET', '/v1/usage')).body;
+    expect(totals.cost_usd).toBeGreaterThanOrEqual(total);
+    expect((await page.locator('#usage-total').textContent())!.replace(/\s+/g, ' ')).toContain(
+      `$${totals.cost_usd.toFixed(2)} over ${totals.runs} runs`,
+    );
+    if (SCREENSHOTS) {
+      mkdirSync(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: join(SCREENSHOTS, 'usage.png'), fullPage: true });
+    }
+
+    // Grouped by model, over a range of its own, from the form.
+    await page.getByLabel('By').selectOption('model');
+    await page.getByRole('button', { name: 'Show' }).click();
+    await page.waitForURL(/by=model/);
+    expect(await page.locator('#usage-table thead').textContent()).toContain('Model');
+    expect(await page.locator('#usage-table tbody th').first().textContent()).toBe('claude-sonnet-4-5');
+    expect(cspViolations).toEqual([]);
+    await page.context().close();
+  });
 });

@@ -33,6 +33,7 @@ export const SESSION_FIELDS: Mapping<typeof createSessionSchema, SessionJson> = 
   name: (s) => s.name,
   workspace: (s) => s.workspace,
   defaults: (s) => s.defaults,
+  limits: (s) => s.limits,
 };
 
 export const JOB_FIELDS: Mapping<typeof createJobSchema, JobJson> = {
@@ -65,6 +66,7 @@ export const TRIGGER_FIELDS: Mapping<typeof createTriggerSchema, TriggerJson> = 
   workspace: (t) => t.workspace ?? undefined,
   options: (t) => t.options,
   hourly_cap: (t) => t.hourly_cap,
+  limits: (t) => t.limits,
   enabled: (t) => t.enabled,
   cron: (t) => t.schedule?.cron,
   timezone: (t) => t.schedule?.timezone,

@@ -200,3 +200,41 @@ export function scheduleOption(
     ...(max !== undefined ? { jitter: { max_seconds: Number(max) } } : {}),
   };
 }
+
+/** `--daily-usd X` and `--daily-runs N`, a trigger's or session's spend caps (README, Spend caps). */
+export const limitOptions = {
+  'daily-usd': { type: 'string' },
+  'daily-runs': { type: 'string' },
+} as const satisfies OptionsConfig;
+
+export const LIMITS_HELP = `  --daily-usd X         spend cap: at most X US dollars of receipts a day (none: no cap)
+  --daily-runs N        spend cap: at most N runs started a day (none: no cap)`;
+
+/**
+ * The spend caps given, merged over `current` (\`none\` drops a cap); undefined when neither option is given.
+ * The API replaces limits whole, so an update merges over what the trigger has.
+ */
+export function limitsOption(
+  values: Values,
+  current: { daily_usd?: number | undefined; daily_runs?: number | undefined } = {},
+): { daily_usd?: number; daily_runs?: number } | undefined {
+  const usd = str(values, 'daily-usd');
+  const runs = str(values, 'daily-runs');
+  if (usd === undefined && runs === undefined) return undefined;
+  const limits = { ...current };
+  if (usd !== undefined) {
+    const n = /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(usd.trim()) ? Number(usd) : Number.NaN;
+    if (usd !== 'none' && !(n > 0))
+      throw new RemoteUsageError(`--daily-usd must be a positive number or none, got "${usd}"`);
+    if (usd === 'none') delete limits.daily_usd;
+    else limits.daily_usd = n;
+  }
+  if (runs !== undefined) {
+    if (runs !== 'none' && !/^[1-9][0-9]{0,8}$/.test(runs)) {
+      throw new RemoteUsageError(`--daily-runs must be a positive integer or none, got "${runs}"`);
+    }
+    if (runs === 'none') delete limits.daily_runs;
+    else limits.daily_runs = Number(runs);
+  }
+  return limits as { daily_usd?: number; daily_runs?: number };
+}

@@ -141,6 +141,10 @@ export function describeEvent(sent: EventJson): string | null {
       return `• waiting on the spend limit: ${s(e.reason)}; resumes by ${s(e.resumes_at)} (or \`drydock runs resume\`)`;
     case 'spend_limit_resumed':
       return `• resumed after the spend limit by ${s(e.by)}`;
+    case 'spend_cap_reached':
+      return `• waiting on a spend cap: ${s(e.reason)} (or \`drydock runs resume\` once the cap is raised)`;
+    case 'spend_cap_resumed':
+      return `• resumed after a spend cap by ${s(e.by)}`;
     case 'turn_finished':
       return `• turn ${s(e.turn)} finished: ${s(e.stop_reason)}, ${usd(e.cost_usd)}`;
     case 'run_interrupted':

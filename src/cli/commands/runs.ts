@@ -106,8 +106,9 @@ export const runsGroup: Group = {
     resume: {
       synopsis: '[--json]',
       help: `Resumes every run waiting on the account's spend limit (status awaiting_input, waiting on
-spend_limit), once the limit was raised on the Claude Console: each goes on from its stored conversation.
-Admin only. Prints the runs resumed.
+spend_limit), once the limit was raised on the Claude Console, and every run waiting on a spend cap
+(spend_cap), once the cap was raised or removed: each goes on from its stored conversation (one still past its
+cap waits again before its next request). Admin only. Prints the runs resumed.
 
 ${JSON_HELP}`,
       options: { ...jsonOption },

@@ -5,6 +5,9 @@ import {
   choices,
   flag,
   jsonOption,
+  LIMITS_HELP,
+  limitOptions,
+  limitsOption,
   MCP_HELP,
   mcpOption,
   mcpOptions,
@@ -113,7 +116,7 @@ export const sessionsGroup: Group = {
 
     create: {
       synopsis:
-        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--network-domain D ...] [--mcp NAME ...] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--json]',
+        '--workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N] [--allow-self-approval] [--network-domain D ...] [--mcp NAME ...] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N] [--daily-usd X] [--daily-runs N] [--json]',
       help: `Creates a session and prints its id. Options other than --workspace and --name set the defaults of
 the session's runs; unset ones are the daemon's.
 
@@ -136,6 +139,7 @@ ${MCP_HELP}
                         model accepts (README, Models)
   --effort E            ${choices(EFFORTS)}: how much the model thinks, where it takes an effort
   --max-turns N         the most model turns a run may take
+${LIMITS_HELP}
   --json                print the API's JSON body instead of the id`,
       options: {
         workspace: { type: 'string' },
@@ -150,6 +154,7 @@ ${MCP_HELP}
         'max-turns': { type: 'string' },
         network: { type: 'boolean' },
         'network-domain': { type: 'string', multiple: true },
+        ...limitOptions,
         ...mcpOptions,
         ...jsonOption,
       },
@@ -175,6 +180,7 @@ ${MCP_HELP}
           workspace: resolve(workspace),
           name,
           defaults: given ? defaults : undefined,
+          limits: limitsOption(values),
         });
         printAnswer<SessionJson>(values, res, (s) => s.id);
       },

@@ -13,6 +13,9 @@ import {
   flag,
   JSON_HELP,
   jsonOption,
+  LIMITS_HELP,
+  limitOptions,
+  limitsOption,
   MCP_HELP,
   mcpOption,
   mcpOptions,
@@ -76,6 +79,7 @@ const definitionOptions = {
   merged: { type: 'string' },
   workspace: { type: 'string' },
   'hourly-cap': { type: 'string' },
+  ...limitOptions,
   'execute-mode': { type: 'string' },
   'approvals-required': { type: 'string' },
   ...mcpOptions,
@@ -117,6 +121,7 @@ const definitionHelp = (
   --jitter-max-seconds N
                         schedule: the longest jitter delay, in seconds (0: none)
   --hourly-cap N        at most N runs an hour
+${LIMITS_HELP}
   --execute-mode M      ${choices(EXECUTE_MODES)}: what the execute phase may do without asking
   --approvals-required N
                         approvals a plan needs (1-10)
@@ -252,6 +257,7 @@ export const triggersGroup: Group = {
               : null,
           ],
           ['hourly_cap', t.kind === 'schedule' ? null : t.hourly_cap],
+          ['limits', Object.keys(t.limits ?? {}).length ? JSON.stringify(t.limits) : null],
           ['options', Object.keys(t.options ?? {}).length ? JSON.stringify(t.options) : null],
           ['created_by', t.created_by],
           ['created', when(t.created_at, now)],
@@ -262,7 +268,7 @@ export const triggersGroup: Group = {
 
     create: {
       synopsis:
-        '--kind github|generic|schedule --name N --prompt TEXT [--cron EXPR] [--timezone TZ] [--approximate] [--overlap P] [--jitter-max-seconds N] [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false] [--merged true|false] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--json]',
+        '--kind github|generic|schedule --name N --prompt TEXT [--cron EXPR] [--timezone TZ] [--approximate] [--overlap P] [--jitter-max-seconds N] [--event E ...] [--repository owner/repo ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false] [--merged true|false] [--workspace DIR] [--hourly-cap N] [--daily-usd X] [--daily-runs N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--json]',
       help: `Creates a trigger and prints its id. A github trigger fires on the webhook events it names (at least
 one --event), filtered by the filter options; a generic trigger (it needs --workspace) fires on
 'drydock triggers fire' with its own token, which is printed here, once, labelled "token:"; a schedule
@@ -316,6 +322,7 @@ ${definitionHelp(
           filters: filters(values, {}, ['true', 'false']),
           workspace: workspace === undefined ? undefined : resolve(workspace),
           hourly_cap: cap,
+          limits: limitsOption(values),
           options: runOptions(values),
           ...(kind === 'schedule'
             ? {
@@ -336,7 +343,7 @@ ${definitionHelp(
 
     update: {
       synopsis:
-        'ID [--name N] [--prompt TEXT] [--cron EXPR] [--timezone TZ] [--approximate] [--overlap P] [--jitter-max-seconds N] [--event E ...] [--repository R ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false|any] [--merged true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--enable|--disable] [--rotate-token] [--json]',
+        'ID [--name N] [--prompt TEXT] [--cron EXPR] [--timezone TZ] [--approximate] [--overlap P] [--jitter-max-seconds N] [--event E ...] [--repository R ...] [--base-branch B ...] [--branch B ...] [--label L ...] [--author A ...] [--environment E ...] [--conclusion C ...] [--state S ...] [--draft true|false|any] [--merged true|false|any] [--clear-filters] [--workspace DIR] [--hourly-cap N] [--daily-usd X|none] [--daily-runs N|none] [--execute-mode M] [--approvals-required N] [--mcp NAME ... | --no-mcp] [--enable|--disable] [--rotate-token] [--json]',
       help: `Changes a trigger; what is not given stays as it is. --event replaces the events. Each filter option
 replaces that filter's values and keeps the others (--clear-filters starts from none; --draft any and
 --merged any drop those filters). --execute-mode, --approvals-required and --mcp/--no-mcp keep the other run options.
@@ -393,7 +400,9 @@ ${definitionHelp(
           approximate: flag(values, 'approximate') ? true : undefined,
           ...scheduleOption(values, OVERLAP_POLICIES),
         };
-        if (filterGiven || optionsGiven) {
+        const limitsGiven = str(values, 'daily-usd') !== undefined || str(values, 'daily-runs') !== undefined;
+        limitsOption(values);
+        if (filterGiven || optionsGiven || limitsGiven) {
           // Filters and options are replaced whole by the API: merge over what the trigger has.
           const current = await getTrigger(client, id);
           if (current.kind !== 'github' && githubOnlyGiven(values)) {
@@ -404,6 +413,7 @@ ${definitionHelp(
               filters(values, clearFilters ? {} : (current.filters ?? {}), ['true', 'false', 'any']) ?? {};
           }
           if (optionsGiven) body.options = runOptions(values, current.options ?? {});
+          if (limitsGiven) body.limits = limitsOption(values, current.limits ?? {});
         }
         if (Object.values(body).every((v) => v === undefined)) {
           throw new RemoteUsageError('nothing to change: give at least one option');

@@ -106,3 +106,14 @@ export const errorSchema = z.strictObject({
     details: z.unknown().optional(),
   }),
 });
+
+/**
+ * A trigger's or session's spend caps (README, Spend caps), per day of `limits.timezone`: US dollars of
+ * receipts and runs started. An absent key is no cap; `{}` removes them.
+ */
+export const limitsSchema = z
+  .strictObject({
+    daily_usd: z.number().gt(0).max(1_000_000).optional(),
+    daily_runs: z.int().min(1).max(1_000_000).optional(),
+  })
+  .describe('spend caps per day of limits.timezone; an absent key is no cap');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RunEventMap, RunEventType } from '../../domain/events.js';
+import { SPEND_CAPS, SPEND_SCOPES } from '../../domain/spend.js';
 import { DELIVERY_TARGETS, EFFORTS, EXECUTE_MODES, PLAN_STATUSES, RUN_STATUSES } from '../../domain/types.js';
 import { time, usage } from './common.js';
 import { DECISION_KINDS } from './plans.js';
@@ -69,6 +70,16 @@ export const RUN_EVENT_PAYLOADS = {
   }),
   spend_limit_reached: z.strictObject({ reason: z.string(), resumes_at: z.string() }),
   spend_limit_resumed: z.strictObject({ by: z.string() }),
+  spend_cap_reached: z.strictObject({
+    reason: z.string(),
+    scope: z.enum(SPEND_SCOPES),
+    id: z.string().nullable(),
+    cap: z.enum(SPEND_CAPS),
+    limit: z.number(),
+    spent: z.number(),
+    resets_at: z.string(),
+  }),
+  spend_cap_resumed: z.strictObject({ by: z.string() }),
   tool_use: z.strictObject({ ...toolRef, input: z.unknown() }),
   tool_result: z.strictObject({
     ...toolRef,

@@ -67,6 +67,7 @@ import {
   triggerSchema,
   triggerWithTokenSchema,
 } from './triggers.js';
+import { usageQuery, usageSchema } from './usage.js';
 
 // The HTTP API's contract: every route with who may call it, what it takes and what it answers. Routes
 // validate their input with these schemas, the OpenAPI document (src/http/openapi.ts) is generated from this
@@ -88,6 +89,7 @@ export * from './runs.js';
 export * from './sessions.js';
 export * from './tool-approvals.js';
 export * from './triggers.js';
+export * from './usage.js';
 
 /** Who may call a route: a role permission, a trigger token, a webhook signature, or nobody (probes). */
 export type RouteAuth =
@@ -323,10 +325,10 @@ export const ROUTES: Route[] = [
   {
     method: 'post',
     path: '/v1/jobs/{id}/run',
-    summary: 'Run a job now (a missed one-shot fires its slot)',
+    summary: 'Run a job now (a missed one-shot fires its slot); 429 spend_cap past a spend cap',
     auth: 'operate',
     responses: { 201: json(runSchema, 'The run it started') },
-    errors: [404],
+    errors: [404, 429],
   },
   {
     method: 'post',
@@ -566,6 +568,16 @@ export const ROUTES: Route[] = [
     auth: 'read',
     responses: { 200: json(webhookDeliverySchema) },
     errors: [404],
+  },
+  {
+    method: 'get',
+    path: '/v1/usage',
+    summary:
+      'Where money went: runs and their receipts per day of limits.timezone, by trigger, session or model',
+    auth: 'read',
+    request: { query: usageQuery },
+    responses: { 200: json(usageSchema) },
+    errors: [422],
   },
   {
     method: 'get',

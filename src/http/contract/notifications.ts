@@ -24,7 +24,7 @@ export const notificationSchema = z.strictObject({
   created_at: time,
   /** Never the configured URL itself: it may be a credential. */
   webhook: z.strictObject({ id: z.string(), url: z.string() }),
-  run_id: z.string(),
+  run_id: z.string().nullable().describe('null: not about a run (limit.reached)'),
   plan_id: z.string().nullable(),
   data: z.record(z.string(), z.unknown()).describe('what was announced (title, links, ids)'),
 });

@@ -48,7 +48,9 @@ export const runSchema = z.strictObject({
   waiting: z
     .strictObject({ on: z.enum(RUN_WAITS), until: time })
     .nullable()
-    .describe('awaiting_input on the account (spend_limit) until an admin resumes it, or until this time'),
+    .describe(
+      'awaiting_input on the account (spend_limit) or a spend cap (spend_cap) until an admin resumes it, or until this time',
+    ),
 });
 export type RunJson = z.infer<typeof runSchema>;
 
@@ -59,12 +61,13 @@ export const waitingOnSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('question'), id: z.string(), detail: z.string() }),
   z.strictObject({ kind: z.literal('tool_approval'), id: z.string(), detail: z.string() }),
   z.strictObject({ kind: z.literal('spend_limit'), until: time, detail: z.string() }),
+  z.strictObject({ kind: z.literal('spend_cap'), until: time, detail: z.string() }),
   z.strictObject({ kind: z.literal('session'), run_id: z.string(), detail: z.string() }),
   z.strictObject({ kind: z.literal('concurrency'), limit: z.number(), detail: z.string() }),
   z.strictObject({ kind: z.literal('queue'), detail: z.string() }),
 ]);
 
-/** POST /v1/runs/resume: the runs that waited on the spend limit and are queued again. */
+/** POST /v1/runs/resume: the runs that waited on the spend limit or a spend cap and are queued again. */
 export const resumedRunsSchema = z.strictObject({ resumed: z.array(runSchema) });
 
 /** GET /v1/runs/:id: the run and what it waits for (null once it ended or while it runs). */

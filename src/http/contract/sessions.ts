@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cursor, limit, pageOf, runDefaults, runDefaultsSchema, time } from './common.js';
+import { cursor, limit, limitsSchema, pageOf, runDefaults, runDefaultsSchema, time } from './common.js';
 
 // /v1/sessions: a workspace and the defaults its runs take.
 
@@ -7,6 +7,7 @@ export const createSessionSchema = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   workspace: z.string().min(1).max(4096),
   defaults: runDefaultsSchema.optional(),
+  limits: limitsSchema.optional(),
 });
 
 export const listSessionsQuery = z.strictObject({
@@ -22,6 +23,7 @@ export const sessionSchema = z.strictObject({
   owner: z.string(),
   status: z.enum(['open', 'closed']),
   defaults: runDefaults,
+  limits: limitsSchema,
   created_at: time,
   closed_at: time.nullable(),
   made_by_trigger: z

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { OVERLAP_POLICIES, TRIGGER_KINDS, WEBHOOK_OUTCOMES } from '../../domain/types.js';
-import { limit, listOf, runDefaults, runDefaultsSchema, time } from './common.js';
+import { limit, limitsSchema, listOf, runDefaults, runDefaultsSchema, time } from './common.js';
 import { jitterInputSchema, jitterSchema, overlapSchema } from './jobs.js';
 import { runSchema } from './runs.js';
 
@@ -63,6 +63,7 @@ const triggerFields = {
   workspace: z.string().min(1).max(4096),
   options: runDefaultsSchema,
   hourly_cap: z.int().min(1).max(10_000),
+  limits: limitsSchema,
   enabled: z.boolean(),
   // schedule
   cron: z.string().min(1).max(200),
@@ -81,6 +82,7 @@ export const createTriggerSchema = z.strictObject({
   workspace: triggerFields.workspace.optional(),
   options: triggerFields.options.optional(),
   hourly_cap: triggerFields.hourly_cap.optional(),
+  limits: triggerFields.limits.optional(),
   enabled: triggerFields.enabled.optional(),
   cron: triggerFields.cron.optional(),
   timezone: triggerFields.timezone.optional(),
@@ -97,6 +99,7 @@ export const patchTriggerSchema = z.strictObject({
   workspace: triggerFields.workspace.optional(),
   options: triggerFields.options.optional(),
   hourly_cap: triggerFields.hourly_cap.optional(),
+  limits: triggerFields.limits.optional(),
   enabled: triggerFields.enabled.optional(),
   rotate_token: z.boolean().optional(),
   cron: triggerFields.cron.optional(),
@@ -160,6 +163,7 @@ export const triggerSchema = z.strictObject({
   workspace: z.string().nullable(),
   options: runDefaults,
   hourly_cap: z.number(),
+  limits: limitsSchema,
   enabled: z.boolean(),
   created_by: z.string(),
   created_at: time,

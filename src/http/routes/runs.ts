@@ -9,7 +9,7 @@ import { query } from '../body.js';
 import { type DiffJson, listRunsQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 import { HttpError, notFound } from '../errors.js';
-import { presentEvent, presentRun } from '../present.js';
+import { iso, presentEvent, presentRun } from '../present.js';
 
 export function runRoutes(deps: AppDeps): Hono<Env> {
   const { store } = deps;
@@ -30,7 +30,10 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
   app.get('/:id', async (c) => {
     const run = await store.getRun(c.req.param('id'));
     if (!run) throw notFound('run', c.req.param('id'));
-    return c.json({ ...presentRun(run), waiting_on: await deps.runs.waitingOn(run) });
+    const waiting = await deps.runs.waitingOn(run);
+    // A wait's end is a time, shown as ISO like every time of the API (the contract's `until`).
+    const shown = waiting && 'until' in waiting ? { ...waiting, until: iso(waiting.until)! } : waiting;
+    return c.json({ ...presentRun(run), waiting_on: shown });
   });
 
   /** The account's spend limit was raised: every run waiting on it goes on (README, Models). */

@@ -18,6 +18,7 @@ export function sessionRoutes(deps: AppDeps): Hono<Env> {
       workspace: body.workspace,
       owner: c.get('identity').identity,
       defaults: body.defaults,
+      limits: body.limits,
     });
     noteDeprecatedNetwork(deps.logger, body.defaults, `session ${session.id}`);
     return c.json(presentSession(session), 201);

@@ -14,6 +14,7 @@ import { PgRuns } from './runs.js';
 import { PgSessions } from './sessions.js';
 import { PgState } from './state.js';
 import { PgTriggers } from './triggers.js';
+import { PgUsage } from './usage.js';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -81,6 +82,7 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
       state: new PgState(db, migrations.length),
       wakes: new PgWakes(listener),
       cursors: new PgReactionCursors(db),
+      usage: new PgUsage(db),
     },
     { migrateNow: (now: number) => migrate(db, migrations, now) },
   );

@@ -10,7 +10,7 @@ import type {
 } from '../../domain/types.js';
 import type { OutboxStore, PlanDeliveryPatch } from '../outbox.js';
 import { page } from '../paging.js';
-import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
+import { type NotificationRow, notificationOrder, type PlanRow, toNotification, toPlan } from '../rows.js';
 import * as sql from '../sql/outbox.js';
 import { APPROVALS } from '../sql/plans.js';
 import type { PgDb } from './db.js';
@@ -131,7 +131,7 @@ export class PgOutbox implements OutboxStore {
        RETURNING n.*`,
       [now, holdUntil, limit],
     );
-    return rows.map(toNotification).sort((a, b) => a.eventRowid - b.eventRowid);
+    return rows.map(toNotification).sort(notificationOrder);
   }
 
   async settleNotification(id: string, outcome: NotificationOutcome): Promise<void> {

@@ -231,7 +231,7 @@ export class PgTriggers implements TriggerStore {
   async recordTriggerFire(
     triggerId: string,
     deliveryId: string,
-    outcome: 'filtered',
+    outcome: 'filtered' | 'capped',
     now: number,
   ): Promise<void> {
     await recordFire(this.db, triggerId, deliveryId, outcome, null, now);

@@ -329,6 +329,8 @@ export function* transitionSteps(
     run = (yield { statement: insertRunStatement(newRun, coalesced), want: 'row' }) as RunRow;
     yield recordSlot(job.id, t.fire.slotAt, 'fired', t.fire.runId, now);
   }
+  // A slot buffer_all held waiting becomes capped in its own row, as it would have become fired.
+  if (t.capped) yield recordSlot(job.id, t.capped.slotAt, 'capped', null, now);
   if (t.remove) {
     yield { statement: { text: DELETE_JOB, values: [job.id] }, want: 'changes' };
     return run;
@@ -350,8 +352,8 @@ export function* transitionSteps(
         flag(t.pending?.final ?? false),
         JSON.stringify(t.queue ?? []),
         // A backfilled slot may be older than the last one fired: last_slot_at only moves forward.
-        t.fire?.slotAt ?? null,
-        t.fire?.slotAt ?? null,
+        t.fire?.slotAt ?? t.capped?.slotAt ?? null,
+        t.fire?.slotAt ?? t.capped?.slotAt ?? null,
         t.fire ? 1 : 0,
         job.id,
       ],

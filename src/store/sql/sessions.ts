@@ -14,8 +14,9 @@ export function insertSessionStatement(
   createdAt: number,
 ): Statement {
   return {
-    text: `INSERT INTO sessions (id, name, workspace, workspace_kind, owner, defaults, status, created_at, scope_key)
-           VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?) RETURNING *`,
+    text: `INSERT INTO sessions (id, name, workspace, workspace_kind, owner, defaults, status, created_at, scope_key,
+             limits)
+           VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?) RETURNING *`,
     values: [
       id,
       s.name,
@@ -25,6 +26,7 @@ export function insertSessionStatement(
       JSON.stringify(s.defaults),
       createdAt,
       s.scopeKey ?? null,
+      JSON.stringify(s.limits ?? {}),
     ],
   };
 }

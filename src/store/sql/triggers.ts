@@ -15,7 +15,7 @@ export const DELETE_TRIGGER = 'DELETE FROM triggers WHERE id = ?';
 
 /** What a trigger is defined by, the values of the columns both an insert and an update write, in order. */
 const DEFINITION =
-  'name, events, filters, prompt, workspace, options, hourly_cap, token_id, token_hash, enabled, updated_at';
+  'name, events, filters, prompt, workspace, options, hourly_cap, limits, token_id, token_hash, enabled, updated_at';
 
 function definition(t: Trigger): unknown[] {
   return [
@@ -26,6 +26,7 @@ function definition(t: Trigger): unknown[] {
     t.workspace,
     JSON.stringify(t.options),
     t.hourlyCap,
+    JSON.stringify(t.limits ?? {}),
     t.tokenId,
     t.tokenHash,
     flag(t.enabled),

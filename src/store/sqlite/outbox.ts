@@ -10,7 +10,7 @@ import type {
 } from '../../domain/types.js';
 import type { OutboxStore, PlanDeliveryPatch } from '../outbox.js';
 import { page } from '../paging.js';
-import { type NotificationRow, type PlanRow, toNotification, toPlan } from '../rows.js';
+import { type NotificationRow, notificationOrder, type PlanRow, toNotification, toPlan } from '../rows.js';
 import * as sql from '../sql/outbox.js';
 import type { SqliteDb } from './db.js';
 import { planRow } from './plans.js';
@@ -125,7 +125,7 @@ export class SqliteOutbox implements OutboxStore {
            RETURNING *`,
         )
         .all(holdUntil, now, limit) as NotificationRow[];
-      return rows.map(toNotification).sort((a, b) => a.eventRowid - b.eventRowid);
+      return rows.map(toNotification).sort(notificationOrder);
     });
   }
 

@@ -13,6 +13,7 @@ import { SqliteRuns } from './runs.js';
 import { SqliteSessions } from './sessions.js';
 import { SqliteState } from './state.js';
 import { SqliteTriggers } from './triggers.js';
+import { SqliteUsage } from './usage.js';
 import { SqliteWakes } from './wakes.js';
 
 export interface SqliteStoreOptions {
@@ -61,6 +62,7 @@ export class SqliteStore {
         state: new SqliteState(db, this.migrations),
         wakes: new SqliteWakes(),
         cursors: new SqliteReactionCursors(db),
+        usage: new SqliteUsage(db),
       },
       this,
     );

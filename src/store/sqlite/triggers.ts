@@ -244,7 +244,7 @@ export class SqliteTriggers implements TriggerStore {
   async recordTriggerFire(
     triggerId: string,
     deliveryId: string,
-    outcome: 'filtered',
+    outcome: 'filtered' | 'capped',
     now: number,
   ): Promise<void> {
     this.db

@@ -31,7 +31,8 @@ export function runRoutes({ app, deps, guard }: UiContext): void {
     const body = html`<h1>${run.phase === 'execute' ? 'Execute' : 'Plan'} run <code>${run.id}</code></h1>
 <dl class="facts">
   <dt>Status</dt><dd id="run-status">${run.status}</dd>
-  ${run.waitingOn && html`<dt>Waiting on</dt><dd id="run-waiting">the account's spend limit: an admin resumes it with <code>drydock runs resume</code> once the limit is raised; else it tries again at ${time(run.waitingOn.until)}</dd>`}
+  ${run.waitingOn?.on === 'spend_limit' && html`<dt>Waiting on</dt><dd id="run-waiting">the account's spend limit: an admin resumes it with <code>drydock runs resume</code> once the limit is raised; else it tries again at ${time(run.waitingOn.until)}</dd>`}
+  ${run.waitingOn?.on === 'spend_cap' && html`<dt>Waiting on</dt><dd id="run-waiting">a spend cap's daily_usd (<a href="/ui/usage">usage</a>): it goes on when the day resets at ${time(run.waitingOn.until)}, or when an admin raises the cap and resumes it with <code>drydock runs resume</code></dd>`}
   <dt>Phase</dt><dd>${run.phase}${run.executeMode ? ` (mode ${run.executeMode})` : ''}</dd>
   ${plan && html`<dt>Plan</dt><dd><a href="${uiPath('plans', plan)}">${plan}</a></dd>`}
   <dt>Requested by</dt><dd>${run.requestedBy} (${shownRunSource(run.source)})</dd>

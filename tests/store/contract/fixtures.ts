@@ -153,6 +153,7 @@ export const triggerInput = (id: string, over: Partial<Trigger> = {}): Trigger =
   workspace: null,
   options: {},
   hourlyCap: 10,
+  limits: {},
   tokenId: null,
   tokenHash: null,
   enabled: true,

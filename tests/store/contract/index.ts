@@ -10,6 +10,7 @@ import { runContract } from './runs.js';
 import { sessionContract } from './sessions.js';
 import { stateContract } from './state.js';
 import { triggerContract } from './triggers.js';
+import { usageContract } from './usage.js';
 
 export type { StoreFactory, StoreUnderTest } from './fixtures.js';
 
@@ -26,4 +27,5 @@ export function storeContract(factory: StoreFactory): void {
   stateContract(factory);
   mcpSelectionContract(factory);
   cursorContract(factory);
+  usageContract(factory);
 }

@@ -32,6 +32,7 @@ export function sessionContract(factory: StoreFactory): void {
       const created = await ctx.store.createSession({
         ...sessionInput('ses_a', { defaults, owner: 'bob' }),
         workspaceKind: 'git',
+        limits: { daily_usd: 3, daily_runs: 4 },
       });
       expect(created).toEqual({
         id: 'ses_a',
@@ -44,6 +45,7 @@ export function sessionContract(factory: StoreFactory): void {
         createdAt: T0,
         closedAt: null,
         scopeKey: null,
+        limits: { daily_usd: 3, daily_runs: 4 },
       });
       expect(await ctx.store.getSession('ses_a')).toEqual(created);
       expect(await ctx.store.getSession('ses_missing')).toBeNull();

@@ -234,6 +234,7 @@ export function triggerContract(factory: StoreFactory): void {
           createdAt: T0 + MINUTE,
           closedAt: null,
           scopeKey: 'schedule:trg_s',
+          limits: {},
         });
         expect(await ctx.store.jobOfTrigger('trg_s')).toMatchObject({
           id: 'job_s',
