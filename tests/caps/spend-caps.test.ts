@@ -28,12 +28,15 @@ describe.each(['sqlite', 'postgres'] as TestStore[])('on %s', (backend) => {
     });
   }
 
-  async function generic(limits: Record<string, number>): Promise<{ id: string; token: string }> {
+  async function generic(
+    limits: Record<string, number>,
+    name = 'triage',
+  ): Promise<{ id: string; token: string }> {
     const res = await h.call('POST', '/v1/triggers', {
       role: 'admin',
       body: {
         kind: 'generic',
-        name: 'triage',
+        name,
         prompt: 'Triage {{trigger}}.',
         workspace: h.workspace,
         limits,
@@ -107,8 +110,8 @@ describe.each(['sqlite', 'postgres'] as TestStore[])('on %s', (backend) => {
       h = await harness((c) => {
         c.limits.daily_runs = 1;
       });
-      const a = await generic({});
-      const b = await generic({});
+      const a = await generic({}, 'triage');
+      const b = await generic({}, 'review');
       expect((await fire(a)).status).toBe(201);
       const refused = await fire(b);
       expect(refused.status).toBe(429);
