@@ -76,7 +76,7 @@ remote commands (talk to a running daemon over its HTTP API):
   jobs create --session ID --cron EXPR --prompt TEXT [--name N] [--timezone TZ] [--one-shot] [--approximate]
       [--overlap P] [--jitter-max-seconds N] [--execute-mode M] [--json]   (prints the id)
   jobs update ID [--cron EXPR] [--prompt TEXT] [--timezone TZ] [--recurring|--one-shot] [--approximate|--exact]
-      [--json]
+      [--overlap P] [--jitter-max-seconds N|none] [--json]
   jobs delete ID
   jobs pause ID [--json]
   jobs resume ID [--json]

@@ -5,7 +5,8 @@ import type { SlotTransition } from '../store/store.js';
 
 /**
  * A decision with the spend caps applied: a slot that would fire while the job's trigger, session or the
- * daemon is past a cap is recorded `capped` instead, and the job moves on as if it had fired. Pure and
+ * daemon is past a cap is recorded `capped` instead, and the job moves on as if it had fired (a one-shot
+ * waits as missed instead of being removed). Pure and
  * synchronous (it runs inside the store's transaction); the cap met is kept in `hits` for the note after.
  */
 export function capSlot(
@@ -25,5 +26,10 @@ export function capSlot(
   hits.set(job.id, hit);
   // A capped slot starts nothing, so under cancel_other it cancels nothing either: the run going keeps going.
   const { cancel: _notCanceled, ...rest } = t;
-  return { ...rest, fire: null, capped: { slotAt: t.fire.slotAt } };
+  const capped = { ...rest, fire: null, capped: { slotAt: t.fire.slotAt } };
+  if (job.recurring) return capped;
+  // A one-shot is not thrown away by a cap: it waits for a person as a one-shot missed while down does
+  // (`drydock jobs run` fires its slot once).
+  const slot = { nominalAt: t.fire.slotAt, dueAt: t.fire.slotAt, final: true };
+  return { ...capped, next: slot, status: 'missed', remove: false };
 }

@@ -65,14 +65,17 @@ export function applyOverlap(
 }
 
 /**
- * The runs keeping the session busy when every one of them is this job's own (fired by its schedule or a
- * backfill); null when any other run is among them.
+ * The runs keeping the session busy when every one of them is this job's own: a slot's run, fired by its
+ * schedule or a backfill (it holds its slot). The execution of an approved plan and a revision round carry
+ * the job and its source too but no slot: they are a person's decision, never canceled by a later slot, so
+ * with one of them (or any other run) among them this is null and the slot waits.
  */
 function ownRuns(
   job: CronJob,
   runs: readonly SessionRun[],
 ): { runId: string; slotAt: number | null }[] | null {
-  if (!runs.length || runs.some((r) => r.jobId !== job.id || r.source !== 'schedule')) return null;
+  const ownSlot = (r: SessionRun) => r.jobId === job.id && r.source === 'schedule' && r.slotAt !== null;
+  if (!runs.length || !runs.every(ownSlot)) return null;
   return runs.map((r) => ({ runId: r.id, slotAt: r.slotAt }));
 }
 
@@ -91,6 +94,12 @@ function bufferOne(job: CronJob, busy: boolean, due: Due, ctx: OverlapContext): 
   const coalesce: number[] = [];
   let fireDueAt: number | null = null;
   for (const a of due.arrivals) {
+    // Only a newer slot supersedes the one waiting: a backfilled older one is folded into it instead.
+    if (pending && a.slotAt < pending.slotAt) {
+      coalesce.push(a.slotAt);
+      pending = { ...pending, coalesced: pending.coalesced + 1 };
+      continue;
+    }
     if (pending) coalesce.push(pending.slotAt);
     pending = { slotAt: a.slotAt, final: a.final, coalesced: pending ? pending.coalesced + 1 : 0 };
     fireDueAt = a.dueAt;

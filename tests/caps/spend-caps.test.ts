@@ -229,6 +229,42 @@ describe.each(['sqlite', 'postgres'] as TestStore[])('on %s', (backend) => {
     });
   });
 
+  describe('a one-shot past a cap', () => {
+    it('is recorded capped and waits as missed for a person, who may fire it once the cap allows', async () => {
+      h = await harness();
+      const s = await h.call('POST', '/v1/sessions', {
+        body: { workspace: h.workspace, limits: { daily_runs: 1 } },
+      });
+      const other = await h.call('POST', `/v1/sessions/${s.body.id}/jobs`, {
+        body: { cron: '5 10 * * *', timezone: 'Asia/Tokyo', prompt: 'first', recurring: false },
+      });
+      const once = await h.call('POST', `/v1/sessions/${s.body.id}/jobs`, {
+        body: { cron: '10 10 * * *', timezone: 'Asia/Tokyo', prompt: 'second', recurring: false },
+      });
+      expect(once.status, JSON.stringify(once.body)).toBe(201);
+      h.clock.set(T0 + 5 * MIN);
+      expect(await h.scheduler.tick()).toMatchObject({ fired: 1 });
+      expect(await h.store.getJob(other.body.id)).toBeNull();
+      await h.store.transitionRun(h.runs[0]!.id, ['queued'], 'completed', { finishedAt: h.clock.now() });
+      h.clock.set(T0 + 10 * MIN);
+      expect(await h.scheduler.tick()).toMatchObject({ fired: 0, capped: 1 });
+      // Not thrown away: it waits for a person, its slot recorded capped.
+      expect(await h.store.getJob(once.body.id)).toMatchObject({
+        status: 'missed',
+        nextNominalAt: T0 + 10 * MIN,
+      });
+      expect((await h.store.listSlots(once.body.id)).map((x) => x.outcome)).toEqual(['capped']);
+      // The next day of Tokyo a person fires it: once, its slot now fired, and the job is done.
+      h.clock.set(TOKYO_MIDNIGHT + MIN);
+      const run = await h.call('POST', `/v1/jobs/${once.body.id}/run`);
+      expect(run.status, JSON.stringify(run.body)).toBe(201);
+      expect(await h.store.getJob(once.body.id)).toBeNull();
+      expect((await h.store.listSlots(once.body.id)).map((x) => [x.outcome, x.runId])).toEqual([
+        ['fired', run.body.id],
+      ]);
+    });
+  });
+
   describe('a backfill past a cap', () => {
     it('counts each backfilled slot against daily_runs: the slots past the cap are recorded capped, none is started, and limit.reached is noted', async () => {
       h = await harness();

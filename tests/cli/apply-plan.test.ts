@@ -71,6 +71,60 @@ describe('planApply', () => {
     expect(plan).toEqual({ changes: [], unmanaged: [], problems: [] });
   });
 
+  it('compares a hand-written file as the daemon stores it: a cron nickname, jitter.approximate, a one-shot left without recurring, a workspace with a trailing slash', () => {
+    const handWritten = [
+      {
+        name: 'review',
+        cron: '@daily',
+        timezone: 'Europe/Berlin',
+        prompt: 'Review.',
+        jitter: { approximate: true },
+      },
+      {
+        name: 'once',
+        cron: '0  9 1 jun mon',
+        timezone: 'Europe/Berlin',
+        prompt: 'Once.',
+        jitter: { max_seconds: null },
+      },
+    ];
+    const stored = [
+      job({ cron: '0 0 * * *', approximate: true, jitter: { max_seconds: null, approximate: true } }),
+      job({ id: 'job_2', name: 'once', cron: '0 9 1 JUN MON', prompt: 'Once.', recurring: false }),
+    ];
+    const sessions = [
+      {
+        name: 'nightly',
+        workspace: '/srv/repo/',
+        defaults: { network: ['a.example.com', 'b.example.com'] },
+        jobs: handWritten,
+      },
+    ];
+    expect(planApply(doc([], sessions), current(stored), false)).toEqual({
+      changes: [],
+      unmanaged: [],
+      problems: [],
+    });
+    // What does differ still shows: the approximate minute asked through jitter, and a cron that changed.
+    const changed = planApply(
+      doc(
+        [],
+        [{ ...sessions[0], jobs: [{ ...handWritten[0], cron: '@hourly', jitter: { approximate: false } }] }],
+      ),
+      current(stored),
+      false,
+    );
+    expect(changed.changes).toMatchObject([
+      {
+        op: 'update_job',
+        fields: [
+          { field: 'cron', to: '@hourly' },
+          { field: 'approximate', to: false },
+        ],
+      },
+    ]);
+  });
+
   it('leaves a job without a name alone, with --prune too, and says so', () => {
     const plan = planApply(doc([]), current([job({ id: 'job_x', name: null })]), true);
     expect(plan.changes).toEqual([]);

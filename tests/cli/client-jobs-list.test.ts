@@ -107,3 +107,42 @@ describe('drydock jobs list across sessions', () => {
     expect(bad.stderr).toMatch(/^drydock: 422 invalid_request: expiring_before/);
   });
 });
+
+describe('drydock jobs update', () => {
+  it('changes a job in place, its overlap policy and jitter cap among the rest; none gives the cap back', async () => {
+    const session = (await ok('POST', '/v1/sessions', { workspace: workspace.path })).id;
+    const job = await ok('POST', `/v1/sessions/${session}/jobs`, {
+      name: 'review',
+      cron: '0 9 * * *',
+      timezone: 'UTC',
+      prompt: 'review',
+    });
+    expect(job).toMatchObject({ overlap: 'buffer_one', jitter: { max_seconds: null } });
+    const r = await cli(
+      'jobs',
+      'update',
+      job.id,
+      '--overlap',
+      'skip',
+      '--jitter-max-seconds',
+      '30',
+      '--cron',
+      '@daily',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^job ${job.id} updated; `));
+    expect(await ok('GET', `/v1/jobs/${job.id}`)).toMatchObject({
+      id: job.id,
+      name: 'review',
+      cron: '0 0 * * *',
+      overlap: 'skip',
+      jitter: { max_seconds: 30 },
+    });
+    const back = await cli('jobs', 'update', job.id, '--jitter-max-seconds', 'none', '--json');
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({ overlap: 'skip', jitter: { max_seconds: null } });
+    const bad = await cli('jobs', 'update', job.id, '--jitter-max-seconds', 'soon');
+    expect(bad).toMatchObject({ code: 2 });
+    expect(bad.stderr).toContain('--jitter-max-seconds must be a whole number of seconds (0-86400) or none');
+  });
+});

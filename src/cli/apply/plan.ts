@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import { normalizedDomains } from '../../domain/network.js';
 import type {
   ApplyDocument,
@@ -8,6 +9,7 @@ import type {
   SessionJson,
   TriggerJson,
 } from '../../http/contract/index.js';
+import { normalizeCron } from '../../scheduler/cron.js';
 import {
   type Current,
   isEmpty,
@@ -188,7 +190,7 @@ export function differences(
   current: Record<string, unknown>,
 ): FieldChange[] {
   const changes: FieldChange[] = [];
-  for (const [field, to] of Object.entries(wanted)) {
+  for (const [field, to] of Object.entries(withApproximate(wanted))) {
     if (to === undefined || field === 'name' || field === 'jobs' || field === '$schema') continue;
     const from = current[field];
     const same =
@@ -211,7 +213,32 @@ function asStored(field: string, v: unknown): unknown {
     if (Array.isArray(options.network)) return { ...options, network: normalizedDomains(options.network) };
   }
   if (field === 'timezone' && typeof v === 'string') return v.toLowerCase();
+  // `@daily`, `mon`, extra spaces: the daemon keeps the normalized expression (`0 0 * * *`, `MON`).
+  if (field === 'cron' && typeof v === 'string') return storedCron(v);
+  // A job's own jitter cap as export writes it; null (the configured cap) is no cap of its own.
+  if (field === 'jitter' && v && typeof v === 'object') {
+    const max = (v as { max_seconds?: unknown }).max_seconds;
+    return typeof max === 'number' ? { max_seconds: max } : undefined;
+  }
+  // The daemon resolves the directory it is given (a trailing slash, `a/../b`).
+  if (field === 'workspace' && typeof v === 'string' && v.startsWith('/')) return posix.resolve(v);
   return v;
+}
+
+function storedCron(expr: string): string {
+  try {
+    return normalizeCron(expr);
+  } catch {
+    return expr; // the daemon refuses it, and says why, when it is sent
+  }
+}
+
+/** `jitter.approximate` is `approximate` by its other name (the daemon refuses the two disagreeing). */
+function withApproximate(wanted: Record<string, unknown>): Record<string, unknown> {
+  const alias = (wanted.jitter as { approximate?: unknown } | undefined)?.approximate;
+  return wanted.approximate === undefined && typeof alias === 'boolean'
+    ? { ...wanted, approximate: alias }
+    : wanted;
 }
 
 /** JSON with object keys sorted, so that two values equal in content compare equal. */

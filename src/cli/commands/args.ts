@@ -181,23 +181,24 @@ export const SCHEDULE_HELP = `  --overlap P           what a slot due while the 
                         the newest waits), buffer_all (each waits its turn), cancel_other (cancel the
                         job's running run, fire the new one), allow_all (fire, queued behind it)
   --jitter-max-seconds N
-                        the longest jitter delay, in seconds (0: none; default: the daemon's cap)`;
+                        the longest jitter delay, in seconds (0: no jitter; none: back to the
+                        daemon's cap, the default)`;
 
 /** The API's `overlap` and `jitter` from the options; both undefined when neither was given. */
 export function scheduleOption(
   values: Values,
   policies: readonly string[],
-): { overlap?: string; jitter?: { max_seconds: number } } {
+): { overlap?: string; jitter?: { max_seconds: number | null } } {
   const overlap = oneOf(values, 'overlap', policies);
   const max = str(values, 'jitter-max-seconds');
-  if (max !== undefined && !/^(0|[1-9][0-9]{0,4})$/.test(max)) {
+  if (max !== undefined && max !== 'none' && !/^(0|[1-9][0-9]{0,4})$/.test(max)) {
     throw new RemoteUsageError(
-      `--jitter-max-seconds must be a whole number of seconds (0-86400), got "${max}"`,
+      `--jitter-max-seconds must be a whole number of seconds (0-86400) or none, got "${max}"`,
     );
   }
   return {
     ...(overlap ? { overlap } : {}),
-    ...(max !== undefined ? { jitter: { max_seconds: Number(max) } } : {}),
+    ...(max !== undefined ? { jitter: { max_seconds: max === 'none' ? null : Number(max) } } : {}),
   };
 }
 

@@ -325,7 +325,7 @@ ${MCP_HELP}
 
     update: {
       synopsis:
-        'ID [--cron EXPR] [--prompt TEXT] [--timezone TZ] [--recurring | --one-shot] [--approximate | --exact] [--json]',
+        'ID [--cron EXPR] [--prompt TEXT] [--timezone TZ] [--recurring | --one-shot] [--approximate | --exact] [--overlap P] [--jitter-max-seconds N|none] [--json]',
       help: `Changes a session's job: the options given replace the job's, and the job is planned anew from
 now (its next fire and, for a recurring job, a new expiry period). It keeps its name, its status (a paused
 job stays paused) and its history. A scheduled trigger's job is changed through its trigger.
@@ -335,6 +335,7 @@ job stays paused) and its history. A scheduled trigger's job is changed through 
   --timezone TZ         an IANA time zone
   --recurring, --one-shot   fire on every match, or once
   --approximate, --exact    move a minute of 0 or 30 forward 1-6 minutes, or not
+${SCHEDULE_HELP}
 ${JSON_HELP}`,
       options: {
         cron: { type: 'string' },
@@ -344,6 +345,7 @@ ${JSON_HELP}`,
         'one-shot': { type: 'boolean' },
         approximate: { type: 'boolean' },
         exact: { type: 'boolean' },
+        ...scheduleOptions,
         ...jsonOption,
       },
       positionals: ['ID'],
@@ -354,6 +356,7 @@ ${JSON_HELP}`,
           timezone: nonBlank(values, 'timezone'),
           recurring: either(values, 'recurring', 'one-shot'),
           approximate: either(values, 'approximate', 'exact'),
+          ...scheduleOption(values, OVERLAP_POLICIES),
         });
         if (printedJson(values, res.text)) return;
         const j = res.body as JobJson;

@@ -11,7 +11,12 @@ import { createTriggerSchema } from './triggers.js';
 export const APPLY_API_VERSION = 'drydock/v1';
 
 /** A session's job in the file: POST /v1/sessions/:id/jobs with its name required. */
-export const fileJobSchema = createJobSchema.extend({ name: jobName });
+export const fileJobSchema = createJobSchema.extend({
+  name: jobName,
+  // No default here: a job the file leaves `recurring` out of keeps what it is (the daemon's default, true,
+  // applies when the job is made).
+  recurring: z.boolean().optional(),
+});
 
 /** A session in the file: POST /v1/sessions with its name required, and its jobs. */
 export const fileSessionSchema = createSessionSchema.extend({

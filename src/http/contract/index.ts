@@ -496,7 +496,7 @@ export const ROUTES: Route[] = [
     auth: 'operate',
     request: { body: createTriggerSchema },
     responses: { 201: json(triggerWithTokenSchema, 'Created') },
-    errors: [400, 422],
+    errors: [400, 409, 422],
   },
   {
     method: 'get',
@@ -521,7 +521,7 @@ export const ROUTES: Route[] = [
     auth: 'operate',
     request: { body: patchTriggerSchema },
     responses: { 200: json(triggerWithTokenSchema) },
-    errors: [400, 404, 422],
+    errors: [400, 404, 409, 422],
   },
   {
     method: 'delete',

@@ -330,7 +330,17 @@ export function* transitionSteps(
     yield recordSlot(job.id, t.fire.slotAt, 'fired', t.fire.runId, now);
   }
   // A slot buffer_all held waiting becomes capped in its own row, as it would have become fired.
-  if (t.capped) yield recordSlot(job.id, t.capped.slotAt, 'capped', null, now);
+  if (t.capped) {
+    yield recordSlot(job.id, t.capped.slotAt, 'capped', null, now);
+    // The slots folded into it are capped with it: left coalesced and unlinked, a later fire would claim them.
+    yield {
+      statement: {
+        text: `UPDATE job_slots SET outcome = 'capped' WHERE job_id = ? AND outcome = 'coalesced' AND run_id IS NULL`,
+        values: [job.id],
+      },
+      want: 'changes',
+    };
+  }
   if (t.remove) {
     yield { statement: { text: DELETE_JOB, values: [job.id] }, want: 'changes' };
     return run;

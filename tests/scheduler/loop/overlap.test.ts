@@ -244,6 +244,31 @@ describe('cancel_other', () => {
   });
 });
 
+describe("cancel_other and a person's decision", () => {
+  it("never cancels the execution of an approved plan (the job's, from its schedule, but holding no slot): the slot waits", async () => {
+    await harness();
+    const job = await jobWith('cancel_other');
+    const { sessionId } = (await h.store.getJob(job))!;
+    // What an approval starts for a scheduled plan: the job's id and source carried over, no slot.
+    const execution = await h.store.createRun({
+      id: 'run_execution',
+      sessionId,
+      jobId: job,
+      slotAt: null,
+      source: 'schedule',
+      prompt: 'Execute the approved plan.',
+      requestedBy: 'alice',
+      createdAt: h.clock.now(),
+    });
+    expect(await at(10)).toMatchObject({ fired: 0, pending: 1, canceled: 0 });
+    expect(await h.store.getRun(execution.id)).toMatchObject({ status: 'queued' });
+    h.clock.set(T0 + 20 * MIN);
+    await finish(execution.id);
+    expect(await at(20)).toMatchObject({ fired: 1, canceled: 0 });
+    expect(await h.store.getRun(execution.id)).toMatchObject({ status: 'completed' });
+  });
+});
+
 describe('allow_all', () => {
   it('fires each slot at its minute while the session is busy; the runs queue behind each other', async () => {
     await harness();
