@@ -51,6 +51,7 @@ export async function seedSchedules(t: ScheduleSeedTarget): Promise<SeededSchedu
   const now = t.now();
   const session = await ok(t, 'POST', '/v1/sessions', { workspace: t.workspace, name: 'docs team' });
   const job = await ok(t, 'POST', `/v1/sessions/${session.id}/jobs`, {
+    name: 'daily review',
     cron: '0 9 * * *',
     timezone: 'UTC',
     prompt: 'Review yesterday’s commits',

@@ -57,6 +57,7 @@ describe('the Schedules page', () => {
 
     const job = row(page.text, `job-${s.jobId}`);
     expect(job).toContain('docs team');
+    expect(job).toContain('<strong>daily review</strong>');
     expect(job).toContain('Review yesterday’s commits');
     expect(job).toContain('<span class="slot slot-missed" title="missed ×3: slot ');
     expect(job.match(/<time datetime=/g)).toHaveLength(4); // 3 next fire times and the expiry

@@ -92,13 +92,13 @@ export function triggerRow(t: Trigger, job: CronJob | null, v: ScheduleView): Sa
 </tr>`;
 }
 
-/** A session's own job, with its session, expiry and prompt. */
+/** A session's own job, with its name (if it has one), session, expiry and prompt. */
 export function jobRow(job: CronJob, session: Session | null, v: ScheduleView): SafeHtml {
   const firing = job.status === 'active';
   const state = firing ? 'firing' : job.status === 'missed' ? 'missed' : 'paused';
   const prompt = job.prompt.length > 80 ? `${job.prompt.slice(0, 79)}…` : job.prompt;
   return html`<tr id="job-${job.id}">
-  <th scope="row"><code>${job.id}</code><br><span class="muted">${prompt}</span></th>
+  <th scope="row">${job.name ? html`<strong>${job.name}</strong><br>` : ''}<code>${job.id}</code><br><span class="muted">${prompt}</span></th>
   <td>${session?.name ?? ''}<br><code class="muted">${job.sessionId}</code></td>
   <td>${schedule(job)}${job.recurring ? '' : html` <span class="muted">(once)</span>`}</td>
   <td>${job.timezone}</td>
