@@ -282,6 +282,20 @@ function* overlapSteps(job: CronJob, t: SlotTransition, now: number): Generator<
   }
 }
 
+/** A slot a spend cap stopped, and the slots folded into it: recorded `capped`, no run. */
+function* cappedSteps(jobId: string, slotAt: number, now: number): Generator<Step, void, unknown> {
+  // A slot buffer_all held waiting becomes capped in its own row, as it would have become fired.
+  yield recordSlot(jobId, slotAt, 'capped', null, now);
+  // The slots folded into it are capped with it: left coalesced and unlinked, a later fire would claim them.
+  yield {
+    statement: {
+      text: `UPDATE job_slots SET outcome = 'capped' WHERE job_id = ? AND outcome = 'coalesced' AND run_id IS NULL`,
+      values: [jobId],
+    },
+    want: 'changes',
+  };
+}
+
 /**
  * Applies one SlotTransition, inside advanceJobs' transaction: the statements, in order, as steps a backend
  * runs (synchronously on SQLite, awaiting each on PostgreSQL) and answers with their result. Returns the row
@@ -329,18 +343,7 @@ export function* transitionSteps(
     run = (yield { statement: insertRunStatement(newRun, coalesced), want: 'row' }) as RunRow;
     yield recordSlot(job.id, t.fire.slotAt, 'fired', t.fire.runId, now);
   }
-  // A slot buffer_all held waiting becomes capped in its own row, as it would have become fired.
-  if (t.capped) {
-    yield recordSlot(job.id, t.capped.slotAt, 'capped', null, now);
-    // The slots folded into it are capped with it: left coalesced and unlinked, a later fire would claim them.
-    yield {
-      statement: {
-        text: `UPDATE job_slots SET outcome = 'capped' WHERE job_id = ? AND outcome = 'coalesced' AND run_id IS NULL`,
-        values: [job.id],
-      },
-      want: 'changes',
-    };
-  }
+  if (t.capped) yield* cappedSteps(job.id, t.capped.slotAt, now);
   if (t.remove) {
     yield { statement: { text: DELETE_JOB, values: [job.id] }, want: 'changes' };
     return run;
