@@ -19,9 +19,14 @@ export function makeRepo(dir: string, files: Record<string, string> = FILES): st
 
 /** `drydock token create --role approver` with a daemon's environment (its database); the token. */
 export function createApproverToken(cli: string, env: NodeJS.ProcessEnv, name: string): string {
-  return execFileSync(process.execPath, [cli, 'token', 'create', '--name', name, '--role', 'approver'], {
-    env,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).trim();
+  // --init: made before the replicas first start on their database, which may not exist yet.
+  return execFileSync(
+    process.execPath,
+    [cli, 'token', 'create', '--init', '--name', name, '--role', 'approver'],
+    {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  ).trim();
 }

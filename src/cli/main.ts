@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config/schema.js';
@@ -45,6 +46,7 @@ commands:
   token create          create an API token and print it once (its id goes to stderr)
       --name NAME         who the token is for (also its identity)
       --role ROLE         admin | operator | approver | viewer
+      --init              make a new database when there is none (else: refused, naming where it looked)
       --config FILE, --data-dir DIR
   token revoke ID       revoke a token (its id, or the token itself); its /ui sessions end too
       --config FILE, --data-dir DIR
@@ -154,6 +156,49 @@ async function config(values: {
 async function openStore(cfg: Config, migrate?: boolean): Promise<ReturnType<typeof openStoreChecked>> {
   const preflight = await import('../preflight.js');
   return preflight.openStoreChecked(cfg, Date.now(), migrate);
+}
+
+/** Where the store of `cfg` is, as a message names it (the SQLite file, or the URL without its password). */
+async function where(cfg: Config): Promise<string> {
+  const { storeLocation } = await import('../store/open.js');
+  return storeLocation(cfg);
+}
+
+/** A local admin command found no database where it looked: it makes none unless told to (`--init`). */
+class NoDatabaseError extends Error {}
+
+/**
+ * The daemon's store for a local admin command (token create, token revoke, gc): an existing database only,
+ * so that a command run in the wrong directory says where it looked rather than making a new database there
+ * and a token the daemon does not know. `init` (`token create --init`) makes a new one on purpose.
+ */
+async function openExistingStore(
+  cfg: Config,
+  what: string,
+  init = false,
+): Promise<ReturnType<typeof openStoreChecked>> {
+  const { databaseFile, storeLocation } = await import('../store/open.js');
+  const refuse = (where: string) =>
+    new NoDatabaseError(
+      `${what}: no drydock database ${where}. It opens the daemon's own database: run it where the daemon ` +
+        "was started, or name the daemon's data directory with --data-dir DIR (or DRYDOCK_DATA_DIR, or the " +
+        `config file's data_dir with --config FILE)${what === 'token create' ? '; --init makes a new database there' : ''}`,
+    );
+  if (!init && cfg.database_url === null && !existsSync(databaseFile(cfg))) {
+    throw refuse(`at ${databaseFile(cfg)} (data_dir ${resolve(cfg.data_dir)})`);
+  }
+  const store = await openStore(cfg, false);
+  try {
+    const { SchemaTooNewError } = await import('../store/store.js');
+    const version = await store.schemaVersion();
+    if (version.current === 0 && !init) throw refuse(`in ${storeLocation(cfg)} (it has no drydock schema)`);
+    if (version.current > version.latest) throw new SchemaTooNewError(version.current, version.latest);
+    await store.migrateNow(Date.now());
+    return store;
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
 }
 
 async function serveCommand(args: string[]): Promise<number> {
@@ -272,7 +317,7 @@ async function tokenCommand(args: string[]): Promise<number> {
   }
   const { values } = parseArgs({
     args: rest,
-    options: { ...common, name: { type: 'string' }, role: { type: 'string' } },
+    options: { ...common, name: { type: 'string' }, role: { type: 'string' }, init: { type: 'boolean' } },
   });
   if (values.help) return help();
   if (!values.name?.trim()) throw new UsageError('token create: --name is required');
@@ -280,14 +325,15 @@ async function tokenCommand(args: string[]): Promise<number> {
     throw new UsageError(`token create: --role must be one of ${ROLES.join(', ')}`);
   }
   const cfg = await config(values);
-  const store = await openStore(cfg);
+  const store = await openExistingStore(cfg, 'token create', values.init === true);
   try {
     const { issueToken } = await import('../auth/tokens.js');
     const issued = issueToken(values.name.trim(), values.name.trim(), values.role as Role, Date.now());
     await store.createToken(issued.record);
     process.stdout.write(`${issued.token}\n`);
     process.stderr.write(
-      `token ${issued.record.id} for ${values.name.trim()} (${values.role}) created; it is shown only this once\n`,
+      `token ${issued.record.id} for ${values.name.trim()} (${values.role}) created in ${await where(cfg)}; ` +
+        'it is shown only this once\n',
     );
   } finally {
     await store.close();
@@ -315,7 +361,7 @@ async function tokenRevoke(args: string[]): Promise<number> {
   // The whole token names its id between `ddk_` and the dot; the id alone is what `token create` printed.
   const id = /^ddk_([^.]+)\./.exec(given)?.[1] ?? given;
   const cfg = await config(values);
-  const store = await openStore(cfg);
+  const store = await openExistingStore(cfg, 'token revoke');
   try {
     const token = await store.findToken(id);
     if (!token) {
@@ -363,7 +409,7 @@ async function gcCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { ...common, 'dry-run': { type: 'boolean' } } });
   if (values.help) return help();
   const cfg = await config(values);
-  const store = await openStore(cfg);
+  const store = await openExistingStore(cfg, 'gc');
   try {
     const { collectGarbage } = await import('../workspace/retention.js');
     const { workRoot } = await import('../workspace/paths.js');
@@ -395,7 +441,7 @@ const LOCAL_OPTIONS: Record<string, string[]> = {
   serve: ['config', 'data-dir', 'port', 'host', 'help'],
   migrate: ['config', 'data-dir', 'help'],
   'migrate-store': ['from', 'to', 'help'],
-  token: ['name', 'role', 'config', 'data-dir', 'help'],
+  token: ['name', 'role', 'init', 'config', 'data-dir', 'help'],
   doctor: ['config', 'data-dir', 'help'],
   gc: ['config', 'data-dir', 'dry-run', 'help'],
   mcp: ['config', 'json', 'help'],
@@ -493,6 +539,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (err instanceof UsageError) {
       process.stderr.write(`drydock: ${(err as Error).message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    if (err instanceof NoDatabaseError) {
+      process.stderr.write(`drydock: ${err.message}\n`);
       return 2;
     }
     const known = Object.hasOwn(LOCAL_OPTIONS, command ?? '') ? await localFailure(err) : null;

@@ -210,11 +210,46 @@ describe('drydock serve', () => {
     });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/--role must be one of admin, operator, approver, viewer/);
-    const made = spawnSync(process.execPath, [CLI, 'token', 'create', '--name', 'ann', '--role', 'viewer'], {
-      env: baseEnv(data),
-      encoding: 'utf8',
-    });
+    // Where no daemon ever ran, it makes no database: it says where it looked, and leaves nothing behind.
+    const stray = join(dir(), 'elsewhere');
+    const refused = spawnSync(
+      process.execPath,
+      [CLI, 'token', 'create', '--name', 'ann', '--role', 'viewer'],
+      {
+        env: baseEnv(stray),
+        encoding: 'utf8',
+      },
+    );
+    expect(refused.status).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain(
+      `token create: no drydock database at ${join(stray, 'drydock.db')} (data_dir ${stray})`,
+    );
+    expect(refused.stderr).toContain('--data-dir DIR');
+    expect(refused.stderr).toContain('--init makes a new database there');
+    expect(existsSync(stray)).toBe(false);
+    for (const sub of [
+      ['revoke', 'abc'],
+      ['create', '--name', 'x', '--role', 'viewer'],
+    ]) {
+      const r = spawnSync(process.execPath, [CLI, 'token', ...sub], {
+        env: baseEnv(stray),
+        encoding: 'utf8',
+      });
+      expect(r.status, r.stderr).toBe(2);
+    }
+    const gc = spawnSync(process.execPath, [CLI, 'gc'], { env: baseEnv(stray), encoding: 'utf8' });
+    expect(gc.status).toBe(2);
+    expect(gc.stderr).toContain('gc: no drydock database at');
+    expect(existsSync(stray)).toBe(false);
+    // --init means it: a new database, named in what it says.
+    const made = spawnSync(
+      process.execPath,
+      [CLI, 'token', 'create', '--init', '--name', 'ann', '--role', 'viewer'],
+      { env: baseEnv(data), encoding: 'utf8' },
+    );
     expect(made.status, made.stderr).toBe(0);
+    expect(made.stderr).toContain(`created in ${join(data, 'drydock.db')};`);
     const token = made.stdout.trim();
     expect(token).toMatch(/^ddk_/);
     const d = await serve(baseEnv(data));
@@ -234,7 +269,7 @@ describe('drydock serve', () => {
     const data = dir();
     const cli = (...args: string[]) =>
       spawnSync(process.execPath, [CLI, 'token', ...args], { env: baseEnv(data), encoding: 'utf8' });
-    const made = cli('create', '--name', 'bob', '--role', 'approver');
+    const made = cli('create', '--init', '--name', 'bob', '--role', 'approver');
     expect(made.status, made.stderr).toBe(0);
     const token = made.stdout.trim();
     const id = /^token (\S+) for bob \(approver\) created/.exec(made.stderr)?.[1];
@@ -264,7 +299,7 @@ describe('drydock serve', () => {
     const data = dir();
     const cli = (...args: string[]) =>
       spawnSync(process.execPath, [CLI, 'token', ...args], { env: baseEnv(data), encoding: 'utf8' });
-    const made = cli('create', '--name', 'dee', '--role', 'viewer');
+    const made = cli('create', '--init', '--name', 'dee', '--role', 'viewer');
     expect(made.status, made.stderr).toBe(0);
     const id = /^token (\S+) for dee/.exec(made.stderr)?.[1];
     expect(id).toMatch(/^[A-Za-z0-9]/);

@@ -170,9 +170,12 @@ function processState(pid: number): string | null {
   return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 }
 
-/** A token made with `drydock token create` on the daemon's data directory; returns the token. */
+/**
+ * A token made with `drydock token create` on the daemon's data directory; returns the token. `--init`: the
+ * tests make tokens before a daemon first starts there too.
+ */
 export function createTokenOffline(dataDir: string, name: string, role: string): string {
-  const r = spawnSync(process.execPath, [CLI, 'token', 'create', '--name', name, '--role', role], {
+  const r = spawnSync(process.execPath, [CLI, 'token', 'create', '--init', '--name', name, '--role', role], {
     env: { PATH: process.env.PATH ?? '', DRYDOCK_DATA_DIR: dataDir, DRYDOCK_LOG_LEVEL: 'warn' },
     encoding: 'utf8',
   });
