@@ -10,7 +10,13 @@ import { ADMIN_TOKEN, readSse } from '../support/daemon.js';
 import { git } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
-import { type FreshDatabase, freshDatabase, POSTGRES_URL, postgresAvailable } from '../support/postgres.js';
+import {
+  type FreshDatabase,
+  freshDatabase,
+  POSTGRES_URL,
+  postgresAvailable,
+  withClient,
+} from '../support/postgres.js';
 import { type DaemonProcess, serveProcess } from '../support/process-daemon.js';
 
 // The daemon with `database_url` set. Built (`node dist/src/cli/main.js`): it starts on a fresh PostgreSQL
@@ -141,6 +147,31 @@ describe.skipIf(!up)(SUITE, () => {
     });
     expect(shown(url)).toContain(db.name);
     expect(shown(url)).not.toContain(password);
+  });
+
+  it('drydock token create makes no schema in an empty database unless --init; it names the database without its password', async () => {
+    const db = await freshDatabase();
+    databases.push(db);
+    const { url, password } = withPassword(db.url);
+    const env = { DATABASE_URL: url, DRYDOCK_DATA_DIR: dir(), DRYDOCK_LOG_LEVEL: 'warn' };
+    const args = ['token', 'create', '--name', 'ann', '--role', 'viewer'];
+    const refused = await runCli(args, env);
+    expect(refused.code).toBe(2);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain(
+      `token create: no drydock database in ${shown(url)} (it has no drydock schema)`,
+    );
+    const tables = await withClient(db.url, (c) =>
+      c.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'"),
+    );
+    expect(tables.rows[0].n).toBe(0);
+    const made = await runCli([...args, '--init'], env);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(/^ddk_/);
+    expect(made.stderr).toContain(`created in ${shown(url)};`);
+    // The database has drydock's schema now: the next token needs no --init.
+    expect((await runCli(['token', 'create', '--name', 'bo', '--role', 'viewer'], env)).code).toBe(0);
+    for (const r of [refused, made]) expect(r.stdout + r.stderr).not.toContain(password);
   });
 
   it('a start on a database that does not exist fails in one line, exit 1, without the password', async () => {
