@@ -81,7 +81,12 @@ function commonOf(event: LoggedEvent, ctx: Context): Common {
   return {
     runId,
     planId,
-    base: { run_id: runId, plan_id: planId, session_id: run?.sessionId ?? null, ...commonData(facts) },
+    base: {
+      run_id: runId,
+      plan_id: planId,
+      session_id: run?.sessionId ?? null,
+      ...commonData(facts, event.at),
+    },
     link,
     planLinks: () => ({
       ...(planId ? { plan: link(`/ui/plans/${encodeURIComponent(planId)}`) } : {}),
@@ -113,8 +118,12 @@ export function announce(event: LoggedEvent, ctx: Context): Announcement | null 
   return null;
 }
 
-/** What every payload carries (CommonData) from the facts of its event. */
-export function commonData(facts: Facts): CommonData {
+/**
+ * What every payload carries (CommonData) from the facts of its event. The approvers are those who approved
+ * by `at` (the event's time): one who approves before the event is collected is not in an earlier event's
+ * payload, so a payload does not depend on when it was collected.
+ */
+export function commonData(facts: Facts, at = Number.POSITIVE_INFINITY): CommonData {
   return {
     repository: facts.repository,
     workspace: facts.workspace,
@@ -122,7 +131,7 @@ export function commonData(facts: Facts): CommonData {
     job: facts.job,
     trigger: facts.trigger,
     requested_by: facts.requestedBy,
-    approvers: approversOf(facts.decisions),
+    approvers: approversOf(facts.decisions.filter((d) => d.createdAt <= at)),
     cost: { plan_usd: facts.cost.planUsd, execution_usd: facts.cost.executionUsd },
   };
 }
@@ -240,6 +249,7 @@ function planDecided(decided: RunEventMap['plan_decided'], ctx: Context, c: Comm
     planId,
     data: {
       ...common,
+      approvers: upTo,
       approved_by: decided.identity,
       approvals: { count: upTo.length, required: ctx.plan?.approvalsRequired ?? upTo.length },
       ...(decided.comment !== null ? { comment: clipText(decided.comment, 500, CUT) } : {}),

@@ -87,7 +87,7 @@ describe('plan_decided', () => {
         job: null,
         trigger: { id: 'trg_1', name: 'improve' },
         requested_by: 'github:octocat',
-        approvers: ['alice', 'bob'],
+        approvers: ['alice'], // bob's later approval is not in alice's event
         cost: { plan_usd: 0.0123, execution_usd: null },
         title: 'Add a greeting',
         plan_status: 'pending_approval',
