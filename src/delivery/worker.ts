@@ -265,13 +265,15 @@ export class PlanDeliveryWorker {
     try {
       target = await this.target(plan);
       await this.carryOut(plan, done, target);
-      await store.updatePlanDelivery(planId, ['pending', 'retrying'], {
+      const settled = await store.updatePlanDelivery(planId, ['pending', 'retrying'], {
         status: 'delivered',
         lastError: null,
         nextAttemptAt: null,
         claimedUntil: null,
         settledAt: clock.now(),
       });
+      // Settled by another attempt meanwhile (a claim that lapsed): that one announces it, not this one.
+      if (!settled) return;
       this.deps.onOutcome?.('delivered');
       logger.info(
         { plan_id: planId, branch: done.branch, pull_request: done.pullRequestUrl, attempts: done.attempts },

@@ -8,5 +8,8 @@ export const NOTIFICATION_EVENTS = [
   'plan.execution_failed',
   'delivery.failed',
   'limit.reached',
+  'plan.approved',
+  'plan.rejected',
+  'delivery.succeeded',
 ] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];

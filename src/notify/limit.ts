@@ -1,6 +1,8 @@
 import type { Config } from '../config/schema.js';
 import { type SpendCapHit, type SpendDay, spendCapDetails, spendCapMessage } from '../domain/spend.js';
 import type { NewNotification } from '../domain/types.js';
+import { commonData } from './announce.js';
+import { NO_FACTS } from './facts.js';
 import { type AnnouncementData, renderBody } from './format.js';
 import { notificationId } from './notifier.js';
 import { shownUrl, subscribers, uiLink, webhookKey } from './webhooks.js';
@@ -19,6 +21,8 @@ export function limitReachedNotifications(
   const details = spendCapDetails(hit);
   const data: AnnouncementData = {
     run_id: null,
+    // Not about one run: the fields every payload has are there, empty (the cap is named by scope, scope_id).
+    ...commonData(NO_FACTS),
     title: spendCapMessage(hit),
     scope: details.scope,
     scope_id: details.id,

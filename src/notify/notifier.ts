@@ -5,9 +5,10 @@ import type { LoggedEvent, NewNotification, Notification } from '../domain/types
 import type { Logger } from '../logger.js';
 import { PassLoop } from '../pass-loop.js';
 import type { Reaction } from '../reactions/reactions.js';
-import { type OutboxStore, type PlanStore, type RunStore, StoreUnavailableError } from '../store/store.js';
+import { type OutboxStore, StoreUnavailableError } from '../store/store.js';
 import { ANNOUNCED_RUN_EVENTS, announce, planIdOf } from './announce.js';
 import { retryDelay } from './backoff.js';
+import { type FactsConfig, type FactsStore, gatherFacts } from './facts.js';
 import { renderBody } from './format.js';
 import { postNotification } from './send.js';
 import { shownUrl, subscribers, webhookKey } from './webhooks.js';
@@ -15,10 +16,10 @@ import { shownUrl, subscribers, webhookKey } from './webhooks.js';
 export type NotificationOutcomeLabel = 'delivered' | 'retried' | 'failed';
 
 export interface NotifierDeps {
-  store: OutboxStore & PlanStore & RunStore;
+  store: OutboxStore & FactsStore;
   clock: Clock;
   logger: Logger;
-  config: Pick<Config, 'notifications'> & { server: Pick<Config['server'], 'public_url'> };
+  config: Pick<Config, 'notifications'> & { server: Pick<Config['server'], 'public_url'> } & FactsConfig;
   /** Each attempt's outcome (metrics). */
   onOutcome?: (event: string, outcome: NotificationOutcomeLabel) => void;
   /** [0, 1): the jitter of retry delays (tests pin it). */
@@ -116,7 +117,12 @@ export class Notifier {
     const run = await store.getRun(event.runId);
     const planId = planIdOf(event, run);
     const plan = planId ? await store.getPlan(planId) : null;
-    const a = announce(event, { run, plan, publicUrl: config.server.public_url });
+    const publicUrl = config.server.public_url;
+    // Which event it is, before the facts are read for the webhooks that want it.
+    const bare = announce(event, { run, plan, publicUrl });
+    if (!bare || subscribers(config.notifications.webhooks, bare.event).length === 0) return [];
+    const facts = await gatherFacts(store, config, run, plan);
+    const a = announce(event, { run, plan, publicUrl, facts });
     if (!a) return [];
     return subscribers(config.notifications.webhooks, a.event).map((hook) => {
       const id = notificationId();

@@ -193,6 +193,14 @@ export async function planSource(
   return sourceOf(run, cache);
 }
 
+/** Where a run's work came from (a run that proposed no plan yet). */
+export async function runSource(
+  store: ApprovalStore & JobStore & PlanStore & RunStore & TriggerStore,
+  run: Run,
+): Promise<PlanSource> {
+  return sourceOf(run, new SourceCache(store));
+}
+
 /** Jobs, triggers and deliveries looked up once per page. */
 export class SourceCache {
   private readonly jobs = new Map<string, Promise<Awaited<ReturnType<Store['getJob']>>>>();

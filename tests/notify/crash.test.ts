@@ -112,7 +112,13 @@ it('a receiver that fails the first 3 deliveries, a SIGKILL in between: every ev
   const done = await runUntil(second, exec.id, ['completed', 'failed']);
   expect(done.status, done.error).toBe('completed');
 
-  const expected = ['question.pending', 'plan.pending', 'tool_approval.pending', 'plan.executed'];
+  const expected = [
+    'question.pending',
+    'plan.pending',
+    'plan.approved',
+    'tool_approval.pending',
+    'plan.executed',
+  ];
   await waitFor(
     async () =>
       expected.every((e) => receiver!.accepted().some((b) => b.event === e)) &&
@@ -156,14 +162,14 @@ it('a receiver that fails the first 3 deliveries, a SIGKILL in between: every ev
     commit: expect.stringMatching(/^[0-9a-f]{40}$/),
   });
 
-  // The API agrees: all four delivered; those that met the failing receiver took more than one attempt.
+  // The API agrees: all five delivered; those that met the failing receiver took more than one attempt.
   const list = await waitFor(async () => {
     const r = await second.api('GET', '/v1/notifications', undefined, alice);
-    return r.body.items.length === 4 && r.body.items.every((n: any) => n.status === 'delivered')
+    return r.body.items.length === 5 && r.body.items.every((n: any) => n.status === 'delivered')
       ? (r.body.items as any[])
       : undefined;
   });
-  expect(list.reduce((sum, n) => sum + n.attempts, 0)).toBeGreaterThanOrEqual(4 + 3);
+  expect(list.reduce((sum, n) => sum + n.attempts, 0)).toBeGreaterThanOrEqual(5 + 3);
   expect(list.some((n) => n.attempts > 1 && n.last_error === 'HTTP 503')).toBe(true);
   expect(JSON.stringify(list)).not.toContain(SECRET);
   second.child.kill('SIGTERM');

@@ -7,6 +7,7 @@ import { type Envelope, renderBody, slackEscape, slackText } from '../../src/not
 import { signBody } from '../../src/notify/signature.js';
 import { shownUrl, uiLink, webhookKey } from '../../src/notify/webhooks.js';
 import { verifySignature } from '../support/signature.js';
+import { blockKitProblems } from './receiver.js';
 
 describe('signature', () => {
   it("matches GitHub's documented example of an X-Hub-Signature-256 value", () => {
@@ -65,9 +66,10 @@ describe('bodies', () => {
     });
   });
 
-  it('slack: {"text"} with a <url|label> link and nothing else', () => {
+  it('slack: {"text", "blocks"}, the text a fallback with a <url|label> link', () => {
     const body = JSON.parse(renderBody('slack', envelope()));
-    expect(Object.keys(body)).toEqual(['text']);
+    expect(Object.keys(body)).toEqual(['text', 'blocks']);
+    expect(blockKitProblems(body.blocks)).toEqual([]);
     expect(body.text).toBe(
       '*drydock* Plan waiting for approval: Add a greeting\n<https://drydock.example/ui/plans/pln_1|open the plan>',
     );
@@ -176,6 +178,15 @@ describe('announce', () => {
         session_id: 'ses_1',
         title: 'Fix the build',
         links: { plan: 'https://d.example/ui/plans/pln_1', run: 'https://d.example/ui/runs/run_x' },
+        // Without facts (facts.ts), the fields every payload carries are there, empty.
+        repository: null,
+        workspace: null,
+        pull_request: null,
+        job: null,
+        trigger: null,
+        requested_by: null,
+        approvers: [],
+        cost: { plan_usd: null, execution_usd: null },
       },
     });
   });

@@ -97,14 +97,29 @@ it('a pending plan is announced to a JSON receiver (signed) and a Slack channel 
         plan: `https://drydock.example/ui/plans/${plan.id}`,
         run: `https://drydock.example/ui/runs/${runId}`,
       },
+      // What every payload carries: a job's plan in a directory no GitHub repository is configured for.
+      repository: expect.stringMatching(/\/repo-[a-z0-9]+$/),
+      workspace: expect.stringMatching(/\/repo-[a-z0-9]+$/),
+      pull_request: null,
+      job: { id: expect.stringMatching(/^job_/), name: null },
+      trigger: null,
+      requested_by: expect.any(String),
+      approvers: [],
+      cost: { plan_usd: expect.any(Number), execution_usd: null },
     },
   });
 
   const [posted] = slack.requests;
   expect(posted!.status).toBe(200); // the Slack stand-in accepted it: a JSON object with a text
   expect(posted!.signed).toBeNull();
-  expect(JSON.parse(posted!.raw)).toEqual({
-    text: `*drydock* Plan waiting for approval: Add a greeting &lt;!channel&gt;\n<https://drydock.example/ui/plans/${plan.id}|open the plan>`,
+  const slackBody = JSON.parse(posted!.raw);
+  expect(Object.keys(slackBody)).toEqual(['text', 'blocks']);
+  expect(slackBody.text).toBe(
+    `*drydock* Plan waiting for approval: Add a greeting &lt;!channel&gt;\n<https://drydock.example/ui/plans/${plan.id}|open the plan>`,
+  );
+  expect(slackBody.blocks[1]).toEqual({
+    type: 'section',
+    text: { type: 'mrkdwn', text: '*Add a greeting &lt;!channel&gt;*' },
   });
 
   // The outbox as the API shows it: both delivered at the first attempt, receivers without secrets.

@@ -28,7 +28,8 @@ export interface Receiver {
  *   answers `answer(n)` for the n-th request (1-based; default 200).
  * - `slack`: answers as a Slack incoming webhook does (see src/notify/format.ts for the sources): 400
  *   invalid_payload unless the body is a JSON object sent as application/json, 400 no_text without a
- *   non-empty `text`, else 200 "ok" (or `answer(n)` when it says otherwise).
+ *   non-empty `text`, 400 invalid_blocks when `blocks` break Slack's documented limits (blockKitProblems),
+ *   else 200 "ok" (or `answer(n)` when it says otherwise).
  */
 export async function startReceiver(
   opts: {
@@ -69,6 +70,8 @@ export async function startReceiver(
         }
         const text = (body as { text?: unknown }).text;
         if (typeof text !== 'string' || text.trim() === '') return reply(400, 'no_text');
+        const blocks = (body as { blocks?: unknown }).blocks;
+        if (blocks !== undefined && blockKitProblems(blocks).length > 0) return reply(400, 'invalid_blocks');
       } else if (signed === false) {
         return reply(401, 'bad signature');
       }
@@ -89,4 +92,48 @@ export async function startReceiver(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * What breaks Slack's documented Block Kit limits in `blocks` (the kinds drydock sends), [] for none:
+ * at most 50 blocks; header: plain_text of at most 150 characters; section: text of 1-3000 characters or
+ * fields, at most 10 of at most 2000 characters each; context: 1-10 elements
+ * (https://docs.slack.dev/reference/block-kit/blocks/header-block, .../section-block, .../context-block).
+ */
+export function blockKitProblems(blocks: unknown): string[] {
+  if (!Array.isArray(blocks)) return ['blocks is not an array'];
+  const problems: string[] = [];
+  if (blocks.length > 50) problems.push(`${blocks.length} blocks`);
+  const textOf = (t: any, kinds: string[]) =>
+    t && kinds.includes(t.type) && typeof t.text === 'string' ? (t.text as string) : null;
+  blocks.forEach((b: any, i) => {
+    if (b?.type === 'header') {
+      const t = textOf(b.text, ['plain_text']);
+      if (t === null || t.length < 1 || t.length > 150) problems.push(`block ${i}: header text`);
+    } else if (b?.type === 'section') {
+      const t = b.text === undefined ? undefined : textOf(b.text, ['plain_text', 'mrkdwn']);
+      if (t === null || (t !== undefined && (t.length < 1 || t.length > 3000)))
+        problems.push(`block ${i}: section text`);
+      if (b.fields !== undefined) {
+        const f = b.fields as unknown[];
+        if (!Array.isArray(f) || f.length < 1 || f.length > 10) problems.push(`block ${i}: fields count`);
+        else if (
+          f.some(
+            (x) =>
+              (textOf(x, ['plain_text', 'mrkdwn']) ?? '').length > 2000 ||
+              !textOf(x, ['plain_text', 'mrkdwn']),
+          )
+        )
+          problems.push(`block ${i}: a field`);
+      }
+      if (t === undefined && b.fields === undefined)
+        problems.push(`block ${i}: section without text or fields`);
+    } else if (b?.type === 'context') {
+      const e = b.elements as unknown[];
+      if (!Array.isArray(e) || e.length < 1 || e.length > 10) problems.push(`block ${i}: context elements`);
+    } else {
+      problems.push(`block ${i}: type ${String(b?.type)}`);
+    }
+  });
+  return problems;
 }
