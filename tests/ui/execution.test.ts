@@ -123,7 +123,9 @@ describe('an execute run page shows the execution as a review would', () => {
     expect(section).toContain(`<code class="execution-commit">${x.run.resultCommit}</code>`);
     expect(section).toContain('src/app.ts | 2 +-');
     expect(section).toContain('1 file changed');
-    expect(section).toContain('<span class="execution-status">completed</span>');
+    expect(section).toContain(
+      '<span class="execution-status status" data-status="completed" title="completed">completed</span>',
+    );
     // A plan that was not executed has no section.
     const fresh = { ...x.plan, id: 'pln_none', runId: 'run_none' };
     expect((await executionSection(deps, fresh)).value).toBe('');

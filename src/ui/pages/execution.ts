@@ -7,6 +7,7 @@ import { branchFor } from '../../workspace/worktree.js';
 import { parseUnifiedDiff, renderDiff, visibleControls, visibleLines } from '../diff.js';
 import { html, type SafeHtml } from '../html.js';
 import { time, uiPath } from '../layout.js';
+import { statusWords } from '../status-words.js';
 
 // An execution shown as a code review would: its status, branch and commit, the diff it committed
 // (rendered per file by ui/diff.ts) and the output of the commands it ran. The plan page shows it for the
@@ -48,7 +49,7 @@ export async function executionDetails(
   const facts =
     o.facts &&
     html`<dl class="facts">
-  <dt>Run</dt><dd><a href="${uiPath('runs', run.id)}">${run.id}</a> — <span class="execution-status">${run.status}</span>${run.executeMode ? ` (mode ${run.executeMode})` : ''}</dd>
+  <dt>Run</dt><dd><a href="${uiPath('runs', run.id)}">${run.id}</a> — <span class="execution-status status" data-status="${run.status}" title="${run.status}">${statusWords('run', run.status)}</span>${run.executeMode ? ` (mode ${run.executeMode})` : ''}</dd>
   <dt>Finished</dt><dd>${time(run.finishedAt)}</dd>
   <dt>Branch</dt><dd>${branch ? html`<code class="execution-branch">${branch}</code>` : 'none: the workspace is not a git repository, files were changed in place'}</dd>
   <dt>Commit</dt><dd>${run.resultCommit ? html`<code class="execution-commit">${run.resultCommit}</code>` : '—'}</dd>
