@@ -106,7 +106,7 @@ describe('an execute run page shows the execution as a review would', () => {
     const { cookie } = await signIn(h.app, h.tokens.viewer);
     const page = (await ui(h.app, 'GET', `/ui/runs/${running.run.id}`, { cookie })).text;
     expect(page).toContain(
-      'data-state="pending">No diff yet: the execution has not recorded a commit yet (run running).',
+      'data-state="pending">No diff yet: the execution has not recorded a commit yet (the run is running).',
     );
     expect(page).toContain('No commands were run.');
     // A planning run has no execution section.

@@ -344,6 +344,10 @@ describe('the plan page shows what an approver needs', () => {
     expect(page).toContain('pr-review &quot;&gt;&lt;img src=x onerror=alert(1)&gt; (github)');
     expect(page).toContain(`X-GitHub-Delivery <code>${hostile.key}</code>`);
     expect(page).toContain('<span class="untrusted">bug &lt;script&gt;alert(1)&lt;/script&gt;</span>');
+    // The description the model read, as text.
+    expect(page).toContain(
+      '<pre class="untrusted" id="pr-body" aria-labelledby="pr-body-h">body &lt;script&gt;alert(1)&lt;/script&gt;</pre>',
+    );
     // The instructions are the trigger's; the payload is not printed as the prompt.
     expect(page).toContain(
       '<pre class="prompt" id="source-prompt" aria-labelledby="prompt-h">Review octo/repo#7</pre>',

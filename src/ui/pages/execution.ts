@@ -1,5 +1,5 @@
 import { executionBase } from '../../domain/footprint.js';
-import type { Plan, Run } from '../../domain/types.js';
+import { isFinishedRunStatus, type Plan, type Run } from '../../domain/types.js';
 import type { AppDeps } from '../../http/deps.js';
 import { workRoot } from '../../workspace/paths.js';
 import { readResultDiff } from '../../workspace/result-diff.js';
@@ -61,12 +61,20 @@ export async function executionDetails(
     diff.state === 'ready'
       ? html`${diff.truncated && html`<p class="warning" role="note">Only part of the diff is shown: ${diff.truncated}.</p>`}
 ${renderDiff(parseUnifiedDiff(diff.diff), { idPrefix: `exec-${run.id}` })}`
-      : html`<p class="muted diff-state" data-state="${diff.state}">${diffStateText(diff.state)}: ${diff.reason}.</p>`;
+      : html`<p class="muted diff-state" data-state="${diff.state}">${diffStateText(diff.state)}: ${diff.state === 'pending' ? pendingReason(run) : diff.reason}.</p>`;
   return html`${facts}
 <h3 id="changes-${run.id}">Changes</h3>
 ${changes}
 <h3 id="commands-${run.id}">Commands run</h3>
 ${commandList(commands)}`;
+}
+
+/** Why an execution has no diff yet, with the run's status in words (result-diff.ts says it with the stored value). */
+function pendingReason(run: Run): string {
+  const words = statusWords('run', run.status);
+  return isFinishedRunStatus(run.status)
+    ? `the execution ended (${words}) before recording a commit`
+    : `the execution has not recorded a commit yet (the run is ${words})`;
 }
 
 function diffStateText(state: string): string {
