@@ -36,6 +36,8 @@ export interface PullRequestSource {
   number: number;
   /** External. */
   title: string | null;
+  /** External: the pull request's description, as the model read it in the run's prompt. */
+  body: string | null;
   /** External. The pull request's page; only an http(s) URL is kept. */
   url: string | null;
   /** External. */
@@ -301,7 +303,7 @@ export function untrustedData(prompt: string): Record<string, unknown> | null {
 }
 
 /** A trigger run's prompt without its external-data block: the instructions the team wrote. */
-function instructionsOf(prompt: string): string {
+export function instructionsOf(prompt: string): string {
   const start = prompt.lastIndexOf(OPEN);
   return (start < 0 ? prompt : prompt.slice(0, start)).trimEnd();
 }
@@ -326,6 +328,7 @@ function pullRequestOf(c: PullRequestCheckout, untrusted: Record<string, unknown
     repository: c.repository,
     number: c.number,
     title: text(data.title),
+    body: text(data.body),
     url: httpUrl(data.url),
     author: text(data.author),
     headRef: c.headRef,

@@ -1,3 +1,5 @@
+import { STATUS_WORDS } from './status-words.js';
+
 // The page's only script and stylesheet, served as static strings (no front-end build step). The CSP
 // forbids inline script and style, so everything dynamic lives here.
 
@@ -18,6 +20,7 @@ ${viewerScript()}
   var openKind = null;
   var tools = {}; // tool_use_id -> its entry, for the result
   var WORDS = { allowed: 'allowed', denied: 'denied', timed_out: 'timed out' };
+  var RUN_WORDS = ${JSON.stringify(STATUS_WORDS.run)};
 
   function setState(text) {
     if (state) state.textContent = text;
@@ -122,7 +125,11 @@ ${viewerScript()}
       x.body.appendChild(el('p', null, text));
     });
     planLink(x, e.plan_id);
-    if (runStatus) runStatus.textContent = String(e.status);
+    if (runStatus) {
+      runStatus.textContent = Object.prototype.hasOwnProperty.call(RUN_WORDS, e.status) ? RUN_WORDS[e.status] : String(e.status);
+      runStatus.setAttribute('data-status', String(e.status));
+      runStatus.setAttribute('title', String(e.status));
+    }
   }
   function questions(qs) {
     if (!Array.isArray(qs)) return '';
@@ -162,7 +169,7 @@ ${viewerScript()}
         return true;
       case 'tool_approval_request':
         x = entry('approval', e, 'Approval needed: ' + str(e.tool) + ' ' + mainArg(e.input) + ' (' + str(e.reason) + ')');
-        link(x, '/ui/tool-approvals', 'decide');
+        link(x, e.tool_approval_id ? '/ui/tool-approvals/' + encodeURIComponent(str(e.tool_approval_id)) : '/ui/tool-approvals', 'decide');
         return true;
       case 'tool_approval_resolved':
         entry('decision', e, 'Tool call ' + (WORDS[e.decision] || str(e.decision)) + (e.by ? ' by ' + e.by : '') +
@@ -177,7 +184,7 @@ ${viewerScript()}
     switch (e.type) {
       case 'question_request':
         x = entry('question', e, 'Question: ' + questions(e.questions));
-        link(x, '/ui/questions', 'answer');
+        link(x, e.question_id ? '/ui/questions#q-' + encodeURIComponent(str(e.question_id)) : '/ui/questions', 'answer');
         return true;
       case 'question_resolved':
         entry('decision', e, e.reason === 'answered'

@@ -144,14 +144,18 @@ describe('the plan service (src/plans/lifecycle.ts)', () => {
 
     const page = await ui(h.app, 'GET', `/ui/plans/${plan.id}`, { cookie: me.cookie });
     expect(page.status).toBe(200);
-    expect(page.text).toContain('<dd id="plan-status">expired</dd>');
+    expect(page.text).toContain('<dd id="plan-status" data-status="expired" title="expired">expired</dd>');
     expect(page.text).toContain('This plan has expired: it can no longer be decided.');
     const pending = await ui(h.app, 'GET', '/ui', { cookie: me.cookie });
     expect(pending.text).not.toContain(`data-plan="${plan.id}"`);
     const expired = await ui(h.app, 'GET', '/ui?status=expired', { cookie: me.cookie });
     expect(expired.text).toContain(`data-plan="${plan.id}"`);
     const all = await ui(h.app, 'GET', '/ui?status=any', { cookie: me.cookie });
-    expect(all.text).toMatch(new RegExp(`data-plan="${plan.id}"[\\s\\S]*?<td>expired<br>`));
+    expect(all.text).toMatch(
+      new RegExp(
+        `data-plan="${plan.id}"[\\s\\S]*?<td class="plan-status"><span class="status" data-status="expired"`,
+      ),
+    );
     expect((await h.call('GET', `/v1/plans/${plan.id}`)).body.status).toBe('expired');
 
     // Nothing of that wrote.

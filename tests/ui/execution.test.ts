@@ -106,7 +106,7 @@ describe('an execute run page shows the execution as a review would', () => {
     const { cookie } = await signIn(h.app, h.tokens.viewer);
     const page = (await ui(h.app, 'GET', `/ui/runs/${running.run.id}`, { cookie })).text;
     expect(page).toContain(
-      'data-state="pending">No diff yet: the execution has not recorded a commit yet (run running).',
+      'data-state="pending">No diff yet: the execution has not recorded a commit yet (the run is running).',
     );
     expect(page).toContain('No commands were run.');
     // A planning run has no execution section.
@@ -123,7 +123,9 @@ describe('an execute run page shows the execution as a review would', () => {
     expect(section).toContain(`<code class="execution-commit">${x.run.resultCommit}</code>`);
     expect(section).toContain('src/app.ts | 2 +-');
     expect(section).toContain('1 file changed');
-    expect(section).toContain('<span class="execution-status">completed</span>');
+    expect(section).toContain(
+      '<span class="execution-status status" data-status="completed" title="completed">completed</span>',
+    );
     // A plan that was not executed has no section.
     const fresh = { ...x.plan, id: 'pln_none', runId: 'run_none' };
     expect((await executionSection(deps, fresh)).value).toBe('');

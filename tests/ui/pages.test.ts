@@ -125,7 +125,9 @@ describe('the plan page', () => {
     expect(body).toContain('<title>Tidy &lt;b&gt;the&lt;/b&gt; build · drydock</title>');
     expect(body).toContain(`<code id="plan-sha256">${plan.sha256}</code>`);
     expect(body).toContain(`name="sha256" value="${plan.sha256}"`);
-    expect(body).toContain('<dd id="plan-status">pending_approval</dd>');
+    expect(body).toContain(
+      '<dd id="plan-status" data-status="pending_approval" title="pending_approval">waiting for approval</dd>',
+    );
     expect(body).toContain(`href="/ui/runs/${run.id}"`);
     // One decision box: a comment and a choice, posted to one endpoint.
     expect(body).toContain(`action="/ui/plans/${plan.id}/decide"`);
@@ -477,7 +479,9 @@ describe('the run page', () => {
     const me = await signIn(h.app, h.tokens.viewer);
     const page = await ui(h.app, 'GET', `/ui/runs/${run.id}`, { cookie: me.cookie });
     expect(page.status).toBe(200);
-    expect(page.text).toContain('<dd id="run-status">planned</dd>');
+    expect(page.text).toContain(
+      '<dd id="run-status" data-status="planned" title="planned">plan proposed</dd>',
+    );
     expect(page.text).toContain('$0.0123');
     expect(page.text).toContain(`data-events-url="/ui/runs/${run.id}/events"`);
 

@@ -304,7 +304,9 @@ describe('the plan page shows what an approver needs', () => {
     const me = await signIn(h.app, h.tokens.approver);
     const page = (await ui(h.app, 'GET', `/ui/plans/${second.id}`, { cookie: me.cookie })).text;
     expectInert(page);
-    expect(page).toContain(`<a href="/ui/plans/${first.plan.id}">round 1</a>: revision_requested`);
+    expect(page).toContain(
+      `<a href="/ui/plans/${first.plan.id}">round 1</a>: <span class="status" data-status="revision_requested" title="revision_requested">changes requested</span>`,
+    );
     expect(page).toContain('approver-user asked for changes');
     expect(page).toContain('<q class="comment">Use a TTL &lt;script&gt;alert(1)&lt;/script&gt;</q>');
     expect(page).toContain('<strong>round 2 (this plan)</strong>');
@@ -342,6 +344,10 @@ describe('the plan page shows what an approver needs', () => {
     expect(page).toContain('pr-review &quot;&gt;&lt;img src=x onerror=alert(1)&gt; (github)');
     expect(page).toContain(`X-GitHub-Delivery <code>${hostile.key}</code>`);
     expect(page).toContain('<span class="untrusted">bug &lt;script&gt;alert(1)&lt;/script&gt;</span>');
+    // The description the model read, as text.
+    expect(page).toContain(
+      '<pre class="untrusted" id="pr-body" aria-labelledby="pr-body-h">body &lt;script&gt;alert(1)&lt;/script&gt;</pre>',
+    );
     // The instructions are the trigger's; the payload is not printed as the prompt.
     expect(page).toContain(
       '<pre class="prompt" id="source-prompt" aria-labelledby="prompt-h">Review octo/repo#7</pre>',
@@ -489,7 +495,9 @@ describe('the decision box', () => {
       form: { csrf: me.csrf, decision: 'revise', sha256: plan.sha256, comment: 'Use a cursor' },
     });
     const revised = (await ui(h.app, 'GET', `/ui/plans/${plan.id}`, { cookie: me.cookie })).text;
-    expect(revised).toContain('This plan is revision requested: it can no longer be decided.');
+    expect(revised).toContain(
+      'Changes were requested on this plan (a new round replaces it): it can no longer be decided.',
+    );
     expect(revised).toContain('<td>requested changes</td><td>approver-user</td>');
 
     const late = await seedPlan(h);

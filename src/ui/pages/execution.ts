@@ -1,5 +1,5 @@
 import { executionBase } from '../../domain/footprint.js';
-import type { Plan, Run } from '../../domain/types.js';
+import { isFinishedRunStatus, type Plan, type Run } from '../../domain/types.js';
 import type { AppDeps } from '../../http/deps.js';
 import { workRoot } from '../../workspace/paths.js';
 import { readResultDiff } from '../../workspace/result-diff.js';
@@ -7,6 +7,7 @@ import { branchFor } from '../../workspace/worktree.js';
 import { parseUnifiedDiff, renderDiff, visibleControls, visibleLines } from '../diff.js';
 import { html, type SafeHtml } from '../html.js';
 import { time, uiPath } from '../layout.js';
+import { statusWords } from '../status-words.js';
 
 // An execution shown as a code review would: its status, branch and commit, the diff it committed
 // (rendered per file by ui/diff.ts) and the output of the commands it ran. The plan page shows it for the
@@ -48,7 +49,7 @@ export async function executionDetails(
   const facts =
     o.facts &&
     html`<dl class="facts">
-  <dt>Run</dt><dd><a href="${uiPath('runs', run.id)}">${run.id}</a> — <span class="execution-status">${run.status}</span>${run.executeMode ? ` (mode ${run.executeMode})` : ''}</dd>
+  <dt>Run</dt><dd><a href="${uiPath('runs', run.id)}">${run.id}</a> — <span class="execution-status status" data-status="${run.status}" title="${run.status}">${statusWords('run', run.status)}</span>${run.executeMode ? ` (mode ${run.executeMode})` : ''}</dd>
   <dt>Finished</dt><dd>${time(run.finishedAt)}</dd>
   <dt>Branch</dt><dd>${branch ? html`<code class="execution-branch">${branch}</code>` : 'none: the workspace is not a git repository, files were changed in place'}</dd>
   <dt>Commit</dt><dd>${run.resultCommit ? html`<code class="execution-commit">${run.resultCommit}</code>` : '—'}</dd>
@@ -60,12 +61,20 @@ export async function executionDetails(
     diff.state === 'ready'
       ? html`${diff.truncated && html`<p class="warning" role="note">Only part of the diff is shown: ${diff.truncated}.</p>`}
 ${renderDiff(parseUnifiedDiff(diff.diff), { idPrefix: `exec-${run.id}` })}`
-      : html`<p class="muted diff-state" data-state="${diff.state}">${diffStateText(diff.state)}: ${diff.reason}.</p>`;
+      : html`<p class="muted diff-state" data-state="${diff.state}">${diffStateText(diff.state)}: ${diff.state === 'pending' ? pendingReason(run) : diff.reason}.</p>`;
   return html`${facts}
 <h3 id="changes-${run.id}">Changes</h3>
 ${changes}
 <h3 id="commands-${run.id}">Commands run</h3>
 ${commandList(commands)}`;
+}
+
+/** Why an execution has no diff yet, with the run's status in words (result-diff.ts says it with the stored value). */
+function pendingReason(run: Run): string {
+  const words = statusWords('run', run.status);
+  return isFinishedRunStatus(run.status)
+    ? `the execution ended (${words}) before recording a commit`
+    : `the execution has not recorded a commit yet (the run is ${words})`;
 }
 
 function diffStateText(state: string): string {

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { SandboxStatus } from '../../agent/sandbox.js';
 import type { Identity } from '../../auth/tokens.js';
+import { allows } from '../../auth/tokens.js';
 import { planStatusAt } from '../../domain/plan-status.js';
 import { planTitle } from '../../domain/plan-title.js';
 import type {
@@ -12,7 +12,6 @@ import type {
   PlanDelivery,
   PlanDeliveryStatus,
   Run,
-  Session,
   TokenUsage,
 } from '../../domain/types.js';
 import type { AppDeps } from '../../http/deps.js';
@@ -27,13 +26,7 @@ import {
   planContext,
   type RunUsage,
 } from '../../plans/plan-context.js';
-import {
-  type Approver,
-  approvalRefusal,
-  approversOf,
-  approversWith,
-  decideRefusal,
-} from '../../plans/policy.js';
+import { type Approver, approvalRefusal, approversWith, decideRefusal } from '../../plans/policy.js';
 import { type Freshness, movedOnMessage, pendingFreshness, staleMessage } from '../../plans/staleness.js';
 import type { UiEnv } from '../env.js';
 import { pageStatus } from '../errors.js';
@@ -41,10 +34,13 @@ import { field } from '../form.js';
 import { html, type SafeHtml } from '../html.js';
 import { alertBox, csrfField, time, uiPath, usd } from '../layout.js';
 import { renderMarkdown } from '../markdown.js';
+import { statusTag, statusWords } from '../status-words.js';
 import { executionSection } from './execution.js';
 import { memorySection } from './memory.js';
 import { modelNotice } from './model-notice.js';
 import { signedIn, type UiContext } from './page-context.js';
+import { factsList, webLink } from './plan-facts.js';
+import { waitingOf } from './waiting.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const LIMITS: Record<DecisionKind, number> = { approve: 10_000, reject: 10_000, revise: 20_000 };
@@ -95,7 +91,8 @@ function closedReason(plan: Plan, now: number): string | null {
   const status = planStatusAt(plan, now);
   if (status === 'pending_approval') return null;
   if (status === 'expired') return 'This plan has expired';
-  return `This plan is ${status.replace(/_/g, ' ')}`;
+  if (status === 'revision_requested') return 'Changes were requested on this plan (a new round replaces it)';
+  return `This plan is ${statusWords('plan', status)}`;
 }
 
 /** GET /ui/plans/:id, its decision box (POST /ui/plans/:id/decide) and the older per-kind endpoints. */
@@ -117,6 +114,9 @@ export function planRoutes(ctx: UiContext): void {
     const text = (field(form, 'comment') ?? '').trim();
     return decideFromForm(deps, c, c.req.param('id'), { kind, text }, field(form, 'sha256'));
   });
+
+  // A stale plan from a job: rejected, and its job run again on the workspace's head.
+  app.post('/plans/:id/plan-again', guard, (c) => planAgain(deps, c, c.req.param('id')));
 
   // The per-kind endpoints of the earlier page, kept as aliases of the decision box (a revision's text was
   // sent as `feedback` there).
@@ -151,12 +151,16 @@ async function showPlan(deps: AppDeps, c: Context<UiEnv>, id: string, shown: Sho
     pendingFreshness(store, plan, now),
   ]);
   const decisions = context.decisions;
+  const [waits, jobExists] = await Promise.all([
+    waitingOf(deps, runs),
+    plan.jobId ? store.getJob(plan.jobId).then((j) => j !== null) : false,
+  ]);
   const title = planTitle(plan.markdown);
   const body = html`<h1>${title}</h1>
 ${alertBox(shown.error, shown.notice)}
 ${modelNotice(deps.config, [...runs.map((r) => r.model), session?.defaults.model], now)}
-${factsList(deps, plan, session, decisions, now)}
-${freshnessNote(plan, freshness)}
+${factsList(deps, { plan, session, decisions, runs, cost: context.cost, waits, now })}
+${freshnessNote(plan, freshness, freshness?.state === 'stale' ? planAgainBox(c, plan, jobExists) : '')}
 ${sourceSection(context.source)}
 ${memorySection(frame)}
 ${roundsSection(context)}
@@ -176,33 +180,6 @@ ${runsSection(plan, runs)}`;
   return c.html(signedIn(c, null, title, body), shown.status ?? 200);
 }
 
-/** The plan's facts: where it stands, who asked, and the terms it carries (approvals, mode, commands). */
-function factsList(
-  deps: AppDeps,
-  plan: Plan,
-  session: Session | null,
-  decisions: readonly Decision[],
-  now: number,
-): SafeHtml {
-  const approvals = approversOf(decisions).length;
-  return html`<dl class="facts">
-  <dt>Plan</dt><dd><code>${plan.id}</code></dd>
-  <dt>Status</dt><dd id="plan-status">${planStatusAt(plan, now)}</dd>
-  <dt>Round</dt><dd>${plan.round}${plan.previousPlanId && html` (revises <a href="${uiPath('plans', plan.previousPlanId)}">${plan.previousPlanId}</a>)`}</dd>
-  <dt>Session</dt><dd>${session?.name ?? plan.sessionId} <span class="muted">(${session?.workspace ?? 'unknown workspace'})</span></dd>
-  <dt>Requested by</dt><dd>${plan.requestedBy}${plan.owner !== plan.requestedBy ? ` (session owner ${plan.owner})` : ''}</dd>
-  <dt>Approvals</dt><dd>${approvals} of ${plan.approvalsRequired} required${plan.allowSelfApproval ? ' (self-approval allowed)' : ''}</dd>
-  <dt>Execute mode</dt><dd>${plan.executeMode}</dd>
-  <dt>Commands</dt><dd id="plan-commands">${commandsLine(deps.sandbox, plan.network)}</dd>
-  <dt>sha256</dt><dd><code id="plan-sha256">${plan.sha256}</code></dd>
-  <dt>Workspace commit</dt><dd>${plan.workspaceCommit ? html`<code>${plan.workspaceCommit}</code>` : 'none (not a git workspace)'}</dd>
-  <dt>Proposed</dt><dd>${time(plan.createdAt)}</dd>
-  <dt>Expires</dt><dd>${time(plan.expiresAt)}</dd>
-  ${plan.decidedAt !== null && html`<dt>Decided</dt><dd>${time(plan.decidedAt)}</dd>`}
-  ${plan.failureReason && html`<dt>Failure</dt><dd>${plan.failureReason}</dd>`}
-</dl>`;
-}
-
 function decisionsSection(decisions: readonly Decision[]): SafeHtml {
   return html`<h2 id="decisions">Decisions</h2>
 ${
@@ -220,7 +197,7 @@ function runsSection(plan: Plan, runs: readonly Run[]): SafeHtml {
   return html`<h2>Runs</h2>
 <ul class="runs">${runs.map(
     (r) =>
-      html`<li><a href="${uiPath('runs', r.id)}">${r.phase} run ${r.id}</a> — ${r.status}${
+      html`<li><a href="${uiPath('runs', r.id)}">${r.phase} run ${r.id}</a> — ${statusTag('run', r.status)}${
         r.id === plan.runId ? ' (proposed this plan)' : ''
       }</li>`,
   )}</ul>`;
@@ -263,6 +240,34 @@ async function decideFromForm(
     return showPlan(deps, c, id, { status: pageStatus(err), error: err.message, draft });
   }
   return c.redirect(`${uiPath('plans', id)}?done=${kind}`, 303);
+}
+
+/** Rejects a stale plan of a job (with the person's comment, or a default one) and runs the job again. */
+async function planAgain(deps: AppDeps, c: Context<UiEnv>, id: string): Promise<Response> {
+  const viewer = c.get('viewer');
+  const text = (field(c.get('form'), 'comment') ?? '').trim() || 'Stale: planned again on the current head.';
+  if (!allows(viewer.role, 'operate') || !allows(viewer.role, 'decide'))
+    return showPlan(deps, c, id, { status: 403, error: `Your role (${viewer.role}) may not run jobs.` });
+  if (text.length > LIMITS.reject)
+    return showPlan(deps, c, id, {
+      status: 422,
+      error: `That text is too long (at most ${LIMITS.reject} characters).`,
+    });
+  const plan = await deps.store.getPlan(id);
+  const job = plan?.jobId ? await deps.store.getJob(plan.jobId) : null;
+  if (!plan || !job)
+    return showPlan(deps, c, id, { status: 409, error: 'This plan has no job to run again.' });
+  const freshness = await pendingFreshness(deps.store, plan, deps.clock.now());
+  if (freshness?.state !== 'stale')
+    return showPlan(deps, c, id, { status: 409, error: 'Only a stale plan is planned again from here.' });
+  try {
+    await deps.plans.decide(id, 'reject', { identity: viewer.identity, comment: text });
+  } catch (err) {
+    if (!(err instanceof DecisionError)) throw err;
+    return showPlan(deps, c, id, { status: pageStatus(err), error: err.message });
+  }
+  const run = await deps.jobs.runNow(job.id, viewer.identity);
+  return c.redirect(uiPath('runs', run.id), 303);
 }
 
 const decisionWords = (kind: DecisionKind) =>
@@ -326,7 +331,7 @@ function decisionBox(
  * Whether the plan may still be approved against its workspace's head (staleness.ts): stale, with why and what
  * to do instead of approving; or moved on, with the commits that touch nothing it read. Nothing while current.
  */
-function freshnessNote(plan: Plan, f: Freshness | null): SafeHtml | string {
+function freshnessNote(plan: Plan, f: Freshness | null, again: SafeHtml | string): SafeHtml | string {
   if (!f || f.state === 'current') return '';
   if (f.state === 'moved_on') {
     return html`<p class="hint moved-on" id="plan-freshness">${sentence(movedOnMessage(f))} Approved, it executes on the head, <code>${f.head?.slice(0, 12) ?? ''}</code>.</p>`;
@@ -335,7 +340,19 @@ function freshnessNote(plan: Plan, f: Freshness | null): SafeHtml | string {
     f.changedReadFiles.length
       ? html`<p>Changed since: ${f.changedReadFiles.map((p, i) => html`${i ? ', ' : ''}<code>${p}</code>`)}</p>`
       : ''
-  }<p>Request changes below to revise it on the new head, or reject it and plan again.</p></div>`;
+  }<p>Approving is not offered. Instead: <a href="#decide">request changes</a> (a new round revises it on the new head, with your comment), plan again from scratch, or <a href="#decide">reject it</a>.</p>${again}</div>`;
+}
+
+/** "Plan again": for a plan of a job, a button (for who may run jobs) or who can do it. */
+function planAgainBox(c: Context<UiEnv>, plan: Plan, jobExists: boolean): SafeHtml | string {
+  if (!plan.jobId || !jobExists)
+    return html`<p class="muted">To plan again, start the work again the way it was started (its trigger or job is gone or there is none).</p>`;
+  if (!allows(c.get('viewer').role, 'operate'))
+    return html`<p class="muted">To plan again, an operator runs its job again: <code>drydock jobs run ${plan.jobId}</code>.</p>`;
+  return html`<form method="post" action="${uiPath('plans', plan.id)}/plan-again" class="plan-again" id="plan-again-form">
+  ${csrfField(c.get('csrf'))}
+  <button type="submit">Reject and plan again</button> <span class="muted">(rejects this plan and runs job <code>${plan.jobId}</code> again on the current head)</span>
+</form>`;
 }
 
 /** Where the work came from. Everything marked external is shown as text, never as markup or a live link. */
@@ -354,10 +371,6 @@ const TARGET_WORDS: Record<DeliveryTarget, string> = {
   stacked: "a pull request into the pull request's branch",
   patch: "a patch in a comment (the change does not apply to the base without the pull request's commits)",
 };
-
-/** Only http(s) addresses become links; anything else is shown as text. */
-const webLink = (url: string, label: string) =>
-  /^https?:\/\//i.test(url) ? html`<a href="${url}" rel="noopener noreferrer nofollow">${label}</a>` : label;
 
 /** Where the executed result went: the pushed branch, the pull request, and the attempts so far. */
 function deliverySection(d: PlanDelivery | null): SafeHtml | string {
@@ -421,6 +434,11 @@ function sourceSection(source: PlanSource | null): SafeHtml {
   }
   return html`<h2 id="source">Source</h2>
 <dl class="facts source">${rows}</dl>
+${
+  pr &&
+  html`<h3 id="pr-body-h">Pull request description <span class="muted">(external: shown as text, what the agent read as data)</span></h3>
+${pr.body ? html`<pre class="untrusted" id="pr-body" aria-labelledby="pr-body-h">${pr.body}</pre>` : html`<p class="muted" id="pr-body-none">The pull request has no description.</p>`}`
+}
 <h3 id="prompt-h">Prompt</h3>
 <pre class="prompt" id="source-prompt" aria-labelledby="prompt-h">${source.prompt}</pre>
 ${
@@ -449,7 +467,7 @@ function roundsSection(context: PlanContext): SafeHtml {
   return html`<h2 id="rounds">Rounds</h2>
 <ol class="rounds">${context.rounds.map(
     (r) =>
-      html`<li>${r.planId === context.rounds.at(-1)!.planId ? html`<strong>round ${r.round} (this plan)</strong>` : html`<a href="${uiPath('plans', r.planId)}">round ${r.round}</a>`}: ${r.status}, proposed ${time(r.createdAt)}${
+      html`<li>${r.planId === context.rounds.at(-1)!.planId ? html`<strong>round ${r.round} (this plan)</strong>` : html`<a href="${uiPath('plans', r.planId)}">round ${r.round}</a>`}: ${statusTag('plan', r.status)}, proposed ${time(r.createdAt)}${
         r.feedback &&
         html`<br><span class="muted">${r.feedback.identity} asked for changes ${time(r.feedback.at)}:</span> <q class="comment">${r.feedback.comment ?? ''}</q>`
       }</li>`,
@@ -537,19 +555,4 @@ function costSection(cost: PlanContext['cost']): SafeHtml {
 <table aria-labelledby="cost" id="cost-table"><thead><tr><th scope="col">Round</th><th scope="col">Run</th><th scope="col">Model</th><th scope="col">Turns</th><th scope="col">Tokens</th><th scope="col">Cost</th></tr></thead>
 <tbody>${cost.runs.map(row)}</tbody>
 <tfoot><tr><th scope="row" colspan="3">Total</th><td>${cost.total.turns}</td><td>${tokens(cost.total.usage)}</td><td id="cost-total">${usd(cost.total.costUsd)}</td></tr></tfoot></table>`;
-}
-
-/**
- * How the execution's commands would run: the sandbox state of this daemon and the host names the plan lets
- * them reach (through the egress proxy; never the host's own network).
- */
-function commandsLine(sandbox: SandboxStatus | undefined, network: readonly string[]) {
-  const net = network.length
-    ? html`network only to <span id="plan-network">${network.join(', ')}</span>, through drydock's egress proxy`
-    : 'no network';
-  if (!sandbox) return html`sandbox state unknown; ${net}`;
-  if (sandbox.state === 'bwrap') return html`in the bubblewrap sandbox; ${net}`;
-  if (sandbox.state === 'off')
-    return html`<strong class="warning">NOT sandboxed</strong>: execute.sandbox is off, so commands run as the daemon user with its file access and the host's whole network`;
-  return html`<strong class="warning">Bash will refuse to run</strong>: ${sandbox.detail}`;
 }

@@ -1,14 +1,17 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { allows } from '../../auth/tokens.js';
+import { planTitle } from '../../domain/plan-title.js';
 import { MAX_FREE_TEXT_CHARS, shortHeader } from '../../domain/questions.js';
-import type { Question } from '../../domain/types.js';
+import type { Plan, Question, Run, Session } from '../../domain/types.js';
+import { instructionsOf } from '../../plans/plan-context.js';
 import { QuestionError } from '../../runs/service.js';
 import type { UiEnv } from '../env.js';
 import { pageStatus } from '../errors.js';
 import { type FormFields, field, fields } from '../form.js';
 import { html } from '../html.js';
 import { alertBox, csrfField, time, uiPath } from '../layout.js';
+import { statusTag } from '../status-words.js';
 import { signedIn, type UiContext } from './page-context.js';
 
 interface Asked {
@@ -83,11 +86,12 @@ export function questionRoutes({ app, deps, guard }: UiContext): void {
     shown: { status?: ContentfulStatusCode; error?: string; notice?: string; errorFor?: string } = {},
   ): Promise<Response> {
     const pending = await store.listQuestions({ status: 'pending', limit: 100 });
+    const contexts = await Promise.all(pending.map((q) => taskOf(store, q)));
     const canAnswer = allows(c.get('viewer').role, 'decide');
     const body = html`<h1>Pending questions</h1>
 ${alertBox(shown.errorFor ? undefined : shown.error, shown.notice)}
 ${!canAnswer && html`<p class="hint">Your role (${c.get('viewer').role}) may read questions but not answer them.</p>`}
-${pending.length ? pending.map((q) => questionForm(c, q, canAnswer, shown.errorFor === q.id ? shown.error : undefined)) : html`<p>No questions are waiting for an answer.</p>`}`;
+${pending.length ? pending.map((q, i) => questionForm(c, q, contexts[i]!, canAnswer, shown.errorFor === q.id ? shown.error : undefined)) : html`<p>No questions are waiting for an answer.</p>`}`;
     return c.html(signedIn(c, 'questions', 'Questions', body), shown.status ?? 200);
   }
 
@@ -124,11 +128,50 @@ function headerTag(header: string) {
     : html`<strong title="${header}">${short}:</strong> `;
 }
 
-function questionForm(c: Context<UiEnv>, q: Question, canAnswer: boolean, error: string | undefined) {
+/** What the question is about: the run that asks, its session and workspace, the plan it plans or carries out. */
+interface Task {
+  run: Run | null;
+  session: Session | null;
+  plan: Plan | null;
+}
+
+async function taskOf(store: UiContext['deps']['store'], q: Question): Promise<Task> {
+  const [run, session] = await Promise.all([store.getRun(q.runId), store.getSession(q.sessionId)]);
+  const planId = run?.executesPlanId ?? run?.revisesPlanId ?? run?.planId ?? null;
+  return { run, session, plan: planId ? await store.getPlan(planId) : null };
+}
+
+/** The task around a question: run, phase, session, workspace, plan, and the prompt the agent was given. */
+function taskFacts(q: Question, t: Task) {
+  const { run, session, plan } = t;
+  const phase = !run
+    ? ''
+    : run.phase === 'execute'
+      ? 'while carrying out'
+      : run.revisesPlanId
+        ? 'while revising'
+        : 'while planning';
+  return html`<dl class="facts task">
+  <dt>Run</dt><dd><a href="${uiPath('runs', q.runId)}" class="question-run">${q.runId}</a>${run ? html` — ${statusTag('run', run.status)}` : ''}</dd>
+  ${plan && html`<dt>Plan</dt><dd>${phase} <a href="${uiPath('plans', plan.id)}">${planTitle(plan.markdown)}</a> <span class="muted">(round ${plan.round})</span></dd>`}
+  <dt>Session</dt><dd class="question-session">${session?.name ?? q.sessionId} <span class="muted">(${session?.workspace ?? 'unknown workspace'})</span></dd>
+  ${run && html`<dt>Requested by</dt><dd>${run.requestedBy}</dd>`}
+</dl>
+${run && html`<p class="muted" id="prompt-h-${q.id}">The prompt the agent was given:</p><pre class="prompt question-prompt" aria-labelledby="prompt-h-${q.id}">${instructionsOf(run.prompt)}</pre>`}`;
+}
+
+function questionForm(
+  c: Context<UiEnv>,
+  q: Question,
+  task: Task,
+  canAnswer: boolean,
+  error: string | undefined,
+) {
   const questions = asked(q);
-  return html`<section class="question" aria-labelledby="h-${q.id}">
+  return html`<section class="question" id="q-${q.id}" aria-labelledby="h-${q.id}">
 <h2 id="h-${q.id}">Question from run <a href="${uiPath('runs', q.runId)}">${q.runId}</a></h2>
 <p class="muted">Asked ${time(q.createdAt)}; expires ${time(q.expiresAt)}</p>
+${taskFacts(q, task)}
 ${alertBox(error)}
 <form method="post" action="/ui/questions/${encodeURIComponent(q.id)}/answer" class="answer">
   ${csrfField(c.get('csrf'))}

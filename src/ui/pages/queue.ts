@@ -3,7 +3,14 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { allows } from '../../auth/tokens.js';
 import { planStatusAt } from '../../domain/plan-status.js';
 import { planTitle } from '../../domain/plan-title.js';
-import { PLAN_STATUSES, type Plan, type PlanStatus, type Session } from '../../domain/types.js';
+import {
+  type CronJob,
+  PLAN_STATUSES,
+  type Plan,
+  type PlanStatus,
+  type Session,
+  type Trigger,
+} from '../../domain/types.js';
 import { DecisionError } from '../../plans/decisions.js';
 import { type PlanSource, planSource, SourceCache } from '../../plans/plan-context.js';
 import { approversOf } from '../../plans/policy.js';
@@ -13,8 +20,10 @@ import type { UiEnv } from '../env.js';
 import { field, fields } from '../form.js';
 import { html, type SafeHtml } from '../html.js';
 import { age, alertBox, csrfField, time, uiPath } from '../layout.js';
+import { statusTag, statusWords } from '../status-words.js';
 import { signedIn, type UiContext } from './page-context.js';
 import { cannotApprove } from './plan.js';
+import { type Waiting, waitingCell } from './waiting.js';
 
 const PAGE = 100;
 /** Counts above this read "200+": enough to say that there is work waiting. */
@@ -31,6 +40,7 @@ interface QueueFilter {
   /** A plan status, or null for every status. */
   status: PlanStatus | null;
   session: string;
+  job: string;
   trigger: string;
   requester: string;
   /** Only plans proposed more than this many days ago; null: any age. */
@@ -61,6 +71,7 @@ function readFilter(c: Context<UiEnv>): { filter: QueueFilter; problems: string[
     filter: {
       status,
       session: q('session'),
+      job: q('job'),
       trigger: q('trigger'),
       requester: q('requester'),
       olderThanDays,
@@ -76,6 +87,7 @@ function filterQuery(f: QueueFilter, extra: Record<string, string> = {}): string
   const p = new URLSearchParams();
   if (f.status !== 'pending_approval') p.set('status', f.status ?? 'any');
   if (f.session) p.set('session', f.session);
+  if (f.job) p.set('job', f.job);
   if (f.trigger) p.set('trigger', f.trigger);
   if (f.requester) p.set('requester', f.requester);
   if (f.olderThanDays !== null) p.set('older_than_days', String(f.olderThanDays));
@@ -119,6 +131,8 @@ interface RowFacts {
   behind: Freshness | null;
   /** Why the viewer cannot approve it, or null. */
   why: string | null;
+  /** What its runs wait on a person for (a tool call, a question), with where to act. */
+  waits: readonly Waiting[];
   approvals: number;
   now: number;
 }
@@ -133,6 +147,7 @@ async function rows(c: Context<UiEnv>, deps: Deps, f: QueueFilter, draft?: BulkD
     activeAt: now,
     summary: true,
     sessionId: f.session || undefined,
+    jobId: f.job || undefined,
     triggerId: f.trigger || undefined,
     requestedBy: f.requester || undefined,
     createdBefore: f.olderThanDays !== null ? now - f.olderThanDays * DAY : undefined,
@@ -145,6 +160,8 @@ async function rows(c: Context<UiEnv>, deps: Deps, f: QueueFilter, draft?: BulkD
   const memo: FreshnessMemo = new Map();
   const cache = new SourceCache(store);
   const out: SafeHtml[] = [];
+  const waiting = await waitingByPlan(deps);
+  let pickable = 0;
   for (const plan of page.items) {
     if (!sessions.has(plan.sessionId)) sessions.set(plan.sessionId, store.getSession(plan.sessionId));
     const [session, decisions, source] = await Promise.all([
@@ -158,10 +175,42 @@ async function rows(c: Context<UiEnv>, deps: Deps, f: QueueFilter, draft?: BulkD
     if (f.behind && behind === null) continue;
     const why = pending ? cannotApprove(viewer, plan, decisions) : null;
     const approvals = approversOf(decisions).length;
-    const facts = { plan, session, source, status, behind, why, approvals, now };
-    out.push(planRow(facts, mayDecide && pending, draft?.selected.has(plan.id) ?? false));
+    const waits = waiting.get(plan.id) ?? [];
+    const facts = { plan, session, source, status, behind, why, waits, approvals, now };
+    if (mayDecide && pending) pickable++;
+    out.push(
+      planRow(facts, mayDecide && pending, draft?.selected.has(plan.id) ?? false, bulkView(f, mayDecide)),
+    );
   }
-  return { rows: out, nextCursor: page.nextCursor };
+  return { rows: out, nextCursor: page.nextCursor, pickable };
+}
+
+/**
+ * What waits on a person, by plan: the pending tool calls (each names its plan) and the pending questions of
+ * runs that revise or carry out a plan. Read once per page.
+ */
+async function waitingByPlan(deps: Deps): Promise<Map<string, Waiting[]>> {
+  const { store } = deps;
+  const [approvals, questions] = await Promise.all([
+    store.listToolApprovals({ status: 'pending', limit: COUNT_CAP }),
+    store.listQuestions({ status: 'pending', limit: COUNT_CAP }),
+  ]);
+  const byPlan = new Map<string, Waiting[]>();
+  const add = (planId: string | null, w: Waiting) => {
+    if (planId) byPlan.set(planId, [...(byPlan.get(planId) ?? []), w]);
+  };
+  for (const approval of approvals)
+    add(approval.planId, { kind: 'tool_approval', runId: approval.runId, approval });
+  const runs = await Promise.all(questions.map((q) => store.getRun(q.runId)));
+  questions.forEach((question, i) => {
+    const run = runs[i];
+    add(run?.executesPlanId ?? run?.revisesPlanId ?? null, {
+      kind: 'question',
+      runId: question.runId,
+      question,
+    });
+  });
+  return byPlan;
 }
 
 /**
@@ -180,24 +229,27 @@ async function behindHead(
 }
 
 /** One row of the queue's table; `pickable` adds the box that selects it for bulk rejection. */
-function planRow(r: RowFacts, pickable: boolean, checked: boolean): SafeHtml {
-  const { plan, session, source, status, behind, why, approvals, now } = r;
-  const pending = status === 'pending_approval';
+function planRow(r: RowFacts, pickable: boolean, checked: boolean, pickColumn = true): SafeHtml {
+  const { plan, session, source, status, behind, why, waits, approvals, now } = r;
   const box = `pick-${plan.id}`;
   return html`<tr data-plan="${plan.id}">
-  <td>${
-    pickable
-      ? html`<input type="checkbox" name="plan" value="${plan.id}" id="${box}" form="bulk-form"${
-          checked ? html` checked` : ''
-        }><label for="${box}"><span class="sr-only">Select ${plan.id}</span></label>`
-      : ''
-  }</td>
+  ${
+    pickColumn &&
+    html`<td>${
+      pickable
+        ? html`<input type="checkbox" name="plan" value="${plan.id}" id="${box}" form="bulk-form"${
+            checked ? html` checked` : ''
+          }><label for="${box}"><span class="sr-only">Select ${plan.id}</span></label>`
+        : ''
+    }</td>`
+  }
   <th scope="row"><a href="${uiPath('plans', plan.id)}">${planTitle(plan.markdown)}</a><br><code class="muted">${plan.id}</code></th>
   <td class="source">${sourceCell(source)}</td>
   <td>${session?.name ?? plan.sessionId}</td>
   <td>${plan.round}</td>
   <td>${plan.requestedBy}</td>
-  <td>${pending ? '' : html`${status}<br>`}${time(plan.createdAt)} <span class="muted">(${age(now - plan.createdAt)} ago)</span>${
+  <td class="plan-status">${statusTag('plan', status)}${waits.length ? html`<br>${waitingCell(waits)}` : ''}</td>
+  <td>${time(plan.createdAt)} <span class="muted">(${age(now - plan.createdAt)} ago)</span>${
     behind === null
       ? ''
       : behind.state === 'stale'
@@ -209,6 +261,13 @@ function planRow(r: RowFacts, pickable: boolean, checked: boolean): SafeHtml {
 </tr>`;
 }
 
+/** Whether the table has the column of boxes for bulk rejection: only where pending plans can be listed. */
+const bulkView = (f: QueueFilter, mayDecide: boolean) =>
+  mayDecide && (f.status === 'pending_approval' || f.status === null);
+
+/** The table's columns: with the box column, or without it. */
+const columns = (f: QueueFilter, mayDecide: boolean) => (bulkView(f, mayDecide) ? 10 : 9);
+
 /** Why a stale plan is stale, briefly (the row's line; the plan page and a refused approval say it whole). */
 export function staleReason(f: Freshness): string {
   if (f.reason === 'footprint_changed') return `a commit since changed ${f.changedReadFiles.join(', ')}`;
@@ -218,10 +277,11 @@ export function staleReason(f: Freshness): string {
   return `its commit is no longer in the history of the workspace's head (${f.head.slice(0, 12)})`;
 }
 
-const emptyRow = (f: QueueFilter) =>
-  html`<tr class="empty"><td colspan="9">${
+const emptyRow = (f: QueueFilter, mayDecide: boolean) =>
+  html`<tr class="empty"><td colspan="${columns(f, mayDecide)}">${
     f.status === 'pending_approval' &&
     !f.session &&
+    !f.job &&
     !f.trigger &&
     !f.requester &&
     f.olderThanDays === null &&
@@ -246,9 +306,10 @@ async function render(c: Context<UiEnv>, deps: Deps, shown: Shown = {}): Promise
 <p><a href="/ui">First page</a></p>`;
     return c.html(signedIn(c, 'queue', 'Plan queue', body), 400);
   }
-  const [questions, approvals] = await Promise.all([
+  const [questions, approvals, choices] = await Promise.all([
     store.listQuestions({ status: 'pending', limit: COUNT_CAP + 1 }),
     store.listToolApprovals({ status: 'pending', limit: COUNT_CAP + 1 }),
+    filterChoices(deps),
   ]);
   const viewer = c.get('viewer');
   const mayDecide = allows(viewer.role, 'decide');
@@ -256,7 +317,7 @@ async function render(c: Context<UiEnv>, deps: Deps, shown: Shown = {}): Promise
   const caption =
     f.status === 'pending_approval'
       ? 'Plans waiting for approval, oldest first'
-      : `Plans (${f.status ?? 'any status'}), oldest first`;
+      : `Plans (${f.status ? statusWords('plan', f.status) : 'any status'}), oldest first`;
   const body = html`<h1>Plan queue</h1>
 ${alertBox(shown.error, shown.notice)}
 ${shown.results ?? ''}
@@ -264,23 +325,23 @@ ${shown.results ?? ''}
   <li><a href="/ui/questions">${count(questions.length)} pending question${questions.length === 1 ? '' : 's'}</a></li>
   <li><a href="/ui/tool-approvals">${count(approvals.length)} pending tool approval${approvals.length === 1 ? '' : 's'}</a></li>
 </ul>
-${filterForm(f)}
+${filterForm(f, choices)}
 ${mayDecide ? '' : html`<p class="hint">Your role (${viewer.role}) may read plans but not decide them.</p>`}
 <table>
   <caption>${caption}</caption>
-  <thead><tr><th scope="col">${
-    mayDecide
-      ? html`<input type="checkbox" id="select-all" aria-controls="queue-rows"><label for="select-all"><span class="sr-only">Select all plans on this page</span></label>`
-      : html`<span class="sr-only">Select</span>`
-  }</th><th scope="col">Plan</th><th scope="col">Source</th><th scope="col">Session</th><th scope="col">Round</th><th scope="col">Requested by</th><th scope="col">Waiting since</th><th scope="col">Approvals</th><th scope="col">Your approval</th></tr></thead>
+  <thead><tr>${
+    bulkView(f, mayDecide) &&
+    html`<th scope="col"><input type="checkbox" id="select-all" aria-controls="queue-rows"><label for="select-all"><span class="sr-only">Select all plans on this page</span></label></th>`
+  }<th scope="col">Plan</th><th scope="col">Source</th><th scope="col">Session</th><th scope="col">Round</th><th scope="col">Requested by</th><th scope="col">Status</th><th scope="col">${f.status === 'pending_approval' ? 'Waiting since' : 'Proposed'}</th><th scope="col">Approvals</th><th scope="col">Your approval</th></tr></thead>
   <tbody id="queue-rows" data-rows-url="/ui/queue/rows${filterQuery(f, f.cursor ? { cursor: f.cursor } : {})}" data-refresh-ms="${REFRESH_MS}">${
-    table.rows.length ? table.rows : emptyRow(f)
+    table.rows.length ? table.rows : emptyRow(f, mayDecide)
   }</tbody>
 </table>
 <p class="muted" id="queue-refresh" aria-live="polite"></p>
 ${table.nextCursor && html`<p><a href="/ui${filterQuery(f, { cursor: table.nextCursor })}">More plans…</a></p>`}
 ${
-  mayDecide &&
+  bulkView(f, mayDecide) &&
+  table.pickable > 0 &&
   html`<form method="post" action="/ui/plans/bulk-reject${filterQuery(f)}" class="decide bulk" id="bulk-form">
   ${csrfField(c.get('csrf'))}
   <h2 id="bulk-h">Reject the selected plans</h2>
@@ -295,15 +356,17 @@ ${
 
 async function rowsOnly(c: Context<UiEnv>, deps: Deps): Promise<Response> {
   const { filter, problems } = readFilter(c);
+  const mayDecide = allows(c.get('viewer').role, 'decide');
+  const n = columns(filter, mayDecide);
   if (problems.length)
-    return c.html(html`<tr class="empty"><td colspan="9">${problems.join(' ')}</td></tr>`.value, 400);
+    return c.html(html`<tr class="empty"><td colspan="${n}">${problems.join(' ')}</td></tr>`.value, 400);
   try {
     const table = await rows(c, deps, filter);
-    return c.html((table.rows.length ? html`${table.rows}` : emptyRow(filter)).value);
+    return c.html((table.rows.length ? html`${table.rows}` : emptyRow(filter, mayDecide)).value);
   } catch (err) {
     if (!(err instanceof InvalidCursorError)) throw err;
     return c.html(
-      html`<tr class="empty"><td colspan="9">That page of the queue does not exist.</td></tr>`.value,
+      html`<tr class="empty"><td colspan="${n}">That page of the queue does not exist.</td></tr>`.value,
       400,
     );
   }
@@ -391,15 +454,83 @@ function sourceCell(source: PlanSource | null): SafeHtml {
   return html`by hand <span class="muted">(${source.requestedBy})</span>`;
 }
 
-function filterForm(f: QueueFilter): SafeHtml {
+/** What the filters offer by name: sessions, jobs, triggers, and people who requested plans. */
+interface Choices {
+  sessions: Session[];
+  jobs: { job: CronJob; session: Session }[];
+  triggers: Trigger[];
+  requesters: string[];
+}
+
+/** The most sessions the filters list by name (the newest); an id typed in the address still filters. */
+const CHOICES_MAX = 200;
+
+async function filterChoices(deps: Deps): Promise<Choices> {
+  const { store } = deps;
+  const [sessions, triggers] = await Promise.all([
+    store.listSessions({ limit: CHOICES_MAX }).then((p) => p.items),
+    store.listTriggers({}),
+  ]);
+  const open = sessions.filter((x) => x.status === 'open');
+  const jobs = (
+    await Promise.all(
+      open.map(async (session) => (await store.listJobs(session.id)).map((job) => ({ job, session }))),
+    )
+  ).flat();
+  const requesters = [
+    ...new Set([...sessions.map((x) => x.owner), ...jobs.map((j) => j.job.createdBy)]),
+  ].sort();
+  return { sessions, jobs, triggers, requesters };
+}
+
+/** A job as people know it: its name, else the first line of its prompt, with its session. */
+const jobLabel = (job: CronJob, session: Session) => {
+  const line = job.name ?? job.prompt.split('\n').find((l) => l.trim()) ?? job.id;
+  return `${line.length > 60 ? `${line.slice(0, 60)}…` : line} (${session.name})`;
+};
+
+/** A select of `options` (value, label) with "any" first; a chosen id not among them stays, as itself. */
+function choiceSelect(id: string, name: string, any: string, chosen: string, options: [string, string][]) {
+  const known = options.some(([v]) => v === chosen);
+  const all: [string, string][] = [
+    ['', any],
+    ...options,
+    ...(chosen && !known ? [[chosen, chosen] as [string, string]] : []),
+  ];
+  return html`<select id="${id}" name="${name}">${all.map(
+    ([value, label]) =>
+      html`<option value="${value}"${value === chosen ? html` selected` : ''}>${label}</option>`,
+  )}</select>`;
+}
+
+function filterForm(f: QueueFilter, ch: Choices): SafeHtml {
   const option = (value: string, label: string, selected: boolean) =>
     html`<option value="${value}"${selected ? html` selected` : ''}>${label}</option>`;
   return html`<form method="get" action="/ui" class="filters" id="queue-filters" role="search" aria-label="Filter the queue">
   <div><label for="f-status">Status</label>
-  <select id="f-status" name="status">${PLAN_STATUSES.map((s) => option(s, s.replace(/_/g, ' '), f.status === s))}${option('any', 'any status', f.status === null)}</select></div>
-  <div><label for="f-session">Session id</label><input type="text" id="f-session" name="session" value="${f.session}"></div>
-  <div><label for="f-trigger">Trigger id</label><input type="text" id="f-trigger" name="trigger" value="${f.trigger}"></div>
-  <div><label for="f-requester">Requested by</label><input type="text" id="f-requester" name="requester" value="${f.requester}"></div>
+  <select id="f-status" name="status">${PLAN_STATUSES.map((s) => option(s, statusWords('plan', s), f.status === s))}${option('any', 'any status', f.status === null)}</select></div>
+  <div><label for="f-session">Session</label>${choiceSelect(
+    'f-session',
+    'session',
+    'any session',
+    f.session,
+    ch.sessions.map((x) => [x.id, `${x.name}${x.status === 'closed' ? ' (closed)' : ''}`]),
+  )}</div>
+  <div><label for="f-job">Job</label>${choiceSelect(
+    'f-job',
+    'job',
+    'any job',
+    f.job,
+    ch.jobs.map(({ job, session }) => [job.id, jobLabel(job, session)]),
+  )}</div>
+  <div><label for="f-trigger">Trigger</label>${choiceSelect(
+    'f-trigger',
+    'trigger',
+    'any trigger',
+    f.trigger,
+    ch.triggers.map((t) => [t.id, `${t.name} (${t.kind})`]),
+  )}</div>
+  <div><label for="f-requester">Requested by</label><input type="text" id="f-requester" name="requester" value="${f.requester}" list="f-requesters" autocomplete="off"><datalist id="f-requesters">${ch.requesters.map((r) => html`<option value="${r}"></option>`)}</datalist></div>
   <div><label for="f-older">Older than (days)</label><input type="number" id="f-older" name="older_than_days" min="0" max="3650" value="${f.olderThanDays ?? ''}"></div>
   <div class="check"><input type="checkbox" id="f-behind" name="behind" value="1"${f.behind ? html` checked` : ''}><label for="f-behind">Workspace moved on (stale or not)</label></div>
   <div><button type="submit">Filter</button> <a href="/ui">Clear</a></div>

@@ -3,8 +3,10 @@ import { branchFor } from '../../workspace/worktree.js';
 import { visibleLines } from '../diff.js';
 import { html } from '../html.js';
 import { alertBox, time, uiPath, usd } from '../layout.js';
+import { statusWords } from '../status-words.js';
 import { executionDetails } from './execution.js';
 import { signedIn, type UiContext } from './page-context.js';
+import { waitingLinks, waitingOf } from './waiting.js';
 
 /**
  * GET /ui/runs/:id: the run's record, for an execute run its diff and command outputs; app.js follows its
@@ -28,9 +30,11 @@ export function runRoutes({ app, deps, guard }: UiContext): void {
       run.phase === 'execute' && run.executesPlanId ? await deps.store.getPlan(run.executesPlanId) : null;
     const execution =
       run.phase === 'execute' ? await executionDetails(deps, executed, run, { facts: false }) : null;
+    const waits = await waitingOf(deps, [run]);
     const body = html`<h1>${run.phase === 'execute' ? 'Execute' : 'Plan'} run <code>${run.id}</code></h1>
 <dl class="facts">
-  <dt>Status</dt><dd id="run-status">${run.status}</dd>
+  <dt>Status</dt><dd id="run-status" data-status="${run.status}" title="${run.status}">${statusWords('run', run.status)}</dd>
+  ${waits.length > 0 && html`<dt>Waiting on you</dt><dd id="run-waiting-person">${waitingLinks(waits)}</dd>`}
   ${run.waitingOn?.on === 'spend_limit' && html`<dt>Waiting on</dt><dd id="run-waiting">the account's spend limit: an admin resumes it with <code>drydock runs resume</code> once the limit is raised; else it tries again at ${time(run.waitingOn.until)}</dd>`}
   ${run.waitingOn?.on === 'spend_cap' && html`<dt>Waiting on</dt><dd id="run-waiting">a spend cap's daily_usd (<a href="/ui/usage">usage</a>): it goes on when the day resets at ${time(run.waitingOn.until)}, or when an admin raises the cap and resumes it with <code>drydock runs resume</code></dd>`}
   <dt>Phase</dt><dd>${run.phase}${run.executeMode ? ` (mode ${run.executeMode})` : ''}</dd>
