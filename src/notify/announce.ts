@@ -171,7 +171,15 @@ function toolApprovalPending(approval: RunEventMap['tool_approval_request'], c: 
       ...base,
       ...(approval.tool_approval_id !== undefined ? { tool_approval_id: approval.tool_approval_id } : {}),
       title: `${tool}: ${oneLine(toolSummary(approval.input))}`,
-      links: { tool_approval: link('/ui/tool-approvals'), ...c.planLinks() },
+      links: {
+        // The call's own page (allow/deny there); the list when an old event names no id.
+        tool_approval: link(
+          approval.tool_approval_id !== undefined
+            ? `/ui/tool-approvals/${encodeURIComponent(approval.tool_approval_id)}`
+            : '/ui/tool-approvals',
+        ),
+        ...c.planLinks(),
+      },
     },
   };
 }

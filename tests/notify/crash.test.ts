@@ -156,6 +156,10 @@ it('a receiver that fails the first 3 deliveries, a SIGKILL in between: every ev
     title: 'Write: hello.txt',
     plan_id: plan.id,
   });
+  // It links the call's own page, where the person allows or denies it.
+  expect(announced['tool_approval.pending'].links.tool_approval).toMatch(
+    new RegExp(`/ui/tool-approvals/${approval.id}$`),
+  );
   expect(announced['plan.executed']).toMatchObject({
     plan_id: plan.id,
     run_id: exec.id,
