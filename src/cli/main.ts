@@ -418,13 +418,10 @@ async function gcCommand(args: string[]): Promise<number> {
       { store, workRoot: workRoot(cfg) },
       { ttlMs: cfg.retention.worktree_ttl_ms, now: Date.now(), dryRun },
     );
-    const verb = dryRun ? 'would remove' : 'removed';
-    for (const id of r.worktrees) process.stdout.write(`${verb} worktree and branch drydock/${id}\n`);
-    for (const id of r.checkouts) process.stdout.write(`${verb} pull request checkout ${id}\n`);
+    const { gcItemLines, gcSummary } = await import('./commands/gc.js');
+    for (const line of gcItemLines(r, dryRun)) process.stdout.write(`${line}\n`);
     for (const f of r.failed) process.stderr.write(`drydock: could not remove ${f.path}: ${f.error}\n`);
-    process.stdout.write(
-      `${r.worktrees.length} worktree(s) and ${r.checkouts.length} checkout(s) ${verb}; ${r.kept} kept\n`,
-    );
+    process.stdout.write(`${gcSummary(r, dryRun)}\n`);
     return r.failed.length ? 1 : 0;
   } finally {
     await store.close();
