@@ -9,6 +9,7 @@ import { daemonRipgrep, RIPGREP_MISSING } from './agent/tools/ripgrep.js';
 import { type AdminBootstrap, ensureAdminToken } from './auth/bootstrap.js';
 import { SpendCaps } from './caps/spend-caps.js';
 import { type Clock, systemClock } from './clock.js';
+import { deliveryStartWarnings } from './config/delivery.js';
 import type { Config } from './config/schema.js';
 import { PlanDeliveryWorker } from './delivery/worker.js';
 import type { Run } from './domain/types.js';
@@ -722,6 +723,8 @@ function logStartWarnings(
       'ANTHROPIC_API_KEY is not set: the daemon serves, but every run fails until it is (see `drydock doctor`)',
     );
   }
+  // pull_request deliveries with no GitHub credentials to open them (config/delivery.ts).
+  for (const warning of deliveryStartWarnings(config)) logger.warn({ delivery: 'pull_request' }, warning);
   // Deprecated or retiring within 30 days: a warning; legacy: a note (models/lifecycle.ts).
   const model = modelProblems(config, config.anthropic.model, (opts.clock ?? systemClock).now());
   for (const warning of model.warnings) logger.warn({ model: config.anthropic.model }, warning);

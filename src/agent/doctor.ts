@@ -8,7 +8,10 @@ import { daemonRipgrep } from './tools/ripgrep.js';
 
 export interface DoctorReport {
   ok: boolean;
-  /** One line each: key, model, thinking, price, the Grep tool's ripgrep (and warnings). */
+  /**
+   * One line each, `ok <what>: …` or `FAIL <what>: <what to do>`: the API key, the model, thinking, price, the
+   * Grep tool's ripgrep; then `warn …` and `note …` lines of the model's lifecycle.
+   */
   lines: string[];
 }
 
@@ -33,31 +36,32 @@ export async function doctor(
 
   lines.push(
     a.api_key
-      ? `key: set (anthropic.api_key / ANTHROPIC_API_KEY), for ${baseUrl}`
-      : `key: NOT SET: set ANTHROPIC_API_KEY (or anthropic.api_key); every run fails without it`,
+      ? `ok anthropic key: set (anthropic.api_key / ANTHROPIC_API_KEY), for ${baseUrl}`
+      : 'FAIL anthropic key: set ANTHROPIC_API_KEY (or anthropic.api_key); every run fails without it',
   );
   const thinking = shape.thinking
     ? `${shape.thinking.type}${shape.thinking.budget_tokens ? ` (budget ${shape.thinking.budget_tokens} tokens)` : ''}${shape.thinking.display ? `, display ${shape.thinking.display}` : ''}`
     : 'none sent';
   lines.push(
-    `thinking: asked ${typeof a.thinking === 'string' ? a.thinking : `budget ${a.thinking.budget_tokens}`}; sent ${thinking}; effort ${shape.output_config?.effort ?? "the model's default"}${shape.notes.length ? ` (${shape.notes.join('; ')})` : ''}`,
+    `ok thinking: asked ${typeof a.thinking === 'string' ? a.thinking : `budget ${a.thinking.budget_tokens}`}; sent ${thinking}; effort ${shape.output_config?.effort ?? "the model's default"}${shape.notes.length ? ` (${shape.notes.join('; ')})` : ''}`,
   );
   const pr = model.price;
   const band = model.long_prompt
     ? `; prompts above ${model.long_prompt.above_prompt_tokens} tokens: $${model.long_prompt.price.input} / $${model.long_prompt.price.output}`
     : '';
   lines.push(
-    `price: $${pr.input} input / $${pr.output} output / $${pr.cache_write_5m} 5-min cache write / $${pr.cache_write_1h} 1-h cache write / $${pr.cache_read} cache read per million tokens${band}${model.known ? '' : ' (from the configuration: not a catalogue model)'}`,
+    `ok price: $${pr.input} input / $${pr.output} output / $${pr.cache_write_5m} 5-min cache write / $${pr.cache_write_1h} 1-h cache write / $${pr.cache_read} cache read per million tokens${band}${model.known ? '' : ' (from the configuration: not a catalogue model)'}`,
   );
   lines.push(ripgrepLine(rg));
-  for (const w of problems.warnings) lines.push(`warning: ${w}`);
-  for (const n of problems.notes) lines.push(`note: ${n}`);
+  for (const w of problems.warnings) lines.push(`warn ${w}`);
+  for (const n of problems.notes) lines.push(`note ${n}`);
+  const rgOk = rg !== null;
   if (problems.errors.length) {
-    lines.splice(1, 0, `model: ${a.model}: ${problems.errors.join('; ')}`);
+    lines.splice(1, 0, `FAIL model ${a.model}: ${problems.errors.join('; ')}`);
     return { ok: false, lines };
   }
   if (!a.api_key && !client) {
-    lines.splice(1, 0, `model: ${a.model}: not checked (no key)`);
+    lines.splice(1, 0, `FAIL model ${a.model}: not checked without an API key (set ANTHROPIC_API_KEY)`);
     return { ok: false, lines };
   }
 
@@ -76,18 +80,18 @@ export async function doctor(
     lines.splice(
       1,
       0,
-      `model: ${a.model} answered (${message.model}) in ${Date.now() - started} ms, stop reason ${message.stop_reason}; this check cost $${usd.toFixed(6)}`,
+      `ok model ${a.model}: answered (${message.model}) in ${Date.now() - started} ms, stop reason ${message.stop_reason}; this check cost $${usd.toFixed(6)}`,
     );
-    return { ok: true, lines };
+    return { ok: rgOk, lines };
   } catch (err) {
-    lines.splice(1, 0, `model: ${a.model}: FAILED: ${classifyModelError(err, a.model).reason}`);
+    lines.splice(1, 0, `FAIL model ${a.model}: ${classifyModelError(err, a.model).reason}`);
     return { ok: false, lines };
   }
 }
 
-/** The Grep tool's program, as the start log reports it too: Grep refuses to search without it. */
+/** The Grep tool's program: Grep refuses to search without it. */
 export function ripgrepLine(rg: string | null): string {
   return rg === null
-    ? 'grep: ripgrep (rg) NOT FOUND on PATH: the Grep tool refuses to search until the ripgrep package is installed (Debian: apt-get install ripgrep)'
-    : `grep: ripgrep at ${rg}`;
+    ? 'FAIL ripgrep: rg is not on PATH: install the ripgrep package (Debian: apt-get install ripgrep); the Grep tool refuses to search until then'
+    : `ok ripgrep: ${rg}, for the Grep tool`;
 }

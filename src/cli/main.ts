@@ -50,10 +50,12 @@ commands:
       --config FILE, --data-dir DIR
   token revoke ID       revoke a token (its id, or the token itself); its /ui sessions end too
       --config FILE, --data-dir DIR
-  doctor                make one tiny real request to the configured model and report the key, the
-                        model, the thinking mode, the price and the Grep tool's ripgrep, one line each;
-                        with github.app, check that GitHub accepts the App's JWT, list its installations
-                        and say what permissions each lacks (exit 1 when a check fails)
+  doctor                check every dependency the configuration names, one line each, "ok ..." or
+                        "FAIL ...: what to do": the key and model (one tiny real request), ripgrep, the
+                        store (SQLite writable, or PostgreSQL reachable and migrated), the tokens that may
+                        approve, the sandbox, GitHub webhook secrets, notification webhooks, delivery and
+                        GitHub's credentials (with github.app: its JWT, installations, permissions); exit 1
+                        when any check fails
       --config FILE
   mcp tools SERVER      start the MCP server SERVER of mcp.servers as a run would, list its tools with their
                         annotations and which phase may call each (plan; execute: ask or allow in manual,
@@ -383,13 +385,10 @@ async function doctorCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: common });
   if (values.help) return help();
   const cfg = await config(values);
-  const { doctor } = await import('../agent/doctor.js');
-  const { githubDoctor } = await import('../github/app-doctor.js');
-  const { systemClock } = await import('../clock.js');
-  const report = await doctor(cfg, systemClock.now());
-  const github = await githubDoctor(cfg);
-  process.stdout.write(`${[...report.lines, ...github.lines].join('\n')}\n`);
-  return report.ok && github.ok ? 0 : 1;
+  const { doctorReport } = await import('./commands/doctor.js');
+  const report = await doctorReport(cfg, { now: Date.now() });
+  process.stdout.write(`${report.lines.join('\n')}\n`);
+  return report.ok ? 0 : 1;
 }
 
 async function mcpCommand(args: string[]): Promise<number> {
@@ -418,13 +417,10 @@ async function gcCommand(args: string[]): Promise<number> {
       { store, workRoot: workRoot(cfg) },
       { ttlMs: cfg.retention.worktree_ttl_ms, now: Date.now(), dryRun },
     );
-    const verb = dryRun ? 'would remove' : 'removed';
-    for (const id of r.worktrees) process.stdout.write(`${verb} worktree and branch drydock/${id}\n`);
-    for (const id of r.checkouts) process.stdout.write(`${verb} pull request checkout ${id}\n`);
+    const { gcItemLines, gcSummary } = await import('./commands/gc.js');
+    for (const line of gcItemLines(r, dryRun)) process.stdout.write(`${line}\n`);
     for (const f of r.failed) process.stderr.write(`drydock: could not remove ${f.path}: ${f.error}\n`);
-    process.stdout.write(
-      `${r.worktrees.length} worktree(s) and ${r.checkouts.length} checkout(s) ${verb}; ${r.kept} kept\n`,
-    );
+    process.stdout.write(`${gcSummary(r, dryRun)}\n`);
     return r.failed.length ? 1 : 0;
   } finally {
     await store.close();

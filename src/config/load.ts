@@ -3,10 +3,12 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { type Clock, systemClock } from '../clock.js';
+import { closest } from '../domain/closest.js';
 import { modelProblems } from '../models/catalogue.js';
 import { appKeyProblems } from './app-key.js';
+import { knownKeysAt } from './keys.js';
 import { mcpSecretProblems } from './mcp-secrets.js';
-import { type Config, configSchema, isSecretPath } from './schema.js';
+import { type Config, configSchema, isSecretPath, mayHoldSecret } from './schema.js';
 
 // Precedence, lowest to highest: schema defaults < YAML file < environment < CLI flags.
 // Everything is merged into one raw object first and validated once, so a bad start reports every
@@ -105,22 +107,70 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   }
 
   const result = configSchema.safeParse(raw);
+  const now = (opts.clock ?? systemClock).now();
   if (!result.success) {
     for (const issue of result.error.issues) problems.push(...describeIssue(issue, raw, sources));
+    // The checks past the schema run on the sections that did parse, so one report lists everything.
+    addNew(problems, beyondSchema(partsOf(raw, baseDir), env, now));
     throw new ConfigError(problems);
   }
   const config = resolvePaths(result.data, baseDir);
-  // A retired model no longer answers (README, Models): the daemon does not start on one.
-  const now = (opts.clock ?? systemClock).now();
-  for (const message of modelProblems(config, config.anthropic.model, now).errors) {
-    if (!problems.includes(`anthropic.model: ${message}`)) problems.push(`anthropic.model: ${message}`);
-  }
-  // MCP servers name their secrets; each must be set (src/config/mcp-secrets.ts).
-  problems.push(...mcpSecretProblems(config.mcp.servers, env));
-  // The App's key file exists and holds an RSA key (src/config/app-key.ts); its text is never quoted.
-  problems.push(...appKeyProblems(config.github.app.private_key_file));
+  const parts = {
+    models: config.models,
+    pricing: config.pricing,
+    model: config.anthropic.model,
+    mcpServers: config.mcp.servers,
+    keyFile: config.github.app.private_key_file,
+  };
+  addNew(problems, beyondSchema(parts, env, now));
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** What the checks past the schema read of the configuration. */
+interface Parts {
+  models: Config['models'];
+  pricing: Config['pricing'];
+  /** null: not known (anthropic.model, models or pricing is itself wrong, and said so). */
+  model: string | null;
+  mcpServers: Config['mcp']['servers'];
+  keyFile: string | null;
+}
+
+/**
+ * The problems the schema cannot see: a retired model (README, Models: the daemon does not start on one) and
+ * one with no price, an MCP server's secret unset (mcp-secrets.ts), the App's key file missing or no RSA key
+ * (app-key.ts; its text is never quoted).
+ */
+function beyondSchema(parts: Parts, env: NodeJS.ProcessEnv, now: number): string[] {
+  const model =
+    parts.model === null
+      ? []
+      : modelProblems(parts, parts.model, now).errors.map((message) => `anthropic.model: ${message}`);
+  return [...model, ...mcpSecretProblems(parts.mcpServers, env), ...appKeyProblems(parts.keyFile)];
+}
+
+/** The sections of a configuration that failed validation that are valid on their own. */
+function partsOf(raw: Record<string, unknown>, baseDir: string): Parts {
+  const shape = configSchema.shape;
+  const models = shape.models.safeParse(raw.models);
+  const pricing = shape.pricing.safeParse(raw.pricing);
+  const anthropic = shape.anthropic.safeParse(raw.anthropic);
+  const mcp = shape.mcp.safeParse(raw.mcp);
+  const github = shape.github.safeParse(raw.github);
+  const keyFile = github.success ? github.data.app.private_key_file : null;
+  return {
+    models: models.success ? models.data : {},
+    pricing: pricing.success ? pricing.data : {},
+    model: models.success && pricing.success && anthropic.success ? anthropic.data.model : null,
+    mcpServers: mcp.success ? mcp.data.servers : {},
+    keyFile: keyFile === null ? null : resolve(baseDir, keyFile),
+  };
+}
+
+/** Appends the lines `problems` lacks (the schema may have said the same of the model's price). */
+function addNew(problems: string[], more: readonly string[]): void {
+  for (const line of more) if (!problems.includes(line)) problems.push(line);
 }
 
 /**
@@ -272,17 +322,30 @@ type Issue = z.ZodError['issues'][number];
 function describeIssue(issue: Issue, raw: unknown, sources: Map<string, string>): string[] {
   const path = issue.path;
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => `${formatPath([...path, key])}: unknown key`);
+    const known = knownKeysAt(configSchema, path);
+    return issue.keys.map((key) => {
+      const near = closest(key, known);
+      return `${formatPath([...path, key])}: unknown key${near ? `; did you mean ${near}?` : ''}`;
+    });
   }
   const from = sourceOf(path, sources);
   const suffix = from === undefined ? '' : ` (from ${from})`;
   const showValue = !(issue.code === 'custom' && issue.params?.showValue === false);
-  const got = !showValue
-    ? ''
-    : isSecretPath(path)
-      ? ', got (redacted)'
-      : `, got ${describeValue(valueAt(raw, path))}`;
-  return [`${formatPath(path)}: ${issue.message}${got}${suffix}`];
+  const value = valueAt(raw, path);
+  // Only a secret is hidden (a token, a key, a webhook's URL): a mistyped event name or number is shown.
+  const hidden = isSecretPath(path) || (typeof value === 'string' && mayHoldSecret(path));
+  const got = !showValue ? '' : hidden ? ', got (redacted)' : `, got ${describeValue(value)}`;
+  return [`${formatPath(path)}: ${issue.message}${got}${meant(issue, value, hidden)}${suffix}`];
+}
+
+/** `; did you mean plan.pending?` for a mistyped choice (an event, a level), when one is near. */
+function meant(issue: Issue, value: unknown, hidden: boolean): string {
+  if (issue.code !== 'invalid_value' || hidden || typeof value !== 'string') return '';
+  const near = closest(
+    value,
+    issue.values.filter((v): v is string => typeof v === 'string'),
+  );
+  return near === undefined ? '' : `; did you mean ${near}?`;
 }
 
 function sourceOf(path: readonly PropertyKey[], sources: Map<string, string>): string | undefined {
@@ -307,10 +370,27 @@ function describeValue(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object' && value !== null) return 'a mapping';
   if (typeof value === 'string') {
-    const shown = value.length > 80 ? `${value.slice(0, 77)}...` : value;
+    const plain = withoutUrlCredentials(value);
+    const shown = plain.length > 80 ? `${plain.slice(0, 77)}...` : plain;
     return JSON.stringify(shown);
   }
   return String(value);
+}
+
+/**
+ * A URL's password (scheme://user:password@host) is a credential wherever the URL is written, and so may be a
+ * user alone (https://TOKEN@github.com); only an ssh URL's user (ssh://git@host) is shown, a name.
+ */
+function withoutUrlCredentials(text: string): string {
+  return text.replace(
+    /\b([a-z][a-z0-9+.-]*):\/\/([^\s/@:]*)(:[^\s/@]*)?@/gi,
+    (whole, scheme, user, password) =>
+      password !== undefined
+        ? `${scheme}://${user}:(redacted)@`
+        : /^(git\+)?ssh$/i.test(scheme)
+          ? whole
+          : `${scheme}://(redacted)@`,
+  );
 }
 
 function formatPath(path: readonly PropertyKey[]): string {

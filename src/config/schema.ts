@@ -23,11 +23,30 @@ export const SECRET_PATHS: readonly (readonly string[])[] = [
   ['github', 'app', 'webhook_secret'],
   ['delivery', 'token'],
   // Webhook URLs often carry their own credential (a Slack incoming webhook's path is one), and secrets.
-  ['notifications', 'webhooks'],
+  // `*` is any item of a list: a webhook's events and format are plain values, shown in errors.
+  ['notifications', 'webhooks', '*', 'url'],
+  ['notifications', 'webhooks', '*', 'secret'],
 ];
 
+const stepMatches = (secret: string, key: PropertyKey | undefined) =>
+  secret === '*' ? typeof key === 'number' : key === secret;
+
+/** Whether `path` is a secret or lies under one. */
 export function isSecretPath(path: readonly PropertyKey[]): boolean {
-  return SECRET_PATHS.some((secret) => secret.every((key, i) => path[i] === key));
+  return SECRET_PATHS.some((secret) => secret.every((key, i) => stepMatches(key, path[i])));
+}
+
+/**
+ * Whether a secret lies at or under `path`: a string written there (a webhook's URL where the mapping of url,
+ * events, secret belongs) may be the secret itself, so it is not shown either.
+ */
+export function mayHoldSecret(path: readonly PropertyKey[]): boolean {
+  return (
+    isSecretPath(path) ||
+    SECRET_PATHS.some(
+      (secret) => path.length < secret.length && path.every((key, i) => stepMatches(secret[i]!, key)),
+    )
+  );
 }
 
 /** The zone of the machine the daemon runs on. */
@@ -805,6 +824,8 @@ export const configSchema = z
     }
     // A model without a price could never be held to a budget. (A retired model is refused by loadConfig,
     // which has the clock: retirement is a matter of the date.)
+    // (Zod runs this with the other problems found too: an empty model id is reported as that alone.)
+    if (config.anthropic.model === '') return;
     for (const message of modelPriceProblems(config, config.anthropic.model).errors) {
       ctx.addIssue({ code: 'custom', path: ['anthropic', 'model'], message, params: { showValue: false } });
     }

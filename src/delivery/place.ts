@@ -10,6 +10,7 @@ import {
 } from '../workspace/git.js';
 import { keptReplay, onlyParent, ontoRef, replayCommit } from '../workspace/replay.js';
 import { branchFor } from '../workspace/worktree.js';
+import { permanentGitFailure } from './classify.js';
 import type { Route } from './pr-target.js';
 
 // The first step of a delivery: the execution's commit put where its route says (pr-target.ts), and recorded
@@ -110,9 +111,8 @@ async function placeReplayed(p: Placing, done: PlanDelivery): Promise<DeliveryTa
     await onTheHead(p, pr);
     const onto = await fetchBranch(p.repo, p.remote, pr.baseRef, ontoRef(p.planId), p.remoteOptions).catch(
       (err: Error & { stderr?: string }) => {
-        throw new Error(
-          `could not fetch ${pr.baseRef} from ${p.remoteLabel}: ${(err.stderr || err.message).trim()}`,
-        );
+        const detail = (err.stderr || err.message).trim();
+        throw remoteFailure(`could not fetch ${pr.baseRef} from ${p.remoteLabel}: ${detail}`, detail);
       },
     );
     replayed = await replayCommit(p.repo, p.planId, p.commit, onto);
@@ -161,8 +161,26 @@ async function staleMessage(p: Placing, pr: PullRequestCheckout): Promise<string
   );
 }
 
+/**
+ * The push's failure as the delivery records it: permanent (a PermanentDeliveryError, not retried) when the remote
+ * refused it by its rules or git says no retry can mend it (classify.ts), with what to do; else retried.
+ */
 function pushFailed(p: Placing, err: unknown): Error {
   const e = err as Error & { stderr?: string };
   const detail = err instanceof PushRefusedError ? err.detail : (e.stderr || e.message).trim();
-  return new Error(`git push to ${p.remoteLabel} failed: ${detail}`);
+  const message = `git push to ${p.remoteLabel} failed: ${detail}`;
+  if (err instanceof PushRefusedError) {
+    const why =
+      err.reason === 'remote_rejected'
+        ? 'the remote refused the update by its own rules (a protected branch, a hook)'
+        : `the remote's branch holds commits drydock did not push, and nothing is forced: delete that branch on the remote, then deliver again`;
+    return new PermanentDeliveryError(`${message}; ${why}`);
+  }
+  return remoteFailure(message, detail);
+}
+
+/** `message` as a PermanentDeliveryError with what to do when git's `detail` says no retry mends it. */
+export function remoteFailure(message: string, detail: string): Error {
+  const hint = permanentGitFailure(detail);
+  return hint === undefined ? new Error(message) : new PermanentDeliveryError(`${message}; ${hint}`);
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { pullRequestDeliveryProblem } from '../config/delivery.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
@@ -12,7 +13,7 @@ import type {
   Session,
 } from '../domain/types.js';
 import type { GithubAuth } from '../github/auth.js';
-import type { GithubApi } from '../github/client.js';
+import { type GithubApi, GithubCallError } from '../github/client.js';
 import {
   githubHosts,
   githubRepositoryOfPath,
@@ -40,7 +41,8 @@ import {
   pullRequestBody,
   pullRequestComment,
 } from './body.js';
-import { PermanentDeliveryError, place } from './place.js';
+import { githubFailureHint, permanentGithubFailure } from './classify.js';
+import { PermanentDeliveryError, place, remoteFailure } from './place.js';
 import { routeOf } from './pr-target.js';
 import { scrub, withoutCredentials } from './scrub.js';
 
@@ -302,10 +304,11 @@ export class PlanDeliveryWorker {
 
   private async failed(plan: Plan, done: PlanDelivery, target: Target | null, err: unknown): Promise<void> {
     const { store, clock, config, logger } = this.deps;
-    const error = this.scrubbed(err instanceof Error ? err.message : String(err));
+    const error = this.scrubbed(reasonOf(err));
     const now = clock.now();
+    // Only what a retry can mend is retried (classify.ts); anything else fails at once, with its reason.
     const next =
-      err instanceof PermanentDeliveryError
+      err instanceof PermanentDeliveryError || permanentGithubFailure(err)
         ? null
         : nextAttemptAt(
             done.attempts,
@@ -350,6 +353,11 @@ export class PlanDeliveryWorker {
   private async carryOut(plan: Plan, done: PlanDelivery, t: Target): Promise<void> {
     const { store, config, clock, logger } = this.deps;
     const route = routeOf(t.origin, config.delivery.pr_target);
+    if (t.repository && !this.deps.github && done.pushedAt === null) {
+      // Not "delivered" with no pull request: nothing is pushed, and the delivery fails saying why.
+      const problem = pullRequestDeliveryProblem(config);
+      if (problem) throw new PermanentDeliveryError(`${t.repository}: ${problem}; nothing was pushed`);
+    }
     if (route.note && done.target === null) logger.warn({ plan_id: plan.id }, route.note);
     const target = await this.withFreshCredentials(t, () =>
       place(
@@ -380,10 +388,7 @@ export class PlanDeliveryWorker {
           "the change does not apply to the base without the pull request's commits and could only be posted as a patch, but github.token is not set",
         );
       }
-      logger.warn(
-        { plan_id: plan.id, repository: t.repository },
-        'neither github.token nor github.app is set: the branch is pushed, but no pull request is opened and no comment posted',
-      );
+      // delivery.pull_request is false (else the delivery failed before the push): the branch is all there is.
       return;
     }
     // A pull request's result goes into its branch (stacked) or its base; other runs' into base().
@@ -514,13 +519,12 @@ export class PlanDeliveryWorker {
     if (this.deps.config.delivery.base_branch) return this.deps.config.delivery.base_branch;
     const found = await remoteDefaultBranch(t.repo, t.remote, this.remoteOptions(t)).catch(
       (err: Error & { stderr?: string }) => {
-        throw new Error(
-          `could not read ${t.remoteLabel}'s default branch: ${(err.stderr || err.message).trim()}`,
-        );
+        const detail = (err.stderr || err.message).trim();
+        throw remoteFailure(`could not read ${t.remoteLabel}'s default branch: ${detail}`, detail);
       },
     );
     if (!found) {
-      throw new Error(`${t.remoteLabel} names no default branch: set delivery.base_branch`);
+      throw new PermanentDeliveryError(`${t.remoteLabel} names no default branch: set delivery.base_branch`);
     }
     return found;
   }
@@ -540,9 +544,13 @@ export class PlanDeliveryWorker {
       throw new PermanentDeliveryError(`delivery.remote "${remote}" is not a git remote name`);
     }
     const url = await remoteUrl(repo, remote).catch((err: Error & { stderr?: string }) => {
-      throw new Error(
-        `the repository ${repo} has no remote ${remote}: ${(err.stderr || err.message).trim()}`,
-      );
+      const detail = (err.stderr || err.message).trim();
+      if (/No such remote/i.test(detail)) {
+        throw new PermanentDeliveryError(
+          `the repository ${repo} has no remote named ${remote}: add one (git -C ${repo} remote add ${remote} <url>) or set delivery.remote to a remote it has`,
+        );
+      }
+      throw new Error(`could not read the remote ${remote} of ${repo}: ${detail}`);
     });
     const { credentials, from: credentialsFrom } = await this.credentialsFor(url);
     const runs = await store.listPlanRuns(plan);
@@ -620,4 +628,12 @@ export class PlanDeliveryWorker {
       ...(this.deps.githubAuth?.secrets() ?? []),
     ]);
   }
+}
+
+/** A failure's message, and for a GitHub call that failed for good what to do about it. */
+function reasonOf(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (!(err instanceof GithubCallError) || !permanentGithubFailure(err)) return message;
+  const hint = githubFailureHint(err);
+  return hint ? `${message}; ${hint}` : message;
 }

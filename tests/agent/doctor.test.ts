@@ -37,7 +37,7 @@ describe('doctor and the model lifecycle', () => {
     const report = await doctor(configOn('claude-opus-4-5'), clock.now(), client());
     expect(report.ok).toBe(true);
     expect(report.lines).toContain(
-      'warning: claude-opus-4-5 retires on 2027-01-22 (in 12 days); move to claude-opus-5-5 before then',
+      'warn claude-opus-4-5 retires on 2027-01-22 (in 12 days); move to claude-opus-5-5 before then',
     );
     expect(model.requests).toHaveLength(1);
   });
@@ -47,7 +47,7 @@ describe('doctor and the model lifecycle', () => {
     const report = await doctor(configOn('claude-opus-4-5'), clock.now(), client());
     expect(report.ok).toBe(false);
     expect(report.lines[1]).toBe(
-      'model: claude-opus-4-5: claude-opus-4-5 retired on 2027-01-22 and no longer answers; use claude-opus-5-5 (README, Models)',
+      'FAIL model claude-opus-4-5: claude-opus-4-5 retired on 2027-01-22 and no longer answers; use claude-opus-5-5 (README, Models)',
     );
     expect(model.requests).toHaveLength(0);
   });
@@ -56,7 +56,7 @@ describe('doctor and the model lifecycle', () => {
     const report = await doctor(configOn('claude-haiku-4-5'), clock.now(), client());
     expect(report.ok).toBe(true);
     expect(report.lines).toContain(
-      'note: claude-haiku-4-5 is a legacy model (no more updates, may be deprecated later); consider claude-haiku-5-5',
+      'note claude-haiku-4-5 is a legacy model (no more updates, may be deprecated later); consider claude-haiku-5-5',
     );
   });
 });

@@ -23,6 +23,7 @@ afterEach(async () => {
 function doctor(env: Record<string, string>, args: string[] = []): Promise<{ code: number; stdout: string }> {
   const child = spawn(process.execPath, [CLI, 'doctor', ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: tmp.path, ...env },
+    cwd: tmp.path,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -38,17 +39,17 @@ describe('drydock doctor', () => {
     const r = await doctor({ ANTHROPIC_API_KEY: 'sk-test-secret', ANTHROPIC_BASE_URL: model.url });
     expect(r.code, r.stdout).toBe(0);
     const lines = r.stdout.trim().split('\n');
-    expect(lines[0]).toBe(`key: set (anthropic.api_key / ANTHROPIC_API_KEY), for ${model.url}`);
+    expect(lines[0]).toBe(`ok anthropic key: set (anthropic.api_key / ANTHROPIC_API_KEY), for ${model.url}`);
     expect(lines[1]).toMatch(
-      /^model: claude-sonnet-5-5 answered \(claude-sonnet-5-5\) in \d+ ms, stop reason end_turn; this check cost \$0\.\d{6}$/,
+      /^ok model claude-sonnet-5-5: answered \(claude-sonnet-5-5\) in \d+ ms, stop reason end_turn; this check cost \$0\.\d{6}$/,
     );
     expect(lines[2]).toBe(
-      "thinking: asked adaptive; sent adaptive, display summarized; effort the model's default",
+      "ok thinking: asked adaptive; sent adaptive, display summarized; effort the model's default",
     );
     expect(lines[3]).toBe(
-      'price: $2 input / $10 output / $2.5 5-min cache write / $4 1-h cache write / $0.1 cache read per million tokens',
+      'ok price: $2 input / $10 output / $2.5 5-min cache write / $4 1-h cache write / $0.1 cache read per million tokens',
     );
-    expect(lines[4]).toMatch(/^grep: ripgrep at \/.*\/rg$/);
+    expect(lines[4]).toMatch(/^ok ripgrep: \/.*\/rg, for the Grep tool$/);
     expect(r.stdout).not.toContain('sk-test-secret');
     expect(model.requests).toHaveLength(1);
     expect(model.requests[0]!.body).toMatchObject({
@@ -63,7 +64,7 @@ describe('drydock doctor', () => {
     const refused = await doctor({ ANTHROPIC_API_KEY: 'bad', ANTHROPIC_BASE_URL: model.url });
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain(
-      'model: claude-sonnet-5-5: FAILED: the API key was refused (401 authentication_error: invalid x-api-key): set ANTHROPIC_API_KEY',
+      'FAIL model claude-sonnet-5-5: the API key was refused (401 authentication_error: invalid x-api-key): set ANTHROPIC_API_KEY',
     );
 
     const config = join(tmp.path, 'drydock.yaml');
@@ -77,23 +78,23 @@ describe('drydock doctor', () => {
     ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toMatch(
-      /model: claude-nonexistent-9: FAILED: the model claude-nonexistent-9 was not found \(404 not_found_error/,
+      /FAIL model claude-nonexistent-9: the model claude-nonexistent-9 was not found \(404 not_found_error/,
     );
   });
 
   it('says when ripgrep is missing: Grep cannot search', async () => {
     model.enqueue({ kind: 'message', content: [{ type: 'text', text: 'ready' }] });
     const r = await doctor({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: model.url, PATH: tmp.path });
-    expect(r.code, r.stdout).toBe(0);
+    expect(r.code, r.stdout).toBe(1);
     expect(r.stdout).toContain(
-      'grep: ripgrep (rg) NOT FOUND on PATH: the Grep tool refuses to search until the ripgrep package is installed (Debian: apt-get install ripgrep)',
+      'FAIL ripgrep: rg is not on PATH: install the ripgrep package (Debian: apt-get install ripgrep); the Grep tool refuses to search until then',
     );
   });
 
   it('without a key: says so and exits 1 without a request', async () => {
     const r = await doctor({ ANTHROPIC_BASE_URL: model.url });
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('key: NOT SET: set ANTHROPIC_API_KEY');
+    expect(r.stdout).toContain('FAIL anthropic key: set ANTHROPIC_API_KEY');
     expect(model.requests).toHaveLength(0);
   });
 });

@@ -368,8 +368,8 @@ pricing:
     expect(problemsOf({ configPath: path, env: {} }).sort()).toEqual(
       [
         'colour: unknown key',
-        'server.prot: unknown key',
-        'scheduler.jitter.enable: unknown key',
+        'server.prot: unknown key; did you mean port?',
+        'scheduler.jitter.enable: unknown key; did you mean enabled?',
         'pricing.claude-opus-4-1.extra: unknown key',
       ].sort(),
     );

@@ -224,12 +224,16 @@ function expectNoSecrets(text: string): void {
   expect(text).not.toContain(PUSH_TOKEN);
 }
 
-/** A git "remote" over HTTP that wants Basic credentials and refuses them: records what it was sent. */
-async function refusingRemote(): Promise<{ url: string; authorizations: string[] }> {
+/**
+ * A git "remote" over HTTP that answers every request with `status`: 401 wants Basic credentials and refuses
+ * them, 503 is a remote that is down for now. Records the credentials it was sent.
+ */
+async function refusingRemote(status = 401): Promise<{ url: string; authorizations: string[] }> {
   const authorizations: string[] = [];
   const server = createServer((req, res) => {
     if (req.headers.authorization) authorizations.push(req.headers.authorization);
-    res.writeHead(401, { 'www-authenticate': 'Basic realm="remote"', 'content-type': 'text/plain' });
+    const auth = status === 401 ? { 'www-authenticate': 'Basic realm="remote"' } : {};
+    res.writeHead(status, { ...auth, 'content-type': 'text/plain' });
     res.end('refused\n');
   });
   servers.push(server);
@@ -397,19 +401,22 @@ describe('delivering an executed plan', () => {
     expect(github.pullRequests(REPO)).toHaveLength(1);
   });
 
-  it('retries a refused push with backoff, then fails with a scrubbed error and a delivery_failed event', async () => {
+  it('fails at once when the remote refuses the credentials, saying what to check; a person retries once mended', async () => {
     w = await world();
-    const refusing = await refusingRemote();
+    const refusing = await refusingRemote(401);
     git(w.repo, 'remote', 'set-url', 'origin', refusing.url);
     const { plan, exec } = await executedPlan(w, { execute_mode: 'auto', deliver: true });
     const shown = await deliveryUntil(w.d, plan.id, ['failed', 'delivered']);
     const d = shown.delivery;
-    expect(d.status).toBe('failed');
-    expect(d.attempts).toBe(3);
-    expect(d.pushed_at).toBeNull();
-    expect(d.pull_request_url).toBeNull();
-    expect(d.next_attempt_at).toBeNull();
+    expect(d).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      pushed_at: null,
+      pull_request_url: null,
+      next_attempt_at: null,
+    });
     expect(d.last_error).toContain('git push to origin http://127.0.0.1:');
+    expect(d.last_error).toContain('the remote refused the credentials: check delivery.token');
     expectNoSecrets(JSON.stringify(shown));
 
     // git was given the token through GIT_ASKPASS and sent it (the remote refused it).
@@ -421,19 +428,17 @@ describe('delivering an executed plan', () => {
     expect(password).toBe(PUSH_TOKEN);
 
     const failedEvent = (await eventsOf(w.d, exec.id)).find((e) => e.type === 'delivery_failed');
-    expect(failedEvent).toMatchObject({ plan_id: plan.id, attempts: 3 });
+    expect(failedEvent).toMatchObject({ plan_id: plan.id, attempts: 1 });
     expect(failedEvent.error).toBe(d.last_error);
-    // The local branch stays; nothing reached GitHub.
     expect(git(w.repo, 'rev-parse', `refs/heads/drydock/${plan.id}`)).toBe(exec.result_commit);
     expect(github.pullRequests()).toHaveLength(0);
     const metrics = await (
       await fetch(`${w.d.daemon.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
     ).text();
-    expect(metrics).toMatch(/^drydock_deliveries_total\{outcome="retry"\} 2$/m);
+    expect(metrics).not.toMatch(/^drydock_deliveries_total\{outcome="retry"\} [1-9]/m);
     expect(metrics).toMatch(/^drydock_deliveries_total\{outcome="failed"\} 1$/m);
-
     const all = w.d.logs.join('');
-    expect(all).toContain('plan delivery failed; retrying');
+    expect(all).not.toContain('plan delivery failed; retrying');
     expectNoSecrets(all);
     const stored = await w.d.daemon.store.getPlan(plan.id);
     expect(JSON.stringify(stored)).not.toContain(PUSH_TOKEN);
@@ -443,6 +448,29 @@ describe('delivering an executed plan', () => {
     expect((await w.d.api('POST', `/v1/plans/${plan.id}/deliver`, undefined, w.alice)).status).toBe(202);
     const fixed = (await deliveryUntil(w.d, plan.id, ['delivered', 'failed'])).delivery;
     expect(fixed).toMatchObject({ status: 'delivered', attempts: 1, last_error: null });
+  });
+
+  it('retries a remote that is down (503) with backoff, then fails with a scrubbed error and a delivery_failed event', async () => {
+    w = await world();
+    const down = await refusingRemote(503);
+    git(w.repo, 'remote', 'set-url', 'origin', down.url);
+    const { plan, exec } = await executedPlan(w, { execute_mode: 'auto', deliver: true });
+    const shown = await deliveryUntil(w.d, plan.id, ['failed', 'delivered']);
+    const d = shown.delivery;
+    expect(d).toMatchObject({ status: 'failed', attempts: 3, pushed_at: null, next_attempt_at: null });
+    expect(d.last_error).toContain('git push to origin http://127.0.0.1:');
+    expect(d.last_error).toContain('503');
+    expectNoSecrets(JSON.stringify(shown));
+    const failedEvent = (await eventsOf(w.d, exec.id)).find((e) => e.type === 'delivery_failed');
+    expect(failedEvent).toMatchObject({ plan_id: plan.id, attempts: 3, error: d.last_error });
+    const metrics = await (
+      await fetch(`${w.d.daemon.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+    ).text();
+    expect(metrics).toMatch(/^drydock_deliveries_total\{outcome="retry"\} 2$/m);
+    expect(metrics).toMatch(/^drydock_deliveries_total\{outcome="failed"\} 1$/m);
+    const all = w.d.logs.join('');
+    expect(all).toContain('plan delivery failed; retrying');
+    expectNoSecrets(all);
   });
 
   it('delivers after a restart what a stopped daemon left pending', async () => {
@@ -462,6 +490,68 @@ describe('delivering an executed plan', () => {
     expect(shown, shown.last_error).toMatchObject({ status: 'delivered', attempts: 1 });
     expect(git(w.remote, 'rev-parse', `refs/heads/drydock/${plan.id}`)).toBe(shown.commit);
     expect(github.pullRequests(REPO)).toHaveLength(1);
+  });
+});
+
+describe('a delivery that cannot work as configured', () => {
+  it('fails at once when the repository has no remote named origin, saying how to add one', async () => {
+    w = await world();
+    git(w.repo, 'remote', 'remove', 'origin');
+    const { plan } = await executedPlan(w, { execute_mode: 'auto', deliver: true });
+    const d = (await deliveryUntil(w.d, plan.id, ['failed', 'delivered'])).delivery;
+    expect(d).toMatchObject({ status: 'failed', attempts: 1, pushed_at: null, next_attempt_at: null });
+    expect(d.last_error).toBe(
+      `the repository ${w.repo} has no remote named origin: add one (git -C ${w.repo} remote add origin <url>) or set delivery.remote to a remote it has`,
+    );
+    expect(w.d.logs.join('')).not.toContain('plan delivery failed; retrying');
+  });
+
+  it('with pull_request and no GitHub credentials: warns at start, and a delivery fails at once pushing nothing', async () => {
+    w = await world((c) => {
+      c.github.token = null;
+      c.delivery.enabled = true;
+    });
+    const warning =
+      'delivery.pull_request is true but neither github.token (GITHUB_TOKEN) nor github.app is set, so no pull request can be opened: set one of them, or set delivery.pull_request: false to push the branch only';
+    const start = w.d.logs.find((line) => line.includes(warning));
+    expect(start, 'the start warning').toBeDefined();
+    expect(JSON.parse(start!).level).toBe(40);
+
+    const { plan } = await executedPlan(w, { execute_mode: 'auto' });
+    const d = (await deliveryUntil(w.d, plan.id, ['failed', 'delivered'])).delivery;
+    expect(d).toMatchObject({ status: 'failed', attempts: 1, pushed_at: null, pull_request_url: null });
+    expect(d.last_error).toBe(`${REPO}: ${warning}; nothing was pushed`);
+    expect(git(w.remote, 'branch', '--list', 'drydock/*')).toBe('');
+    expect(github.calls).toHaveLength(0);
+  });
+
+  it('with pull_request false and no GitHub credentials: the branch is delivered, no pull request, no warning', async () => {
+    w = await world((c) => {
+      c.github.token = null;
+      c.delivery.enabled = true;
+      c.delivery.pull_request = false;
+    });
+    expect(w.d.logs.join('')).not.toContain('delivery.pull_request is true');
+    const { plan, exec } = await executedPlan(w, { execute_mode: 'auto' });
+    const d = (await deliveryUntil(w.d, plan.id, ['failed', 'delivered'])).delivery;
+    expect(d, d.last_error).toMatchObject({ status: 'delivered', pull_request_url: null });
+    expect(git(w.remote, 'rev-parse', `refs/heads/drydock/${plan.id}`)).toBe(exec.result_commit);
+    expect(github.calls).toHaveLength(0);
+  });
+
+  it('fails at once when GitHub refuses the pull request for good (404), saying what to check', async () => {
+    w = await world();
+    github.fail({ status: 404, match: /^POST \/repos\/acme\/widgets\/pulls$/, times: 10 });
+    const { plan, exec } = await executedPlan(w, { execute_mode: 'auto', deliver: true });
+    const d = (await deliveryUntil(w.d, plan.id, ['failed', 'delivered'])).delivery;
+    expect(d).toMatchObject({ status: 'failed', attempts: 1, pull_request_url: null, next_attempt_at: null });
+    // The branch went (recorded), only the pull request failed.
+    expect(Date.parse(d.pushed_at)).toBeGreaterThan(0);
+    expect(git(w.remote, 'rev-parse', `refs/heads/drydock/${plan.id}`)).toBe(exec.result_commit);
+    expect(d.last_error).toContain('404');
+    expect(d.last_error).toContain("GitHub does not show the repository or branch to drydock's credentials");
+    const creates = github.calls.filter((c) => c.method === 'POST' && c.path === `/repos/${REPO}/pulls`);
+    expect(creates.map((c) => c.status)).toEqual([404]);
   });
 });
 

@@ -138,6 +138,7 @@ describe('drydock doctor, the command', () => {
         GITHUB_APP_PRIVATE_KEY_FILE: config.github.app.private_key_file!,
         DRYDOCK_CONFIG: writeConfig(`github:\n  api_url: ${github!.url}\n`),
       },
+      cwd: tmp.path,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -147,10 +148,10 @@ describe('drydock doctor, the command', () => {
     const code = await new Promise<number>((resolve) => child.on('exit', (c) => resolve(c ?? -1)));
     expect(code, stdout).toBe(1);
     const lines = stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^key: set/);
+    expect(lines[0]).toMatch(/^ok anthropic key: set/);
     expect(lines.slice(-2)).toEqual([
-      `github app: JWT accepted: drydock test (drydock-ops, id ${APP_ID}) at ${github!.url}; its comments are by drydock-ops[bot]`,
-      "github app: installation 9 on acme (all repositories): MISSING checks: write (has read): needed for check runs with Approve and Reject buttons (set them in the App's settings, Permissions; the installation then accepts them)",
+      `ok github app: JWT accepted: drydock test (drydock-ops, id ${APP_ID}) at ${github!.url}; its comments are by drydock-ops[bot]`,
+      "FAIL github app: installation 9 on acme (all repositories): MISSING checks: write (has read): needed for check runs with Approve and Reject buttons (set them in the App's settings, Permissions; the installation then accepts them)",
     ]);
     expect(stdout).not.toContain(keys.privateKey.split('\n')[1]!);
   });

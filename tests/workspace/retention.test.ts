@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collectGarbage } from '../../src/workspace/retention.js';
@@ -81,7 +81,22 @@ describe('retention', () => {
       DRYDOCK_WORK_DIR: workRoot,
     });
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain('0 worktree(s) and 0 checkout(s) would remove; 2 kept');
+    expect(dry.stdout).toBe(
+      'nothing to remove; 2 kept (in use, or settled less than retention.worktree_ttl_ms ago)\n',
+    );
+    // With no retention time the settled worktree is due: named, and counted in words.
+    const noTtl = join(dataDir, '..', 'no-retention.yaml');
+    writeFileSync(noTtl, 'retention:\n  worktree_ttl_ms: 0\n');
+    const due = await runCli(['gc', '--dry-run', '--config', noTtl, '--data-dir', dataDir], {
+      DRYDOCK_LOG_LEVEL: 'silent',
+      DRYDOCK_WORK_DIR: workRoot,
+    });
+    expect(due.code, due.stderr).toBe(0);
+    expect(due.stdout).toBe(
+      `would remove worktree and branch drydock/${done.plan.id}\n` +
+        'would remove 1 worktree and no pull request checkouts; 1 kept (in use, or settled less than retention.worktree_ttl_ms ago)\n',
+    );
+    expect(existsSync(settledTree)).toBe(true);
 
     const later = await collectGarbage({ store, workRoot }, { ttlMs: HOUR, now: Date.now() + 2 * HOUR });
     expect(later).toMatchObject({ worktrees: [done.plan.id], kept: 1, failed: [] });
