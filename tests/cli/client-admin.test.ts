@@ -731,7 +731,7 @@ describe('drydock triggers', () => {
         .trimEnd()
         .split('\n')[1]!
         .split(/\s{2,}/),
-    ).toEqual([m![2], expect.stringMatching(/^\d+s$/), 'fire', 'fire', 'accepted', id, runId, '-', '-']);
+    ).toEqual([m![2], expect.stringMatching(/^\d+s$/), 'fire', 'fire', 'accepted', runId, '-', '-']);
     expect(deliveries.stdout.trimEnd().split('\n')).toHaveLength(2);
     expect(deliveriesJson.stdout).toBe(await raw(`/v1/triggers/${id}/deliveries`));
 
