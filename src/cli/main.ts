@@ -315,7 +315,10 @@ async function tokenCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'revoke') return tokenRevoke(rest);
   if (sub !== 'create') {
-    throw new UsageError(`token: expected "create" or "revoke", got ${sub ? `"${sub}"` : 'nothing'}`);
+    const near = sub ? closest(sub, ['create', 'revoke']) : undefined;
+    throw new UsageError(
+      `token: expected "create" or "revoke", got ${sub ? `"${sub}"` : 'nothing'}${near ? `; did you mean "${near}"?` : ''}`,
+    );
   }
   const { values } = parseArgs({
     args: rest,
@@ -443,6 +446,13 @@ const LOCAL_OPTIONS: Record<string, string[]> = {
   mcp: ['config', 'json', 'help'],
 };
 
+/** The options of a local command's subcommands, where they differ from the command's own. */
+const LOCAL_SUBCOMMAND_OPTIONS: Record<string, string[]> = {
+  'token create': ['name', 'role', 'init', 'config', 'data-dir', 'help'],
+  'token revoke': ['config', 'data-dir', 'help'],
+  'mcp tools': ['config', 'json', 'help'],
+};
+
 /** The remote command groups, each run by its name: `drydock jobs ...`. */
 const REMOTE: Record<string, (argv: string[]) => Promise<number>> = Object.fromEntries(
   [
@@ -470,6 +480,15 @@ async function localFailure(err: unknown): Promise<number | null> {
   const { StartError } = await import('../preflight.js');
   const { SchemaTooNewError } = await import('../store/store.js');
   return err instanceof StartError || err instanceof SchemaTooNewError ? 1 : null;
+}
+
+/** Every command's name: the local ones, the remote groups, apply and export. */
+const COMMANDS = [...Object.keys(LOCAL_OPTIONS), ...Object.keys(REMOTE), 'apply', 'export'];
+
+/** `unknown command "jbos"; did you mean "jobs"?` */
+function unknownCommand(name: string): UsageError {
+  const near = closest(name, COMMANDS);
+  return new UsageError(`unknown command "${name}"${near ? `; did you mean "${near}"?` : ''}`);
 }
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h' || arg === 'help';
@@ -505,6 +524,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'help':
         // `drydock help jobs` is `drydock jobs --help`.
         if (rest[0] && Object.hasOwn(REMOTE, rest[0])) return await REMOTE[rest[0]]!(['--help']);
+        if (rest[0] && !COMMANDS.includes(rest[0])) throw unknownCommand(rest[0]);
         return help();
       case undefined:
       case '--help':
@@ -512,21 +532,17 @@ export async function main(argv: string[]): Promise<number> {
         return help();
       default: {
         if (Object.hasOwn(REMOTE, command)) return await REMOTE[command]!(rest);
-        const near = closest(command, [
-          ...Object.keys(LOCAL_OPTIONS),
-          ...Object.keys(REMOTE),
-          'apply',
-          'export',
-        ]);
-        throw new UsageError(`unknown command "${command}"${near ? `; did you mean "${near}"?` : ''}`);
+        throw unknownCommand(command);
       }
     }
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && command) {
       const raw = /'(-[^']*)'/.exec((err as Error).message)?.[1] ?? '?';
-      const where = command === 'token' && rest[0] ? `token ${rest[0]}` : command;
-      process.stderr.write(`drydock: ${unknownOption(raw, LOCAL_OPTIONS[command] ?? [], where)}\n`);
+      const sub = `${command} ${rest[0]}`;
+      const where = Object.hasOwn(LOCAL_SUBCOMMAND_OPTIONS, sub) ? sub : command;
+      const known = LOCAL_SUBCOMMAND_OPTIONS[where] ?? LOCAL_OPTIONS[command] ?? [];
+      process.stderr.write(`drydock: ${unknownOption(raw, known, where)}\n`);
       return 2;
     }
     if (code?.startsWith('ERR_PARSE_ARGS')) {

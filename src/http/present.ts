@@ -242,12 +242,17 @@ export const presentSlot = (s: SlotRecord): SlotJson => ({
   recorded_at: iso(s.recordedAt),
 });
 
-export const presentWebhookDelivery = (d: WebhookDelivery): WebhookDeliveryJson => ({
+/**
+ * A webhook delivery or fire, with `triggerIds`, the triggers its runs were started by. A GitHub delivery is
+ * stored with no trigger of its own (one can fire several): it names the one it fired, when it fired one.
+ */
+export const presentWebhookDelivery = (d: WebhookDelivery, triggerIds: string[]): WebhookDeliveryJson => ({
   id: d.id,
   source: d.source,
   key: d.key,
   event: d.event,
-  trigger_id: d.triggerId,
+  trigger_id: d.triggerId ?? (triggerIds.length === 1 ? triggerIds[0]! : null),
+  trigger_ids: triggerIds,
   outcome: d.outcome,
   detail: d.detail,
   subject: d.subject,

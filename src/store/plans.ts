@@ -18,6 +18,8 @@ export interface PlanFilter {
   requestedBy?: string | undefined;
   /** Only plans proposed before this time (the queue's "older than N days"). */
   createdBefore?: number | undefined;
+  /** oldest (the default): oldest first; newest: newest first (a cursor continues in the same order). */
+  order?: 'oldest' | 'newest' | undefined;
   limit: number;
   cursor?: string | undefined;
 }
@@ -28,7 +30,7 @@ export interface PlanStore {
   createPlan(plan: Plan, fence?: Fence): Promise<Plan>;
   getPlan(id: string): Promise<Plan | null>;
   findPlan(runId: string, toolUseId: string): Promise<Plan | null>;
-  /** The queue: oldest first, keyset-paginated. */
+  /** The queue: oldest first (or newest first), keyset-paginated. */
   listPlans(filter: PlanFilter): Promise<Page<Plan>>;
   /** Moves whenever any plan or decision is written, by any process on this database. */
   plansVersion(): Promise<number>;

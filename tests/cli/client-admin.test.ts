@@ -744,14 +744,16 @@ describe('drydock triggers', () => {
       cli(['deliveries', 'list', '--outcome', 'queued']),
     ]);
     expect(list.code, list.stderr).toBe(0);
-    expect(list.stdout).toMatch(/^ID\s+AGE\s+SOURCE\s+EVENT\s+OUTCOME\s+RUNS\s+SUBJECT\s+DETAIL\n/);
+    expect(list.stdout).toMatch(
+      /^ID\s+AGE\s+SOURCE\s+EVENT\s+OUTCOME\s+TRIGGERS\s+RUNS\s+SUBJECT\s+DETAIL\n/,
+    );
     expect(list.stdout.trimEnd().split('\n')).toHaveLength(2);
     expect(
       list.stdout
         .trimEnd()
         .split('\n')[1]!
         .split(/\s{2,}/),
-    ).toEqual([m![2], expect.stringMatching(/^\d+s$/), 'fire', 'fire', 'accepted', runId, '-', '-']);
+    ).toEqual([m![2], expect.stringMatching(/^\d+s$/), 'fire', 'fire', 'accepted', id, runId, '-', '-']);
     expect(listJson.stdout).toBe(await raw(`/v1/deliveries?trigger_id=${id}`));
     expect(one.code, one.stderr).toBe(0);
     expect(one.stdout).toMatch(new RegExp(`^id +${m![2]}\n`));

@@ -262,7 +262,7 @@ describe('drydock remote commands: usage', () => {
     );
     const badStatus = await cli(['plans', 'list', '--status', 'nope']);
     expect(badStatus.code, badStatus.stderr).toBe(2);
-    expect(badStatus.stderr).toContain('--status must be one of pending_approval');
+    expect(badStatus.stderr).toContain('--status must be one of pending, pending_approval');
     const badLimit = await cli(['plans', 'list', '--limit', '0']);
     expect(badLimit.code, badLimit.stderr).toBe(2);
     expect(badLimit.stderr).toContain('--limit must be a positive integer');
@@ -309,16 +309,18 @@ describe('drydock remote commands: usage', () => {
 });
 
 describe('drydock plans', () => {
-  it('list prints a table: id, status, round, approvals, requester, age, first line', async () => {
+  it('list prints a table: id, status, round, approvals, requester, created, title', async () => {
     const plan = await seedPlan();
     const second = await seedPlan({ markdown: '\n\n## Second plan\nbody' });
     const r = await cli(['plans', 'list', '--session', plan.sessionId]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+STATUS\s+ROUND\s+APPROVALS\s+REQUESTED_BY\s+AGE\s+PLAN$/);
+    expect(lines[0]).toMatch(/^ID\s+STATUS\s+ROUND\s+APPROVALS\s+REQUESTED_BY\s+CREATED\s+TITLE$/);
     const row = lines.find((l) => l.startsWith(plan.id));
     expect(row).toMatch(
-      new RegExp(`^${plan.id}\\s+pending_approval\\s+1\\s+0/1\\s+admin\\s+\\d+s\\s+Add a response cache$`),
+      new RegExp(
+        `^${plan.id}\\s+pending_approval\\s+1\\s+0/1\\s+admin\\s+\\d+s ago\\s+Add a response cache$`,
+      ),
     );
     expect(r.stdout).not.toContain(second.id);
 
@@ -330,16 +332,24 @@ describe('drydock plans', () => {
 
     const empty = await cli(['plans', 'list', '--session', 'ses_nothing']);
     expect(empty.code, empty.stderr).toBe(0);
-    expect(empty.stdout).toBe('no plans\n');
+    expect(empty.stdout).toBe(
+      'no pending plans (pending plans only; drydock plans list --status any lists every plan)\n',
+    );
+    const none = await cli(['plans', 'list', '--session', 'ses_nothing', '--status', 'any']);
+    expect(none.stdout).toBe('no plans\n');
   });
 
   it('list --json prints exactly the API body', async () => {
     const plan = await seedPlan();
     const r = await cli(['plans', 'list', '--session', plan.sessionId, '--json']);
     expect(r.code, r.stderr).toBe(0);
-    const direct = await fetch(`${d.daemon.url}/v1/plans?session_id=${plan.sessionId}`, {
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    });
+    // The CLI's defaults, spelled out: pending plans, newest first.
+    const direct = await fetch(
+      `${d.daemon.url}/v1/plans?status=pending_approval&session_id=${plan.sessionId}&order=newest`,
+      {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      },
+    );
     expect(r.stdout).toBe(`${await direct.text()}\n`);
     const body = JSON.parse(r.stdout);
     expect(body.items.map((p: any) => p.id)).toEqual([plan.id]);
@@ -348,20 +358,31 @@ describe('drydock plans', () => {
 
   it('list pages with --limit and --cursor', async () => {
     const a = await seedPlan();
-    // Oldest first; a later creation time keeps the order certain.
+    // Oldest first with --order oldest; a later creation time keeps the order certain.
     const b = await seedPlan({ sessionId: a.sessionId, markdown: 'second', createdAt: a.createdAt + 1_000 });
-    const first = await cli(['plans', 'list', '--session', a.sessionId, '--limit', '1']);
+    const first = await cli(['plans', 'list', '--session', a.sessionId, '--order', 'oldest', '--limit', '1']);
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain(a.id);
     expect(first.stdout).not.toContain(b.id);
     // The way to the next page keeps the filters, and works as printed.
-    const more = /^more: drydock (plans list --session \S+ --limit 1 --cursor \S+)$/m.exec(first.stdout)?.[1];
+    const more = /^more: drydock (plans list --session \S+ --order oldest --limit 1 --cursor \S+)$/m.exec(
+      first.stdout,
+    )?.[1];
     expect(more, first.stdout).toBeDefined();
     const next = await cli(more!.split(' '));
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toMatch(new RegExp(`^${b.id}\\s.*second$`, 'm'));
     expect(next.stdout).not.toContain(a.id);
     expect(next.stdout).not.toContain('more:');
+    // By default: newest first, so b leads and a is on the next page.
+    const newest = await cli(['plans', 'list', '--session', a.sessionId, '--limit', '1']);
+    expect(newest.stdout).toMatch(new RegExp(`^${b.id}\\s`, 'm'));
+    expect(newest.stdout).not.toContain(a.id);
+    const rest = /^more: drydock (plans list --session \S+ --limit 1 --cursor \S+)$/m.exec(
+      newest.stdout,
+    )?.[1];
+    expect(rest, newest.stdout).toBeDefined();
+    expect((await cli(rest!.split(' '))).stdout).toMatch(new RegExp(`^${a.id}\\s`, 'm'));
   });
 
   it('show prints fields, decisions, runs and the markdown, without terminal escapes', async () => {
@@ -369,7 +390,8 @@ describe('drydock plans', () => {
     const plan = await seedPlan({ markdown });
     const r = await cli(['plans', 'show', plan.id]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^plan\\s+${plan.id}$`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^id\\s+${plan.id}$`, 'm'));
+    expect(r.stdout).toMatch(/^title\s+Cache plan$/m);
     expect(r.stdout).toMatch(/^status\s+pending_approval$/m);
     expect(r.stdout).toMatch(/^approvals\s+0\/1$/m);
     expect(r.stdout).toMatch(new RegExp(`^sha256\\s+${plan.sha256}$`, 'm'));
@@ -503,7 +525,9 @@ describe('drydock plans', () => {
     );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(
-      new RegExp(`^plan ${plan.id}: revision requested; round 2 is planned by run run_\\S+\\n$`),
+      new RegExp(
+        `^plan ${plan.id}: revision requested; round 2 is planned by run (run_\\S+)\\nrevision run \\1 plans again with the feedback; follow it with drydock runs follow \\1\\n$`,
+      ),
     );
     const shown = (await d.api('GET', `/v1/plans/${plan.id}`)).body;
     expect(shown.status).toBe('revision_requested');

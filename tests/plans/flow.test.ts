@@ -128,7 +128,7 @@ describe('manual mode', () => {
     const exec = approved.run;
     // The answer says what happens next and where the run will wait.
     expect(approved.next).toBe(
-      `execute run ${exec.id} carries out the plan in manual mode: each Write, Edit and Bash call waits for a person to allow it; see them with drydock tool-approvals list --run ${exec.id} (GET /v1/tool-approvals?run_id=${exec.id}), follow the run with drydock runs show ${exec.id}`,
+      `execute run ${exec.id} carries out the plan in manual mode: each Write, Edit and Bash call waits for a person to allow it; see them with drydock tool-approvals list --run ${exec.id} (GET /v1/tool-approvals?run_id=${exec.id}), follow the run with drydock runs follow ${exec.id}`,
     );
     await runUntil(w.d, exec.id, ['awaiting_input']);
     const pending = (await w.d.api('GET', '/v1/tool-approvals?status=pending')).body.items;

@@ -26,12 +26,26 @@ export function deliveryRow(
   return [d.id, age(d.received_at, now), d.source, d.event, outcome, runs, dash(d.subject), dash(d.detail)];
 }
 
+/** The triggers that started a run for a delivery ("-" for none; an older daemon: its trigger_id). */
+const firedBy = (d: WebhookDeliveryJson): string => {
+  const ids = d.trigger_ids ?? (d.trigger_id && d.run_ids.length ? [d.trigger_id] : []);
+  return ids.length ? ids.join(',') : '-';
+};
+
+/** deliveryColumns with the TRIGGERS column after OUTCOME (or that column's cell put in a row). */
+const withTriggers = (cells: string[], triggers = 'TRIGGERS'): string[] => [
+  ...cells.slice(0, 5),
+  triggers,
+  ...cells.slice(5),
+];
+
 export const deliveriesGroup: Group = {
   name: 'deliveries',
   summary: 'Webhook deliveries and fires: what each became (queued until the inbox processes it).',
   commands: {
     list: listCommand<WebhookDeliveryJson>({
-      about: 'Lists deliveries, newest first: id, age, source, event, outcome, runs, subject and detail.',
+      about: `Lists deliveries, newest first: id, age, source, event, outcome, the triggers that started a run for it,
+its runs, subject and detail.`,
       filters: [
         choiceFilter('outcome', 'O', OUTCOMES, '(default: all)'),
         idFilter('trigger', 'only those a trigger looked at'),
@@ -46,13 +60,18 @@ export const deliveriesGroup: Group = {
       path: '/v1/deliveries',
       show: {
         empty: 'no deliveries',
-        headers: deliveryColumns('RUNS'),
-        row: (d, now) => deliveryRow(d, now, d.outcome, d.run_ids.length ? d.run_ids.join(',') : '-'),
+        headers: withTriggers(deliveryColumns('RUNS')),
+        row: (d, now) =>
+          withTriggers(
+            deliveryRow(d, now, d.outcome, d.run_ids.length ? d.run_ids.join(',') : '-'),
+            firedBy(d),
+          ),
       },
     }),
 
     show: showCommand<WebhookDeliveryJson>({
-      about: `Shows one delivery: its key (X-GitHub-Delivery, or trigger:idempotency key), event, outcome, detail,
+      about: `Shows one delivery: its key (X-GitHub-Delivery, or trigger:idempotency key), event, the trigger (a
+fire's, or the one a GitHub delivery fired), the triggers that started a run for it (fired), outcome, detail,
 runs, and when it was received and processed.`,
       path: (id) => `/v1/deliveries/${idPath(id)}`,
       render: (d) =>
@@ -62,6 +81,7 @@ runs, and when it was received and processed.`,
           ['key', d.key],
           ['event', d.event],
           ['trigger', d.trigger_id],
+          ['fired', firedBy(d)],
           ['outcome', d.outcome],
           ['detail', d.detail],
           ['subject', d.subject],

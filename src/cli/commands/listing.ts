@@ -51,6 +51,11 @@ export interface ListFilter {
   positive?: boolean;
   /** For the paging option: the field of the answer that holds the next page's value. */
   next?: string;
+  /**
+   * What the query sends for the value given (after the checks above; undefined when the option is absent):
+   * a default, or an alias spelled out (`plans list --status any` sends no status).
+   */
+  query?: (given: string | undefined) => string | undefined;
 }
 
 export const limitFilter = (help = 'at most N (API default 50, max 200)'): ListFilter => ({
@@ -119,11 +124,12 @@ export function listCommand<T, B extends { items: T[] } = { items: T[] }>(spec: 
       const { client, values, args } = ctx;
       const query: Record<string, string | undefined> = {};
       for (const f of filters) {
-        query[f.param ?? f.option] = f.allowed
+        const given = f.allowed
           ? oneOf(values, f.option, f.allowed)
           : f.positive
             ? positiveInt(values, f.option)
             : str(values, f.option);
+        query[f.param ?? f.option] = f.query ? f.query(given) : given;
       }
       const path = typeof spec.path === 'string' ? spec.path : spec.path(args);
       const res = await client.request('GET', `${path}${queryString(query)}`);

@@ -5,6 +5,7 @@ import { createMcpConnector, explainedLines, explainTool, McpStartError } from '
 import { systemClock } from '../../clock.js';
 import type { Config } from '../../config/schema.js';
 import { sandboxFromConfig } from '../../services.js';
+import { closest } from './args.js';
 
 // `drydock mcp tools <server>`: runs locally from the configuration, like `drydock doctor`. It starts the
 // server as a run would (stdio in the sandbox, HTTP from here), lists its tools with their hints and which
@@ -13,6 +14,16 @@ import { sandboxFromConfig } from '../../services.js';
 export const MCP_USAGE = `usage: drydock mcp tools SERVER [--config FILE] [--json]
   starts the MCP server SERVER of mcp.servers as a run would, lists its tools with their annotations and
   which phase may call each (plan; execute: ask or allow in manual, edits and auto) and why, then stops it`;
+
+/** What is wrong with `drydock mcp ...`'s arguments: an unknown command (and the one meant), or SERVER. */
+function mcpMistake(positionals: string[]): string {
+  const [sub] = positionals;
+  if (sub === undefined) return 'mcp: expected a command ("tools")';
+  if (sub !== 'tools') {
+    return `mcp: unknown command "${sub}"${closest(sub, ['tools']) ? '; did you mean "tools"?' : ''}`;
+  }
+  return `mcp tools expects SERVER (a name under mcp.servers), got ${positionals.length - 1} argument(s)`;
+}
 
 export async function mcpToolsCommand(
   args: string[],
@@ -24,9 +35,13 @@ export async function mcpToolsCommand(
     allowPositionals: true,
     options: { config: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
   });
-  if (values.help || positionals[0] !== 'tools' || positionals.length !== 2) {
-    (values.help ? out.stdout : out.stderr)(`${MCP_USAGE}\n`);
-    return values.help ? 0 : 2;
+  if (values.help) {
+    out.stdout(`${MCP_USAGE}\n`);
+    return 0;
+  }
+  if (positionals[0] !== 'tools' || positionals.length !== 2) {
+    out.stderr(`drydock: ${mcpMistake(positionals)}\n\n${MCP_USAGE}\n`);
+    return 2;
   }
   const name = positionals[1]!;
   const config = await loadConfig(values);

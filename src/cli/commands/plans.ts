@@ -10,12 +10,12 @@ import type {
 } from '../../http/contract/index.js';
 import { type ApiClient, ApiError } from '../client.js';
 import { JSON_HELP, jsonOption, required, str } from './args.js';
-import type { Group } from './group.js';
+import type { Context, Group } from './group.js';
 import { choiceFilter, cursorFilter, idFilter, limitFilter, listCommand, showCommand } from './listing.js';
 import { clean, dash, fields, oneLine, out, printAnswer, table, terminalPlanTitle } from './output.js';
 import { deliverCommand } from './plans-deliver.js';
 import { idPath } from './request.js';
-import { age, when } from './times.js';
+import { relative, when } from './times.js';
 
 // drydock plans list|show|approve|reject|revise: the approval queue over GET/POST /v1/plans.
 
@@ -26,7 +26,6 @@ const tokenLine = (u: Record<string, number>) =>
     (u.cache_write_5m_tokens ?? 0) + (u.cache_write_1h_tokens ?? 0)
   } cache write`;
 
-/** The context's sections for `plans show`. External texts pass through `clean` (no terminal controls). */
 /** Where an executed plan's result went: branch, pull request, the attempts and why the last one failed. */
 function deliverySection(d: PlanDeliveryJson, now: number): string {
   const rows: [string, unknown][] = [
@@ -39,11 +38,13 @@ function deliverySection(d: PlanDeliveryJson, now: number): string {
     ['comment', d.comment_url],
     ['attempts', d.attempts],
   ];
-  if (d.last_error) rows.push(['last_error', oneLine(d.last_error, 300)]);
+  // Why it failed (for good), or why the last try did and when the next one is.
+  if (d.last_error) rows.push([d.status === 'failed' ? 'reason' : 'last_error', oneLine(d.last_error, 300)]);
   if (d.next_attempt_at) rows.push(['next_attempt', when(d.next_attempt_at, now)]);
   return `delivery:\n${indent(fields(rows), '  ')}`;
 }
 
+/** The context's sections for `plans show`. External texts pass through `clean` (no terminal controls). */
 function contextSections(c: PlanContextJson, now: number): string[] {
   return [
     c.source ? sourceSection(c.source, now) : null,
@@ -194,6 +195,109 @@ function costSection(cost: PlanContextJson['cost']): string {
   ).replace(/^/gm, '  ')}`;
 }
 
+/** `plans show`: the plan's fields, its execution and delivery, decisions, runs, context and text. */
+function renderPlan(p: PlanDetailJson, now: number): string {
+  return [
+    planFields(p, now),
+    ...(p.status === 'pending_approval' ? [] : [executionSection(p, now)]),
+    ...(p.delivery
+      ? [deliverySection(p.delivery, now)]
+      : p.status === 'executed'
+        ? [
+            `delivery:\n  none: delivery is off for this workspace, or not looked at yet (drydock plans deliver ${p.id} delivers it now)`,
+          ]
+        : []),
+    decisionsSection(p.decisions),
+    `runs:\n${
+      p.runs.length
+        ? table(
+            ['ID', 'PHASE', 'STATUS', 'CREATED', 'ERROR'],
+            p.runs.map((r) => [r.id, r.phase, r.status, r.created_at, dash(r.error)]),
+          ).replace(/^/gm, '  ')
+        : '  none'
+    }`,
+    ...(p.context ? contextSections(p.context, now) : []),
+    `plan:\n\n${clean(p.markdown).trimEnd()}`,
+  ].join('\n\n');
+}
+
+/** The plan's own fields, named as the columns of `plans list` are (id, status, ..., created, title). */
+function planFields(p: PlanDetailJson, now: number): string {
+  return fields([
+    ['id', p.id],
+    ['title', terminalPlanTitle(p.markdown, LIST_TITLE)],
+    ['status', p.status],
+    ['round', p.previous_plan_id ? `${p.round} (revises ${p.previous_plan_id})` : p.round],
+    [
+      'approvals',
+      `${p.approvals}/${p.approvals_required}${p.allow_self_approval ? ' (self-approval allowed)' : ''}`,
+    ],
+    ['requested_by', p.requested_by],
+    ['owner', p.owner],
+    ['session', p.session_id],
+    ['job', p.job_id],
+    ['trigger', p.trigger_id],
+    ['source', p.source],
+    ['run', p.run_id],
+    ['execute_mode', p.execute_mode],
+    ['network', p.network_domains.length ? p.network_domains.join(', ') : 'none'],
+    ['sha256', p.sha256],
+    ['workspace_commit', p.workspace_commit],
+    ...(p.execution_base ? [['execution_base', p.execution_base] as [string, unknown]] : []),
+    // Only when the workspace moved past the plan's commit: stale (not approvable), or moved on.
+    ...(p.freshness && p.freshness.state !== 'current'
+      ? [['freshness', `${p.freshness.state}: ${p.freshness.message}`] as [string, unknown]]
+      : []),
+    ['created', when(p.created_at, now)],
+    ['expires', when(p.expires_at, now)],
+    ['decided', when(p.decided_at, now)],
+    ...(p.failure_reason ? [['failure', p.failure_reason] as [string, unknown]] : []),
+  ]);
+}
+
+/**
+ * What carried the plan out: its execute run (status, branch, commit, what it changed, cost), or why there is
+ * none. The branch is drydock/<plan id> in a git workspace; a plain one is changed in place.
+ */
+function executionSection(p: PlanDetailJson, now: number): string {
+  const run = p.runs.filter((r) => r.phase === 'execute').at(-1);
+  if (!run) {
+    const why =
+      p.status === 'approved' ? 'not started yet' : `none (the plan is ${p.status.replace(/_/g, ' ')})`;
+    return `execution:\n  ${why}`;
+  }
+  const planning = p.context?.cost.total.cost_usd;
+  const rows: [string, unknown][] = [
+    ['run', `${run.id}  (drydock runs follow ${run.id})`],
+    ['status', run.status],
+    ['branch', p.workspace_commit ? `drydock/${p.id}` : 'none: not a git workspace, files changed in place'],
+    ['commit', run.result_commit],
+    ['changes', run.diff_stat ?? (run.changed_files?.length ? run.changed_files.join(', ') : null)],
+    ['cost', `$${run.cost_usd.toFixed(4)} (${run.turns} turns)`],
+    ...(planning === undefined
+      ? []
+      : [['total_cost', `$${(planning + run.cost_usd).toFixed(4)} with planning`] as [string, unknown]]),
+    ['started', when(run.started_at, now)],
+    ['finished', when(run.finished_at, now)],
+  ];
+  if (run.error) rows.push(['error', oneLine(run.error, 300)]);
+  return `execution:\n${indent(fields(rows), '  ')}`;
+}
+
+function decisionsSection(decisions: PlanDetailJson['decisions']): string {
+  return `decisions:\n${
+    decisions.length
+      ? decisions
+          .map(
+            (d) =>
+              `  ${d.created_at}  ${d.kind.padEnd(7)}  ${oneLine(d.identity, 40)}  sha256 ${d.sha256.slice(0, 12)}` +
+              (d.comment ? `\n    ${clean(d.comment).replace(/\n/g, '\n    ')}` : ''),
+          )
+          .join('\n')
+      : '  none'
+  }`;
+}
+
 /** A plan in a listing: its title, or its whole text with --markdown. */
 type PlanItem = PlanSummaryJson | PlanJson;
 
@@ -225,18 +329,64 @@ async function approvalCounts(client: ApiClient, plans: PlanItem[]): Promise<Map
   return counts;
 }
 
+/** What a decision did, and what comes next: the daemon's words, else how to follow the run it started. */
 function decisionSummary(d: DecideResultJson): string {
   const { plan, run } = d;
+  const next = d.next ?? (run ? `follow it with drydock runs follow ${run.id}` : null);
+  const then = next ? `\n${next}` : '';
   switch (plan.status) {
     case 'approved':
-      return `plan ${plan.id} approved; execute run ${run?.id ?? '-'} queued${d.next ? `\n${d.next}` : ''}`;
+      return `plan ${plan.id} approved; execute run ${run?.id ?? '-'} queued${then}`;
     case 'rejected':
       return `plan ${plan.id} rejected`;
     case 'revision_requested':
-      return `plan ${plan.id}: revision requested; round ${plan.round + 1} is planned by run ${run?.id ?? '-'}`;
+      return `plan ${plan.id}: revision requested; round ${plan.round + 1} is planned by run ${run?.id ?? '-'}${then}`;
     default:
       return `approval recorded; plan ${plan.id} is still ${plan.status} (${plan.approvals_required} approvals required)`;
   }
+}
+
+/** `--status`: a plan status, `pending` for pending_approval, or `any`/`all` for every status. */
+const STATUS_CHOICES = ['pending', ...PLAN_STATUSES, 'any', 'all'] as const;
+const ORDERS = ['newest', 'oldest'] as const;
+
+/** The `status` the API gets: pending plans when none was asked for, none (every status) for any or all. */
+function statusQuery(given: string | undefined): string | undefined {
+  if (given === undefined || given === 'pending') return 'pending_approval';
+  return given === 'any' || given === 'all' ? undefined : given;
+}
+
+/** The columns of `plans list`, named as `plans show` names its fields. */
+export const PLAN_COLUMNS = ['ID', 'STATUS', 'ROUND', 'APPROVALS', 'REQUESTED_BY', 'CREATED', 'TITLE'];
+
+async function printPlans({ client, values }: Context, page: { items: PlanItem[] }, more: string | null) {
+  // Without --status the listing is the pending plans only: say so, and how to see the others.
+  const others =
+    str(values, 'status') === undefined
+      ? '(pending plans only; drydock plans list --status any lists every plan)'
+      : null;
+  if (!page.items.length) {
+    out(others ? `no pending plans ${others}` : 'no plans');
+    return;
+  }
+  const counts = await approvalCounts(client, page.items);
+  const now = Date.now();
+  out(
+    table(
+      PLAN_COLUMNS,
+      page.items.map((p) => [
+        p.id,
+        p.status,
+        String(p.round),
+        `${counts.get(p.id) ?? '?'}/${p.approvals_required}`,
+        p.requested_by,
+        relative(p.created_at, now),
+        'title' in p ? p.title : terminalPlanTitle(p.markdown, LIST_TITLE),
+      ]),
+    ),
+  );
+  if (more) out(more);
+  if (others) out(others);
 }
 
 const decide = async (client: ApiClient, id: string, kind: string, body: Record<string, unknown>) =>
@@ -248,10 +398,14 @@ export const plansGroup: Group = {
     'The plan approval queue: list plans, read one, approve, reject or ask for a revision; deliver an executed one.',
   commands: {
     list: listCommand<PlanItem>({
-      about: `Lists plans, oldest first: id, status, round, approvals (given/required), requester, age and the
-first line of the plan.`,
+      about: `Lists plans: by default the pending ones (waiting for approval), newest first; --status any lists
+every plan. Columns: id, status, round, approvals (given/required), requester, created (how long ago) and
+the plan's title, as plans show names them.`,
       filters: [
-        choiceFilter('status', 'S', PLAN_STATUSES),
+        {
+          ...choiceFilter('status', 'S', STATUS_CHOICES, '(default: pending; any or all: every status)'),
+          query: statusQuery,
+        },
         idFilter('session', "only this session's plans"),
         idFilter('job', "only this job's plans"),
         idFilter('trigger', "only this trigger's plans"),
@@ -261,98 +415,24 @@ first line of the plan.`,
           help: 'only plans this identity requested',
           param: 'requested_by',
         },
+        {
+          ...choiceFilter('order', 'O', ORDERS, '(default: newest first)'),
+          query: (given) => given ?? 'newest',
+        },
         limitFilter('at most N plans (API default 50, max 200)'),
         cursorFilter,
       ],
       path: '/v1/plans',
-      show: {
-        async print({ client }, page, more) {
-          if (!page.items.length) {
-            out('no plans');
-            return;
-          }
-          const counts = await approvalCounts(client, page.items);
-          const now = Date.now();
-          out(
-            table(
-              ['ID', 'STATUS', 'ROUND', 'APPROVALS', 'REQUESTED_BY', 'AGE', 'PLAN'],
-              page.items.map((p) => [
-                p.id,
-                p.status,
-                String(p.round),
-                `${counts.get(p.id) ?? '?'}/${p.approvals_required}`,
-                p.requested_by,
-                age(p.created_at, now),
-                'title' in p ? p.title : terminalPlanTitle(p.markdown, LIST_TITLE),
-              ]),
-            ),
-          );
-          if (more) out(more);
-        },
-      },
+      show: { print: printPlans },
     }),
 
     show: showCommand<PlanDetailJson>({
-      about: `Shows one plan: its fields, the decisions on it, its runs, where it came from (job, trigger or pull
+      about: `Shows one plan: its fields, its execution (run, status, branch, commit, cost) and delivery (status,
+pull request or branch, why it failed), the decisions on it, its runs, where it came from (job, trigger or pull
 request, and the prompt), the changes since the previous round, the files the agent read and searched, the
 questions it asked and their answers, what planning cost, and the plan text.`,
       path: (id) => `/v1/plans/${idPath(id)}`,
-      render(p, now) {
-        const sections = [
-          fields([
-            ['plan', p.id],
-            ['status', p.status],
-            ['round', p.previous_plan_id ? `${p.round} (revises ${p.previous_plan_id})` : p.round],
-            [
-              'approvals',
-              `${p.approvals}/${p.approvals_required}${p.allow_self_approval ? ' (self-approval allowed)' : ''}`,
-            ],
-            ['requested_by', p.requested_by],
-            ['owner', p.owner],
-            ['session', p.session_id],
-            ['job', p.job_id],
-            ['trigger', p.trigger_id],
-            ['source', p.source],
-            ['run', p.run_id],
-            ['execute_mode', p.execute_mode],
-            ['network', p.network_domains.length ? p.network_domains.join(', ') : 'none'],
-            ['sha256', p.sha256],
-            ['workspace_commit', p.workspace_commit],
-            ...(p.execution_base ? [['execution_base', p.execution_base] as [string, unknown]] : []),
-            // Only when the workspace moved past the plan's commit: stale (not approvable), or moved on.
-            ...(p.freshness && p.freshness.state !== 'current'
-              ? [['freshness', `${p.freshness.state}: ${p.freshness.message}`] as [string, unknown]]
-              : []),
-            ['created', when(p.created_at, now)],
-            ['expires', when(p.expires_at, now)],
-            ['decided', when(p.decided_at, now)],
-            ...(p.failure_reason ? [['failure', p.failure_reason] as [string, unknown]] : []),
-          ]),
-          `decisions:\n${
-            p.decisions.length
-              ? p.decisions
-                  .map(
-                    (d) =>
-                      `  ${d.created_at}  ${d.kind.padEnd(7)}  ${oneLine(d.identity, 40)}  sha256 ${d.sha256.slice(0, 12)}` +
-                      (d.comment ? `\n    ${clean(d.comment).replace(/\n/g, '\n    ')}` : ''),
-                  )
-                  .join('\n')
-              : '  none'
-          }`,
-          `runs:\n${
-            p.runs.length
-              ? table(
-                  ['ID', 'PHASE', 'STATUS', 'CREATED', 'ERROR'],
-                  p.runs.map((r) => [r.id, r.phase, r.status, r.created_at, dash(r.error)]),
-                ).replace(/^/gm, '  ')
-              : '  none'
-          }`,
-          ...(p.context ? contextSections(p.context, now) : []),
-          ...(p.delivery ? [deliverySection(p.delivery, now)] : []),
-          `plan:\n\n${clean(p.markdown).trimEnd()}`,
-        ];
-        return sections.join('\n\n');
-      },
+      render: renderPlan,
     }),
 
     approve: {

@@ -201,6 +201,28 @@ function scheduleTimes(t: TriggerWithTokenJson): string {
   return times.length ? times.map((at) => `  ${zoned(at, t.schedule!.timezone)}`).join('\n') : '  none';
 }
 
+/** Where the cap in effect comes from; a daemon that does not say is read from the kind. */
+const capFrom = (t: TriggerWithTokenJson) =>
+  t.hourly_cap_from ?? (t.kind === 'schedule' ? 'none' : 'trigger');
+
+/** The hourly cap in effect, for the CAP column: `-` for a schedule trigger, which has none. */
+function capCell(t: TriggerWithTokenJson): string {
+  const from = capFrom(t);
+  return from === 'none' ? '-' : `${t.hourly_cap}${from === 'default' ? ' (default)' : ''}`;
+}
+
+/** The hourly cap in effect for `triggers show`, and where it comes from. */
+function capLine(t: TriggerWithTokenJson): string {
+  switch (capFrom(t)) {
+    case 'none':
+      return '- (none: a schedule trigger fires on its cron; the hourly cap is for github and generic triggers)';
+    case 'default':
+      return `${t.hourly_cap} runs an hour (the default, github.trigger_hourly_cap)`;
+    default:
+      return `${t.hourly_cap} runs an hour`;
+  }
+}
+
 const getTrigger = async (client: ApiClient, id: string): Promise<TriggerWithTokenJson> =>
   (await client.request('GET', `/v1/triggers/${idPath(id)}`)).body as TriggerWithTokenJson;
 
@@ -210,7 +232,8 @@ export const triggersGroup: Group = {
     'Remote triggers: list them, read one, create, change or delete one, see its deliveries, fire a generic one.',
   commands: {
     list: listCommand<TriggerWithTokenJson>({
-      about: 'Lists triggers: id, kind, name, enabled, events, hourly cap and age.',
+      about: `Lists triggers: id, kind, name, enabled, events, hourly cap (as triggers show gives it: "-" for a
+schedule trigger, which has none; "(default)" when it is github.trigger_hourly_cap) and age.`,
       filters: [],
       path: '/v1/triggers',
       show: {
@@ -221,7 +244,7 @@ export const triggersGroup: Group = {
           t.kind,
           t.name,
           t.enabled ? 'yes' : 'no',
-          String(t.hourly_cap),
+          capCell(t),
           age(t.created_at, now),
           dash(list(t.events)),
         ],
@@ -256,7 +279,7 @@ export const triggersGroup: Group = {
               ? `${t.schedule.cron} (${t.schedule.timezone})${t.schedule.approximate ? ', approximate' : ''}, overlap ${t.schedule.overlap}${t.schedule.jitter.max_seconds === null ? '' : `, jitter at most ${t.schedule.jitter.max_seconds} s`}, ${t.schedule.status}, fired ${t.schedule.fire_count} time(s), job ${t.schedule.job_id}`
               : null,
           ],
-          ['hourly_cap', t.kind === 'schedule' ? null : t.hourly_cap],
+          ['hourly_cap', capLine(t)],
           ['limits', Object.keys(t.limits ?? {}).length ? JSON.stringify(t.limits) : null],
           ['options', Object.keys(t.options ?? {}).length ? JSON.stringify(t.options) : null],
           ['created_by', t.created_by],

@@ -17,7 +17,17 @@ export const webhookDeliverySchema = z.strictObject({
   source: z.enum(['github', 'fire']),
   key: z.string(),
   event: z.string(),
-  trigger_id: z.string().nullable(),
+  trigger_id: z
+    .string()
+    .nullable()
+    .describe(
+      'a fire: the trigger it was sent to; a GitHub delivery: the trigger it fired when it fired exactly one, else null (see trigger_ids)',
+    ),
+  trigger_ids: z
+    .array(z.string())
+    .describe(
+      'the triggers that started a run for it (those of run_ids), in order; a GitHub delivery can fire several',
+    ),
   outcome: z.enum(WEBHOOK_OUTCOMES),
   detail: z.string().nullable(),
   subject: z.string().nullable(),

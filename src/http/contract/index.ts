@@ -421,7 +421,7 @@ export const ROUTES: Route[] = [
   {
     method: 'get',
     path: '/v1/plans',
-    summary: 'The plan queue, oldest first',
+    summary: 'The plan queue, oldest first (order=newest: newest first)',
     auth: 'read',
     request: { query: planListQuery },
     responses: { 200: json(planListSchema) },

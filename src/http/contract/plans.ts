@@ -11,6 +11,8 @@ import { runSchema } from './runs.js';
 
 // /v1/plans: the approval queue, one plan with what an approver reads beside it, and the decisions.
 
+export const PLAN_LIST_ORDERS = ['oldest', 'newest'] as const;
+
 export const planListQuery = z.strictObject({
   status: z.enum(PLAN_STATUSES).optional(),
   session_id: z.string().max(100).optional(),
@@ -21,6 +23,12 @@ export const planListQuery = z.strictObject({
   cursor,
   /** List items carry a title; `include=markdown` adds each plan's full text. */
   include: z.enum(['markdown']).optional(),
+  order: z
+    .enum(PLAN_LIST_ORDERS)
+    .optional()
+    .describe(
+      'oldest (the default): the oldest plan first, as a queue is worked through; newest: the newest first. A cursor continues the listing in the order it was made in',
+    ),
 });
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected the plan sha256 (64 hex characters)');

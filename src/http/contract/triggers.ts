@@ -153,6 +153,9 @@ export const triggerScheduleSchema = z.strictObject({
   fire_count: z.number(),
 });
 
+/** Where a trigger's hourly cap comes from (`hourly_cap_from`). */
+export const HOURLY_CAP_FROM = ['trigger', 'default', 'none'] as const;
+
 export const triggerSchema = z.strictObject({
   id: z.string(),
   name: z.string(),
@@ -163,6 +166,11 @@ export const triggerSchema = z.strictObject({
   workspace: z.string().nullable(),
   options: runDefaults,
   hourly_cap: z.number(),
+  hourly_cap_from: z
+    .enum(HOURLY_CAP_FROM)
+    .describe(
+      'where the cap in effect comes from. trigger: set on the trigger; default: it equals github.trigger_hourly_cap, the cap a github or generic trigger created without hourly_cap gets; none: a schedule trigger, which fires on its cron and has no hourly cap (hourly_cap does not apply)',
+    ),
   limits: limitsSchema,
   enabled: z.boolean(),
   created_by: z.string(),

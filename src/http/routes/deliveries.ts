@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { WebhookDelivery } from '../../domain/types.js';
 import { query } from '../body.js';
 import { webhookDeliveryListQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
@@ -23,8 +24,9 @@ export function deliveryRoutes(deps: AppDeps): Hono<Env> {
       before: q.before,
       limit: q.limit,
     });
+    const triggers = await triggersOfRuns(deps.store, items);
     return c.json({
-      items: items.map(presentWebhookDelivery),
+      items: items.map((d) => presentWebhookDelivery(d, firedBy(d, triggers))),
       next_before: items.length === q.limit ? items.at(-1)!.id : null,
     });
   });
@@ -32,8 +34,25 @@ export function deliveryRoutes(deps: AppDeps): Hono<Env> {
   app.get('/:id', async (c) => {
     const d = await deps.store.getWebhookDelivery(c.req.param('id'));
     if (!d) throw notFound('delivery', c.req.param('id'));
-    return c.json(presentWebhookDelivery(d));
+    return c.json(presentWebhookDelivery(d, firedBy(d, await triggersOfRuns(deps.store, [d]))));
   });
 
   return app;
 }
+
+/** The trigger each run of these deliveries was started by (runs no trigger started are left out). */
+async function triggersOfRuns(
+  store: AppDeps['store'],
+  deliveries: WebhookDelivery[],
+): Promise<Map<string, string>> {
+  const ids = [...new Set(deliveries.flatMap((d) => d.runIds))];
+  const runs = await Promise.all(ids.map((id) => store.getRun(id)));
+  const triggers = new Map<string, string>();
+  for (const run of runs) if (run?.triggerId) triggers.set(run.id, run.triggerId);
+  return triggers;
+}
+
+/** The triggers that started a run for `d`, in the order of its runs, each once. */
+const firedBy = (d: WebhookDelivery, triggers: Map<string, string>): string[] => [
+  ...new Set(d.runIds.flatMap((id) => triggers.get(id) ?? [])),
+];

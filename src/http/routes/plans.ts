@@ -57,7 +57,7 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
 }
 
 /**
- * The queue, oldest first. Its pages are read far more often than the queue changes: a page is kept for up
+ * The queue, oldest first (`order=newest`: newest first). Its pages are read far more often than the queue changes: a page is kept for up
  * to a second and only while the plans version (moved by every plan or decision write, from any process)
  * is the one it was built at.
  */
@@ -81,6 +81,7 @@ function queueRoute(deps: AppDeps): Handler<Env> {
       jobId: q.job_id,
       triggerId: q.trigger_id,
       requestedBy: q.requested_by,
+      order: q.order,
       limit: q.limit,
       cursor: q.cursor,
     });
@@ -127,6 +128,6 @@ function nextStep(run: Run, mode: ExecuteMode): string {
           : mode === 'edits'
             ? ': each Bash command waits for a person to allow it'
             : ': commands outside the allow-list wait for a person'
-      }; see them with drydock tool-approvals list --run ${run.id} (GET /v1/tool-approvals?run_id=${run.id}), follow the run with drydock runs show ${run.id}`
-    : `revision run ${run.id} plans again with the feedback; follow it with drydock runs show ${run.id}`;
+      }; see them with drydock tool-approvals list --run ${run.id} (GET /v1/tool-approvals?run_id=${run.id}), follow the run with drydock runs follow ${run.id}`
+    : `revision run ${run.id} plans again with the feedback; follow it with drydock runs follow ${run.id}`;
 }

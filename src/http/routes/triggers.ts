@@ -20,8 +20,11 @@ import { HttpError } from '../errors.js';
 import { iso, presentRun } from '../present.js';
 import { scheduleFields } from '../schedule-fields.js';
 
-/** A trigger as the API shows it; a scheduled one with its schedule (from the job it fires through). */
-export const presentTrigger = (t: Trigger, job?: CronJob | null): TriggerJson => ({
+/**
+ * A trigger as the API shows it; a scheduled one with its schedule (from the job it fires through).
+ * `defaultCap` is github.trigger_hourly_cap, which a cap equal to it is said to come from.
+ */
+export const presentTrigger = (t: Trigger, job: CronJob | null, defaultCap: number): TriggerJson => ({
   id: t.id,
   name: t.name,
   kind: t.kind,
@@ -31,6 +34,8 @@ export const presentTrigger = (t: Trigger, job?: CronJob | null): TriggerJson =>
   workspace: t.workspace,
   options: t.options,
   hourly_cap: t.hourlyCap,
+  // A schedule trigger fires on its cron, never through the hourly cap (src/triggers/service.ts).
+  hourly_cap_from: t.kind === 'schedule' ? 'none' : t.hourlyCap === defaultCap ? 'default' : 'trigger',
   limits: t.limits,
   enabled: t.enabled,
   created_by: t.createdBy,
@@ -78,7 +83,8 @@ export function triggerRoutes(deps: AppDeps): Hono<Env> {
   const { store, triggerAdmin: admin } = deps;
   const app = new Hono<Env>();
 
-  const present = async (t: Trigger) => presentTrigger(t, await admin.jobOf(t));
+  const present = async (t: Trigger) =>
+    presentTrigger(t, await admin.jobOf(t), deps.config.github.trigger_hourly_cap);
 
   app.post('/', requires('operate'), async (c) => {
     const body = await jsonBody(c, createTriggerSchema);

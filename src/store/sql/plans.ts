@@ -60,7 +60,7 @@ export function insertPlanStatement(p: Plan): Statement {
   };
 }
 
-/** The queue: oldest first, keyset-paginated, one row more than the page to tell whether another follows. */
+/** The queue: oldest first (or newest, `order`), keyset-paginated, one row more than the page to tell whether another follows. */
 export function listPlansStatement(d: Dialect, f: PlanFilter): Statement {
   // Listing the expired ones at activeAt: those written so, and pending ones past their expiry the sweep
   // has not reached yet (the expiry rule, isPlanOverdue in src/domain/plan-status.ts).
@@ -87,10 +87,12 @@ export function listPlansStatement(d: Dialect, f: PlanFilter): Statement {
     where.push(`(status = 'expired' OR (status = 'pending_approval' AND expires_at <= ?))`);
     values.push(expiredAt);
   }
-  addCursor(f.cursor, where, values, 'asc');
+  const dir = f.order === 'newest' ? 'desc' : 'asc';
+  addCursor(f.cursor, where, values, dir);
   const columns = f.summary ? 'plans.*, substr(markdown, 1, 300) AS markdown' : 'plans.*';
+  const by = dir === 'desc' ? 'DESC' : 'ASC';
   return {
-    text: `SELECT ${columns}, ${APPROVALS} FROM plans ${whereSql(where)} ORDER BY created_at ASC, id ASC LIMIT ?`,
+    text: `SELECT ${columns}, ${APPROVALS} FROM plans ${whereSql(where)} ORDER BY created_at ${by}, id ${by} LIMIT ?`,
     values: [...values, f.limit + 1],
   };
 }
