@@ -45,6 +45,7 @@ import { executionSection } from './execution.js';
 import { memorySection } from './memory.js';
 import { modelNotice } from './model-notice.js';
 import { signedIn, type UiContext } from './page-context.js';
+import { uncommittedNote } from './plan-uncommitted.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 const LIMITS: Record<DecisionKind, number> = { approve: 10_000, reject: 10_000, revise: 20_000 };
@@ -157,6 +158,7 @@ ${alertBox(shown.error, shown.notice)}
 ${modelNotice(deps.config, [...runs.map((r) => r.model), session?.defaults.model], now)}
 ${factsList(deps, plan, session, decisions, now)}
 ${freshnessNote(plan, freshness)}
+${uncommittedNote(plan)}
 ${sourceSection(context.source)}
 ${memorySection(frame)}
 ${roundsSection(context)}
