@@ -46,12 +46,11 @@ export class PlanPhase implements Phase {
 
   /**
    * The constants and the project memory (memory.ts): a pull request's from its base commit, never its head;
-   * a git workspace's from the commit the run plans on.
+   * a git workspace's from the checkout of the commit the run plans on.
    */
   async frame(): Promise<ConversationFrame> {
-    const t = this.tree;
-    const source = t
-      ? { kind: 'commit' as const, repo: t.repo, commit: t.base.commit, prefix: t.prefix }
+    const source = this.tree
+      ? { kind: 'checkout' as const, workspace: this.workspace, commit: this.tree.base.commit }
       : planMemorySource(this.run, this.workspace);
     return withMemory(this.constantFrame, await readMemory(this.deps, this.run, source));
   }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { PlanningBase, Run, Session } from '../domain/types.js';
 import { checkoutCommit, removeCheckout } from '../workspace/checkout.js';
 import { headCommit, inGitRepository, prefixInRepository } from '../workspace/git.js';
+import { HiddenPaths } from '../workspace/hidden.js';
 import { movedSince } from '../workspace/moved.js';
 import { checkoutPath, workRoot } from '../workspace/paths.js';
 import { uncommittedChanges } from '../workspace/uncommitted.js';
@@ -63,6 +64,24 @@ export async function planningTree(
   // A subdirectory with nothing committed in it yet is not in the checkout: the session still reads there.
   await mkdir(root, { recursive: true });
   return { repo: session.workspace, top, root, prefix, base };
+}
+
+/**
+ * What the plan tools refuse in the checkout: the daemon's hidden paths; again, at their place in the checkout,
+ * those the workspace holds (a configuration file committed by a workspace from before that was refused); and
+ * the checkout's `.git` file, which names where the repository lies on the host.
+ */
+export function planningHidden(hidden: HiddenPaths, tree: PlanningTree): HiddenPaths {
+  const inCheckout = hidden.alsoIn(tree.repo, tree.root);
+  return new HiddenPaths([
+    ...inCheckout.entries,
+    {
+      path: join(tree.top, '.git'),
+      name: "planning checkout's .git file",
+      what: "the planning checkout's link to its repository",
+      fix: null,
+    },
+  ]);
 }
 
 /** The planning checkout goes once the run has ended; not while it waits (it continues there). */

@@ -39,7 +39,7 @@ import { mcpStartFailed } from './mcp-calls.js';
 import { mcpFramed, RunMcp } from './mcp-run.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
-import { type PlanningTree, planningTree, removePlanningTree } from './planning-base.js';
+import { type PlanningTree, planningHidden, planningTree, removePlanningTree } from './planning-base.js';
 import {
   CALL_CUT_OFF,
   NOT_RUN_AFTER_PLAN,
@@ -250,7 +250,8 @@ class AgentRun {
         : (tree?.root ?? session.workspace);
       // An absolute path of the session's workspace the model copied (from the task, say) means the same file
       // of the checkout: never the working tree's.
-      workspace = await Workspace.open(root, this.deps.hidden, tree ? session.workspace : undefined);
+      const hidden = tree ? planningHidden(this.deps.hidden, tree) : this.deps.hidden;
+      workspace = await Workspace.open(root, hidden, tree ? session.workspace : undefined);
     } catch (err) {
       if (tree) await removePlanningTree(tree);
       return { status: 'failed', error: `workspace cannot be prepared: ${(err as Error).message}` };

@@ -122,6 +122,8 @@ describe('the plan phase of a git workspace reads its HEAD commit', () => {
       calls('r-staged', 'Read', { file_path: 'staged.txt' }),
       calls('g', 'Grep', { pattern: 'UNCOMMITTED', path: '.' }),
       calls('gl', 'Glob', { pattern: '**/*.txt' }),
+      // The checkout's .git file names where the repository lies: refused like drydock's own files.
+      calls('r-git', 'Read', { file_path: '.git' }),
       proposes(),
       calls('x-read', 'Read', { file_path: 'src/a.txt' }),
       calls('x-write', 'Write', { file_path: 'hello.txt', content: 'hello\n' }),
@@ -144,6 +146,8 @@ describe('the plan phase of a git workspace reads its HEAD commit', () => {
     expect(resultFor('g').content).toContain('No matches found');
     expect(resultFor('gl').content).toContain('src/a.txt');
     expect(resultFor('gl').content).not.toMatch(/notes\.txt|staged\.txt/);
+    expect(resultFor('r-git')).toMatchObject({ is_error: true });
+    expect(resultFor('r-git').content).not.toContain(d.dir);
     // The project memory is the commit's CLAUDE.md.
     expect(systemText()).toContain('committed memory 7d1f');
     expect(systemText()).not.toContain('UNCOMMITTED');
