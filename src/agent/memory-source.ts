@@ -59,7 +59,7 @@ export async function readMemory(
     return await projectMemory(source, deps.config.runs.memory_max_bytes);
   } catch (err) {
     deps.logger.warn(
-      { err, run_id: run.id, from: source.kind === 'commit' ? source.commit : 'workspace' },
+      { err, run_id: run.id, from: source.kind === 'workspace' ? 'workspace' : source.commit },
       'project memory could not be read; the conversation starts without it',
     );
     return null;

@@ -23,6 +23,11 @@ export const LARGEST_MEMORY_FILE = 4 * 1024 * 1024;
 export type MemorySource =
   /** The workspace's files, through its containment and hidden-path rules. */
   | { kind: 'workspace'; workspace: Workspace }
+  /**
+   * A clean checkout of `commit` (a git workspace's plan run: agent/planning-base.ts), read as a workspace is
+   * (a link inside it is followed), and said to be the commit's.
+   */
+  | { kind: 'checkout'; workspace: Workspace; commit: string }
   /** A commit's tree in the repository `repo` lies in, from git's object database (`prefix`: the session's subdirectory). */
   | { kind: 'commit'; repo: string; commit: string; prefix: string };
 
@@ -59,7 +64,7 @@ export async function projectMemory(source: MemorySource, maxBytes: number): Pro
     parts.push(wrap(f.path, text));
   }
   const from: MemoryUsed['from'] =
-    source.kind === 'commit' ? { kind: 'commit', commit: source.commit } : { kind: 'workspace' };
+    source.kind === 'workspace' ? { kind: 'workspace' } : { kind: 'commit', commit: source.commit };
   const block = `${label(
     found.map((f) => f.path),
     from,

@@ -11,6 +11,7 @@ import { constantFrame } from './frame.js';
 import { planMcpCall } from './mcp-calls.js';
 import { planMemorySource, readMemory, withMemory } from './memory-source.js';
 import type { PARKED, Phase, PhaseDeps, ToolResultBlock, ToolUse } from './phase.js';
+import { movedBetweenRounds, type PlanningTree, removePlanningTree } from './planning-base.js';
 import {
   BASE_SYSTEM_PROMPT,
   PLAN_CAPTURED,
@@ -39,11 +40,18 @@ export class PlanPhase implements Phase {
     private readonly conversationId: string,
     /** The run's: a search under way stops when the run is aborted. */
     private readonly signal: AbortSignal,
+    /** A git workspace's run: the clean checkout of the commit it plans on (`workspace` is in it). */
+    private readonly tree: PlanningTree | null = null,
   ) {}
 
-  /** The constants and the project memory (memory.ts): a pull request's from its base commit, never its head. */
+  /**
+   * The constants and the project memory (memory.ts): a pull request's from its base commit, never its head;
+   * a git workspace's from the checkout of the commit the run plans on.
+   */
   async frame(): Promise<ConversationFrame> {
-    const source = planMemorySource(this.run, this.workspace);
+    const source = this.tree
+      ? { kind: 'checkout' as const, workspace: this.workspace, commit: this.tree.base.commit }
+      : planMemorySource(this.run, this.workspace);
     return withMemory(this.constantFrame, await readMemory(this.deps, this.run, source));
   }
 
@@ -56,7 +64,12 @@ export class PlanPhase implements Phase {
     if (!this.run.revisesPlanId) return this.run.prompt;
     const decisions = await this.deps.store.listDecisions(this.run.revisesPlanId);
     const asked = decisions.find((d) => d.kind === 'revise');
-    return asked ? reviseKickoff(asked.identity, asked.comment ?? '') : this.run.prompt;
+    if (!asked) return this.run.prompt;
+    const kickoff = reviseKickoff(asked.identity, asked.comment ?? '');
+    // A round on another commit than the plan it revises: the model is told what moved under what it read.
+    const revised = this.tree ? await this.deps.store.getPlan(this.run.revisesPlanId) : null;
+    const moved = this.tree && revised ? await movedBetweenRounds(this.tree, revised.workspaceCommit) : null;
+    return moved ? `${kickoff}\n\n${moved}` : kickoff;
   }
 
   async call(
@@ -111,6 +124,8 @@ export class PlanPhase implements Phase {
     if (this.run.checkout && outcome.status !== 'awaiting_input') {
       await removeCheckout(this.run.checkout.clone, this.workspace.root);
     }
+    // So is a git workspace's planning checkout.
+    if (this.tree && outcome.status !== 'awaiting_input') await removePlanningTree(this.tree);
     return outcome;
   }
 
@@ -161,6 +176,8 @@ export class PlanPhase implements Phase {
       markdown,
       sha256: createHash('sha256').update(markdown).digest('hex'),
       workspaceCommit,
+      // What the plan did not see: the workspace's uncommitted changes when its run began (planning-base.ts).
+      uncommitted: this.tree && this.tree.base.uncommitted.count > 0 ? this.tree.base.uncommitted : null,
       // What the plan stands on, for the staleness rule (plans/staleness.ts): only a plan on a commit has one.
       footprint: workspaceCommit
         ? await planFootprint(this.workspace, await store.loadConversation(this.conversationId), markdown)
@@ -186,15 +203,16 @@ export class PlanPhase implements Phase {
   }
 
   /**
-   * The commit a plan is pinned to: a pull request's head commit it was checked out at, or the commit another
-   * event named (its worktree's, when the event named only a branch or tag). A plain workspace has none,
-   * whatever `.git` appeared in it since its session was made.
+   * The commit a plan is pinned to: a pull request's head commit it was checked out at, the commit another
+   * event named (its worktree's, when the event named only a branch or tag), or the commit a git workspace's
+   * run read (its planning checkout's). A plain workspace has none, whatever `.git` appeared in it since its
+   * session was made; nor has a repository that had no commit when the run began (it read the working tree).
    */
   private async pinnedCommit(): Promise<string | null> {
     const c = this.run.checkout;
     if (c?.kind === 'commit') return c.sha ?? headCommit(this.workspace.root);
     if (c) return c.headSha;
-    return this.session.workspaceKind === 'plain' ? null : headCommit(this.workspace.root);
+    return this.tree?.base.commit ?? null;
   }
 
   /** The run names the plan it proposed. */

@@ -39,6 +39,7 @@ import { mcpStartFailed } from './mcp-calls.js';
 import { mcpFramed, RunMcp } from './mcp-run.js';
 import { PARKED, type Phase, type PhaseDeps, type ToolResultBlock, type ToolUse } from './phase.js';
 import { PlanPhase } from './plan-phase.js';
+import { type PlanningTree, planningHidden, planningTree, removePlanningTree } from './planning-base.js';
 import {
   CALL_CUT_OFF,
   NOT_RUN_AFTER_PLAN,
@@ -239,14 +240,23 @@ class AgentRun {
   ): Promise<Phase | RunOutcome> {
     if (run.phase === 'execute') return ExecutePhase.open(this.deps, run, session, signal, startOver);
     let workspace: Workspace;
+    let tree: PlanningTree | null = null;
     try {
-      // A pull request run plans in a worktree at the PR's head, not in the clone's checkout.
-      const root = run.checkout ? await this.pullRequestCheckout(run.checkout, run.id) : session.workspace;
-      workspace = await Workspace.open(root, this.deps.hidden);
+      // A pull request run plans in a worktree at the PR's head, not in the clone's checkout; a git
+      // workspace's run in a clean checkout of the commit its execution starts from (planning-base.ts).
+      if (!run.checkout) tree = await planningTree(this.deps, run, session);
+      const root = run.checkout
+        ? await this.pullRequestCheckout(run.checkout, run.id)
+        : (tree?.root ?? session.workspace);
+      // An absolute path of the session's workspace the model copied (from the task, say) means the same file
+      // of the checkout: never the working tree's.
+      const hidden = tree ? planningHidden(this.deps.hidden, tree) : this.deps.hidden;
+      workspace = await Workspace.open(root, hidden, tree ? session.workspace : undefined);
     } catch (err) {
+      if (tree) await removePlanningTree(tree);
       return { status: 'failed', error: `workspace cannot be prepared: ${(err as Error).message}` };
     }
-    return new PlanPhase(this.deps, run, session, workspace, conversationId, signal);
+    return new PlanPhase(this.deps, run, session, workspace, conversationId, signal, tree);
   }
 
   /**

@@ -241,7 +241,34 @@ export interface Run {
   checkout: RunCheckout | null;
   /** Set while the run (awaiting_input) waits on the account (a spend limit), not on a question. */
   waitingOn: RunWait | null;
+  /**
+   * A plan-phase run in a git workspace (no `checkout`): the commit it plans on, in a clean checkout of its
+   * own, and what the workspace had uncommitted when that checkout was made. Set when the run first opens;
+   * absent: null (a plain directory, a repository without a commit, a run from before it was kept).
+   */
+  planningBase?: PlanningBase | null;
 }
+
+/** The commit a git workspace's plan run reads (a detached checkout of it), fixed when the run first opens. */
+export interface PlanningBase {
+  commit: string;
+  /** What the workspace had that the commit has not, when the checkout was made: the plan never saw it. */
+  uncommitted: UncommittedChanges;
+}
+
+/**
+ * A workspace's uncommitted changes: tracked files modified or staged, and untracked files that are not
+ * ignored (an untracked directory counts once, as `dir/`). Paths are relative to the session's workspace.
+ */
+export interface UncommittedChanges {
+  /** How many paths differ. */
+  count: number;
+  /** The first of them (at most MAX_UNCOMMITTED_LISTED), sorted. */
+  paths: string[];
+}
+
+/** How many uncommitted paths a plan lists by name. */
+export const MAX_UNCOMMITTED_LISTED = 20;
 
 /** Where a run a GitHub event started plans: a pull request's head, or another commit of the repository. */
 export type RunCheckout = PullRequestCheckout | CommitCheckout;
@@ -401,6 +428,11 @@ export interface Plan {
    * it instead of `workspaceCommit` (`executionBase`, domain/footprint.ts). Set by the approval; absent: null.
    */
   executionBase?: string | null;
+  /**
+   * What the git workspace had uncommitted when the plan phase began (its run's `planningBase`): the plan was
+   * made from `workspaceCommit` without it. Null: nothing, or no commit to compare with. Absent: null.
+   */
+  uncommitted?: UncommittedChanges | null;
   /** Distinct approvals so far (read from the decisions; ignored when a plan is created). */
   approvals?: number;
   /** Delivery of the executed result (null until an executed plan was looked at; ignored when created). */

@@ -15,6 +15,7 @@ import type {
   WebhookDelivery,
 } from '../domain/types.js';
 import { shownRunSource } from '../domain/types.js';
+import { uncommittedNotice } from '../domain/uncommitted.js';
 import type { PlanContext, PlanDiff, PlanSource } from '../plans/plan-context.js';
 import { type Freshness, movedOnMessage, staleMessage } from '../plans/staleness.js';
 import { upcomingSlots } from '../scheduler/next-fire.js';
@@ -163,6 +164,7 @@ export const presentPlan = (p: Plan, now: number): PlanJson => ({
   sha256: p.sha256,
   workspace_commit: p.workspaceCommit,
   execution_base: p.executionBase ?? null,
+  uncommitted_changes: presentUncommitted(p),
   approvals_required: p.approvalsRequired,
   approvals: p.approvals ?? 0,
   allow_self_approval: p.allowSelfApproval,
@@ -175,6 +177,14 @@ export const presentPlan = (p: Plan, now: number): PlanJson => ({
   failure_reason: p.failureReason,
   delivery: presentPlanDelivery(p.delivery ?? null),
 });
+
+/** What the plan's git workspace had uncommitted when it was made (domain/uncommitted.ts); null: nothing. */
+const presentUncommitted = (p: Plan): PlanJson['uncommitted_changes'] => {
+  const message = uncommittedNotice(p);
+  return message && p.uncommitted
+    ? { count: p.uncommitted.count, paths: p.uncommitted.paths, message }
+    : null;
+};
 
 /** Whether a pending plan may still be approved (src/plans/staleness.ts), as the API says it. */
 export const presentFreshness = (p: Pick<Plan, 'id' | 'workspaceCommit'>, f: Freshness): FreshnessJson => ({

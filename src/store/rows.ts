@@ -128,6 +128,8 @@ export interface RunRow {
   delivery_id: string | null;
   subject: string | null;
   checkout: string | null;
+  /** JSON (Run.planningBase); absent on a database from before it. */
+  planning_base?: string | null;
   waiting_on: 'spend_limit' | 'spend_cap' | null;
   waiting_until: number | null;
   /** The replica executing a running run, and until when (ms) it holds it: the store's own, not in Run. */
@@ -188,6 +190,8 @@ export interface PlanRow extends PlanDeliveryRow {
   subject: string | null;
   /** JSON of a PlanFootprint; null on a plan made before schema 25 or whose reads could not be bounded. */
   footprint?: string | null;
+  /** JSON (Plan.uncommitted). */
+  uncommitted?: string | null;
   execution_base?: string | null;
   approvals: number;
 }
@@ -376,6 +380,7 @@ export const toRun = (r: RunRow): Run => ({
   subject: r.subject,
   checkout: r.checkout === null ? null : JSON.parse(r.checkout),
   waitingOn: r.waiting_on === null ? null : { on: r.waiting_on, until: r.waiting_until ?? 0 },
+  planningBase: r.planning_base ? JSON.parse(r.planning_base) : null,
 });
 
 export const toEvent = (r: EventRow): RunEvent => ({
@@ -438,6 +443,7 @@ export const toPlan = (r: PlanRow, legacyNetwork: readonly string[]): Plan => ({
   subject: r.subject,
   footprint: r.footprint ? JSON.parse(r.footprint) : null,
   executionBase: r.execution_base ?? null,
+  uncommitted: r.uncommitted ? JSON.parse(r.uncommitted) : null,
   approvals: r.approvals ?? 0,
   delivery: toPlanDelivery(r),
 });

@@ -5,6 +5,7 @@ import type {
   ExecuteMode,
   LoggedEvent,
   Page,
+  PlanningBase,
   Run,
   RunEvent,
   RunSettings,
@@ -105,6 +106,8 @@ export interface RunStore {
       resultCommit?: string | null;
       diffStat?: string | null;
       changedFiles?: string[];
+      /** Run.planningBase: written once, when a plan run in a git workspace first opens. */
+      planningBase?: PlanningBase;
     },
     fence?: Fence,
   ): Promise<void>;

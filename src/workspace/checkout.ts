@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { CommitCheckout, PullRequestCheckout, RunCheckout } from '../domain/types.js';
 import { git, withRepoLock } from './git.js';
 
@@ -90,6 +90,22 @@ async function commitOf(c: CommitCheckout): Promise<string> {
       `${c.ref} of ${c.repository} could not be fetched from the clone's remote: ${why}`,
     );
   }
+}
+
+/**
+ * A detached worktree of the git workspace `repo` at `commit`, at `path`: where a plan run of that workspace
+ * reads, so that it sees the commit its execution will start from and none of the person's uncommitted
+ * changes. Made once; a run that continues (a restart, an answer) finds it there. Returns its top, absolute.
+ */
+export function checkoutCommit(repo: string, commit: string, path: string): Promise<string> {
+  // Absolute: git resolves a relative path against the repository, drydock against its own directory.
+  const top = resolve(path);
+  return withRepoLock(repo, async () => {
+    if (existsSync(top)) return top;
+    await mkdir(dirname(top), { recursive: true });
+    await git(repo, ['worktree', 'add', '--quiet', '--detach', top, commit]);
+    return top;
+  });
 }
 
 export async function removeCheckout(clone: string, path: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Config } from '../config/schema.js';
 
 // INVARIANT: nothing the model drives sees drydock's own files. Its data directory (the database, other plans'
@@ -69,6 +69,21 @@ export class HiddenPaths {
    */
   real(): RealHidden[] {
     return this.entries.map((e) => ({ ...e, real: realPathOf(e.path) }));
+  }
+
+  /**
+   * This list, and again each entry that lies inside the directory `from`, at the same place inside `to`: for
+   * a checkout `to` of the repository `from` (a plan run's, agent/planning-base.ts), whose copies of hidden
+   * files (a configuration file committed there by a workspace from before the check) stay hidden.
+   */
+  alsoIn(from: string, to: string): HiddenPaths {
+    const realFrom = realPathOf(from);
+    const copies = this.real().flatMap((h) =>
+      h.real !== realFrom && isWithin(realFrom, h.real)
+        ? [{ path: join(to, relative(realFrom, h.real)), name: h.name, what: h.what, fix: h.fix }]
+        : [],
+    );
+    return copies.length === 0 ? this : new HiddenPaths([...this.entries, ...copies]);
   }
 
   /**

@@ -1,12 +1,12 @@
 import { readdir } from 'node:fs/promises';
-import { isFinishedRunStatus, type Plan, type PlanStatus } from '../domain/types.js';
+import { isFinishedRunStatus, type Plan, type PlanStatus, type Run } from '../domain/types.js';
 import type { PlanStore, RunStore, SessionStore } from '../store/store.js';
 import { checkoutPath, checkoutsDir, worktreePath, worktreesDir } from './paths.js';
 import { deliveryRefs } from './replay.js';
 import { branchFor, removeWorktree } from './worktree.js';
 
-// Retention: an execution's worktree (<work root>/worktrees/<plan id>, on branch drydock/<plan id>) and a pull
-// request run's checkout (<work root>/checkouts/<run id>) are kept for people to look at, then removed once
+// Retention: an execution's worktree (<work root>/worktrees/<plan id>, on branch drydock/<plan id>) and a plan
+// run's checkout (<work root>/checkouts/<run id>: a pull request's, or a git workspace's commit) are kept for people to look at, then removed once
 // their plan or run has been settled for `ttlMs`. Never while anything can still use them: a plan that is
 // approved or executing, a run that has not ended. Without this, every execution leaves a worktree and a
 // branch behind and the disk only grows. Branches pushed elsewhere are the remote's to keep; only the local
@@ -82,13 +82,24 @@ export async function collectGarbage(
         report.kept += 1;
         continue;
       }
-      if (!opts.dryRun) await removeWorktree(run?.checkout?.clone ?? null, path, null);
+      if (!opts.dryRun) await removeWorktree(await checkoutRepo(store, run), path, null);
       report.checkouts.push(runId);
     } catch (err) {
       report.failed.push({ path, error: (err as Error).message });
     }
   }
   return report;
+}
+
+/**
+ * The repository a run's checkout belongs to: a pull request's or commit event's clone, or the git workspace a
+ * plan run read a checkout of (agent/planning-base.ts). Null: unknown (the run is gone); the directory alone goes.
+ */
+async function checkoutRepo(store: SessionStore, run: Run | null): Promise<string | null> {
+  if (run?.checkout) return run.checkout.clone;
+  if (!run?.planningBase) return null;
+  const session = await store.getSession(run.sessionId);
+  return session && session.workspaceKind !== 'plain' ? session.workspace : null;
 }
 
 /**

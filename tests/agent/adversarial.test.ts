@@ -11,7 +11,7 @@ import {
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ADMIN_TOKEN, readSse, startTestDaemon, type TestDaemon, waitFor } from '../support/daemon.js';
-import { makeRepo } from '../support/git-repo.js';
+import { git, makeRepo } from '../support/git-repo.js';
 import { type ModelServer, startModelServer } from '../support/model-server.js';
 
 let model: ModelServer;
@@ -34,6 +34,9 @@ beforeEach(async () => {
   const fd = openSync(join(repo, 'big.log'), 'w');
   while (fstatSync(fd).size < 50 * 1024 * 1024) writeSync(fd, chunk);
   closeSync(fd);
+  // Committed: a plan run reads a clean checkout of the workspace's commit, links and all.
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'links out, and a big file');
 });
 afterEach(async () => {
   await d.stop();

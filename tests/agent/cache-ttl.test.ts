@@ -17,6 +17,7 @@ import {
   world,
 } from '../plans/helpers.js';
 import { ADMIN_TOKEN, readSse } from '../support/daemon.js';
+import { git } from '../support/git-repo.js';
 import { type ModelServer, type RecordedRequest, startModelServer } from '../support/model-server.js';
 
 // Which breakpoint carries which TTL, phase by phase, as the real SDK sends it to the strict stand-in (which
@@ -74,6 +75,9 @@ async function loop(
   w = await world(model, { model: modelId, execute_mode: executeMode });
   // A file large enough (~3,000 tokens) that the turn reading it adds more than SPACING_TOKENS.
   writeFileSync(join(w.repo, 'NOTES.md'), 'A line of notes about the greeting file.\n'.repeat(300));
+  // Committed: the plan phase reads the workspace's commit.
+  git(w.repo, 'add', 'NOTES.md');
+  git(w.repo, 'commit', '-q', '-m', 'notes');
   const alice = await w.token('alice');
   model.enqueue(
     calls('r1', 'Read', { file_path: 'NOTES.md' }),

@@ -202,6 +202,9 @@ describe('a plan run in a workspace that holds the data directory', () => {
     const repo = join(temp(), 'repo');
     makeRepo(repo, { 'src/app.ts': 'export const app = 1;\n', 'drydock.yaml': CONFIG_TEXT });
     symlinkSync('drydock.yaml', join(repo, 'config-link.yaml'));
+    // Committed: the plan run reads a clean checkout of the commit, where the copies stay hidden too.
+    git(repo, 'add', 'config-link.yaml');
+    git(repo, 'commit', '-q', '-m', 'a link to the configuration');
     model = await startModelServer();
     // `cd repo && drydock serve --config drydock.yaml`: data_dir is ./data, inside the repository.
     d = await startTestDaemon({ modelUrl: model.url, dir: repo, configFile: join(repo, 'drydock.yaml') });

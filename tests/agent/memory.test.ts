@@ -17,7 +17,7 @@ import {
   tokenFor,
 } from '../plans/helpers.js';
 import { ADMIN_TOKEN, readSse, startTestDaemon, type TestDaemon } from '../support/daemon.js';
-import { makeRepo } from '../support/git-repo.js';
+import { git, makeRepo } from '../support/git-repo.js';
 import { tempDir } from '../support/harness.js';
 import { type ModelServer, type RecordedRequest, startModelServer } from '../support/model-server.js';
 
@@ -28,6 +28,8 @@ import { type ModelServer, type RecordedRequest, startModelServer } from '../sup
 let model: ModelServer;
 let d: TestDaemon;
 let repo: string;
+/** The commit `start` made: a plan run reads it (a clean checkout), never the working tree. */
+let head: string;
 
 beforeEach(async () => {
   model = await startModelServer();
@@ -40,7 +42,13 @@ afterEach(async () => {
 async function start(files: Record<string, string>, patch?: (c: Config) => void) {
   d = await startTestDaemon({ modelUrl: model.url, ...(patch ? { patch } : {}) });
   repo = join(d.dir, 'repo');
-  makeRepo(repo, { 'README.md': '# demo\n', ...files });
+  head = makeRepo(repo, { 'README.md': '# demo\n', ...files });
+}
+
+/** Commits everything in the repository (a plan run reads the commit, not the working tree). */
+function commitAll(message: string): void {
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', message);
 }
 
 /** The system blocks of a recorded request, as sent. */
@@ -79,13 +87,16 @@ describe('project memory in the plan phase', () => {
     expect(memory.text.indexOf('file="CLAUDE.md"')).toBeLessThan(
       memory.text.indexOf('file=".claude/CLAUDE.md"'),
     );
+    // Read from the clean checkout of the commit the plan is made on.
     expect(memory.text).toMatch(
-      /^The project's instructions files \(CLAUDE\.md, \.claude\/CLAUDE\.md, from the workspace\)/,
+      new RegExp(
+        `^The project's instructions files \\(CLAUDE\\.md, \\.claude/CLAUDE\\.md, as committed at ${head}\\)`,
+      ),
     );
 
     expect((await startedEvent(runId)).memory).toEqual({
       files: ['CLAUDE.md', '.claude/CLAUDE.md'],
-      from: { kind: 'workspace' },
+      from: { kind: 'commit', commit: head },
       sha256: sha(memory.text),
       bytes: Buffer.byteLength('Use tabs, never spaces.\n') + Buffer.byteLength('Run `make check` first.\n'),
       cut: false,
@@ -103,6 +114,7 @@ describe('project memory in the plan phase', () => {
 
     // With a CLAUDE.md beside it, AGENTS.md is left out.
     writeFileSync(join(repo, 'CLAUDE.md'), 'Claude: use tabs.\n');
+    commitAll('CLAUDE.md');
     model.enqueue(proposes('p2'));
     await plannedJob(d, (await jobIn(d, join(repo), {}, 'Again')).jobId);
     const second = systemOf(model.requests[1]!)[2]!.text;
@@ -164,6 +176,7 @@ describe('project memory in the plan phase', () => {
   it('a link inside the workspace is followed (AGENTS.md kept once, read through CLAUDE.md)', async () => {
     await start({ 'AGENTS.md': 'Shared rules for every agent.\n' });
     symlinkSync('AGENTS.md', join(repo, 'CLAUDE.md'));
+    commitAll('CLAUDE.md, a link');
     const { jobId } = await jobIn(d, repo, {}, 'Add a greeting file');
     model.enqueue(proposes('p1'));
     await plannedJob(d, jobId);
@@ -184,6 +197,7 @@ describe('project memory in the plan phase', () => {
     model.enqueue(proposes('p1'), proposes('p2', `${PLAN_MD}3. Twice\n`), proposes('p3'));
     const { plan } = await plannedJob(d, jobId);
     writeFileSync(join(repo, 'CLAUDE.md'), 'Version two of the rules.\n');
+    commitAll('version two');
     const alice = await tokenOf('alice');
     const revise = await d.api('POST', `/v1/plans/${plan.id}/revise`, { feedback: 'Twice, please.' }, alice);
     expect(revise.status).toBe(200);
@@ -243,6 +257,7 @@ describe('project memory across a wait', () => {
     const fired = await d.api('POST', `/v1/jobs/${jobId}/run`);
     await runUntil(d, fired.body.id, ['awaiting_input']);
     writeFileSync(join(repo, 'CLAUDE.md'), 'Rules after the question.\n');
+    commitAll('rules after the question');
     const q = (await d.api('GET', `/v1/questions?run_id=${fired.body.id}`)).body.items[0];
     const answered = await d.api('POST', `/v1/questions/${q.id}/answers`, {
       answers: { 'Which greeting?': 'hi' },

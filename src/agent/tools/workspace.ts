@@ -34,6 +34,12 @@ export class Workspace {
   readonly root: string;
   /** The root as given (absolute), so absolute paths the model copied from it are accepted too. */
   readonly #givenRoot: string;
+  /**
+   * Directories an absolute path may name for the root (as given and by real path): a git workspace whose
+   * plan run reads a checkout of its commit (agent/planning-base.ts) takes the workspace's own absolute paths
+   * for the checkout's. Only a path's spelling is translated; what it resolves to is held to the root.
+   */
+  readonly #aliases: readonly string[];
   /** The daemon's hidden paths that lie below the root, by real path (see src/workspace/hidden.ts). */
   readonly #hidden: readonly RealHidden[];
 
@@ -41,19 +47,20 @@ export class Workspace {
    * Throws if `root` does not exist or is not a directory. Prefer `Workspace.open` in async code. `hidden`
    * is the daemon's one list (PhaseDeps.hidden): what lies below the root of it is refused by every tool.
    */
-  constructor(root: string, hidden?: HiddenPaths) {
+  constructor(root: string, hidden?: HiddenPaths, alias?: string) {
     this.#givenRoot = resolve(root);
     this.root = realpathSync.native(this.#givenRoot);
     if (!statSync(this.root).isDirectory()) throw new Error(`Workspace: ${root} is not a directory`);
     this.#hidden = hidden?.below(this.root) ?? [];
+    this.#aliases = alias === undefined ? [] : aliasesOf(alias);
   }
 
-  static async open(root: string, hidden?: HiddenPaths): Promise<Workspace> {
+  static async open(root: string, hidden?: HiddenPaths, alias?: string): Promise<Workspace> {
     // Checked asynchronously first, so the constructor's synchronous calls find the answers cached.
     if (!(await stat(await realpath(resolve(root)))).isDirectory()) {
       throw new Error(`Workspace: ${root} is not a directory`);
     }
-    return new Workspace(root, hidden);
+    return new Workspace(root, hidden, alias);
   }
 
   /** Whether the real path `abs` is one of drydock's hidden paths or lies below one. */
@@ -127,6 +134,8 @@ export class Workspace {
     if (isWithin(this.root, abs)) return abs;
     // An absolute path under the root as configured (say /tmp/ws when the real root is /private/tmp/ws).
     if (isWithin(this.#givenRoot, abs)) return join(this.root, relative(this.#givenRoot, abs));
+    const alias = this.#aliases.find((a) => isWithin(a, abs));
+    if (alias !== undefined) return join(this.root, relative(alias, abs));
     throw new PathError(`path ${shown(p)} is outside the workspace`);
   }
 
@@ -164,5 +173,16 @@ export class Workspace {
       throw new PathError(`path ${shown(p)} is outside the workspace (it goes through a symbolic link)`);
     }
     return join(realAncestor, ...rest);
+  }
+}
+
+/** `dir` as given (absolute) and by its real path, when it has one. */
+function aliasesOf(dir: string): string[] {
+  const given = resolve(dir);
+  try {
+    const real = realpathSync.native(given);
+    return real === given ? [given] : [given, real];
+  } catch {
+    return [given];
   }
 }

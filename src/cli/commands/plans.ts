@@ -244,6 +244,8 @@ function planFields(p: PlanDetailJson, now: number): string {
     ['sha256', p.sha256],
     ['workspace_commit', p.workspace_commit],
     ...(p.execution_base ? [['execution_base', p.execution_base] as [string, unknown]] : []),
+    // Only when the git workspace had uncommitted changes the plan was made without.
+    ...(p.uncommitted_changes ? [['uncommitted', p.uncommitted_changes.message] as [string, unknown]] : []),
     // Only when the workspace moved past the plan's commit: stale (not approvable), or moved on.
     ...(p.freshness && p.freshness.state !== 'current'
       ? [['freshness', `${p.freshness.state}: ${p.freshness.message}`] as [string, unknown]]

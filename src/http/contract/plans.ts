@@ -88,6 +88,20 @@ export const planSchema = z.strictObject({
     .describe(
       'the head the workspace had moved on to when the plan was approved, touching nothing it read: its execution starts there; null: on workspace_commit',
     ),
+  uncommitted_changes: z
+    .strictObject({
+      count: z.number().describe('how many paths of the workspace differed from workspace_commit'),
+      paths: z
+        .array(z.string())
+        .describe(
+          'the first of them (at most 20, sorted), relative to the workspace; an untracked directory ends in /',
+        ),
+      message: z.string().describe('the notice the plan page shows'),
+    })
+    .nullable()
+    .describe(
+      'what the git workspace had uncommitted (modified, staged or untracked files) when the plan phase began: the plan was made from workspace_commit without it; null: nothing (or not a git workspace)',
+    ),
   approvals_required: z.number(),
   approvals: z.number().describe('distinct approvals so far'),
   allow_self_approval: z.boolean(),

@@ -27,8 +27,9 @@ export function insertPlanStatement(p: Plan): Statement {
   return {
     text: `INSERT INTO plans (id, run_id, session_id, conversation_id, tool_use_id, markdown, sha256, workspace_commit,
          status, round, previous_plan_id, requested_by, created_at, job_id, trigger_id, source, expires_at,
-         approvals_required, allow_self_approval, execute_mode, network, network_domains, owner, subject, footprint)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         approvals_required, allow_self_approval, execute_mode, network, network_domains, owner, subject, footprint,
+         uncommitted)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        RETURNING *, 0 AS approvals`,
     values: [
       p.id,
@@ -56,6 +57,7 @@ export function insertPlanStatement(p: Plan): Statement {
       p.owner,
       p.subject,
       p.footprint ? JSON.stringify(p.footprint) : null,
+      p.uncommitted ? JSON.stringify(p.uncommitted) : null,
     ],
   };
 }

@@ -77,6 +77,7 @@ const RUN_PATCH: {
   resultCommit: ['result_commit'],
   diffStat: ['diff_stat'],
   changedFiles: ['changed_files', json],
+  planningBase: ['planning_base', json],
 };
 
 type RunPatch = Parameters<RunStore['updateRun']>[1];

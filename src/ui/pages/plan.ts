@@ -40,6 +40,7 @@ import { memorySection } from './memory.js';
 import { modelNotice } from './model-notice.js';
 import { signedIn, type UiContext } from './page-context.js';
 import { factsList, webLink } from './plan-facts.js';
+import { uncommittedNote } from './plan-uncommitted.js';
 import { waitingOf } from './waiting.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -161,6 +162,7 @@ ${alertBox(shown.error, shown.notice)}
 ${modelNotice(deps.config, [...runs.map((r) => r.model), session?.defaults.model], now)}
 ${factsList(deps, { plan, session, decisions, runs, cost: context.cost, waits, now })}
 ${freshnessNote(plan, freshness, freshness?.state === 'stale' ? planAgainBox(c, plan, jobExists) : '')}
+${uncommittedNote(plan)}
 ${sourceSection(context.source)}
 ${memorySection(frame)}
 ${roundsSection(context)}

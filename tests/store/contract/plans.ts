@@ -84,6 +84,7 @@ export function planContract(factory: StoreFactory): void {
             dirs: ['.', 'src/lib'],
             globs: [{ dir: 'docs', pattern: '**/*.md' }],
           },
+          uncommitted: { count: 25, paths: ['notes.txt', 'src/a b.ts'] },
         });
         const plan = await ctx.store.createPlan(given);
         expect(plan).toEqual({ ...given, executionBase: null, approvals: 0, delivery: null });
@@ -96,7 +97,7 @@ export function planContract(factory: StoreFactory): void {
       it('a plan without a footprint reads as null; an approval records the head it executes from', async () => {
         const run = await givenRun(ctx.store, 'run_1');
         const plan = await ctx.store.createPlan(planInput('pln_1', run, { workspaceCommit: 'd'.repeat(40) }));
-        expect(plan).toMatchObject({ footprint: null, executionBase: null });
+        expect(plan).toMatchObject({ footprint: null, executionBase: null, uncommitted: null });
         const head = 'e'.repeat(40);
         const approved = await ctx.store.decidePlan('pln_1', (p, decisions) => ({
           ...approve('dec_1', 'alice', T0 + MINUTE)(p, decisions),

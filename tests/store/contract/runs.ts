@@ -85,6 +85,7 @@ export function runContract(factory: StoreFactory): void {
           subject: null,
           checkout: null,
           waitingOn: null,
+          planningBase: null,
         });
         expect(await ctx.store.getRun('run_1')).toEqual(run);
         expect(await ctx.store.getRun('run_missing')).toBeNull();
@@ -284,6 +285,10 @@ export function runContract(factory: StoreFactory): void {
           resultCommit: 'c'.repeat(40),
           diffStat: ' 2 files changed, 10 insertions(+)',
           changedFiles: ['src/a.ts', 'README.md'],
+          planningBase: {
+            commit: 'b'.repeat(40),
+            uncommitted: { count: 3, paths: ['a b.txt', 'drafts/', 'src/ü.ts'] },
+          },
         });
         const updated = await ctx.store.getRun('run_1');
         expect(updated).toMatchObject({
@@ -299,6 +304,10 @@ export function runContract(factory: StoreFactory): void {
           resultCommit: 'c'.repeat(40),
           diffStat: ' 2 files changed, 10 insertions(+)',
           changedFiles: ['src/a.ts', 'README.md'],
+          planningBase: {
+            commit: 'b'.repeat(40),
+            uncommitted: { count: 3, paths: ['a b.txt', 'drafts/', 'src/ü.ts'] },
+          },
           status: 'queued',
         });
         await ctx.store.updateRun('run_1', { turns: 4 });
