@@ -212,7 +212,8 @@ export function configPaths(schema: z.ZodType, prefix = ''): string[] {
   }
   if (d.type === 'record' && d.valueType) {
     const last = prefix.split('.').at(-1)?.replace(/\[\]$/, '') ?? '';
-    return configPaths(d.valueType, `${prefix}.${PLACEHOLDERS[last] ?? '<key>'}`);
+    const entry = `${prefix}.${PLACEHOLDERS[last] ?? '<key>'}`;
+    return [entry, ...configPaths(d.valueType, entry)];
   }
   if (d.type === 'array' && d.element) return configPaths(d.element, `${prefix}[]`);
   if (d.type === 'union' && d.options) return [...new Set(d.options.flatMap((o) => configPaths(o, prefix)))];
