@@ -385,7 +385,7 @@ export async function main(argv: string[]): Promise<number> {
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && command) {
       const raw = /'(-[^']*)'/.exec((err as Error).message)?.[1] ?? '?';
       const where = command === 'token' && rest[0] ? `token ${rest[0]}` : command;
-      process.stderr.write(`drydock: ${unknownOption(raw, localOptionNames(command), where)}\n`);
+      process.stderr.write(`drydock: ${unknownOption(raw, localOptionNames(where), where)}\n`);
       return 2;
     }
     if (code?.startsWith('ERR_PARSE_ARGS')) {

@@ -103,7 +103,9 @@ function commands(): { name: string; heading: string; options: string[]; where: 
     name: g ? `${g.name} ${name}` : name,
     heading: g ? `#### drydock ${g.name} ${name}` : `### drydock ${name}`,
     options: Object.keys(c.options),
-    where: g ? `the help of ${g.name}.commands['${name}'] in src/cli/commands/` : `src/cli/commands/apply.ts`,
+    where: g
+      ? `the help of "${g.name} ${name}" in src/cli/commands/${g.name}.ts`
+      : `the help of ${name} (src/cli/commands/apply.ts)`,
   });
   return [
     ...LOCAL_COMMANDS.map((c) => ({

@@ -161,11 +161,14 @@ export function localOptions(name: string): OptionsConfig {
   return options;
 }
 
-/** Every option name of the local command `first` (`token`: both of its subcommands'), for suggestions. */
-export function localOptionNames(first: string): string[] {
+/**
+ * The option names of the local command `name` (`token revoke`), for suggestions; for a first word alone
+ * (`token`), those of every command it starts.
+ */
+export function localOptionNames(name: string): string[] {
+  const exact = LOCAL_COMMANDS.filter((c) => c.name === name);
   const names = new Set<string>();
-  for (const c of LOCAL_COMMANDS) {
-    if (c.name.split(' ')[0] !== first) continue;
+  for (const c of exact.length ? exact : LOCAL_COMMANDS.filter((c) => c.name.split(' ')[0] === name)) {
     for (const o of c.options) names.add(o.name);
   }
   return [...names, 'help'];
