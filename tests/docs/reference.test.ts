@@ -164,6 +164,35 @@ describe('commands and options', () => {
     expect(extra, 'headings of commands that no longer exist: run `npm run docs`').toEqual([]);
   });
 
+  it('every command the pages name exists', () => {
+    const groups = new Map(REMOTE_GROUPS.map((g) => [g.name, Object.keys(g.commands)]));
+    const others = new Set([
+      ...LOCAL_COMMANDS.map((c) => c.name.split(' ')[0]!),
+      ...STANDALONE.map((c) => c.name),
+      'help',
+      // The name of a plan's check run on GitHub (`drydock plan`) and the start's log line (`drydock
+      // started`), not commands.
+      'plan',
+      'started',
+    ]);
+    const locals = new Set(LOCAL_COMMANDS.map((c) => c.name));
+    const problems: string[] = [];
+    for (const file of ['README.md', ...DOCS]) {
+      for (const line of prose(read(file))) {
+        for (const m of line.matchAll(/`drydock ([a-z][\w-]*)(?: ([a-z][\w-]*))?/g)) {
+          const [, first, second] = m as unknown as [string, string, string | undefined];
+          const subs = groups.get(first);
+          if (subs ? second !== undefined && !subs.includes(second) : !others.has(first)) {
+            problems.push(`${file}: \`drydock ${first}${second ? ` ${second}` : ''}\` is no command`);
+          } else if ((first === 'token' || first === 'mcp') && second && !locals.has(`${first} ${second}`)) {
+            problems.push(`${file}: \`drydock ${first} ${second}\` is no command`);
+          }
+        }
+      }
+    }
+    expect(problems, 'fix the command (docs/cli.md lists them all) or drop it').toEqual([]);
+  });
+
   it('every command main.ts dispatches is defined where help and the docs read it', () => {
     const main = read('src/cli/main.ts');
     const cases = [...main.matchAll(/case '([a-z][\w-]*)':/g)].map((m) => m[1]!);
