@@ -4,8 +4,13 @@
  * network is involved), creates a session on a sample git repository, fires a job, shows the plan in the
  * queue, approves it, and prints the execution result and the receipts.
  *
- *   npm run demo              approve from this script
- *   npm run demo -- --wait    wait (up to 10 minutes) for a person to approve in the web page instead
+ *   npm run demo                  approve from this script
+ *   npm run demo -- --wait        wait (up to 10 minutes) for a person to approve in the web page instead
+ *   npm run demo -- --model-only [--port N]
+ *                                 only the scripted stand-in (on port N, else a free one): print its
+ *                                 address and serve the same conversation to a daemon you start with
+ *                                 ANTHROPIC_BASE_URL set to it, until stopped; .ci/newcomer walks the
+ *                                 README's quickstart against it
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,9 +21,10 @@ import { issueToken } from '../src/auth/tokens.js';
 import { defaultConfig } from '../src/config/load.js';
 import { startDaemon } from '../src/daemon.js';
 import { silentLogger } from '../src/logger.js';
-import { startModelServer } from '../tests/support/model-server.js';
+import { type ModelServer, startModelServer } from '../tests/support/model-server.js';
 
 const wait = process.argv.includes('--wait');
+const modelOnly = process.argv.includes('--model-only');
 const say = (line = '') => process.stdout.write(`${line}\n`);
 
 const PLAN = `## Add a CONTRIBUTING guide
@@ -28,31 +34,12 @@ const PLAN = `## Add a CONTRIBUTING guide
 
 Risk: low, documentation only.`;
 
-async function main(): Promise<number> {
-  const root = mkdtempSync(join(tmpdir(), 'drydock-demo-'));
-  const repo = join(root, 'sample-repo');
-  mkdirSync(join(repo, 'src'), { recursive: true });
-  writeFileSync(join(repo, 'README.md'), '# sample\n\nA tiny service.\n');
-  writeFileSync(join(repo, 'src/app.js'), 'export const answer = () => 42;\n');
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-C', repo, ...args], {
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'demo',
-        GIT_AUTHOR_EMAIL: 'demo@localhost',
-        GIT_COMMITTER_NAME: 'demo',
-        GIT_COMMITTER_EMAIL: 'demo@localhost',
-        GIT_CONFIG_NOSYSTEM: '1',
-        HOME: repo,
-      },
-      encoding: 'utf8',
-    }).trim();
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'initial');
-
-  // The scripted stand-in: plan phase (look around, propose), execute phase (write, check, summarize).
-  const model = await startModelServer();
+/**
+ * The scripted stand-in: plan phase (look around, propose), execute phase (write, check, summarize). It
+ * answers any non-empty API key, and serves this one conversation, in order, to whichever daemon asks.
+ */
+async function scriptedModel(port?: number): Promise<ModelServer> {
+  const model = await startModelServer(port === undefined ? {} : { port });
   model.enqueue(
     {
       kind: 'message',
@@ -103,7 +90,53 @@ async function main(): Promise<number> {
       usage: { input_tokens: 120, output_tokens: 25, cache_read_input_tokens: 1500 },
     },
   );
+  return model;
+}
 
+/** `--model-only`: the stand-in alone, until SIGTERM or SIGINT. */
+async function modelOnlyMain(): Promise<number> {
+  const at = process.argv.indexOf('--port');
+  const port = at < 0 ? undefined : Number(process.argv[at + 1]);
+  if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) {
+    throw new Error('--port expects a port number, 1-65535');
+  }
+  const model = await scriptedModel(port);
+  say(`ANTHROPIC_BASE_URL=${model.url}`);
+  say(
+    'scripted stand-in for the Messages API: plan (Glob, Read, ExitPlanMode), then execute (Write, Bash, done)',
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', () => resolve());
+    process.once('SIGINT', () => resolve());
+  });
+  await model.close();
+  return 0;
+}
+
+async function main(): Promise<number> {
+  const root = mkdtempSync(join(tmpdir(), 'drydock-demo-'));
+  const repo = join(root, 'sample-repo');
+  mkdirSync(join(repo, 'src'), { recursive: true });
+  writeFileSync(join(repo, 'README.md'), '# sample\n\nA tiny service.\n');
+  writeFileSync(join(repo, 'src/app.js'), 'export const answer = () => 42;\n');
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', repo, ...args], {
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'demo',
+        GIT_AUTHOR_EMAIL: 'demo@localhost',
+        GIT_COMMITTER_NAME: 'demo',
+        GIT_COMMITTER_EMAIL: 'demo@localhost',
+        GIT_CONFIG_NOSYSTEM: '1',
+        HOME: repo,
+      },
+      encoding: 'utf8',
+    }).trim();
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'initial');
+
+  const model = await scriptedModel();
   const config = defaultConfig();
   config.data_dir = join(root, 'data');
   config.server.port = Number(process.env.DRYDOCK_PORT ?? 0);
@@ -249,7 +282,7 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
+(modelOnly ? modelOnlyMain() : main()).then(
   (code) => process.exit(code),
   (err) => {
     process.stderr.write(`demo failed: ${(err as Error).message}\n`);

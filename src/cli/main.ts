@@ -7,18 +7,10 @@ import { ROLES, type Role } from '../domain/types.js';
 import { packageVersion } from '../paths.js';
 import type { openStoreChecked } from '../preflight.js';
 import { applyMain, exportMain } from './commands/apply.js';
-import { closest, unknownOption } from './commands/args.js';
-import { deliveriesGroup } from './commands/deliveries.js';
+import { closest, str, unknownOption, type Values } from './commands/args.js';
 import { runGroup } from './commands/group.js';
-import { jobsGroup } from './commands/jobs.js';
-import { notificationsGroup } from './commands/notifications.js';
-import { plansGroup } from './commands/plans.js';
-import { questionsGroup } from './commands/questions.js';
-import { runsGroup } from './commands/runs.js';
-import { sessionsGroup } from './commands/sessions.js';
-import { toolApprovalsGroup } from './commands/tool-approvals.js';
-import { triggersGroup } from './commands/triggers.js';
-import { usageGroup } from './commands/usage.js';
+import { LOCAL_COMMANDS, localOptionNames, localOptions } from './commands/local.js';
+import { REMOTE_GROUPS, topLevelHelp } from './help.js';
 
 // Exit codes: 0 ok, 1 runtime failure, 2 bad usage or configuration.
 //
@@ -26,131 +18,22 @@ import { usageGroup } from './commands/usage.js';
 // with `await import`, never at the top of this file: the remote commands only talk HTTP and should not
 // pay for them (tests/cli/remote-imports.test.ts holds this).
 
-const USAGE = `usage: drydock <command> [options]
-
-commands:
-  serve                 start the daemon (HTTP API and scheduler)
-      --config FILE       configuration file (default: $DRYDOCK_CONFIG, else built-in defaults)
-      --port N            listen port (default 8080)
-      --host ADDR         listen address (default 127.0.0.1)
-      --data-dir DIR      database, worktrees and checkouts (default ./data; relative to where drydock starts)
-  migrate               apply pending database migrations and exit
-      --config FILE, --data-dir DIR
-  migrate-store         copy everything of a SQLite database into an empty PostgreSQL database, in one
-                        transaction (all or nothing), and print each table's rows in both; stop the
-                        daemon first (the file is only read)
-      --from FILE         the SQLite database (data_dir/drydock.db), at this drydock's schema (run
-                          "drydock migrate" first)
-      --to URL            postgres://user:password@host:5432/db (default: $DATABASE_URL); its tables are
-                          made if missing, and it is refused unless they are empty
-  token create          create an API token and print it once (its id goes to stderr)
-      --name NAME         who the token is for (also its identity)
-      --role ROLE         admin | operator | approver | viewer
-      --init              make a new database when there is none (else: refused, naming where it looked)
-      --config FILE, --data-dir DIR
-  token revoke ID       revoke a token (its id, or the token itself); its /ui sessions end too
-      --config FILE, --data-dir DIR
-  doctor                check every dependency the configuration names, one line each, "ok ..." or
-                        "FAIL ...: what to do": the key and model (one tiny real request), ripgrep, the
-                        store (SQLite writable, or PostgreSQL reachable and migrated), the tokens that may
-                        approve, the sandbox, GitHub webhook secrets, notification webhooks, delivery and
-                        GitHub's credentials (with github.app: its JWT, installations, permissions); exit 1
-                        when any check fails
-      --config FILE
-  mcp tools SERVER      start the MCP server SERVER of mcp.servers as a run would, list its tools with their
-                        annotations and which phase may call each (plan; execute: ask or allow in manual,
-                        edits and auto) and why, then stop it (exit 1 when it does not start)
-      --config FILE, --json
-  gc                    remove executions' worktrees (and their local drydock/<plan> branches) and pull
-                        request checkouts settled longer than retention.worktree_ttl_ms ago; never one
-                        a run can still use (the daemon also does this a minute after it starts, then
-                        every retention.interval_ms)
-      --dry-run           only list what would be removed
-      --config FILE, --data-dir DIR
-
-remote commands (talk to a running daemon over its HTTP API):
-  sessions list [--status open|closed] [--limit N] [--cursor C] [--json]
-  sessions show ID [--json]
-  sessions create --workspace DIR [--name N] [--model M] [--execute-mode M] [--approvals-required N]
-      [--allow-self-approval] [--network-domain D ...] [--budget-usd X] [--thinking off|adaptive|N] [--effort E] [--max-turns N]
-      [--daily-usd X] [--daily-runs N] [--json]   (prints the id)
-  sessions close ID [--json]
-  jobs list --session ID [--json]
-  jobs show ID [--json]
-  jobs create --session ID --cron EXPR --prompt TEXT [--name N] [--timezone TZ] [--one-shot] [--approximate]
-      [--overlap P] [--jitter-max-seconds N] [--execute-mode M] [--json]   (prints the id)
-  jobs update ID [--cron EXPR] [--prompt TEXT] [--timezone TZ] [--recurring|--one-shot] [--approximate|--exact]
-      [--overlap P] [--jitter-max-seconds N|none] [--json]
-  jobs delete ID
-  jobs pause ID [--json]
-  jobs resume ID [--json]
-  jobs run ID [--json]   (prints the run id)
-  jobs slots ID [--json]
-  jobs backfill ID --from TIME --to TIME [--json]
-  triggers list [--json]
-  triggers show ID [--json]
-  triggers create --kind github|generic --name N --prompt TEXT [--event E ...] [--repository owner/repo ...]
-      [--base-branch B ...] [--label L ...] [--author A ...] [--draft true|false] [--workspace DIR]
-      [--hourly-cap N] [--daily-usd X] [--daily-runs N] [--execute-mode M] [--approvals-required N] [--json]   (a generic trigger's token
-      is printed once)
-  triggers update ID [the create options but --kind] [--draft any] [--clear-filters] [--enable|--disable]
-      [--rotate-token] [--json]
-  triggers delete ID
-  triggers deliveries ID [--limit N] [--json]
-  triggers fire ID --trigger-token T [--idempotency-key K] [--text TEXT | --text-file F] [--json]
-      (authenticates with the trigger's token, or $DRYDOCK_TRIGGER_TOKEN, instead of DRYDOCK_TOKEN)
-  deliveries list [--outcome O] [--trigger ID] [--limit N] [--before ID] [--json]
-  deliveries show ID [--json]
-  notifications list [--status S] [--event E] [--limit N] [--cursor C] [--json]
-  usage show [--by trigger|session|model] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--json]
-  plans list [--status S] [--session ID] [--job ID] [--limit N] [--cursor C] [--json]
-  plans show ID [--json]
-  plans approve ID [--sha256 S] [--comment C]
-  plans reject ID --comment C
-  plans revise ID --feedback F [--sha256 S]
-  questions list [--status S] [--run ID] [--json]
-  questions show ID [--json]
-  questions answer ID --answer "Question=Label" [--answer ...]   (multiSelect: "Question=A|B")
-  tool-approvals list [--status S] [--run ID] [--json]
-  tool-approvals show ID [--json]
-  tool-approvals decide ID --allow|--deny [--message M]
-  runs list [--status S] [--session ID] [--job ID] [--json]
-  runs show ID [--json]
-  runs cancel ID
-  runs diff ID [--stat] [--json]   (what an execute run changed, as a unified diff)
-  runs follow ID [--json]   (prints the run's events as they happen until it ends; exit 1 unless it
-      ended planned or completed)
-  apply -f FILE [--dry-run [--exit-code]] [--prune]   (sessions, jobs and triggers as code: reconcile the
-      daemon with a YAML file by name and print the diff; --print-schema prints the file's JSON Schema)
-  export [-o FILE]   (the daemon's sessions, jobs and triggers in the format apply reads)
-      --url URL           daemon URL (default: $DRYDOCK_URL, else http://127.0.0.1:8080)
-      --token TOKEN       API token (default: $DRYDOCK_TOKEN, required)
-      --json              print the API's JSON body as received
-  run "drydock <group> <command> --help" (or "drydock help <group>") for each command's options
-  drydock --version     print the version
-
-exit codes: 0 success; 1 failure (for remote commands: the API refused or failed, printed as
-"drydock: <status> <code>: <message>", or the daemon is unreachable); 2 bad usage or invalid configuration`;
-
 class UsageError extends Error {}
 
-const common = {
-  config: { type: 'string' },
-  'data-dir': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+/** The options of the local command `name`, parsed as its definition (commands/local.ts) says. */
+function localArgs(name: string, args: string[], allowPositionals = false) {
+  const parsed = parseArgs({ args, options: localOptions(name), allowPositionals });
+  const values = parsed.values as Values;
+  const positionals: string[] = [...parsed.positionals];
+  return { values, positionals, string: (key: string) => str(values, key) };
+}
 
-async function config(values: {
-  config?: string | undefined;
-  'data-dir'?: string | undefined;
-  port?: string | undefined;
-  host?: string | undefined;
-}): Promise<Config> {
+async function config(values: Values): Promise<Config> {
   const { loadConfig } = await import('../config/load.js');
   return loadConfig({
-    configPath: values.config,
+    configPath: str(values, 'config'),
     env: process.env,
-    overrides: { port: values.port, host: values.host, data_dir: values['data-dir'] },
+    overrides: { port: str(values, 'port'), host: str(values, 'host'), data_dir: str(values, 'data-dir') },
   });
 }
 
@@ -204,10 +87,7 @@ async function openExistingStore(
 }
 
 async function serveCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { ...common, port: { type: 'string' }, host: { type: 'string' } },
-  });
+  const { values, string } = localArgs('serve', args);
   if (values.help) return help();
   const cfg = await config(values);
   const { createLogger } = await import('../logger.js');
@@ -215,7 +95,7 @@ async function serveCommand(args: string[]): Promise<number> {
   const { startDaemon } = await import('../daemon.js');
   const { StartError } = await import('../preflight.js');
   const { SchemaTooNewError } = await import('../store/store.js');
-  const configFile = values.config || process.env.DRYDOCK_CONFIG;
+  const configFile = string('config') || process.env.DRYDOCK_CONFIG;
   // What drydock processes that are gone left in the temporary directory (temp.ts); ours go when we stop.
   const { removeOwnTempDirs, removeStaleTempDirs } = await import('../workspace/temp.js');
   const stale = removeStaleTempDirs();
@@ -254,7 +134,7 @@ async function serveCommand(args: string[]): Promise<number> {
 }
 
 async function migrateCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: common });
+  const { values } = localArgs('migrate', args);
   if (values.help) return help();
   const cfg = await config(values);
   const store = await openStore(cfg, false);
@@ -277,17 +157,15 @@ async function migrateCommand(args: string[]): Promise<number> {
 
 /** `migrate-store --from FILE --to URL`: the copy and its counts; a refusal is one line and exit 1. */
 async function migrateStoreCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: { from: { type: 'string' }, to: { type: 'string' }, help: common.help },
-  });
+  const { values, string } = localArgs('migrate-store', args);
   if (values.help) return help();
-  const to = values.to ?? process.env.DATABASE_URL;
-  if (!values.from) throw new UsageError('migrate-store: --from FILE (the SQLite database) is required');
+  const from0 = string('from');
+  const to = string('to') ?? process.env.DATABASE_URL;
+  if (!from0) throw new UsageError('migrate-store: --from FILE (the SQLite database) is required');
   if (!to) throw new UsageError('migrate-store: --to URL (or DATABASE_URL) is required');
   const { migrateStore, MigrateStoreError } = await import('../store/migrate-store.js');
   const { shownUrl } = await import('../store/open.js');
-  const from = resolve(values.from);
+  const from = resolve(from0);
   try {
     const report = await migrateStore({ from, to, now: Date.now() });
     const width = Math.max(5, ...report.tables.map((t) => t.table.length));
@@ -320,24 +198,23 @@ async function tokenCommand(args: string[]): Promise<number> {
       `token: expected "create" or "revoke", got ${sub ? `"${sub}"` : 'nothing'}${near ? `; did you mean "${near}"?` : ''}`,
     );
   }
-  const { values } = parseArgs({
-    args: rest,
-    options: { ...common, name: { type: 'string' }, role: { type: 'string' }, init: { type: 'boolean' } },
-  });
+  const { values, string } = localArgs('token create', rest);
   if (values.help) return help();
-  if (!values.name?.trim()) throw new UsageError('token create: --name is required');
-  if (!ROLES.includes(values.role as Role)) {
+  const name = string('name')?.trim();
+  const role = string('role');
+  if (!name) throw new UsageError('token create: --name is required');
+  if (!ROLES.includes(role as Role)) {
     throw new UsageError(`token create: --role must be one of ${ROLES.join(', ')}`);
   }
   const cfg = await config(values);
   const store = await openExistingStore(cfg, 'token create', values.init === true);
   try {
     const { issueToken } = await import('../auth/tokens.js');
-    const issued = issueToken(values.name.trim(), values.name.trim(), values.role as Role, Date.now());
+    const issued = issueToken(name, name, role as Role, Date.now());
     await store.createToken(issued.record);
     process.stdout.write(`${issued.token}\n`);
     process.stderr.write(
-      `token ${issued.record.id} for ${values.name.trim()} (${values.role}) created in ${await where(cfg)}; ` +
+      `token ${issued.record.id} for ${name} (${role}) created in ${await where(cfg)}; ` +
         'it is shown only this once\n',
     );
   } finally {
@@ -351,14 +228,14 @@ async function tokenRevoke(args: string[]): Promise<number> {
   // An id issued before ids began with a letter or digit may start with `-` (`-J3k…`): an argument of a
   // token id's exact shape that is not one of this command's options is the id, not an option.
   const { TOKEN_ID } = await import('../auth/tokens.js');
-  const options = { ...common };
+  const options = localOptions('token revoke');
   const isId = (a: string) =>
     a.startsWith('-') && TOKEN_ID.test(a) && !Object.hasOwn(options, a.replace(/^--/, ''));
-  const { values, positionals } = parseArgs({
-    args: args.filter((a) => !isId(a)),
-    options,
-    allowPositionals: true,
-  });
+  const { values, positionals } = localArgs(
+    'token revoke',
+    args.filter((a) => !isId(a)),
+    true,
+  );
   positionals.unshift(...args.filter(isId));
   if (values.help) return help();
   const [given, ...extra] = positionals;
@@ -385,7 +262,7 @@ async function tokenRevoke(args: string[]): Promise<number> {
 }
 
 async function doctorCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: common });
+  const { values } = localArgs('doctor', args);
   if (values.help) return help();
   const cfg = await config(values);
   const { doctorReport } = await import('./commands/doctor.js');
@@ -408,7 +285,7 @@ function firstLine(err: unknown): string {
 }
 
 async function gcCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { ...common, 'dry-run': { type: 'boolean' } } });
+  const { values } = localArgs('gc', args);
   if (values.help) return help();
   const cfg = await config(values);
   const store = await openExistingStore(cfg, 'gc');
@@ -431,42 +308,16 @@ async function gcCommand(args: string[]): Promise<number> {
 }
 
 function help(): number {
-  process.stdout.write(`${USAGE}\n`);
+  process.stdout.write(`${topLevelHelp()}\n`);
   return 0;
 }
 
-/** Options of the local commands, for suggesting the closest one to an unknown option. */
-const LOCAL_OPTIONS: Record<string, string[]> = {
-  serve: ['config', 'data-dir', 'port', 'host', 'help'],
-  migrate: ['config', 'data-dir', 'help'],
-  'migrate-store': ['from', 'to', 'help'],
-  token: ['name', 'role', 'init', 'config', 'data-dir', 'help'],
-  doctor: ['config', 'data-dir', 'help'],
-  gc: ['config', 'data-dir', 'dry-run', 'help'],
-  mcp: ['config', 'json', 'help'],
-};
-
-/** The options of a local command's subcommands, where they differ from the command's own. */
-const LOCAL_SUBCOMMAND_OPTIONS: Record<string, string[]> = {
-  'token create': ['name', 'role', 'init', 'config', 'data-dir', 'help'],
-  'token revoke': ['config', 'data-dir', 'help'],
-  'mcp tools': ['config', 'json', 'help'],
-};
+/** The local commands by their first word (`token` for `token create` and `token revoke`). */
+const LOCAL_NAMES = [...new Set(LOCAL_COMMANDS.map((c) => c.name.split(' ')[0]!))];
 
 /** The remote command groups, each run by its name: `drydock jobs ...`. */
 const REMOTE: Record<string, (argv: string[]) => Promise<number>> = Object.fromEntries(
-  [
-    plansGroup,
-    questionsGroup,
-    toolApprovalsGroup,
-    runsGroup,
-    sessionsGroup,
-    jobsGroup,
-    triggersGroup,
-    deliveriesGroup,
-    notificationsGroup,
-    usageGroup,
-  ].map((group) => [group.name, (argv: string[]) => runGroup(group, argv)]),
+  REMOTE_GROUPS.map((group) => [group.name, (argv: string[]) => runGroup(group, argv)]),
 );
 
 /**
@@ -483,7 +334,7 @@ async function localFailure(err: unknown): Promise<number | null> {
 }
 
 /** Every command's name: the local ones, the remote groups, apply and export. */
-const COMMANDS = [...Object.keys(LOCAL_OPTIONS), ...Object.keys(REMOTE), 'apply', 'export'];
+const COMMANDS = [...LOCAL_NAMES, ...Object.keys(REMOTE), 'apply', 'export'];
 
 /** `unknown command "jbos"; did you mean "jobs"?` */
 function unknownCommand(name: string): UsageError {
@@ -539,10 +390,9 @@ export async function main(argv: string[]): Promise<number> {
     const code = (err as { code?: string }).code;
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && command) {
       const raw = /'(-[^']*)'/.exec((err as Error).message)?.[1] ?? '?';
-      const sub = `${command} ${rest[0]}`;
-      const where = Object.hasOwn(LOCAL_SUBCOMMAND_OPTIONS, sub) ? sub : command;
-      const known = LOCAL_SUBCOMMAND_OPTIONS[where] ?? LOCAL_OPTIONS[command] ?? [];
-      process.stderr.write(`drydock: ${unknownOption(raw, known, where)}\n`);
+      // `token create`, `token revoke`, `mcp tools`: the subcommand's own options.
+      const where = (command === 'token' || command === 'mcp') && rest[0] ? `${command} ${rest[0]}` : command;
+      process.stderr.write(`drydock: ${unknownOption(raw, localOptionNames(where), where)}\n`);
       return 2;
     }
     if (code?.startsWith('ERR_PARSE_ARGS')) {
@@ -550,14 +400,14 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`drydock: ${(err as Error).message}\n\n${USAGE}\n`);
+      process.stderr.write(`drydock: ${(err as Error).message}\n\n${topLevelHelp()}\n`);
       return 2;
     }
     if (err instanceof NoDatabaseError) {
       process.stderr.write(`drydock: ${err.message}\n`);
       return 2;
     }
-    const known = Object.hasOwn(LOCAL_OPTIONS, command ?? '') ? await localFailure(err) : null;
+    const known = LOCAL_NAMES.includes(command ?? '') ? await localFailure(err) : null;
     if (known !== null) {
       process.stderr.write(`drydock: ${(err as Error).message}\n`);
       return known;

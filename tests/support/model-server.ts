@@ -119,6 +119,8 @@ export interface ModelServerOptions {
   now?: () => number;
   /** An injected clock (anything with `now()`, e.g. tests' FakeClock); `now` wins when both are given. */
   clock?: { now(): number };
+  /** The port on 127.0.0.1 to listen on; default 0, a free one. */
+  port?: number;
 }
 
 const DEFAULT_ERROR_TYPES: Record<number, string> = {
@@ -437,7 +439,7 @@ export async function startModelServer(opts: ModelServerOptions = {}): Promise<M
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(opts.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });

@@ -40,7 +40,7 @@ No secret is written: a generic trigger's token stays with the daemon that made 
 
 ${helpLine('-o, --output FILE', 'write to FILE instead of standard output')}`;
 
-const applyCommand: Subcommand = {
+export const applyCommand: Subcommand = {
   synopsis: '-f FILE [--dry-run [--exit-code]] [--prune] | --print-schema',
   help: APPLY_HELP,
   options: {
@@ -136,7 +136,7 @@ export function diffLine(c: Change): string {
 const fieldsText = (fields: { field: string; from: unknown; to: unknown }[]) =>
   fields.map((f) => `${f.field} ${shown(f.from)} → ${shown(f.to)}`).join('; ');
 
-const exportCommand: Subcommand = {
+export const exportCommand: Subcommand = {
   synopsis: '[-o FILE]',
   help: EXPORT_HELP,
   options: { output: { type: 'string', short: 'o' } },

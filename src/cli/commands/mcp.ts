@@ -6,14 +6,13 @@ import { systemClock } from '../../clock.js';
 import type { Config } from '../../config/schema.js';
 import { sandboxFromConfig } from '../../services.js';
 import { closest } from './args.js';
+import { localCommand, localHelpLines, localOptions } from './local.js';
 
 // `drydock mcp tools <server>`: runs locally from the configuration, like `drydock doctor`. It starts the
 // server as a run would (stdio in the sandbox, HTTP from here), lists its tools with their hints and which
 // phase may call each, and why, then stops it.
 
-export const MCP_USAGE = `usage: drydock mcp tools SERVER [--config FILE] [--json]
-  starts the MCP server SERVER of mcp.servers as a run would, lists its tools with their annotations and
-  which phase may call each (plan; execute: ask or allow in manual, edits and auto) and why, then stops it`;
+export const MCP_USAGE = `usage: drydock mcp tools SERVER [--config FILE] [--json]\n${localHelpLines(localCommand('mcp tools')).join('\n')}`;
 
 /** What is wrong with `drydock mcp ...`'s arguments: an unknown command (and the one meant), or SERVER. */
 function mcpMistake(positionals: string[]): string {
@@ -33,7 +32,7 @@ export async function mcpToolsCommand(
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { config: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: localOptions('mcp tools'),
   });
   if (values.help) {
     out.stdout(`${MCP_USAGE}\n`);
@@ -58,7 +57,7 @@ export async function mcpToolsCommand(
   const connector = createMcpConnector({
     config,
     logger,
-    sandbox: sandboxFromConfig(config, values.config),
+    sandbox: sandboxFromConfig(config, typeof values.config === 'string' ? values.config : undefined),
     egress,
     clock: systemClock,
   });
