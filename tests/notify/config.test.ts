@@ -83,9 +83,9 @@ it('refuses a URL that is not http(s), an unknown event or format, no events, ea
 `);
   expect(p).toEqual([
     'notifications.webhooks[0].url: expected an http(s) URL, got (redacted)',
-    'notifications.webhooks[1].events[1]: expected one of plan.pending, question.pending, tool_approval.pending, plan.executed, plan.execution_failed, delivery.failed, limit.reached, plan.approved, plan.rejected, delivery.succeeded, got (redacted)',
-    'notifications.webhooks[2].format: expected json or slack, got (redacted)',
-    'notifications.webhooks[4].events: expected at least one event (leave events out for all of them), got (redacted)',
+    'notifications.webhooks[1].events[1]: expected one of plan.pending, question.pending, tool_approval.pending, plan.executed, plan.execution_failed, delivery.failed, limit.reached, plan.approved, plan.rejected, delivery.succeeded, got "plan.merged"',
+    'notifications.webhooks[2].format: expected json or slack, got "teams"',
+    'notifications.webhooks[4].events: expected at least one event (leave events out for all of them), got a list',
     'notifications.timeout_ms: expected integer 100-120000, got 10',
   ]);
   expect(message).not.toContain(SECRET);
