@@ -223,7 +223,7 @@ async function agentParts(opts: ServiceOptions, clock: Clock, gh: GithubParts) {
   const sandboxStatus = sandbox ? await sandbox.status() : undefined;
   const events = opts.events ?? new RunEvents(store, clock);
   const metrics = new Metrics(store);
-  // Spend caps (README, Spend caps): asked before runs are created and after each turn of a run going.
+  // Spend caps (docs/spend-caps.md): asked before runs are created and after each turn of a run going.
   const caps = new SpendCaps({
     store,
     clock,

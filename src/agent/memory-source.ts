@@ -10,7 +10,7 @@ export { withMemory } from './memory.js';
 /**
  * Where a plan run reads project memory. A pull request's run: from the PR's base commit, in the configured
  * clone's object database, never from its head (whoever opened the pull request wrote the head, CLAUDE.md
- * included; README "Security model"); without a recorded base commit (a run from before it was kept), none.
+ * included; docs/security.md); without a recorded base commit (a run from before it was kept), none.
  * A run on a commit another event named (`CommitCheckout`): its worktree's files when the commit is the team's
  * own (`memory`), else none. Any other run: the workspace's files.
  */

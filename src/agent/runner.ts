@@ -128,7 +128,7 @@ function unusableModel(settings: RunSettings, model: ResolvedModel, now: number)
   if (!model.priced) {
     return {
       status: 'failed',
-      error: `no price for model ${settings.model}: add models.${settings.model}.price to the configuration (README, Models)`,
+      error: `no price for model ${settings.model}: add models.${settings.model}.price to the configuration (docs/models.md)`,
     };
   }
   return null;

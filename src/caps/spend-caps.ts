@@ -90,7 +90,7 @@ export class SpendSnapshot {
 }
 
 /**
- * Spend caps (README, Spend caps): a trigger's, a session's and the global (config `limits`) daily_usd and
+ * Spend caps (docs/spend-caps.md): a trigger's, a session's and the global (config `limits`) daily_usd and
  * daily_runs, counted from the store's receipts by the day of `limits.timezone`, so every replica on one
  * database counts the same runs. Asked before a run is created (a fire, a run-now, a cron slot) and after
  * each turn of a run going.

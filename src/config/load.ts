@@ -138,7 +138,7 @@ interface Parts {
 }
 
 /**
- * The problems the schema cannot see: a retired model (README, Models: the daemon does not start on one) and
+ * The problems the schema cannot see: a retired model (docs/models.md: the daemon does not start on one) and
  * one with no price, an MCP server's secret unset (mcp-secrets.ts), the App's key file missing or no RSA key
  * (app-key.ts; its text is never quoted).
  */

@@ -199,7 +199,7 @@ const anthropicSchema = section({
   turn_retry_max_ms: int(0).default(600_000),
   // A run that meets the account's spend limit is never retried: it waits (awaiting_input on spend_limit),
   // and so does every run that would send a request meanwhile, until an admin resumes them (`drydock runs
-  // resume`) or this long has passed; then they try again (README, Models).
+  // resume`) or this long has passed; then they try again (docs/models.md).
   spend_limit_wait_ms: int(1).default(3_600_000),
 });
 
@@ -208,14 +208,14 @@ const runsSchema = section({
   question_timeout_ms: int(1).default(86_400_000),
   default_budget_usd: num(0, { exclusiveMin: true, unit: 'USD' }).default(5),
   // How long a replica's claim on a running run holds without being renewed (renewed every third of it);
-  // another replica takes the run over once it runs out (README, Running several replicas).
+  // another replica takes the run over once it runs out (docs/replicas.md).
   lease_ms: int(3_000).default(30_000),
   // The most bytes of project memory (CLAUDE.md, .claude/CLAUDE.md, or AGENTS.md) put into a conversation's
   // system prompt, all files together; past it the text is cut and says so (src/agent/memory.ts). 0: none.
   memory_max_bytes: int(0).default(40_000),
 });
 
-// Spend caps of the whole daemon (README, Spend caps): a run that would start past one is not started (a fire
+// Spend caps of the whole daemon (docs/spend-caps.md): a run that would start past one is not started (a fire
 // answers 429 spend_cap, a cron slot is recorded `capped`), and a run going when daily_usd is crossed parks
 // after its turn until the day resets. Counted from the runs' receipts in the store, by the day of
 // `timezone`, across replicas. Triggers and sessions may have caps of their own (their `limits`).
@@ -812,7 +812,7 @@ export const configSchema = z
         params: { showValue: false },
       });
     }
-    // One GitHub identity: a token and an App at once would leave it to chance which account acts (README, GitHub App).
+    // One GitHub identity: a token and an App at once would leave it to chance which account acts (docs/github.md, A GitHub App).
     if (config.github.token !== null && config.github.app.id !== null) {
       ctx.addIssue({
         code: 'custom',

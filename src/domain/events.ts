@@ -65,7 +65,7 @@ export interface RunEventMap {
   /** An admin ended the run's wait on the spend limit (`drydock runs resume`). */
   spend_limit_resumed: { by: string };
   /**
-   * A spend cap's daily_usd was crossed (README, Spend caps): the run waits (awaiting_input on spend_cap)
+   * A spend cap's daily_usd was crossed (docs/spend-caps.md): the run waits (awaiting_input on spend_cap)
    * until the day resets (`resets_at`) or an admin resumes it.
    */
   spend_cap_reached: {

@@ -13,7 +13,7 @@ export interface SlotTransition {
    *  time (null when it waited for an idle session), for lateness figures. */
   fire: { slotAt: number; runId: string; dueAt: number | null } | null;
   /**
-   * A slot that would have fired, stopped by a spend cap (README, Spend caps): recorded `capped`, no run; the
+   * A slot that would have fired, stopped by a spend cap (docs/spend-caps.md): recorded `capped`, no run; the
    * job moves on to its next slot. Set by the scheduler's loop in place of `fire`, never with it.
    */
   capped?: { slotAt: number } | undefined;

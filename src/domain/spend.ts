@@ -1,7 +1,7 @@
 import { DomainError } from './errors.js';
 
 /**
- * Spend caps (README, Spend caps): how many runs, and how many US dollars of receipts, a trigger, a session
+ * Spend caps (docs/spend-caps.md): how many runs, and how many US dollars of receipts, a trigger, a session
  * or the whole daemon may start in one day of the configured zone. Pure: the day's window is computed from
  * the time given, the tally comes from the store (runs whose creation falls in the window, summed there so
  * that every replica sees the same figure).

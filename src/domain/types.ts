@@ -86,14 +86,14 @@ export interface Session {
   closedAt: number | null;
   /** Set for sessions a trigger made for one subject (a pull request, or the trigger itself). */
   scopeKey: string | null;
-  /** The session's own spend caps (README, Spend caps); {} for none. */
+  /** The session's own spend caps (docs/spend-caps.md); {} for none. */
   limits: SpendLimits;
 }
 
 export type JobStatus = 'active' | 'paused' | 'missed';
 
 /**
- * What a job does with a slot that comes due while its session is busy (README, "Overlap policies"):
+ * What a job does with a slot that comes due while its session is busy (docs/scheduling.md, Overlap policies):
  * `skip` drops it (recorded `skipped`); `buffer_one` (the default) holds the newest, a newer one replacing it
  * (`coalesced`); `buffer_all` holds every one (`buffered`), fired oldest first, one per idle session;
  * `cancel_other` cancels the session's run of this job (`canceled`) and fires; `allow_all` fires anyway, its
@@ -185,8 +185,8 @@ export const isFailedRunStatus = (s: string): boolean =>
 
 /**
  * What a run `awaiting_input` waits on besides a person's answer: `spend_limit`, the account reached its spend
- * limit (README, Models); `spend_cap`, its trigger's, session's or the global daily_usd was crossed (README,
- * Spend caps), `until` the day resets. It is claimed again once an admin resumes it or `until` passes.
+ * limit (docs/models.md); `spend_cap`, its trigger's, session's or the global daily_usd was crossed
+ * (docs/spend-caps.md), `until` the day resets. It is claimed again once an admin resumes it or `until` passes.
  */
 export const RUN_WAITS = ['spend_limit', 'spend_cap'] as const;
 export interface RunWait {
@@ -550,7 +550,7 @@ export interface Trigger {
   workspace: string | null;
   options: RunDefaults;
   hourlyCap: number;
-  /** The trigger's spend caps, counted over every run it started that day (README, Spend caps); {} for none. */
+  /** The trigger's spend caps, counted over every run it started that day (docs/spend-caps.md); {} for none. */
   limits: SpendLimits;
   tokenId: string | null;
   tokenHash: Buffer | null;

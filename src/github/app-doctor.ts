@@ -11,7 +11,7 @@ import { AppAuth, type AppInstallation } from './app-auth.js';
 
 export type Access = 'read' | 'write';
 
-/** What drydock needs of each installation of its App, and what for (README, GitHub App). */
+/** What drydock needs of each installation of its App, and what for (docs/github.md, A GitHub App). */
 export const NEEDED_PERMISSIONS: readonly { name: string; access: Access; why: string }[] = [
   { name: 'contents', access: 'write', why: 'cloning and fetching repositories, pushing delivered branches' },
   { name: 'pull_requests', access: 'write', why: 'reading, opening and commenting on pull requests' },

@@ -1,5 +1,5 @@
 // What drydock asks of GitHub: the permissions of its GitHub App (or of a fine-grained token) and the webhook
-// events it subscribes to. The one list: github-app.json (the App manifest at the repository root), the README
+// events it subscribes to. The one list: github-app.json (the App manifest at the repository root), docs/github.md
 // ("Setting up GitHub") and tests/github/app-manifest.test.ts are held to it, and the test checks `handled`
 // against what the webhook intake does with each event today.
 //
@@ -42,7 +42,7 @@ export type GithubPermissionName = keyof typeof GITHUB_APP_PERMISSIONS;
 
 /**
  * A webhook event drydock subscribes to: the permission an App needs to receive it (see above), and whether
- * the webhook intake acts on it today (false: it is recorded as `ignored`; the README says "coming").
+ * the webhook intake acts on it today (false: it is recorded as `ignored`; docs/github.md says "coming").
  */
 export interface GithubEvent {
   permission: GithubPermissionName;

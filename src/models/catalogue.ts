@@ -59,7 +59,7 @@ import { type Lifecycle, lifecycleMessage, modelState } from './lifecycle.js';
 //   · Active: the 5.5 models, Fable/Mythos 5.1 and 5.2. Opus 4.7 and Mythos 5: no current page of theirs
 //     was found; left active (Opus 4.8 and 4.6 on either side of Opus 4.7 are legacy).
 //   The catalogue once listed Haiku 4.5 as active: its page says legacy, and the docs win.
-// See README "Models" for the table in prose.
+// See docs/models.md for the table in prose.
 
 // The legacy-shape reader moved to the domain (the API contract and the config share it).
 

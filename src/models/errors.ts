@@ -18,7 +18,7 @@ export interface ModelFailure {
 /** Thrown by the agent loop when a turn cannot be had: the run fails with this message. */
 export class ModelUnavailable extends Error {}
 
-/** Thrown by the agent loop when the account's spend limit was reached: the run waits (README, Models). */
+/** Thrown by the agent loop when the account's spend limit was reached: the run waits (docs/models.md). */
 export class SpendLimitReached extends Error {
   /**
    * @param until when a run held back by another run's wait resumes: that wait's end (it never starts a new
@@ -91,7 +91,7 @@ function classifyApiError(err: ApiError, model: string): ModelFailure {
       return {
         retry: false,
         kind: 'invalid_request',
-        reason: `the Messages API refused the request (${what}); a setting the model ${model} does not accept, or a drydock bug: check the model's thinking and effort settings (README, Models)`,
+        reason: `the Messages API refused the request (${what}); a setting the model ${model} does not accept, or a drydock bug: check the model's thinking and effort settings (docs/models.md)`,
         retryAfterMs: null,
       };
     case 401:
@@ -112,7 +112,7 @@ function classifyApiError(err: ApiError, model: string): ModelFailure {
       return {
         retry: false,
         kind: 'not_found',
-        reason: `the model ${model} was not found (${what}): check anthropic.model, or the session's or job's model (README, Models)`,
+        reason: `the model ${model} was not found (${what}): check anthropic.model, or the session's or job's model (docs/models.md)`,
         retryAfterMs: null,
       };
     case 413:

@@ -81,7 +81,7 @@ export function lifecycleMessage(
     case 'retired':
       return {
         level: 'error',
-        text: `${id} retired on ${s.retiredOn} and no longer answers; use ${moveTo(s)} (README, Models)`,
+        text: `${id} retired on ${s.retiredOn} and no longer answers; use ${moveTo(s)} (docs/models.md)`,
       };
     case 'retiring':
       return {

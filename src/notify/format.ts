@@ -68,7 +68,7 @@ export interface AnnouncementData extends Partial<CommonData> {
     /** The comment on the pull request the work came from. */
     comment_url: string | null;
   };
-  /** limit.reached: the spend cap met (README, Spend caps). */
+  /** limit.reached: the spend cap met (docs/spend-caps.md). */
   scope?: string;
   scope_id?: string | null;
   cap?: string;

@@ -8,7 +8,7 @@ import { notificationId } from './notifier.js';
 import { shownUrl, subscribers, uiLink, webhookKey } from './webhooks.js';
 
 /**
- * The outbox rows of `limit.reached` (README, Spend caps) for the webhooks that want it: a spend cap met, once
+ * The outbox rows of `limit.reached` (docs/spend-caps.md) for the webhooks that want it: a spend cap met, once
  * per scope and day. Not a run's event: the store writes them in the transaction that notes the cap
  * (`noteSpendCap`), so the replica that notes it first announces it and no other does.
  */

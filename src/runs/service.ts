@@ -198,7 +198,7 @@ export async function waitingOn(
     return {
       kind: 'spend_cap',
       until: run.waitingOn.until,
-      detail: `a spend cap's daily_usd (README, Spend caps): it goes on when the day resets at ${new Date(run.waitingOn.until).toISOString()}, or when an admin resumes it with drydock runs resume (or POST /v1/runs/resume) after raising the cap`,
+      detail: `a spend cap's daily_usd (docs/spend-caps.md): it goes on when the day resets at ${new Date(run.waitingOn.until).toISOString()}, or when an admin resumes it with drydock runs resume (or POST /v1/runs/resume) after raising the cap`,
     };
   }
   if (run.status === 'awaiting_input' && run.waitingOn) {

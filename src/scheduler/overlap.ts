@@ -3,7 +3,7 @@ import type { CronJob } from '../domain/types.js';
 import type { NextFire } from './next-fire.js';
 
 // A job's overlap policy: what the slots that arrive (came due, or were backfilled) become, given whether its
-// session is busy. The README's "Overlap policies" table says the same in words; keep the two together.
+// session is busy. The "Overlap policies" table of docs/scheduling.md says the same in words; keep the two together.
 
 /** A slot that came due (or was backfilled), oldest first. */
 export interface Arrival {

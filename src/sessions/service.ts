@@ -35,7 +35,7 @@ export interface NewSessionRequest {
   owner: string;
   /** Checked against the model catalogue (invalid_model). */
   defaults?: RunDefaults | undefined;
-  /** The session's spend caps (README, Spend caps; default: none). */
+  /** The session's spend caps (docs/spend-caps.md; default: none). */
   limits?: SpendLimits | undefined;
 }
 

@@ -10,7 +10,7 @@ import { type Dialect, flag, marks, type Statement } from './sql/dialect.js';
 // Claims and leases on running runs, one module for both backends: what a claim is (RunClaim, Fence), the
 // rules written as SQL (a claim that holds, a run that may be recovered, a session that is busy) and the
 // statements that claim a run, renew leases, take lapsed runs over and check a fence. The backends only run
-// these statements, each in its own driver's transaction (README "Running several replicas";
+// these statements, each in its own driver's transaction (docs/replicas.md;
 // src/runs/queue.ts holds and renews the claims).
 
 /** Which replica executes a run, and until when it holds it unless it renews the lease (ms). */

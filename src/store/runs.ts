@@ -42,8 +42,8 @@ export interface RunStore {
     },
   ): Promise<boolean>;
 
-  // ---- claims: which replica executes a running run, until when (src/runs/queue.ts, README "Running several
-  // replicas"). Every transition out of running clears the claim; parked runs belong to no replica.
+  // ---- claims: which replica executes a running run, until when (src/runs/queue.ts, docs/replicas.md).
+  // Every transition out of running clears the claim; parked runs belong to no replica.
   /**
    * Starts a run on `claim.replica`: from `from` to running with the claim and its lease, started_at set if
    * it has none, and a new claim epoch (one more than the run's last). The fence of the claim, or null when

@@ -323,7 +323,7 @@ const noLoosening =
 
 /**
  * The store's check of new spend caps against the trigger as stored: only an admin raises or removes one
- * (README, Spend caps); anyone who may change the trigger may lower or add one.
+ * (docs/spend-caps.md); anyone who may change the trigger may lower or add one.
  */
 const noRaisedCaps =
   (role: Role, limits: SpendLimits) =>

@@ -27,7 +27,7 @@ export type TemplateField = (typeof TEMPLATE_FIELDS)[number];
 const COMMON: readonly TemplateField[] = ['repository', 'event', 'trigger'];
 
 /**
- * The values each GitHub event fills (the README's table of events says the same). `sha` is the commit the run
+ * The values each GitHub event fills (docs/triggers.md's table of events says the same). `sha` is the commit the run
  * plans on when the event names it; `branch` the branch it plans on or is about (an issue's: the default branch).
  * A pull request fills `sha` and `branch` only when it was merged (its merge commit, its base branch).
  */

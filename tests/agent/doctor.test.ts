@@ -47,7 +47,7 @@ describe('doctor and the model lifecycle', () => {
     const report = await doctor(configOn('claude-opus-4-5'), clock.now(), client());
     expect(report.ok).toBe(false);
     expect(report.lines[1]).toBe(
-      'FAIL model claude-opus-4-5: claude-opus-4-5 retired on 2027-01-22 and no longer answers; use claude-opus-5-5 (README, Models)',
+      'FAIL model claude-opus-4-5: claude-opus-4-5 retired on 2027-01-22 and no longer answers; use claude-opus-5-5 (docs/models.md)',
     );
     expect(model.requests).toHaveLength(0);
   });

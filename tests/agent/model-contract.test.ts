@@ -405,7 +405,7 @@ describe('settings in the request', () => {
     });
     expect(r.status).toBe(422);
     expect(r.body.error.message).toBe(
-      'claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (README, Models)',
+      'claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (docs/models.md)',
     );
   });
 });

@@ -90,7 +90,7 @@ describe('a model that retires while the daemon runs', () => {
     const failed = await runUntil(d, next.body.id, ['planned', 'failed']);
     expect(failed.status).toBe('failed');
     expect(failed.error).toBe(
-      'claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (README, Models). ' +
+      'claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (docs/models.md). ' +
         'No request was sent: set the model of the session, job or trigger',
     );
     expect(model.requests.length).toBe(served);

@@ -151,7 +151,7 @@ describe('drydock serve', () => {
   it('refuses to start on a retired default model, naming its replacement', () => {
     const data = dir();
     const config = join(data, 'drydock.yaml');
-    // Sonnet 4.5 retired on 2026-11-30 (README, Models); the daemon reads today's date from the system clock.
+    // Sonnet 4.5 retired on 2026-11-30 (docs/models.md); the daemon reads today's date from the system clock.
     writeFileSync(config, 'anthropic:\n  model: claude-sonnet-4-5\n');
     const r = spawnSync(process.execPath, [CLI, 'serve'], {
       env: baseEnv(data, { ANTHROPIC_API_KEY: 'k', DRYDOCK_CONFIG: config }),
@@ -159,7 +159,7 @@ describe('drydock serve', () => {
     });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(
-      'anthropic.model: claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (README, Models)',
+      'anthropic.model: claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (docs/models.md)',
     );
   });
 

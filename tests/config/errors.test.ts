@@ -137,7 +137,7 @@ describe('one report', () => {
     expect(problems).toEqual([
       'server.port: expected integer 0-65535, got "eighty"',
       'scheduler.batchsize: unknown key; did you mean batch_size?',
-      'anthropic.model: claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (README, Models)',
+      'anthropic.model: claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (docs/models.md)',
     ]);
   });
 

@@ -285,7 +285,7 @@ models:
   it('refuses a retired default model by the clock, naming its replacement; warns about a deprecated one', () => {
     const path = writeConfig('anthropic:\n  model: claude-opus-4-1\n');
     expect(problemsOf({ configPath: path, env: {} })).toEqual([
-      'anthropic.model: claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (README, Models)',
+      'anthropic.model: claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (docs/models.md)',
     ]);
     // Sonnet 4.5 retires on 2026-11-30: loaded the day before, it is retiring; on the day, refused.
     const sonnet45 = writeConfig('anthropic:\n  model: claude-sonnet-4-5\n', 'd.yaml');
@@ -299,7 +299,7 @@ models:
     expect(
       problemsOf({ configPath: sonnet45, env: {}, clock: new FakeClock(Date.UTC(2026, 10, 30)) }),
     ).toEqual([
-      'anthropic.model: claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (README, Models)',
+      'anthropic.model: claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (docs/models.md)',
     ]);
   });
 

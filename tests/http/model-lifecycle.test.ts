@@ -11,7 +11,7 @@ afterEach(async () => {
 
 const DEC_4 = Date.parse('2026-12-04T09:00:00Z');
 const SONNET_45_RETIRED =
-  'claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (README, Models)';
+  'claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (docs/models.md)';
 
 describe('a retired model named over the API', () => {
   it('is refused for a session, a job and a trigger, created or changed, with the replacement named', async () => {
@@ -56,7 +56,7 @@ describe('a retired model named over the API', () => {
     });
     expect(changed.status).toBe(422);
     expect(changed.body.error.message).toBe(
-      'claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (README, Models)',
+      'claude-opus-4-1 retired on 2026-08-05 and no longer answers; use claude-opus-5-5 (docs/models.md)',
     );
     // Nothing was written by the refusals.
     expect((await h.store.listSessions({ limit: 10 })).items).toHaveLength(1);
@@ -102,7 +102,7 @@ describe('/readyz and a retiring default model', () => {
     const gone = await h.call('GET', '/readyz', { token: null });
     expect(gone.status).toBe(200);
     expect(gone.body.warnings).toEqual([
-      'claude-opus-4-5 retired on 2027-01-22 and no longer answers; use claude-opus-5-5 (README, Models)',
+      'claude-opus-4-5 retired on 2027-01-22 and no longer answers; use claude-opus-5-5 (docs/models.md)',
     ]);
   });
 });

@@ -78,7 +78,7 @@ describe('a model’s state by date', () => {
   it('says each state once: an error for retired, a warning for deprecated and retiring, a note for legacy', () => {
     expect(modelProblems(config, 'claude-sonnet-4-5', at('2026-11-30T00:00:00Z'))).toEqual({
       errors: [
-        'claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (README, Models)',
+        'claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (docs/models.md)',
       ],
       warnings: [],
       notes: [],
@@ -105,7 +105,7 @@ describe('a model’s state by date', () => {
       'claude-opus-4-5 retires on 2027-01-22 (in 30 days); move to claude-opus-5-5 before then',
     ]);
     expect(modelLifecycleWarnings(config, 'claude-opus-4-5', at('2027-01-22T00:00:00Z'))).toEqual([
-      'claude-opus-4-5 retired on 2027-01-22 and no longer answers; use claude-opus-5-5 (README, Models)',
+      'claude-opus-4-5 retired on 2027-01-22 and no longer answers; use claude-opus-5-5 (docs/models.md)',
     ]);
     expect(modelLifecycleWarnings(config, 'claude-haiku-4-5', at('2026-12-04T00:00:00Z'))).toEqual([]);
   });

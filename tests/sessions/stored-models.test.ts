@@ -54,7 +54,7 @@ describe('stored sessions, jobs and triggers on a retiring model', () => {
     const retired = await storedModelWarnings(h.store, h.config, h.clock.now());
     expect(retired).toHaveLength(3);
     expect(retired).toContain(
-      `session old-sonnet (${session.body.id}): claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (README, Models)`,
+      `session old-sonnet (${session.body.id}): claude-sonnet-4-5 retired on 2026-11-30 and no longer answers; use claude-sonnet-5-5 (docs/models.md)`,
     );
   });
 

@@ -172,7 +172,7 @@ export function scheduleOption(
   };
 }
 
-/** `--daily-usd X` and `--daily-runs N`, a trigger's or session's spend caps (README, Spend caps). */
+/** `--daily-usd X` and `--daily-runs N`, a trigger's or session's spend caps (docs/spend-caps.md). */
 export const limitOptions = {
   'daily-usd': { type: 'string' },
   'daily-runs': { type: 'string' },

@@ -136,7 +136,7 @@ the session's runs; unset ones are the daemon's.
 ${MCP_HELP}
   --budget-usd X        the most a run may cost, in US dollars
   --thinking T          off, adaptive, or a budget of N tokens (at least 1024); translated to what the
-                        model accepts (README, Models)
+                        model accepts (docs/models.md)
   --effort E            ${choices(EFFORTS)}: how much the model thinks, where it takes an effort
   --max-turns N         the most model turns a run may take
 ${LIMITS_HELP}

@@ -96,7 +96,7 @@ const definitionHelp = (
 ) => `  --name N              a name, shown in runs and plans
   --prompt TEXT         the prompt template; it may name {{repository}}, {{number}}, {{head_sha}},
                         {{head_ref}}, {{base_ref}}, {{event}}, {{author}}, {{trigger}}, {{branch}}, {{sha}},
-                        {{tag}}, {{environment}}, {{conclusion}}, {{state}} (those its events fill: README)
+                        {{tag}}, {{environment}}, {{conclusion}}, {{state}} (those its events fill: docs/triggers.md)
   --event E             github: an event to fire on, <event> or <event>.<action>: pull_request, issues,
                         issue_comment, check_suite, workflow_run, release, push, deployment_status, e.g.
                         pull_request.opened, issues.labeled, push (repeat for several)
@@ -117,7 +117,7 @@ const definitionHelp = (
   --timezone TZ         schedule: an IANA time zone, e.g. Europe/Berlin (default: the daemon's)
   --approximate         schedule: move a minute of exactly 0 or 30 forward 1-6 minutes
   --overlap P           schedule: what a slot due while its last run still goes becomes: skip,
-                        buffer_one (default), buffer_all, cancel_other, allow_all (README)
+                        buffer_one (default), buffer_all, cancel_other, allow_all (docs/scheduling.md)
   --jitter-max-seconds N
                         schedule: the longest jitter delay, in seconds (0: none)
   --hourly-cap N        at most N runs an hour

@@ -4,7 +4,7 @@ import { choices, JSON_HELP, jsonOption, oneOf, RemoteUsageError, str } from './
 import type { Group } from './group.js';
 import { out, printedJson, table } from './output.js';
 
-// drydock usage show: where money went, over GET /v1/usage (README, Spend caps).
+// drydock usage show: where money went, over GET /v1/usage (docs/spend-caps.md).
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 

@@ -108,7 +108,7 @@ export const errorSchema = z.strictObject({
 });
 
 /**
- * A trigger's or session's spend caps (README, Spend caps), per day of `limits.timezone`: US dollars of
+ * A trigger's or session's spend caps (docs/spend-caps.md), per day of `limits.timezone`: US dollars of
  * receipts and runs started. An absent key is no cap; `{}` removes them.
  */
 export const limitsSchema = z

@@ -10,7 +10,7 @@ export const jobName = z.string().trim().min(1).max(200);
 export const overlapSchema = z
   .enum(OVERLAP_POLICIES)
   .describe(
-    'what a slot due while the session is busy becomes (README, "Overlap policies"); default buffer_one',
+    'what a slot due while the session is busy becomes (docs/scheduling.md, Overlap policies); default buffer_one',
   );
 
 /** A job's or schedule trigger's jitter as asked for; a field left out keeps its default (or current) value. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { USAGE_KEYS } from '../../domain/spend.js';
 
-// /v1/usage: where money went, from the runs' receipts, per day of limits.timezone (README, Spend caps).
+// /v1/usage: where money went, from the runs' receipts, per day of limits.timezone (docs/spend-caps.md).
 
 const date = z.iso.date();
 

@@ -36,7 +36,7 @@ export function runRoutes(deps: AppDeps): Hono<Env> {
     return c.json({ ...presentRun(run), waiting_on: shown });
   });
 
-  /** The account's spend limit was raised: every run waiting on it goes on (README, Models). */
+  /** The account's spend limit was raised: every run waiting on it goes on (docs/models.md). */
   app.post('/resume', requires('admin'), async (c) => {
     const resumed = await deps.runs.resumeSpendLimited(c.get('identity').identity);
     return c.json({ resumed: resumed.map(presentRun) });

@@ -4,7 +4,7 @@ import { query } from '../body.js';
 import { type UsageJson, usageQuery } from '../contract/index.js';
 import type { AppDeps, Env } from '../deps.js';
 
-/** GET /v1/usage: runs and their receipts per day and key, counted in the store (README, Spend caps). */
+/** GET /v1/usage: runs and their receipts per day and key, counted in the store (docs/spend-caps.md). */
 export function usageRoutes(deps: AppDeps): Hono<Env> {
   const app = new Hono<Env>();
   app.get('/', async (c) => {

@@ -11,7 +11,7 @@ const cents = (v: number) => `$${v.toFixed(2)}`;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /**
- * GET /ui/usage: where money went (README, Spend caps): a bar chart of each day's cost, drawn on the server,
+ * GET /ui/usage: where money went (docs/spend-caps.md): a bar chart of each day's cost, drawn on the server,
  * and the table of runs and receipts per day and key, for the range and grouping the form asks for.
  */
 export function usageRoutes({ app, deps, guard }: UiContext): void {
