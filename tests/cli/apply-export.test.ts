@@ -46,13 +46,12 @@ describe('the export mappings cover every field of the create schemas', () => {
   });
 });
 
-describe("the README's example file", () => {
+describe("docs/apply.md's example file", () => {
   it('is a valid file, and names no field the create schemas lack', () => {
-    const readme = readFileSync(join(packageRoot(), 'README.md'), 'utf8');
-    const section = readme.split('## Schedules and triggers as code')[1]!;
-    const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    const page = readFileSync(join(packageRoot(), 'docs', 'apply.md'), 'utf8');
+    const example = /```yaml\n([\s\S]*?)```/.exec(page)?.[1];
     expect(example).toBeDefined();
-    const doc = parseApplyDocument(example!, 'README.md');
+    const doc = parseApplyDocument(example!, 'docs/apply.md');
     expect(doc.sessions?.[0]?.jobs?.map((j) => j.name)).toEqual(['review', 'deps']);
     expect(doc.triggers?.map((t) => t.kind)).toEqual(['github', 'generic', 'schedule']);
   });

@@ -11,22 +11,23 @@ import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { deliver, example, SECRET } from '../triggers/helpers.js';
 
 // What drydock asks of GitHub is one list (src/github/app-manifest.ts); the App manifest at the repository root
-// (github-app.json) and the README's "Setting up GitHub" say the same, and the list's `handled` says what the
+// (github-app.json) and docs/github.md ("Setting up GitHub") say the same, and the list's `handled` says what the
 // webhook intake really does with each event: none of them can drift from the others.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const manifest = JSON.parse(readFileSync(join(ROOT, 'github-app.json'), 'utf8'));
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const page = readFileSync(join(ROOT, 'docs', 'github.md'), 'utf8');
 
-/** The README's "Setting up GitHub" section, up to the next level-2 heading. */
+/** docs/github.md's opening section ("Setting up GitHub"), up to its first level-2 heading. */
 function setupSection(): string {
-  const start = readme.indexOf('\n## Setting up GitHub\n');
-  expect(start, 'README has a "Setting up GitHub" section').toBeGreaterThan(0);
-  const end = readme.indexOf('\n## ', start + 1);
-  return readme.slice(start, end === -1 ? undefined : end);
+  expect(page.startsWith('# Setting up GitHub\n'), 'docs/github.md opens with "# Setting up GitHub"').toBe(
+    true,
+  );
+  const end = page.indexOf('\n## ');
+  return page.slice(0, end === -1 ? undefined : end);
 }
 
-/** The README table whose header row starts with `header`: its rows by the name in their first cell. */
+/** The table whose header row starts with `header`: its rows by the name in their first cell. */
 function table(section: string, header: string): Map<string, string[]> {
   const lines = section.split('\n');
   const start = lines.findIndex((l) => l.startsWith(`| ${header} |`));
@@ -67,7 +68,7 @@ describe('github-app.json, the GitHub App manifest', () => {
     expect(new URL(manifest.url).protocol).toBe('https:');
     expect(Object.keys(manifest.hook_attributes).sort()).toEqual(['active', 'url']);
     expect(manifest.hook_attributes.active).toBe(true);
-    // The daemon's webhook route; the README tells to replace the placeholder host.
+    // The daemon's webhook route; docs/github.md tells to replace the placeholder host.
     const hook = new URL(manifest.hook_attributes.url);
     expect(hook.pathname).toBe('/webhooks/github');
     expect(hook.host).toBe('drydock.example.com');
@@ -94,7 +95,7 @@ describe('github-app.json, the GitHub App manifest', () => {
   });
 });
 
-describe('the README\'s "Setting up GitHub"', () => {
+describe('docs/github.md, "Setting up GitHub"', () => {
   it('names the list it follows and the manifest', () => {
     const section = setupSection();
     expect(section).toContain('`src/github/app-manifest.ts`');
