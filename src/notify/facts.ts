@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { Decision, Plan, Run } from '../domain/types.js';
 import { githubGitUrl, githubRepositoryOfPath } from '../github/target.js';
-import { type PlanSource, planSource, runSource } from '../plans/plan-context.js';
+import { type PlanSource, planSource, roundPlans, runSource } from '../plans/plan-context.js';
 import type {
   ApprovalStore,
   JobStore,
@@ -47,9 +47,6 @@ export const NO_FACTS: Facts = {
   decisions: [],
   cost: { planUsd: null, executionUsd: null },
 };
-
-/** How many revision rounds back the planning cost is summed (a guard against a malformed chain). */
-const MAX_ROUNDS = 100;
 
 /** The facts of an event about `run` and (when there is one) `plan`. */
 export async function gatherFacts(
@@ -106,11 +103,8 @@ async function costOf(store: FactsStore, run: Run | null, plan: Plan | null): Pr
     return { planUsd: planning, executionUsd: execution };
   }
   let planUsd = 0;
-  let current: Plan | null = plan;
-  for (let round = 0; current && round < MAX_ROUNDS; round++) {
-    planUsd += (await store.getRun(current.runId))?.costUsd ?? 0;
-    current = current.previousPlanId ? await store.getPlan(current.previousPlanId) : null;
-  }
+  for (const round of await roundPlans(store, plan))
+    planUsd += (await store.getRun(round.runId))?.costUsd ?? 0;
   const execute = (await store.listPlanRuns(plan)).filter((r) => r.executesPlanId === plan.id).pop();
   return {
     planUsd: roundUsd(planUsd),

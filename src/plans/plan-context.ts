@@ -168,7 +168,7 @@ export interface PlanContext {
 }
 
 /** The plans of this plan's rounds, oldest first, ending with the plan itself. */
-async function roundPlans(
+export async function roundPlans(
   store: ApprovalStore & JobStore & PlanStore & RunStore & TriggerStore,
   plan: Plan,
 ): Promise<Plan[]> {
