@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { schemaDef, unwrapSchema } from '../config/keys.js';
 import { CONNECTION_HELP } from './commands/connection.js';
 import { commandHelp, groupHelp } from './commands/group.js';
 import { LOCAL_COMMANDS, localHelpLines } from './commands/local.js';
@@ -167,28 +168,6 @@ export interface ConfigKey {
   description: string;
 }
 
-interface Def {
-  type: string;
-  innerType?: z.ZodType;
-  in?: z.ZodType;
-  out?: z.ZodType;
-  shape?: Record<string, z.ZodType>;
-  valueType?: z.ZodType;
-  keyType?: z.ZodType;
-  element?: z.ZodType;
-  options?: z.ZodType[];
-}
-
-const defOf = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
-
-/** What `s` holds once wrappers (defaults, nullables, preprocessing) are taken off. */
-function unwrap(s: z.ZodType): z.ZodType {
-  const d = defOf(s);
-  if (d.innerType) return unwrap(d.innerType);
-  if (d.type === 'pipe') return unwrap(defOf(d.in!).type === 'transform' ? d.out! : d.in!);
-  return s;
-}
-
 /** The placeholder of a record's keys in a path, by the record's own name. */
 const PLACEHOLDERS: Record<string, string> = {
   models: '<id>',
@@ -202,8 +181,7 @@ const PLACEHOLDERS: Record<string, string> = {
 
 /** Every key path of a configuration schema: objects' keys, records' (`<id>`) and lists' (`[]`) elements. */
 export function configPaths(schema: z.ZodType, prefix = ''): string[] {
-  const s = unwrap(schema);
-  const d = defOf(s);
+  const d = schemaDef(unwrapSchema(schema));
   if (d.type === 'object' && d.shape) {
     return Object.entries(d.shape).flatMap(([k, v]) => {
       const path = prefix ? `${prefix}.${k}` : k;
