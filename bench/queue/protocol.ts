@@ -53,10 +53,11 @@ export interface StoreParams {
   expiryIndex: boolean;
 }
 
-/** One timed loop: per-call durations (ms) and the loop's wall time. */
+/** One timed loop: per-call durations (ms), the loop's wall time and its process's CPU time over it. */
 export interface Loop {
   durations: number[];
   wallMs: number;
+  cpuMs: number;
   errors: number;
   firstError: string | null;
 }

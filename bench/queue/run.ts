@@ -6,6 +6,16 @@ import { shownUrl } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { createBenchDatabase, type FreshDatabase } from '../shared/bench-database.js';
 import { Child, type Settled, settle } from '../shared/children.js';
+import {
+  check,
+  goalLines,
+  type Judged,
+  judgeQueue,
+  type QueueFigures,
+  ratio,
+  ratioText,
+  verdictLines,
+} from '../shared/goals.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, perSecond, rate, summarize, table } from '../shared/stats.js';
 import { STORE_LABEL, type StoreKind, storesOf } from '../shared/store-options.js';
@@ -43,8 +53,6 @@ import { postgresSql, sqliteSql } from './sql.js';
 //      time as this process orders, which reads the daemon's CPU around each phase.
 //   4. This process reads the store back: one execute run per approved plan, nothing else.
 // Steps 2 to 4 run once per store.
-
-const TARGETS = { listP99Ms: 20, listPerSecond: 2_000 };
 
 const startedAt = Date.now();
 const log = (line: string) =>
@@ -137,24 +145,60 @@ function sourceVersion(): string {
   }
 }
 
-function loopRow(label: string, loop: Loop | null, unit: string): string[] {
-  if (!loop) return [label, na, na, na, na, na, ''];
+/** A row of the list or approve table: its cells, and the figures the ratios and goals are made from. */
+interface Row {
+  /** Label, throughput, p50, p99, max, count. */
+  cells: string[];
+  /** What the row notes (CPU per request, errors); '' when nothing. */
+  notes: string;
+  perSecond: number;
+  p99: number;
+  /** HTTP rows: the throughput and daemon CPU against the in-process call; '' otherwise. */
+  vsInProcess: string;
+  /** The HTTP row at the first concurrency: the one the goals judge. */
+  judged: boolean;
+}
+
+function loopRow(label: string, loop: Loop | null, unit: string): Row {
+  if (!loop) {
+    const cells = [label, na, na, na, na, na];
+    return { cells, notes: '', perSecond: Number.NaN, p99: Number.NaN, vsInProcess: '', judged: false };
+  }
   const s = summarize(loop.durations);
-  return [
-    label,
-    `${rate(s.count, loop.wallMs)}`.replace('/s', ` ${unit}/s`),
-    ms(s.p50),
-    ms(s.p99),
-    ms(s.max),
-    int(s.count),
-    loop.errors ? `${loop.errors} errors: ${loop.firstError}` : '',
-  ];
+  return {
+    cells: [
+      label,
+      `${rate(s.count, loop.wallMs)}`.replace('/s', ` ${unit}/s`),
+      ms(s.p50),
+      ms(s.p99),
+      ms(s.max),
+      int(s.count),
+    ],
+    notes: loop.errors ? `${loop.errors} errors: ${loop.firstError}` : '',
+    perSecond: perSecond(s.count, loop.wallMs),
+    p99: s.count ? s.p99 : Number.NaN,
+    vsInProcess: '',
+    judged: false,
+  };
 }
 
 /** Every request of a phase: measured, outside the window, and failed on the wire. */
 const sent = (r: PhaseReport) => Object.values(r.statuses).reduce((a, b) => a + b, 0);
 
-function phaseRow(phase: Phase, unit: string): string[] {
+/** The daemon's CPU per request of a phase (warm-up included), ms. */
+const daemonCpuPer = (phase: Phase) => phase.daemonCpuMs / Math.max(1, sent(phase.report));
+
+/** The in-process loop's CPU per call, ms. */
+const loopCpuPer = (loop: Loop) => loop.cpuMs / Math.max(1, loop.durations.length);
+
+/** An HTTP row against the in-process call: its throughput over the call's, its daemon CPU minus the call's. */
+function versus(phase: Phase, row: Row, loop: Loop | null, baseline: Row): string {
+  if (!loop) return na;
+  const extra = daemonCpuPer(phase) - loopCpuPer(loop);
+  return `${ratioText(ratio(row.perSecond, baseline.perSecond), '×')}, ${extra >= 0 ? '+' : ''}${ms(extra)} CPU`;
+}
+
+function phaseRow(phase: Phase, unit: string, judged: boolean): Row {
   const r = phase.report;
   const s = summarize(r.latencies);
   const total = sent(r);
@@ -164,15 +208,42 @@ function phaseRow(phase: Phase, unit: string): string[] {
   ];
   if (r.kind === 'list') notes.push(`${kb(r.bytesMean)} a response`);
   if (r.poolExhausted) notes.push('pool used up');
-  return [
-    `HTTP, ${r.concurrency} keep-alive connections`,
-    `${rate(s.count, r.wallMs)}`.replace('/s', ` ${unit}/s`),
-    ms(s.p50),
-    ms(s.p99),
-    ms(s.max),
-    int(s.count),
-    notes.join(', '),
-  ];
+  return {
+    cells: [
+      `HTTP, ${r.concurrency} keep-alive connections`,
+      `${rate(s.count, r.wallMs)}`.replace('/s', ` ${unit}/s`),
+      ms(s.p50),
+      ms(s.p99),
+      ms(s.max),
+      int(s.count),
+    ],
+    notes: notes.join(', '),
+    perSecond: perSecond(s.count, r.wallMs),
+    p99: s.count ? s.p99 : Number.NaN,
+    vsInProcess: '',
+    judged,
+  };
+}
+
+/** The HTTP rows of a table, each beside the in-process row it is compared with. */
+function httpRows(phases: Phase[], unit: string, loop: Loop | null, baseline: Row): Row[] {
+  return phases.map((phase, i) => {
+    const row = phaseRow(phase, unit, i === 0);
+    return { ...row, vsInProcess: versus(phase, row, loop, baseline) };
+  });
+}
+
+/** A list or approve table of one store: its rows, the answers' notes, whether every answer was right. */
+interface Section {
+  kind: 'list' | 'approve';
+  title: string;
+  /** The name of the count column. */
+  unit: string;
+  rows: Row[];
+  /** The HTTP phases, in the order of their rows. */
+  phases: Phase[];
+  notes: string[];
+  ok: boolean;
 }
 
 const LIST_TITLE =
@@ -180,70 +251,46 @@ const LIST_TITLE =
 const APPROVE_TITLE =
   'Approve: POST /v1/plans/:id/approve {sha256}, approver token, each a distinct pending plan, once';
 
-function listSection(opts: BenchOptions, st: StoreReport | null, phases: Phase[]) {
-  const judged = phases[0];
-  const s = judged ? summarize(judged.report.latencies) : null;
-  const perS = judged && s ? perSecond(s.count, judged.report.wallMs) : Number.NaN;
-  const p99Pass = s !== null && s.count > 0 && s.p99 <= TARGETS.listP99Ms;
-  const ratePass = Number.isFinite(perS) && perS >= TARGETS.listPerSecond;
-  const checksOk = phases.every((p) => p.report.bad === 0 && p.report.latencies.length > 0);
-  const rows: string[][] = [
-    ['', 'throughput', 'p50', 'p99', 'max', 'calls', ''],
-    loopRow('bare Store.listPlans (in-process)', st?.list ?? null, 'calls'),
-    loopRow("expirePlans + listPlans (the handler's store calls)", st?.handler ?? null, 'calls'),
-  ];
-  if (st?.handlerIndexed) {
-    rows.push(loopRow('  same + what-if index (status, expires_at)', st.handlerIndexed, 'calls'));
-  }
-  for (const phase of phases) rows.push(phaseRow(phase, 'req'));
-  rows.push([
-    `target (at ${opts.concurrency[0]} connections)`,
-    `>= ${int(TARGETS.listPerSecond)} req/s  ${verdict(ratePass)}`,
-    '',
-    `<= ${TARGETS.listP99Ms} ms  ${verdict(p99Pass)}`,
-    '',
-    '',
-    '',
-  ]);
-  const notes: string[] = [];
-  for (const p of phases) {
-    const r = p.report;
-    const statuses = Object.entries(r.statuses)
-      .map(([code, count]) => `${int(count)} × ${code}`)
-      .join(', ');
-    notes.push(
-      `  ${r.concurrency} connections: ${statuses} (${int(r.warmupRequests)} outside the window); ` +
-        `${int(r.checked)} answers parsed, ${int(r.bad)} wrong${r.firstBad ? ` (first: ${r.firstBad})` : ''}`,
-    );
-  }
-  const pass = p99Pass && ratePass && checksOk;
-  notes.push(
-    `verdict: ${verdict(pass)} at ${opts.concurrency[0]} connections: ${s ? rate(s.count, judged!.report.wallMs) : na} ` +
-      `(>= ${int(TARGETS.listPerSecond)}/s ${verdict(ratePass)}), p99 ${s ? ms(s.p99) : na} ` +
-      `(<= ${TARGETS.listP99Ms} ms ${verdict(p99Pass)})${checksOk ? '' : '; some responses were wrong'}`,
-  );
-  const lines = [LIST_TITLE, table(rows), '', ...notes];
-  return { lines, pass, rows, notes, ratePass, p99Pass };
+function statusNotes(r: PhaseReport): string {
+  return Object.entries(r.statuses)
+    .map(([code, count]) => `${int(count)} × ${code}`)
+    .join(', ');
 }
 
-function approveSection(st: StoreReport | null, phases: Phase[]) {
-  const rows: string[][] = [
-    ['', 'throughput', 'p50', 'p99', 'max', 'approvals', ''],
-    loopRow('bare Store.decidePlan, approve rule (in-process)', st?.decide ?? null, 'approvals'),
-    loopRow('PlanDecisions.decide (in-process, no HTTP)', st?.service ?? null, 'approvals'),
+/** `whatIf`: the what-if index loop ran (no --expiry-index), so its row is there, n/a if the loops failed. */
+function listSection(st: StoreReport | null, phases: Phase[], whatIf: boolean): Section {
+  const bare = loopRow('bare Store.listPlans (in-process)', st?.list ?? null, 'calls');
+  const rows: Row[] = [
+    bare,
+    loopRow("expirePlans + listPlans (the handler's store calls)", st?.handler ?? null, 'calls'),
   ];
-  for (const phase of phases) rows.push(phaseRow(phase, 'approvals'));
+  if (whatIf) {
+    rows.push(loopRow('  same + what-if index (status, expires_at)', st?.handlerIndexed ?? null, 'calls'));
+  }
+  rows.push(...httpRows(phases, 'req', st?.list ?? null, bare));
+  const ok = phases.every((p) => p.report.bad === 0 && p.report.latencies.length > 0);
+  const notes = phases.map(
+    ({ report: r }) =>
+      `  ${r.concurrency} connections: ${statusNotes(r)} (${int(r.warmupRequests)} outside the window); ` +
+      `${int(r.checked)} answers parsed, ${int(r.bad)} wrong${r.firstBad ? ` (first: ${r.firstBad})` : ''}`,
+  );
+  return { kind: 'list', title: LIST_TITLE, unit: 'calls', rows, phases, notes, ok };
+}
+
+function approveSection(st: StoreReport | null, phases: Phase[]): Section {
+  const service = loopRow('PlanDecisions.decide (in-process, no HTTP)', st?.service ?? null, 'approvals');
+  const rows: Row[] = [
+    loopRow('bare Store.decidePlan, approve rule (in-process)', st?.decide ?? null, 'approvals'),
+    service,
+    ...httpRows(phases, 'approvals', st?.service ?? null, service),
+  ];
   const notes: string[] = [];
   let ok = (st?.decide.errors ?? 1) === 0 && (st?.service.errors ?? 1) === 0;
-  for (const p of phases) {
-    const r = p.report;
-    const statuses = Object.entries(r.statuses)
-      .map(([code, count]) => `${int(count)} × ${code}`)
-      .join(', ');
+  for (const { report: r } of phases) {
     const total = sent(r);
     ok &&= r.bad === 0 && r.approved.length === total && total > 0;
     notes.push(
-      `  ${r.concurrency} connections: ${int(total)} sent, ${statuses} (${int(r.warmupRequests)} outside the window); ` +
+      `  ${r.concurrency} connections: ${int(total)} sent, ${statusNotes(r)} (${int(r.warmupRequests)} outside the window); ` +
         `${int(r.bad)} answers wrong${r.firstBad ? ` (first: ${r.firstBad})` : ''}`,
     );
   }
@@ -251,8 +298,54 @@ function approveSection(st: StoreReport | null, phases: Phase[]) {
     `answers: ${verdict(ok)} every approval answered 200 with the plan approved and its execute run` +
       `${st ? `; in-process errors: ${st.decide.errors + st.service.errors}` : ''}`,
   );
-  const lines = [APPROVE_TITLE, table(rows), '', ...notes];
-  return { lines, ok, rows, notes };
+  return { kind: 'approve', title: APPROVE_TITLE, unit: 'approvals', rows, phases, notes, ok };
+}
+
+/** One store's figures for the goals: the HTTP phases at the first concurrency, PlanDecisions.decide's CPU. */
+function figuresOf(st: StoreReport | null, list: Section, approve: Section): QueueFigures {
+  const judgedRow = (s: Section) => s.rows.find((r) => r.judged);
+  return {
+    listPerSecond: judgedRow(list)?.perSecond ?? Number.NaN,
+    listP99Ms: judgedRow(list)?.p99 ?? Number.NaN,
+    approvePerSecond: judgedRow(approve)?.perSecond ?? Number.NaN,
+    approveP99Ms: judgedRow(approve)?.p99 ?? Number.NaN,
+    approveDaemonCpuMs: approve.phases[0] ? daemonCpuPer(approve.phases[0]) : Number.NaN,
+    approveInProcessCpuMs: st ? loopCpuPer(st.service) : Number.NaN,
+  };
+}
+
+/** Whether a pass's answers, in-process loops and read-back were right, as rows for the verdict. */
+function passChecks(pass: Pass, list: Section, approve: Section): Judged[] {
+  const subject = STORE_LABEL[pass.kind];
+  const right = (ok: boolean) => (ok ? 'all right' : 'some wrong or missing');
+  return [
+    check({ row: 'list', subject, figure: 'answers' }, list.ok, right(list.ok), 'all right'),
+    check({ row: 'approve', subject, figure: 'answers' }, approve.ok, right(approve.ok), 'all right'),
+    check(
+      { row: 'in-process loops', subject, figure: 'ran' },
+      pass.st.ok,
+      pass.st.ok ? 'without error' : pass.st.error.message,
+      'without error',
+    ),
+    check(
+      { row: 'read-back', subject, figure: 'execute runs' },
+      pass.verification.ok,
+      right(pass.verification.ok),
+      'one per approval, none stray',
+    ),
+  ];
+}
+
+/** Every pass's sections, its figures judged against the goals, and the checks. */
+function judgeAll(opts: BenchOptions, passes: Pass[]) {
+  const st = (p: Pass) => (p.st.ok ? p.st.value : null);
+  const lists = passes.map((p) => listSection(st(p), p.listPhases, !opts.expiryIndex));
+  const approves = passes.map((p) => approveSection(st(p), p.approvePhases));
+  const figures: Partial<Record<StoreKind, QueueFigures>> = {};
+  for (const [i, p] of passes.entries()) figures[p.kind] = figuresOf(st(p), lists[i]!, approves[i]!);
+  const judged = judgeQueue(figures);
+  const checks = passes.flatMap((p, i) => passChecks(p, lists[i]!, approves[i]!));
+  return { lists, approves, judged, verdict: verdictLines([...judged, ...checks]) };
 }
 
 async function usage(daemon: Child): Promise<DaemonUsage> {
@@ -425,132 +518,128 @@ const FOOTER = [
   'requests answered inside the window (latency: request sent to answer read to the end, in the load process);',
   'throughput = those / window. Bare rows: each call timed alone in the calling process, back to back.',
   "CPU per request: the process's CPU time over the whole phase (warm-up included) / all requests of the phase.",
+  "HTTP / in-process: the HTTP row's throughput over the in-process call's (bare Store.listPlans for the list,",
+  "PlanDecisions.decide for approve), and the daemon's CPU per request minus that call's CPU per call in its loop.",
+  'Goals: judged at the first concurrency; "n/a" when a figure they compare was not measured in this run.',
 ];
 
-/** drydock on one store: the tables as the bench has always printed them. */
-function reportOne(opts: BenchOptions, seed: SeedResult, pass: Pass, head: string[]): boolean {
-  const { st, started, listPhases, approvePhases, stopped, verification } = pass;
-  const st0 = st.ok ? st.value : null;
-  const pending = seed.statuses.pending_approval ?? 0;
-  const out: string[] = [
-    ...head,
-    `daemon: startDaemon() in ${ms(started.startMs)} (${started.recovered} runs recovered), no-op executor (runs complete at once), ` +
-      'model client at a closed port, pino at info counting lines',
-    '',
-  ];
-  let pass_ = true;
-  const list = listSection(opts, st0, listPhases);
-  out.push(...list.lines, '');
-  pass_ &&= list.pass;
-  const approve = approveSection(st0, approvePhases);
-  out.push(...approve.lines, '');
-  if (!st.ok) {
-    out.push(`bare store: FAIL ${st.error.message}`);
-    pass_ = false;
+/** A store's table: its rows beside the in-process calls, and under the judged row its goals. */
+function sectionLines(section: Section, judged: readonly Judged[]): string[] {
+  const rows: string[][] = [['', 'throughput', 'p50', 'p99', 'max', section.unit, 'HTTP / in-process', '']];
+  for (const row of section.rows) {
+    rows.push([...row.cells, row.vsInProcess, row.notes]);
+    if (!row.judged) continue;
+    for (const [i, goal] of goalLines(judged, section.kind).entries())
+      rows.push([i === 0 ? '  goals' : '', '', '', '', '', '', '', goal]);
   }
-  if (st0) {
-    out.push(`Store.expirePlans' UPDATE, which the scheduler tick's expiry sweep runs: ${st0.expirePlan}`);
-    if (st0.expirePlanIndexed) out.push(`  with the what-if index: ${st0.expirePlanIndexed}`);
-    out.push(
-      `  (${int(pending)} pending plans when the list was measured; first page held ${st0.pageItems} items)`,
-    );
-  }
-  const u = stopped.usage;
-  out.push(
-    `daemon: ${int(u.executed)} execute runs handed to the no-op executor (${int(pass.httpApproved.length)} HTTP approvals; ` +
-      `queue drained ${ms(pass.drainMs)} after the last), ${ms(u.cpuMs)} CPU in all, peak RSS ${mb(stopped.maxRss)}, ` +
-      `${int(u.logLines)} log lines, ${u.warnings} warnings or errors`,
-    `read-back: ${verdict(verification.ok)} ${verification.lines.join('\n  ')}`,
-    '',
-    ...FOOTER,
-    `overall: ${verdict(pass_ && approve.ok && verification.ok)}`,
-  );
-  process.stdout.write(`${out.join('\n')}\n`);
-  return pass_ && approve.ok && verification.ok;
+  return [section.title, table(rows), '', ...section.notes];
 }
 
-/**
- * drydock on SQLite and on PostgreSQL: the rows of reportOne's tables, a column per store; a cell holds what one
- * of its rows does (throughput, p50, p99, max; then what it notes).
- */
-function reportBoth(opts: BenchOptions, seed: SeedResult, passes: Pass[], head: string[]): boolean {
-  const st = (p: Pass) => (p.st.ok ? p.st.value : null);
-  const lists = passes.map((p) => listSection(opts, st(p), p.listPhases));
-  const approves = passes.map((p) => approveSection(st(p), p.approvePhases));
-  const label = (p: Pass) => STORE_LABEL[p.kind];
-  const cell = (row: readonly string[]) =>
-    row[1] === na ? na : `${row[1]}, p50 ${row[2]}, p99 ${row[3]}, max ${row[4]} (${row[5]})`;
-  /** The body rows of one section of every pass, side by side: a figures row and, when noted, a notes row. */
-  const merge = (sections: { rows: string[][] }[], target: (i: number) => string): string[][] => {
-    const out: string[][] = [['', ...passes.map((p) => `drydock on ${label(p)}`), 'target']];
-    const body = sections.map((sec) => sec.rows.slice(1));
-    for (const [i, row] of body[0]!.entries()) {
-      if (row[0]!.startsWith('target')) continue;
-      out.push([row[0]!, ...body.map((b) => cell(b[i]!)), target(i)]);
-      if (body.some((b) => b[i]![6])) out.push(['', ...body.map((b) => b[i]![6] ?? ''), '']);
-    }
-    return out;
-  };
-  const judged = `HTTP, ${opts.concurrency[0]} keep-alive connections`;
-  const listRows = merge(lists, (i) =>
-    lists[0]!.rows[i + 1]![0] === judged
-      ? `>= ${int(TARGETS.listPerSecond)} req/s / p99 <= ${TARGETS.listP99Ms} ms: ${lists
-          .map((l, n) => `${label(passes[n]!)} ${verdict(l.ratePass)} / ${verdict(l.p99Pass)}`)
-          .join(', ')}`
-      : '',
+/** What a pass did beside the tables: the expiry UPDATE's plan, the daemon's totals, the read-back. */
+function passLines(seed: SeedResult, p: Pass, on: string): string[] {
+  const out: string[] = [];
+  const s0 = p.st.ok ? p.st.value : null;
+  if (!p.st.ok) out.push(`${on}bare store: FAIL ${p.st.error.message}`);
+  if (s0) {
+    out.push(
+      `${on}Store.expirePlans' UPDATE, which the scheduler tick's expiry sweep runs: ${s0.expirePlan}`,
+    );
+    if (s0.expirePlanIndexed) out.push(`  with the what-if index: ${s0.expirePlanIndexed}`);
+    out.push(
+      `  (${int(seed.statuses.pending_approval ?? 0)} pending plans when the list was measured; first page held ${s0.pageItems} items)`,
+    );
+  }
+  const u = p.stopped.usage;
+  out.push(
+    `${on}daemon: ${int(u.executed)} execute runs handed to the no-op executor (${int(p.httpApproved.length)} HTTP approvals; ` +
+      `queue drained ${ms(p.drainMs)} after the last), ${ms(u.cpuMs)} CPU in all, peak RSS ${mb(p.stopped.maxRss)}, ` +
+      `${int(u.logLines)} log lines, ${u.warnings} warnings or errors`,
+    `${on}read-back: ${verdict(p.verification.ok)} ${p.verification.lines.join('\n  ')}`,
   );
-  const approveRows = merge(approves, () => '');
+  return out;
+}
+
+/** drydock on one store: its tables, then the verdict. */
+function reportOne(opts: BenchOptions, seed: SeedResult, pass: Pass, head: string[]): boolean {
+  const { lists, approves, judged, verdict: v } = judgeAll(opts, [pass]);
+  const out: string[] = [
+    ...head,
+    `daemon: startDaemon() in ${ms(pass.started.startMs)} (${pass.started.recovered} runs recovered), no-op executor (runs complete at once), ` +
+      'model client at a closed port, pino at info counting lines',
+    '',
+    ...sectionLines(lists[0]!, judged),
+    '',
+    ...sectionLines(approves[0]!, judged),
+    '',
+    ...passLines(seed, pass, ''),
+    '',
+    ...FOOTER,
+    ...v.lines,
+  ];
+  process.stdout.write(`${out.join('\n')}\n`);
+  return v.pass;
+}
+
+/** A row of every store as one cell each: throughput, p50, p99, max (count). */
+const mergedCell = (row: Row) =>
+  row.cells[1] === na
+    ? na
+    : `${row.cells[1]}, p50 ${row.cells[2]}, p99 ${row.cells[3]}, max ${row.cells[4]} (${row.cells[5]})`;
+
+/** PostgreSQL's row over SQLite's: throughput as a share, p99 as a multiple. */
+const postgresOverSqlite = ([sqlite, postgres]: Row[]) =>
+  `throughput ${ratioText(ratio(postgres!.perSecond, sqlite!.perSecond), '%')}, ` +
+  `p99 ${ratioText(ratio(postgres!.p99, sqlite!.p99), '×')}`;
+
+/** Each store's goals in its column, a goal a row. */
+function goalRows(columns: string[][]): string[][] {
+  const height = Math.max(...columns.map((c) => c.length));
+  return Array.from({ length: height }, (_, i) => [
+    i === 0 ? '  goals' : '',
+    ...columns.map((c) => c[i] ?? ''),
+    '',
+  ]);
+}
+
+/** One kind of table (list or approve) of every store, a column each, with PostgreSQL / SQLite and the goals. */
+function mergedLines(sections: Section[], labels: string[], judged: readonly Judged[]): string[] {
+  const rows: string[][] = [['', ...labels.map((l) => `drydock on ${l}`), 'PostgreSQL / SQLite']];
+  for (const [i, first] of sections[0]!.rows.entries()) {
+    const each = sections.map((s) => s.rows[i]!);
+    rows.push([first.cells[0]!, ...each.map(mergedCell), postgresOverSqlite(each)]);
+    if (each.some((r) => r.notes)) rows.push(['', ...each.map((r) => r.notes), '']);
+    if (each.some((r) => r.vsInProcess))
+      rows.push(['  HTTP / in-process', ...each.map((r) => r.vsInProcess), '']);
+    if (first.judged) rows.push(...goalRows(labels.map((l) => goalLines(judged, sections[0]!.kind, l))));
+  }
+  const notes = sections.flatMap((s, i) => [`on ${labels[i]}:`, ...s.notes]);
+  return [sections[0]!.title, table(rows), '', ...notes];
+}
+
+/** drydock on SQLite and on PostgreSQL: the rows of reportOne's tables, a column per store, then the verdict. */
+function reportBoth(opts: BenchOptions, seed: SeedResult, passes: Pass[], head: string[]): boolean {
+  const { lists, approves, judged, verdict: v } = judgeAll(opts, passes);
+  const labels = passes.map((p) => STORE_LABEL[p.kind]);
   const out: string[] = [
     ...head,
     ...passes.map(
-      (p) =>
-        `daemon on ${label(p)}: startDaemon() in ${ms(p.started.startMs)} (${p.started.recovered} runs recovered), ` +
+      (p, i) =>
+        `daemon on ${labels[i]}: startDaemon() in ${ms(p.started.startMs)} (${p.started.recovered} runs recovered), ` +
         'no-op executor (runs complete at once), model client at a closed port, pino at info counting lines',
     ),
     '',
-    LIST_TITLE,
-    table(listRows),
-    `(the targets are judged at ${opts.concurrency[0]} connections)`,
+    ...mergedLines(lists, labels, judged),
     '',
-  ];
-  for (const [i, p] of passes.entries()) out.push(`on ${label(p)}:`, ...lists[i]!.notes);
-  out.push('', APPROVE_TITLE, table(approveRows), '');
-  for (const [i, p] of passes.entries()) out.push(`on ${label(p)}:`, ...approves[i]!.notes);
-  out.push('');
-  const pending = seed.statuses.pending_approval ?? 0;
-  const verdicts: string[] = [];
-  let all = true;
-  for (const [i, p] of passes.entries()) {
-    const s0 = st(p);
-    if (!p.st.ok) out.push(`on ${label(p)}: bare store: FAIL ${p.st.error.message}`);
-    if (s0) {
-      out.push(
-        `on ${label(p)}: Store.expirePlans' UPDATE, which the scheduler tick's expiry sweep runs: ${s0.expirePlan}`,
-      );
-      if (s0.expirePlanIndexed) out.push(`  with the what-if index: ${s0.expirePlanIndexed}`);
-      out.push(
-        `  (${int(pending)} pending plans when the list was measured; first page held ${s0.pageItems} items)`,
-      );
-    }
-    const u = p.stopped.usage;
-    out.push(
-      `on ${label(p)}: daemon: ${int(u.executed)} execute runs handed to the no-op executor (${int(p.httpApproved.length)} HTTP approvals; ` +
-        `queue drained ${ms(p.drainMs)} after the last), ${ms(u.cpuMs)} CPU in all, peak RSS ${mb(p.stopped.maxRss)}, ` +
-        `${int(u.logLines)} log lines, ${u.warnings} warnings or errors`,
-      `on ${label(p)}: read-back: ${verdict(p.verification.ok)} ${p.verification.lines.join('\n  ')}`,
-    );
-    const ok = lists[i]!.pass && approves[i]!.ok && p.st.ok && p.verification.ok;
-    verdicts.push(`${label(p)} ${verdict(ok)}`);
-    all &&= ok;
-  }
-  out.push(
+    ...mergedLines(approves, labels, judged),
+    '',
+    ...passes.flatMap((p, i) => passLines(seed, p, `on ${labels[i]}: `)),
     '',
     ...FOOTER,
     'The stores were measured one after the other, each with its own daemon, on copies of the same seeded store.',
-    `overall: ${verdict(all)} (${verdicts.join(', ')})`,
-  );
+    ...v.lines,
+  ];
   process.stdout.write(`${out.join('\n')}\n`);
-  return all;
+  return v.pass;
 }
 
 async function main(opts: BenchOptions): Promise<number> {

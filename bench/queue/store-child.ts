@@ -8,7 +8,7 @@ import { RunEvents } from '../../src/runs/events.js';
 import type { RunQueue } from '../../src/runs/queue.js';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { openTarget } from '../shared/store-target.js';
-import { childParams, fail, finish } from './child-io.js';
+import { childParams, cpuMs, fail, finish } from './child-io.js';
 import { approveRule, CREATE_EXPIRY_INDEX, DROP_EXPIRY_INDEX, EXPIRE_SQL } from './fixtures.js';
 import type { Loop, PoolPlan, Pools, StoreParams, StoreReport } from './protocol.js';
 import { type BenchSql, postgresSql, sqliteSql } from './sql.js';
@@ -37,7 +37,8 @@ const filter = { status: 'pending_approval', limit: 50 } as const;
 async function loop(seconds: number, warmup: number, fn: (i: number) => Promise<unknown>, limit = Infinity) {
   let i = 0;
   for (; i < Math.min(warmup, limit); i++) await fn(i);
-  const out: Loop = { durations: [], wallMs: 0, errors: 0, firstError: null };
+  const out: Loop = { durations: [], wallMs: 0, cpuMs: 0, errors: 0, firstError: null };
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   const end = start + seconds * 1000;
   for (; i < limit; i++) {
@@ -52,6 +53,7 @@ async function loop(seconds: number, warmup: number, fn: (i: number) => Promise<
     out.durations.push(performance.now() - t0);
   }
   out.wallMs = performance.now() - start;
+  out.cpuMs = cpuMs(cpu0);
   return out;
 }
 

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { shownUrl } from '../../src/store/open.js';
 import { Child } from '../shared/children.js';
+import { check, type Judged, judgeWebhooks, ratio, ratioText, verdictLines } from '../shared/goals.js';
 import { benchMain } from '../shared/options.js';
 import { int, kb, mb, ms, perSecond, rate, type Summary, summarize, table, wrap } from '../shared/stats.js';
 import { STORE_LABEL, type StoreKind, storesOf } from '../shared/store-options.js';
@@ -39,7 +40,6 @@ import type {
 // targets are loaded one after the other, bare first; this process reads each server's CPU around its phase,
 // then reads both databases back after the servers stopped.
 
-const TARGETS = { ratio: 0.5, p99Ms: 50 };
 const HOURLY_CAP = 1_000_000;
 
 const startedAt = Date.now();
@@ -481,6 +481,53 @@ interface DrydockRun extends PassSpec {
   check: Check & { inbox: InboxFigures };
 }
 
+/**
+ * With drydock on both stores: a column, before the goal, of PostgreSQL's figures over SQLite's (throughput as a
+ * share, p99 and CPU per request as multiples).
+ */
+function addPostgresOverSqlite(
+  rows: string[][],
+  figures: readonly { run: DrydockRun; perSecond: number; p99: number }[],
+): void {
+  const sqlite = figures.find((f) => f.run.store === 'sqlite');
+  const postgres = figures.find((f) => f.run.store === 'postgres');
+  if (!sqlite || !postgres) return;
+  const cpu = (f: { run: DrydockRun }) =>
+    (f.run.phase.after.cpuMs - f.run.phase.before.cpuMs) / Math.max(1, f.run.phase.report.sent);
+  const cells: Record<string, string> = {
+    '': 'PostgreSQL / SQLite',
+    throughput: ratioText(ratio(postgres.perSecond, sqlite.perSecond), '%'),
+    'latency p50 / p99': `p99 ${ratioText(ratio(postgres.p99, sqlite.p99), '×')}`,
+    'server CPU per request': ratioText(ratio(cpu(postgres), cpu(sqlite)), '×'),
+  };
+  for (const row of rows) row.splice(row.length - 1, 0, cells[row[0]!] ?? '');
+}
+
+/** Whether each column's answers and read-back were right, and the bare handler's: rows for the verdict. */
+function webhookChecks(
+  bare: Phase,
+  bareCheck: Check,
+  columns: readonly { subject: string; phase: Phase; check: Check }[],
+): Judged[] {
+  const answers = (subject: string, r: PhaseReport) => {
+    const ok = r.errors === 0 && r.bad === 0;
+    const problem = ok ? 'all right' : `${r.errors} errors, ${r.bad} wrong: ${r.firstBad ?? r.firstError}`;
+    return check({ row: 'answers', subject, figure: 'errors and wrong answers' }, ok, problem, 'none');
+  };
+  const readBack = (subject: string, c: Check) =>
+    check(
+      { row: 'read-back', subject, figure: 'deliveries and runs' },
+      c.ok,
+      c.ok ? 'all right' : 'missing, doubled or stray',
+      'one run per delivery, none doubled',
+    );
+  return [
+    answers('bare', bare.report),
+    readBack('bare', bareCheck),
+    ...columns.flatMap((c) => [answers(c.subject, c.phase.report), readBack(c.subject, c.check)]),
+  ];
+}
+
 function report(
   opts: BenchOptions,
   ready: LoadReady,
@@ -496,29 +543,34 @@ function report(
     single ? 'drydock: POST /webhooks/github' : `drydock on ${named(run)}: POST /webhooks/github`;
   const b = summarize(bare.report.latencies);
   const bRate = perSecond(b.count, bare.report.wallMs);
+  const bP99 = b.count ? b.p99 : Number.NaN;
   const figures = runs.map((run) => {
     const d = summarize(run.phase.report.latencies);
-    const ratio = perSecond(d.count, run.phase.report.wallMs) / bRate;
-    return {
-      run,
-      d,
-      ratio,
-      ratioPass: Number.isFinite(ratio) && ratio >= TARGETS.ratio,
-      p99Pass: d.count > 0 && d.p99 <= TARGETS.p99Ms,
-      answersOk: run.phase.report.errors === 0 && run.phase.report.bad === 0,
-      dupPass: run.check.ok,
-    };
+    const perS = perSecond(d.count, run.phase.report.wallMs);
+    const p99 = d.count ? d.p99 : Number.NaN;
+    return { run, d, perSecond: perS, p99, ratio: ratio(perS, bRate), p99Ratio: ratio(p99, bP99) };
   });
-  const bareAnswersOk = bare.report.errors === 0 && bare.report.bad === 0;
   type Figures = (typeof figures)[number];
-  /** One verdict per store: `PASS`, or `SQLite PASS, PostgreSQL FAIL`. */
-  const verdicts = (pass: (f: Figures) => boolean) =>
-    single
-      ? verdict(pass(figures[0]!))
-      : figures
-          .map((f) => `${named(f.run)} ${verdict(pass(f))}`)
-          // Labels with replicas hold a comma ("PostgreSQL, 2 replicas").
-          .join(runs.some((run) => run.replicas !== null) ? '; ' : ', ');
+  const judged = judgeWebhooks(
+    { perSecond: bRate, p99Ms: bP99 },
+    figures.map((f) => ({ subject: named(f.run), store: f.run.store, perSecond: f.perSecond, p99Ms: f.p99 })),
+  );
+  // Labels with replicas hold a comma ("PostgreSQL, 2 replicas").
+  const sep = runs.some((run) => run.replicas !== null) ? '; ' : ', ';
+  /** A row's goal and its verdict for each column: `>= 50 % of bare's: SQLite PASS, PostgreSQL n/a`. */
+  const goal = (row: string, what: string) => {
+    const mine = judged.filter((j) => j.row === row);
+    return `${mine[0]!.goal} ${what}: ${mine.map((j) => `${j.subject} ${j.verdict}`).join(sep)}`;
+  };
+  const checks = webhookChecks(
+    bare,
+    bareCheck,
+    figures.map((f) => ({ ...f.run, subject: named(f.run) })),
+  );
+  const dupVerdicts = checks
+    .filter((c) => c.row === 'read-back' && c.subject !== 'bare')
+    .map((c) => (single ? c.verdict : `${c.subject} ${c.verdict}`))
+    .join(sep);
 
   const cpuPer = (p: Phase) => ms((p.after.cpuMs - p.before.cpuMs) / Math.max(1, p.report.sent));
   const busy = (cpu: number) =>
@@ -552,21 +604,21 @@ function report(
       'bare: hono, verify, INSERT body',
       ...runs.map(header),
       ...(single ? ['drydock / bare'] : runs.map((run) => `${named(run)} / bare`)),
-      'target',
+      'goal',
     ],
     [
       'throughput',
       rate(b.count, bare.report.wallMs).replace('/s', ' req/s'),
       ...each((f) => rate(f.d.count, f.run.phase.report.wallMs).replace('/s', ' req/s')),
-      ...each((f) => (Number.isFinite(f.ratio) ? `${(100 * f.ratio).toFixed(0)} %` : na)),
-      `>= 50 % of bare   ${verdicts((f) => f.ratioPass)}`,
+      ...each((f) => ratioText(f.ratio, '%')),
+      goal('throughput', "of bare's"),
     ],
     [
       'latency p50 / p99',
       lat(b),
       ...each((f) => lat(f.d)),
-      ...blank,
-      `p99 <= 50 ms      ${verdicts((f) => f.p99Pass)}`,
+      ...each((f) => ratioText(f.p99Ratio, '×')),
+      goal('p99', "bare's p99"),
     ],
     ['latency max', ms(b.max), ...each((f) => ms(f.d.max)), ...blank, ''],
     [
@@ -651,9 +703,10 @@ function report(
       '',
       ...each((f) => (f.run.check.ok ? '0 (read back, incl. redeliveries)' : 'see read-back')),
       ...blank,
-      `none              ${verdicts((f) => f.dupPass)}`,
+      `none: ${dupVerdicts}`,
     ],
   ];
+  addPostgresOverSqlite(rows, figures);
   const inboxRows: string[][] = [
     ['drydock inbox (the work behind the answers)', ...(single ? [''] : runs.map(named))],
     [
@@ -775,22 +828,10 @@ function report(
     '',
     wrap(notes.join(' ')),
   );
-  const answersOk = bareAnswersOk && figures.every((f) => f.answersOk);
-  const pass = figures.every((f) => f.ratioPass && f.p99Pass && f.dupPass) && answersOk && bareCheck.ok;
-  const firstProblem = () => {
-    for (const f of figures) {
-      const r = f.run.phase.report;
-      if (!f.answersOk) return r.firstBad ?? r.firstError;
-    }
-    return bare.report.firstBad ?? bare.report.firstError;
-  };
-  out.push(
-    `overall: ${verdict(pass)} (throughput ${verdicts((f) => f.ratioPass)}, p99 ${verdicts((f) => f.p99Pass)}, ` +
-      `no duplicate runs ${verdicts((f) => f.dupPass)}, ` +
-      `answers ${verdict(answersOk)}${answersOk ? '' : `: ${firstProblem()}`})`,
-  );
+  const v = verdictLines([...judged, ...checks]);
+  out.push(...v.lines);
   process.stdout.write(`${out.join('\n')}\n`);
-  return pass;
+  return v.pass;
 }
 
 interface InboxDrain {
