@@ -33,7 +33,7 @@ import type { PgDb } from './db.js';
 const PREFIX = 'drydock_';
 /**
  * The channels listened on: the WakeStore's, and the store's own `plans` (migrations/postgres/
- * 000019_plans_wake.sql: a plan or a decision was written), which keeps the plans version (versions.ts).
+ * 000019_plans_version.sql: a plan or a decision was written), which keeps the plans version (versions.ts).
  */
 export type ListenChannel = WakeChannel | 'plans';
 const CHANNELS: readonly ListenChannel[] = ['runs', 'events', 'inbox', 'outbox', 'plans'];

@@ -144,9 +144,15 @@ export class PgPlans implements PlanStore {
   }
 }
 
-/** The plans version as stored (the change counter). */
+/**
+ * The plans version as stored: the sum of the change counter's shards (migration 000019), one of which each
+ * transaction that writes a plan or a decision moves at its commit.
+ */
+const PLANS_VERSION = `SELECT COALESCE(SUM(value), 0) FROM change_counters
+  WHERE name = 'plans' OR name LIKE 'plans:%'`;
+
 export async function readPlansVersion(q: Queries): Promise<number> {
-  return (await q.value<number>(planSql.PLANS_VERSION)) ?? 0;
+  return (await q.value<number>(PLANS_VERSION)) ?? 0;
 }
 
 /** A plan's row with its approvals and its decisions, oldest first, as a JSON array of decision rows. */
