@@ -370,7 +370,7 @@ function lockAndInsertEvent(
  * increasing order: eventsAfter's reader, having seen id N, never sees an id below N appear later, and the
  * notifier's cursor never steps over an event. The run's seq is numbered under the same lock.
  */
-async function insertEvent(
+export async function insertEvent(
   q: Queries,
   runId: string,
   type: string,
