@@ -119,6 +119,11 @@ class Runs implements Queries {
   }
 }
 
+/** Whether a statement only reads: a SELECT (a `WITH` may write, and counts as a write). */
+function reads(text: string): boolean {
+  return /^\s*SELECT\b/i.test(text);
+}
+
 /**
  * A value as PostgreSQL can store it. Text cannot hold the NUL character (SQLite's can): in a string value,
  * or a string in an array value, it becomes U+FFFD. JSON text is not touched by this (JSON.stringify writes
@@ -188,6 +193,7 @@ export class PgDb implements Queries {
   readonly connection: pg.ClientConfig;
   private readonly closing: (() => Promise<void>)[] = [];
   private readonly answering: (() => void)[] = [];
+  private readonly writing: (() => void)[] = [];
   private readonly outage: OutageTracker;
   private readonly names = new StatementNames();
   private readonly direct: Runs;
@@ -202,7 +208,14 @@ export class PgDb implements Queries {
     this.onConnectionError = opts.onConnectionError ?? (() => {});
     this.pool.on('error', (err) => this.connectionLost(err));
     this.outage = new OutageTracker(opts.onOutage ?? (() => {}));
-    this.direct = new Runs((statement) => this.tracked(() => this.single(statement)), this.names);
+    this.direct = new Runs(<R extends pg.QueryResultRow>(statement: Statement) => {
+      const ran = this.tracked(() => this.single<R>(statement));
+      return reads(statement.text) ? ran : ran.finally(() => this.wrote());
+    }, this.names);
+  }
+
+  private wrote(): void {
+    for (const fn of this.writing) fn();
   }
 
   /**
@@ -288,7 +301,7 @@ export class PgDb implements Queries {
           await backoff(attempt);
         }
       }
-    });
+    }).finally(() => this.wrote());
   }
 
   private async once<T>(fn: (q: Queries) => Promise<T>): Promise<T> {
@@ -345,6 +358,15 @@ export class PgDb implements Queries {
    */
   onAnswer(fn: () => void): void {
     this.answering.push(fn);
+  }
+
+  /**
+   * Calls `fn` when a transaction, or a statement outside one that is not a SELECT, has ended (committed,
+   * rolled back or failed): whatever this process wrote is in the database, or never will be. Values kept
+   * by the store (versions.ts) are read again after it.
+   */
+  onWrite(fn: () => void): void {
+    this.writing.push(fn);
   }
 
   /** Runs `fn` when the database is closed, before the pool ends (the wake-up listener's client). */

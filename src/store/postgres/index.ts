@@ -9,12 +9,14 @@ import { listenerOf, PgWakes } from './listen.js';
 import { loadPostgresMigrations, migrate } from './migrate.js';
 import type { OutageEvent } from './outage.js';
 import { PgOutbox } from './outbox.js';
-import { PgPlans } from './plans.js';
+import { PgPlans, readPlansVersion } from './plans.js';
 import { PgRuns } from './runs.js';
 import { PgSessions } from './sessions.js';
 import { PgState } from './state.js';
+import { TOKEN_CACHE_MS, TokenCache } from './token-cache.js';
 import { PgTriggers } from './triggers.js';
 import { PgUsage } from './usage.js';
+import { PlansVersion } from './versions.js';
 
 export interface PostgresStoreOptions {
   /** postgres://user:password@host:port/database */
@@ -22,6 +24,13 @@ export interface PostgresStoreOptions {
   /** Apply pending migrations on open (default true); with false, `migrateNow` applies them. */
   migrate?: boolean;
   now?: () => number;
+  /**
+   * The clock of what the store keeps between reads (default Date.now): a token found is used for
+   * `tokenCacheMs`, the plans version while nothing is heard of (versions.ts) for at most a second.
+   */
+  clock?: () => number;
+  /** How long a token found is used before it is read again (default TOKEN_CACHE_MS, 2 s; 0: never kept). */
+  tokenCacheMs?: number;
   migrations?: Migration[];
   /**
    * What a plan made before network lists (migration 5) with the network allowed reads as: the configured
@@ -70,16 +79,21 @@ export async function openPostgresStore(opts: PostgresStoreOptions): Promise<Pos
   // The wake-up listener connects on the first onWake and is ended by close() (PgState.close ends the db); a
   // statement answered while its connection is down makes it listen again at once.
   const listener = listenerOf(db, opts.onConnectionError ? { onError: opts.onConnectionError } : {});
+  const clock = opts.clock ?? Date.now;
+  // The plans version is read again after this process writes, and when the listener hears of a change.
+  const version = new PlansVersion(() => readPlansVersion(db), listener, clock);
+  db.onWrite(() => version.changed());
+  const tokens = new TokenCache(clock, opts.tokenCacheMs ?? TOKEN_CACHE_MS);
   return composeStore(
     {
       sessions: new PgSessions(db),
       jobs: new PgJobs(db),
       runs: new PgRuns(db),
       approvals: new PgApprovals(db),
-      plans: new PgPlans(db, opts.legacyNetworkDomains),
+      plans: new PgPlans(db, opts.legacyNetworkDomains, version),
       triggers: new PgTriggers(db),
       outbox: new PgOutbox(db, opts.legacyNetworkDomains),
-      state: new PgState(db, migrations.length),
+      state: new PgState(db, migrations.length, tokens),
       wakes: new PgWakes(listener),
       cursors: new PgReactionCursors(db),
       usage: new PgUsage(db),

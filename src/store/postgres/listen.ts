@@ -31,7 +31,12 @@ import type { PgDb } from './db.js';
 // second of the database answering, however long the outage was.
 
 const PREFIX = 'drydock_';
-const CHANNELS: readonly WakeChannel[] = ['runs', 'events', 'inbox', 'outbox'];
+/**
+ * The channels listened on: the WakeStore's, and the store's own `plans` (migrations/postgres/
+ * 000019_plans_version.sql: a plan or a decision was written), which keeps the plans version (versions.ts).
+ */
+export type ListenChannel = WakeChannel | 'plans';
+const CHANNELS: readonly ListenChannel[] = ['runs', 'events', 'inbox', 'outbox', 'plans'];
 
 /** Waits before connecting again: 1 s, 2 s, 4 s, ... at most 30 s. */
 const FIRST_RETRY_MS = 1_000;
@@ -62,7 +67,7 @@ export const LISTEN_APPLICATION_NAME = 'drydock-listen';
  * is lost, until `close()`. Nothing of it throws to the caller: connection failures go to `onError`.
  */
 export class PgListener {
-  private readonly listeners = new Map<WakeChannel, Set<(payload: string) => void>>();
+  private readonly listeners = new Map<ListenChannel, Set<(payload: string) => void>>();
   private readonly config: pg.ClientConfig;
   private readonly onError: (err: Error) => void;
   private readonly firstRetryMs: number;
@@ -82,6 +87,11 @@ export class PgListener {
   /** A connection failed or was lost since the last one listened: the next one to listen wakes everyone. */
   private unheard = false;
   private closed = false;
+  /**
+   * Whether the connection is listening now: its LISTEN was answered and it was not lost since. While it
+   * is, every transaction that commits later is heard (hints the store may keep a value by, versions.ts).
+   */
+  listening = false;
 
   constructor(opts: PgListenerOptions) {
     this.config = { ...opts.connection, application_name: LISTEN_APPLICATION_NAME };
@@ -90,7 +100,7 @@ export class PgListener {
     this.maxRetryMs = opts.maxRetryMs ?? MAX_RETRY_MS;
   }
 
-  onWake(channel: WakeChannel, listener: (payload: string) => void): () => void {
+  onWake(channel: ListenChannel, listener: (payload: string) => void): () => void {
     if (this.closed) return () => {};
     // Each subscription is its own, even of the same function twice.
     const own = (payload: string) => listener(payload);
@@ -126,6 +136,7 @@ export class PgListener {
   /** Ends the connection, or the wait before the next one; no wake is delivered after it. */
   async close(): Promise<void> {
     this.closed = true;
+    this.listening = false;
     this.listeners.clear();
     if (this.retry) clearTimeout(this.retry);
     this.retry = null;
@@ -160,6 +171,7 @@ export class PgListener {
         return;
       }
       if (this.client !== client) return;
+      this.listening = true;
       // Not the first attempt: changes may have gone unheard meanwhile.
       const again = this.unheard;
       this.failures = 0;
@@ -173,6 +185,7 @@ export class PgListener {
   private lost(client: pg.Client, err: Error): void {
     if (this.client !== client) return;
     this.client = null;
+    this.listening = false;
     this.unheard = true;
     this.jumped = false;
     client.end().catch(() => {});
@@ -200,7 +213,7 @@ export class PgListener {
 
   private dispatch(name: string, payload: string): void {
     if (!name.startsWith(PREFIX)) return;
-    const channel = name.slice(PREFIX.length) as WakeChannel;
+    const channel = name.slice(PREFIX.length) as ListenChannel;
     for (const listener of [...(this.listeners.get(channel) ?? [])]) this.call(listener, payload);
   }
 

@@ -7,10 +7,11 @@ import type { PlanFilter, PlanStore } from '../plans.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
 import { POSTGRES } from '../sql/dialect.js';
 import * as planSql from '../sql/plans.js';
+import { insertRunStatement } from '../sql/runs.js';
 import { ConflictError, NotFoundError } from '../store.js';
 import type { PgDb, Queries } from './db.js';
 import { fencedWrite } from './fence.js';
-import { insertRun } from './runs.js';
+import type { PlansVersion } from './versions.js';
 
 /**
  * Plans, their decisions and runs. A decision is applied in one transaction that holds the plan's row, so
@@ -22,6 +23,8 @@ export class PgPlans implements PlanStore {
     private readonly db: PgDb,
     /** What a plan made before network lists, with the network allowed, reads as (rows.ts, toPlan). */
     private readonly legacyNetwork: readonly string[] = DEFAULT_NETWORK_DOMAINS,
+    /** The version kept between reads (versions.ts); without it, each call reads it. */
+    private readonly version?: PlansVersion,
   ) {}
 
   async createPlan(p: Plan, fence?: Fence): Promise<Plan> {
@@ -58,7 +61,7 @@ export class PgPlans implements PlanStore {
   }
 
   async plansVersion(): Promise<number> {
-    return (await this.db.value<number>(planSql.PLANS_VERSION)) ?? 0;
+    return this.version ? this.version.get() : readPlansVersion(this.db);
   }
 
   async listDecisions(planId: string): Promise<Decision[]> {
@@ -76,28 +79,32 @@ export class PgPlans implements PlanStore {
   ): Promise<{ plan: Plan; decision: Decision; run: Run | null }> {
     return this.db.tx(async (q) => {
       // LOUD: lock first, read after. The plan's row is locked by a statement of its own; the plan, its
-      // approvals and decisions are read by the statements after it, each with a snapshot taken once the lock
-      // is held (READ COMMITTED), so they include every decision committed before this one. Read in the
+      // approvals and decisions are read by the statement after it, with a snapshot taken once the lock is
+      // held (READ COMMITTED), so they include every decision committed before this one. Read in the
       // locking statement itself, the approvals count would come from the snapshot taken before waiting.
       const locked = await q.value<string>('SELECT id FROM plans WHERE id = $1 FOR NO KEY UPDATE', [planId]);
       if (locked === undefined) throw new NotFoundError(`plan ${planId} not found`);
-      const row = (await planRow(q, planId))!;
-      const effect = decide(toPlan(row, this.legacyNetwork), await decisionsOf(q, planId));
+      const { decisions, ...row } = (await q.row<PlanRow & { decisions: string }>(PLAN_WITH_DECISIONS, [
+        planId,
+      ]))!;
+      const effect = decide(toPlan(row, this.legacyNetwork), parseDecisions(decisions));
+      // The decision, the plan's new status and the run it starts: one statement.
+      const { text, values } = decisionWrites(effect);
+      const runRow = await q.row<RunRow>(text, values);
       const d = effect.decision;
-      const decision = planSql.insertDecisionStatement(d);
-      await q.exec(decision.text, decision.values);
-      if (effect.planStatus) {
-        const decided = planSql.decidedStatement(
-          planId,
-          effect.planStatus,
-          d.createdAt,
-          effect.executionBase,
-        );
-        await q.exec(decided.text, decided.values);
-      }
-      const run = effect.run ? await insertRun(q, effect.run, 0) : null;
-      const plan = toPlan((await planRow(q, planId))!, this.legacyNetwork);
-      return { plan, decision: d, run };
+      const after: PlanRow = {
+        ...row,
+        approvals: row.approvals + (d.kind === 'approve' ? 1 : 0),
+        ...(effect.planStatus
+          ? {
+              status: effect.planStatus,
+              decided_at: d.createdAt,
+              execution_base: effect.executionBase ?? row.execution_base ?? null,
+            }
+          : {}),
+      };
+      const run = effect.run ? toRun(runRow!) : null;
+      return { plan: toPlan(after, this.legacyNetwork), decision: d, run };
     });
   }
 
@@ -135,6 +142,46 @@ export class PgPlans implements PlanStore {
     const row = await this.db.row<PlanRow>(planSql.PENDING_PLAN_OF_SUBJECT, [subject]);
     return row ? toPlan(row, this.legacyNetwork) : null;
   }
+}
+
+/**
+ * The plans version as stored: the sum of the change counter's shards (migration 000019), one of which each
+ * transaction that writes a plan or a decision moves at its commit.
+ */
+const PLANS_VERSION = `SELECT COALESCE(SUM(value), 0) FROM change_counters
+  WHERE name = 'plans' OR name LIKE 'plans:%'`;
+
+export async function readPlansVersion(q: Queries): Promise<number> {
+  return (await q.value<number>(PLANS_VERSION)) ?? 0;
+}
+
+/** A plan's row with its approvals and its decisions, oldest first, as a JSON array of decision rows. */
+const PLAN_WITH_DECISIONS = `SELECT plans.*, ${planSql.APPROVALS},
+  (SELECT COALESCE(json_agg(d ORDER BY d.created_at, d.id), '[]') FROM decisions d WHERE d.plan_id = plans.id)
+    AS decisions
+  FROM plans WHERE id = ?`;
+
+function parseDecisions(json: string): Decision[] {
+  return (JSON.parse(json) as DecisionRow[]).map(toDecision);
+}
+
+/**
+ * What a decision writes, as one statement: the decision, the plan's new status if it has one, and the run
+ * it starts if it starts one (whose row the statement returns). Data-modifying WITH queries each run once,
+ * whether or not the statement reads them, and all in the statement's one snapshot: none of the three reads
+ * what another writes (the run's reference to the plan is to a row that exists already).
+ */
+function decisionWrites(effect: DecisionEffect): { text: string; values: unknown[] } {
+  const parts = [planSql.insertDecisionStatement(effect.decision)];
+  const d = effect.decision;
+  if (effect.planStatus)
+    parts.push(planSql.decidedStatement(d.planId, effect.planStatus, d.createdAt, effect.executionBase));
+  if (effect.run) parts.push(insertRunStatement(effect.run, 0));
+  const last = parts.pop()!;
+  const text = parts.length
+    ? `WITH ${parts.map((p, i) => `w${i} AS (${p.text})`).join(', ')} ${last.text}`
+    : last.text;
+  return { text, values: [...parts.flatMap((p) => p.values), ...last.values] };
 }
 
 /** A plan's row with its approvals; also inside decidePlan's transaction. */

@@ -228,6 +228,15 @@ export class PgRuns implements RunStore {
     at: number,
     fence?: Fence,
   ): Promise<RunEvent> {
+    // Without a fence, one statement outside any transaction (its implicit one commits with it): the log's
+    // lock is held only while PostgreSQL runs the statement and commits, never across a round trip. Under
+    // load a round trip can take long (this process has other work to do before it sends a COMMIT), and
+    // every append of every process waits behind the lock meanwhile. When the run's number was taken
+    // (LOCK_AND_INSERT_EVENT), the append is made again in a transaction.
+    if (!fence) {
+      const seq = await lockAndInsertEvent(this.db, runId, type, data, at);
+      if (seq !== undefined) return { runId, seq, type, data, at };
+    }
     return this.db.tx(async (q) => {
       // The fence first: its row lock comes before the log's lock, in every transaction that takes both
       // (a run's end with its receipt updates the run, then appends).
@@ -330,6 +339,29 @@ export async function insertRun(q: Queries, r: NewRun, coalescedSlots: number): 
 }
 
 /**
+ * Takes the event log's lock, then appends one event numbered after the run's last, in one statement; the
+ * run's seq or, when its number was taken, nothing. The lock is granted inside the statement, but the
+ * statement's snapshot is taken before it: an append to the same run committed while this one waited is not
+ * in the snapshot, its number is taken, and the insert does nothing (ON CONFLICT checks the committed rows).
+ * The row gets its id after the lock is granted (the identity's value is drawn as the row is made).
+ */
+const LOCK_AND_INSERT_EVENT = `INSERT INTO run_events (run_id, seq, type, data, at)
+  SELECT $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_events WHERE run_id = $1), $2, $3, $4
+  FROM (SELECT pg_advisory_xact_lock($5::int, 0)) AS held
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING seq`;
+
+function lockAndInsertEvent(
+  q: Queries,
+  runId: string,
+  type: string,
+  data: Record<string, unknown>,
+  at: number,
+): Promise<number | undefined> {
+  return q.value<number>(LOCK_AND_INSERT_EVENT, [runId, type, JSON.stringify(data), at, LOCK.eventLog]);
+}
+
+/**
  * Appends one event to a run's log, numbered after its last; inside a transaction.
  *
  * LOUD: appends to the event log take turns, across every process on the database. The lock is taken before
@@ -338,14 +370,17 @@ export async function insertRun(q: Queries, r: NewRun, coalescedSlots: number): 
  * increasing order: eventsAfter's reader, having seen id N, never sees an id below N appear later, and the
  * notifier's cursor never steps over an event. The run's seq is numbered under the same lock.
  */
-async function insertEvent(
+export async function insertEvent(
   q: Queries,
   runId: string,
   type: string,
   data: Record<string, unknown>,
   at: number,
 ): Promise<RunEvent> {
-  await q.value('SELECT pg_advisory_xact_lock($1::int, 0)', [LOCK.eventLog]);
-  const seq = await q.value<number>(runSql.INSERT_EVENT, runSql.insertEventValues(runId, type, data, at));
+  // Mostly one round trip (lock and insert); when the run's number was taken meanwhile, the insert again in a
+  // statement of its own, whose snapshot is taken with the lock held.
+  const seq =
+    (await lockAndInsertEvent(q, runId, type, data, at)) ??
+    (await q.value<number>(runSql.INSERT_EVENT, runSql.insertEventValues(runId, type, data, at)));
   return { runId, seq: seq!, type, data, at };
 }

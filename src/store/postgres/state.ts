@@ -5,6 +5,7 @@ import * as sql from '../sql/state.js';
 import type { StateStore, StoreStats } from '../state.js';
 import type { PgDb, Queries } from './db.js';
 import { currentVersion } from './migrate.js';
+import { TokenCache } from './token-cache.js';
 
 /** API tokens, /ui sessions, the key-value state, the totals of /metrics and the database (sql/state.ts). */
 export class PgState implements StateStore {
@@ -12,17 +13,27 @@ export class PgState implements StateStore {
     private readonly db: PgDb,
     /** How many migrations this build knows. */
     private readonly latest: number,
+    /** Tokens read in the last few seconds (token-cache.ts): a request's bearer token costs no round trip. */
+    private readonly tokens: TokenCache = new TokenCache(Date.now),
   ) {}
 
   // ---- API tokens
 
   async createToken(t: ApiToken): Promise<void> {
+    this.tokens.forget(t.id);
     await writes(this.db, sql.insertTokenStatement(t));
   }
 
   async findToken(id: string): Promise<ApiToken | null> {
+    const cached = this.tokens.get(id);
+    if (cached) return cached;
+    // Kept from the time the read began: a revocation committed after it is seen within the bound.
+    const read = this.tokens.begin();
     const row = await this.db.row<TokenRow>(sql.SELECT_TOKEN, [id]);
-    return row ? toToken(row) : null;
+    if (!row) return null;
+    const token = toToken(row);
+    this.tokens.set(token, read);
+    return token;
   }
 
   async rolesOf(identity: string): Promise<ApiToken['role'][]> {
@@ -35,11 +46,17 @@ export class PgState implements StateStore {
   }
 
   async revokeToken(id: string, now: number): Promise<boolean> {
-    return this.db.tx(async (q) => {
-      const revoked = (await writes(q, sql.revokeTokenStatement(id, now))) > 0;
-      await writes(q, sql.revokeTokenUiSessionsStatement(id, now));
-      return revoked;
-    });
+    // Forgotten before and after: a read that began meanwhile is not kept (TokenCache.begin).
+    this.tokens.forget(id);
+    try {
+      return await this.db.tx(async (q) => {
+        const revoked = (await writes(q, sql.revokeTokenStatement(id, now))) > 0;
+        await writes(q, sql.revokeTokenUiSessionsStatement(id, now));
+        return revoked;
+      });
+    } finally {
+      this.tokens.forget(id);
+    }
   }
 
   // ---- /ui sessions

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type Decision, type DecisionKind, type Plan, TREE_REFUSED } from '../../../src/domain/types.js';
 import {
   ConflictError,
@@ -212,9 +212,14 @@ export function planContract(factory: StoreFactory): void {
       it('moves whenever a plan or decision is written, also by another process; reads leave it', async () => {
         const other = await ctx.peer();
         const seen: number[] = [await ctx.store.plansVersion()];
+        // Another process's write is seen once it is heard of: at once on SQLite, on PostgreSQL when the
+        // listener hears its notification (src/store/postgres/versions.ts), hence the wait.
         const moved = async () => {
-          const v = await ctx.store.plansVersion();
-          expect(seen).not.toContain(v);
+          const v = await vi.waitFor(async () => {
+            const v = await ctx.store.plansVersion();
+            expect(seen).not.toContain(v);
+            return v;
+          });
           seen.push(v);
         };
         const plan = await givenPlan(other, 'pln_1');
