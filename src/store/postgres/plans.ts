@@ -1,16 +1,16 @@
 import { DEFAULT_NETWORK_DOMAINS } from '../../domain/network.js';
 import type { DecisionEffect } from '../../domain/plan-decision.js';
-import type { Decision, Page, Plan, PlanStatus, Run, RunStatus } from '../../domain/types.js';
+import type { Decision, Page, Plan, PlanStatus, Run, RunEvent, RunStatus } from '../../domain/types.js';
 import type { Fence } from '../leases.js';
 import { page } from '../paging.js';
-import type { PlanFilter, PlanStore } from '../plans.js';
+import type { DecidedPlan, DecisionReceipt, PlanFilter, PlanStore } from '../plans.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
 import { POSTGRES } from '../sql/dialect.js';
 import * as planSql from '../sql/plans.js';
 import { ConflictError, NotFoundError } from '../store.js';
 import type { PgDb, Queries } from './db.js';
 import { fencedWrite } from './fence.js';
-import { insertRun } from './runs.js';
+import { insertEvent, insertRun } from './runs.js';
 
 /**
  * Plans, their decisions and runs. A decision is applied in one transaction that holds the plan's row, so
@@ -73,8 +73,10 @@ export class PgPlans implements PlanStore {
   async decidePlan(
     planId: string,
     decide: (plan: Plan, decisions: Decision[]) => DecisionEffect,
-  ): Promise<{ plan: Plan; decision: Decision; run: Run | null }> {
-    return this.db.tx(async (q) => {
+    receipt?: DecisionReceipt,
+  ): Promise<DecidedPlan> {
+    let stored: RunEvent | null = null;
+    const decided = await this.db.tx(async (q) => {
       // LOUD: lock first, read after. The plan's row is locked by a statement of its own; the plan, its
       // approvals and decisions are read by the statements after it, each with a snapshot taken once the lock
       // is held (READ COMMITTED), so they include every decision committed before this one. Read in the
@@ -97,8 +99,16 @@ export class PgPlans implements PlanStore {
       }
       const run = effect.run ? await insertRun(q, effect.run, 0) : null;
       const plan = toPlan((await planRow(q, planId))!, this.legacyNetwork);
-      return { plan, decision: d, run };
+      const out = { plan, decision: d, run };
+      // Last: its lock on the event log is held only from here to the commit.
+      if (receipt) {
+        const { type, data } = receipt.event(out);
+        stored = await insertEvent(q, plan.runId, type, data, receipt.at);
+      }
+      return out;
     });
+    if (stored) receipt?.stored(stored);
+    return decided;
   }
 
   async transitionPlan(

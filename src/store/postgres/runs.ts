@@ -338,7 +338,7 @@ export async function insertRun(q: Queries, r: NewRun, coalescedSlots: number): 
  * increasing order: eventsAfter's reader, having seen id N, never sees an id below N appear later, and the
  * notifier's cursor never steps over an event. The run's seq is numbered under the same lock.
  */
-async function insertEvent(
+export async function insertEvent(
   q: Queries,
   runId: string,
   type: string,
