@@ -12,6 +12,7 @@ import {
   type ApprovalStore,
   type Fence,
   FencedError,
+  type Receipt,
   type RunStore,
   StoreUnavailableError,
   type WakeStore,
@@ -538,9 +539,20 @@ export class RunQueue {
     began: number,
   ): Promise<{ ended: Run | null } | null> {
     const { store, clock, logger, events } = this.opts;
+    const terminal = isFinishedRunStatus(outcome.status);
     const ended = clock.now();
     let endedRun: Run | null = null;
-    const receipt = isFinishedRunStatus(outcome.status) ? events.receipt() : null;
+    /** The run's receipt, which also keeps the run as its end left it. */
+    const receipt = (): Receipt => {
+      const r = events.receipt();
+      return {
+        ...r,
+        event: (run) => {
+          endedRun = run;
+          return r.event(run);
+        },
+      };
+    };
     // The run's work is done and recorded: only its end is left to write, and a database outage just then
     // would have it done again. Written once the database answers (the claim check still applies).
     // Its receipt (run_finished) is written with its end, in one transaction: a reader who sees the run
@@ -549,18 +561,7 @@ export class RunQueue {
       store.transitionRun(run.id, ['running'], outcome.status, {
         activeMs: ended - began,
         fence,
-        ...(receipt
-          ? {
-              finishedAt: ended,
-              receipt: {
-                ...receipt,
-                event: (r: Run) => {
-                  endedRun = r;
-                  return receipt.event(r);
-                },
-              },
-            }
-          : {}),
+        ...(terminal ? { finishedAt: ended, receipt: receipt() } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
         ...(outcome.waitingOn ? { waitingOn: outcome.waitingOn } : {}),
       }),
