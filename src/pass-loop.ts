@@ -45,6 +45,9 @@ export class PassLoop {
       this.again = true;
       return;
     }
+    // A pass already due (the timer of an earlier kick, not run yet) is not put off: under a stream of kicks
+    // less than a timer's minimum delay apart, re-arming it on each would keep it from ever running.
+    if (this.dueAt <= this.now()) return;
     this.schedule(0);
   }
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PassLoop } from '../src/pass-loop.js';
+import { FakeClock } from './support/fake-clock.js';
 
 // The background workers' loop, on real timers with short waits.
 
@@ -54,6 +55,31 @@ describe('PassLoop', () => {
     await sleep(150);
     expect(r.log.length).toBeGreaterThanOrEqual(3);
     expect(r.log).not.toContain('overlap');
+  });
+
+  it('a stream of kicks does not put off the pass they asked for', async () => {
+    const clock = new FakeClock(0);
+    let passes = 0;
+    const loop = new PassLoop({
+      pass: async () => {
+        passes += 1;
+        return 60_000;
+      },
+      // As Node's timers: none fires sooner than a millisecond after it was set.
+      clock: { now: () => clock.now(), setTimer: (fn, ms) => clock.setTimer(fn, Math.max(1, ms)) },
+    });
+    stop = () => loop.stop();
+    loop.start();
+    clock.advance(1);
+    await new Promise((resolve) => setImmediate(resolve)); // the start's pass ended: the loop waits 60 s
+    expect(passes).toBe(1);
+    // Kicks 0.9 ms apart, the event loop too busy in between to run a timer.
+    for (let t = 1; t < 11; t += 0.9) {
+      clock.set(t);
+      loop.kick();
+    }
+    clock.advance(0);
+    expect(passes).toBe(2);
   });
 
   it('folds kicks during a pass into one more pass right after it, never overlapping', async () => {

@@ -68,18 +68,21 @@ export class PlanDecisions {
       kind === 'approve' && plan.status === 'pending_approval' ? await this.checkFresh(plan, session) : null;
 
     const now = clock.now();
-    const result = await lifecycle.decide(planId, (fresh, decisions) =>
-      rule(fresh, decisions, kind, { ...input, movedTo }, now, source),
-    );
-    await events.emit(plan.runId, 'plan_decided', {
-      plan_id: plan.id,
+    // The decision and its plan_decided event are written by one transaction.
+    const receipt = events.withDecision('plan_decided', (d) => ({
+      plan_id: d.plan.id,
       decision: kind,
       identity: input.identity,
       comment: input.comment ?? null,
-      sha256: result.decision.sha256,
-      plan_status: result.plan.status,
-      run_id: result.run?.id ?? null,
-    });
+      sha256: d.decision.sha256,
+      plan_status: d.plan.status,
+      run_id: d.run?.id ?? null,
+    }));
+    const result = await lifecycle.decide(
+      planId,
+      (fresh, decisions) => rule(fresh, decisions, kind, { ...input, movedTo }, now, source),
+      receipt,
+    );
     if (result.run) queue.submit(result.run);
     return result;
   }

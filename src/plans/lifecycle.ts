@@ -8,7 +8,7 @@ import {
 import { type Decision, isFinishedRunStatus, type Plan, type PlanStatus, type Run } from '../domain/types.js';
 import type { Logger } from '../logger.js';
 import type { RunEvents } from '../runs/events.js';
-import type { DecisionEffect, PlanStore, RunStore } from '../store/store.js';
+import type { DecidedPlan, DecisionEffect, DecisionReceipt, PlanStore, RunStore } from '../store/store.js';
 import { planTerms } from './policy.js';
 
 /**
@@ -60,17 +60,23 @@ export class PlanLifecycle implements PlanRecorder {
 
   /**
    * Records a decision atomically: `rule` (pure, may throw to refuse) computes the effect from the plan's
-   * freshest row inside the store's transaction; a status it asks for must be a legal move.
+   * freshest row inside the store's transaction; a status it asks for must be a legal move. `receipt`, the
+   * decision's event, is written by that same transaction.
    */
   decide(
     planId: string,
     rule: (plan: Plan, decisions: Decision[]) => DecisionEffect,
-  ): Promise<{ plan: Plan; decision: Decision; run: Run | null }> {
-    return this.deps.store.decidePlan(planId, (fresh, decisions) => {
-      const effect = rule(fresh, decisions);
-      if (effect.planStatus) legal(fresh.status, effect.planStatus);
-      return effect;
-    });
+    receipt?: DecisionReceipt,
+  ): Promise<DecidedPlan> {
+    return this.deps.store.decidePlan(
+      planId,
+      (fresh, decisions) => {
+        const effect = rule(fresh, decisions);
+        if (effect.planStatus) legal(fresh.status, effect.planStatus);
+        return effect;
+      },
+      receipt,
+    );
   }
 
   /** approved (or executing, for a run resumed after a question or a restart) -> executing; whether it moved. */
@@ -125,9 +131,10 @@ export class PlanLifecycle implements PlanRecorder {
   }
 
   /**
-   * Logs `plan_closed` on the run of each plan that just left pending approval undecided. After the change, as
-   * `plan_decided` is after a decision: a process that dies in between leaves the plan closed without the event
-   * (its check run then keeps its buttons, which decide nothing: the plan is no longer pending).
+   * Logs `plan_closed` on the run of each plan that just left pending approval undecided. After the change (unlike
+   * `plan_decided`, which the decision's transaction writes): a process that dies in between leaves the plan
+   * closed without the event (its check run then keeps its buttons, which decide nothing: the plan is no longer
+   * pending).
    */
   private async closed(ids: string[], status: 'superseded' | 'expired'): Promise<void> {
     const { events, store } = this.deps;

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Clock } from '../clock.js';
 import type { RunEventMap, RunEventType } from '../domain/events.js';
 import type { Run, RunEvent } from '../domain/types.js';
-import type { Fence, Receipt, RunStore } from '../store/store.js';
+import type { DecidedPlan, DecisionReceipt, Fence, Receipt, RunStore } from '../store/store.js';
 
 /**
  * The per-run event log: every event is appended to the store (numbered) before listeners hear of it, so
@@ -51,6 +51,21 @@ export class RunEvents {
     return {
       at: this.clock.now(),
       event: (run) => ({ type, data: data(run) }),
+      stored: (event) => this.publish(event),
+    };
+  }
+
+  /**
+   * An event to write in the transaction of a plan's decision (PlanStore.decidePlan), on the log of the run
+   * that proposed the plan, made from what the decision recorded: listeners hear of it once that committed.
+   */
+  withDecision<K extends RunEventType>(
+    type: K,
+    data: (decided: DecidedPlan) => RunEventMap[K],
+  ): DecisionReceipt {
+    return {
+      at: this.clock.now(),
+      event: (decided) => ({ type, data: data(decided) }),
       stored: (event) => this.publish(event),
     };
   }

@@ -12,6 +12,7 @@ import {
   type ApprovalStore,
   type Fence,
   FencedError,
+  type Receipt,
   type RunStore,
   StoreUnavailableError,
   type WakeStore,
@@ -468,7 +469,8 @@ export class RunQueue {
     }
     // Done with it: the store clears the claim now, and a renewal in flight must not take that for a loss.
     this.claimed.delete(run.id);
-    if (!(await this.settle(run, outcome, fence, began))) return;
+    const settled = await this.settle(run, outcome, fence, began);
+    if (!settled) return;
     if (outcome.status === 'awaiting_input') {
       await this.park(run, outcome.waitingOn);
     } else {
@@ -480,7 +482,7 @@ export class RunQueue {
         this.opts.logger.warn({ ...fields, reason: outcome.error ?? null }, 'run finished without success');
       }
     }
-    const after = await this.despiteOutage(run.id, () => store.getRun(run.id));
+    const after = settled.ended ?? (await this.despiteOutage(run.id, () => store.getRun(run.id)));
     if (after) this.opts.onSettled?.(after);
   }
 
@@ -526,11 +528,31 @@ export class RunQueue {
       : { status: 'failed', error: describe(err) };
   }
 
-  /** Writes the run's end; false when another replica took the run over meanwhile (nothing is written). */
-  private async settle(run: Queued, outcome: RunOutcome, fence: Fence, began: number): Promise<boolean> {
+  /**
+   * Writes the run's end; null when another replica took the run over meanwhile (nothing is written). A run
+   * that ended comes back as its end left it (`ended`, the row its receipt was made from: no read after).
+   */
+  private async settle(
+    run: Queued,
+    outcome: RunOutcome,
+    fence: Fence,
+    began: number,
+  ): Promise<{ ended: Run | null } | null> {
     const { store, clock, logger, events } = this.opts;
     const terminal = isFinishedRunStatus(outcome.status);
     const ended = clock.now();
+    let endedRun: Run | null = null;
+    /** The run's receipt, which also keeps the run as its end left it. */
+    const receipt = (): Receipt => {
+      const r = events.receipt();
+      return {
+        ...r,
+        event: (run) => {
+          endedRun = run;
+          return r.event(run);
+        },
+      };
+    };
     // The run's work is done and recorded: only its end is left to write, and a database outage just then
     // would have it done again. Written once the database answers (the claim check still applies).
     // Its receipt (run_finished) is written with its end, in one transaction: a reader who sees the run
@@ -539,7 +561,7 @@ export class RunQueue {
       store.transitionRun(run.id, ['running'], outcome.status, {
         activeMs: ended - began,
         fence,
-        ...(terminal ? { finishedAt: ended, receipt: events.receipt() } : {}),
+        ...(terminal ? { finishedAt: ended, receipt: receipt() } : {}),
         ...(outcome.error !== undefined ? { error: outcome.error } : {}),
         ...(outcome.waitingOn ? { waitingOn: outcome.waitingOn } : {}),
       }),
@@ -550,8 +572,9 @@ export class RunQueue {
         { run_id: run.id, status: outcome.status },
         'run outcome dropped: another replica took it over',
       );
+      return null;
     }
-    return settled;
+    return { ended: endedRun };
   }
 
   /**

@@ -1,6 +1,27 @@
 import type { DecisionEffect } from '../domain/plan-decision.js';
-import type { Decision, Page, Plan, PlanStatus, Run, RunStatus } from '../domain/types.js';
+import type { Decision, Page, Plan, PlanStatus, Run, RunEvent, RunStatus } from '../domain/types.js';
 import type { Fence } from './leases.js';
+
+/** What a decision recorded: the plan after it, the decision, and the run it started (or null). */
+export interface DecidedPlan {
+  plan: Plan;
+  decision: Decision;
+  run: Run | null;
+}
+
+/**
+ * The event a decision logs (plan_decided, RunEvents.withDecision makes it), written by the decision's own
+ * transaction on the log of the run that proposed the plan: a decision is never recorded without its event,
+ * even when the process dies right after.
+ */
+export interface DecisionReceipt {
+  /** When it is written (ms). */
+  at: number;
+  /** The event, made from what the transaction recorded. */
+  event(decided: DecidedPlan): { type: string; data: Record<string, unknown> };
+  /** Called with the stored event once the transaction committed. */
+  stored(event: RunEvent): void;
+}
 
 export interface PlanFilter {
   status?: PlanStatus | undefined;
@@ -40,13 +61,14 @@ export interface PlanStore {
   /**
    * Records a decision atomically: re-reads the plan and its approvals inside one transaction, calls
    * `decide` (pure, may throw to refuse), then writes the decision, the plan's new status and the run it
-   * starts. Concurrent decisions serialize here; a second execute run for one plan is refused by a
-   * unique index.
+   * starts, and with `receipt` its event. Concurrent decisions serialize here; a second execute run for one
+   * plan is refused by a unique index.
    */
   decidePlan(
     planId: string,
     decide: (plan: Plan, decisions: Decision[]) => DecisionEffect,
-  ): Promise<{ plan: Plan; decision: Decision; run: Run | null }>;
+    receipt?: DecisionReceipt,
+  ): Promise<DecidedPlan>;
   /** Moves a plan between statuses; false when it was not in one of `from`. */
   transitionPlan(
     id: string,

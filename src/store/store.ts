@@ -29,7 +29,7 @@ export type {
 } from './jobs.js';
 export { type Fence, FencedError, type Receipt, type RunClaim } from './leases.js';
 export type { OutboxStore, PlanDeliveryPatch } from './outbox.js';
-export type { PlanFilter, PlanStore } from './plans.js';
+export type { DecidedPlan, DecisionReceipt, PlanFilter, PlanStore } from './plans.js';
 export type { NewToolCall, RunFilter, RunStore } from './runs.js';
 export type { NewSession, SessionFilter, SessionStore } from './sessions.js';
 export type { StateStore, StoreStats } from './state.js';

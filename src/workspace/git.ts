@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -196,20 +196,23 @@ const SHA = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/;
 /**
  * HEAD read from the repository's files: `.git/HEAD`, then the loose ref or `packed-refs`. Spawning git
  * costs milliseconds and blocks the event loop for longer once the process is large; approvals ask for HEAD
- * every time. Returns undefined when the layout is anything else (a worktree's `.git` file, an unusual
- * ref), and the caller asks git.
+ * every time. Read synchronously: two or three files of a few bytes, each read whole and fresh (git replaces
+ * a ref by renaming a new file over it, so a read sees the old commit or the new one, never a mix, and a
+ * workspace that moved is seen to have moved), cost a few microseconds; the promise API's open, stat, read
+ * and close would cost four trips through the thread pool per file. Returns undefined when the layout is
+ * anything else (a worktree's `.git` file, an unusual ref), and the caller asks git.
  */
-async function headFromFiles(dir: string): Promise<string | null | undefined> {
+function headFromFiles(dir: string): string | null | undefined {
   const gitDir = join(dir, '.git');
-  const head = await readFile(join(gitDir, 'HEAD'), 'utf8').catch(() => null);
+  const head = readSmallFile(join(gitDir, 'HEAD'));
   if (head === null) return undefined;
   const text = head.trim();
   if (SHA.test(text)) return text;
   const m = /^ref: (refs\/[\w./-]+)$/.exec(text);
   if (!m || m[1]!.includes('..')) return undefined;
-  const loose = await readFile(join(gitDir, m[1]!), 'utf8').catch(() => null);
+  const loose = readSmallFile(join(gitDir, m[1]!));
   if (loose !== null) return SHA.test(loose.trim()) ? loose.trim() : undefined;
-  const packed = await readFile(join(gitDir, 'packed-refs'), 'utf8').catch(() => null);
+  const packed = readSmallFile(join(gitDir, 'packed-refs'));
   if (packed === null) return null; // an unborn branch: no commit yet
   for (const line of packed.split('\n')) {
     const [sha, ref] = line.split(' ');
@@ -218,10 +221,19 @@ async function headFromFiles(dir: string): Promise<string | null | undefined> {
   return null;
 }
 
+/** A file's text, or null when it cannot be read (missing, a directory, unreadable). */
+function readSmallFile(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
 /** The commit HEAD points at, or null when the directory is not a git work tree (or has no commit yet). */
 export async function headCommit(dir: string, gitDir?: string): Promise<string | null> {
   if (!gitDir) {
-    const fast = await headFromFiles(dir);
+    const fast = headFromFiles(dir);
     if (fast !== undefined) return fast;
   }
   try {

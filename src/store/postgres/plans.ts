@@ -1,9 +1,9 @@
 import { DEFAULT_NETWORK_DOMAINS } from '../../domain/network.js';
 import type { DecisionEffect } from '../../domain/plan-decision.js';
-import type { Decision, Page, Plan, PlanStatus, Run, RunStatus } from '../../domain/types.js';
+import type { Decision, Page, Plan, PlanStatus, Run, RunEvent, RunStatus } from '../../domain/types.js';
 import type { Fence } from '../leases.js';
 import { page } from '../paging.js';
-import type { PlanFilter, PlanStore } from '../plans.js';
+import type { DecidedPlan, DecisionReceipt, PlanFilter, PlanStore } from '../plans.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
 import { POSTGRES } from '../sql/dialect.js';
 import * as planSql from '../sql/plans.js';
@@ -11,6 +11,7 @@ import { insertRunStatement } from '../sql/runs.js';
 import { ConflictError, NotFoundError } from '../store.js';
 import type { PgDb, Queries } from './db.js';
 import { fencedWrite } from './fence.js';
+import { insertEvent } from './runs.js';
 import type { PlansVersion } from './versions.js';
 
 /**
@@ -76,8 +77,10 @@ export class PgPlans implements PlanStore {
   async decidePlan(
     planId: string,
     decide: (plan: Plan, decisions: Decision[]) => DecisionEffect,
-  ): Promise<{ plan: Plan; decision: Decision; run: Run | null }> {
-    return this.db.tx(async (q) => {
+    receipt?: DecisionReceipt,
+  ): Promise<DecidedPlan> {
+    let stored: RunEvent | null = null;
+    const decided = await this.db.tx(async (q) => {
       // LOUD: lock first, read after. The plan's row is locked by a statement of its own; the plan, its
       // approvals and decisions are read by the statement after it, with a snapshot taken once the lock is
       // held (READ COMMITTED), so they include every decision committed before this one. Read in the
@@ -104,8 +107,16 @@ export class PgPlans implements PlanStore {
           : {}),
       };
       const run = effect.run ? toRun(runRow!) : null;
-      return { plan: toPlan(after, this.legacyNetwork), decision: d, run };
+      const out = { plan: toPlan(after, this.legacyNetwork), decision: d, run };
+      // Last: its lock on the event log is held only from here to the commit.
+      if (receipt) {
+        const { type, data } = receipt.event(out);
+        stored = await insertEvent(q, out.plan.runId, type, data, receipt.at);
+      }
+      return out;
     });
+    if (stored) receipt?.stored(stored);
+    return decided;
   }
 
   async transitionPlan(

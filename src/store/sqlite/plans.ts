@@ -1,16 +1,16 @@
 import { DEFAULT_NETWORK_DOMAINS } from '../../domain/network.js';
 import type { DecisionEffect } from '../../domain/plan-decision.js';
-import type { Decision, Page, Plan, PlanStatus, Run, RunStatus } from '../../domain/types.js';
+import type { Decision, Page, Plan, PlanStatus, Run, RunEvent, RunStatus } from '../../domain/types.js';
 import type { Fence } from '../leases.js';
 import { page } from '../paging.js';
-import type { PlanFilter, PlanStore } from '../plans.js';
+import type { DecidedPlan, DecisionReceipt, PlanFilter, PlanStore } from '../plans.js';
 import { type DecisionRow, type PlanRow, type RunRow, toDecision, toPlan, toRun } from '../rows.js';
 import { SQLITE } from '../sql/dialect.js';
 import * as planSql from '../sql/plans.js';
 import { ConflictError, NotFoundError } from '../store.js';
 import type { SqliteDb } from './db.js';
 import { fencedWrite } from './fence.js';
-import { insertRun } from './runs.js';
+import { insertEvent, insertRun } from './runs.js';
 
 /** Plans and their decisions. A decision's run is written by the transaction that records the decision. */
 export class SqlitePlans implements PlanStore {
@@ -70,8 +70,10 @@ export class SqlitePlans implements PlanStore {
   async decidePlan(
     planId: string,
     decide: (plan: Plan, decisions: Decision[]) => DecisionEffect,
-  ): Promise<{ plan: Plan; decision: Decision; run: Run | null }> {
-    return this.db.write(() => {
+    receipt?: DecisionReceipt,
+  ): Promise<DecidedPlan> {
+    let stored: RunEvent | null = null;
+    const decided = this.db.write(() => {
       const row = planRow(this.db, planId);
       if (!row) throw new NotFoundError(`plan ${planId} not found`);
       const effect = decide(toPlan(row, this.legacyNetwork), decisionsOf(this.db, planId));
@@ -89,8 +91,15 @@ export class SqlitePlans implements PlanStore {
       }
       const run = effect.run ? insertRun(this.db, effect.run, 0) : null;
       const plan = toPlan(planRow(this.db, planId)!, this.legacyNetwork);
-      return { plan, decision: d, run };
+      const out = { plan, decision: d, run };
+      if (receipt) {
+        const { type, data } = receipt.event(out);
+        stored = insertEvent(this.db, plan.runId, type, data, receipt.at);
+      }
+      return out;
     });
+    if (stored) receipt?.stored(stored);
+    return decided;
   }
 
   async transitionPlan(

@@ -320,8 +320,8 @@ function logEnd(db: SqliteDb): number {
   return (db.pluck('SELECT COALESCE(MAX(rowid), 0) FROM run_events').get() as number) ?? 0;
 }
 
-/** Appends one event to a run's log, numbered after its last. */
-function insertEvent(
+/** Appends one event to a run's log, numbered after its last; also inside the transaction of a decision. */
+export function insertEvent(
   db: SqliteDb,
   runId: string,
   type: string,

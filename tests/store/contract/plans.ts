@@ -1,8 +1,15 @@
 import { describe, expect, it, vi } from 'vitest';
-import { type Decision, type DecisionKind, type Plan, TREE_REFUSED } from '../../../src/domain/types.js';
+import {
+  type Decision,
+  type DecisionKind,
+  type Plan,
+  type RunEvent,
+  TREE_REFUSED,
+} from '../../../src/domain/types.js';
 import {
   ConflictError,
   type DecisionEffect,
+  type DecisionReceipt,
   InvalidCursorError,
   type NewRun,
   NotFoundError,
@@ -328,6 +335,48 @@ export function planContract(factory: StoreFactory): void {
         const second = await ctx.store.decidePlan(plan.id, approve('dec_2', 'carol', T0 + 2));
         expect(second.plan).toMatchObject({ status: 'approved', approvals: 2, decidedAt: T0 + 2 });
         expect(second.run?.executesPlanId).toBe(plan.id);
+      });
+
+      it("writes its receipt's event on the log of the plan's run in the same transaction; a refusal none", async () => {
+        const plan = await givenPlan(ctx.store, 'pln_1');
+        const heard: RunEvent[] = [];
+        const receipt = (type: string): DecisionReceipt => ({
+          at: T0 + MINUTE,
+          event: (d) => ({
+            type,
+            data: { plan_id: d.plan.id, status: d.plan.status, run_id: d.run?.id ?? null },
+          }),
+          stored: (e) => heard.push(e),
+        });
+        const refusal = new ConflictError('not today');
+        await expect(
+          ctx.store.decidePlan(
+            plan.id,
+            () => {
+              throw refusal;
+            },
+            receipt('refused'),
+          ),
+        ).rejects.toBe(refusal);
+        expect(await ctx.store.listEvents(plan.runId, 0, 10)).toEqual([]);
+        expect(heard).toEqual([]);
+
+        await ctx.store.appendEvent(plan.runId, 'before', {}, T0);
+        const out = await ctx.store.decidePlan(
+          plan.id,
+          approve('dec_1', 'bob', T0 + MINUTE),
+          receipt('decided'),
+        );
+        const event = {
+          runId: plan.runId,
+          seq: 2,
+          type: 'decided',
+          data: { plan_id: plan.id, status: 'approved', run_id: out.run?.id },
+          at: T0 + MINUTE,
+        };
+        expect(heard).toEqual([event]);
+        expect(await ctx.store.listEvents(plan.runId, 1, 10)).toEqual([event]);
+        expect(await ctx.store.listEvents(out.run!.id, 0, 10)).toEqual([]);
       });
 
       it('a rule that refuses writes nothing, and its error reaches the caller', async () => {
