@@ -218,6 +218,9 @@ export class Reactions {
         if (wait !== null) return wait;
         if (!(await this.advance(r, event.rowid))) return pollMs;
         cursor = event.rowid;
+        // On SQLite every await above settles without leaving the event loop's turn: a batch would hold
+        // the HTTP server off for all of its events. Let the waiting I/O in between.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
       if (events.length < BATCH) {
         if (end > cursor) await this.advance(r, end);
