@@ -2,7 +2,7 @@ import type { SpendCaps } from '../caps/spend-caps.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/schema.js';
 import { DomainError } from '../domain/errors.js';
-import { SpendCapError, spendCapMessage } from '../domain/spend.js';
+import { hasLimits, SpendCapError, type SpendCapHit, spendCapMessage } from '../domain/spend.js';
 import type { Run, RunCheckout, Trigger, WebhookDelivery, WebhookOutcome } from '../domain/types.js';
 import type { FailedJob, FailedJobsQuery, PullRequestLookup } from '../github/client.js';
 import {
@@ -319,7 +319,7 @@ export class TriggerService {
         ctx = await this.withFailedJobs(ctx);
         enriched = true;
       }
-      const spendCap = await this.deps.caps?.check({ sessionId: null, triggerId: trigger.id });
+      const spendCap = await this.spendCapOf(trigger);
       if (spendCap) {
         await store.recordTriggerFire(trigger.id, delivery.id, 'capped', clock.now());
         capped += 1;
@@ -342,6 +342,19 @@ export class TriggerService {
           ? 'rejected'
           : 'filtered';
     return { outcome, detail: reasons.length ? reasons.join('; ') : null, runIds };
+  }
+
+  /**
+   * The spend cap a fire of `trigger` would start past (SpendCaps.check), or null. A fire has no session yet,
+   * so only the trigger's own caps and the global ones (config `limits`) can stop it: when none of them is
+   * set, nothing can, and the day's spend is not read (a read of every run of the day, per fire).
+   */
+  private async spendCapOf(trigger: Trigger): Promise<SpendCapHit | null> {
+    const { caps, config } = this.deps;
+    if (!caps) return null;
+    const global = config.limits;
+    if (!hasLimits(trigger.limits) && global.daily_usd === null && global.daily_runs === null) return null;
+    return caps.check({ sessionId: null, triggerId: trigger.id });
   }
 
   /**
@@ -655,7 +668,7 @@ export class TriggerService {
         run: runId ? await store.getRun(runId) : null,
       };
     }
-    const spendCap = await this.deps.caps?.check({ sessionId: null, triggerId: trigger.id });
+    const spendCap = await this.spendCapOf(trigger);
     if (spendCap) {
       await store.updateWebhookDelivery(recorded.delivery.id, {
         outcome: 'capped',

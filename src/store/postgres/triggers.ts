@@ -105,7 +105,8 @@ export class PgTriggers implements TriggerStore {
     items: { delivery: WebhookDelivery; payload?: string | undefined }[],
   ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }[]> {
     if (!items.length) return [];
-    return this.db.tx((q) => insertDeliveries(q, items));
+    // No transaction: see insertDeliveries.
+    return insertDeliveries(this.db, items);
   }
 
   async updateWebhookDelivery(id: string, patch: WebhookDeliveryPatch): Promise<void> {
@@ -189,41 +190,21 @@ export class PgTriggers implements TriggerStore {
         LOCK.triggerFires,
         input.triggerId,
       ]);
-      // Fires are counted by the minute: the current one and the 60 before it (an hour, rounded up), so the
-      // cost is at most 61 rows however busy the trigger is.
       const minute = Math.floor(input.now / 60_000);
-      const n =
-        (await q.value<number>(
-          'SELECT COALESCE(SUM(fires), 0) FROM trigger_fire_counts WHERE trigger_id = $1 AND minute >= $2',
-          [input.triggerId, minute - 60],
-        )) ?? 0;
-      // A delivery processed again (redelivered after a failure) fires each trigger at most once.
-      const earlier = await q.row<{ outcome: 'accepted' | 'capped'; run_id: string | null }>(
-        `SELECT outcome, run_id FROM trigger_fires WHERE trigger_id = $1 AND delivery_id = $2 AND outcome <> 'filtered'`,
-        [input.triggerId, input.deliveryId],
-      );
-      if (earlier) {
-        const row = earlier.run_id
-          ? await q.row<RunRow>('SELECT * FROM runs WHERE id = $1', [earlier.run_id])
+      const seen = await firesSoFar(q, input, minute);
+      if (seen.outcome) {
+        const row = seen.run_id
+          ? await q.row<RunRow>('SELECT * FROM runs WHERE id = $1', [seen.run_id])
           : undefined;
-        return { outcome: earlier.outcome, run: row ? toRun(row) : null };
+        return { outcome: seen.outcome, run: row ? toRun(row) : null };
       }
-      if (n >= input.hourlyCap) {
+      if (seen.fires >= input.hourlyCap) {
         await recordFire(q, input.triggerId, input.deliveryId, 'capped', null, input.now);
         return { outcome: 'capped' as const, run: null };
       }
       const sessionId = await openScopedSession(q, input);
       const run = await insertRun(q, { ...input.run, sessionId }, 0);
-      await recordFire(q, input.triggerId, input.deliveryId, 'accepted', run.id, input.now);
-      await q.exec(
-        `INSERT INTO trigger_fire_counts (trigger_id, minute, fires) VALUES ($1, $2, 1)
-         ON CONFLICT (trigger_id, minute) DO UPDATE SET fires = trigger_fire_counts.fires + 1`,
-        [input.triggerId, minute],
-      );
-      await q.exec('DELETE FROM trigger_fire_counts WHERE trigger_id = $1 AND minute < $2', [
-        input.triggerId,
-        minute - 60,
-      ]);
+      await recordAcceptedFire(q, input, run.id, minute);
       return { outcome: 'accepted' as const, run };
     });
   }
@@ -244,41 +225,76 @@ async function insertTrigger(q: Queries, t: Trigger): Promise<TriggerRow> {
   return (await q.row<TriggerRow>(text, values))!;
 }
 
+/** The columns a delivery is recorded with, in the order `deliveryValues` gives them. */
+const DELIVERY_INSERT_COLUMNS =
+  'id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at, payload, processed_at';
+const DELIVERY_INSERT_WIDTH = DELIVERY_INSERT_COLUMNS.split(', ').length;
+
 /**
- * Records deliveries unless one with the same (source, key) exists, in one statement; results in the order
- * given. A delivery being recorded by another transaction at the same time makes the insert wait for it and
- * then skip (ON CONFLICT DO NOTHING); the select after it, a new statement, reads the one that won.
+ * Deliveries one INSERT records at most. A statement's text depends on its number of rows and is prepared once
+ * per text and connection, so the texts are kept few; a larger batch takes several statements.
+ */
+const DELIVERY_INSERT_ROWS = 64;
+
+function deliveryValues(d: WebhookDelivery, payload: string | undefined): unknown[] {
+  return [
+    d.id,
+    d.source,
+    d.key,
+    d.event,
+    d.triggerId,
+    d.outcome,
+    d.detail,
+    d.subject,
+    JSON.stringify(d.runIds),
+    d.receivedAt,
+    payload ?? null,
+    d.processedAt,
+  ];
+}
+
+/** The texts of insertDeliveriesText by number of rows. */
+const insertDeliveriesTexts: string[] = [];
+
+/** `INSERT ... VALUES` of `rows` deliveries, skipping those whose (source, key) is recorded; returns the ids written. */
+function insertDeliveriesText(rows: number): string {
+  const known = insertDeliveriesTexts[rows];
+  if (known !== undefined) return known;
+  const tuples: string[] = [];
+  for (let r = 0; r < rows; r++) {
+    const first = r * DELIVERY_INSERT_WIDTH;
+    const marks = Array.from({ length: DELIVERY_INSERT_WIDTH }, (_, c) => `$${first + c + 1}`);
+    tuples.push(`(${marks.join(', ')})`);
+  }
+  const text = `INSERT INTO deliveries (${DELIVERY_INSERT_COLUMNS}) VALUES ${tuples.join(', ')}
+    ON CONFLICT (source, key) DO NOTHING RETURNING id`;
+  insertDeliveriesTexts[rows] = text;
+  return text;
+}
+
+/**
+ * Records deliveries unless one with the same (source, key) exists; results in the order given. Each INSERT
+ * is one statement, atomic on its own: a delivery is durable once its statement returns, and no transaction
+ * around it is needed (each delivery's result is its own). The rows go as plain parameters, one per value,
+ * rather than as arrays: a body in an array parameter would be escaped character by character on the way
+ * out and parsed again by the server. A delivery being recorded by another transaction at the same time
+ * makes the insert wait for it and then skip (ON CONFLICT DO NOTHING); the select after it, a new statement,
+ * reads the one that won. Without a duplicate that select is not run: one statement, one round trip.
  */
 async function insertDeliveries(
   q: Queries,
   items: { delivery: WebhookDelivery; payload?: string | undefined }[],
 ): Promise<{ delivery: WebhookDelivery; duplicate: boolean }[]> {
   const ds = items.map((i) => i.delivery);
-  const inserted = new Set(
-    (
-      await q.rows<{ id: string }>(
-        `INSERT INTO deliveries (id, source, key, event, trigger_id, outcome, detail, subject, run_ids, received_at,
-           payload, processed_at)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                              $8::text[], $9::json[], $10::bigint[], $11::text[], $12::bigint[])
-         ON CONFLICT (source, key) DO NOTHING RETURNING id`,
-        [
-          ds.map((d) => d.id),
-          ds.map((d) => d.source),
-          ds.map((d) => d.key),
-          ds.map((d) => d.event),
-          ds.map((d) => d.triggerId),
-          ds.map((d) => d.outcome),
-          ds.map((d) => d.detail),
-          ds.map((d) => d.subject),
-          ds.map((d) => JSON.stringify(d.runIds)),
-          ds.map((d) => d.receivedAt),
-          items.map((i) => i.payload ?? null),
-          ds.map((d) => d.processedAt),
-        ],
-      )
-    ).map((r) => r.id),
-  );
+  const inserted = new Set<string>();
+  for (let at = 0; at < items.length; at += DELIVERY_INSERT_ROWS) {
+    const some = items.slice(at, at + DELIVERY_INSERT_ROWS);
+    const rows = await q.rows<{ id: string }>(
+      insertDeliveriesText(some.length),
+      some.flatMap((i) => deliveryValues(i.delivery, i.payload)),
+    );
+    for (const r of rows) inserted.add(r.id);
+  }
   // Of two items with one key in the same batch, the first is recorded and the second is its duplicate.
   const recorded = new Set<string>();
   const first = ds.map((d) => {
@@ -320,30 +336,76 @@ async function recordFire(
   );
 }
 
+/** What a fire is decided on: the trigger's fires of the last hour, and this delivery's earlier fire of it. */
+interface FiresSoFar {
+  fires: number;
+  outcome: 'accepted' | 'capped' | null;
+  run_id: string | null;
+}
+
+/**
+ * Fires are counted by the minute: the current one and the 60 before it (an hour, rounded up), so the cost is
+ * at most 61 rows however busy the trigger is. A delivery processed again (redelivered after a failure) fires
+ * each trigger at most once: its earlier fire, if any, is read in the same statement.
+ */
+async function firesSoFar(q: Queries, input: TriggerFireInput, minute: number): Promise<FiresSoFar> {
+  const row = await q.row<FiresSoFar>(
+    `SELECT (SELECT COALESCE(SUM(fires), 0) FROM trigger_fire_counts WHERE trigger_id = $1 AND minute >= $2)
+              AS fires,
+            f.outcome, f.run_id
+     FROM (SELECT 1) AS one
+     LEFT JOIN trigger_fires f ON f.trigger_id = $1 AND f.delivery_id = $3 AND f.outcome <> 'filtered'`,
+    [input.triggerId, minute - 60, input.deliveryId],
+  );
+  return row!;
+}
+
+/**
+ * An accepted fire, the minute's count and the end of the counts older than the hour, in one statement (its
+ * parts write different rows).
+ */
+async function recordAcceptedFire(
+  q: Queries,
+  input: TriggerFireInput,
+  runId: string,
+  minute: number,
+): Promise<void> {
+  await q.exec(
+    `WITH fire AS (
+       INSERT INTO trigger_fires (trigger_id, delivery_id, outcome, run_id, at) VALUES ($1, $2, 'accepted', $3, $4)
+       ON CONFLICT (trigger_id, delivery_id) DO NOTHING),
+     counted AS (
+       INSERT INTO trigger_fire_counts (trigger_id, minute, fires) VALUES ($1, $5, 1)
+       ON CONFLICT (trigger_id, minute) DO UPDATE SET fires = trigger_fire_counts.fires + 1)
+     DELETE FROM trigger_fire_counts WHERE trigger_id = $1 AND minute < $6`,
+    [input.triggerId, input.deliveryId, runId, input.now, minute, minute - 60],
+  );
+}
+
 /**
  * The session of a fire's subject, found by its scope key (reopened if it was closed) or made, locked until
  * the fire commits: a close meanwhile waits, and two fires for one new subject (two triggers) make one
- * session between them.
+ * session between them. Found or made in one statement; when another fire is making it at the same time, the
+ * insert waits for that one and skips, and a second statement (a new snapshot) finds the session it made.
  */
 async function openScopedSession(q: Queries, input: TriggerFireInput): Promise<string> {
   const s = input.session;
-  const find = () =>
-    q.row<{ id: string; status: string }>(
+  const id = input.run.id.replace(/^run_/, 'ses_');
+  let session = await q.row<{ id: string; status: string }>(
+    `WITH found AS (SELECT id, status FROM sessions WHERE scope_key = $8 FOR NO KEY UPDATE),
+     made AS (
+       INSERT INTO sessions (id, name, workspace, workspace_kind, owner, defaults, status, created_at, scope_key)
+       SELECT $1, $2, $3, $4, $5, $6, 'open', $7, $8 WHERE NOT EXISTS (SELECT FROM found)
+       ON CONFLICT (scope_key) WHERE scope_key IS NOT NULL DO NOTHING RETURNING id, status)
+     SELECT id, status FROM found UNION ALL SELECT id, status FROM made`,
+    [id, s.name, s.workspace, s.workspaceKind ?? null, s.owner, json(s.defaults), input.now, s.scopeKey],
+  );
+  if (!session) {
+    // Another fire made it first (and committed: the insert waited for it).
+    session = await q.row<{ id: string; status: string }>(
       'SELECT id, status FROM sessions WHERE scope_key = $1 FOR NO KEY UPDATE',
       [s.scopeKey],
     );
-  let session = await find();
-  if (!session) {
-    const id = input.run.id.replace(/^run_/, 'ses_');
-    const made = await q.value<string>(
-      `INSERT INTO sessions (id, name, workspace, workspace_kind, owner, defaults, status, created_at, scope_key)
-       VALUES ($1, $2, $3, $4, $5, $6, 'open', $7, $8)
-       ON CONFLICT (scope_key) WHERE scope_key IS NOT NULL DO NOTHING RETURNING id`,
-      [id, s.name, s.workspace, s.workspaceKind ?? null, s.owner, json(s.defaults), input.now, s.scopeKey],
-    );
-    if (made !== undefined) return made;
-    // Another fire made it first (and committed: the insert waited for it).
-    session = await find();
     if (!session) throw new Error(`postgres store: session of scope ${s.scopeKey} vanished`);
   }
   if (session.status !== 'open') {

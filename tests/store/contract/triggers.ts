@@ -307,6 +307,26 @@ export function triggerContract(factory: StoreFactory): void {
         expect(await ctx.store.recordWebhookDeliveries([])).toEqual([]);
       });
 
+      it('records a batch larger than one statement takes, a key repeated across its parts a duplicate', async () => {
+        // 150 deliveries: the PostgreSQL store writes them in several statements. Item 100 repeats item 0's key
+        // (another statement), item 71 repeats item 70's (the same one).
+        const keyOf = (i: number) => (i === 100 ? 'k0' : i === 71 ? 'k70' : `k${i}`);
+        const items = Array.from({ length: 150 }, (_, i) => ({
+          delivery: webhookDeliveryInput(`dlv_${i}`, { key: keyOf(i) }),
+          payload: `{"i":${i}}`,
+        }));
+        const out = await ctx.store.recordWebhookDeliveries(items);
+        expect(out.map((r) => [r.delivery.id, r.duplicate])).toEqual(
+          items.map((_, i) =>
+            i === 100 ? ['dlv_0', true] : i === 71 ? ['dlv_70', true] : [`dlv_${i}`, false],
+          ),
+        );
+        expect(await ctx.store.getWebhookDelivery('dlv_100')).toBeNull();
+        expect(await ctx.store.claimWebhookDelivery('dlv_0', T0 + MINUTE, T0)).toBe('{"i":0}');
+        expect(await ctx.store.claimWebhookDelivery('dlv_149', T0 + MINUTE, T0)).toBe('{"i":149}');
+        expect(await ctx.store.queuedWebhookDeliveries(200, T0)).toHaveLength(146);
+      });
+
       it('a queued delivery takes a new body, or drops it', async () => {
         await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_1'), '{"v":1}');
         await ctx.store.recordWebhookDelivery(webhookDeliveryInput('dlv_2'), '{"v":1}');
