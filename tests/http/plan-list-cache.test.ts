@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import type { Plan } from '../../src/domain/types.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { createHarness, type Harness } from '../support/harness.js';
@@ -77,4 +77,18 @@ it('the cached queue page never outlives a change, from this process or another 
   // Expiry needs no write: a page is kept for at most a second, and expired plans are filtered by time.
   h.clock.advance(61_000);
   expect(await pending()).toEqual([]);
+});
+
+it('requests that miss the cache together wait for one build of the page, and a change after it builds anew', async () => {
+  const s = await h.call('POST', '/v1/sessions', { body: { workspace: h.workspace } });
+  await seedPlan(h.store, 'pln_c', s.body.id);
+  const listPlans = vi.spyOn(h.store, 'listPlans');
+  const answers = await Promise.all(Array.from({ length: 8 }, () => pending()));
+  expect(answers).toEqual(Array.from({ length: 8 }, () => ['pln_c']));
+  expect(listPlans).toHaveBeenCalledTimes(1);
+
+  await seedPlan(h.store, 'pln_d', s.body.id);
+  const after = await Promise.all(Array.from({ length: 4 }, () => pending()));
+  expect(after).toEqual(Array.from({ length: 4 }, () => ['pln_c', 'pln_d']));
+  expect(listPlans).toHaveBeenCalledTimes(2);
 });

@@ -1,4 +1,5 @@
 import { type Handler, Hono } from 'hono';
+import type { z } from 'zod';
 import type { DecisionKind, ExecuteMode, Run } from '../../domain/types.js';
 import { planContext } from '../../plans/plan-context.js';
 import { pendingFreshness } from '../../plans/staleness.js';
@@ -64,6 +65,9 @@ export function planRoutes(deps: AppDeps): Hono<Env> {
 function queueRoute(deps: AppDeps): Handler<Env> {
   const { store } = deps;
   const pages = new Map<string, { version: number; at: number; body: string }>();
+  // A page being built, per query: requests that miss the cache at the same version wait for that one build
+  // rather than each reading and presenting the same page.
+  const building = new Map<string, { version: number; body: Promise<string> }>();
   return async (c) => {
     const q = query(c, planListQuery);
     const now = deps.clock.now();
@@ -73,27 +77,44 @@ function queueRoute(deps: AppDeps): Handler<Env> {
     if (cached && cached.version === version && now - cached.at < 1_000 && now >= cached.at) {
       return c.body(cached.body, 200, { 'content-type': 'application/json' });
     }
-    const page = await store.listPlans({
-      status: q.status,
-      activeAt: now,
-      summary: q.include !== 'markdown',
-      sessionId: q.session_id,
-      jobId: q.job_id,
-      triggerId: q.trigger_id,
-      requestedBy: q.requested_by,
-      order: q.order,
-      limit: q.limit,
-      cursor: q.cursor,
-    });
-    const present = q.include === 'markdown' ? presentPlan : presentPlanSummary;
-    const body = JSON.stringify({
-      items: page.items.map((p) => present(p, now)),
-      next_cursor: page.nextCursor,
-    });
-    if (pages.size >= 200) pages.delete(pages.keys().next().value!);
-    pages.set(key, { version, at: now, body });
-    return c.body(body, 200, { 'content-type': 'application/json' });
+    const inFlight = building.get(key);
+    if (inFlight && inFlight.version === version) {
+      return c.body(await inFlight.body, 200, { 'content-type': 'application/json' });
+    }
+    const body = queuePage(deps, q, now);
+    building.set(key, { version, body });
+    try {
+      const text = await body;
+      if (pages.size >= 200) pages.delete(pages.keys().next().value!);
+      pages.set(key, { version, at: now, body: text });
+      return c.body(text, 200, { 'content-type': 'application/json' });
+    } finally {
+      if (building.get(key)?.body === body) building.delete(key);
+    }
   };
+}
+
+type PlanListQuery = z.infer<typeof planListQuery>;
+
+/** One page of the queue, as its answer's text. */
+async function queuePage(deps: AppDeps, q: PlanListQuery, now: number): Promise<string> {
+  const page = await deps.store.listPlans({
+    status: q.status,
+    activeAt: now,
+    summary: q.include !== 'markdown',
+    sessionId: q.session_id,
+    jobId: q.job_id,
+    triggerId: q.trigger_id,
+    requestedBy: q.requested_by,
+    order: q.order,
+    limit: q.limit,
+    cursor: q.cursor,
+  });
+  const present = q.include === 'markdown' ? presentPlan : presentPlanSummary;
+  return JSON.stringify({
+    items: page.items.map((p) => present(p, now)),
+    next_cursor: page.nextCursor,
+  });
 }
 
 /** POST /v1/plans/:id/{approve,reject,revise}: the decision, the plan after it, and the run it started. */
