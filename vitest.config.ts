@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import LongFilesFirst from './tests/support/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -7,5 +9,10 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // Most test files wait more than they compute (child processes, PostgreSQL, git, sockets): two files per
+    // core keep the cores busy where vitest's default (one fewer than the cores: a single file at a time on
+    // two) leaves them idle. `--maxWorkers N` on the command line overrides it.
+    maxWorkers: availableParallelism() * 2,
+    sequence: { sequencer: LongFilesFirst },
   },
 });
