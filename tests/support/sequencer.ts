@@ -6,7 +6,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 // files first, which puts some of the longest (a small file that runs a whole contract, or starts daemons)
 // at the very end. Files named here start first where vitest knows no duration for them, longest first.
 
-/** Test files that take long for their size, longest first (seconds measured on 2 cores, for the order only). */
+/** Test files that take long for their size, longest first (as measured on 2 cores: 91, 31, 23 and 19 s). */
 export const LONG_FILES: readonly string[] = [
   'tests/store/postgres.test.ts',
   'tests/runs/replicas.test.ts',
