@@ -1,4 +1,6 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import LongFilesFirst from './tests/support/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -7,5 +9,11 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // Most test files wait more than they compute (child processes, PostgreSQL, git, sockets): one file more
+    // than the cores keeps them busy where vitest's default (one fewer than the cores: a single file at a time
+    // on two) leaves them idle; more files than that, on a loaded machine, ran faster but timed out more.
+    // `--maxWorkers N` on the command line overrides it.
+    maxWorkers: availableParallelism() + 1,
+    sequence: { sequencer: LongFilesFirst },
   },
 });

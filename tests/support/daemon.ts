@@ -140,12 +140,16 @@ export interface SseEvent {
   data: any;
 }
 
-/** Reads a run's SSE stream until the server closes it (or `ms` passes). */
+/**
+ * Reads a run's SSE stream until the server closes it (or `ms` passes); `opened` is called once the server
+ * has answered the request with the stream's headers.
+ */
 export async function readSse(
   url: string,
   token: string,
   lastEventId?: string,
   ms = 15_000,
+  opened: () => void = () => {},
 ): Promise<SseEvent[]> {
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), ms);
@@ -156,6 +160,7 @@ export async function readSse(
     if (res.status !== 200) throw new Error(`SSE answered ${res.status}: ${await res.text()}`);
     if (!res.headers.get('content-type')?.startsWith('text/event-stream'))
       throw new Error('not an event stream');
+    opened();
     const text = await res.text();
     return parseSse(text);
   } finally {

@@ -18,7 +18,7 @@ import { openStore } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { FakeClock } from './fake-clock.js';
-import { type FreshDatabase, freshDatabase } from './postgres.js';
+import { type FreshDatabase, migratedDatabase } from './postgres.js';
 
 /** The API harness carries out no run: one that reaches the queue fails with a reason that says so. */
 export const noAgentExecutor: RunHandler = {
@@ -63,7 +63,8 @@ export async function testDatabase(
 ): Promise<{ database: FreshDatabase | null; release: () => Promise<void> }> {
   if (choice === 'sqlite') return { database: null, release: async () => {} };
   if (choice === 'postgres') {
-    const database = await freshDatabase();
+    // The store finds it migrated (a copy of the global setup's template) and has nothing to apply.
+    const database = await migratedDatabase();
     return { database, release: () => database.drop() };
   }
   return { database: choice, release: async () => {} };
