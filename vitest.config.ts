@@ -6,8 +6,10 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     globalSetup: ['tests/support/global-setup.ts'],
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // A safety net against a test that hangs, not a measure of speed: on a machine loaded by other work a test
+    // that starts several CLI processes or daemons can take many times its quiet time.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     pool: 'forks',
     // Most test files wait more than they compute (child processes, PostgreSQL, git, sockets): one file more
     // than the cores keeps them busy where vitest's default (one fewer than the cores: a single file at a time

@@ -105,7 +105,15 @@ export async function seedExecution(
     executesPlanId: plan.id,
     conversationId,
   });
-  await h.store.transitionRun(run.id, ['queued'], 'running', { startedAt: now });
+  // Held under a replica name of the seed's own, with a lease that outlives the test: a live daemon's queue
+  // would otherwise take an unclaimed running run over (and run it) at its next sweep.
+  const claimed = await h.store.claimRun(
+    run.id,
+    'queued',
+    { replica: 'execution-seed', leaseUntil: now + 24 * 3_600_000 },
+    now,
+  );
+  if (!claimed) throw new Error(`the seeded execute run ${run.id} could not be started`);
   const tree = await prepareWorktree(repo, plan.id, base, join(h.config.data_dir, 'worktrees'));
   for (const [path, content] of Object.entries(o.changes ?? { 'src/app.ts': 'export const a = 2;\n' })) {
     const abs = join(tree.root, path);
