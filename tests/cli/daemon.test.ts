@@ -57,15 +57,14 @@ function serve(
   });
 }
 
-/** A start that fails does so at once: a hang never ends, a failed start takes about 1 s to load and exit. */
-const FAST_FAIL_MS = 5_000;
-
-/** `drydock serve` expected to fail: its exit code, stderr and how long it took. */
+/**
+ * `drydock serve` expected to fail: its exit code and stderr, once it has exited by itself (a start that hangs
+ * instead never exits, and the test's timeout ends it; no wall-clock bound, which a busy machine would break).
+ */
 async function failedStart(
   env: Record<string, string>,
   args: string[] = [],
-): Promise<{ code: number | null; stderr: string; ms: number }> {
-  const started = Date.now();
+): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [CLI, 'serve', ...args], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -76,7 +75,7 @@ async function failedStart(
     stderr += d;
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, stderr, ms: Date.now() - started };
+  return { code, stderr };
 }
 
 /** A port something else listens on, until `close`. */
@@ -324,8 +323,6 @@ describe('drydock serve', () => {
     expect(failed.stderr).toBe(
       `drydock: port ${busy.port} is in use: stop the other process or set DRYDOCK_PORT / --port\n`,
     );
-    // About 1 s on an idle machine (mostly loading the code); the bound leaves room for a busy one.
-    expect(failed.ms).toBeLessThan(FAST_FAIL_MS);
     // Neither the database nor (in it) an admin token that no one was shown.
     expect(existsSync(data)).toBe(false);
     await new Promise((resolve) => busy.server.close(resolve));
@@ -368,7 +365,6 @@ describe('drydock serve', () => {
     expect(r.stderr).toBe(
       'drydock: data directory /proc/drydock-test cannot be created (mkdir /proc/drydock-test: no such file or directory): set data_dir (DRYDOCK_DATA_DIR, --data-dir) to a writable directory\n',
     );
-    expect(r.ms).toBeLessThan(FAST_FAIL_MS);
     const m = spawnSync(process.execPath, [CLI, 'migrate'], {
       env: baseEnv('/proc/drydock-test'),
       encoding: 'utf8',
@@ -388,7 +384,6 @@ describe('drydock serve', () => {
     expect(r.stderr).toBe(
       `drydock: data directory ${join(repo, 'data')} lies inside ${repo}, the clone of github.repositories.acme/app: the model of its pull requests' runs could read and change it; move data_dir (DRYDOCK_DATA_DIR, --data-dir) out of ${repo}, with its contents (or map acme/app to a clone elsewhere)\n`,
     );
-    expect(r.ms).toBeLessThan(FAST_FAIL_MS);
   });
 
   it('a port in use does not leave a database behind in an existing data directory either', async () => {

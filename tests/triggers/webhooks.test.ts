@@ -248,7 +248,6 @@ describe('POST /webhooks/github with real payloads', () => {
     }
     const r = await deliver(w.d, 'pull_request', prPayload('opened', { sha: w.repo.base }));
     expect(r.status).toBe(202);
-    expect(r.ms).toBeLessThan(1_000);
     expect(r.body.run_ids).toHaveLength(6);
     const states = await Promise.all(r.body.run_ids.map((id: string) => getRun(w.d, id)));
     for (const s of states) expect(['queued', 'running']).toContain(s.status);
