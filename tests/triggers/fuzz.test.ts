@@ -303,9 +303,9 @@ describe('fuzzing POST /webhooks/github', () => {
         if (res.status >= 500) failures.push(`#${i}: ${res.status} ${text.slice(0, 200)} for ${what()}`);
       }
     };
-    const started = Date.now();
+    // Every worker finishing is the check that nothing hung (the test's timeout ends a hang); no wall-clock
+    // bound, which a busy machine breaks.
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const elapsed = Date.now() - started;
 
     expect.soft(failures, `seed ${SEED}: 5xx answers\n${failures.slice(0, 10).join('\n')}`).toEqual([]);
     // Every request gets an answer: a connection dropped instead of a 400/401 also breaks the keep-alive
@@ -314,7 +314,6 @@ describe('fuzzing POST /webhooks/github', () => {
     // The mix reached every layer: signature refusals, header refusals, parsed and routed deliveries.
     for (const s of [401, 400, 202])
       expect(statuses.get(s) ?? 0, `seed ${SEED}: status ${s}`).toBeGreaterThan(0);
-    expect(elapsed).toBeLessThan(20_000);
 
     const health = await fetch(`${w.d.daemon.url}/healthz`);
     expect(health.status).toBe(200);
