@@ -236,23 +236,6 @@ const DELIVERY_INSERT_WIDTH = DELIVERY_INSERT_COLUMNS.split(', ').length;
  */
 const DELIVERY_INSERT_ROWS = 64;
 
-function deliveryValues(d: WebhookDelivery, payload: string | undefined): unknown[] {
-  return [
-    d.id,
-    d.source,
-    d.key,
-    d.event,
-    d.triggerId,
-    d.outcome,
-    d.detail,
-    d.subject,
-    JSON.stringify(d.runIds),
-    d.receivedAt,
-    payload ?? null,
-    d.processedAt,
-  ];
-}
-
 /** The texts of insertDeliveriesText by number of rows. */
 const insertDeliveriesTexts: string[] = [];
 
@@ -291,7 +274,7 @@ async function insertDeliveries(
     const some = items.slice(at, at + DELIVERY_INSERT_ROWS);
     const rows = await q.rows<{ id: string }>(
       insertDeliveriesText(some.length),
-      some.flatMap((i) => deliveryValues(i.delivery, i.payload)),
+      some.flatMap((i) => sql.deliveryValues(i.delivery, i.payload)),
     );
     for (const r of rows) inserted.add(r.id);
   }

@@ -1,4 +1,4 @@
-import type { Trigger } from '../../domain/types.js';
+import type { Trigger, WebhookDelivery } from '../../domain/types.js';
 import { DELIVERY_COLUMNS } from '../rows.js';
 import type { WebhookDeliveryPatch } from '../triggers.js';
 import { flag, marks, type Statement } from './dialect.js';
@@ -101,3 +101,21 @@ export function requeueDeliveryStatement(id: string, payload: string): Statement
 
 /** When the first claim on a queued delivery that still holds at `now` runs out. Values: now. */
 export const NEXT_CLAIM_EXPIRY = `SELECT MIN(claimed_until) FROM deliveries WHERE outcome = 'queued' AND claimed_until > ?`;
+
+/** A delivery's values in the order its INSERT names the columns (id … payload, processed_at). */
+export function deliveryValues(d: WebhookDelivery, payload: string | undefined): unknown[] {
+  return [
+    d.id,
+    d.source,
+    d.key,
+    d.event,
+    d.triggerId,
+    d.outcome,
+    d.detail,
+    d.subject,
+    JSON.stringify(d.runIds),
+    d.receivedAt,
+    payload ?? null,
+    d.processedAt,
+  ];
+}

@@ -272,20 +272,7 @@ function insertDelivery(
        payload, processed_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (source, key) DO NOTHING`,
     )
-    .run(
-      d.id,
-      d.source,
-      d.key,
-      d.event,
-      d.triggerId,
-      d.outcome,
-      d.detail,
-      d.subject,
-      JSON.stringify(d.runIds),
-      d.receivedAt,
-      payload ?? null,
-      d.processedAt,
-    ).changes;
+    .run(...sql.deliveryValues(d, payload)).changes;
   if (inserted === 1) return { delivery: d, duplicate: false };
   const row = db
     .sql(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE source = ? AND key = ?`)
